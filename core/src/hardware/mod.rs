@@ -1,0 +1,418 @@
+//! Hardware specs: the sourced catalog, custom devices and measured (calibrated) specs share one type.
+
+mod catalog;
+
+use std::fmt;
+use std::sync::LazyLock;
+
+use crate::units::{GIGA, MEGA, TERA};
+use crate::{Error, Precision};
+
+/// A class of matrix-unit (or vector-unit) throughput a device publishes a peak for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+pub enum ComputePath {
+    /// FP64 (tensor path where one exists).
+    Fp64,
+    /// FP32 on the vector units.
+    Fp32,
+    /// TF32 tensor path.
+    Tf32,
+    /// FP16 tensor path, FP32 accumulate.
+    Fp16,
+    /// BF16 tensor path, FP32 accumulate.
+    Bf16,
+    /// FP8 (E4M3/E5M2) tensor path, FP32 accumulate.
+    Fp8,
+    /// FP6 tensor path.
+    Fp6,
+    /// FP4 (E2M1, block-scaled) tensor path.
+    Fp4,
+    /// INT8 tensor path.
+    Int8,
+    /// INT4 tensor path.
+    Int4,
+}
+
+impl ComputePath {
+    /// Every path, in display order.
+    pub const ALL: [ComputePath; 10] = [
+        ComputePath::Fp64,
+        ComputePath::Fp32,
+        ComputePath::Tf32,
+        ComputePath::Fp16,
+        ComputePath::Bf16,
+        ComputePath::Fp8,
+        ComputePath::Fp6,
+        ComputePath::Fp4,
+        ComputePath::Int8,
+        ComputePath::Int4,
+    ];
+
+    /// The display name, e.g. `FP8`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            ComputePath::Fp64 => "FP64",
+            ComputePath::Fp32 => "FP32",
+            ComputePath::Tf32 => "TF32",
+            ComputePath::Fp16 => "FP16",
+            ComputePath::Bf16 => "BF16",
+            ComputePath::Fp8 => "FP8",
+            ComputePath::Fp6 => "FP6",
+            ComputePath::Fp4 => "FP4",
+            ComputePath::Int8 => "INT8",
+            ComputePath::Int4 => "INT4",
+        }
+    }
+}
+
+impl fmt::Display for ComputePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Architecture family, which decides the formats the matrix units run natively
+/// (shared/docs/hardware.md §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[non_exhaustive]
+pub enum Architecture {
+    /// NVIDIA Ampere, sm_80/87: INT4 tensor path, no FP8.
+    Ampere,
+    /// NVIDIA Ada, sm_89: FP8 and INT4 tensor paths.
+    Ada,
+    /// NVIDIA Hopper, sm_90: FP8, no INT4 and no FP4.
+    Hopper,
+    /// NVIDIA Blackwell datacenter, sm_100: FP8, FP6, NVFP4 and MXFP4.
+    Blackwell,
+    /// NVIDIA Blackwell Ultra, sm_103.
+    BlackwellUltra,
+    /// NVIDIA Blackwell RTX and edge, sm_120/121/110 (RTX 50, RTX PRO, GB10, Thor).
+    BlackwellRtx,
+    /// AMD CDNA3 (MI300X, MI325X): FP8 (FNUZ), no FP4.
+    Cdna3,
+    /// AMD CDNA4 (MI355X): OCP FP8, MXFP6 and MXFP4, no NVFP4.
+    Cdna4,
+    /// Google TPU.
+    Tpu,
+    /// AWS Trainium.
+    Trainium,
+    /// Intel Gaudi.
+    Gaudi,
+    /// Apple GPU (no matrix units).
+    AppleGpu,
+    /// A user-defined device: every path with a peak is taken as native.
+    Custom,
+}
+
+impl Architecture {
+    /// Whether the matrix units run `precision` natively, given that the device publishes a peak for its
+    /// compute path. Block formats are vendor-specific: NVFP4 only on NVIDIA Blackwell, MXFP4 on NVIDIA
+    /// Blackwell and AMD CDNA4.
+    #[must_use]
+    pub const fn runs_format(self, precision: Precision) -> bool {
+        let nvidia_blackwell =
+            matches!(self, Architecture::Blackwell | Architecture::BlackwellUltra | Architecture::BlackwellRtx);
+        match precision {
+            Precision::Nvfp4 => nvidia_blackwell || matches!(self, Architecture::Custom),
+            Precision::Mxfp4 => nvidia_blackwell || matches!(self, Architecture::Cdna4 | Architecture::Custom),
+            _ => true,
+        }
+    }
+}
+
+/// Where the numbers of a spec come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum Provenance {
+    /// Vendor datasheets and the other sources listed in `sources`.
+    Datasheet,
+    /// Entered by the user.
+    Custom,
+    /// Measured on a live device by the endpoint (`sources` says how).
+    Measured,
+}
+
+/// Peak throughput of one compute path.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Peak {
+    /// The compute path.
+    pub path: ComputePath,
+    /// Dense peak (no 2:4 structured sparsity), in FLOP/s (OP/s for integer paths).
+    pub dense_flop_per_s: f64,
+    /// Peak with 2:4 structured sparsity, where the vendor publishes one, in FLOP/s. Never used for predictions.
+    pub sparse_flop_per_s: Option<f64>,
+}
+
+/// One accelerator: peaks, memory system and the sources of every number, in base units.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct HardwareSpec {
+    /// Stable id, e.g. `h100_sxm`.
+    pub key: String,
+    /// Display name.
+    pub name: String,
+    /// Vendor.
+    pub vendor: String,
+    /// Architecture family (native format support).
+    pub arch: Architecture,
+    /// Architecture as published, e.g. `Hopper sm_90`.
+    pub arch_label: String,
+    /// Device memory capacity, in bytes.
+    pub memory_bytes: f64,
+    /// DRAM (HBM, GDDR, LPDDR) bandwidth, in bytes/s.
+    pub dram_bandwidth_bytes_per_s: f64,
+    /// Last-level on-chip cache, in bytes, where published.
+    pub l2_bytes: Option<f64>,
+    /// Streaming multiprocessors (AMD CUs, TPU TensorCores, …), where published.
+    pub sm_count: Option<u32>,
+    /// Boost clock, in Hz, where published.
+    pub boost_clock_hz: Option<f64>,
+    /// Board or SoC power, in W, where published.
+    pub tdp_w: Option<f64>,
+    /// Peaks per compute path; a path that is absent is not supported natively.
+    pub peaks: Vec<Peak>,
+    /// Where the numbers come from.
+    pub provenance: Provenance,
+    /// Citations, one per source.
+    pub sources: Vec<String>,
+    /// Fields derived by arithmetic rather than published (names as in the research file, e.g. `peak_tflops.fp8`).
+    pub derived: Vec<String>,
+    /// Fields that are secondary-sourced or contested.
+    pub unverified: Vec<String>,
+    /// Free-text notes: derivations and contested values.
+    pub notes: String,
+}
+
+impl HardwareSpec {
+    /// The peak of `path`, if the device runs it natively.
+    #[must_use]
+    pub fn peak(&self, path: ComputePath) -> Option<&Peak> {
+        self.peaks.iter().find(|p| p.path == path)
+    }
+
+    /// The dense peak that a GEMM on `precision` operands runs at, in FLOP/s.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] when the device has no native path for `precision` (never an FP16 fallback).
+    pub fn dense_peak_for(&self, precision: Precision) -> Result<f64, Error> {
+        let path = precision.compute_path();
+        match self.peak(path) {
+            Some(peak) if self.arch.runs_format(precision) => Ok(peak.dense_flop_per_s),
+            _ => Err(Error::Unsupported {
+                precision,
+                path,
+                device: self.key.clone(),
+                arch: self.arch_label.clone(),
+            }),
+        }
+    }
+
+    /// Ridge point of `precision` (peak FLOP/s ÷ DRAM bytes/s), in FLOP/byte.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] as for [`HardwareSpec::dense_peak_for`].
+    pub fn ridge_point(&self, precision: Precision) -> Result<f64, Error> {
+        Ok(self.dense_peak_for(precision)? / self.dram_bandwidth_bytes_per_s)
+    }
+
+    /// The precisions this device runs natively, in [`Precision::ALL`] order.
+    #[must_use]
+    pub fn supported_precisions(&self) -> Vec<Precision> {
+        Precision::ALL.into_iter().filter(|p| self.dense_peak_for(*p).is_ok()).collect()
+    }
+
+    /// Checks that every number is finite and positive and that sparse peaks are at least the dense ones.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the first offending field.
+    pub fn validate(&self) -> Result<(), Error> {
+        let positive = |name: &str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(Error::InvalidInput(format!("{}: {name} must be finite and positive, got {v}", self.key)))
+            }
+        };
+        if self.key.trim().is_empty() {
+            return Err(Error::InvalidInput("hardware key must not be empty".into()));
+        }
+        positive("memory_bytes", self.memory_bytes)?;
+        positive("dram_bandwidth_bytes_per_s", self.dram_bandwidth_bytes_per_s)?;
+        for v in [self.l2_bytes, self.boost_clock_hz, self.tdp_w].into_iter().flatten() {
+            positive("optional field", v)?;
+        }
+        if self.peaks.is_empty() {
+            return Err(Error::InvalidInput(format!("{}: at least one peak is required", self.key)));
+        }
+        for peak in &self.peaks {
+            positive(peak.path.name(), peak.dense_flop_per_s)?;
+            if let Some(sparse) = peak.sparse_flop_per_s {
+                positive(peak.path.name(), sparse)?;
+                if sparse < peak.dense_flop_per_s {
+                    return Err(Error::InvalidInput(format!(
+                        "{}: sparse {} peak {sparse} is below the dense peak {}",
+                        self.key, peak.path, peak.dense_flop_per_s
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One catalog row in the research file's units; converted once into a [`HardwareSpec`].
+struct CatalogEntry {
+    key: &'static str,
+    name: &'static str,
+    vendor: &'static str,
+    arch: Architecture,
+    arch_label: &'static str,
+    memory_gb: f64,
+    dram_bw_gbs: f64,
+    l2_mb: Option<f64>,
+    sm_count: Option<u32>,
+    boost_mhz: Option<f64>,
+    tdp_w: Option<f64>,
+    dense_tflops: &'static [(ComputePath, f64)],
+    sparse_tflops: &'static [(ComputePath, f64)],
+    derived: &'static [&'static str],
+    unverified: &'static [&'static str],
+    missing: &'static [&'static str],
+    notes: &'static str,
+    sources: &'static [&'static str],
+}
+
+impl CatalogEntry {
+    fn to_spec(&self) -> HardwareSpec {
+        let strings = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let peaks = self
+            .dense_tflops
+            .iter()
+            .map(|&(path, dense)| Peak {
+                path,
+                dense_flop_per_s: dense * TERA,
+                sparse_flop_per_s: self.sparse_tflops.iter().find(|(p, _)| *p == path).map(|(_, s)| s * TERA),
+            })
+            .collect();
+        let mut notes = self.notes.to_owned();
+        if !self.missing.is_empty() {
+            notes.push_str(&format!(" Not published: {}.", self.missing.join(", ")));
+        }
+        HardwareSpec {
+            key: self.key.to_owned(),
+            name: self.name.to_owned(),
+            vendor: self.vendor.to_owned(),
+            arch: self.arch,
+            arch_label: self.arch_label.to_owned(),
+            memory_bytes: self.memory_gb * GIGA,
+            dram_bandwidth_bytes_per_s: self.dram_bw_gbs * GIGA,
+            l2_bytes: self.l2_mb.map(|mb| mb * MEGA),
+            sm_count: self.sm_count,
+            boost_clock_hz: self.boost_mhz.map(|mhz| mhz * MEGA),
+            tdp_w: self.tdp_w,
+            peaks,
+            provenance: Provenance::Datasheet,
+            sources: strings(self.sources),
+            derived: strings(self.derived),
+            unverified: strings(self.unverified),
+            notes,
+        }
+    }
+}
+
+static CATALOG: LazyLock<Vec<HardwareSpec>> =
+    LazyLock::new(|| catalog::ENTRIES.iter().map(CatalogEntry::to_spec).collect());
+
+/// The original toolkit's keys, accepted as aliases.
+const ALIASES: &[(&str, &str)] = &[("b10", "gb10"), ("h100", "h100_sxm"), ("a100", "a100_sxm_80gb")];
+
+/// Every catalogued device, with its sources.
+#[must_use]
+pub fn catalog() -> &'static [HardwareSpec] {
+    &CATALOG
+}
+
+/// Looks a device up by key (case-insensitive; `b10`, `h100` and `a100` are aliases).
+///
+/// # Errors
+/// [`Error::UnknownHardware`] listing every valid key.
+pub fn find_hardware(key: &str) -> Result<&'static HardwareSpec, Error> {
+    let wanted = key.trim().to_ascii_lowercase();
+    let wanted = ALIASES.iter().find(|(alias, _)| *alias == wanted).map_or(wanted.as_str(), |(_, k)| k);
+    catalog().iter().find(|h| h.key == wanted).ok_or_else(|| Error::UnknownHardware {
+        key: key.to_owned(),
+        valid: catalog().iter().map(|h| h.key.clone()).collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalog_is_complete_unique_and_valid() {
+        assert_eq!(catalog().len(), 25);
+        let mut keys: Vec<_> = catalog().iter().map(|h| h.key.as_str()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), 25);
+        for h in catalog() {
+            h.validate().unwrap();
+            assert!(!h.sources.is_empty(), "{} has no source", h.key);
+        }
+    }
+
+    #[test]
+    fn aliases_and_case_resolve() {
+        assert_eq!(find_hardware("B10").unwrap().key, "gb10");
+        assert_eq!(find_hardware("h100").unwrap().key, "h100_sxm");
+        assert_eq!(find_hardware("a100").unwrap().key, "a100_sxm_80gb");
+        assert!(matches!(find_hardware("nope"), Err(Error::UnknownHardware { valid, .. }) if valid.len() == 25));
+    }
+
+    #[test]
+    fn datasheet_values_are_in_base_units() {
+        // NVIDIA H100 SXM datasheet: 3.35 TB/s, 989.4 dense BF16 TFLOP/s (1,978.9 with sparsity).
+        let h100 = find_hardware("h100_sxm").unwrap();
+        assert_eq!(h100.dram_bandwidth_bytes_per_s, 3.35e12);
+        let bf16 = h100.peak(ComputePath::Bf16).unwrap();
+        assert_eq!(bf16.dense_flop_per_s, 989.4e12);
+        assert_eq!(bf16.sparse_flop_per_s, None);
+        assert_eq!(h100.peak(ComputePath::Fp16).unwrap().sparse_flop_per_s, Some(1978.9e12));
+        // Ridge point of BF16: 989.4e12 / 3.35e12 = 295.34 FLOP/byte.
+        assert!((h100.ridge_point(Precision::Bf16).unwrap() - 295.343_283_582).abs() < 1e-6);
+    }
+
+    #[test]
+    fn unsupported_paths_are_explicit_errors() {
+        let a100 = find_hardware("a100_sxm_80gb").unwrap();
+        assert!(matches!(a100.dense_peak_for(Precision::Fp8E4M3), Err(Error::Unsupported { .. })));
+        let h100 = find_hardware("h100_sxm").unwrap();
+        for p in [Precision::Int4, Precision::Nvfp4, Precision::Mxfp4] {
+            assert!(matches!(h100.dense_peak_for(p), Err(Error::Unsupported { .. })), "{p}");
+        }
+        let mi355 = find_hardware("mi355x").unwrap();
+        assert!(mi355.dense_peak_for(Precision::Mxfp4).is_ok());
+        assert!(mi355.dense_peak_for(Precision::Nvfp4).is_err());
+        let gb10 = find_hardware("gb10").unwrap();
+        assert_eq!(gb10.dense_peak_for(Precision::Nvfp4).unwrap(), 500e12);
+    }
+
+    #[test]
+    fn validation_rejects_bad_custom_specs() {
+        let mut spec = find_hardware("gb10").unwrap().clone();
+        spec.provenance = Provenance::Custom;
+        spec.dram_bandwidth_bytes_per_s = f64::NAN;
+        assert!(spec.validate().is_err());
+        let mut spec = find_hardware("h100_sxm").unwrap().clone();
+        spec.peaks[4].sparse_flop_per_s = Some(1.0);
+        assert!(spec.validate().is_err());
+    }
+}

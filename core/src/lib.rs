@@ -1,0 +1,43 @@
+//! Roofline model of GPU kernels and LLM inference.
+//!
+//! `roofline-core` turns a hardware spec (datasheet or measured) plus an operator shape and its precisions
+//! into a prediction: FLOPs, bytes moved, arithmetic intensity, ridge point, attainable FLOP/s, time and
+//! whether the operator is memory-bound or compute-bound. It is pure: no IO, no clock, no async, no GPU; it
+//! builds for native targets and for `wasm32-unknown-unknown`.
+//!
+//! Brief overview:
+//! - [`HardwareSpec`] and [`catalog`]: the sourced accelerator catalog (dense and sparse peaks kept apart).
+//! - [`Precision`] and [`ComputePath`]: number formats and the matrix-unit paths that run them.
+//! - [`Operator`]: FLOP and byte models ([`Operator::gemv`], [`Operator::gemm`]).
+//! - [`predict`] and [`Prediction`]: the roofline itself.
+//! - [`wire`]: the JSON types shared by the web page and the endpoint (feature `serde`).
+//!
+//! Everything inside is in base units: FLOP, bytes, seconds, FLOP/s, bytes/s.
+//!
+//! # Examples
+//! ```
+//! use roofline_core::{find_hardware, predict, Operator, Precision};
+//! let gb10 = find_hardware("gb10").unwrap();
+//! // y[4096] = W[4096, 4096] · x[4096] in FP16 moves 2·4096² + 2·4096 + 2·4096 bytes.
+//! let op = Operator::gemv(4096, 4096, Precision::Fp16.into()).unwrap();
+//! let p = predict(gb10, &op).unwrap();
+//! assert_eq!(p.bytes, 33_570_816.0);
+//! assert!((p.time_s - 33_570_816.0 / 273e9).abs() < 1e-12);
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod error;
+pub mod hardware;
+pub mod ops;
+pub mod precision;
+pub mod roofline;
+pub mod units;
+#[cfg(feature = "serde")]
+pub mod wire;
+
+pub use error::Error;
+pub use hardware::{Architecture, ComputePath, HardwareSpec, Peak, Provenance, catalog, find_hardware};
+pub use ops::{OpKind, Operator, OperandPrecisions};
+pub use precision::Precision;
+pub use roofline::{Bound, Prediction, predict};

@@ -1,0 +1,114 @@
+//! The roofline: time = max(FLOPs / peak, bytes / bandwidth).
+
+use crate::{Error, HardwareSpec, Operator};
+
+/// Which roof limits an operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum Bound {
+    /// Bytes / bandwidth ≥ FLOPs / peak (a tie counts as memory-bound).
+    Memory,
+    /// FLOPs / peak > bytes / bandwidth.
+    Compute,
+}
+
+impl Bound {
+    /// `memory` or `compute`, the original toolkit's `bottleneck` values.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Bound::Memory => "memory",
+            Bound::Compute => "compute",
+        }
+    }
+}
+
+/// The roofline prediction of one operator on one device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prediction {
+    /// Work, in FLOP.
+    pub flops: f64,
+    /// DRAM traffic, in bytes.
+    pub bytes: f64,
+    /// Arithmetic intensity, in FLOP/byte.
+    pub arithmetic_intensity: f64,
+    /// Dense peak of the compute path, in FLOP/s.
+    pub peak_flop_per_s: f64,
+    /// DRAM bandwidth used, in bytes/s.
+    pub bandwidth_bytes_per_s: f64,
+    /// Ridge point = peak / bandwidth, in FLOP/byte.
+    pub ridge_point: f64,
+    /// Attainable throughput = min(peak, AI · bandwidth), in FLOP/s.
+    pub attainable_flop_per_s: f64,
+    /// FLOPs / peak, in seconds.
+    pub compute_time_s: f64,
+    /// Bytes / bandwidth, in seconds.
+    pub memory_time_s: f64,
+    /// Predicted time = max(compute, memory), in seconds.
+    pub time_s: f64,
+    /// Which roof limits it.
+    pub bound: Bound,
+}
+
+/// Predicts one operator on one device with the ideal roofline.
+///
+/// time = max(FLOPs / peak, bytes / bandwidth), with the dense peak of the operator's compute path.
+///
+/// # Errors
+/// [`Error::Unsupported`] when the device has no native path for the operator's compute precision.
+///
+/// # Examples
+/// ```
+/// use roofline_core::{find_hardware, predict, Bound, Operator, Precision};
+/// let h100 = find_hardware("h100_sxm").unwrap();
+/// let op = Operator::gemm(8192, 8192, 8192, Precision::Bf16.into()).unwrap();
+/// let p = predict(h100, &op).unwrap();
+/// assert_eq!(p.bound, Bound::Compute);
+/// assert!((p.time_s - 2.0 * 8192f64.powi(3) / 989.4e12).abs() < 1e-12);
+/// ```
+pub fn predict(hardware: &HardwareSpec, op: &Operator) -> Result<Prediction, Error> {
+    let peak = hardware.dense_peak_for(op.precisions.compute())?;
+    let bandwidth = hardware.dram_bandwidth_bytes_per_s;
+    let bytes = op.bytes();
+    let arithmetic_intensity = op.flops / bytes;
+    let compute_time_s = op.flops / peak;
+    let memory_time_s = bytes / bandwidth;
+    let bound = if memory_time_s >= compute_time_s { Bound::Memory } else { Bound::Compute };
+    Ok(Prediction {
+        flops: op.flops,
+        bytes,
+        arithmetic_intensity,
+        peak_flop_per_s: peak,
+        bandwidth_bytes_per_s: bandwidth,
+        ridge_point: peak / bandwidth,
+        attainable_flop_per_s: peak.min(arithmetic_intensity * bandwidth),
+        compute_time_s,
+        memory_time_s,
+        time_s: compute_time_s.max(memory_time_s),
+        bound,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Precision, find_hardware};
+
+    #[test]
+    fn gb10_fp16_gemv_time_is_bytes_over_273_gb_per_s() {
+        // 33,570,816 B / 273e9 B/s = 122.97 µs, memory-bound (AI ≈ 1 ≪ ridge 125e12/273e9 = 457.9).
+        let p = predict(find_hardware("gb10").unwrap(), &Operator::gemv(4096, 4096, Precision::Fp16.into()).unwrap())
+            .unwrap();
+        assert!((p.time_s - 122.970_021_978e-6).abs() < 1e-12);
+        assert_eq!(p.bound, Bound::Memory);
+        assert!((p.ridge_point - 457.875_457_875).abs() < 1e-6);
+        assert!((p.attainable_flop_per_s - p.flops / p.time_s).abs() / p.attainable_flop_per_s < 1e-12);
+    }
+
+    #[test]
+    fn unsupported_precision_is_an_error_not_a_fallback() {
+        let op = Operator::gemv(4096, 4096, Precision::Nvfp4.into()).unwrap();
+        assert!(matches!(predict(find_hardware("h100_sxm").unwrap(), &op), Err(Error::Unsupported { .. })));
+    }
+}

@@ -1,0 +1,229 @@
+//! The JSON contract between the web page and `gpu-endpoint` (feature `serde`).
+//!
+//! Field names of [`AnalyzeRequest`], [`RooflinePoint`] and [`NvmlStatus`] keep the original toolkit's names
+//! (`M`, `N`, `K`, `ai`, `tflops`, `time_us`, `bottleneck`, …) because existing users script against them.
+//! Units on the wire are the ones in the field names (µs, TFLOP/s, MHz, W, MB); base units everywhere else.
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::{MICRO, TERA};
+use crate::{Operator, Precision, Prediction};
+
+/// The body of every error response: a stable snake_case `code` and a human message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// Stable machine-readable code, e.g. `unknown_hardware`, `invalid_input`, `unsupported`.
+    pub code: String,
+    /// Human-readable explanation.
+    pub message: String,
+}
+
+/// `GET /api/health`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Health {
+    /// Always `ok` when the server answers.
+    pub status: String,
+    /// The endpoint's version (Cargo package version).
+    pub version: String,
+    /// Active measurement backend: `cuda`, `cpu` or `fake`.
+    pub backend: String,
+    /// Why this backend was chosen (e.g. `libcuda not found`).
+    #[serde(default)]
+    pub backend_reason: String,
+}
+
+/// `GET /api/nvml/status`: one NVML sample (the original toolkit's fields).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NvmlStatus {
+    /// Device name as NVML reports it.
+    pub device_name: String,
+    /// Graphics clock, in MHz.
+    pub gpu_clock_mhz: f64,
+    /// Memory clock, in MHz.
+    pub mem_clock_mhz: f64,
+    /// Power draw, in W.
+    pub power_draw_w: f64,
+    /// Enforced power limit, in W.
+    pub power_limit_w: f64,
+    /// GPU temperature, in °C.
+    pub temperature_c: f64,
+    /// Used device memory, in MB (1e6 bytes).
+    pub mem_used_mb: f64,
+    /// Total device memory, in MB (1e6 bytes).
+    pub mem_total_mb: f64,
+    /// GPU utilization, in percent.
+    pub gpu_utilization_pct: f64,
+    /// CUDA compute capability `[major, minor]`.
+    pub compute_capability: [u32; 2],
+    /// Active clock-throttle reasons (empty when none).
+    #[serde(default)]
+    pub throttle_reasons: Vec<String>,
+}
+
+/// `POST /api/analyze` query string.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnalyzeQuery {
+    /// Catalog key (aliases accepted); defaults to `gb10`.
+    #[serde(default = "default_hardware_key")]
+    pub hardware_key: String,
+    /// Run FP16, FP8_E4M3, NVFP4, INT8 and INT4 one after another.
+    #[serde(default)]
+    pub run_all_precisions: bool,
+}
+
+fn default_hardware_key() -> String {
+    "gb10".to_owned()
+}
+
+/// The precisions `run_all_precisions=true` runs, in order (the original toolkit's set).
+pub const RUN_ALL_PRECISIONS: [Precision; 5] =
+    [Precision::Fp16, Precision::Fp8E4M3, Precision::Nvfp4, Precision::Int8, Precision::Int4];
+
+/// `POST /api/analyze` body: one matmul shape. `M <= 1` is a GEMV `y[N] = W[N,K]·x[K]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnalyzeRequest {
+    /// Rows of the activation (tokens); 1 means GEMV.
+    #[serde(rename = "M")]
+    pub m: u64,
+    /// Output features.
+    #[serde(rename = "N")]
+    pub n: u64,
+    /// Reduction (input features).
+    #[serde(rename = "K")]
+    pub k: u64,
+    /// Precision of weights and activations.
+    pub precision: Precision,
+    /// Optional explicit list of precisions to run instead of `precision`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precisions: Option<Vec<Precision>>,
+}
+
+/// Whether a point was predicted or measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PointSource {
+    /// Predicted by roofline-core.
+    Simulated,
+    /// Measured on a live device.
+    Measured,
+}
+
+/// What really ran for a measured point, and under which conditions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Measurement {
+    /// Backend: `cuda`, `cpu` or `fake`.
+    pub backend: String,
+    /// Library, e.g. `cuBLASLt 12.8.4`, `NVRTC`, `gemm 0.19 (CPU)`.
+    pub library: String,
+    /// Kernel or algorithm that ran, e.g. `cublasLt algo 21`, `W4A16-dequant`.
+    pub kernel: String,
+    /// Device name.
+    pub device_name: String,
+    /// Version strings: driver, CUDA, cuBLAS, … (name → version).
+    #[serde(default)]
+    pub versions: Vec<(String, String)>,
+    /// Median of the timed samples, in seconds.
+    pub median_s: f64,
+    /// 10th percentile, in seconds.
+    pub p10_s: f64,
+    /// 90th percentile, in seconds.
+    pub p90_s: f64,
+    /// Number of timed samples.
+    pub samples: u32,
+    /// Whether the L2 cache was flushed between samples.
+    pub l2_flushed: bool,
+    /// Whether the output was checked against a reference before timing.
+    pub verified: bool,
+    /// Padding applied to the shape, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub padding: Option<String>,
+    /// Median SM clock during the run, in MHz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_clock_mhz: Option<f64>,
+    /// Median power during the run, in W.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_w: Option<f64>,
+    /// Maximum temperature during the run, in °C.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature_c: Option<f64>,
+    /// Throttle reasons seen during the run.
+    #[serde(default)]
+    pub throttle_reasons: Vec<String>,
+    /// Unix time of the measurement, in seconds.
+    #[serde(default)]
+    pub timestamp_unix_s: f64,
+}
+
+/// One point on the roofline (the original toolkit's `RooflinePoint`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RooflinePoint {
+    /// Arithmetic intensity, in FLOP/byte.
+    pub ai: f64,
+    /// Achieved (measured) or attainable (simulated) throughput, in TFLOP/s (1e12 FLOP/s).
+    pub tflops: f64,
+    /// Time, in µs.
+    pub time_us: f64,
+    /// Precision that ran (for a measured point: what really ran, never a stand-in).
+    pub precision: Precision,
+    /// Shape as `MxNxK`.
+    pub shape: String,
+    /// Display label, e.g. `GEMV 1x4096x4096 [FP16]`.
+    pub label: String,
+    /// Simulated or measured.
+    pub source: PointSource,
+    /// `memory` or `compute`.
+    pub bottleneck: String,
+    /// Effective DRAM bandwidth = bytes / time, in GB/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_gb_s: Option<f64>,
+    /// For measured points: what ran and how.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measurement: Option<Measurement>,
+}
+
+impl RooflinePoint {
+    /// A simulated point from a prediction.
+    #[must_use]
+    pub fn simulated(op: &Operator, prediction: &Prediction) -> RooflinePoint {
+        let precision = op.precisions.compute();
+        RooflinePoint {
+            ai: prediction.arithmetic_intensity,
+            tflops: prediction.attainable_flop_per_s / TERA,
+            time_us: prediction.time_s / MICRO,
+            precision,
+            shape: op.shape.clone(),
+            label: format!("{} [{precision}]", op.name),
+            source: PointSource::Simulated,
+            bottleneck: prediction.bound.name().to_owned(),
+            bandwidth_gb_s: Some(prediction.bytes / prediction.time_s / 1e9),
+            measurement: None,
+        }
+    }
+}
+
+/// A precision that produced no point, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    /// The precision that was asked for.
+    pub precision: String,
+    /// Stable code: `unsupported`, `no_gpu`, `cuda_error`, `verification_failed`, …
+    pub code: String,
+    /// Human-readable reason, naming the architecture where relevant.
+    pub message: String,
+}
+
+/// `POST /api/analyze` response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnalyzeResponse {
+    /// Display name of the hardware the prediction used.
+    pub hardware: String,
+    /// Catalog key of that hardware.
+    #[serde(default)]
+    pub hardware_key: String,
+    /// One predicted point per requested precision the device supports.
+    pub simulated: Vec<RooflinePoint>,
+    /// Measured points (empty when nothing was measured).
+    pub measured: Vec<RooflinePoint>,
+    /// Every precision that could not be predicted or measured, with the reason.
+    pub failed: Vec<Failure>,
+}

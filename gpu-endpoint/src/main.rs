@@ -1,0 +1,2 @@
+//! `gpu-endpoint` binary (placeholder until the first cut lands).
+fn main() {}

@@ -1,0 +1,117 @@
+//! Headless Chromium through chromedriver and fantoccini (flags from shared/docs/toolchain.md §1.8).
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+
+use crate::{KillOnDrop, free_port, unique_temp_dir, wait_for_port, which};
+
+/// A chromedriver process and a WebDriver session on it; both end on drop.
+#[derive(Debug)]
+pub struct Browser {
+    /// The WebDriver client.
+    pub client: Client,
+    _driver: KillOnDrop,
+    profile: PathBuf,
+}
+
+impl Browser {
+    /// Starts chromedriver on a free port and opens a headless Chromium session (1400×900 window).
+    ///
+    /// # Panics
+    /// When chromedriver cannot start or the session cannot open.
+    pub async fn start() -> Browser {
+        let port = free_port();
+        let driver = Command::new(which("chromedriver").expect("chromedriver on PATH"))
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn chromedriver");
+        let driver = KillOnDrop(driver);
+        wait_for_port(port, Duration::from_secs(20)).expect("chromedriver listens");
+        let profile = unique_temp_dir("chromium-profile");
+        let mut args = vec![
+            "--headless".to_owned(),
+            "--no-sandbox".to_owned(),
+            "--disable-gpu".to_owned(),
+            "--disable-dev-shm-usage".to_owned(),
+            "--disable-quic".to_owned(),
+            "--no-first-run".to_owned(),
+            "--disable-background-networking".to_owned(),
+            "--disable-component-update".to_owned(),
+            "--disable-sync".to_owned(),
+            "--window-size=1400,900".to_owned(),
+        ];
+        args.push(format!("--user-data-dir={}", profile.display()));
+        let mut chrome_options = serde_json::json!({ "args": args });
+        if let Some(binary) = which("chromium") {
+            chrome_options["binary"] = serde_json::json!(binary);
+        }
+        let caps = serde_json::json!({ "goog:chromeOptions": chrome_options });
+        let caps = caps.as_object().expect("object").clone();
+        let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+            .capabilities(caps)
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+            .expect("WebDriver session");
+        Browser { client, _driver: driver, profile }
+    }
+
+    /// Waits for an element matching the CSS selector.
+    ///
+    /// # Panics
+    /// When it does not appear within 30 s.
+    pub async fn element(&self, css: &str) -> fantoccini::elements::Element {
+        self.client
+            .wait()
+            .at_most(Duration::from_secs(30))
+            .for_element(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("element {css} did not appear: {e}"))
+    }
+
+    /// Polls `check` (a JS expression returning a value) until it returns something truthy, and returns it.
+    ///
+    /// # Panics
+    /// When `timeout` passes first.
+    pub async fn wait_for_js(&self, expression: &str, timeout: Duration) -> serde_json::Value {
+        let start = Instant::now();
+        let script = format!("return ({expression});");
+        loop {
+            let value = self.client.execute(&script, vec![]).await.expect("script runs");
+            let truthy = !matches!(value, serde_json::Value::Null | serde_json::Value::Bool(false))
+                && value != serde_json::json!(0)
+                && value != serde_json::json!("");
+            if truthy {
+                return value;
+            }
+            assert!(start.elapsed() < timeout, "timed out waiting for `{expression}` (last value {value})");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Counts canvas pixels that differ from the canvas's top-left (background) pixel.
+    ///
+    /// # Panics
+    /// When the script fails.
+    pub async fn non_background_pixels(&self, canvas_css: &str) -> u64 {
+        let script = format!(
+            "const c = document.querySelector('{canvas_css}'); if (!c) return -1;\
+             const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;\
+             let n = 0; for (let i = 0; i < d.length; i += 4) {{\
+               if (Math.abs(d[i]-d[0]) + Math.abs(d[i+1]-d[1]) + Math.abs(d[i+2]-d[2]) > 24) n++; }}\
+             return n;"
+        );
+        let value = self.client.execute(&script, vec![]).await.expect("pixel script");
+        value.as_i64().and_then(|n| u64::try_from(n).ok()).expect("canvas exists")
+    }
+
+    /// Ends the session.
+    pub async fn close(self) {
+        let _ = self.client.clone().close().await;
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}

@@ -5,7 +5,8 @@ use crate::{ComputePath, Precision};
 /// Why a computation in `roofline-core` could not produce a value.
 ///
 /// Invalid input ([`Error::InvalidInput`], [`Error::UnknownPrecision`]) is distinct from an unknown id
-/// ([`Error::UnknownHardware`]) and from a precision the device cannot run ([`Error::Unsupported`]), so the
+/// ([`Error::UnknownHardware`], [`Error::UnknownModel`], [`Error::UnknownConfig`]) and from a precision the
+/// device cannot run ([`Error::Unsupported`]), so the
 /// endpoint can map them to 400, 404 and an explicit `unsupported` entry.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -37,6 +38,22 @@ pub enum Error {
         device: String,
         /// The architecture, e.g. `Hopper sm_90`.
         arch: String,
+    },
+    /// No model preset has this key; `valid` lists the keys that exist.
+    #[error("unknown model '{key}'; valid keys: {}", valid.join(", "))]
+    UnknownModel {
+        /// The key that was asked for.
+        key: String,
+        /// Every valid key.
+        valid: Vec<String>,
+    },
+    /// No precision config has this key; `valid` lists the keys that exist.
+    #[error("unknown precision config '{key}'; valid keys: {}", valid.join(", "))]
+    UnknownConfig {
+        /// The key that was asked for.
+        key: String,
+        /// Every valid key.
+        valid: Vec<String>,
     },
     /// A shape, size or spec value is out of range (zero, negative, not finite, too large).
     #[error("invalid input: {0}")]

@@ -2,14 +2,20 @@
 //!
 //! `roofline-core` turns a hardware spec (datasheet or measured) plus an operator shape and its precisions
 //! into a prediction: FLOPs, bytes moved, arithmetic intensity, ridge point, attainable FLOP/s, time and
-//! whether the operator is memory-bound or compute-bound. It is pure: no IO, no clock, no async, no GPU; it
-//! builds for native targets and for `wasm32-unknown-unknown`.
+//! whether the operator is memory-bound or compute-bound. It scales that up to whole transformer models
+//! (prefill and decode, TTFT/TPOT, KV cache, memory fit) and advises on quantization. It is pure: no IO, no
+//! clock, no async, no GPU; it builds for native targets and for `wasm32-unknown-unknown`.
 //!
 //! Brief overview:
-//! - [`HardwareSpec`] and [`catalog`]: the sourced accelerator catalog (dense and sparse peaks kept apart).
-//! - [`Precision`] and [`ComputePath`]: number formats and the matrix-unit paths that run them.
-//! - [`Operator`]: FLOP and byte models ([`Operator::gemv`], [`Operator::gemm`]).
-//! - [`predict`] and [`Prediction`]: the roofline itself.
+//! - [`HardwareSpec`] and [`catalog`]: the sourced accelerator catalog (dense and sparse peaks kept apart),
+//!   custom devices and calibrated specs ([`HardwareSpec::calibrated`]).
+//! - [`Precision`], [`format_info`] and [`ComputePath`]: number formats, their layouts, and the matrix-unit
+//!   paths each [`Architecture`] runs natively.
+//! - [`QuantConfig`] and [`quant_configs`]: weight / activation / KV-cache / attention formats of a model.
+//! - [`Operator`]: FLOP and byte models (GEMV, GEMM, batched GEMM, attention, MoE, vector operators).
+//! - [`predict`] and [`Prediction`]: the roofline itself; [`analyze_operator`] adds the [`Corrections`].
+//! - [`ModelConfig`], [`model_presets`] and [`analyze_model`]: whole-model prefill and decode analysis.
+//! - [`advise_model`] and [`advise_operator`]: quantization advice ranked by predicted time.
 //! - [`wire`]: the JSON types shared by the web page and the endpoint (feature `serde`).
 //!
 //! Everything inside is in base units: FLOP, bytes, seconds, FLOP/s, bytes/s.
@@ -27,7 +33,9 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod config;
 mod error;
+mod formats;
 pub mod hardware;
 pub mod ops;
 pub mod precision;
@@ -36,8 +44,12 @@ pub mod units;
 #[cfg(feature = "serde")]
 pub mod wire;
 
+pub use config::{QuantConfig, find_quant_config, quant_configs};
 pub use error::Error;
+pub use formats::{
+    E2M1_CODEBOOK, ElementLayout, Encoding, FormatInfo, NF4_CODEBOOK, format_catalog, format_info,
+};
 pub use hardware::{Architecture, ComputePath, HardwareSpec, Peak, Provenance, catalog, find_hardware};
-pub use ops::{OpKind, Operator, OperandPrecisions};
-pub use precision::Precision;
+pub use ops::{Activation, AttentionShape, GemmShape, MoeShape, Norm, OpKind, OperandPrecisions, Operator};
+pub use precision::{BlockScale, Precision, int4_group_bits};
 pub use roofline::{Bound, Prediction, predict};

@@ -53,10 +53,11 @@ pub struct Prediction {
 
 /// Predicts one operator on one device with the ideal roofline.
 ///
-/// time = max(FLOPs / peak, bytes / bandwidth), with the dense peak of the operator's compute path.
+/// time = max(FLOPs / peak, bytes / bandwidth). Matrix operators use the dense peak of their compute path;
+/// vector operators (norms, activations, lookups) use [`HardwareSpec::vector_flop_per_s`].
 ///
 /// # Errors
-/// [`Error::Unsupported`] when the device has no native path for the operator's compute precision.
+/// [`Error::Unsupported`] when the device has no native path for a matrix operator's compute precision.
 ///
 /// # Examples
 /// ```
@@ -68,13 +69,21 @@ pub struct Prediction {
 /// assert!((p.time_s - 2.0 * 8192f64.powi(3) / 989.4e12).abs() < 1e-12);
 /// ```
 pub fn predict(hardware: &HardwareSpec, op: &Operator) -> Result<Prediction, Error> {
-    let peak = hardware.dense_peak_for(op.precisions.compute())?;
+    let peak = if op.kind.uses_matrix_units() {
+        hardware.dense_peak_for(op.precisions.compute())?
+    } else {
+        hardware.vector_flop_per_s()
+    };
     let bandwidth = hardware.dram_bandwidth_bytes_per_s;
     let bytes = op.bytes();
-    let arithmetic_intensity = op.flops / bytes;
+    let arithmetic_intensity = if bytes > 0.0 { op.flops / bytes } else { 0.0 };
     let compute_time_s = op.flops / peak;
     let memory_time_s = bytes / bandwidth;
-    let bound = if memory_time_s >= compute_time_s { Bound::Memory } else { Bound::Compute };
+    let bound = if memory_time_s >= compute_time_s {
+        Bound::Memory
+    } else {
+        Bound::Compute
+    };
     Ok(Prediction {
         flops: op.flops,
         bytes,
@@ -98,8 +107,11 @@ mod tests {
     #[test]
     fn gb10_fp16_gemv_time_is_bytes_over_273_gb_per_s() {
         // 33,570,816 B / 273e9 B/s = 122.97 µs, memory-bound (AI ≈ 1 ≪ ridge 125e12/273e9 = 457.9).
-        let p = predict(find_hardware("gb10").unwrap(), &Operator::gemv(4096, 4096, Precision::Fp16.into()).unwrap())
-            .unwrap();
+        let p = predict(
+            find_hardware("gb10").unwrap(),
+            &Operator::gemv(4096, 4096, Precision::Fp16.into()).unwrap(),
+        )
+        .unwrap();
         assert!((p.time_s - 122.970_021_978e-6).abs() < 1e-12);
         assert_eq!(p.bound, Bound::Memory);
         assert!((p.ridge_point - 457.875_457_875).abs() < 1e-6);
@@ -109,6 +121,9 @@ mod tests {
     #[test]
     fn unsupported_precision_is_an_error_not_a_fallback() {
         let op = Operator::gemv(4096, 4096, Precision::Nvfp4.into()).unwrap();
-        assert!(matches!(predict(find_hardware("h100_sxm").unwrap(), &op), Err(Error::Unsupported { .. })));
+        assert!(matches!(
+            predict(find_hardware("h100_sxm").unwrap(), &op),
+            Err(Error::Unsupported { .. })
+        ));
     }
 }

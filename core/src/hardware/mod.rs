@@ -110,17 +110,108 @@ pub enum Architecture {
 }
 
 impl Architecture {
-    /// Whether the matrix units run `precision` natively, given that the device publishes a peak for its
-    /// compute path. Block formats are vendor-specific: NVFP4 only on NVIDIA Blackwell, MXFP4 on NVIDIA
-    /// Blackwell and AMD CDNA4.
+    /// Every architecture, in display order.
+    pub const ALL: [Architecture; 13] = [
+        Architecture::Ampere,
+        Architecture::Ada,
+        Architecture::Hopper,
+        Architecture::Blackwell,
+        Architecture::BlackwellUltra,
+        Architecture::BlackwellRtx,
+        Architecture::Cdna3,
+        Architecture::Cdna4,
+        Architecture::Tpu,
+        Architecture::Trainium,
+        Architecture::Gaudi,
+        Architecture::AppleGpu,
+        Architecture::Custom,
+    ];
+
+    /// Whether the architecture has the compute path `path` natively (shared/docs/hardware.md §3): FP8 from
+    /// Ada, Hopper and CDNA3 on (never Ampere); FP6 and FP4 only on Blackwell and CDNA4; INT4 only on Ampere
+    /// and Ada; TPUs run BF16 and INT8 only. A custom device runs every path it gives a peak for.
+    #[must_use]
+    pub const fn runs_path(self, path: ComputePath) -> bool {
+        use Architecture as A;
+        use ComputePath as C;
+        let nvidia = matches!(
+            self,
+            A::Ampere | A::Ada | A::Hopper | A::Blackwell | A::BlackwellUltra | A::BlackwellRtx
+        );
+        let blackwell = matches!(self, A::Blackwell | A::BlackwellUltra | A::BlackwellRtx);
+        match path {
+            _ if matches!(self, A::Custom) => true,
+            C::Fp32 => true,
+            C::Fp64 => nvidia || matches!(self, A::Cdna3 | A::Cdna4),
+            C::Tf32 => nvidia || matches!(self, A::Cdna3 | A::Trainium | A::Gaudi),
+            C::Fp16 => !matches!(self, A::Tpu),
+            C::Bf16 => !matches!(self, A::AppleGpu),
+            C::Fp8 => !matches!(self, A::Ampere | A::Tpu | A::AppleGpu),
+            C::Fp6 | C::Fp4 => blackwell || matches!(self, A::Cdna4),
+            C::Int8 => !matches!(self, A::Trainium | A::AppleGpu),
+            C::Int4 => matches!(self, A::Ampere | A::Ada),
+        }
+    }
+
+    /// Whether the matrix units take `precision` as an operand natively. Its compute path must be native
+    /// ([`Architecture::runs_path`]) and block formats are vendor-specific: NVFP4 only on NVIDIA Blackwell,
+    /// MXFP8/MXFP6/MXFP4 on NVIDIA Blackwell and AMD CDNA4, MXINT8 nowhere. Storage-only formats (group-wise
+    /// INT4, NF4, INT2) are never matrix operands.
     #[must_use]
     pub const fn runs_format(self, precision: Precision) -> bool {
-        let nvidia_blackwell =
-            matches!(self, Architecture::Blackwell | Architecture::BlackwellUltra | Architecture::BlackwellRtx);
+        use Architecture as A;
+        let nvidia_blackwell = matches!(self, A::Blackwell | A::BlackwellUltra | A::BlackwellRtx);
+        let custom = matches!(self, A::Custom);
+        if precision.is_storage_only() || !self.runs_path(precision.compute_path()) {
+            return false;
+        }
         match precision {
-            Precision::Nvfp4 => nvidia_blackwell || matches!(self, Architecture::Custom),
-            Precision::Mxfp4 => nvidia_blackwell || matches!(self, Architecture::Cdna4 | Architecture::Custom),
+            Precision::Nvfp4 => nvidia_blackwell || custom,
+            Precision::Mxfp4
+            | Precision::Mxfp6E3M2
+            | Precision::Mxfp6E2M3
+            | Precision::Mxfp8E4M3
+            | Precision::Mxfp8E5M2 => nvidia_blackwell || custom || matches!(self, A::Cdna4),
+            Precision::Mxint8 => custom,
             _ => true,
+        }
+    }
+
+    /// Whether tensors may be stored in `precision` and dequantized on this architecture: integer and NF4
+    /// formats everywhere (software dequantization), floating-point formats only where the architecture
+    /// knows the element type natively ([`Architecture::runs_format`]), so no FP8 or FP4 on Ampere.
+    #[must_use]
+    pub const fn stores_format(self, precision: Precision) -> bool {
+        match precision {
+            Precision::Int8
+            | Precision::Int4
+            | Precision::Int4G128
+            | Precision::Int4G128Zp
+            | Precision::Nf4
+            | Precision::Nf4Dq
+            | Precision::Int2 => true,
+            Precision::Fp64 | Precision::Fp32 | Precision::Tf32 | Precision::Fp16 | Precision::Bf16 => true,
+            _ => self.runs_format(precision),
+        }
+    }
+
+    /// The display name, e.g. `Hopper`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Architecture::Ampere => "Ampere",
+            Architecture::Ada => "Ada",
+            Architecture::Hopper => "Hopper",
+            Architecture::Blackwell => "Blackwell",
+            Architecture::BlackwellUltra => "Blackwell Ultra",
+            Architecture::BlackwellRtx => "Blackwell RTX/edge",
+            Architecture::Cdna3 => "CDNA3",
+            Architecture::Cdna4 => "CDNA4",
+            Architecture::Tpu => "TPU",
+            Architecture::Trainium => "Trainium",
+            Architecture::Gaudi => "Gaudi",
+            Architecture::AppleGpu => "Apple GPU",
+            Architecture::Custom => "Custom",
         }
     }
 }
@@ -205,13 +296,99 @@ impl HardwareSpec {
         let path = precision.compute_path();
         match self.peak(path) {
             Some(peak) if self.arch.runs_format(precision) => Ok(peak.dense_flop_per_s),
-            _ => Err(Error::Unsupported {
-                precision,
-                path,
-                device: self.key.clone(),
-                arch: self.arch_label.clone(),
-            }),
+            _ => Err(self.unsupported(precision)),
         }
+    }
+
+    /// The error saying that this device cannot run or store `precision` natively.
+    #[must_use]
+    pub fn unsupported(&self, precision: Precision) -> Error {
+        Error::Unsupported {
+            precision,
+            path: precision.compute_path(),
+            device: self.key.clone(),
+            arch: self.arch_label.clone(),
+        }
+    }
+
+    /// Checks that tensors can be kept in `precision` on this device ([`Architecture::stores_format`]).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for a floating-point format the architecture does not know (FP8 on Ampere).
+    pub fn check_storage(&self, precision: Precision) -> Result<(), Error> {
+        if self.arch.stores_format(precision) {
+            Ok(())
+        } else {
+            Err(self.unsupported(precision))
+        }
+    }
+
+    /// Peak of the vector (non-tensor) units that run elementwise operators, in FLOP/s.
+    ///
+    /// Rule: the dense FP32 peak. A device that publishes none (TPU v5e, v6e) gets its lowest published
+    /// peak, a conservative stand-in; elementwise operators are memory-bound on every catalogued device
+    /// either way.
+    #[must_use]
+    pub fn vector_flop_per_s(&self) -> f64 {
+        self.peak(ComputePath::Fp32).map_or_else(
+            || {
+                self.peaks
+                    .iter()
+                    .map(|p| p.dense_flop_per_s)
+                    .fold(f64::INFINITY, f64::min)
+            },
+            |p| p.dense_flop_per_s,
+        )
+    }
+
+    /// A calibrated copy of this spec: measured DRAM bandwidth (bytes/s) and measured dense peaks (FLOP/s)
+    /// replace the datasheet ones, with [`Provenance::Measured`], so every prediction runs unchanged on it.
+    /// Paths not in `peaks` keep their datasheet peak; sparse peaks of measured paths are dropped.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when a measured value is not finite and positive; [`Error::Unsupported`]
+    /// when a measured path is not one the device has.
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::{find_hardware, ComputePath, Provenance};
+    /// let h100 = find_hardware("h100_sxm").unwrap();
+    /// // ml-engineering MAMF: 794.5 TFLOP/s BF16 measured; an assumed 90 % of 3.35 TB/s streaming.
+    /// let cal = h100.calibrated(0.9 * 3.35e12, &[(ComputePath::Bf16, 794.5e12)]).unwrap();
+    /// assert_eq!(cal.provenance, Provenance::Measured);
+    /// assert_eq!(cal.peak(ComputePath::Bf16).unwrap().dense_flop_per_s, 794.5e12);
+    /// ```
+    pub fn calibrated(
+        &self,
+        dram_bandwidth_bytes_per_s: f64,
+        peaks: &[(ComputePath, f64)],
+    ) -> Result<HardwareSpec, Error> {
+        let mut spec = self.clone();
+        spec.dram_bandwidth_bytes_per_s = dram_bandwidth_bytes_per_s;
+        for &(path, flop_per_s) in peaks {
+            let peak = spec
+                .peaks
+                .iter_mut()
+                .find(|p| p.path == path)
+                .ok_or_else(|| Error::Unsupported {
+                    precision: Precision::ALL
+                        .into_iter()
+                        .find(|p| p.compute_path() == path)
+                        .unwrap_or(Precision::Fp32),
+                    path,
+                    device: self.key.clone(),
+                    arch: self.arch_label.clone(),
+                })?;
+            peak.dense_flop_per_s = flop_per_s;
+            peak.sparse_flop_per_s = None;
+        }
+        spec.provenance = Provenance::Measured;
+        spec.sources.push(format!(
+            "calibrated: DRAM {dram_bandwidth_bytes_per_s:e} B/s; measured peaks for {}",
+            peaks.iter().map(|(p, _)| p.name()).collect::<Vec<_>>().join(", ")
+        ));
+        spec.validate()?;
+        Ok(spec)
     }
 
     /// Ridge point of `precision` (peak FLOP/s ÷ DRAM bytes/s), in FLOP/byte.
@@ -225,7 +402,10 @@ impl HardwareSpec {
     /// The precisions this device runs natively, in [`Precision::ALL`] order.
     #[must_use]
     pub fn supported_precisions(&self) -> Vec<Precision> {
-        Precision::ALL.into_iter().filter(|p| self.dense_peak_for(*p).is_ok()).collect()
+        Precision::ALL
+            .into_iter()
+            .filter(|p| self.dense_peak_for(*p).is_ok())
+            .collect()
     }
 
     /// Checks that every number is finite and positive and that sparse peaks are at least the dense ones.
@@ -237,19 +417,34 @@ impl HardwareSpec {
             if v.is_finite() && v > 0.0 {
                 Ok(())
             } else {
-                Err(Error::InvalidInput(format!("{}: {name} must be finite and positive, got {v}", self.key)))
+                Err(Error::InvalidInput(format!(
+                    "{}: {name} must be finite and positive, got {v}",
+                    self.key
+                )))
             }
         };
         if self.key.trim().is_empty() {
             return Err(Error::InvalidInput("hardware key must not be empty".into()));
         }
         positive("memory_bytes", self.memory_bytes)?;
+        if let Some(0) = self.sm_count {
+            return Err(Error::InvalidInput(format!(
+                "{}: sm_count must be positive",
+                self.key
+            )));
+        }
         positive("dram_bandwidth_bytes_per_s", self.dram_bandwidth_bytes_per_s)?;
-        for v in [self.l2_bytes, self.boost_clock_hz, self.tdp_w].into_iter().flatten() {
+        for v in [self.l2_bytes, self.boost_clock_hz, self.tdp_w]
+            .into_iter()
+            .flatten()
+        {
             positive("optional field", v)?;
         }
         if self.peaks.is_empty() {
-            return Err(Error::InvalidInput(format!("{}: at least one peak is required", self.key)));
+            return Err(Error::InvalidInput(format!(
+                "{}: at least one peak is required",
+                self.key
+            )));
         }
         for peak in &self.peaks {
             positive(peak.path.name(), peak.dense_flop_per_s)?;
@@ -264,6 +459,34 @@ impl HardwareSpec {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(feature = "serde")]
+impl HardwareSpec {
+    /// Parses a custom or measured device from JSON (the field names of this struct, base units) and
+    /// validates it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for malformed JSON or a spec that fails [`HardwareSpec::validate`].
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::{find_hardware, HardwareSpec};
+    /// let json = find_hardware("gb10").unwrap().to_json();
+    /// assert_eq!(&HardwareSpec::from_json(&json).unwrap(), find_hardware("gb10").unwrap());
+    /// ```
+    pub fn from_json(json: &str) -> Result<HardwareSpec, Error> {
+        let spec: HardwareSpec =
+            serde_json::from_str(json).map_err(|e| Error::InvalidInput(format!("hardware JSON: {e}")))?;
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// This spec as pretty-printed JSON, for export.
+    #[must_use]
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
     }
 }
 
@@ -298,7 +521,11 @@ impl CatalogEntry {
             .map(|&(path, dense)| Peak {
                 path,
                 dense_flop_per_s: dense * TERA,
-                sparse_flop_per_s: self.sparse_tflops.iter().find(|(p, _)| *p == path).map(|(_, s)| s * TERA),
+                sparse_flop_per_s: self
+                    .sparse_tflops
+                    .iter()
+                    .find(|(p, _)| *p == path)
+                    .map(|(_, s)| s * TERA),
             })
             .collect();
         let mut notes = self.notes.to_owned();
@@ -345,11 +572,17 @@ pub fn catalog() -> &'static [HardwareSpec] {
 /// [`Error::UnknownHardware`] listing every valid key.
 pub fn find_hardware(key: &str) -> Result<&'static HardwareSpec, Error> {
     let wanted = key.trim().to_ascii_lowercase();
-    let wanted = ALIASES.iter().find(|(alias, _)| *alias == wanted).map_or(wanted.as_str(), |(_, k)| k);
-    catalog().iter().find(|h| h.key == wanted).ok_or_else(|| Error::UnknownHardware {
-        key: key.to_owned(),
-        valid: catalog().iter().map(|h| h.key.clone()).collect(),
-    })
+    let wanted = ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == wanted)
+        .map_or(wanted.as_str(), |(_, k)| k);
+    catalog()
+        .iter()
+        .find(|h| h.key == wanted)
+        .ok_or_else(|| Error::UnknownHardware {
+            key: key.to_owned(),
+            valid: catalog().iter().map(|h| h.key.clone()).collect(),
+        })
 }
 
 #[cfg(test)]
@@ -374,7 +607,9 @@ mod tests {
         assert_eq!(find_hardware("B10").unwrap().key, "gb10");
         assert_eq!(find_hardware("h100").unwrap().key, "h100_sxm");
         assert_eq!(find_hardware("a100").unwrap().key, "a100_sxm_80gb");
-        assert!(matches!(find_hardware("nope"), Err(Error::UnknownHardware { valid, .. }) if valid.len() == 25));
+        assert!(
+            matches!(find_hardware("nope"), Err(Error::UnknownHardware { valid, .. }) if valid.len() == 25)
+        );
     }
 
     #[test]
@@ -385,7 +620,10 @@ mod tests {
         let bf16 = h100.peak(ComputePath::Bf16).unwrap();
         assert_eq!(bf16.dense_flop_per_s, 989.4e12);
         assert_eq!(bf16.sparse_flop_per_s, None);
-        assert_eq!(h100.peak(ComputePath::Fp16).unwrap().sparse_flop_per_s, Some(1978.9e12));
+        assert_eq!(
+            h100.peak(ComputePath::Fp16).unwrap().sparse_flop_per_s,
+            Some(1978.9e12)
+        );
         // Ridge point of BF16: 989.4e12 / 3.35e12 = 295.34 FLOP/byte.
         assert!((h100.ridge_point(Precision::Bf16).unwrap() - 295.343_283_582).abs() < 1e-6);
     }
@@ -393,16 +631,101 @@ mod tests {
     #[test]
     fn unsupported_paths_are_explicit_errors() {
         let a100 = find_hardware("a100_sxm_80gb").unwrap();
-        assert!(matches!(a100.dense_peak_for(Precision::Fp8E4M3), Err(Error::Unsupported { .. })));
+        assert!(matches!(
+            a100.dense_peak_for(Precision::Fp8E4M3),
+            Err(Error::Unsupported { .. })
+        ));
         let h100 = find_hardware("h100_sxm").unwrap();
         for p in [Precision::Int4, Precision::Nvfp4, Precision::Mxfp4] {
-            assert!(matches!(h100.dense_peak_for(p), Err(Error::Unsupported { .. })), "{p}");
+            assert!(
+                matches!(h100.dense_peak_for(p), Err(Error::Unsupported { .. })),
+                "{p}"
+            );
         }
         let mi355 = find_hardware("mi355x").unwrap();
         assert!(mi355.dense_peak_for(Precision::Mxfp4).is_ok());
         assert!(mi355.dense_peak_for(Precision::Nvfp4).is_err());
         let gb10 = find_hardware("gb10").unwrap();
         assert_eq!(gb10.dense_peak_for(Precision::Nvfp4).unwrap(), 500e12);
+    }
+
+    #[test]
+    fn support_matrix_follows_the_architecture_table() {
+        // hardware.md §3: (architecture, path, native).
+        let cases = [
+            (Architecture::Ampere, ComputePath::Fp8, false),
+            (Architecture::Ampere, ComputePath::Int4, true),
+            (Architecture::Ada, ComputePath::Fp8, true),
+            (Architecture::Ada, ComputePath::Int4, true),
+            (Architecture::Hopper, ComputePath::Int4, false),
+            (Architecture::Hopper, ComputePath::Fp4, false),
+            (Architecture::Blackwell, ComputePath::Fp4, true),
+            (Architecture::Blackwell, ComputePath::Int4, false),
+            (Architecture::Cdna3, ComputePath::Fp4, false),
+            (Architecture::Cdna4, ComputePath::Fp6, true),
+            (Architecture::Tpu, ComputePath::Fp16, false),
+        ];
+        for (arch, path, native) in cases {
+            assert_eq!(arch.runs_path(path), native, "{arch:?} {path}");
+        }
+        assert!(Architecture::Cdna4.runs_format(Precision::Mxfp4));
+        assert!(!Architecture::Cdna4.runs_format(Precision::Nvfp4));
+        assert!(!Architecture::Cdna3.runs_format(Precision::Mxfp8E4M3));
+        assert!(!Architecture::Ampere.runs_format(Precision::Nf4));
+        assert!(Architecture::Ampere.stores_format(Precision::Nf4));
+        assert!(!Architecture::Ampere.stores_format(Precision::Nvfp4));
+        assert!(!Architecture::Hopper.stores_format(Precision::Mxfp4));
+    }
+
+    #[test]
+    fn catalog_peaks_exist_only_on_native_paths() {
+        for h in catalog() {
+            for peak in &h.peaks {
+                assert!(
+                    h.arch.runs_path(peak.path),
+                    "{} lists a {} peak its architecture lacks",
+                    h.key,
+                    peak.path
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn vector_peak_is_fp32_or_the_lowest_peak() {
+        assert_eq!(find_hardware("h100_sxm").unwrap().vector_flop_per_s(), 67e12);
+        // TPU v5e publishes BF16 197 and INT8 394 only.
+        assert_eq!(find_hardware("tpu_v5e").unwrap().vector_flop_per_s(), 197e12);
+    }
+
+    #[test]
+    fn calibration_replaces_ceilings_and_rejects_bad_values() {
+        let h100 = find_hardware("h100_sxm").unwrap();
+        let cal = h100.calibrated(3.0e12, &[(ComputePath::Fp8, 1402.6e12)]).unwrap();
+        assert_eq!(cal.dram_bandwidth_bytes_per_s, 3.0e12);
+        assert_eq!(cal.dense_peak_for(Precision::Fp8E4M3).unwrap(), 1402.6e12);
+        assert_eq!(cal.dense_peak_for(Precision::Bf16).unwrap(), 989.4e12);
+        assert!(h100.calibrated(f64::NAN, &[]).is_err());
+        assert!(matches!(
+            h100.calibrated(3e12, &[(ComputePath::Fp4, 1e15)]),
+            Err(Error::Unsupported { .. })
+        ));
+    }
+
+    #[test]
+    fn json_round_trip_validates() {
+        let json = find_hardware("mi355x").unwrap().to_json();
+        assert_eq!(
+            &HardwareSpec::from_json(&json).unwrap(),
+            find_hardware("mi355x").unwrap()
+        );
+        let bad = json.replacen("\"memory_bytes\": 288000000000.0", "\"memory_bytes\": -1.0", 1);
+        assert_ne!(bad, json);
+        assert!(matches!(
+            HardwareSpec::from_json(&bad),
+            Err(Error::InvalidInput(_))
+        ));
+        assert!(HardwareSpec::from_json("{").is_err());
     }
 
     #[test]

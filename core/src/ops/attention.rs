@@ -1,0 +1,266 @@
+//! Attention: QKᵀ, softmax and P·V over `query_len` queries and `kv_len` keys, with GQA/MQA and causal masking.
+
+use super::{OpKind, OperandPrecisions, Operator, check_dims};
+use crate::Error;
+
+/// FLOPs of a softmax per score: max, subtract, exponential, sum, divide.
+const SOFTMAX_FLOP_PER_SCORE: f64 = 5.0;
+
+/// The shape of one attention call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct AttentionShape {
+    /// Sequences in the batch.
+    pub batch: u64,
+    /// Query tokens per sequence (Sq): the prompt length in prefill, 1 in decode.
+    pub query_len: u64,
+    /// Key/value tokens per sequence (Skv): the context attended to.
+    pub kv_len: u64,
+    /// Query heads.
+    pub heads: u64,
+    /// Key/value heads (GQA: fewer than `heads`; MQA: 1); KV traffic scales with these.
+    pub kv_heads: u64,
+    /// Dimension of each head (QKᵀ and P·V), in elements.
+    pub head_dim: u64,
+    /// Causal masking: query i (the last `query_len` positions) sees keys up to its own position.
+    pub causal: bool,
+    /// Fused (FlashAttention-style: scores stay on chip) or unfused (scores written to and read from DRAM).
+    pub fused: bool,
+    /// K and V are one cached tensor read once (MLA's compressed latent); otherwise K and V are separate.
+    pub shared_kv: bool,
+}
+
+impl AttentionShape {
+    /// Query-key pairs scored per sequence and head: Sq·Skv, or with causal masking
+    /// Sq·(Skv − Sq) + Sq·(Sq + 1)/2 (so prefill with Sq = Skv = S scores S·(S + 1)/2, about half).
+    #[must_use]
+    pub fn scored_pairs(&self) -> f64 {
+        let (sq, skv) = (self.query_len as f64, self.kv_len as f64);
+        if self.causal {
+            sq * (skv - sq).max(0.0) + sq * (sq.min(skv) + 1.0) / 2.0
+        } else {
+            sq * skv
+        }
+    }
+
+    /// Cached elements per token and layer: 2·kv_heads·head_dim, or kv_heads·head_dim with `shared_kv`.
+    #[must_use]
+    pub fn kv_elements_per_token(&self) -> f64 {
+        let per_tensor = (self.kv_heads * self.head_dim) as f64;
+        if self.shared_kv {
+            per_tensor
+        } else {
+            2.0 * per_tensor
+        }
+    }
+
+    fn validate(&self) -> Result<(), Error> {
+        check_dims(&[
+            ("batch", self.batch),
+            ("query_len", self.query_len),
+            ("kv_len", self.kv_len),
+            ("heads", self.heads),
+            ("kv_heads", self.kv_heads),
+            ("head_dim", self.head_dim),
+        ])?;
+        if !self.heads.is_multiple_of(self.kv_heads) {
+            return Err(Error::InvalidInput(format!(
+                "heads ({}) must be a multiple of kv_heads ({})",
+                self.heads, self.kv_heads
+            )));
+        }
+        if self.causal && self.query_len > self.kv_len {
+            return Err(Error::InvalidInput(format!(
+                "causal attention needs query_len ({}) <= kv_len ({})",
+                self.query_len, self.kv_len
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Operator {
+    /// Attention over a KV cache: `precisions.activation` is the format QKᵀ and P·V run in (also Q, scores
+    /// and output), `precisions.weight` the KV-cache format, `precisions.output` the output format.
+    ///
+    /// With P = [`AttentionShape::scored_pairs`], H heads, d head dim, B batch:
+    /// - fused, one operator: FLOPs = 4·B·H·P·d + 5·B·H·P (softmax); bytes = Q (B·H·Sq·d) + K and V
+    ///   (B·kv_heads·Skv·d each, read once per KV head) + O (B·H·Sq·d). Scores never reach DRAM.
+    /// - unfused, three operators (`qk_scores`, `softmax`, `pv`): the batched matmuls compute every
+    ///   Sq·Skv score (the mask is applied afterwards, so no causal saving) and the score matrix
+    ///   (B·H·Sq·Skv) is written by QKᵀ, read and written by softmax, and read by P·V.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a zero or oversized dimension, `heads` not a multiple of `kv_heads`, or
+    /// causal attention with more queries than keys.
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::{AttentionShape, Operator, OperandPrecisions, Precision};
+    /// // Llama-3.1-8B decode, one token over 4096 cached tokens, BF16: the KV read dominates.
+    /// let shape = AttentionShape {
+    ///     batch: 1, query_len: 1, kv_len: 4096, heads: 32, kv_heads: 8, head_dim: 128,
+    ///     causal: true, fused: true, shared_kv: false,
+    /// };
+    /// let ops = Operator::attention(&shape, Precision::Bf16.into()).unwrap();
+    /// assert_eq!(ops.len(), 1);
+    /// assert_eq!(ops[0].kv_bytes, 2.0 * 8.0 * 4096.0 * 128.0 * 2.0);
+    /// ```
+    pub fn attention(shape: &AttentionShape, precisions: OperandPrecisions) -> Result<Vec<Operator>, Error> {
+        shape.validate()?;
+        let (b, h, d) = (shape.batch as f64, shape.heads as f64, shape.head_dim as f64);
+        let (sq, skv) = (shape.query_len as f64, shape.kv_len as f64);
+        let q_elements = b * h * sq * d;
+        let kv_tensor_elements = b * (shape.kv_heads as f64) * skv * d;
+        let kv_bytes = |tensors: f64| tensors * precisions.weight.tensor_bytes(kv_tensor_elements);
+        let kv_tensors = if shape.shared_kv { 1.0 } else { 2.0 };
+        let shape_label = format!(
+            "B{}xH{}/{}xSq{}xSkv{}xd{}",
+            shape.batch, shape.heads, shape.kv_heads, shape.query_len, shape.kv_len, shape.head_dim
+        );
+        let activation = precisions.activation;
+        let attention_op =
+            |name: &str, kind: OpKind, flops: f64, activation_bytes: f64, kv: f64, output_bytes: f64| {
+                Operator {
+                    name: name.to_owned(),
+                    kind,
+                    shape: shape_label.clone(),
+                    precisions,
+                    flops,
+                    weight_bytes: 0.0,
+                    activation_bytes,
+                    kv_bytes: kv,
+                    output_bytes,
+                    gemm: None,
+                }
+            };
+        if shape.fused {
+            let pairs = b * h * shape.scored_pairs();
+            return Ok(vec![attention_op(
+                "attention",
+                OpKind::Attention,
+                4.0 * pairs * d + SOFTMAX_FLOP_PER_SCORE * pairs,
+                activation.tensor_bytes(q_elements),
+                kv_bytes(kv_tensors),
+                precisions.output.tensor_bytes(q_elements),
+            )]);
+        }
+        let scores = b * h * sq * skv;
+        let score_bytes = activation.tensor_bytes(scores);
+        Ok(vec![
+            attention_op(
+                "qk_scores",
+                OpKind::Attention,
+                2.0 * scores * d,
+                activation.tensor_bytes(q_elements),
+                kv_bytes(1.0),
+                score_bytes,
+            ),
+            attention_op(
+                "softmax",
+                OpKind::Elementwise,
+                SOFTMAX_FLOP_PER_SCORE * scores,
+                score_bytes,
+                0.0,
+                score_bytes,
+            ),
+            attention_op(
+                "pv",
+                OpKind::Attention,
+                2.0 * scores * d,
+                score_bytes,
+                kv_bytes(kv_tensors - 1.0),
+                precisions.output.tensor_bytes(q_elements),
+            ),
+        ])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Precision;
+
+    fn shape(query_len: u64, kv_len: u64, causal: bool, fused: bool) -> AttentionShape {
+        AttentionShape {
+            batch: 1,
+            query_len,
+            kv_len,
+            heads: 32,
+            kv_heads: 8,
+            head_dim: 128,
+            causal,
+            fused,
+            shared_kv: false,
+        }
+    }
+
+    #[test]
+    fn causal_prefill_scores_half_the_pairs() {
+        // S = 4096: S·(S + 1)/2 = 8,390,656 pairs, against S² = 16,777,216 without the mask.
+        assert_eq!(shape(4096, 4096, true, true).scored_pairs(), 8_390_656.0);
+        assert_eq!(shape(4096, 4096, false, true).scored_pairs(), 16_777_216.0);
+        // Chunked prefill of 512 queries after 3584 cached tokens: 512·3584 + 512·513/2.
+        assert_eq!(
+            shape(512, 4096, true, true).scored_pairs(),
+            512.0 * 3584.0 + 512.0 * 513.0 / 2.0
+        );
+        // Decode sees every cached key.
+        assert_eq!(shape(1, 4096, true, true).scored_pairs(), 4096.0);
+    }
+
+    #[test]
+    fn gqa_kv_traffic_follows_kv_heads() {
+        let p = Precision::Fp16.into();
+        let gqa = Operator::attention(&shape(1, 4096, true, true), p)
+            .unwrap()
+            .remove(0);
+        let mha = Operator::attention(
+            &AttentionShape {
+                kv_heads: 32,
+                ..shape(1, 4096, true, true)
+            },
+            p,
+        )
+        .unwrap()
+        .remove(0);
+        assert_eq!(mha.kv_bytes, 4.0 * gqa.kv_bytes);
+        assert_eq!(gqa.flops, mha.flops);
+        // K and V: 2 · 8 heads · 4096 · 128 · 2 B = 16 MiB.
+        assert_eq!(gqa.kv_bytes, 16_777_216.0);
+    }
+
+    #[test]
+    fn unfused_attention_materializes_the_scores() {
+        let p = Precision::Fp16.into();
+        let fused = Operator::attention(&shape(2048, 2048, false, true), p).unwrap();
+        let unfused = Operator::attention(&shape(2048, 2048, false, false), p).unwrap();
+        assert_eq!(unfused.len(), 3);
+        let total = |ops: &[Operator], f: fn(&Operator) -> f64| ops.iter().map(f).sum::<f64>();
+        assert_eq!(total(&unfused, |o| o.flops), total(&fused, |o| o.flops));
+        // Scores 32 · 2048² · 2 B = 256 MiB, moved 4 times (write, read+write, read).
+        let scores = 32.0 * 2048.0 * 2048.0 * 2.0;
+        assert_eq!(
+            total(&unfused, Operator::bytes) - total(&fused, Operator::bytes),
+            4.0 * scores
+        );
+        assert_eq!(unfused[1].kind, OpKind::Elementwise);
+    }
+
+    #[test]
+    fn bad_shapes_are_rejected() {
+        let p = Precision::Fp16.into();
+        assert!(
+            Operator::attention(
+                &AttentionShape {
+                    kv_heads: 5,
+                    ..shape(1, 8, true, true)
+                },
+                p
+            )
+            .is_err()
+        );
+        assert!(Operator::attention(&shape(16, 8, true, true), p).is_err());
+        assert!(Operator::attention(&shape(0, 8, false, true), p).is_err());
+    }
+}

@@ -1,0 +1,307 @@
+//! Operator FLOP and byte models. Every byte count is exact for the given precisions (block scales included).
+//!
+//! Each tensor is read or written once (ideal on-chip reuse); FLOPs count a multiply-add as 2.
+//! Matrix operators ([`Operator::gemv`], [`Operator::gemm`], [`Operator::batched_gemm`], attention, MoE
+//! experts) run on the matrix units; elementwise operators, lookups and KV-cache copies run on the vector
+//! units (see [`OpKind::uses_matrix_units`]).
+
+mod attention;
+mod elementwise;
+mod moe;
+
+pub use attention::AttentionShape;
+pub use elementwise::{Activation, Norm};
+pub use moe::MoeShape;
+
+use crate::{Error, Precision};
+
+/// The largest dimension accepted for one operator axis (2^24), so products stay exact in `f64`.
+pub const MAX_DIM: u64 = 1 << 24;
+
+/// What kind of operator this is; decides how it is drawn and grouped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[non_exhaustive]
+pub enum OpKind {
+    /// Matrix-vector product (M = 1).
+    Gemv,
+    /// Matrix-matrix product.
+    Gemm,
+    /// Several independent matrix-matrix products (MoE experts, per-head products).
+    BatchedGemm,
+    /// Attention: QKᵀ, softmax and P·V (fused), or one of them (unfused).
+    Attention,
+    /// Elementwise or row-wise vector work: norms, activations, residual adds, RoPE, softmax.
+    Elementwise,
+    /// Embedding-table lookup (a gather, no FLOPs).
+    Embedding,
+    /// KV-cache read or write (data movement, no FLOPs).
+    KvCache,
+}
+
+impl OpKind {
+    /// Whether the operator runs on the matrix (tensor) units at the compute path's peak; otherwise it runs
+    /// on the vector units ([`crate::HardwareSpec::vector_flop_per_s`]).
+    #[must_use]
+    pub const fn uses_matrix_units(self) -> bool {
+        matches!(
+            self,
+            OpKind::Gemv | OpKind::Gemm | OpKind::BatchedGemm | OpKind::Attention
+        )
+    }
+
+    /// `gemv`, `gemm`, `batched_gemm`, `attention`, `elementwise`, `embedding` or `kv_cache`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            OpKind::Gemv => "gemv",
+            OpKind::Gemm => "gemm",
+            OpKind::BatchedGemm => "batched_gemm",
+            OpKind::Attention => "attention",
+            OpKind::Elementwise => "elementwise",
+            OpKind::Embedding => "embedding",
+            OpKind::KvCache => "kv_cache",
+        }
+    }
+}
+
+/// The matrix dimensions of a (batched) GEMM: `batch` independent products `C[M,N] = A[M,K] · B[K,N]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct GemmShape {
+    /// Independent products (1 for a plain GEMM).
+    pub batch: u64,
+    /// Rows of A and C (tokens).
+    pub m: u64,
+    /// Columns of B and C (output features).
+    pub n: u64,
+    /// Reduction dimension (input features).
+    pub k: u64,
+}
+
+/// The precisions of an operator's tensors.
+///
+/// For attention, `weight` is the KV-cache precision and `activation` the attention compute precision.
+/// The matrix unit runs on the activation precision: a weight-only format (W4A16) is dequantized to the
+/// activation format before the multiply, and W8A8 / W4A4 run on their shared narrow path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct OperandPrecisions {
+    /// Weights (the `W` / `B` operand).
+    pub weight: Precision,
+    /// Activations (the `x` / `A` operand); also the compute path.
+    pub activation: Precision,
+    /// Output (`y` / `C`).
+    pub output: Precision,
+}
+
+impl OperandPrecisions {
+    /// The precision the matrix unit runs on.
+    #[must_use]
+    pub const fn compute(&self) -> Precision {
+        self.activation
+    }
+}
+
+impl From<Precision> for OperandPrecisions {
+    /// Weights and activations in `p`, output in `p.default_output()` (FP16 for narrow formats).
+    fn from(p: Precision) -> Self {
+        OperandPrecisions {
+            weight: p,
+            activation: p,
+            output: p.default_output(),
+        }
+    }
+}
+
+/// One operator: the FLOPs it performs and the DRAM bytes it moves, split by tensor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Operator {
+    /// Display name, e.g. `GEMM 2048x4096x4096`.
+    pub name: String,
+    /// Kind.
+    pub kind: OpKind,
+    /// Shape as `MxNxK`.
+    pub shape: String,
+    /// Precisions of the tensors.
+    pub precisions: OperandPrecisions,
+    /// Floating-point (or integer) operations, in FLOP.
+    pub flops: f64,
+    /// Bytes of weights read.
+    pub weight_bytes: f64,
+    /// Bytes of activations read (for attention: Q and any materialized scores).
+    pub activation_bytes: f64,
+    /// Bytes of KV cache read or written.
+    pub kv_bytes: f64,
+    /// Bytes of output written.
+    pub output_bytes: f64,
+    /// Matrix dimensions, for GEMM-like operators (used by wave quantization).
+    pub gemm: Option<GemmShape>,
+}
+
+pub(crate) fn check_dims(dims: &[(&str, u64)]) -> Result<(), Error> {
+    for &(name, v) in dims {
+        if v == 0 || v > MAX_DIM {
+            return Err(Error::InvalidInput(format!(
+                "{name} must be between 1 and {MAX_DIM}, got {v}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl Operator {
+    /// GEMV `y[N] = W[N,K] · x[K]`.
+    ///
+    /// FLOPs = 2·N·K. Bytes = W (N·K at the weight precision) + x (K at the activation precision) +
+    /// y (N at the output precision).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when N or K is 0 or above [`MAX_DIM`].
+    pub fn gemv(n: u64, k: u64, precisions: OperandPrecisions) -> Result<Operator, Error> {
+        check_dims(&[("N", n), ("K", k)])?;
+        let (n_f, k_f) = (n as f64, k as f64);
+        Ok(Operator {
+            name: format!("GEMV 1x{n}x{k}"),
+            kind: OpKind::Gemv,
+            shape: format!("1x{n}x{k}"),
+            precisions,
+            flops: 2.0 * n_f * k_f,
+            weight_bytes: precisions.weight.tensor_bytes(n_f * k_f),
+            activation_bytes: precisions.activation.tensor_bytes(k_f),
+            kv_bytes: 0.0,
+            output_bytes: precisions.output.tensor_bytes(n_f),
+            gemm: Some(GemmShape { batch: 1, m: 1, n, k }),
+        })
+    }
+
+    /// GEMM `C[M,N] = A[M,K] · B[K,N]`, with A the activations and B the weights.
+    ///
+    /// FLOPs = 2·M·N·K. Bytes = A (M·K, activation precision) + B (K·N, weight precision) +
+    /// C (M·N, output precision); each tensor is read or written once (ideal on-chip reuse).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when M, N or K is 0 or above [`MAX_DIM`].
+    pub fn gemm(m: u64, n: u64, k: u64, precisions: OperandPrecisions) -> Result<Operator, Error> {
+        let mut op = Operator::batched_gemm(1, m, n, k, precisions)?;
+        op.name = format!("GEMM {m}x{n}x{k}");
+        op.kind = OpKind::Gemm;
+        op.shape = format!("{m}x{n}x{k}");
+        Ok(op)
+    }
+
+    /// Batched GEMM: `batch` independent products `C_i[M,N] = A_i[M,K] · B_i[K,N]`, each with its own weights
+    /// (MoE experts with M tokens each, per-head products).
+    ///
+    /// FLOPs = 2·batch·M·N·K. Bytes = batch · (A + B + C), each B_i a tensor with its own scales.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when a dimension is 0 or above [`MAX_DIM`].
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::{Operator, Precision};
+    /// // 8 experts, 4 tokens each, 4096 -> 14336 in BF16: 2·8·4·14336·4096 FLOPs.
+    /// let op = Operator::batched_gemm(8, 4, 14_336, 4096, Precision::Bf16.into()).unwrap();
+    /// assert_eq!(op.flops, 2.0 * 8.0 * 4.0 * 14_336.0 * 4096.0);
+    /// assert_eq!(op.weight_bytes, 8.0 * 2.0 * 14_336.0 * 4096.0);
+    /// ```
+    pub fn batched_gemm(
+        batch: u64,
+        m: u64,
+        n: u64,
+        k: u64,
+        precisions: OperandPrecisions,
+    ) -> Result<Operator, Error> {
+        check_dims(&[("batch", batch), ("M", m), ("N", n), ("K", k)])?;
+        let (b_f, m_f, n_f, k_f) = (batch as f64, m as f64, n as f64, k as f64);
+        Ok(Operator {
+            name: format!("Batched GEMM {batch}x({m}x{n}x{k})"),
+            kind: OpKind::BatchedGemm,
+            shape: format!("{batch}x{m}x{n}x{k}"),
+            precisions,
+            flops: 2.0 * b_f * m_f * n_f * k_f,
+            weight_bytes: b_f * precisions.weight.tensor_bytes(k_f * n_f),
+            activation_bytes: b_f * precisions.activation.tensor_bytes(m_f * k_f),
+            kv_bytes: 0.0,
+            output_bytes: b_f * precisions.output.tensor_bytes(m_f * n_f),
+            gemm: Some(GemmShape { batch, m, n, k }),
+        })
+    }
+
+    /// GEMV when `m <= 1`, else GEMM — the original toolkit's `/api/analyze` rule.
+    ///
+    /// # Errors
+    /// As [`Operator::gemv`] and [`Operator::gemm`].
+    pub fn matmul(m: u64, n: u64, k: u64, precisions: OperandPrecisions) -> Result<Operator, Error> {
+        if m <= 1 {
+            Operator::gemv(n, k, precisions)
+        } else {
+            Operator::gemm(m, n, k, precisions)
+        }
+    }
+
+    /// Total DRAM bytes moved.
+    #[must_use]
+    pub fn bytes(&self) -> f64 {
+        self.weight_bytes + self.activation_bytes + self.kv_bytes + self.output_bytes
+    }
+
+    /// Renames the operator (e.g. `q_proj`), keeping its shape; model analysis names operators by role.
+    #[must_use]
+    pub fn named(mut self, name: &str) -> Operator {
+        name.clone_into(&mut self.name);
+        self
+    }
+
+    /// Arithmetic intensity, in FLOP/byte.
+    #[must_use]
+    pub fn arithmetic_intensity(&self) -> f64 {
+        self.flops / self.bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemv_fp16_4096_moves_the_hand_computed_bytes() {
+        // 2·4096·4096 (W) + 2·4096 (x) + 2·4096 (y) = 33,554,432 + 8,192 + 8,192 = 33,570,816.
+        let op = Operator::gemv(4096, 4096, Precision::Fp16.into()).unwrap();
+        assert_eq!(op.bytes(), 33_570_816.0);
+        assert_eq!(op.flops, 33_554_432.0);
+    }
+
+    #[test]
+    fn gemm_fp16_4096_cubed_has_the_textbook_intensity() {
+        // 2·4096³ / (3·2·4096²) = 4096/3 = 1365.33 FLOP/byte.
+        let op = Operator::gemm(4096, 4096, 4096, Precision::Fp16.into()).unwrap();
+        assert!((op.arithmetic_intensity() - 4096.0 / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn weight_only_gemv_charges_each_tensor_at_its_own_precision() {
+        // W4A16 NVFP4 weights: 4096·4096·4.5/8 + 4 = 9,437,188 B; x, y FP16: 8,192 B each.
+        let p = OperandPrecisions {
+            weight: Precision::Nvfp4,
+            activation: Precision::Fp16,
+            output: Precision::Fp16,
+        };
+        let op = Operator::gemv(4096, 4096, p).unwrap();
+        assert_eq!(op.weight_bytes, 9_437_188.0);
+        assert_eq!(op.bytes(), 9_437_188.0 + 16_384.0);
+        assert_eq!(op.precisions.compute(), Precision::Fp16);
+    }
+
+    #[test]
+    fn zero_and_huge_dimensions_are_rejected() {
+        assert!(Operator::gemm(0, 1, 1, Precision::Fp16.into()).is_err());
+        assert!(Operator::gemv(1, MAX_DIM + 1, Precision::Fp16.into()).is_err());
+        assert_eq!(
+            Operator::matmul(1, 8, 8, Precision::Fp16.into()).unwrap().kind,
+            OpKind::Gemv
+        );
+    }
+}

@@ -1,8 +1,11 @@
-//! The roofline page (placeholder until the first page lands).
-use leptos::prelude::*;
+//! The roofline page: a Leptos CSR app; every prediction runs in the browser through `roofline_core`.
 
-/// The whole page.
-#[component]
-pub fn App() -> impl IntoView {
-    view! { <h1>"roofline"</h1> }
-}
+pub mod app;
+pub mod browser;
+pub mod charts;
+pub mod components;
+pub mod format;
+pub mod palette;
+pub mod state;
+
+pub use app::App;

@@ -1,0 +1,55 @@
+//! Small browser helpers: timing marks a test can read, theme detection, file downloads.
+
+use wasm_bindgen::JsValue;
+
+/// Milliseconds since navigation start.
+#[must_use]
+pub fn now_ms() -> f64 {
+    web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())
+}
+
+/// Records a finished chart draw on `window`: `__roofline_first_draw_ms` (set once, ms after navigation start),
+/// `__roofline_last_draw_ms` (the latest) and `__roofline_draw_count`. The e2e and timing scripts read these.
+pub fn record_draw() {
+    let Some(w) = web_sys::window() else { return };
+    let now = now_ms();
+    let get = |k: &str| js_sys::Reflect::get(&w, &JsValue::from_str(k)).ok().and_then(|v| v.as_f64());
+    let set = |k: &str, v: f64| {
+        let _ = js_sys::Reflect::set(&w, &JsValue::from_str(k), &JsValue::from_f64(v));
+    };
+    if get("__roofline_first_draw_ms").is_none() {
+        set("__roofline_first_draw_ms", now);
+    }
+    set("__roofline_last_draw_ms", now);
+    set("__roofline_draw_count", get("__roofline_draw_count").unwrap_or(0.0) + 1.0);
+}
+
+/// Whether the system asks for a dark colour scheme.
+#[must_use]
+pub fn prefers_dark() -> bool {
+    web_sys::window()
+        .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+        .is_some_and(|m| m.matches())
+}
+
+/// Starts a download of `href` (a data: or blob: URL) as `filename`.
+pub fn download_url(href: &str, filename: &str) {
+    use wasm_bindgen::JsCast;
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else { return };
+    let Ok(a) = doc.create_element("a") else { return };
+    let a: web_sys::HtmlAnchorElement = a.unchecked_into();
+    a.set_href(href);
+    a.set_download(filename);
+    a.click();
+}
+
+/// Starts a download of `text` as `filename` with MIME type `mime`.
+pub fn download_text(text: &str, filename: &str, mime: &str) {
+    let parts = js_sys::Array::of1(&JsValue::from_str(text));
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type(mime);
+    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options) else { return };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else { return };
+    download_url(&url, filename);
+    let _ = web_sys::Url::revoke_object_url(&url);
+}

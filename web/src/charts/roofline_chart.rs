@@ -1,0 +1,114 @@
+//! The roofline canvas: redraws whenever its data or the window size changes, with hover tooltips and export.
+
+use leptos::html::{Canvas, Div};
+use leptos::prelude::*;
+use plotters::prelude::IntoDrawingArea;
+use plotters_canvas::CanvasBackend;
+use plotters_svg::SVGBackend;
+
+use crate::browser;
+use crate::charts::draw::{Hit, Theme, draw};
+use crate::charts::series::PlotData;
+
+/// Hover radius in canvas pixels.
+const HIT_RADIUS: i32 = 10;
+
+fn theme() -> Theme {
+    if browser::prefers_dark() { Theme::DARK } else { Theme::LIGHT }
+}
+
+/// A log-log roofline drawn on a canvas (`data-testid="roofline-canvas"`) that fills its container's width,
+/// with a tooltip for the point under the pointer and PNG/SVG export buttons.
+#[component]
+pub fn RooflineChart(
+    /// What to draw.
+    #[prop(into)]
+    data: Signal<PlotData>,
+) -> impl IntoView {
+    let canvas_ref = NodeRef::<Canvas>::new();
+    let frame_ref = NodeRef::<Div>::new();
+    let resized = RwSignal::new(0u32);
+    let hits = StoredValue::new(Vec::<Hit>::new());
+    let hover = RwSignal::new(None::<(i32, i32, usize)>);
+    let error = RwSignal::new(None::<String>);
+    let _ = window_event_listener(leptos::ev::resize, move |_| resized.update(|n| *n += 1));
+
+    Effect::new(move |_| {
+        resized.track();
+        let (Some(canvas), Some(frame)) = (canvas_ref.get(), frame_ref.get()) else { return };
+        let width = frame.client_width().max(320) as u32;
+        canvas.set_width(width);
+        canvas.set_height(width * 3 / 5);
+        let Some(backend) = CanvasBackend::with_canvas_object(canvas) else { return };
+        let result = data.with(|d| draw(&backend.into_drawing_area(), d, &theme()));
+        match result {
+            Ok(h) => {
+                hits.set_value(h);
+                browser::record_draw();
+            }
+            Err(e) => leptos::logging::error!("roofline draw failed: {e}"),
+        }
+    });
+
+    let on_move = move |ev: leptos::ev::MouseEvent| {
+        let Some(canvas) = canvas_ref.get_untracked() else { return };
+        let scale = f64::from(canvas.width()) / f64::from(canvas.client_width().max(1));
+        let (x, y) = ((f64::from(ev.offset_x()) * scale) as i32, (f64::from(ev.offset_y()) * scale) as i32);
+        let nearest = hits.with_value(|hs| {
+            hs.iter()
+                .map(|h| ((h.x - x).pow(2) + (h.y - y).pow(2), h))
+                .filter(|(d2, _)| *d2 <= HIT_RADIUS * HIT_RADIUS)
+                .min_by_key(|(d2, _)| *d2)
+                .map(|(_, h)| (ev.offset_x(), ev.offset_y(), h.index))
+        });
+        if hover.get_untracked() != nearest {
+            hover.set(nearest);
+        }
+    };
+    let export_png = move |_| {
+        if let Some(url) = canvas_ref.get_untracked().and_then(|c| c.to_data_url().ok()) {
+            browser::download_url(&url, "roofline.png");
+        }
+    };
+    let export_svg = move |_| {
+        let Some(canvas) = canvas_ref.get_untracked() else { return };
+        let mut svg = String::new();
+        let result = data.with_untracked(|d| {
+            draw(&SVGBackend::with_string(&mut svg, (canvas.width(), canvas.height())).into_drawing_area(), d, &theme())
+        });
+        match result {
+            Ok(_) => browser::download_text(&svg, "roofline.svg", "image/svg+xml"),
+            Err(e) => error.set(Some(e)),
+        }
+    };
+    let tooltip = move || {
+        let (x, y, i) = hover.get()?;
+        let lines = data.with(|d| d.points.get(i).map(|p| p.tooltip.clone()))?;
+        Some(view! {
+            <div class="tooltip" role="status" style=format!("left:{}px;top:{}px", x + 14, y + 14)>
+                {lines.into_iter().map(|l| view! { <div>{l}</div> }).collect_view()}
+            </div>
+        })
+    };
+
+    view! {
+        <div class="chart">
+            <div class="chart-frame" node_ref=frame_ref>
+                <canvas
+                    node_ref=canvas_ref
+                    data-testid="roofline-canvas"
+                    role="img"
+                    aria-label="Roofline chart: arithmetic intensity against FLOP/s, log-log"
+                    on:mousemove=on_move
+                    on:mouseleave=move |_| hover.set(None)
+                ></canvas>
+                {tooltip}
+            </div>
+            <div class="chart-actions">
+                <button on:click=export_png>"Export PNG"</button>
+                <button on:click=export_svg>"Export SVG"</button>
+                {move || error.get().map(|e| view! { <span class="error">{e}</span> })}
+            </div>
+        </div>
+    }
+}

@@ -1,0 +1,202 @@
+//! Turns `roofline_core` results into plain plot data: roofs, points, axis ranges. Pure and natively testable.
+
+use roofline_core::{HardwareSpec, Precision, Prediction};
+
+use crate::format;
+use crate::palette::{Rgb, precision_rgb};
+use crate::state::KernelRow;
+
+/// How a point is drawn; the shape tells the operator type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marker {
+    /// Matrix multiplies (GEMM, GEMV).
+    Circle,
+    /// Attention score and value products.
+    Diamond,
+    /// Softmax.
+    Triangle,
+    /// Elementwise operators (norms, activations, residuals).
+    Square,
+}
+
+/// One point on the chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlotPoint {
+    /// Arithmetic intensity, FLOP/byte.
+    pub ai: f64,
+    /// Height on the chart, FLOP/s.
+    pub flop_per_s: f64,
+    /// Fill or stroke colour.
+    pub color: Rgb,
+    /// Shape.
+    pub marker: Marker,
+    /// Predicted points are filled, measured ones hollow.
+    pub filled: bool,
+    /// Pinned scenarios are drawn faintly.
+    pub faint: bool,
+    /// Tooltip lines, already formatted.
+    pub tooltip: Vec<String>,
+}
+
+/// A horizontal compute ceiling, starting at its ridge point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Roof {
+    /// Legend text: the precisions sharing this peak and the peak itself.
+    pub label: String,
+    /// Peak, FLOP/s.
+    pub peak: f64,
+    /// Ridge point = peak / bandwidth, FLOP/byte.
+    pub ridge: f64,
+    /// Colour of the first precision in the group.
+    pub color: Rgb,
+}
+
+/// Everything the drawing code needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlotData {
+    /// Caption.
+    pub title: String,
+    /// DRAM bandwidth, bytes/s (the slope).
+    pub bandwidth: f64,
+    /// Legend text of the slope.
+    pub bandwidth_label: String,
+    /// Ceilings, lowest peak first.
+    pub roofs: Vec<Roof>,
+    /// Points, faint ones first so the current scenario is drawn on top.
+    pub points: Vec<PlotPoint>,
+    /// Axis range of arithmetic intensity (decades).
+    pub x: (f64, f64),
+    /// Axis range of FLOP/s (decades).
+    pub y: (f64, f64),
+}
+
+/// One ceiling per distinct peak among the precisions `hw` supports. Precisions with the same peak (FP16 and
+/// BF16, FP8 and INT8, NVFP4 and MXFP4) share one line, labelled with their compute paths and the peak, so
+/// lines never hide each other.
+#[must_use]
+pub fn roofs(hw: &HardwareSpec) -> Vec<Roof> {
+    let mut groups: Vec<(f64, Vec<Precision>)> = Vec::new();
+    for p in hw.supported_precisions() {
+        let Ok(peak) = hw.dense_peak_for(p) else { continue };
+        match groups.iter_mut().find(|(q, _)| *q == peak) {
+            Some((_, members)) => members.push(p),
+            None => groups.push((peak, vec![p])),
+        }
+    }
+    groups.sort_by(|a, b| a.0.total_cmp(&b.0));
+    groups
+        .into_iter()
+        .map(|(peak, members)| Roof {
+            label: format!(
+                "{} {}",
+                path_names(&members),
+                format::flop_rate(peak)
+            ),
+            peak,
+            ridge: peak / hw.dram_bandwidth_bytes_per_s,
+            color: precision_rgb(members[0]),
+        })
+        .collect()
+}
+
+/// `FP8·INT8`: the distinct compute paths of `precisions`, in order.
+fn path_names(precisions: &[Precision]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for p in precisions {
+        let name = p.compute_path().name();
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names.join("·")
+}
+
+/// Tooltip lines of a predicted operator.
+#[must_use]
+pub fn prediction_tooltip(name: &str, p: &Prediction) -> Vec<String> {
+    vec![
+        name.to_owned(),
+        format!("AI {} FLOP/B", format::intensity(p.arithmetic_intensity)),
+        format!("attainable {}", format::flop_rate(p.attainable_flop_per_s)),
+        format!("predicted {}", format::flop_rate(p.flops / p.time_s)),
+        format!("time {}", format::duration(p.time_s)),
+        format!("{}-bound", p.bound.name()),
+    ]
+}
+
+/// Predicted points of the kernel view; rows without a prediction have no point.
+#[must_use]
+pub fn kernel_points(rows: &[KernelRow]) -> Vec<PlotPoint> {
+    rows.iter()
+        .filter_map(|r| {
+            let (op, p) = (r.op.as_ref().ok()?, r.prediction.as_ref().ok()?);
+            Some(PlotPoint {
+                ai: p.arithmetic_intensity,
+                flop_per_s: p.flops / p.time_s,
+                color: precision_rgb(r.precision),
+                marker: Marker::Circle,
+                filled: true,
+                faint: false,
+                tooltip: prediction_tooltip(&format!("{} [{}]", op.name, r.precision), p),
+            })
+        })
+        .collect()
+}
+
+/// Rounds a range outwards to whole decades.
+fn decades(lo: f64, hi: f64) -> (f64, f64) {
+    (10f64.powf(lo.log10().floor()), 10f64.powf(hi.log10().ceil()))
+}
+
+/// Assembles the chart for `hw` with `points`; the axes cover every ridge point and every point.
+#[must_use]
+pub fn plot_data(hw: &HardwareSpec, points: Vec<PlotPoint>) -> PlotData {
+    let roofs = roofs(hw);
+    let bw = hw.dram_bandwidth_bytes_per_s;
+    let finite = |v: &f64| v.is_finite() && *v > 0.0;
+    let ais = points.iter().map(|p| p.ai).chain(roofs.iter().map(|r| r.ridge)).filter(finite);
+    let (ai_lo, ai_hi) = ais.fold((f64::INFINITY, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (ai_lo, ai_hi) = if ai_hi > 0.0 { (ai_lo.min(0.1), ai_hi * 4.0) } else { (0.1, 1e4) };
+    let x = decades(ai_lo, ai_hi);
+    let ys = points.iter().map(|p| p.flop_per_s).chain(roofs.iter().map(|r| r.peak)).filter(finite);
+    let (y_lo, y_hi) = ys.fold((bw * x.0, bw * x.0), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let mut sorted = points;
+    sorted.sort_by_key(|p| !p.faint);
+    PlotData {
+        title: format!("{} — {}", hw.name, hw.arch_label),
+        bandwidth: bw,
+        bandwidth_label: format!("DRAM {}", format::bandwidth(bw)),
+        roofs,
+        points: sorted,
+        x,
+        y: decades(y_lo, y_hi * 2.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::{KernelSpec, resolve_hardware};
+
+    #[test]
+    fn gb10_roofs_group_equal_peaks() {
+        let hw = resolve_hardware("gb10", &[]).unwrap();
+        let labels: Vec<_> = roofs(&hw).into_iter().map(|r| r.label).collect();
+        assert_eq!(
+            labels,
+            ["FP32 31.0 TFLOP/s", "FP16·BF16 125 TFLOP/s", "FP8·INT8 250 TFLOP/s", "FP4 500 TFLOP/s"]
+        );
+    }
+
+    #[test]
+    fn axes_cover_points_and_ridges() {
+        let hw = resolve_hardware("gb10", &[]).unwrap();
+        let rows = KernelSpec::default().evaluate(&hw);
+        let data = plot_data(&hw, kernel_points(&rows));
+        assert_eq!(data.points.len(), 5, "INT4 is unsupported on GB10 and has no point");
+        for p in &data.points {
+            assert!(data.x.0 <= p.ai && p.ai <= data.x.1 && data.y.0 <= p.flop_per_s && p.flop_per_s <= data.y.1);
+        }
+        assert!(data.roofs.iter().all(|r| r.ridge <= data.x.1 && r.peak <= data.y.1));
+    }
+}

@@ -1,0 +1,57 @@
+//! Device picker over the catalog and the user's custom devices.
+
+use leptos::prelude::*;
+use roofline_core::HardwareSpec;
+
+use crate::format;
+use crate::state::all_hardware;
+
+/// A labelled `<select>` (`data-testid="hardware-select"`) listing every catalogued device, then custom ones,
+/// with the chosen device's bandwidth, memory and architecture underneath.
+#[component]
+pub fn HardwarePicker(
+    /// The selected device key.
+    key: RwSignal<String>,
+    /// The resolved selected device.
+    #[prop(into)]
+    hardware: Signal<HardwareSpec>,
+    /// User-defined devices.
+    #[prop(into)]
+    custom: Signal<Vec<HardwareSpec>>,
+) -> impl IntoView {
+    let options = move || {
+        custom.with(|c| {
+            all_hardware(c)
+                .map(|h| {
+                    let k = h.key.clone();
+                    let selected = move || key.with(|cur| *cur == k);
+                    view! { <option value=h.key.clone() selected=selected>{h.name.clone()}</option> }
+                })
+                .collect_view()
+        })
+    };
+    let facts = move || {
+        hardware.with(|h| {
+            format!(
+                "{} · {} · {}",
+                h.arch_label,
+                format::bandwidth(h.dram_bandwidth_bytes_per_s),
+                format::capacity(h.memory_bytes)
+            )
+        })
+    };
+    view! {
+        <div class="field">
+            <label for="hardware-select">"Hardware"</label>
+            <select
+                id="hardware-select"
+                data-testid="hardware-select"
+                prop:value=move || key.get()
+                on:change=move |ev| key.set(event_target_value(&ev))
+            >
+                {options}
+            </select>
+            <p class="hint">{facts}</p>
+        </div>
+    }
+}

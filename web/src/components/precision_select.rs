@@ -1,0 +1,44 @@
+//! Multi-select of precisions as a group of checkboxes.
+
+use leptos::prelude::*;
+use roofline_core::{HardwareSpec, Precision};
+
+use crate::palette::{css, precision_rgb};
+use crate::state::KernelSpec;
+
+/// One checkbox per precision (`data-precision` on each input); precisions the device cannot run stay
+/// selectable and are marked, so the table can say why they have no prediction.
+#[component]
+pub fn PrecisionSelect(
+    /// The spec whose precisions are edited.
+    spec: RwSignal<KernelSpec>,
+    /// The device, to mark unsupported precisions.
+    #[prop(into)]
+    hardware: Signal<HardwareSpec>,
+) -> impl IntoView {
+    let boxes = Precision::ALL
+        .into_iter()
+        .map(|p| {
+            let checked = move || spec.with(|s| s.precisions.contains(&p));
+            let supported = move || hardware.with(|h| h.dense_peak_for(p).is_ok());
+            view! {
+                <label class="check" class:unsupported=move || !supported()>
+                    <input
+                        type="checkbox"
+                        data-precision=p.name()
+                        prop:checked=checked
+                        on:change=move |_| spec.update(|s| s.toggle(p))
+                    />
+                    <span class="swatch" style=format!("background:{}", css(precision_rgb(p)))></span>
+                    {p.name()}
+                </label>
+            }
+        })
+        .collect_view();
+    view! {
+        <fieldset class="precisions">
+            <legend>"Precisions"</legend>
+            {boxes}
+        </fieldset>
+    }
+}

@@ -1,0 +1,68 @@
+//! Table of the kernel spot check's predictions.
+
+use leptos::prelude::*;
+
+use crate::format;
+use crate::palette::{css, precision_rgb};
+use crate::state::KernelRow;
+
+/// One row per requested precision (`data-precision`), with AI, time (`data-testid="time-us"`, µs with three
+/// decimals, raw seconds in `data-value`), TFLOP/s and bound. A precision without a prediction keeps its row
+/// and says why (`data-supported="false"`), e.g. "unsupported on Hopper sm_90 (no FP4 path)".
+#[component]
+pub fn PredictionTable(
+    /// Rows to show.
+    #[prop(into)]
+    rows: Signal<Vec<KernelRow>>,
+) -> impl IntoView {
+    let body = move || {
+        rows.get()
+            .into_iter()
+            .map(|r| {
+                let name = r.precision.name();
+                let swatch = format!("background:{}", css(precision_rgb(r.precision)));
+                let label = view! { <td><span class="swatch" style=swatch></span>{name}</td> };
+                match (&r.op, &r.prediction) {
+                    (Ok(op), Ok(p)) => view! {
+                        <tr data-precision=name data-supported="true">
+                            {label}
+                            <td>{op.name.clone()}</td>
+                            <td class="num" data-testid="ai" data-value=p.arithmetic_intensity.to_string()>
+                                {format::intensity(p.arithmetic_intensity)}
+                            </td>
+                            <td class="num" data-testid="time-us" data-value=p.time_s.to_string()>
+                                {format::micros_fixed(p.time_s)}
+                            </td>
+                            <td class="num">{format::tflops(p.flops / p.time_s)}</td>
+                            <td class=format!("bound {}", p.bound.name())>{p.bound.name()}</td>
+                        </tr>
+                    }
+                    .into_any(),
+                    (_, Err(e)) | (Err(e), _) => view! {
+                        <tr data-precision=name data-supported="false" class="unsupported">
+                            {label}
+                            <td colspan="5" data-testid="failure">{format::failure(e)}</td>
+                        </tr>
+                    }
+                    .into_any(),
+                }
+            })
+            .collect_view()
+    };
+    view! {
+        <table class="predictions" data-testid="predictions">
+            <caption>"Kernel predictions"</caption>
+            <thead>
+                <tr>
+                    <th scope="col">"Precision"</th>
+                    <th scope="col">"Operator"</th>
+                    <th scope="col" class="num">"AI (FLOP/B)"</th>
+                    <th scope="col" class="num">"Time (µs)"</th>
+                    <th scope="col" class="num">"TFLOP/s"</th>
+                    <th scope="col">"Bound"</th>
+                </tr>
+            </thead>
+            <tbody>{body}</tbody>
+        </table>
+    }
+}

@@ -76,8 +76,13 @@ fn default_hardware_key() -> String {
 }
 
 /// The precisions `run_all_precisions=true` runs, in order (the original toolkit's set).
-pub const RUN_ALL_PRECISIONS: [Precision; 5] =
-    [Precision::Fp16, Precision::Fp8E4M3, Precision::Nvfp4, Precision::Int8, Precision::Int4];
+pub const RUN_ALL_PRECISIONS: [Precision; 5] = [
+    Precision::Fp16,
+    Precision::Fp8E4M3,
+    Precision::Nvfp4,
+    Precision::Int8,
+    Precision::Int4,
+];
 
 /// `POST /api/analyze` body: one matmul shape. `M <= 1` is a GEMV `y[N] = W[N,K]·x[K]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -226,4 +231,199 @@ pub struct AnalyzeResponse {
     pub measured: Vec<RooflinePoint>,
     /// Every precision that could not be predicted or measured, with the reason.
     pub failed: Vec<Failure>,
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Endpoint types added with issue #5 (device info, benchmark jobs, calibration, stored results).
+// ---------------------------------------------------------------------------------------------------------
+
+/// `GET /api/device`: the device the active backend measures on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    /// Active backend: `cuda`, `cpu` or `fake`.
+    pub backend: String,
+    /// Device name (GPU name as the driver reports it, or the host CPU model).
+    pub name: String,
+    /// Architecture, e.g. `sm_90` or `x86_64`.
+    pub arch: String,
+    /// CUDA compute capability `[major, minor]` (GPU only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_capability: Option<[u32; 2]>,
+    /// Total device (or host) memory, in MB (1e6 bytes).
+    pub memory_total_mb: f64,
+    /// Free device (or host) memory, in MB (1e6 bytes), where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_free_mb: Option<f64>,
+    /// Streaming multiprocessors (GPU only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_count: Option<u32>,
+    /// Logical CPU cores (CPU only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_cores: Option<u32>,
+    /// Maximum SM clock, in MHz, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_clock_max_mhz: Option<f64>,
+    /// Maximum memory clock, in MHz, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_clock_max_mhz: Option<f64>,
+    /// L2 (GPU) or last-level (CPU) cache, in MB (1e6 bytes), where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l2_mb: Option<f64>,
+    /// Version strings: driver, CUDA, cuBLAS, endpoint, … (name → version).
+    #[serde(default)]
+    pub versions: Vec<(String, String)>,
+    /// Catalog key matched from the device name (`NVIDIA H100 80GB HBM3` → `h100_sxm`); null on a CPU.
+    pub matched_key: Option<String>,
+    /// Precisions the backend can measure natively.
+    #[serde(default)]
+    pub measurable_precisions: Vec<Precision>,
+}
+
+/// `POST /api/benchmarks` body: every shape × every precision, measured one after another.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BenchmarkRequest {
+    /// Shapes as `[M, N, K]`; `M <= 1` is a GEMV.
+    pub shapes: Vec<[u64; 3]>,
+    /// Precisions to run for every shape.
+    pub precisions: Vec<Precision>,
+    /// Catalog key the points are predicted on (for the prediction sent with each point); optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware_key: Option<String>,
+}
+
+/// `POST /api/benchmarks` answer (202): the job and where it sits in the queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BenchmarkJob {
+    /// Job id (use in `/api/benchmarks/{id}/events` and `DELETE /api/benchmarks/{id}`).
+    pub id: String,
+    /// Jobs ahead of this one (0 = runs now).
+    pub position: u32,
+    /// Points this job will try (shapes × precisions).
+    pub total: u32,
+    /// URL of the job's SSE event stream.
+    pub events_url: String,
+}
+
+/// SSE `point` event of a benchmark job: one measured point and its prediction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchmarkPointEvent {
+    /// Job id.
+    pub job_id: String,
+    /// Index of this point in the job (0-based, over shapes × precisions).
+    pub index: u32,
+    /// Points the job will try.
+    pub total: u32,
+    /// The measured point.
+    pub point: RooflinePoint,
+    /// The roofline prediction for the same operator on `hardware_key`, when one was asked for and exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted: Option<RooflinePoint>,
+    /// (measured − predicted) / predicted time, in percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_pct: Option<f64>,
+}
+
+/// SSE `failed` event of a benchmark job: a point that produced no measurement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BenchmarkFailedEvent {
+    /// Job id.
+    pub job_id: String,
+    /// Index of this point in the job (0-based).
+    pub index: u32,
+    /// Points the job will try.
+    pub total: u32,
+    /// Shape as `MxNxK`.
+    pub shape: String,
+    /// Why.
+    pub failure: Failure,
+}
+
+/// SSE `done` event: the job finished (or was cancelled); the stream ends after it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BenchmarkDoneEvent {
+    /// Job id.
+    pub job_id: String,
+    /// Points measured.
+    pub measured: u32,
+    /// Points failed.
+    pub failed: u32,
+    /// Whether the job was cancelled before its last point.
+    pub cancelled: bool,
+}
+
+/// `POST /api/calibrate` body (every field optional).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct CalibrateRequest {
+    /// Precisions whose achieved peak is measured (default: every precision the backend runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precisions: Option<Vec<Precision>>,
+    /// Catalog key whose datasheet spec is the starting point (default: the matched device, else none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware_key: Option<String>,
+}
+
+/// One calibrated quantity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibratedPeak {
+    /// Precision that ran.
+    pub precision: Precision,
+    /// Achieved throughput, in TFLOP/s.
+    pub achieved_tflops: f64,
+    /// Shape that achieved it, `MxNxK`.
+    pub shape: String,
+    /// What ran.
+    pub measurement: Measurement,
+}
+
+/// `POST /api/calibrate` answer: measured bandwidth and peaks, and the calibrated spec.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationResult {
+    /// Measured device-memory copy bandwidth (read + write bytes / time), in GB/s.
+    pub bandwidth_gb_s: f64,
+    /// What the copy kernel was and how it was timed.
+    pub bandwidth_measurement: Measurement,
+    /// Achieved peak per precision.
+    pub peaks: Vec<CalibratedPeak>,
+    /// Precisions that could not be calibrated, and why.
+    pub failed: Vec<Failure>,
+    /// The calibrated spec (`provenance: measured`), usable wherever a catalog spec is.
+    pub spec: crate::HardwareSpec,
+}
+
+/// `GET /api/results` query: every filter optional.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ResultsQuery {
+    /// Device name, substring match, case-insensitive.
+    #[serde(default)]
+    pub device: Option<String>,
+    /// Precision name.
+    #[serde(default)]
+    pub precision: Option<String>,
+    /// Shape `MxNxK`.
+    #[serde(default)]
+    pub shape: Option<String>,
+    /// Only results at or after this Unix time, in seconds.
+    #[serde(default)]
+    pub since: Option<f64>,
+    /// At most this many results (newest first; default 100, max 1000).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// One stored measurement (`GET /api/results`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredResult {
+    /// Row id.
+    pub id: i64,
+    /// Benchmark job that produced it (null for `/api/analyze` and calibration points).
+    pub job_id: Option<String>,
+    /// Device name.
+    pub device: String,
+    /// The measured point.
+    pub point: RooflinePoint,
+    /// The prediction it was compared with, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted: Option<RooflinePoint>,
+    /// Unix time it was stored, in seconds.
+    pub created_unix_s: f64,
 }

@@ -1,2 +1,24 @@
-//! `gpu-endpoint` binary (placeholder until the first cut lands).
-fn main() {}
+//! `gpu-endpoint` binary: parse the command line, start logging, run the subcommand.
+//! Exit codes: 0 success, 1 runtime failure, 2 usage error (bad flag, unknown key, unsafe bind).
+
+use clap::Parser;
+use gpu_endpoint::cli::{Cli, CliError, run};
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(cli.default_log_filter())),
+        )
+        .init();
+    match run(cli) {
+        Ok(()) => Ok(()),
+        Err(CliError::Usage(message)) => {
+            eprintln!("error: {message}");
+            std::process::exit(2);
+        }
+        Err(e) => Err(anyhow::anyhow!(e)),
+    }
+}

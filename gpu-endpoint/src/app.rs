@@ -1,0 +1,220 @@
+//! The application factory: shared state, every route, the JSON error handlers, bearer-token auth, CORS and
+//! the static web page. [`configure`] is used by `main` and by the tests, so tests exercise the real app.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_cors::Cors;
+use actix_web::body::{BoxBody, EitherBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
+use actix_web::http::{Method, header};
+use actix_web::middleware::Next;
+use actix_web::{HttpRequest, HttpResponse, web};
+
+use crate::backend::{Device, Selected, Telemetry};
+use crate::error::ApiError;
+use crate::jobs::JobManager;
+use crate::routes;
+use crate::store::Store;
+
+/// Largest accepted JSON body, in bytes.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// Server configuration that routes need.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppConfig {
+    /// Bearer token required on every /api route but health, when set.
+    pub token: Option<String>,
+    /// Allowed CORS origins (besides same-origin requests, which need none).
+    pub cors_origins: Vec<String>,
+    /// Directory of the built web page.
+    pub web_dir: PathBuf,
+    /// Default interval of `/api/nvml/stream`.
+    pub nvml_interval: Duration,
+}
+
+impl Default for AppConfig {
+    fn default() -> Self {
+        AppConfig {
+            token: None,
+            cors_origins: default_cors_origins(),
+            web_dir: PathBuf::from("dist"),
+            nvml_interval: Duration::from_millis(500),
+        }
+    }
+}
+
+/// Trunk's dev server, allowed by default.
+#[must_use]
+pub fn default_cors_origins() -> Vec<String> {
+    vec!["http://127.0.0.1:8080".into(), "http://localhost:8080".into()]
+}
+
+/// Everything the handlers share.
+pub struct AppState {
+    /// The measurement device (backend + lock).
+    pub device: Arc<Device>,
+    /// Why that backend was chosen.
+    pub backend_reason: String,
+    /// NVML telemetry, when available.
+    pub telemetry: Option<Arc<dyn Telemetry>>,
+    /// Why telemetry is missing.
+    pub telemetry_reason: String,
+    /// Benchmark jobs.
+    pub jobs: JobManager,
+    /// The result store.
+    pub store: Option<Arc<Store>>,
+    /// Configuration.
+    pub config: AppConfig,
+}
+
+impl AppState {
+    /// Builds the state from a selected backend, an optional store and the configuration.
+    #[must_use]
+    pub fn new(selected: Selected, store: Option<Arc<Store>>, config: AppConfig) -> AppState {
+        let device = Arc::new(Device::new(selected.backend));
+        AppState {
+            jobs: JobManager::new(device.clone(), store.clone()),
+            device,
+            backend_reason: selected.reason,
+            telemetry: selected.telemetry,
+            telemetry_reason: selected.telemetry_reason,
+            store,
+            config,
+        }
+    }
+
+    /// The telemetry source or a 503.
+    ///
+    /// # Errors
+    /// [`ApiError::Unavailable`] with code `no_nvml`.
+    pub fn telemetry(&self) -> Result<Arc<dyn Telemetry>, ApiError> {
+        self.telemetry.clone().ok_or_else(|| ApiError::Unavailable {
+            code: "no_nvml",
+            message: format!("NVML telemetry is not available: {}", self.telemetry_reason),
+        })
+    }
+}
+
+/// Registers the state, extractor error handlers, the `/api` scope and the static page.
+pub fn configure(state: web::Data<AppState>) -> impl FnOnce(&mut web::ServiceConfig) {
+    move |cfg: &mut web::ServiceConfig| {
+        let cors = cors(&state.config.cors_origins);
+        let web_dir = state.config.web_dir.clone();
+        cfg.app_data(state)
+            .app_data(web::JsonConfig::default().limit(MAX_BODY_BYTES).error_handler(json_error))
+            .app_data(web::QueryConfig::default().error_handler(query_error))
+            .app_data(web::PathConfig::default().error_handler(path_error))
+            .app_data(web::PayloadConfig::default().limit(MAX_BODY_BYTES))
+            .service(
+                web::scope("/api")
+                    .configure(routes::configure)
+                    .default_service(web::to(api_not_found))
+                    .wrap(actix_web::middleware::from_fn(require_token))
+                    .wrap(cors),
+            );
+        static_files(cfg, &web_dir);
+    }
+}
+
+fn cors(origins: &[String]) -> Cors {
+    let mut cors = Cors::default()
+        .allowed_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
+        .allowed_headers([header::CONTENT_TYPE, header::AUTHORIZATION, header::ACCEPT])
+        .max_age(3600);
+    for origin in origins {
+        cors = cors.allowed_origin(origin);
+    }
+    cors
+}
+
+/// Bearer-token check on every /api route except health and CORS preflights.
+async fn require_token(
+    req: ServiceRequest,
+    next: Next<BoxBody>,
+) -> Result<ServiceResponse<EitherBody<BoxBody>>, actix_web::Error> {
+    let token = req.app_data::<web::Data<AppState>>().and_then(|s| s.config.token.clone());
+    if let Some(token) = token
+        && req.path() != "/api/health"
+        && req.method() != Method::OPTIONS
+    {
+        let presented = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim);
+        if !presented.is_some_and(|p| constant_time_eq(p.as_bytes(), token.as_bytes())) {
+            let response = actix_web::ResponseError::error_response(&ApiError::Unauthorized);
+            return Ok(req.into_response(response).map_into_right_body());
+        }
+    }
+    next.call(req).await.map(ServiceResponse::map_into_left_body)
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn json_error(err: JsonPayloadError, _req: &HttpRequest) -> actix_web::Error {
+    let api = match &err {
+        JsonPayloadError::OverflowKnownLength { .. } | JsonPayloadError::Overflow { .. } => {
+            ApiError::TooLarge(format!("request body too large (limit {MAX_BODY_BYTES} bytes)"))
+        }
+        JsonPayloadError::ContentType => {
+            ApiError::UnsupportedMediaType("request body must be JSON (Content-Type: application/json)".into())
+        }
+        other => ApiError::BadRequest(format!("invalid JSON body: {other}")),
+    };
+    api.into()
+}
+
+fn query_error(err: QueryPayloadError, _req: &HttpRequest) -> actix_web::Error {
+    ApiError::BadRequest(format!("invalid query string: {err}")).into()
+}
+
+fn path_error(err: PathError, _req: &HttpRequest) -> actix_web::Error {
+    ApiError::BadRequest(format!("invalid path: {err}")).into()
+}
+
+async fn api_not_found(req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    Err(ApiError::NotFound(format!("no API route {} {}", req.method(), req.path())))
+}
+
+/// Serves `web_dir` at `/` with an `index.html` fallback for client-side routes, or a message page when the
+/// page is not built.
+fn static_files(cfg: &mut web::ServiceConfig, web_dir: &std::path::Path) {
+    let index = web_dir.join("index.html");
+    if index.is_file() {
+        let index_for_fallback = index.clone();
+        cfg.service(
+            actix_files::Files::new("/", web_dir).index_file("index.html").default_handler(web::to(
+                move |req: HttpRequest| {
+                    let index = index_for_fallback.clone();
+                    async move {
+                        match actix_files::NamedFile::open_async(&index).await {
+                            Ok(file) => file.into_response(&req),
+                            Err(e) => actix_web::ResponseError::error_response(&ApiError::Internal(format!(
+                                "cannot read {}: {e}",
+                                index.display()
+                            ))),
+                        }
+                    }
+                },
+            )),
+        );
+    } else {
+        let message = format!(
+            "<!doctype html><meta charset=utf-8><title>roofline</title><h1>roofline endpoint</h1>\
+             <p>The web page is not built: no <code>{}</code>. Build it with <code>trunk build --release</code> \
+             (or pass <code>--web-dir</code>). The API is up: <a href=\"/api/health\">/api/health</a>.</p>",
+            index.display()
+        );
+        cfg.default_service(web::to(move || {
+            let message = message.clone();
+            async move { HttpResponse::NotFound().content_type("text/html; charset=utf-8").body(message) }
+        }));
+    }
+}

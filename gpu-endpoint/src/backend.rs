@@ -1,0 +1,463 @@
+//! Measurement backends behind one trait, chosen at run time: `cuda` (feature `cuda`, a driver, cuBLASLt and
+//! NVRTC present), `cpu` (the host, always available) and `fake` (deterministic, for tests).
+//!
+//! This is the only file with `cfg(feature = "cuda")`. [`Device`] wraps the chosen backend with the
+//! one-at-a-time lock, the memory guard and a `catch_unwind` net so no panic reaches a client.
+
+pub mod cpu;
+#[cfg(feature = "cuda")]
+mod cuda;
+pub mod fake;
+pub mod nvml;
+
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+
+use roofline_core::wire::{DeviceInfo, Failure, Measurement, NvmlStatus, RooflinePoint};
+use roofline_core::{Operator, OperandPrecisions, Precision};
+
+/// The largest M, N or K accepted for a measurement.
+pub const MAX_MEASURE_DIM: u64 = 65_536;
+
+/// Why a backend produced no measurement.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BackendError {
+    /// The device cannot run this precision natively (the message names the architecture).
+    #[error("{0}")]
+    Unsupported(String),
+    /// The buffers would not fit (checked before any allocation).
+    #[error("{0}")]
+    TooLarge(String),
+    /// Bad shape.
+    #[error("{0}")]
+    InvalidInput(String),
+    /// Another measurement holds the device.
+    #[error("the device is busy")]
+    Busy,
+    /// No device / library.
+    #[error("{0}")]
+    Unavailable(String),
+    /// A CUDA driver, cuBLASLt or NVRTC call failed.
+    #[error("CUDA failure: {0}")]
+    Cuda(String),
+    /// The kernel's output did not match the reference.
+    #[error("output check failed: {0}")]
+    Verification(String),
+    /// The backend panicked (caught).
+    #[error("backend panicked: {0}")]
+    Panicked(String),
+}
+
+impl BackendError {
+    /// The stable code used in `failed` entries.
+    #[must_use]
+    pub fn code(&self) -> &'static str {
+        match self {
+            BackendError::Unsupported(_) => "unsupported",
+            BackendError::TooLarge(_) => "too_large",
+            BackendError::InvalidInput(_) => "invalid_input",
+            BackendError::Busy => "busy",
+            BackendError::Unavailable(_) => "no_gpu",
+            BackendError::Cuda(_) => "cuda_error",
+            BackendError::Verification(_) => "verification_failed",
+            BackendError::Panicked(_) => "internal",
+        }
+    }
+
+    /// A `failed` entry for `precision`; CUDA and internal failures get a generic message (full error logged).
+    #[must_use]
+    pub fn failure(&self, precision: &str) -> Failure {
+        let message = match self {
+            BackendError::Cuda(_) | BackendError::Panicked(_) => {
+                tracing::error!(precision, error = %self, "measurement failed");
+                "the measurement failed on the device; see the server log".to_owned()
+            }
+            other => other.to_string(),
+        };
+        Failure { precision: precision.to_owned(), code: self.code().to_owned(), message }
+    }
+}
+
+/// One matmul to measure: `M <= 1` is a GEMV.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MatmulSpec {
+    /// Rows of A (tokens).
+    pub m: u64,
+    /// Columns of B (output features).
+    pub n: u64,
+    /// Reduction.
+    pub k: u64,
+    /// Requested precision.
+    pub precision: Precision,
+}
+
+impl MatmulSpec {
+    /// The operator for the requested precision (what the prediction uses).
+    ///
+    /// # Errors
+    /// Invalid dimensions.
+    pub fn operator(&self) -> Result<Operator, roofline_core::Error> {
+        Operator::matmul(self.m, self.n, self.k, self.precision.into())
+    }
+
+    /// Checks the measurement bounds (1..=65536 per axis).
+    ///
+    /// # Errors
+    /// [`BackendError::InvalidInput`].
+    pub fn check_bounds(&self) -> Result<(), BackendError> {
+        for (name, v) in [("M", self.m), ("N", self.n), ("K", self.k)] {
+            if v == 0 || v > MAX_MEASURE_DIM {
+                return Err(BackendError::InvalidInput(format!(
+                    "{name} must be between 1 and {MAX_MEASURE_DIM} for a measurement, got {v}"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a backend measured: the operator that really ran and the record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    /// The operator that really ran (weight-only kernels have their own operand precisions).
+    pub op: Operator,
+    /// Precision label of the point (the format that really ran).
+    pub precision: Precision,
+    /// Extra label text, e.g. ` W4A16-dequant`.
+    pub label_suffix: String,
+    /// The record.
+    pub measurement: Measurement,
+}
+
+/// A bandwidth measurement: bytes moved (read + write) and the record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasuredBandwidth {
+    /// Bytes read plus bytes written per run.
+    pub bytes: f64,
+    /// The record.
+    pub measurement: Measurement,
+}
+
+/// A measurement backend. Implementations do not lock: [`Device`] serializes calls.
+pub trait Backend: Send + Sync {
+    /// `cuda`, `cpu` or `fake`.
+    fn kind(&self) -> &'static str;
+    /// Device description.
+    fn device_info(&self) -> DeviceInfo;
+    /// Precisions measurable natively.
+    fn measurable(&self) -> Vec<Precision>;
+    /// Bytes of device memory a measurement may allocate (free memory, or the configured cap).
+    fn memory_budget_bytes(&self) -> u64;
+    /// Bytes the buffers of `spec` need (inputs, output, reference copies; not counting fixed scratch).
+    fn required_bytes(&self, spec: &MatmulSpec) -> u64 {
+        let op = Operator::matmul(spec.m, spec.n, spec.k, OperandPrecisions::from(spec.precision));
+        op.map_or(u64::MAX, |op| (op.bytes() * 2.0) as u64)
+    }
+    /// Measures one matmul with the protocol.
+    ///
+    /// # Errors
+    /// [`BackendError`].
+    fn measure_matmul(&self, spec: &MatmulSpec) -> Result<Measured, BackendError>;
+    /// Measures device-memory bandwidth with a copy kernel.
+    ///
+    /// # Errors
+    /// [`BackendError`].
+    fn measure_bandwidth(&self) -> Result<MeasuredBandwidth, BackendError>;
+    /// A compute-bound shape for calibrating `precision`'s achieved peak.
+    fn calibration_shape(&self, precision: Precision) -> (u64, u64, u64);
+}
+
+/// Live telemetry (NVML, or the fake's fixed values).
+pub trait Telemetry: Send + Sync {
+    /// One sample.
+    ///
+    /// # Errors
+    /// A message when the library call fails.
+    fn status(&self) -> Result<NvmlStatus, String>;
+}
+
+/// Which backend to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendChoice {
+    /// CUDA when compiled in and a device opens, else the CPU.
+    Auto,
+    /// CUDA or fail.
+    Cuda,
+    /// The host CPU.
+    Cpu,
+    /// Deterministic fake (tests).
+    Fake,
+}
+
+/// Options of the backends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackendOptions {
+    /// Memory cap of the CPU backend, in bytes.
+    pub cpu_memory_cap_bytes: u64,
+    /// Per-point delay of the fake backend (tests of cancellation and crash safety).
+    pub fake_delay: std::time::Duration,
+}
+
+impl Default for BackendOptions {
+    fn default() -> Self {
+        BackendOptions { cpu_memory_cap_bytes: 2 << 30, fake_delay: std::time::Duration::ZERO }
+    }
+}
+
+/// The chosen backend, why, and the telemetry source.
+pub struct Selected {
+    /// The backend.
+    pub backend: Arc<dyn Backend>,
+    /// Why it was chosen.
+    pub reason: String,
+    /// Telemetry, when NVML (or the fake) is available.
+    pub telemetry: Option<Arc<dyn Telemetry>>,
+    /// Why telemetry is missing, when it is.
+    pub telemetry_reason: String,
+}
+
+/// Picks the backend at run time.
+///
+/// # Errors
+/// When `cuda` is asked for explicitly and cannot be opened.
+pub fn select(choice: BackendChoice, options: &BackendOptions) -> Result<Selected, String> {
+    if choice == BackendChoice::Fake {
+        return Ok(Selected {
+            backend: Arc::new(fake::FakeBackend::new(options.fake_delay)),
+            reason: "fake backend requested (deterministic, for tests)".into(),
+            telemetry: Some(Arc::new(fake::FakeTelemetry)),
+            telemetry_reason: String::new(),
+        });
+    }
+    let (telemetry, telemetry_reason): (Option<Arc<dyn Telemetry>>, String) = match nvml::NvmlTelemetry::open() {
+        Ok(t) => (Some(t), String::new()),
+        Err(e) => (None, e),
+    };
+    let cuda_attempt: Result<Arc<dyn Backend>, String> = if choice == BackendChoice::Cpu {
+        Err("CPU backend requested".into())
+    } else {
+        open_cuda()
+    };
+    match cuda_attempt {
+        Ok(backend) => Ok(Selected {
+            backend,
+            reason: "CUDA device 0 opened (driver, cuBLASLt and NVRTC present)".into(),
+            telemetry,
+            telemetry_reason,
+        }),
+        Err(why) if choice == BackendChoice::Cuda => Err(format!("cannot use the CUDA backend: {why}")),
+        Err(why) => Ok(Selected {
+            backend: Arc::new(cpu::CpuBackend::new(options.cpu_memory_cap_bytes)),
+            reason: format!("{why}; measuring the host CPU"),
+            telemetry,
+            telemetry_reason,
+        }),
+    }
+}
+
+#[cfg(feature = "cuda")]
+fn open_cuda() -> Result<Arc<dyn Backend>, String> {
+    match std::panic::catch_unwind(cuda::CudaBackend::open) {
+        Ok(Ok(backend)) => Ok(Arc::new(backend)),
+        Ok(Err(e)) => Err(e),
+        Err(panic) => Err(format!("CUDA initialization panicked: {}", panic_message(panic.as_ref()))),
+    }
+}
+
+#[cfg(not(feature = "cuda"))]
+fn open_cuda() -> Result<Arc<dyn Backend>, String> {
+    Err("built without the `cuda` feature".into())
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// The backend plus the one-measurement-at-a-time lock.
+pub struct Device {
+    backend: Arc<dyn Backend>,
+    lock: Mutex<()>,
+}
+
+/// Proof that the caller holds the device.
+pub struct DeviceGuard<'a> {
+    device: &'a Device,
+    _guard: MutexGuard<'a, ()>,
+}
+
+impl Device {
+    /// Wraps a backend.
+    #[must_use]
+    pub fn new(backend: Arc<dyn Backend>) -> Device {
+        Device { backend, lock: Mutex::new(()) }
+    }
+
+    /// The backend (for descriptions; measuring goes through a guard).
+    #[must_use]
+    pub fn backend(&self) -> &dyn Backend {
+        self.backend.as_ref()
+    }
+
+    /// Takes the device now or fails with [`BackendError::Busy`].
+    ///
+    /// # Errors
+    /// [`BackendError::Busy`].
+    pub fn try_acquire(&self) -> Result<DeviceGuard<'_>, BackendError> {
+        match self.lock.try_lock() {
+            Ok(guard) => Ok(DeviceGuard { device: self, _guard: guard }),
+            Err(TryLockError::Poisoned(p)) => Ok(DeviceGuard { device: self, _guard: p.into_inner() }),
+            Err(TryLockError::WouldBlock) => Err(BackendError::Busy),
+        }
+    }
+
+    /// Waits for the device.
+    pub fn acquire(&self) -> DeviceGuard<'_> {
+        let guard = self.lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        DeviceGuard { device: self, _guard: guard }
+    }
+
+    /// Refuses a spec that is out of bounds or whose buffers exceed the memory budget, before any allocation.
+    ///
+    /// # Errors
+    /// [`BackendError::InvalidInput`] or [`BackendError::TooLarge`].
+    pub fn check_fits(&self, spec: &MatmulSpec) -> Result<(), BackendError> {
+        spec.check_bounds()?;
+        let needed = self.backend.required_bytes(spec);
+        let budget = self.backend.memory_budget_bytes();
+        if needed > budget {
+            return Err(BackendError::TooLarge(format!(
+                "{}x{}x{} {} needs {:.1} MB of buffers, more than the {:.1} MB available to the {} backend",
+                spec.m,
+                spec.n,
+                spec.k,
+                spec.precision,
+                needed as f64 / 1e6,
+                budget as f64 / 1e6,
+                self.backend.kind()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl DeviceGuard<'_> {
+    /// Measures one matmul (bounds and memory checked first; panics caught).
+    ///
+    /// # Errors
+    /// [`BackendError`].
+    pub fn measure_matmul(&self, spec: &MatmulSpec) -> Result<Measured, BackendError> {
+        self.device.check_fits(spec)?;
+        guarded(|| self.device.backend.measure_matmul(spec))
+    }
+
+    /// A compute-bound shape for calibrating `precision`.
+    #[must_use]
+    pub fn calibration_shape(&self, precision: Precision) -> (u64, u64, u64) {
+        self.device.backend.calibration_shape(precision)
+    }
+
+    /// Measures bandwidth (panics caught).
+    ///
+    /// # Errors
+    /// [`BackendError`].
+    pub fn measure_bandwidth(&self) -> Result<MeasuredBandwidth, BackendError> {
+        guarded(|| self.device.backend.measure_bandwidth())
+    }
+}
+
+fn guarded<T>(f: impl FnOnce() -> Result<T, BackendError>) -> Result<T, BackendError> {
+    std::panic::catch_unwind(AssertUnwindSafe(f))
+        .unwrap_or_else(|panic| Err(BackendError::Panicked(panic_message(panic.as_ref()))))
+}
+
+/// Builds the measured point of a measurement, with the bottleneck of the prediction when there is one.
+#[must_use]
+pub fn point_of(measured: Measured, bottleneck: Option<&str>) -> RooflinePoint {
+    crate::protocol::measured_point(
+        &measured.op,
+        measured.precision,
+        measured.measurement,
+        bottleneck.unwrap_or("unknown"),
+        &measured.label_suffix,
+    )
+}
+
+/// Matches a device name to a catalog key (`NVIDIA H100 80GB HBM3` → `h100_sxm`, `NVIDIA GB10` → `gb10`).
+#[must_use]
+pub fn match_catalog_key(device_name: &str) -> Option<String> {
+    let name = device_name.to_ascii_lowercase();
+    let has = |s: &str| name.contains(s);
+    let key = if has("gb10") {
+        "gb10"
+    } else if has("gb200") {
+        "gb200"
+    } else if has("gb300") {
+        "gb300"
+    } else if has("b300") {
+        "b300"
+    } else if has("b200") {
+        "b200"
+    } else if has("h200") {
+        "h200_sxm"
+    } else if has("h100") && (has("pcie") || has("nvl")) {
+        "h100_pcie"
+    } else if has("h100") {
+        "h100_sxm"
+    } else if has("h20") {
+        "h20"
+    } else if has("a100") {
+        "a100_sxm_80gb"
+    } else if has("l40s") {
+        "l40s"
+    } else if has(" l4") || name.ends_with("l4") {
+        "l4"
+    } else if has("4090") {
+        "rtx_4090"
+    } else if has("5090") {
+        "rtx_5090"
+    } else if has("rtx pro 6000") {
+        "rtx_pro_6000_bw"
+    } else if has("thor") {
+        "jetson_agx_thor"
+    } else if has("orin") {
+        "jetson_agx_orin_64gb"
+    } else {
+        return None;
+    };
+    roofline_core::find_hardware(key).ok().map(|h| h.key.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_names_match_catalog_keys() {
+        assert_eq!(match_catalog_key("NVIDIA H100 80GB HBM3").as_deref(), Some("h100_sxm"));
+        assert_eq!(match_catalog_key("NVIDIA H100 PCIe").as_deref(), Some("h100_pcie"));
+        assert_eq!(match_catalog_key("NVIDIA GB10").as_deref(), Some("gb10"));
+        assert_eq!(match_catalog_key("NVIDIA H200").as_deref(), Some("h200_sxm"));
+        assert_eq!(match_catalog_key("NVIDIA B200").as_deref(), Some("b200"));
+        assert_eq!(match_catalog_key("NVIDIA A100-SXM4-80GB").as_deref(), Some("a100_sxm_80gb"));
+        assert_eq!(match_catalog_key("NVIDIA L4").as_deref(), Some("l4"));
+        assert_eq!(match_catalog_key("Intel(R) Xeon(R) CPU"), None);
+    }
+
+    #[test]
+    fn bounds_are_enforced() {
+        let spec = MatmulSpec { m: 1, n: 65_537, k: 8, precision: Precision::Fp32 };
+        assert!(matches!(spec.check_bounds(), Err(BackendError::InvalidInput(_))));
+        let spec = MatmulSpec { m: 0, n: 8, k: 8, precision: Precision::Fp32 };
+        assert!(spec.check_bounds().is_err());
+    }
+
+    #[test]
+    fn panics_become_errors() {
+        let r: Result<(), BackendError> = guarded(|| panic!("boom"));
+        assert_eq!(r, Err(BackendError::Panicked("boom".into())));
+    }
+}

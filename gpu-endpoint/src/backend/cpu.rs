@@ -1,0 +1,331 @@
+//! The CPU backend: a real measurement of the host with the `gemm` crate (FP32 and FP64 GEMM/GEMV) and a
+//! multi-threaded copy for memory bandwidth. Timing is wall clock (`Instant`); caches are flushed between
+//! samples by touching a buffer larger than the last-level cache; the output of every shape is checked
+//! against an `f64` reference on sampled entries before timing. Formats the CPU does not run natively
+//! (FP16 matrix paths, FP8, INT4, NVFP4, …) are `unsupported`, never measured through a stand-in.
+
+use std::time::Instant;
+
+use gemm::Parallelism;
+use roofline_core::wire::DeviceInfo;
+use roofline_core::{OperandPrecisions, Operator, Precision};
+
+use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth};
+use crate::protocol::{RunInfo, SamplingPolicy, TelemetrySummary, measurement, random_normal, sample, verify_sampled};
+
+/// Version of the GEMM crate (keep in step with Cargo.toml).
+const GEMM_CRATE: &str = "gemm 0.19 (CPU)";
+/// Bytes of each copy buffer of the bandwidth kernel.
+const COPY_BYTES: usize = 64 << 20;
+
+/// The host CPU as a measurement device.
+pub struct CpuBackend {
+    memory_cap_bytes: u64,
+    name: String,
+    arch: &'static str,
+    threads: usize,
+    llc_bytes: usize,
+    memory_total_bytes: u64,
+    policy: SamplingPolicy,
+    copy_bytes: usize,
+}
+
+impl CpuBackend {
+    /// Describes the host; `memory_cap_bytes` bounds the buffers of one measurement.
+    #[must_use]
+    pub fn new(memory_cap_bytes: u64) -> CpuBackend {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let name = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split(':').nth(1))
+            .map_or_else(|| format!("{} CPU", std::env::consts::ARCH), |s| s.trim().to_owned());
+        let llc_bytes = ["index3", "index2"]
+            .iter()
+            .find_map(|idx| std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu0/cache/{idx}/size")).ok())
+            .and_then(|s| parse_size(s.trim()))
+            .unwrap_or(32 << 20);
+        CpuBackend {
+            memory_cap_bytes,
+            name,
+            arch: std::env::consts::ARCH,
+            threads: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+            llc_bytes,
+            memory_total_bytes: meminfo_kb("MemTotal:").map_or(0, |kb| kb * 1024),
+            policy: SamplingPolicy::cpu(),
+            copy_bytes: COPY_BYTES,
+        }
+    }
+
+    /// Uses copy buffers of `bytes` each for the bandwidth kernel (tests use small ones).
+    #[must_use]
+    pub fn with_copy_bytes(mut self, bytes: usize) -> CpuBackend {
+        self.copy_bytes = bytes.max(4096);
+        self
+    }
+
+    /// Uses another sampling policy.
+    #[must_use]
+    pub fn with_policy(mut self, policy: SamplingPolicy) -> CpuBackend {
+        self.policy = policy;
+        self
+    }
+
+    fn run_info(&self, kernel: String, verified: bool) -> RunInfo {
+        RunInfo {
+            backend: "cpu".into(),
+            library: GEMM_CRATE.into(),
+            kernel,
+            device_name: self.name.clone(),
+            versions: vec![
+                ("endpoint".into(), env!("CARGO_PKG_VERSION").into()),
+                ("gemm".into(), "0.19".into()),
+                ("threads".into(), self.threads.to_string()),
+            ],
+            flushed: true,
+            verified,
+            padding: None,
+        }
+    }
+
+    /// A buffer about twice the last-level cache, rewritten before every sample.
+    fn flush_buffer(&self) -> Vec<u8> {
+        vec![1u8; (2 * self.llc_bytes).max(8 << 20)]
+    }
+
+    fn gemm_measure<T>(&self, spec: &MatmulSpec, cast: fn(f32) -> T, rel_eps: f64) -> Result<Measured, BackendError>
+    where
+        T: 'static + Copy + Default + Into<f64> + Send + Sync,
+    {
+        let (m, n, k) = (to_usize(spec.m)?, to_usize(spec.n)?, to_usize(spec.k)?);
+        let seed = spec.m ^ (spec.n << 20) ^ (spec.k << 40);
+        let a: Vec<T> = random_normal(seed, m * k).into_iter().map(cast).collect();
+        let b: Vec<T> = random_normal(seed.wrapping_add(1), k * n).into_iter().map(cast).collect();
+        let mut c: Vec<T> = vec![T::default(); m * n];
+        let parallelism = if self.threads > 1 { Parallelism::Rayon(self.threads) } else { Parallelism::None };
+        // Correctness gate on this very shape: sampled entries against an f64 dot product.
+        run_gemm((m, n, k), &a, &b, &mut c, parallelism);
+        let tolerance = (k as f64 * rel_eps).max(rel_eps * 16.0);
+        verify_sampled((m, n, k), &a, &b, &c, tolerance, seed).map_err(BackendError::Verification)?;
+        let mut flush = self.flush_buffer();
+        let stats = sample::<BackendError>(
+            &self.policy,
+            || {
+                touch(&mut flush);
+                Ok(())
+            },
+            || {
+                let start = Instant::now();
+                run_gemm((m, n, k), &a, &b, &mut c, parallelism);
+                Ok(start.elapsed().as_secs_f64())
+            },
+        )?;
+        std::hint::black_box(&c);
+        let kind = if m <= 1 { "GEMV" } else { "GEMM" };
+        let kernel = format!("gemm::gemm {} {kind} row-major, {} threads", spec.precision, self.threads);
+        let op = Operator::matmul(spec.m, spec.n, spec.k, OperandPrecisions::from(spec.precision))
+            .map_err(|e| BackendError::InvalidInput(e.to_string()))?;
+        Ok(Measured {
+            op,
+            precision: spec.precision,
+            label_suffix: String::new(),
+            measurement: measurement(self.run_info(kernel, true), &stats, TelemetrySummary::default()),
+        })
+    }
+}
+
+/// `C = A·B` for row-major A[M,K], B[K,N], C[M,N] with the `gemm` crate.
+#[allow(unsafe_code)]
+fn run_gemm<T: 'static + Copy>(dims: (usize, usize, usize), a: &[T], b: &[T], c: &mut [T], parallelism: Parallelism) {
+    let (m, n, k) = dims;
+    assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n, "gemm buffers shorter than the shape");
+    let (n_i, k_i) = (n as isize, k as isize);
+    let one: T = unit();
+    // SAFETY: the pointers come from slices at least M·K, K·N and M·N long (asserted above), the strides
+    // (column stride 1, row stride = row length) stay inside them, `c` is a unique borrow and does not alias
+    // `a` or `b`, and `read_dst = false` so `beta` (unused) and the old contents of `c` are never read.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            c.as_mut_ptr(),
+            1,
+            n_i,
+            false,
+            a.as_ptr(),
+            1,
+            k_i,
+            b.as_ptr(),
+            1,
+            n_i,
+            one,
+            one,
+            false,
+            false,
+            false,
+            parallelism,
+        );
+    }
+}
+
+/// 1 in the GEMM element type (the crate computes `dst = alpha·dst + beta·A·B`; alpha is unused without read_dst).
+fn unit<T: 'static + Copy>() -> T {
+    let any: Box<dyn std::any::Any> = if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f64>() {
+        Box::new(1.0f64)
+    } else {
+        Box::new(1.0f32)
+    };
+    *any.downcast::<T>().unwrap_or_else(|_| panic!("the CPU backend only runs f32 and f64"))
+}
+
+fn touch(buffer: &mut [u8]) {
+    for chunk in buffer.chunks_mut(64) {
+        chunk[0] = chunk[0].wrapping_add(1);
+    }
+    std::hint::black_box(buffer);
+}
+
+fn to_usize(v: u64) -> Result<usize, BackendError> {
+    usize::try_from(v).map_err(|_| BackendError::InvalidInput(format!("{v} does not fit in memory")))
+}
+
+fn parse_size(s: &str) -> Option<usize> {
+    let (digits, mult) = match s.chars().last()? {
+        'K' => (&s[..s.len() - 1], 1 << 10),
+        'M' => (&s[..s.len() - 1], 1 << 20),
+        'G' => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    digits.parse::<usize>().ok().map(|v| v * mult)
+}
+
+fn meminfo_kb(field: &str) -> Option<u64> {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()?
+        .lines()
+        .find(|l| l.starts_with(field))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+impl Backend for CpuBackend {
+    fn kind(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn device_info(&self) -> DeviceInfo {
+        DeviceInfo {
+            backend: "cpu".into(),
+            name: self.name.clone(),
+            arch: self.arch.into(),
+            compute_capability: None,
+            memory_total_mb: self.memory_total_bytes as f64 / 1e6,
+            memory_free_mb: meminfo_kb("MemAvailable:").map(|kb| kb as f64 * 1024.0 / 1e6),
+            sm_count: None,
+            cpu_cores: u32::try_from(self.threads).ok(),
+            sm_clock_max_mhz: None,
+            mem_clock_max_mhz: None,
+            l2_mb: Some(self.llc_bytes as f64 / 1e6),
+            versions: vec![("endpoint".into(), env!("CARGO_PKG_VERSION").into()), ("gemm".into(), "0.19".into())],
+            matched_key: None,
+            measurable_precisions: self.measurable(),
+        }
+    }
+
+    fn measurable(&self) -> Vec<Precision> {
+        vec![Precision::Fp64, Precision::Fp32]
+    }
+
+    fn memory_budget_bytes(&self) -> u64 {
+        let available = meminfo_kb("MemAvailable:").map_or(u64::MAX, |kb| kb * 1024 / 2);
+        self.memory_cap_bytes.min(available)
+    }
+
+    fn required_bytes(&self, spec: &MatmulSpec) -> u64 {
+        let element = if spec.precision == Precision::Fp64 { 8 } else { 4 };
+        let (m, n, k) = (u128::from(spec.m), u128::from(spec.n), u128::from(spec.k));
+        u64::try_from((m * k + k * n + m * n) * element).unwrap_or(u64::MAX)
+    }
+
+    fn measure_matmul(&self, spec: &MatmulSpec) -> Result<Measured, BackendError> {
+        match spec.precision {
+            Precision::Fp32 => self.gemm_measure::<f32>(spec, |x| x, f64::from(f32::EPSILON)),
+            Precision::Fp64 => self.gemm_measure::<f64>(spec, f64::from, f64::EPSILON),
+            other => Err(BackendError::Unsupported(format!(
+                "{other} cannot be measured natively on the host CPU ({}, {}): the CPU backend runs FP32 and FP64 only",
+                self.arch, self.name
+            ))),
+        }
+    }
+
+    fn measure_bandwidth(&self) -> Result<MeasuredBandwidth, BackendError> {
+        let n = self.copy_bytes / 4;
+        let src: Vec<f32> = random_normal(7, n);
+        let mut dst = vec![0.0f32; n];
+        let threads = self.threads;
+        let copy = |dst: &mut [f32]| {
+            let chunk = n.div_ceil(threads);
+            std::thread::scope(|s| {
+                for (d, src_chunk) in dst.chunks_mut(chunk).zip(src.chunks(chunk)) {
+                    s.spawn(move || d.copy_from_slice(src_chunk));
+                }
+            });
+        };
+        copy(&mut dst);
+        if dst != src {
+            return Err(BackendError::Verification("copy output differs from its input".into()));
+        }
+        let mut flush = self.flush_buffer();
+        let stats = sample::<BackendError>(
+            &self.policy,
+            || {
+                touch(&mut flush);
+                Ok(())
+            },
+            || {
+                let start = Instant::now();
+                copy(&mut dst);
+                Ok(start.elapsed().as_secs_f64())
+            },
+        )?;
+        let mut run = self.run_info(format!("copy_from_slice, {threads} threads, 2×{} KiB", self.copy_bytes >> 10), true);
+        run.library = "std (CPU)".into();
+        Ok(MeasuredBandwidth {
+            bytes: 2.0 * (n * 4) as f64,
+            measurement: measurement(run, &stats, TelemetrySummary::default()),
+        })
+    }
+
+    fn calibration_shape(&self, precision: Precision) -> (u64, u64, u64) {
+        if precision == Precision::Fp64 { (768, 768, 768) } else { (1024, 1024, 1024) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemm_matches_a_hand_computed_product() {
+        // [[1,2,3],[4,5,6]] · [[7,8],[9,10],[11,12]] = [[58,64],[139,154]].
+        let a = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let b = [7.0f32, 8.0, 9.0, 10.0, 11.0, 12.0];
+        let mut c = [0.0f32; 4];
+        run_gemm((2, 2, 3), &a, &b, &mut c, Parallelism::None);
+        assert_eq!(c, [58.0, 64.0, 139.0, 154.0]);
+        let a64 = a.map(f64::from);
+        let b64 = b.map(f64::from);
+        let mut c64 = [0.0f64; 4];
+        run_gemm((2, 2, 3), &a64, &b64, &mut c64, Parallelism::None);
+        assert_eq!(c64, [58.0, 64.0, 139.0, 154.0]);
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("32768K"), Some(32 << 20));
+        assert_eq!(parse_size("1M"), Some(1 << 20));
+    }
+}

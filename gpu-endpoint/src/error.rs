@@ -1,0 +1,130 @@
+//! The one error type of the HTTP API: every failure becomes `{"code","message"}` with a fitting status.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpResponse, ResponseError};
+use roofline_core::wire::ErrorBody;
+
+use crate::backend::BackendError;
+
+/// Seconds a client is told to wait when the device is busy.
+pub const RETRY_AFTER_S: u32 = 5;
+
+/// An API error: status, stable code and message.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ApiError {
+    /// 400: malformed or out-of-range input.
+    #[error("{0}")]
+    BadRequest(String),
+    /// 401: a bearer token is required and was missing or wrong.
+    #[error("a valid bearer token is required (Authorization: Bearer <token>)")]
+    Unauthorized,
+    /// 404: unknown hardware key.
+    #[error("{0}")]
+    UnknownHardware(String),
+    /// 404: unknown route or job.
+    #[error("{0}")]
+    NotFound(String),
+    /// 413: body or shape too large.
+    #[error("{0}")]
+    TooLarge(String),
+    /// 415: wrong content type.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// 503 + Retry-After: the device is busy with another measurement.
+    #[error("the device is busy with another measurement; retry later")]
+    Busy,
+    /// 503: no NVML library / no GPU.
+    #[error("{message}")]
+    Unavailable {
+        /// `no_nvml` or `no_gpu`.
+        code: &'static str,
+        /// Why.
+        message: String,
+    },
+    /// 500: internal failure (CUDA error, worker thread gone); the full error is logged, not returned.
+    #[error("internal error; see the server log")]
+    Internal(String),
+}
+
+impl ApiError {
+    /// The stable snake_case code.
+    #[must_use]
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::BadRequest(_) => "invalid_input",
+            ApiError::Unauthorized => "unauthorized",
+            ApiError::UnknownHardware(_) => "unknown_hardware",
+            ApiError::NotFound(_) => "not_found",
+            ApiError::TooLarge(_) => "too_large",
+            ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
+            ApiError::Busy => "busy",
+            ApiError::Unavailable { code, .. } => code,
+            ApiError::Internal(_) => "internal",
+        }
+    }
+
+    /// The wire body.
+    #[must_use]
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody { code: self.code().to_owned(), message: self.to_string() }
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::UnknownHardware(_) | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::Busy | ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        if let ApiError::Internal(detail) = self {
+            tracing::error!(error = %detail, "internal error");
+        }
+        let mut response = HttpResponse::build(self.status_code());
+        match self {
+            ApiError::Busy => {
+                response.insert_header((header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_S)));
+            }
+            ApiError::Unauthorized => {
+                response.insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer")));
+            }
+            _ => {}
+        }
+        response.json(self.body())
+    }
+}
+
+impl From<roofline_core::Error> for ApiError {
+    fn from(e: roofline_core::Error) -> Self {
+        match e {
+            roofline_core::Error::UnknownHardware { .. } => ApiError::UnknownHardware(e.to_string()),
+            _ => ApiError::BadRequest(e.to_string()),
+        }
+    }
+}
+
+impl From<BackendError> for ApiError {
+    fn from(e: BackendError) -> Self {
+        match e {
+            BackendError::TooLarge(m) => ApiError::TooLarge(m),
+            BackendError::InvalidInput(m) => ApiError::BadRequest(m),
+            BackendError::Busy => ApiError::Busy,
+            BackendError::Unavailable(m) => ApiError::Unavailable { code: "no_gpu", message: m },
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<actix_web::error::BlockingError> for ApiError {
+    fn from(e: actix_web::error::BlockingError) -> Self {
+        ApiError::Internal(format!("blocking worker failed: {e}"))
+    }
+}

@@ -1,0 +1,388 @@
+//! The measurement protocol shared by every backend (shared/docs/benchmarking.md §2): seeded random inputs,
+//! a correctness gate against a reference, warm-up, samples until the relative noise is low enough or a time
+//! cap is hit, and median / p10 / p90 statistics. Backends supply the timed closure; nothing here is
+//! backend-specific, so the CPU, CUDA and fake backends produce records of the same shape.
+
+use std::time::{Duration, Instant};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use roofline_core::wire::{Measurement, PointSource, RooflinePoint};
+use roofline_core::{Operator, Precision};
+
+/// When to stop sampling.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SamplingPolicy {
+    /// Untimed runs before sampling (at least one: lazy loading, page faults, JIT).
+    pub warmup_runs: u32,
+    /// Samples always taken (unless the time cap is hit first).
+    pub min_samples: u32,
+    /// Samples never exceeded.
+    pub max_samples: u32,
+    /// Stop once stdev / mean of the samples is at or below this (0.01 = 1 %).
+    pub target_rel_noise: f64,
+    /// Wall-clock cap for warm-up plus samples.
+    pub time_cap: Duration,
+}
+
+impl SamplingPolicy {
+    /// The CPU backend's default: short runs (≈1.5 s cap per point) so a 2-core host stays responsive.
+    #[must_use]
+    pub const fn cpu() -> SamplingPolicy {
+        SamplingPolicy {
+            warmup_runs: 1,
+            min_samples: 5,
+            max_samples: 200,
+            target_rel_noise: 0.01,
+            time_cap: Duration::from_millis(1500),
+        }
+    }
+
+    /// The CUDA backend's default (benchmarking.md §2.5: ≥ 10 samples, 1 % noise, 10 s cap).
+    #[must_use]
+    pub const fn gpu() -> SamplingPolicy {
+        SamplingPolicy {
+            warmup_runs: 3,
+            min_samples: 10,
+            max_samples: 1000,
+            target_rel_noise: 0.01,
+            time_cap: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Summary of the timed samples, in seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SampleStats {
+    /// Median.
+    pub median_s: f64,
+    /// 10th percentile.
+    pub p10_s: f64,
+    /// 90th percentile.
+    pub p90_s: f64,
+    /// Mean.
+    pub mean_s: f64,
+    /// Minimum.
+    pub min_s: f64,
+    /// Standard deviation / mean.
+    pub rel_noise: f64,
+    /// Number of samples.
+    pub samples: u32,
+    /// Whether sampling stopped on the time cap rather than on the noise target.
+    pub hit_time_cap: bool,
+}
+
+/// The `q`-quantile (0 ≤ q ≤ 1) of sorted values, linearly interpolated between closest ranks.
+#[must_use]
+pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
+    match sorted.len() {
+        0 => f64::NAN,
+        1 => sorted[0],
+        n => {
+            let rank = q.clamp(0.0, 1.0) * (n - 1) as f64;
+            let lower = rank.floor() as usize;
+            let upper = rank.ceil() as usize;
+            let frac = rank - lower as f64;
+            sorted[lower] + (sorted[upper] - sorted[lower]) * frac
+        }
+    }
+}
+
+/// Relative noise (sample standard deviation / mean); 0 for fewer than two samples.
+#[must_use]
+pub fn relative_noise(samples: &[f64]) -> f64 {
+    if samples.len() < 2 {
+        return 0.0;
+    }
+    let n = samples.len() as f64;
+    let mean = samples.iter().sum::<f64>() / n;
+    let var = samples.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    if mean > 0.0 { var.sqrt() / mean } else { 0.0 }
+}
+
+/// Summarizes samples (seconds).
+#[must_use]
+pub fn summarize(samples: &[f64], hit_time_cap: bool) -> SampleStats {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    SampleStats {
+        median_s: quantile_sorted(&sorted, 0.5),
+        p10_s: quantile_sorted(&sorted, 0.1),
+        p90_s: quantile_sorted(&sorted, 0.9),
+        mean_s: sorted.iter().sum::<f64>() / sorted.len().max(1) as f64,
+        min_s: sorted.first().copied().unwrap_or(f64::NAN),
+        rel_noise: relative_noise(samples),
+        samples: u32::try_from(samples.len()).unwrap_or(u32::MAX),
+        hit_time_cap,
+    }
+}
+
+/// Runs the protocol: `flush` before every run (untimed), `timed` returns the seconds of one run.
+/// Warm-up runs are discarded. At least one sample is always taken.
+///
+/// # Errors
+/// The first error of `flush` or `timed`.
+pub fn sample<E>(
+    policy: &SamplingPolicy,
+    mut flush: impl FnMut() -> Result<(), E>,
+    mut timed: impl FnMut() -> Result<f64, E>,
+) -> Result<SampleStats, E> {
+    let start = Instant::now();
+    for _ in 0..policy.warmup_runs.max(1) {
+        flush()?;
+        timed()?;
+        if start.elapsed() >= policy.time_cap / 2 {
+            break;
+        }
+    }
+    let mut samples = Vec::with_capacity(policy.min_samples as usize);
+    let mut hit_time_cap = false;
+    loop {
+        flush()?;
+        samples.push(timed()?);
+        let n = samples.len() as u32;
+        if n >= policy.max_samples {
+            break;
+        }
+        if n >= policy.min_samples && relative_noise(&samples) <= policy.target_rel_noise {
+            break;
+        }
+        if start.elapsed() >= policy.time_cap {
+            hit_time_cap = true;
+            break;
+        }
+    }
+    Ok(summarize(&samples, hit_time_cap))
+}
+
+/// `n` seeded standard-normal values (Box–Muller on ChaCha8): never zeros or constants
+/// (benchmarking.md §1.2-4), identical for identical seeds.
+#[must_use]
+pub fn random_normal(seed: u64, n: usize) -> Vec<f32> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let u1: f64 = rng.random::<f64>().max(f64::MIN_POSITIVE);
+        let u2: f64 = rng.random::<f64>();
+        let r = (-2.0 * u1.ln()).sqrt();
+        let theta = std::f64::consts::TAU * u2;
+        out.push((r * theta.cos()) as f32);
+        if out.len() < n {
+            out.push((r * theta.sin()) as f32);
+        }
+    }
+    out
+}
+
+/// Checks sampled entries of `C[M,N] = A[M,K]·B[K,N]` (all row-major) against an `f64` dot product.
+///
+/// The error of each checked entry must be at most `rel_tol · Σ|a·b|` (a bound that scales with the
+/// rounding of the reduction, so it holds for any K). Returns the number of entries checked.
+///
+/// # Errors
+/// A message naming the first entry out of tolerance.
+pub fn verify_sampled<A, B, C>(
+    dims: (usize, usize, usize),
+    a: &[A],
+    b: &[B],
+    c: &[C],
+    rel_tol: f64,
+    seed: u64,
+) -> Result<usize, String>
+where
+    A: Copy + Into<f64>,
+    B: Copy + Into<f64>,
+    C: Copy + Into<f64>,
+{
+    let (m, n, k) = dims;
+    if a.len() < m * k || b.len() < k * n || c.len() < m * n {
+        return Err("buffer shorter than the shape".into());
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
+    let n_checks = 64.min(m * n);
+    for check_idx in 0..n_checks {
+        // Always check the corners, then random entries.
+        let (row, col) = match check_idx {
+            0 => (0, 0),
+            1 => (m - 1, n - 1),
+            _ => (rng.random_range(0..m), rng.random_range(0..n)),
+        };
+        let mut reference = 0.0f64;
+        let mut magnitude = 0.0f64;
+        for kk in 0..k {
+            let product = a[row * k + kk].into() * b[kk * n + col].into();
+            reference += product;
+            magnitude += product.abs();
+        }
+        let got: f64 = c[row * n + col].into();
+        let err = (got - reference).abs();
+        if !got.is_finite() || err > rel_tol * magnitude.max(f64::MIN_POSITIVE) {
+            return Err(format!(
+                "C[{row},{col}] = {got}, reference {reference} (error {err:.3e} > {rel_tol:.1e} × {magnitude:.3e})"
+            ));
+        }
+    }
+    Ok(n_checks)
+}
+
+/// Telemetry summarized over one measurement (NVML on a GPU; nothing on a CPU).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TelemetrySummary {
+    /// Median SM clock, in MHz.
+    pub sm_clock_mhz: Option<f64>,
+    /// Median power, in W.
+    pub power_w: Option<f64>,
+    /// Maximum temperature, in °C.
+    pub temperature_c: Option<f64>,
+    /// Every throttle reason seen.
+    pub throttle_reasons: Vec<String>,
+}
+
+/// What ran, for [`measurement`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunInfo {
+    /// Backend name.
+    pub backend: String,
+    /// Library and version.
+    pub library: String,
+    /// Kernel or algorithm.
+    pub kernel: String,
+    /// Device name.
+    pub device_name: String,
+    /// Versions (name → version).
+    pub versions: Vec<(String, String)>,
+    /// Whether caches were flushed between samples.
+    pub flushed: bool,
+    /// Whether the output was verified.
+    pub verified: bool,
+    /// Padding applied, if any.
+    pub padding: Option<String>,
+}
+
+/// Builds the wire record of one measurement.
+#[must_use]
+pub fn measurement(run: RunInfo, stats: &SampleStats, telemetry: TelemetrySummary) -> Measurement {
+    Measurement {
+        backend: run.backend,
+        library: run.library,
+        kernel: run.kernel,
+        device_name: run.device_name,
+        versions: run.versions,
+        median_s: stats.median_s,
+        p10_s: stats.p10_s,
+        p90_s: stats.p90_s,
+        samples: stats.samples,
+        l2_flushed: run.flushed,
+        verified: run.verified,
+        padding: run.padding,
+        sm_clock_mhz: telemetry.sm_clock_mhz,
+        power_w: telemetry.power_w,
+        temperature_c: telemetry.temperature_c,
+        throttle_reasons: telemetry.throttle_reasons,
+        timestamp_unix_s: unix_now(),
+    }
+}
+
+/// Seconds since the Unix epoch.
+#[must_use]
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// A measured roofline point: the operator that really ran, timed at the measurement's median.
+///
+/// `precision` is the precision that ran (the operator's compute precision unless the kernel is weight-only,
+/// e.g. W4A16, where the caller passes the weight format and says so in `label_suffix`).
+#[must_use]
+pub fn measured_point(
+    op: &Operator,
+    precision: Precision,
+    measurement: Measurement,
+    bottleneck: &str,
+    label_suffix: &str,
+) -> RooflinePoint {
+    let time_s = measurement.median_s;
+    RooflinePoint {
+        ai: op.arithmetic_intensity(),
+        tflops: op.flops / time_s / 1e12,
+        time_us: time_s * 1e6,
+        precision,
+        shape: op.shape.clone(),
+        label: format!("{} [{precision}{label_suffix}] measured", op.name),
+        source: PointSource::Measured,
+        bottleneck: bottleneck.to_owned(),
+        bandwidth_gb_s: Some(op.bytes() / time_s / 1e9),
+        measurement: Some(measurement),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_interpolate_between_ranks() {
+        let v = [1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(quantile_sorted(&v, 0.5), 3.0);
+        // rank 0.1·4 = 0.4 → 1 + 0.4·(2 − 1).
+        assert!((quantile_sorted(&v, 0.1) - 1.4).abs() < 1e-12);
+        assert!((quantile_sorted(&v, 0.9) - 4.6).abs() < 1e-12);
+        assert_eq!(quantile_sorted(&[7.0], 0.9), 7.0);
+    }
+
+    #[test]
+    fn noise_of_a_known_sample() {
+        // mean 2, sample variance ((1)+(0)+(1))/2 = 1 → stdev 1 → 50 %.
+        assert!((relative_noise(&[1.0, 2.0, 3.0]) - 0.5).abs() < 1e-12);
+        assert_eq!(relative_noise(&[4.0]), 0.0);
+    }
+
+    #[test]
+    fn sampling_stops_on_low_noise_after_min_samples() {
+        let policy = SamplingPolicy { warmup_runs: 2, min_samples: 7, max_samples: 50, ..SamplingPolicy::cpu() };
+        let mut calls = 0;
+        let stats = sample::<()>(&policy, || Ok(()), || {
+            calls += 1;
+            Ok(1e-3)
+        })
+        .unwrap();
+        assert_eq!(stats.samples, 7);
+        assert_eq!(calls, 9);
+        assert_eq!(stats.median_s, 1e-3);
+        assert!(!stats.hit_time_cap);
+    }
+
+    #[test]
+    fn sampling_respects_max_samples_when_noisy() {
+        let policy = SamplingPolicy { warmup_runs: 1, min_samples: 2, max_samples: 20, ..SamplingPolicy::cpu() };
+        let mut i = 0u32;
+        let stats = sample::<()>(&policy, || Ok(()), || {
+            i += 1;
+            Ok(if i.is_multiple_of(2) { 1.0e-3 } else { 3.0e-3 })
+        })
+        .unwrap();
+        assert_eq!(stats.samples, 20);
+    }
+
+    #[test]
+    fn random_inputs_are_seeded_and_roughly_standard_normal() {
+        let a = random_normal(42, 10_001);
+        assert_eq!(a, random_normal(42, 10_001));
+        assert_ne!(a, random_normal(43, 10_001));
+        assert!(a.iter().all(|x| *x != 0.0));
+        let mean = a.iter().map(|&x| f64::from(x)).sum::<f64>() / a.len() as f64;
+        let var = a.iter().map(|&x| (f64::from(x) - mean).powi(2)).sum::<f64>() / a.len() as f64;
+        assert!(mean.abs() < 0.05, "{mean}");
+        assert!((var - 1.0).abs() < 0.1, "{var}");
+    }
+
+    #[test]
+    fn verification_catches_a_wrong_entry() {
+        // A = [[1,2],[3,4]], B = I → C = A.
+        let a = [1.0f32, 2.0, 3.0, 4.0];
+        let b = [1.0f32, 0.0, 0.0, 1.0];
+        assert_eq!(verify_sampled((2, 2, 2), &a, &b, &a, 1e-6, 1).unwrap(), 4);
+        let wrong = [1.0f32, 2.0, 3.0, 5.0];
+        assert!(verify_sampled((2, 2, 2), &a, &b, &wrong, 1e-6, 1).is_err());
+    }
+}

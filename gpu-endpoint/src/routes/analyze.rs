@@ -1,0 +1,26 @@
+//! `POST /api/analyze?hardware_key=KEY&run_all_precisions=BOOL`: predictions and measurements of one shape.
+
+use actix_web::web;
+use roofline_core::find_hardware;
+use roofline_core::wire::{AnalyzeQuery, AnalyzeRequest, AnalyzeResponse};
+
+use super::blocking;
+use crate::analysis;
+use crate::app::AppState;
+use crate::error::ApiError;
+
+pub(super) async fn analyze(
+    state: web::Data<AppState>,
+    query: web::Query<AnalyzeQuery>,
+    body: web::Json<AnalyzeRequest>,
+) -> Result<web::Json<AnalyzeResponse>, ApiError> {
+    let hardware = find_hardware(&query.hardware_key)?;
+    let request = body.into_inner();
+    let precisions = analysis::requested_precisions(&request, query.run_all_precisions)?;
+    analysis::validate(&state.device, &request, &precisions)?;
+    let response = blocking(move || {
+        analysis::analyze(&state.device, state.store.as_deref(), hardware, &request, &precisions)
+    })
+    .await?;
+    Ok(web::Json(response))
+}

@@ -1,0 +1,47 @@
+//! Thin HTTP handlers: extract, validate through `roofline-core`, run blocking work in `web::block`, answer
+//! with a wire type. Route table (all under `/api`): see gpu-endpoint/README.md.
+
+mod analyze;
+mod benchmarks;
+mod calibrate;
+mod device;
+mod health;
+mod nvml;
+mod results;
+
+use actix_web::{HttpRequest, HttpResponse, web};
+
+use crate::error::ApiError;
+
+/// Registers every `/api` route (relative to the scope).
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(resource("/health").route(web::get().to(health::health)))
+        .service(resource("/device").route(web::get().to(device::device)))
+        .service(resource("/nvml/status").route(web::get().to(nvml::status)))
+        .service(resource("/nvml/stream").route(web::get().to(nvml::stream)))
+        .service(resource("/analyze").route(web::post().to(analyze::analyze)))
+        .service(resource("/benchmarks").route(web::post().to(benchmarks::submit)))
+        .service(resource("/benchmarks/{id}").route(web::delete().to(benchmarks::cancel)))
+        .service(resource("/benchmarks/{id}/events").route(web::get().to(benchmarks::events)))
+        .service(resource("/calibrate").route(web::post().to(calibrate::calibrate)))
+        .service(resource("/results").route(web::get().to(results::results)));
+}
+
+fn resource(path: &str) -> actix_web::Resource {
+    web::resource(path).default_service(web::to(method_not_allowed))
+}
+
+async fn method_not_allowed(req: HttpRequest) -> HttpResponse {
+    let body = roofline_core::wire::ErrorBody {
+        code: "method_not_allowed".into(),
+        message: format!("{} is not allowed on {}", req.method(), req.path()),
+    };
+    HttpResponse::MethodNotAllowed().json(body)
+}
+
+/// Runs blocking work off the executor, mapping a lost worker to a 500.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    web::block(work).await?
+}

@@ -1,0 +1,48 @@
+//! Shared helpers of the integration tests: the real app (through `configure`) on the fake backend.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::web;
+use gpu_endpoint::backend::{BackendChoice, BackendOptions, Selected, select};
+use gpu_endpoint::store::Store;
+use gpu_endpoint::{AppConfig, AppState};
+
+/// A fake-backend app state with a temp store; the TempDir must outlive the app.
+pub fn fake_state(token: Option<&str>, delay_ms: u64) -> (web::Data<AppState>, tempfile::TempDir) {
+    let options = BackendOptions { fake_delay: Duration::from_millis(delay_ms), ..BackendOptions::default() };
+    let selected = select(BackendChoice::Fake, &options).unwrap();
+    state_with(selected, token)
+}
+
+/// An app state for an arbitrary backend selection.
+pub fn state_with(selected: Selected, token: Option<&str>) -> (web::Data<AppState>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("data")).unwrap();
+    let config = AppConfig {
+        token: token.map(str::to_owned),
+        web_dir: dir.path().join("dist"),
+        ..AppConfig::default()
+    };
+    (web::Data::new(AppState::new(selected, Some(Arc::new(store)), config)), dir)
+}
+
+/// Parses an SSE body into (event, data) pairs, ignoring comments.
+pub fn parse_sse(body: &str) -> Vec<(String, String)> {
+    body.split("\n\n")
+        .filter_map(|frame| {
+            let mut event = String::from("message");
+            let mut data = Vec::new();
+            for line in frame.lines() {
+                if let Some(e) = line.strip_prefix("event: ") {
+                    event = e.to_owned();
+                } else if let Some(d) = line.strip_prefix("data: ") {
+                    data.push(d.to_owned());
+                }
+            }
+            (!data.is_empty()).then(|| (event, data.join("\n")))
+        })
+        .collect()
+}

@@ -71,11 +71,19 @@ impl QuantConfig {
     /// # Errors
     /// [`Error::Unsupported`] naming the first format and the architecture that lacks it.
     pub fn check_support(&self, hardware: &HardwareSpec) -> Result<(), Error> {
-        for compute in [self.activations, self.attention, self.hidden()] {
-            hardware.dense_peak_for(compute)?;
-        }
-        hardware.check_storage(self.weights)?;
+        self.check_linear_support(hardware)?;
+        hardware.dense_peak_for(self.attention)?;
         hardware.check_storage(self.kv_cache)
+    }
+
+    /// Checks the linear layers alone: activation and hidden formats on the matrix units, weights stored.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] naming the first format and the architecture that lacks it.
+    pub fn check_linear_support(&self, hardware: &HardwareSpec) -> Result<(), Error> {
+        hardware.dense_peak_for(self.activations)?;
+        hardware.dense_peak_for(self.hidden())?;
+        hardware.check_storage(self.weights)
     }
 }
 

@@ -33,10 +33,14 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod advisor;
+mod analysis;
 mod config;
+mod corrections;
 mod error;
 mod formats;
 pub mod hardware;
+mod model;
 pub mod ops;
 pub mod precision;
 pub mod roofline;
@@ -44,12 +48,18 @@ pub mod units;
 #[cfg(feature = "serde")]
 pub mod wire;
 
+pub use advisor::{Advice, Candidate, Skipped, advise_model, advise_operator};
+pub use analysis::{ModelAnalysis, Phase, Workload, analyze_model};
 pub use config::{QuantConfig, find_quant_config, quant_configs};
+pub use corrections::{
+    Corrections, KERNEL_LAUNCH_FLOOR_S, OpAnalysis, WAVE_TILE, analyze_operator, wave_efficiency,
+};
 pub use error::Error;
 pub use formats::{
     E2M1_CODEBOOK, ElementLayout, Encoding, FormatInfo, NF4_CODEBOOK, format_catalog, format_info,
 };
 pub use hardware::{Architecture, ComputePath, HardwareSpec, Peak, Provenance, catalog, find_hardware};
+pub use model::{MlaConfig, ModelConfig, MoeConfig, ParamCount, find_model, model_presets};
 pub use ops::{Activation, AttentionShape, GemmShape, MoeShape, Norm, OpKind, OperandPrecisions, Operator};
 pub use precision::{BlockScale, Precision, int4_group_bits};
 pub use roofline::{Bound, Prediction, predict};

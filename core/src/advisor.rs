@@ -1,0 +1,491 @@
+//! Quantization advice: the precision configs a device runs natively, ranked by predicted time.
+//!
+//! Candidates are every config that passes [`QuantConfig::check_support`] on the device, except the one the
+//! user already runs. Speedups are against the BF16 baseline (FP16 where the device lacks BF16). Caveats
+//! (accuracy, memory fit) are warnings on the result, never errors.
+
+use crate::{
+    Bound, Corrections, Error, GemmShape, HardwareSpec, ModelConfig, Operator, QuantConfig, Workload,
+    analyze_model, analyze_operator, find_quant_config, quant_configs,
+};
+
+/// One ranked candidate config.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Candidate {
+    /// Config key.
+    pub config: String,
+    /// Config display name.
+    pub name: String,
+    /// Predicted time (model: the step; operator: the GEMM), in seconds.
+    pub time_s: f64,
+    /// Baseline time / this time.
+    pub speedup: f64,
+    /// Current config's time / this time (`None` when the current config does not run on the device).
+    pub speedup_vs_current: Option<f64>,
+    /// Memory needed (model: weights + KV cache; operator: weights), in bytes.
+    pub memory_bytes: f64,
+    /// Baseline memory − this memory, in bytes (negative when it needs more).
+    pub memory_saved_bytes: f64,
+    /// Whether `memory_bytes` fits in device memory.
+    pub fits_in_memory: bool,
+    /// The roof that limits it.
+    pub bound: Bound,
+    /// For weight-only configs: the batch (tokens per GEMM) at which the largest weight GEMM crosses the
+    /// ridge point and becomes compute-bound; beyond it the narrow weights stop saving time.
+    pub break_even_batch: Option<u32>,
+    /// Why it ranks where it does, from the numbers.
+    pub reason: String,
+    /// Caveats specific to this candidate.
+    pub caveats: Vec<String>,
+}
+
+/// A config that was not considered, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Skipped {
+    /// Config key.
+    pub config: String,
+    /// The reason (the device's missing format).
+    pub reason: String,
+}
+
+/// Quantization advice: candidates fastest first, the configs skipped, and warnings.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Advice {
+    /// Baseline config key the speedups refer to (`bf16`, or `fp16` without BF16).
+    pub baseline: String,
+    /// The config the user runs now (never a candidate).
+    pub current: String,
+    /// Predicted time of the current config, in seconds, when the device runs it.
+    pub current_time_s: Option<f64>,
+    /// Supported configs other than the current one, fastest first.
+    pub candidates: Vec<Candidate>,
+    /// Configs the device cannot run natively.
+    pub skipped: Vec<Skipped>,
+    /// Caveats about the advice as a whole.
+    pub warnings: Vec<String>,
+}
+
+/// What the advisor needs to know about one config on the device.
+struct Evaluation {
+    time_s: f64,
+    memory_bytes: f64,
+    bound: Bound,
+}
+
+/// The GEMM whose ridge crossing decides a weight-only config's break-even batch.
+struct RidgeGemm {
+    n: u64,
+    k: u64,
+    /// Tokens that must enter the step for one GEMM to see one more row (MoE: experts / top_k).
+    tokens_per_row: f64,
+}
+
+/// Advice for a whole model on `hardware` under `workload`, excluding `current_config`.
+///
+/// # Errors
+/// [`Error::UnknownConfig`] for an unknown `current_config`; [`Error::InvalidInput`] for an invalid
+/// workload or model; [`Error::Unsupported`] when the device runs neither BF16 nor FP16 nor the current
+/// config (no baseline).
+///
+/// # Examples
+/// ```
+/// use roofline_core::*;
+/// let a100 = find_hardware("a100_sxm_80gb").unwrap();
+/// let model = find_model("llama-3.1-8b").unwrap();
+/// let decode = Workload { phase: Phase::Decode, batch: 1, context: 4096 };
+/// let advice = advise_model(a100, model, &decode, "bf16", &Corrections::NONE).unwrap();
+/// // Weight-only INT4 wins memory-bound decode on Ampere; nothing FP8/FP4 is offered.
+/// assert_eq!(advice.candidates[0].config, "w4a16-int4");
+/// assert!(advice.candidates.iter().all(|c| !c.config.contains("fp8") && !c.config.contains("fp4")));
+/// ```
+pub fn advise_model(
+    hardware: &HardwareSpec,
+    model: &ModelConfig,
+    workload: &Workload,
+    current_config: &str,
+    corrections: &Corrections,
+) -> Result<Advice, Error> {
+    let ridge_gemm = match model.moe {
+        Some(m) if model.moe_layers() > 0 => RidgeGemm {
+            n: if model.gated_ffn {
+                2 * m.expert_ffn
+            } else {
+                m.expert_ffn
+            },
+            k: model.hidden,
+            tokens_per_row: m.experts as f64 / m.top_k as f64,
+        },
+        _ => RidgeGemm {
+            n: if model.gated_ffn {
+                2 * model.ffn_dim
+            } else {
+                model.ffn_dim
+            },
+            k: model.hidden,
+            tokens_per_row: 1.0,
+        },
+    };
+    advise(hardware, current_config, &ridge_gemm, |config| {
+        let a = analyze_model(hardware, model, config, workload, corrections)?;
+        Ok(Evaluation {
+            time_s: a.total_time_s,
+            memory_bytes: a.memory_required_bytes,
+            bound: a.bound,
+        })
+    })
+}
+
+/// Advice for one linear layer (a GEMM or batched GEMM of `shape`) on `hardware`, excluding
+/// `current_config`. Memory is the layer's weight bytes.
+///
+/// # Errors
+/// As [`advise_model`], and [`Error::InvalidInput`] for a zero or oversized dimension.
+///
+/// # Examples
+/// ```
+/// use roofline_core::*;
+/// let h100 = find_hardware("h100_sxm").unwrap();
+/// let gemv = GemmShape { batch: 1, m: 1, n: 4096, k: 4096 };
+/// let advice = advise_operator(h100, gemv, "bf16", &Corrections::NONE).unwrap();
+/// assert!(advice.candidates[0].speedup > 3.0);
+/// let awq = advice.candidates.iter().find(|c| c.config == "w4a16-int4").unwrap();
+/// // 4-bit weights stop paying off once ~90 tokens share each weight read (H100 ridge 295 FLOP/B).
+/// assert_eq!(awq.break_even_batch, Some(90));
+/// ```
+pub fn advise_operator(
+    hardware: &HardwareSpec,
+    shape: GemmShape,
+    current_config: &str,
+    corrections: &Corrections,
+) -> Result<Advice, Error> {
+    let ridge_gemm = RidgeGemm {
+        n: shape.n,
+        k: shape.k,
+        tokens_per_row: 1.0,
+    };
+    advise(hardware, current_config, &ridge_gemm, |config| {
+        config.check_linear_support(hardware)?;
+        let precisions = config.linear();
+        let op = if shape.batch == 1 {
+            Operator::matmul(shape.m, shape.n, shape.k, precisions)?
+        } else {
+            Operator::batched_gemm(shape.batch, shape.m, shape.n, shape.k, precisions)?
+        };
+        let a = analyze_operator(hardware, &op, corrections)?;
+        Ok(Evaluation {
+            time_s: a.time_s,
+            memory_bytes: op.weight_bytes,
+            bound: a.bound,
+        })
+    })
+}
+
+fn advise(
+    hardware: &HardwareSpec,
+    current_config: &str,
+    ridge_gemm: &RidgeGemm,
+    evaluate: impl Fn(&QuantConfig) -> Result<Evaluation, Error>,
+) -> Result<Advice, Error> {
+    let current = find_quant_config(current_config)?;
+    let mut evaluated = Vec::with_capacity(quant_configs().len());
+    let mut skipped = Vec::new();
+    for config in quant_configs() {
+        match evaluate(config) {
+            Ok(e) => evaluated.push((config, e)),
+            Err(Error::Unsupported {
+                precision,
+                path,
+                arch,
+                ..
+            }) => skipped.push(Skipped {
+                config: config.key.clone(),
+                reason: format!("{precision} ({path}) is not native on {arch}"),
+            }),
+            Err(e) => return Err(e),
+        }
+    }
+    let find = |key: &str| evaluated.iter().find(|(c, _)| c.key == key);
+    let (baseline, base) = find("bf16")
+        .or_else(|| find("fp16"))
+        .or_else(|| find(&current.key))
+        .ok_or_else(|| hardware.unsupported(crate::Precision::Bf16))?;
+    let current_time_s = find(&current.key).map(|(_, e)| e.time_s);
+    let mut warnings = vec![
+        "Accuracy is not modelled: validate every candidate on your task (4-bit and W4A4 formats need calibration)."
+            .to_owned(),
+    ];
+    if current_time_s.is_none() {
+        warnings.push(format!(
+            "The current config '{}' does not run natively on {}.",
+            current.key, hardware.key
+        ));
+    }
+    if baseline.key != "bf16" {
+        warnings.push(format!(
+            "{} has no BF16 path; speedups are against '{}'.",
+            hardware.key, baseline.key
+        ));
+    }
+    let mut candidates: Vec<Candidate> = evaluated
+        .iter()
+        .filter(|(c, _)| c.key != current.key)
+        .map(|(config, e)| {
+            let break_even_batch = if config.is_weight_only() {
+                break_even_batch(hardware, config, ridge_gemm)
+            } else {
+                None
+            };
+            candidate(hardware, config, e, base, current_time_s, break_even_batch)
+        })
+        .collect();
+    candidates.sort_by(|a, b| {
+        a.time_s
+            .total_cmp(&b.time_s)
+            .then(a.memory_bytes.total_cmp(&b.memory_bytes))
+    });
+    if let Some(current_time) = current_time_s
+        && candidates.first().is_none_or(|c| c.time_s >= current_time)
+    {
+        warnings.push(format!(
+            "No supported config is faster than '{}' here.",
+            current.key
+        ));
+    }
+    Ok(Advice {
+        baseline: baseline.key.clone(),
+        current: current.key.clone(),
+        current_time_s,
+        candidates,
+        skipped,
+        warnings,
+    })
+}
+
+fn candidate(
+    hardware: &HardwareSpec,
+    config: &QuantConfig,
+    e: &Evaluation,
+    base: &Evaluation,
+    current_time_s: Option<f64>,
+    break_even_batch: Option<u32>,
+) -> Candidate {
+    let speedup = base.time_s / e.time_s;
+    let memory_saved_bytes = base.memory_bytes - e.memory_bytes;
+    let fits_in_memory = e.memory_bytes <= hardware.memory_bytes;
+    let mut reason = format!(
+        "{speedup:.2}x vs baseline ({} vs {}), {}-bound; weights {:.3} b/elem, {} {:.2} GB",
+        seconds(e.time_s),
+        seconds(base.time_s),
+        e.bound.name(),
+        config.weights.effective_bits(),
+        if memory_saved_bytes >= 0.0 {
+            "saves"
+        } else {
+            "needs an extra"
+        },
+        memory_saved_bytes.abs() / 1e9,
+    );
+    if let Some(batch) = break_even_batch {
+        reason.push_str(&format!("; weight-only gains stop at batch ~{batch}"));
+    }
+    let mut caveats = Vec::new();
+    if !fits_in_memory {
+        caveats.push(format!(
+            "needs {:.1} GB, the device has {:.1} GB",
+            e.memory_bytes / 1e9,
+            hardware.memory_bytes / 1e9
+        ));
+    }
+    if config.activations.effective_bits() < 8.0 {
+        caveats.push(format!(
+            "{}-bit activations: accuracy depends on calibration or QAT",
+            config.activations.element_bits()
+        ));
+    }
+    if config.kv_cache.effective_bits() < 8.0 {
+        caveats.push("4-bit KV cache: check long-context accuracy".to_owned());
+    }
+    Candidate {
+        config: config.key.clone(),
+        name: config.name.clone(),
+        time_s: e.time_s,
+        speedup,
+        speedup_vs_current: current_time_s.map(|t| t / e.time_s),
+        memory_bytes: e.memory_bytes,
+        memory_saved_bytes,
+        fits_in_memory,
+        bound: e.bound,
+        break_even_batch,
+        reason,
+        caveats,
+    }
+}
+
+/// Tokens per GEMM at which a weight-only GEMM's arithmetic intensity reaches the ridge point R:
+/// 2·M·N·K / (w·N·K + M·(a·K + o·N)) = R, so M = R·w·N·K / (2·N·K − R·(a·K + o·N)), with w, a, o the
+/// bytes per element of weights, activations and output. `None` when the GEMM never crosses it.
+fn break_even_batch(hardware: &HardwareSpec, config: &QuantConfig, gemm: &RidgeGemm) -> Option<u32> {
+    let ridge = hardware.ridge_point(config.compute()).ok()?;
+    let (n, k) = (gemm.n as f64, gemm.k as f64);
+    let (w, a, o) = (
+        config.weights.effective_bytes(),
+        config.activations.effective_bytes(),
+        config.hidden().effective_bytes(),
+    );
+    let denominator = 2.0 * n * k - ridge * (a * k + o * n);
+    if denominator <= 0.0 {
+        return None;
+    }
+    let tokens = (ridge * w * n * k / denominator * gemm.tokens_per_row).ceil();
+    (tokens <= f64::from(u32::MAX)).then_some(tokens as u32)
+}
+
+/// A duration for a reason string: µs below 1 ms, ms otherwise.
+fn seconds(s: f64) -> String {
+    if s < 1e-3 {
+        format!("{:.1} us", s * 1e6)
+    } else {
+        format!("{:.2} ms", s * 1e3)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Phase, find_hardware, find_model};
+
+    fn decode_advice(hw: &str, model: &str, current: &str, batch: u32) -> Advice {
+        let w = Workload {
+            phase: Phase::Decode,
+            batch,
+            context: 4096,
+        };
+        advise_model(
+            find_hardware(hw).unwrap(),
+            find_model(model).unwrap(),
+            &w,
+            current,
+            &Corrections::NONE,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn never_recommends_the_current_config_or_a_missing_path() {
+        let a = decode_advice("a100_sxm_80gb", "llama-3.1-8b", "w4a16-int4", 1);
+        assert!(a.candidates.iter().all(|c| c.config != "w4a16-int4"));
+        for c in &a.candidates {
+            let config = find_quant_config(&c.config).unwrap();
+            for p in [
+                config.weights,
+                config.activations,
+                config.kv_cache,
+                config.attention,
+            ] {
+                let path = p.compute_path();
+                assert!(
+                    !matches!(
+                        path,
+                        crate::ComputePath::Fp8 | crate::ComputePath::Fp4 | crate::ComputePath::Fp6
+                    ),
+                    "{}",
+                    c.config
+                );
+            }
+        }
+        assert!(
+            a.skipped
+                .iter()
+                .any(|s| s.config == "fp8" && s.reason.contains("Ampere"))
+        );
+        assert!(a.current_time_s.is_some());
+        assert!(a.warnings.iter().any(|w| w.contains("Accuracy")));
+    }
+
+    #[test]
+    fn candidates_are_ranked_with_speedups_against_bf16() {
+        let a = decode_advice("b200", "llama-3.1-70b", "bf16", 1);
+        assert_eq!(a.baseline, "bf16");
+        assert!(a.candidates.windows(2).all(|w| w[0].time_s <= w[1].time_s));
+        let best = &a.candidates[0];
+        // Memory-bound decode: a ~4-bit weight config wins with > 2.5x and saves > 90 GB of 141 GB.
+        assert!(
+            best.config.contains("fp4") || best.config.contains("int4") || best.config.contains("nf4"),
+            "{}",
+            best.config
+        );
+        assert!(best.speedup > 2.5 && best.memory_saved_bytes > 90e9, "{best:?}");
+        assert!(best.reason.contains("memory-bound"));
+        let fp16 = a.candidates.iter().find(|c| c.config == "fp16").unwrap();
+        assert!((fp16.speedup - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn weight_only_break_even_batch_matches_the_ridge() {
+        // H100 FP16 ridge 989.4e12 / 3.35e12 = 295.3 FLOP/B. AWQ 4096×4096 (w 0.5195 B, a = o = 2 B):
+        // M = 295.3·0.5195·4096² / (2·4096² − 295.3·4·4096) = 2.574e9 / 2.872e7 ≈ 89.6 → 90.
+        let h100 = find_hardware("h100_sxm").unwrap();
+        let awq = find_quant_config("w4a16-int4").unwrap();
+        let m = break_even_batch(
+            h100,
+            awq,
+            &RidgeGemm {
+                n: 4096,
+                k: 4096,
+                tokens_per_row: 1.0,
+            },
+        )
+        .unwrap();
+        let ridge: f64 = 989.4e12 / 3.35e12;
+        let expected =
+            ridge * 0.519_531_25 * 4096.0 * 4096.0 / (2.0 * 4096.0 * 4096.0 - ridge * 4.0 * 4096.0);
+        assert_eq!(m, expected.ceil() as u32);
+        assert_eq!(m, 90);
+        // A GEMM too narrow to ever reach the ridge has no break-even batch.
+        assert_eq!(
+            break_even_batch(
+                h100,
+                awq,
+                &RidgeGemm {
+                    n: 64,
+                    k: 64,
+                    tokens_per_row: 1.0
+                }
+            ),
+            None
+        );
+        let a = decode_advice("h100_sxm", "llama-3.1-8b", "bf16", 1);
+        assert!(
+            a.candidates
+                .iter()
+                .filter(|c| c.break_even_batch.is_some())
+                .all(|c| find_quant_config(&c.config).unwrap().is_weight_only())
+        );
+    }
+
+    #[test]
+    fn unknown_current_config_is_an_error_and_compute_bound_work_prefers_fast_paths() {
+        let h100 = find_hardware("h100_sxm").unwrap();
+        let gemm = GemmShape {
+            batch: 1,
+            m: 8192,
+            n: 8192,
+            k: 8192,
+        };
+        assert!(matches!(
+            advise_operator(h100, gemm, "int3", &Corrections::NONE),
+            Err(Error::UnknownConfig { .. })
+        ));
+        let a = advise_operator(h100, gemm, "bf16", &Corrections::NONE).unwrap();
+        let best = &a.candidates[0];
+        assert_eq!(
+            find_quant_config(&best.config).unwrap().compute_path(),
+            crate::ComputePath::Fp8,
+            "{best:?}"
+        );
+        assert!((best.speedup - 2.0).abs() < 0.05, "{}", best.speedup);
+    }
+}

@@ -1,0 +1,525 @@
+//! Whole-model analysis: every operator of one prefill or decode step, its roofline time, and the totals.
+//!
+//! Identical layers are analysed once and carry a `count`; totals are sums of `count · time` over operators,
+//! never the roofline of the aggregate intensity. Rules:
+//! - Decode at context S: one new token per sequence attends over S cached tokens (reads 2·kv_heads·
+//!   head_dim·S·batch KV elements per layer) and writes its own K and V.
+//! - Prefill of S tokens: Sq = Skv = S with causal masking; the logits head runs on the last token of each
+//!   sequence only, as serving engines do.
+//! - Attention is fused (FlashAttention-style); embeddings, logits head and norms stay at the hidden
+//!   precision ([`QuantConfig::hidden`]).
+//! - Memory fit counts weights and the KV cache (activations and framework overhead are not modelled).
+
+use crate::{
+    AttentionShape, Bound, Corrections, Error, HardwareSpec, ModelConfig, MoeShape, OpAnalysis,
+    OperandPrecisions, Operator, QuantConfig, analyze_operator,
+};
+
+/// Which phase of inference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum Phase {
+    /// Processing the prompt: all `context` tokens at once.
+    Prefill,
+    /// Generating one token per sequence over a KV cache of `context` tokens.
+    Decode,
+}
+
+/// What runs: the phase, sequences in the batch, and the context length in tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Workload {
+    /// Prefill or decode.
+    pub phase: Phase,
+    /// Sequences processed together.
+    pub batch: u32,
+    /// Prompt length (prefill) or tokens already in the KV cache (decode).
+    pub context: u32,
+}
+
+/// The analysis of one step of one model on one device.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct ModelAnalysis {
+    /// Device key.
+    pub hardware: String,
+    /// Model key.
+    pub model: String,
+    /// Precision config key.
+    pub config: String,
+    /// The workload analysed.
+    pub workload: Workload,
+    /// The corrections applied.
+    pub corrections: Corrections,
+    /// Every distinct operator, per instance, with its count.
+    pub ops: Vec<OpAnalysis>,
+    /// Σ count · FLOPs, in FLOP.
+    pub total_flops: f64,
+    /// Σ count · bytes, in bytes.
+    pub total_bytes: f64,
+    /// Σ count · time: the time of the step, in seconds.
+    pub total_time_s: f64,
+    /// Time to first token (prefill only): the step time, in seconds.
+    pub ttft_s: Option<f64>,
+    /// Time per output token (decode only): the step time, in seconds.
+    pub tpot_s: Option<f64>,
+    /// Tokens per second over the batch: batch / TPOT (decode) or batch · context / TTFT (prefill).
+    pub tokens_per_s: f64,
+    /// Kernel launches in the step (Σ count).
+    pub kernel_launches: u32,
+    /// Bytes of all weights, in bytes.
+    pub weight_bytes: f64,
+    /// Bytes of the KV cache of `batch · context` tokens, in bytes.
+    pub kv_cache_bytes: f64,
+    /// Weights + KV cache, in bytes.
+    pub memory_required_bytes: f64,
+    /// Device memory, in bytes.
+    pub memory_capacity_bytes: f64,
+    /// Whether weights and KV cache fit in device memory.
+    pub fits_in_memory: bool,
+    /// Total FLOPs / total bytes, in FLOP/byte (a summary; times are not derived from it).
+    pub aggregate_arithmetic_intensity: f64,
+    /// The roof that limits the larger share of the step time.
+    pub bound: Bound,
+    /// Share of the step time spent in memory-bound operators, in [0, 1].
+    pub memory_bound_fraction: f64,
+    /// Effective bits per weight element of the linear layers.
+    pub weight_bits_per_element: f64,
+    /// Effective bits per KV-cache element.
+    pub kv_bits_per_element: f64,
+    /// Modelling approximations that apply to this model (e.g. MLA).
+    pub approximations: Vec<String>,
+}
+
+/// Analyses one step (prefill or decode) of `model` under `config` on `hardware`.
+///
+/// # Errors
+/// - [`Error::Unsupported`] when the device lacks a format of `config` (see [`QuantConfig::check_support`]).
+/// - [`Error::InvalidInput`] for a zero batch or context, an invalid model, or a step whose token count
+///   exceeds [`crate::ops::MAX_DIM`].
+///
+/// # Examples
+/// ```
+/// use roofline_core::*;
+/// let h100 = find_hardware("h100_sxm").unwrap();
+/// let model = find_model("llama-3.1-8b").unwrap();
+/// let bf16 = find_quant_config("bf16").unwrap();
+/// let decode = Workload { phase: Phase::Decode, batch: 1, context: 4096 };
+/// let a = analyze_model(h100, model, bf16, &decode, &Corrections::NONE).unwrap();
+/// assert_eq!(a.kv_cache_bytes, 536_870_912.0);
+/// assert_eq!(a.bound, Bound::Memory);
+/// assert!((a.tokens_per_s - 1.0 / a.tpot_s.unwrap()).abs() < 1e-9);
+/// ```
+pub fn analyze_model(
+    hardware: &HardwareSpec,
+    model: &ModelConfig,
+    config: &QuantConfig,
+    workload: &Workload,
+    corrections: &Corrections,
+) -> Result<ModelAnalysis, Error> {
+    if workload.batch == 0 || workload.context == 0 {
+        return Err(Error::InvalidInput("batch and context must be at least 1".into()));
+    }
+    model.validate()?;
+    config.check_support(hardware)?;
+    let batch = u64::from(workload.batch);
+    let context = u64::from(workload.context);
+    let query_len = match workload.phase {
+        Phase::Prefill => context,
+        Phase::Decode => 1,
+    };
+    let tokens = batch * query_len;
+    let hidden = config.hidden();
+    let linear = config.linear();
+    let layers = model.layers;
+    let h = model.hidden;
+
+    let mut ops = Vec::with_capacity(24);
+    let mut add = |op: Operator, count: u32| -> Result<(), Error> {
+        if count > 0 {
+            let mut analysis = analyze_operator(hardware, &op, corrections)?;
+            analysis.count = count;
+            ops.push(analysis);
+        }
+        Ok(())
+    };
+
+    add(Operator::embedding(tokens, h, hidden, hidden)?, 1)?;
+    add(
+        Operator::norm(model.norm, tokens, h, hidden)?.named("attn_norm"),
+        layers,
+    )?;
+    let (attention_shape, rope_heads) = match model.mla {
+        Some(m) => {
+            let qk_dim = m.nope_head_dim + m.rope_head_dim;
+            add(
+                Operator::matmul(tokens, m.q_lora_rank, h, linear)?.named("q_a_proj"),
+                layers,
+            )?;
+            add(
+                Operator::matmul(tokens, model.heads * qk_dim, m.q_lora_rank, linear)?.named("q_b_proj"),
+                layers,
+            )?;
+            add(
+                Operator::matmul(tokens, m.kv_lora_rank + m.rope_head_dim, h, linear)?.named("kv_a_proj"),
+                layers,
+            )?;
+            let kv_b_width = model.heads * (m.nope_head_dim + m.v_head_dim);
+            add(
+                Operator::matmul(tokens, kv_b_width, m.kv_lora_rank, linear)?.named("kv_b_proj"),
+                layers,
+            )?;
+            // Absorbed MLA: MQA over the cached latent (K = latent + rotary key, V = latent).
+            let shape = AttentionShape {
+                kv_heads: 1,
+                head_dim: m.kv_lora_rank + m.rope_head_dim,
+                shared_kv: true,
+                ..base_attention(model, batch, query_len, context)
+            };
+            (shape, (model.heads, 1, m.rope_head_dim))
+        }
+        None => {
+            let qkv_width = (model.heads + 2 * model.kv_heads) * model.head_dim;
+            add(
+                Operator::matmul(tokens, qkv_width, h, linear)?.named("qkv_proj"),
+                layers,
+            )?;
+            (
+                base_attention(model, batch, query_len, context),
+                (model.heads, model.kv_heads, model.head_dim),
+            )
+        }
+    };
+    let (rope_q_heads, rope_k_heads, rope_dim) = rope_heads;
+    add(
+        Operator::rope(tokens, rope_q_heads, rope_k_heads, rope_dim, hidden)?,
+        layers,
+    )?;
+    add(
+        Operator::kv_cache_write(tokens, model.kv_elements_per_token(), hidden, config.kv_cache)?,
+        layers,
+    )?;
+    let attention_precisions = OperandPrecisions {
+        weight: config.kv_cache,
+        activation: config.attention,
+        output: hidden,
+    };
+    for op in Operator::attention(&attention_shape, attention_precisions)? {
+        add(op, layers)?;
+    }
+    let attention_width = model
+        .mla
+        .map_or(model.heads * model.head_dim, |m| model.heads * m.v_head_dim);
+    add(
+        Operator::matmul(tokens, h, attention_width, linear)?.named("o_proj"),
+        layers,
+    )?;
+    add(Operator::residual_add(tokens, h, hidden)?, 2 * layers)?;
+    add(
+        Operator::norm(model.norm, tokens, h, hidden)?.named("ffn_norm"),
+        layers,
+    )?;
+    add_ffn(
+        &mut add,
+        model,
+        tokens,
+        model.ffn_dim,
+        linear,
+        "",
+        model.dense_layers(),
+    )?;
+    if let Some(moe) = model.moe {
+        let shape = MoeShape {
+            tokens,
+            experts: moe.experts,
+            top_k: moe.top_k,
+            hidden: h,
+            expert_ffn: moe.expert_ffn,
+            gated: model.gated_ffn,
+        };
+        for op in Operator::moe_experts(&shape, linear)? {
+            add(op, model.moe_layers())?;
+        }
+        add_ffn(
+            &mut add,
+            model,
+            tokens,
+            moe.shared_experts * moe.expert_ffn,
+            linear,
+            "shared_",
+            model.moe_layers(),
+        )?;
+    }
+    add(
+        Operator::norm(model.norm, tokens, h, hidden)?.named("final_norm"),
+        1,
+    )?;
+    add(
+        Operator::matmul(batch, model.vocab, h, hidden.into())?.named("logits"),
+        1,
+    )?;
+
+    Ok(summarize(hardware, model, config, workload, corrections, ops))
+}
+
+/// Attention of a standard (MHA/GQA) layer; MLA overrides the KV layout.
+fn base_attention(model: &ModelConfig, batch: u64, query_len: u64, context: u64) -> AttentionShape {
+    AttentionShape {
+        batch,
+        query_len,
+        kv_len: context,
+        heads: model.heads,
+        kv_heads: model.kv_heads,
+        head_dim: model.head_dim,
+        causal: true,
+        fused: true,
+        shared_kv: false,
+    }
+}
+
+/// Adds a dense FFN of width `ffn` (gate/up, activation, down) `count` times; no-op when `ffn` is 0.
+fn add_ffn(
+    add: &mut impl FnMut(Operator, u32) -> Result<(), Error>,
+    model: &ModelConfig,
+    tokens: u64,
+    ffn: u64,
+    linear: OperandPrecisions,
+    prefix: &str,
+    count: u32,
+) -> Result<(), Error> {
+    if ffn == 0 || count == 0 {
+        return Ok(());
+    }
+    let up_width = if model.gated_ffn { 2 * ffn } else { ffn };
+    let name = |role: &str| format!("{prefix}{role}");
+    add(
+        Operator::matmul(tokens, up_width, model.hidden, linear)?.named(&name("gate_up_proj")),
+        count,
+    )?;
+    add(
+        Operator::activation(model.activation(), tokens, ffn, linear.output)?.named(&name("ffn_act")),
+        count,
+    )?;
+    add(
+        Operator::matmul(tokens, model.hidden, ffn, linear)?.named(&name("down_proj")),
+        count,
+    )
+}
+
+fn summarize(
+    hardware: &HardwareSpec,
+    model: &ModelConfig,
+    config: &QuantConfig,
+    workload: &Workload,
+    corrections: &Corrections,
+    ops: Vec<OpAnalysis>,
+) -> ModelAnalysis {
+    let total = |f: fn(&OpAnalysis) -> f64| ops.iter().map(|o| f64::from(o.count) * f(o)).sum::<f64>();
+    let total_flops = total(|o| o.flops);
+    let total_bytes = total(|o| o.bytes);
+    let total_time_s = total(|o| o.time_s);
+    let memory_time_s: f64 = ops
+        .iter()
+        .filter(|o| o.bound == Bound::Memory)
+        .map(OpAnalysis::total_time_s)
+        .sum();
+    let batch = f64::from(workload.batch);
+    let (ttft_s, tpot_s, tokens_per_s) = match workload.phase {
+        Phase::Prefill => (
+            Some(total_time_s),
+            None,
+            batch * f64::from(workload.context) / total_time_s,
+        ),
+        Phase::Decode => (None, Some(total_time_s), batch / total_time_s),
+    };
+    let weight_bytes = model.weight_bytes(config);
+    let kv_cache_bytes = batch * f64::from(workload.context) * model.kv_bytes_per_token(config.kv_cache);
+    let memory_required_bytes = weight_bytes + kv_cache_bytes;
+    let memory_bound_fraction = memory_time_s / total_time_s;
+    let approximations = model
+        .mla
+        .map(|_| {
+            "MLA approximated: projections exact; attention as MQA over the cached latent (kv_lora_rank + rope_head_dim per token, K and V share it)".to_owned()
+        })
+        .into_iter()
+        .collect();
+    ModelAnalysis {
+        hardware: hardware.key.clone(),
+        model: model.key.clone(),
+        config: config.key.clone(),
+        workload: *workload,
+        corrections: *corrections,
+        kernel_launches: ops.iter().map(|o| o.count).sum(),
+        ops,
+        total_flops,
+        total_bytes,
+        total_time_s,
+        ttft_s,
+        tpot_s,
+        tokens_per_s,
+        weight_bytes,
+        kv_cache_bytes,
+        memory_required_bytes,
+        memory_capacity_bytes: hardware.memory_bytes,
+        fits_in_memory: memory_required_bytes <= hardware.memory_bytes,
+        aggregate_arithmetic_intensity: total_flops / total_bytes,
+        bound: if memory_bound_fraction >= 0.5 {
+            Bound::Memory
+        } else {
+            Bound::Compute
+        },
+        memory_bound_fraction,
+        weight_bits_per_element: config.weights.effective_bits(),
+        kv_bits_per_element: config.kv_cache.effective_bits(),
+        approximations,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{find_hardware, find_model, find_quant_config, model_presets, quant_configs};
+
+    fn run(hw: &str, model: &str, config: &str, phase: Phase, batch: u32, context: u32) -> ModelAnalysis {
+        analyze_model(
+            find_hardware(hw).unwrap(),
+            find_model(model).unwrap(),
+            find_quant_config(config).unwrap(),
+            &Workload {
+                phase,
+                batch,
+                context,
+            },
+            &Corrections::NONE,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn h100_llama_8b_bf16_decode_is_bounded_by_weights_plus_kv() {
+        let a = run("h100_sxm", "llama-3.1-8b", "bf16", Phase::Decode, 1, 4096);
+        // 4096 tokens · 131,072 B = 536,870,912 B of KV cache.
+        assert_eq!(a.kv_cache_bytes, 536_870_912.0);
+        // Weights read in decode: everything but the embedding table, of which one row is gathered.
+        let embedding_table = 128_256.0 * 4096.0 * 2.0;
+        let weights_read = a.weight_bytes - embedding_table + 4096.0 * 2.0;
+        let floor = (weights_read + a.kv_cache_bytes) / 3.35e12;
+        let tpot = a.tpot_s.unwrap();
+        assert!(tpot >= floor, "{tpot} < {floor}");
+        assert!(tpot <= 1.15 * floor, "{tpot} > 1.15 · {floor}");
+        assert!(a.fits_in_memory);
+        assert_eq!(a.weight_bits_per_element, 16.0);
+    }
+
+    #[test]
+    fn totals_are_sums_of_operator_times() {
+        let a = run("gb10", "llama-3.1-8b", "bf16", Phase::Prefill, 1, 4096);
+        let sum: f64 = a.ops.iter().map(OpAnalysis::total_time_s).sum();
+        assert!((a.total_time_s - sum).abs() <= 1e-12 * sum);
+        assert_eq!(a.ttft_s, Some(a.total_time_s));
+        assert!((a.tokens_per_s - 4096.0 / a.total_time_s).abs() < 1e-6);
+        // Prefill at 4K is compute-bound overall on GB10.
+        assert_eq!(a.bound, Bound::Compute);
+        // One analysis per distinct operator, not one per layer.
+        assert!(a.ops.len() < 20, "{}", a.ops.len());
+        assert!(a.kernel_launches > 32 * 8);
+    }
+
+    #[test]
+    fn throughput_counts_the_batch() {
+        let one = run("h100_sxm", "llama-3.1-8b", "fp8", Phase::Decode, 1, 1024);
+        let many = run("h100_sxm", "llama-3.1-8b", "fp8", Phase::Decode, 64, 1024);
+        assert!((many.tokens_per_s - 64.0 / many.tpot_s.unwrap()).abs() < 1e-9);
+        assert!(many.tokens_per_s > 10.0 * one.tokens_per_s);
+    }
+
+    #[test]
+    fn narrower_formats_are_faster_in_memory_bound_decode() {
+        let bf16 = run("b200", "llama-3.1-70b", "bf16", Phase::Decode, 1, 8192);
+        let fp8 = run("b200", "llama-3.1-70b", "fp8", Phase::Decode, 1, 8192);
+        let nvfp4 = run("b200", "llama-3.1-70b", "nvfp4-w4a4", Phase::Decode, 1, 8192);
+        assert!(fp8.tpot_s < bf16.tpot_s && nvfp4.tpot_s < fp8.tpot_s);
+        assert!(nvfp4.weight_bytes < 0.3 * bf16.weight_bytes + 3e9);
+        // 141 GB of BF16 weights and 2.7 GB of KV cache fit in the B200's 180 GB.
+        assert!(bf16.fits_in_memory);
+    }
+
+    #[test]
+    fn moe_decode_reads_only_active_experts() {
+        let a = run("h200_sxm", "mixtral-8x7b", "bf16", Phase::Decode, 1, 1024);
+        let experts: f64 = a
+            .ops
+            .iter()
+            .filter(|o| o.name.starts_with("expert_"))
+            .map(|o| f64::from(o.count) * o.weight_bytes)
+            .sum();
+        // 32 layers · 2 active experts · 3·4096·14336 · 2 B.
+        assert!((experts - 32.0 * 2.0 * 3.0 * 4096.0 * 14_336.0 * 2.0).abs() < 1e3);
+        let ds = run("h200_sxm", "deepseek-v3", "fp8", Phase::Decode, 1, 1024);
+        assert_eq!(ds.approximations.len(), 1);
+        // MLA caches 576 elements per token and layer: 61 · 576 · 1 B (FP8).
+        assert_eq!(ds.kv_cache_bytes, 1024.0 * 61.0 * 576.0);
+        assert!(!ds.fits_in_memory);
+    }
+
+    #[test]
+    fn unsupported_configs_and_bad_workloads_are_errors() {
+        let a100 = find_hardware("a100_sxm_80gb").unwrap();
+        let model = find_model("llama-3.1-8b").unwrap();
+        let decode = Workload {
+            phase: Phase::Decode,
+            batch: 1,
+            context: 1,
+        };
+        let r = analyze_model(
+            a100,
+            model,
+            find_quant_config("fp8").unwrap(),
+            &decode,
+            &Corrections::NONE,
+        );
+        assert!(
+            matches!(r, Err(Error::Unsupported { ref arch, .. }) if arch.contains("Ampere")),
+            "{r:?}"
+        );
+        let zero = Workload { batch: 0, ..decode };
+        assert!(
+            analyze_model(
+                a100,
+                model,
+                find_quant_config("bf16").unwrap(),
+                &zero,
+                &Corrections::NONE
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn every_preset_and_config_runs_where_supported() {
+        let b200 = find_hardware("b200").unwrap();
+        for model in model_presets() {
+            for config in quant_configs() {
+                for phase in [Phase::Prefill, Phase::Decode] {
+                    let w = Workload {
+                        phase,
+                        batch: 2,
+                        context: 512,
+                    };
+                    let a = analyze_model(b200, model, config, &w, &Corrections::ALL).unwrap();
+                    assert!(
+                        a.total_time_s.is_finite() && a.total_time_s > 0.0,
+                        "{} {}",
+                        model.key,
+                        config.key
+                    );
+                    assert!(
+                        a.kernel_launches as f64 * crate::KERNEL_LAUNCH_FLOOR_S
+                            <= a.total_time_s * (1.0 + 1e-12)
+                    );
+                }
+            }
+        }
+    }
+}

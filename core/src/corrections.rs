@@ -1,0 +1,222 @@
+//! Corrections below the ideal roofline, each switchable, and the corrected analysis of one operator.
+//!
+//! - Launch floor: no kernel finishes faster than [`KERNEL_LAUNCH_FLOOR_S`].
+//! - Wave quantization: a GEMM is split into [`WAVE_TILE`]×[`WAVE_TILE`] output tiles spread over the SMs
+//!   in waves; a partial last wave leaves SMs idle, so compute time grows by 1 / efficiency with
+//!   efficiency = tiles / (waves · SMs).
+//! - Calibrated ceilings are not a flag: run the same analysis on [`HardwareSpec::calibrated`].
+
+use crate::{Bound, Error, HardwareSpec, OpKind, Operator, Precision, predict};
+
+/// Minimum time of one kernel, in seconds (4 µs).
+///
+/// An assumption, not a measurement of any catalogued device: host-side launch plus the GPU's kernel
+/// start/drain is commonly quoted at 2–5 µs per launch without CUDA Graphs. Calibrate it per system.
+pub const KERNEL_LAUNCH_FLOOR_S: f64 = 4e-6;
+
+/// Output tile edge (M and N) assumed for wave quantization, in elements (128×128, CUTLASS's default).
+pub const WAVE_TILE: u64 = 128;
+
+/// Which corrections to apply on top of the ideal roofline. `Default` applies none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Corrections {
+    /// Raise every kernel to at least [`KERNEL_LAUNCH_FLOOR_S`].
+    pub launch_floor: bool,
+    /// Divide GEMM compute time by the wave efficiency on the device's SM count.
+    pub wave_quantization: bool,
+}
+
+impl Corrections {
+    /// The ideal roofline: no correction.
+    pub const NONE: Corrections = Corrections {
+        launch_floor: false,
+        wave_quantization: false,
+    };
+    /// Every correction.
+    pub const ALL: Corrections = Corrections {
+        launch_floor: true,
+        wave_quantization: true,
+    };
+}
+
+/// Wave efficiency of `tiles` output tiles on `sm_count` SMs: tiles / (⌈tiles / SMs⌉ · SMs), in (0, 1].
+///
+/// # Examples
+/// ```
+/// // 4096×4096 output on an H100 SXM (132 SMs): 1024 tiles in 8 waves, 1024 / 1056 = 0.97.
+/// assert!((roofline_core::wave_efficiency(1024, 132) - 1024.0 / 1056.0).abs() < 1e-12);
+/// ```
+#[must_use]
+pub fn wave_efficiency(tiles: u64, sm_count: u32) -> f64 {
+    let sms = u64::from(sm_count.max(1));
+    let tiles = tiles.max(1);
+    tiles as f64 / (tiles.div_ceil(sms) * sms) as f64
+}
+
+/// The corrected roofline analysis of one operator (per instance; `count` instances in a model).
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct OpAnalysis {
+    /// Role or display name, e.g. `qkv_proj`.
+    pub name: String,
+    /// Kind.
+    pub kind: OpKind,
+    /// Shape label.
+    pub shape: String,
+    /// How many times the operator runs (e.g. once per layer).
+    pub count: u32,
+    /// Precision it computes in (matrix operators) or stores activations in (vector operators).
+    pub precision: Precision,
+    /// Work per instance, in FLOP.
+    pub flops: f64,
+    /// DRAM traffic per instance, in bytes.
+    pub bytes: f64,
+    /// Weight bytes per instance.
+    pub weight_bytes: f64,
+    /// KV-cache bytes per instance.
+    pub kv_bytes: f64,
+    /// Arithmetic intensity, in FLOP/byte.
+    pub arithmetic_intensity: f64,
+    /// Peak it runs against (tensor path or vector units), in FLOP/s.
+    pub peak_flop_per_s: f64,
+    /// Ridge point = peak / bandwidth, in FLOP/byte.
+    pub ridge_point: f64,
+    /// Attainable throughput = FLOPs / time after corrections, in FLOP/s.
+    pub attainable_flop_per_s: f64,
+    /// Compute time per instance after wave quantization, in seconds.
+    pub compute_time_s: f64,
+    /// Memory time per instance, in seconds.
+    pub memory_time_s: f64,
+    /// Ideal roofline time per instance, max(FLOPs / peak, bytes / bandwidth), in seconds.
+    pub ideal_time_s: f64,
+    /// Predicted time per instance after corrections, in seconds.
+    pub time_s: f64,
+    /// Which roof limits it (after wave quantization).
+    pub bound: Bound,
+    /// Wave efficiency applied to the compute time (1 when off or not a GEMM).
+    pub wave_efficiency: f64,
+    /// Whether the launch floor set the time.
+    pub launch_bound: bool,
+}
+
+impl OpAnalysis {
+    /// Time of all instances, `count · time_s`, in seconds.
+    #[must_use]
+    pub fn total_time_s(&self) -> f64 {
+        f64::from(self.count) * self.time_s
+    }
+}
+
+/// Analyses one operator on one device: the roofline of [`predict`] plus the enabled `corrections`.
+///
+/// # Errors
+/// [`Error::Unsupported`] when the device has no native path for a matrix operator's precision.
+///
+/// # Examples
+/// ```
+/// use roofline_core::{analyze_operator, find_hardware, Corrections, Operator, Precision};
+/// let h100 = find_hardware("h100_sxm").unwrap();
+/// let tiny = Operator::gemv(64, 64, Precision::Bf16.into()).unwrap();
+/// let ideal = analyze_operator(h100, &tiny, &Corrections::NONE).unwrap();
+/// let floored = analyze_operator(h100, &tiny, &Corrections::ALL).unwrap();
+/// assert!(ideal.time_s < 1e-8);
+/// assert_eq!(floored.time_s, roofline_core::KERNEL_LAUNCH_FLOOR_S);
+/// ```
+pub fn analyze_operator(
+    hardware: &HardwareSpec,
+    op: &Operator,
+    corrections: &Corrections,
+) -> Result<OpAnalysis, Error> {
+    let p = predict(hardware, op)?;
+    let wave_efficiency = match (corrections.wave_quantization, op.gemm, hardware.sm_count) {
+        (true, Some(g), Some(sms)) => {
+            wave_efficiency(g.batch * g.m.div_ceil(WAVE_TILE) * g.n.div_ceil(WAVE_TILE), sms)
+        }
+        _ => 1.0,
+    };
+    let compute_time_s = p.compute_time_s / wave_efficiency;
+    let roofline_time_s = compute_time_s.max(p.memory_time_s);
+    let launch_bound = corrections.launch_floor && roofline_time_s < KERNEL_LAUNCH_FLOOR_S;
+    let time_s = if launch_bound {
+        KERNEL_LAUNCH_FLOOR_S
+    } else {
+        roofline_time_s
+    };
+    Ok(OpAnalysis {
+        name: op.name.clone(),
+        kind: op.kind,
+        shape: op.shape.clone(),
+        count: 1,
+        precision: op.precisions.compute(),
+        flops: p.flops,
+        bytes: p.bytes,
+        weight_bytes: op.weight_bytes,
+        kv_bytes: op.kv_bytes,
+        arithmetic_intensity: p.arithmetic_intensity,
+        peak_flop_per_s: p.peak_flop_per_s,
+        ridge_point: p.ridge_point,
+        attainable_flop_per_s: p.flops / time_s,
+        compute_time_s,
+        memory_time_s: p.memory_time_s,
+        ideal_time_s: p.time_s,
+        time_s,
+        bound: if p.memory_time_s >= compute_time_s {
+            Bound::Memory
+        } else {
+            Bound::Compute
+        },
+        wave_efficiency,
+        launch_bound,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::find_hardware;
+
+    #[test]
+    fn wave_quantization_penalizes_a_partial_last_wave() {
+        let h100 = find_hardware("h100_sxm").unwrap();
+        // 133 tiles of 128×128 on 132 SMs: 2 waves, efficiency 133 / 264 = 0.504.
+        let op = Operator::gemm(128 * 7, 128 * 19, 16_384, Precision::Bf16.into()).unwrap();
+        let ideal = analyze_operator(h100, &op, &Corrections::NONE).unwrap();
+        let waved = analyze_operator(
+            h100,
+            &op,
+            &Corrections {
+                wave_quantization: true,
+                ..Corrections::NONE
+            },
+        )
+        .unwrap();
+        assert_eq!(ideal.wave_efficiency, 1.0);
+        assert!((waved.wave_efficiency - 133.0 / 264.0).abs() < 1e-12);
+        assert!((waved.compute_time_s * waved.wave_efficiency - ideal.compute_time_s).abs() < 1e-15);
+        assert!(waved.time_s >= ideal.time_s);
+        // A device without a published SM count is left uncorrected (GB200 publishes none).
+        let gb200 = find_hardware("gb200").unwrap();
+        assert_eq!(
+            analyze_operator(gb200, &op, &Corrections::ALL)
+                .unwrap()
+                .wave_efficiency,
+            1.0
+        );
+    }
+
+    #[test]
+    fn launch_floor_applies_only_below_the_floor() {
+        let h100 = find_hardware("h100_sxm").unwrap();
+        let big = Operator::gemm(8192, 8192, 8192, Precision::Bf16.into()).unwrap();
+        let a = analyze_operator(h100, &big, &Corrections::ALL).unwrap();
+        assert!(!a.launch_bound);
+        assert_eq!(a.count, 1);
+        assert!((a.total_time_s() - a.time_s).abs() < 1e-18);
+        let small = Operator::residual_add(1, 4096, Precision::Bf16).unwrap();
+        let s = analyze_operator(h100, &small, &Corrections::ALL).unwrap();
+        assert!(s.launch_bound);
+        assert_eq!(s.time_s, KERNEL_LAUNCH_FLOOR_S);
+        assert_eq!(s.peak_flop_per_s, 67e12);
+    }
+}

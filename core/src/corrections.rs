@@ -49,9 +49,9 @@ impl Corrections {
 /// ```
 #[must_use]
 pub fn wave_efficiency(tiles: u64, sm_count: u32) -> f64 {
-    let sms = u64::from(sm_count.max(1));
-    let tiles = tiles.max(1);
-    tiles as f64 / (tiles.div_ceil(sms) * sms) as f64
+    let sms = f64::from(sm_count.max(1));
+    let tiles = tiles.max(1) as f64;
+    tiles / ((tiles / sms).ceil() * sms)
 }
 
 /// The corrected roofline analysis of one operator (per instance; `count` instances in a model).
@@ -130,9 +130,12 @@ pub fn analyze_operator(
 ) -> Result<OpAnalysis, Error> {
     let p = predict(hardware, op)?;
     let wave_efficiency = match (corrections.wave_quantization, op.gemm, hardware.sm_count) {
-        (true, Some(g), Some(sms)) => {
-            wave_efficiency(g.batch * g.m.div_ceil(WAVE_TILE) * g.n.div_ceil(WAVE_TILE), sms)
-        }
+        (true, Some(g), Some(sms)) => wave_efficiency(
+            g.batch
+                .saturating_mul(g.m.div_ceil(WAVE_TILE))
+                .saturating_mul(g.n.div_ceil(WAVE_TILE)),
+            sms,
+        ),
         _ => 1.0,
     };
     let compute_time_s = p.compute_time_s / wave_efficiency;

@@ -43,6 +43,8 @@ pub mod hardware;
 mod model;
 pub mod ops;
 pub mod precision;
+#[cfg(test)]
+mod properties;
 pub mod roofline;
 pub mod units;
 #[cfg(feature = "serde")]

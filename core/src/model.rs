@@ -125,9 +125,10 @@ impl ModelConfig {
     /// rotary key (kv_lora_rank + rope_head_dim).
     #[must_use]
     pub fn kv_elements_per_token(&self) -> u64 {
-        self.mla.map_or(2 * self.kv_heads * self.head_dim, |m| {
-            m.kv_lora_rank + m.rope_head_dim
-        })
+        self.mla.map_or(
+            2u64.saturating_mul(self.kv_heads).saturating_mul(self.head_dim),
+            |m| m.kv_lora_rank.saturating_add(m.rope_head_dim),
+        )
     }
 
     /// KV-cache bytes per token over all layers at `kv_cache` precision (block scales amortized).
@@ -146,24 +147,31 @@ impl ModelConfig {
     /// Elements of the up (and gate) projection of one FFN `ffn` wide: (2 or 1)·H·F, and of the down: H·F.
     fn ffn_elements(&self, ffn: u64) -> f64 {
         let matrices = if self.gated_ffn { 3.0 } else { 2.0 };
-        matrices * (self.hidden * ffn) as f64
+        matrices * self.hidden as f64 * ffn as f64
     }
 
     /// Elements of the attention projections of one layer.
     fn attention_elements(&self) -> f64 {
-        let h = self.hidden;
-        let elements = match self.mla {
+        let [h, heads, kv_heads, head_dim] =
+            [self.hidden, self.heads, self.kv_heads, self.head_dim].map(|d| d as f64);
+        match self.mla {
             Some(m) => {
-                let qk_dim = m.nope_head_dim + m.rope_head_dim;
-                h * m.q_lora_rank
-                    + m.q_lora_rank * self.heads * qk_dim
-                    + h * (m.kv_lora_rank + m.rope_head_dim)
-                    + m.kv_lora_rank * self.heads * (m.nope_head_dim + m.v_head_dim)
-                    + self.heads * m.v_head_dim * h
+                let [q_rank, kv_rank, rope, nope, v] = [
+                    m.q_lora_rank,
+                    m.kv_lora_rank,
+                    m.rope_head_dim,
+                    m.nope_head_dim,
+                    m.v_head_dim,
+                ]
+                .map(|d| d as f64);
+                h * q_rank
+                    + q_rank * heads * (nope + rope)
+                    + h * (kv_rank + rope)
+                    + kv_rank * heads * (nope + v)
+                    + heads * v * h
             }
-            None => h * (self.heads + 2 * self.kv_heads) * self.head_dim + self.heads * self.head_dim * h,
-        };
-        elements as f64
+            None => h * (heads + 2.0 * kv_heads) * head_dim + heads * head_dim * h,
+        }
     }
 
     fn weight_groups(&self) -> [WeightGroup; 7] {
@@ -174,9 +182,11 @@ impl ModelConfig {
         } else {
             1.0
         };
-        let mla_norms = self.mla.map_or(0, |m| m.q_lora_rank + m.kv_lora_rank) as f64;
+        let mla_norms = self
+            .mla
+            .map_or(0.0, |m| m.q_lora_rank as f64 + m.kv_lora_rank as f64);
         let layer_norms = layers * (2.0 * self.hidden as f64 + mla_norms) + self.hidden as f64;
-        let embedding = (self.vocab * self.hidden) as f64;
+        let embedding = self.vocab as f64 * self.hidden as f64;
         let group = |elements, copies, active_copies, quantized| WeightGroup {
             elements,
             copies,
@@ -187,11 +197,16 @@ impl ModelConfig {
             Some(m) => (
                 group(
                     self.ffn_elements(m.expert_ffn),
-                    moe_layers * (m.experts + m.shared_experts) as f64,
-                    moe_layers * (m.top_k + m.shared_experts) as f64,
+                    moe_layers * (m.experts as f64 + m.shared_experts as f64),
+                    moe_layers * (m.top_k as f64 + m.shared_experts as f64),
                     true,
                 ),
-                group((self.hidden * m.experts) as f64, moe_layers, moe_layers, false),
+                group(
+                    self.hidden as f64 * m.experts as f64,
+                    moe_layers,
+                    moe_layers,
+                    false,
+                ),
             ),
             None => (group(0.0, 0.0, 0.0, true), group(0.0, 0.0, 0.0, false)),
         };

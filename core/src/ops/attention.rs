@@ -46,7 +46,7 @@ impl AttentionShape {
     /// Cached elements per token and layer: 2·kv_heads·head_dim, or kv_heads·head_dim with `shared_kv`.
     #[must_use]
     pub fn kv_elements_per_token(&self) -> f64 {
-        let per_tensor = (self.kv_heads * self.head_dim) as f64;
+        let per_tensor = self.kv_heads as f64 * self.head_dim as f64;
         if self.shared_kv {
             per_tensor
         } else {

@@ -137,14 +137,8 @@ impl Operator {
             ("kv_heads", kv_heads),
             ("head_dim", head_dim),
         ])?;
-        Ok(vector_op(
-            "rope",
-            (tokens * (heads + kv_heads) * head_dim) as f64,
-            precision,
-            3.0,
-            1.0,
-            0.0,
-        ))
+        let elements = tokens as f64 * (heads + kv_heads) as f64 * head_dim as f64;
+        Ok(vector_op("rope", elements, precision, 3.0, 1.0, 0.0))
     }
 
     /// Embedding lookup of `tokens` rows of `hidden` from a table in `table` precision, written in

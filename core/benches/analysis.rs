@@ -1,0 +1,46 @@
+//! Whole-model analysis cost: what the page recomputes on every slider move.
+//!
+//! Llama-3.1-70B on a B200 (every config is native there): every precision config in decode and prefill,
+//! and the model advisor (which analyses every config once more plus its baseline).
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use roofline_core::{
+    Corrections, Phase, Workload, advise_model, analyze_model, find_hardware, find_model, quant_configs,
+};
+
+fn analysis(c: &mut Criterion) {
+    let hardware = find_hardware("b200").unwrap();
+    let model = find_model("llama-3.1-70b").unwrap();
+    for (label, phase) in [("decode", Phase::Decode), ("prefill", Phase::Prefill)] {
+        let workload = Workload {
+            phase,
+            batch: 8,
+            context: 4096,
+        };
+        c.bench_function(
+            &format!("llama-3.1-70b/{label}/all {} configs", quant_configs().len()),
+            |b| {
+                b.iter(|| {
+                    for config in quant_configs() {
+                        black_box(
+                            analyze_model(hardware, model, config, &workload, &Corrections::ALL).unwrap(),
+                        );
+                    }
+                });
+            },
+        );
+    }
+    let decode = Workload {
+        phase: Phase::Decode,
+        batch: 1,
+        context: 4096,
+    };
+    c.bench_function("llama-3.1-70b/advise_model", |b| {
+        b.iter(|| black_box(advise_model(hardware, model, &decode, "bf16", &Corrections::ALL).unwrap()));
+    });
+}
+
+criterion_group!(benches, analysis);
+criterion_main!(benches);

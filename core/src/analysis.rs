@@ -464,6 +464,17 @@ mod tests {
     }
 
     #[test]
+    fn analysis_serializes_to_json_for_the_endpoint() {
+        let a = run("l40s", "qwen2.5-7b", "w4a16-int4", Phase::Decode, 4, 2048);
+        let json = serde_json::to_value(&a).unwrap();
+        assert_eq!(json["config"], "w4a16-int4");
+        assert_eq!(json["workload"]["phase"], "decode");
+        assert_eq!(json["ttft_s"], serde_json::Value::Null);
+        assert_eq!(json["ops"].as_array().unwrap().len(), a.ops.len());
+        assert_eq!(json["ops"][0]["bound"], "memory");
+    }
+
+    #[test]
     fn unsupported_configs_and_bad_workloads_are_errors() {
         let a100 = find_hardware("a100_sxm_80gb").unwrap();
         let model = find_model("llama-3.1-8b").unwrap();

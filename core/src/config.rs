@@ -267,6 +267,13 @@ static CONFIGS: LazyLock<Vec<QuantConfig>> = LazyLock::new(|| {
 });
 
 /// Every precision config, baselines first.
+///
+/// # Examples
+/// ```
+/// let keys: Vec<_> = roofline_core::quant_configs().iter().map(|c| c.key.as_str()).collect();
+/// assert_eq!(&keys[..3], ["bf16", "fp16", "fp8"]);
+/// assert_eq!(keys.len(), 18);
+/// ```
 #[must_use]
 pub fn quant_configs() -> &'static [QuantConfig] {
     &CONFIGS

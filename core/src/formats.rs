@@ -356,6 +356,13 @@ pub fn format_info(precision: Precision) -> FormatInfo {
 }
 
 /// The format-page entries of every precision, in [`Precision::ALL`] order.
+///
+/// # Examples
+/// ```
+/// let formats = roofline_core::format_catalog();
+/// let nf4 = formats.iter().find(|f| f.name == "NF4").unwrap();
+/// assert_eq!((nf4.effective_bits, nf4.codebook.unwrap().len()), (4.5, 16));
+/// ```
 #[must_use]
 pub fn format_catalog() -> Vec<FormatInfo> {
     Precision::ALL.into_iter().map(format_info).collect()

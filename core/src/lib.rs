@@ -58,7 +58,8 @@ pub use corrections::{
 };
 pub use error::Error;
 pub use formats::{
-    E2M1_CODEBOOK, ElementLayout, Encoding, FormatInfo, NF4_CODEBOOK, format_catalog, format_info,
+    E2M1_CODEBOOK, ElementLayout, Encoding, FormatInfo, INT2_CODEBOOK, NF4_CODEBOOK, format_catalog,
+    format_info,
 };
 pub use hardware::{Architecture, ComputePath, HardwareSpec, Peak, Provenance, catalog, find_hardware};
 pub use model::{MlaConfig, ModelConfig, MoeConfig, ParamCount, find_model, model_presets};

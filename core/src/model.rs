@@ -464,6 +464,13 @@ static PRESETS: LazyLock<Vec<ModelConfig>> = LazyLock::new(|| {
 });
 
 /// Every model preset.
+///
+/// # Examples
+/// ```
+/// let presets = roofline_core::model_presets();
+/// assert_eq!(presets.len(), 11);
+/// assert!(presets.iter().all(|m| m.validate().is_ok()));
+/// ```
 #[must_use]
 pub fn model_presets() -> &'static [ModelConfig] {
     &PRESETS

@@ -157,6 +157,14 @@ impl Architecture {
     /// ([`Architecture::runs_path`]) and block formats are vendor-specific: NVFP4 only on NVIDIA Blackwell,
     /// MXFP8/MXFP6/MXFP4 on NVIDIA Blackwell and AMD CDNA4, MXINT8 nowhere. Storage-only formats (group-wise
     /// INT4, NF4, INT2) are never matrix operands.
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::{Architecture, Precision};
+    /// assert!(Architecture::Cdna4.runs_format(Precision::Mxfp4));
+    /// assert!(!Architecture::Cdna4.runs_format(Precision::Nvfp4));
+    /// assert!(!Architecture::Hopper.runs_format(Precision::Int4));
+    /// ```
     #[must_use]
     pub const fn runs_format(self, precision: Precision) -> bool {
         use Architecture as A;
@@ -408,7 +416,8 @@ impl HardwareSpec {
             .collect()
     }
 
-    /// Checks that every number is finite and positive and that sparse peaks are at least the dense ones.
+    /// Checks that every number is finite and positive, that sparse peaks are at least the dense ones, and
+    /// that each peak is for a distinct path the architecture has natively.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] naming the first offending field.
@@ -446,7 +455,19 @@ impl HardwareSpec {
                 self.key
             )));
         }
-        for peak in &self.peaks {
+        for (i, peak) in self.peaks.iter().enumerate() {
+            if self.peaks[..i].iter().any(|p| p.path == peak.path) {
+                return Err(Error::InvalidInput(format!(
+                    "{}: two peaks for {}",
+                    self.key, peak.path
+                )));
+            }
+            if !self.arch.runs_path(peak.path) {
+                return Err(Error::InvalidInput(format!(
+                    "{}: {} has no native {} path (use Architecture::Custom for other devices)",
+                    self.key, self.arch_label, peak.path
+                )));
+            }
             positive(peak.path.name(), peak.dense_flop_per_s)?;
             if let Some(sparse) = peak.sparse_flop_per_s {
                 positive(peak.path.name(), sparse)?;
@@ -561,6 +582,13 @@ static CATALOG: LazyLock<Vec<HardwareSpec>> =
 const ALIASES: &[(&str, &str)] = &[("b10", "gb10"), ("h100", "h100_sxm"), ("a100", "a100_sxm_80gb")];
 
 /// Every catalogued device, with its sources.
+///
+/// # Examples
+/// ```
+/// let catalog = roofline_core::catalog();
+/// assert_eq!(catalog.len(), 25);
+/// assert!(catalog.iter().all(|h| h.validate().is_ok() && !h.sources.is_empty()));
+/// ```
 #[must_use]
 pub fn catalog() -> &'static [HardwareSpec] {
     &CATALOG
@@ -570,6 +598,15 @@ pub fn catalog() -> &'static [HardwareSpec] {
 ///
 /// # Errors
 /// [`Error::UnknownHardware`] listing every valid key.
+///
+/// # Examples
+/// ```
+/// use roofline_core::{find_hardware, Precision};
+/// let a100 = find_hardware("A100").unwrap();
+/// assert_eq!(a100.key, "a100_sxm_80gb");
+/// // No FP8 on Ampere: an explicit error naming the architecture, never an FP16 fallback.
+/// assert!(a100.dense_peak_for(Precision::Fp8E4M3).unwrap_err().to_string().contains("Ampere"));
+/// ```
 pub fn find_hardware(key: &str) -> Result<&'static HardwareSpec, Error> {
     let wanted = key.trim().to_ascii_lowercase();
     let wanted = ALIASES
@@ -737,5 +774,21 @@ mod tests {
         let mut spec = find_hardware("h100_sxm").unwrap().clone();
         spec.peaks[4].sparse_flop_per_s = Some(1.0);
         assert!(spec.validate().is_err());
+        let h100 = find_hardware("h100_sxm").unwrap();
+        let with_peak = |path| {
+            let mut spec = h100.clone();
+            spec.peaks.push(Peak {
+                path,
+                dense_flop_per_s: 1e15,
+                sparse_flop_per_s: None,
+            });
+            spec
+        };
+        // Hopper has no FP4 path; a second BF16 peak is ambiguous; a custom device may claim any path.
+        assert!(with_peak(ComputePath::Fp4).validate().is_err());
+        assert!(with_peak(ComputePath::Bf16).validate().is_err());
+        let mut custom = with_peak(ComputePath::Fp4);
+        custom.arch = Architecture::Custom;
+        custom.validate().unwrap();
     }
 }

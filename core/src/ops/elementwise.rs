@@ -177,6 +177,14 @@ impl Operator {
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for a zero or oversized dimension.
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::{Operator, Precision};
+    /// // One Llama-3.1-8B token into an FP8 cache: 2·8·128 elements read at FP16, stored at 1 B.
+    /// let op = Operator::kv_cache_write(1, 2048, Precision::Fp16, Precision::Fp8E4M3).unwrap();
+    /// assert_eq!((op.activation_bytes, op.kv_bytes), (4096.0, 2048.0));
+    /// ```
     pub fn kv_cache_write(
         tokens: u64,
         elements_per_token: u64,

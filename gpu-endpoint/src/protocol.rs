@@ -198,6 +198,22 @@ where
     if a.len() < m * k || b.len() < k * n || c.len() < m * n {
         return Err("buffer shorter than the shape".into());
     }
+    verify_with(dims, |i, kk| a[i * k + kk].into(), |kk, j| b[kk * n + j].into(), |i, j| c[i * n + j].into(), rel_tol, seed)
+}
+
+/// [`verify_sampled`] over accessor closures (any layout): `a(i, kk)`, `b(kk, j)`, `c(i, j)`.
+///
+/// # Errors
+/// A message naming the first entry out of tolerance.
+pub fn verify_with(
+    dims: (usize, usize, usize),
+    a: impl Fn(usize, usize) -> f64,
+    b: impl Fn(usize, usize) -> f64,
+    c: impl Fn(usize, usize) -> f64,
+    rel_tol: f64,
+    seed: u64,
+) -> Result<usize, String> {
+    let (m, n, k) = dims;
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
     let n_checks = 64.min(m * n);
     for check_idx in 0..n_checks {
@@ -210,11 +226,11 @@ where
         let mut reference = 0.0f64;
         let mut magnitude = 0.0f64;
         for kk in 0..k {
-            let product = a[row * k + kk].into() * b[kk * n + col].into();
+            let product = a(row, kk) * b(kk, col);
             reference += product;
             magnitude += product.abs();
         }
-        let got: f64 = c[row * n + col].into();
+        let got = c(row, col);
         let err = (got - reference).abs();
         if !got.is_finite() || err > rel_tol * magnitude.max(f64::MIN_POSITIVE) {
             return Err(format!(

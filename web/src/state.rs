@@ -1,6 +1,10 @@
 //! Page state: the scenario being looked at, with the domain methods that evaluate it through `roofline_core`.
 
-use roofline_core::{Error, HardwareSpec, Operator, Precision, Prediction, catalog, predict};
+use roofline_core::{
+    Corrections, Error, HardwareSpec, ModelAnalysis, Operator, Phase, Precision, Prediction, Workload, analyze_model,
+    catalog, find_model, find_quant_config, predict,
+};
+use serde::{Deserialize, Serialize};
 
 /// Precisions ticked by default in the kernel view.
 pub const DEFAULT_PRECISIONS: [Precision; 6] =
@@ -27,7 +31,7 @@ pub const QUICK_SHAPES: [QuickShape; 3] = [
 ];
 
 /// A matrix-multiply spot check: one shape in several precisions on one device.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelSpec {
     /// Rows of the activation; 1 means GEMV.
     pub m: u64,
@@ -82,6 +86,236 @@ impl KernelSpec {
     }
 }
 
+/// The device shown by default and when a key resolves to nothing.
+pub const DEFAULT_HARDWARE: &str = "gb10";
+/// Default model preset.
+pub const DEFAULT_MODEL: &str = "llama-3.1-8b";
+/// Default precision config.
+pub const DEFAULT_CONFIG: &str = "nvfp4-w4a4";
+/// Range of the batch slider.
+pub const BATCH_RANGE: (u64, u64) = (1, 512);
+/// Range of the context slider, in tokens.
+pub const CONTEXT_RANGE: (u64, u64) = (32, 131_072);
+
+/// Which corrections to the ideal roofline are applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CorrectionToggles {
+    /// A per-kernel launch-latency floor.
+    pub launch_floor: bool,
+    /// Wave quantization of GEMM tiles over the SMs.
+    pub wave_quantization: bool,
+    /// Achievable (calibrated) roofs instead of datasheet peaks.
+    pub calibrated: bool,
+}
+
+/// Everything that defines what the page shows; encoded in the URL and saved locally.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Scenario {
+    /// Device key (catalog or custom).
+    pub hardware: String,
+    /// Model preset key.
+    pub model: String,
+    /// Precision config key.
+    pub config: String,
+    /// Prefill (true) or decode (false).
+    pub prefill: bool,
+    /// Sequences per step.
+    pub batch: u64,
+    /// Context length, tokens.
+    pub context: u64,
+    /// Corrections to the ideal roofline.
+    pub corrections: CorrectionToggles,
+    /// The kernel spot check.
+    pub kernel: KernelSpec,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Scenario {
+            hardware: DEFAULT_HARDWARE.to_owned(),
+            model: DEFAULT_MODEL.to_owned(),
+            config: DEFAULT_CONFIG.to_owned(),
+            prefill: false,
+            batch: 1,
+            context: 4096,
+            corrections: CorrectionToggles::default(),
+            kernel: KernelSpec::default(),
+        }
+    }
+}
+
+impl Scenario {
+    /// The workload of the scenario, as `roofline_core` takes it.
+    #[must_use]
+    pub fn workload(&self) -> Workload {
+        let clamp = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+        Workload {
+            phase: if self.prefill { Phase::Prefill } else { Phase::Decode },
+            batch: clamp(self.batch),
+            context: clamp(self.context),
+        }
+    }
+
+    /// Analyses the whole model step on `hw`.
+    ///
+    /// # Errors
+    /// An unknown model or config key, or anything `analyze_model` rejects (unsupported formats included).
+    pub fn analyze(&self, hw: &HardwareSpec) -> Result<ModelAnalysis, Error> {
+        let corrections = Corrections {
+            launch_floor: self.corrections.launch_floor,
+            wave_quantization: self.corrections.wave_quantization,
+        };
+        analyze_model(hw, find_model(&self.model)?, find_quant_config(&self.config)?, &self.workload(), &corrections)
+    }
+
+    /// A short label for pins and exports, e.g. `GB10 · NVFP4 W4A4 · decode B1 S4096`.
+    #[must_use]
+    pub fn label(&self) -> String {
+        let config = find_quant_config(&self.config).map_or(self.config.clone(), |c| c.name.clone());
+        let phase = if self.prefill { "prefill" } else { "decode" };
+        format!("{} · {} · {config} · {phase} B{} S{}", self.hardware, self.model, self.batch, self.context)
+    }
+
+    /// Whether going from `self` to `next` is a discrete change (a new history entry) rather than a
+    /// continuous one (slider drags and typing in M/N/K, which replace the current entry).
+    #[must_use]
+    pub fn is_discrete_change(&self, next: &Scenario) -> bool {
+        let continuous = |s: &Scenario| Scenario {
+            batch: 0,
+            context: 0,
+            kernel: KernelSpec { m: 0, n: 0, k: 0, ..s.kernel.clone() },
+            ..s.clone()
+        };
+        continuous(self) != continuous(next)
+    }
+
+    /// The URL query (without `?`) that restores this scenario exactly.
+    #[must_use]
+    pub fn to_query(&self) -> String {
+        let c = self.corrections;
+        let flags: String = [(c.launch_floor, 'l'), (c.wave_quantization, 'w'), (c.calibrated, 'c')]
+            .iter()
+            .filter_map(|&(on, f)| on.then_some(f))
+            .collect();
+        let precisions: Vec<&str> = self.kernel.precisions.iter().map(|p| p.name()).collect();
+        let pairs = [
+            ("hw", self.hardware.clone()),
+            ("model", self.model.clone()),
+            ("cfg", self.config.clone()),
+            ("phase", if self.prefill { "prefill" } else { "decode" }.to_owned()),
+            ("b", self.batch.to_string()),
+            ("s", self.context.to_string()),
+            ("corr", flags),
+            ("m", self.kernel.m.to_string()),
+            ("n", self.kernel.n.to_string()),
+            ("k", self.kernel.k.to_string()),
+            ("p", precisions.join(",")),
+        ];
+        pairs.iter().map(|(k, v)| format!("{k}={}", percent_encode(v))).collect::<Vec<_>>().join("&")
+    }
+
+    /// Reads a URL query (with or without `?`); absent or unreadable fields keep their defaults, numbers are
+    /// clamped to the slider ranges. Returns `None` when the query names no scenario field at all.
+    #[must_use]
+    pub fn from_query(query: &str) -> Option<Scenario> {
+        let mut s = Scenario::default();
+        let mut any = false;
+        for pair in query.trim_start_matches('?').split('&').filter(|p| !p.is_empty()) {
+            let (key, raw) = pair.split_once('=').unwrap_or((pair, ""));
+            let value = percent_decode(raw);
+            let num = |lo: u64, hi: u64| value.parse::<u64>().ok().map(|v| v.clamp(lo, hi));
+            any |= match key {
+                "hw" => {
+                    s.hardware = value;
+                    true
+                }
+                "model" => {
+                    s.model = value;
+                    true
+                }
+                "cfg" => {
+                    s.config = value;
+                    true
+                }
+                "phase" => {
+                    s.prefill = value == "prefill";
+                    true
+                }
+                "b" => num(BATCH_RANGE.0, BATCH_RANGE.1).map(|v| s.batch = v).is_some(),
+                "s" => num(CONTEXT_RANGE.0, CONTEXT_RANGE.1).map(|v| s.context = v).is_some(),
+                "corr" => {
+                    s.corrections = CorrectionToggles {
+                        launch_floor: value.contains('l'),
+                        wave_quantization: value.contains('w'),
+                        calibrated: value.contains('c'),
+                    };
+                    true
+                }
+                "m" => num(1, roofline_core::ops::MAX_DIM).map(|v| s.kernel.m = v).is_some(),
+                "n" => num(1, roofline_core::ops::MAX_DIM).map(|v| s.kernel.n = v).is_some(),
+                "k" => num(1, roofline_core::ops::MAX_DIM).map(|v| s.kernel.k = v).is_some(),
+                "p" => {
+                    s.kernel.precisions = value.split(',').filter_map(|n| n.parse().ok()).collect();
+                    true
+                }
+                _ => false,
+            };
+        }
+        any.then_some(s)
+    }
+}
+
+/// Steps per factor of two on the log sliders.
+pub const SLIDER_STEPS_PER_OCTAVE: f64 = 4.0;
+
+/// Slider position of `value` on a log₂ scale over `range` (0 at the low end).
+#[must_use]
+pub fn log_slider_position(value: u64, range: (u64, u64)) -> f64 {
+    ((value.clamp(range.0, range.1) as f64 / range.0 as f64).log2() * SLIDER_STEPS_PER_OCTAVE).round()
+}
+
+/// The value at slider position `pos` (inverse of [`log_slider_position`], rounded to an integer).
+#[must_use]
+pub fn log_slider_value(pos: f64, range: (u64, u64)) -> u64 {
+    ((range.0 as f64 * (pos / SLIDER_STEPS_PER_OCTAVE).exp2()).round() as u64).clamp(range.0, range.1)
+}
+
+/// Percent-encodes everything except unreserved characters and `,`.
+fn percent_encode(v: &str) -> String {
+    v.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b',' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Decodes `%XX` escapes and `+`; malformed escapes are kept literally.
+fn percent_decode(v: &str) -> String {
+    let bytes = v.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b'+', _) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// Finds a device among the catalog and the user's custom devices (custom keys shadow nothing: they are
 /// validated to differ from catalog keys when added).
 #[must_use]
@@ -120,6 +354,54 @@ mod tests {
         assert_eq!(spec.precisions, vec![Precision::Fp16, Precision::Int8]);
         spec.toggle(Precision::Int8);
         assert_eq!(spec.precisions, vec![Precision::Fp16]);
+    }
+
+    #[test]
+    fn query_round_trips_every_field() {
+        let s = Scenario {
+            hardware: "my gpu/β".to_owned(),
+            model: "llama-3.1-70b".to_owned(),
+            config: "fp8".to_owned(),
+            prefill: true,
+            batch: 64,
+            context: 131_072,
+            corrections: CorrectionToggles { launch_floor: true, wave_quantization: false, calibrated: true },
+            kernel: KernelSpec { m: 2048, n: 14336, k: 4096, precisions: vec![Precision::Bf16, Precision::Nvfp4] },
+        };
+        assert_eq!(Scenario::from_query(&format!("?{}", s.to_query())), Some(s));
+        assert_eq!(Scenario::from_query("?utm_source=x"), None);
+    }
+
+    #[test]
+    fn query_clamps_and_ignores_garbage() {
+        let s = Scenario::from_query("b=100000&s=1&p=FP16,nope,INT8&m=abc").unwrap();
+        assert_eq!((s.batch, s.context, s.kernel.m), (512, 32, 1));
+        assert_eq!(s.kernel.precisions, vec![Precision::Fp16, Precision::Int8]);
+    }
+
+    #[test]
+    fn sliders_replace_and_pickers_push() {
+        let a = Scenario::default();
+        assert!(!a.is_discrete_change(&Scenario { batch: 8, context: 512, ..a.clone() }));
+        assert!(a.is_discrete_change(&Scenario { prefill: true, ..a.clone() }));
+        assert!(a.is_discrete_change(&Scenario { hardware: "h100_sxm".into(), ..a.clone() }));
+    }
+
+    #[test]
+    fn log_sliders_hit_the_ends_and_powers_of_two() {
+        let max = log_slider_position(CONTEXT_RANGE.1, CONTEXT_RANGE);
+        assert_eq!(max, 48.0);
+        assert_eq!(log_slider_value(max, CONTEXT_RANGE), 131_072);
+        assert_eq!(log_slider_value(0.0, CONTEXT_RANGE), 32);
+        assert_eq!(log_slider_value(log_slider_position(4096, CONTEXT_RANGE), CONTEXT_RANGE), 4096);
+        assert_eq!(log_slider_value(log_slider_position(64, BATCH_RANGE), BATCH_RANGE), 64);
+    }
+
+    #[test]
+    fn default_scenario_analyses_on_gb10() {
+        let s = Scenario::default();
+        let a = s.analyze(&resolve_hardware("gb10", &[]).unwrap()).unwrap();
+        assert!(a.tpot_s.unwrap() > 0.0 && a.fits_in_memory);
     }
 
     #[test]

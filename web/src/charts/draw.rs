@@ -54,6 +54,9 @@ fn draw_marker<DB: DrawingBackend>(
     let r = if point.faint { RADIUS - 2 } else { RADIUS };
     let style = if point.filled { color.filled() } else { color.stroke_width(2) };
     let (x, y) = at;
+    if point.outlined {
+        area.draw(&Circle::new(at, r + 3, rgb(point.color).stroke_width(2)))?;
+    }
     match point.marker {
         Marker::Circle => area.draw(&Circle::new(at, r, style)),
         Marker::Square => area.draw(&Rectangle::new([(x - r + 1, y - r + 1), (x + r - 1, y + r - 1)], style)),

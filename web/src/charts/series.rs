@@ -1,6 +1,7 @@
 //! Turns `roofline_core` results into plain plot data: roofs, points, axis ranges. Pure and natively testable.
 
-use roofline_core::{HardwareSpec, Precision, Prediction};
+use roofline_core::wire::RooflinePoint;
+use roofline_core::{HardwareSpec, ModelAnalysis, OpKind, Precision, Prediction};
 
 use crate::format;
 use crate::palette::{Rgb, precision_rgb};
@@ -34,6 +35,8 @@ pub struct PlotPoint {
     pub filled: bool,
     /// Pinned scenarios are drawn faintly.
     pub faint: bool,
+    /// Kernel spot-check points get an outline so they stand out from model operators.
+    pub outlined: bool,
     /// Tooltip lines, already formatted.
     pub tooltip: Vec<String>,
 }
@@ -137,8 +140,79 @@ pub fn kernel_points(rows: &[KernelRow]) -> Vec<PlotPoint> {
                 marker: Marker::Circle,
                 filled: true,
                 faint: false,
+                outlined: true,
                 tooltip: prediction_tooltip(&format!("{} [{}]", op.name, r.precision), p),
             })
+        })
+        .collect()
+}
+
+/// The marker of an operator kind: matrix products circles, attention diamonds, KV-cache and embedding
+/// traffic triangles, elementwise squares.
+#[must_use]
+pub const fn marker_for(kind: OpKind) -> Marker {
+    match kind {
+        OpKind::Attention => Marker::Diamond,
+        OpKind::KvCache | OpKind::Embedding => Marker::Triangle,
+        OpKind::Elementwise => Marker::Square,
+        _ => Marker::Circle,
+    }
+}
+
+/// Points of a model step, one per distinct operator, coloured by precision. A pinned scenario passes its
+/// colour and label and is drawn faintly. Operators without FLOPs (pure data movement) have no place on a
+/// log-log roofline and are left to the operator table.
+#[must_use]
+pub fn analysis_points(a: &ModelAnalysis, pin: Option<(Rgb, &str)>) -> Vec<PlotPoint> {
+    a.ops
+        .iter()
+        .filter(|op| op.arithmetic_intensity > 0.0 && op.attainable_flop_per_s > 0.0)
+        .map(|op| {
+            let title = match pin {
+                Some((_, label)) => format!("{} ×{} [{}] — pin {label}", op.name, op.count, op.precision),
+                None => format!("{} ×{} [{}]", op.name, op.count, op.precision),
+            };
+            PlotPoint {
+                ai: op.arithmetic_intensity,
+                flop_per_s: op.attainable_flop_per_s,
+                color: pin.map_or(precision_rgb(op.precision), |(c, _)| c),
+                marker: marker_for(op.kind),
+                filled: true,
+                faint: pin.is_some(),
+                outlined: false,
+                tooltip: vec![
+                    title,
+                    format!("AI {} FLOP/B", format::intensity(op.arithmetic_intensity)),
+                    format!("roof {}", format::flop_rate(op.flops / op.ideal_time_s)),
+                    format!("predicted {}", format::flop_rate(op.attainable_flop_per_s)),
+                    format!("time {} each, {} total", format::duration(op.time_s), format::duration(op.total_time_s())),
+                    format!("{}-bound{}", op.bound.name(), if op.launch_bound { ", launch floor" } else { "" }),
+                ],
+            }
+        })
+        .collect()
+}
+
+/// Measured points, hollow.
+#[must_use]
+pub fn measured_points(points: &[RooflinePoint]) -> Vec<PlotPoint> {
+    points
+        .iter()
+        .map(|p| PlotPoint {
+            ai: p.ai,
+            flop_per_s: p.tflops * 1e12,
+            color: precision_rgb(p.precision),
+            marker: Marker::Circle,
+            filled: false,
+            faint: false,
+            outlined: false,
+            tooltip: vec![
+                format!("{} (measured)", p.label),
+                format!("AI {} FLOP/B", format::intensity(p.ai)),
+                format!("measured {}", format::flop_rate(p.tflops * 1e12)),
+                format!("time {}", format::duration(p.time_us * 1e-6)),
+                format!("{}-bound", p.bottleneck),
+            ],
         })
         .collect()
 }
@@ -157,9 +231,10 @@ pub fn plot_data(hw: &HardwareSpec, points: Vec<PlotPoint>) -> PlotData {
     let ais = points.iter().map(|p| p.ai).chain(roofs.iter().map(|r| r.ridge)).filter(finite);
     let (ai_lo, ai_hi) = ais.fold((f64::INFINITY, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let (ai_lo, ai_hi) = if ai_hi > 0.0 { (ai_lo.min(0.1), ai_hi * 4.0) } else { (0.1, 1e4) };
-    let x = decades(ai_lo, ai_hi);
+    // Half a decade of margin keeps markers off the axes.
+    let x = decades(ai_lo / 3.0, ai_hi);
     let ys = points.iter().map(|p| p.flop_per_s).chain(roofs.iter().map(|r| r.peak)).filter(finite);
-    let (y_lo, y_hi) = ys.fold((bw * x.0, bw * x.0), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (y_lo, y_hi) = ys.fold((f64::INFINITY, bw * x.0), |(lo, hi), v| (lo.min(v / 3.0), hi.max(v)));
     let mut sorted = points;
     sorted.sort_by_key(|p| !p.faint);
     PlotData {
@@ -169,7 +244,7 @@ pub fn plot_data(hw: &HardwareSpec, points: Vec<PlotPoint>) -> PlotData {
         roofs,
         points: sorted,
         x,
-        y: decades(y_lo, y_hi * 2.0),
+        y: decades(y_lo.min(bw * x.0), y_hi * 2.0),
     }
 }
 

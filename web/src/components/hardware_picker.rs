@@ -4,14 +4,14 @@ use leptos::prelude::*;
 use roofline_core::HardwareSpec;
 
 use crate::format;
-use crate::state::all_hardware;
+use crate::state::{Scenario, all_hardware};
 
 /// A labelled `<select>` (`data-testid="hardware-select"`) listing every catalogued device, then custom ones,
 /// with the chosen device's bandwidth, memory and architecture underneath.
 #[component]
 pub fn HardwarePicker(
-    /// The selected device key.
-    key: RwSignal<String>,
+    /// The scenario whose device is picked.
+    scenario: RwSignal<Scenario>,
     /// The resolved selected device.
     #[prop(into)]
     hardware: Signal<HardwareSpec>,
@@ -24,7 +24,7 @@ pub fn HardwarePicker(
             all_hardware(c)
                 .map(|h| {
                     let k = h.key.clone();
-                    let selected = move || key.with(|cur| *cur == k);
+                    let selected = move || scenario.with(|s| s.hardware == k);
                     view! { <option value=h.key.clone() selected=selected>{h.name.clone()}</option> }
                 })
                 .collect_view()
@@ -46,8 +46,8 @@ pub fn HardwarePicker(
             <select
                 id="hardware-select"
                 data-testid="hardware-select"
-                prop:value=move || key.get()
-                on:change=move |ev| key.set(event_target_value(&ev))
+                prop:value=move || scenario.with(|s| s.hardware.clone())
+                on:change=move |ev| scenario.update(|s| s.hardware = event_target_value(&ev))
             >
                 {options}
             </select>

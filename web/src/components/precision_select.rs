@@ -4,14 +4,14 @@ use leptos::prelude::*;
 use roofline_core::{HardwareSpec, Precision};
 
 use crate::palette::{css, precision_rgb};
-use crate::state::KernelSpec;
+use crate::state::Scenario;
 
 /// One checkbox per precision (`data-precision` on each input); precisions the device cannot run stay
 /// selectable and are marked, so the table can say why they have no prediction.
 #[component]
 pub fn PrecisionSelect(
-    /// The spec whose precisions are edited.
-    spec: RwSignal<KernelSpec>,
+    /// The scenario whose kernel precisions are edited.
+    scenario: RwSignal<Scenario>,
     /// The device, to mark unsupported precisions.
     #[prop(into)]
     hardware: Signal<HardwareSpec>,
@@ -19,7 +19,7 @@ pub fn PrecisionSelect(
     let boxes = Precision::ALL
         .into_iter()
         .map(|p| {
-            let checked = move || spec.with(|s| s.precisions.contains(&p));
+            let checked = move || scenario.with(|s| s.kernel.precisions.contains(&p));
             let supported = move || hardware.with(|h| h.dense_peak_for(p).is_ok());
             view! {
                 <label class="check" class:unsupported=move || !supported()>
@@ -27,7 +27,7 @@ pub fn PrecisionSelect(
                         type="checkbox"
                         data-precision=p.name()
                         prop:checked=checked
-                        on:change=move |_| spec.update(|s| s.toggle(p))
+                        on:change=move |_| scenario.update(|s| s.kernel.toggle(p))
                     />
                     <span class="swatch" style=format!("background:{}", css(precision_rgb(p)))></span>
                     {p.name()}

@@ -6,6 +6,11 @@ use crate::format;
 use crate::palette::{css, precision_rgb};
 use crate::state::KernelRow;
 
+/// The operator name shared by the rows, e.g. `GEMV 1x4096x4096`.
+fn caption(rows: &[KernelRow]) -> String {
+    rows.iter().find_map(|r| r.op.as_ref().ok()).map_or_else(|| "invalid shape".to_owned(), |op| op.name.clone())
+}
+
 /// One row per requested precision (`data-precision`), with AI, time (`data-testid="time-us"`, µs with three
 /// decimals, raw seconds in `data-value`), TFLOP/s and bound. A precision without a prediction keeps its row
 /// and says why (`data-supported="false"`), e.g. "unsupported on Hopper sm_90 (no FP4 path)".
@@ -23,10 +28,9 @@ pub fn PredictionTable(
                 let swatch = format!("background:{}", css(precision_rgb(r.precision)));
                 let label = view! { <td><span class="swatch" style=swatch></span>{name}</td> };
                 match (&r.op, &r.prediction) {
-                    (Ok(op), Ok(p)) => view! {
+                    (Ok(_), Ok(p)) => view! {
                         <tr data-precision=name data-supported="true">
                             {label}
-                            <td>{op.name.clone()}</td>
                             <td class="num" data-testid="ai" data-value=p.arithmetic_intensity.to_string()>
                                 {format::intensity(p.arithmetic_intensity)}
                             </td>
@@ -41,7 +45,7 @@ pub fn PredictionTable(
                     (_, Err(e)) | (Err(e), _) => view! {
                         <tr data-precision=name data-supported="false" class="unsupported">
                             {label}
-                            <td colspan="5" data-testid="failure">{format::failure(e)}</td>
+                            <td colspan="4" data-testid="failure">{format::failure(e)}</td>
                         </tr>
                     }
                     .into_any(),
@@ -51,11 +55,10 @@ pub fn PredictionTable(
     };
     view! {
         <table class="predictions" data-testid="predictions">
-            <caption>"Kernel predictions"</caption>
+            <caption>{move || format!("Kernel predictions — {}", caption(&rows.read()))}</caption>
             <thead>
                 <tr>
                     <th scope="col">"Precision"</th>
-                    <th scope="col">"Operator"</th>
                     <th scope="col" class="num">"AI (FLOP/B)"</th>
                     <th scope="col" class="num">"Time (µs)"</th>
                     <th scope="col" class="num">"TFLOP/s"</th>

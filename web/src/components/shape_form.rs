@@ -2,15 +2,15 @@
 
 use leptos::prelude::*;
 
-use crate::state::{KernelSpec, QUICK_SHAPES};
+use crate::state::{KernelSpec, QUICK_SHAPES, Scenario};
 
-/// One labelled number input bound to a dimension of the spec.
+/// One labelled number input bound to a dimension of the kernel spec.
 #[component]
 fn DimInput(
     /// Label text (`M`, `N`, `K`).
     label: &'static str,
-    /// The spec being edited.
-    spec: RwSignal<KernelSpec>,
+    /// The scenario whose kernel spec is edited.
+    scenario: RwSignal<Scenario>,
     /// Reads the dimension.
     get: fn(&KernelSpec) -> u64,
     /// Writes the dimension.
@@ -19,7 +19,7 @@ fn DimInput(
     let id = format!("dim-{}", label.to_lowercase());
     let on_input = move |ev| {
         if let Ok(v) = event_target_value(&ev).trim().parse::<u64>() {
-            spec.update(|s| set(s, v));
+            scenario.update(|s| set(&mut s.kernel, v.max(1)));
         }
     };
     view! {
@@ -31,7 +31,7 @@ fn DimInput(
                 min="1"
                 step="1"
                 data-testid=format!("shape-{}", label.to_lowercase())
-                prop:value=move || spec.with(|s| get(s).to_string())
+                prop:value=move || scenario.with(|s| get(&s.kernel).to_string())
                 on:input=on_input
             />
         </div>
@@ -41,17 +41,13 @@ fn DimInput(
 /// GEMV/GEMM shape editor: `M×N×K` number inputs (M = 1 is a GEMV) and one-click quick shapes.
 #[component]
 pub fn ShapeForm(
-    /// The spec being edited.
-    spec: RwSignal<KernelSpec>,
+    /// The scenario whose kernel spec is edited.
+    scenario: RwSignal<Scenario>,
 ) -> impl IntoView {
     let quick = QUICK_SHAPES
         .iter()
         .map(|q| {
-            let on_click = move |_| {
-                spec.update(|s| {
-                    (s.m, s.n, s.k) = (q.m, q.n, q.k);
-                })
-            };
+            let on_click = move |_| scenario.update(|s| (s.kernel.m, s.kernel.n, s.kernel.k) = (q.m, q.n, q.k));
             view! { <button type="button" on:click=on_click>{q.label}</button> }
         })
         .collect_view();
@@ -59,9 +55,9 @@ pub fn ShapeForm(
         <fieldset class="shape">
             <legend>"Shape (M×N×K, M = 1 is GEMV)"</legend>
             <div class="dims">
-                <DimInput label="M" spec=spec get=|s| s.m set=|s, v| s.m = v />
-                <DimInput label="N" spec=spec get=|s| s.n set=|s, v| s.n = v />
-                <DimInput label="K" spec=spec get=|s| s.k set=|s, v| s.k = v />
+                <DimInput label="M" scenario=scenario get=|k| k.m set=|k, v| k.m = v />
+                <DimInput label="N" scenario=scenario get=|k| k.n set=|k, v| k.n = v />
+                <DimInput label="K" scenario=scenario get=|k| k.k set=|k, v| k.k = v />
             </div>
             <div class="quick">{quick}</div>
         </fieldset>

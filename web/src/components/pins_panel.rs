@@ -1,0 +1,92 @@
+//! Pinned scenarios: pin, unpin, compare.
+
+use leptos::prelude::*;
+use roofline_core::{Error, ModelAnalysis};
+
+use crate::format;
+use crate::palette::{PIN_RGB, css};
+use crate::state::Scenario;
+use crate::storage::MAX_PINS;
+
+/// Up to four pinned scenarios, each analysed on its own hardware and drawn faintly on the chart, with a
+/// comparison table against the current scenario.
+#[component]
+pub fn PinsPanel(
+    /// The current scenario.
+    scenario: RwSignal<Scenario>,
+    /// The pins.
+    pins: RwSignal<Vec<Scenario>>,
+    /// The current analysis.
+    #[prop(into)]
+    current: Signal<Result<ModelAnalysis, Error>>,
+    /// Each pin's analysis, in pin order.
+    #[prop(into)]
+    pinned: Signal<Vec<Result<ModelAnalysis, Error>>>,
+) -> impl IntoView {
+    let pin = move |_| {
+        let s = scenario.get_untracked();
+        pins.update(|p| {
+            if p.len() < MAX_PINS && !p.contains(&s) {
+                p.push(s);
+            }
+        });
+    };
+    let row = |label: String, colour: Option<String>, a: &Result<ModelAnalysis, Error>| {
+        let cells = match a {
+            Ok(a) => view! {
+                <td class="num">{a.tpot_s.or(a.ttft_s).map_or("—".to_owned(), format::duration)}</td>
+                <td class="num">{format::tokens_per_s(a.tokens_per_s)}</td>
+                <td>{a.bound.name()}</td>
+                <td>{if a.fits_in_memory { "yes" } else { "no" }}</td>
+            }
+            .into_any(),
+            Err(e) => view! { <td colspan="4" class="hint">{format::failure(e)}</td> }.into_any(),
+        };
+        let swatch = colour.map(|c| view! { <span class="swatch" style=format!("background:{c}")></span> });
+        view! { <tr><td>{swatch}{label}</td>{cells}</tr> }
+    };
+    let table = move || {
+        let list = pins.get();
+        (!list.is_empty()).then(|| {
+            let pinned_rows = pinned.with(|all| {
+                list.iter()
+                    .zip(all)
+                    .enumerate()
+                    .map(|(i, (s, a))| {
+                        let remove = move |_| pins.update(|p| { p.remove(i); });
+                        view! {
+                            <tr class="pin-actions"><td colspan="5">
+                                <button type="button" class="link" on:click=move |_| scenario.set(list_get(pins, i))>"load"</button>
+                                <button type="button" class="link" aria-label=format!("Remove pin {}", i + 1) on:click=remove>"✕ remove"</button>
+                            </td></tr>
+                            {row(s.label(), Some(css(PIN_RGB[i % PIN_RGB.len()])), a)}
+                        }
+                    })
+                    .collect_view()
+            });
+            view! {
+                <table class="pins" data-testid="pins">
+                    <caption>"Pinned scenarios"</caption>
+                    <thead><tr><th>"Scenario"</th><th class="num">"TPOT/TTFT"</th><th class="num">"tok/s"</th><th>"Bound"</th><th>"Fits"</th></tr></thead>
+                    <tbody>
+                        {current.with(|a| row(format!("current: {}", scenario.with(Scenario::label)), None, a))}
+                        {pinned_rows}
+                    </tbody>
+                </table>
+            }
+        })
+    };
+    view! {
+        <div class="pins-panel">
+            <button type="button" on:click=pin disabled=move || pins.with(|p| p.len() >= MAX_PINS)>
+                {move || format!("Pin current ({}/{MAX_PINS})", pins.with(Vec::len))}
+            </button>
+            {table}
+        </div>
+    }
+}
+
+/// The pin at `i`, or the default scenario if it vanished meanwhile.
+fn list_get(pins: RwSignal<Vec<Scenario>>, i: usize) -> Scenario {
+    pins.with_untracked(|p| p.get(i).cloned()).unwrap_or_default()
+}

@@ -1,0 +1,49 @@
+//! Export and import of results, and clearing saved data.
+
+use leptos::prelude::*;
+use roofline_core::wire::RooflinePoint;
+
+use crate::browser;
+
+/// Buttons: export results as JSON or CSV (built by the caller from the current state), import measured
+/// points from JSON, clear measured points and everything saved locally.
+#[component]
+pub fn ResultsIo(
+    /// Builds the JSON export.
+    to_json: Callback<(), String>,
+    /// Builds the CSV export.
+    to_csv: Callback<(), String>,
+    /// Measured points (imports are appended).
+    measured: RwSignal<Vec<RooflinePoint>>,
+    /// Clears everything saved.
+    on_clear: Callback<()>,
+) -> impl IntoView {
+    let text = RwSignal::new(String::new());
+    let message = RwSignal::new(None::<String>);
+    let import = move |_| match crate::export::import_measured(&text.get_untracked()) {
+        Ok(points) => {
+            message.set(Some(format!("Imported {} point(s).", points.len())));
+            measured.update(|m| m.extend(points));
+        }
+        Err(e) => message.set(Some(e)),
+    };
+    view! {
+        <details class="results-io">
+            <summary>"Results: export / import"</summary>
+            <div class="row">
+                <button type="button" on:click=move |_| browser::download_text(&to_json.run(()), "roofline-results.json", "application/json")>"Export JSON"</button>
+                <button type="button" on:click=move |_| browser::download_text(&to_csv.run(()), "roofline-results.csv", "text/csv")>"Export CSV"</button>
+            </div>
+            <label for="import-json">"Import measured points (JSON)"</label>
+            <textarea id="import-json" rows="3" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+            <div class="row">
+                <button type="button" on:click=import>"Import"</button>
+                <button type="button" on:click=move |_| measured.set(Vec::new()) disabled=move || measured.with(Vec::is_empty)>
+                    {move || format!("Clear {} measured", measured.with(Vec::len))}
+                </button>
+                <button type="button" on:click=move |_| on_clear.run(()) data-testid="clear-storage">"Clear saved data"</button>
+            </div>
+            {move || message.get().map(|m| view! { <p class="hint" role="status">{m}</p> })}
+        </details>
+    }
+}

@@ -1,0 +1,76 @@
+//! The right-hand tabs: Kernel, Advisor, Formats, Benchmark, Validation.
+
+use leptos::prelude::*;
+use roofline_core::{Advice, Error, HardwareSpec};
+
+use crate::components::{AdvisorTab, FormatsTab, PrecisionSelect, PredictionTable, ShapeForm};
+use crate::state::{KernelRow, Scenario};
+
+/// The tabs, in order.
+const TABS: [&str; 5] = ["Kernel", "Advisor", "Formats", "Benchmark", "Validation"];
+
+/// Tabbed panel (ARIA tabs; the Kernel tab is open by default and holds the spot check with the
+/// `predictions` table). Benchmark and Validation say they need the GPU endpoint.
+#[component]
+pub fn RightPanel(
+    /// The scenario.
+    scenario: RwSignal<Scenario>,
+    /// The selected device.
+    #[prop(into)]
+    hardware: Signal<HardwareSpec>,
+    /// Kernel spot-check rows.
+    #[prop(into)]
+    rows: Signal<Vec<KernelRow>>,
+    /// Advisor output.
+    #[prop(into)]
+    advice: Signal<Result<Advice, Error>>,
+) -> impl IntoView {
+    let tab = RwSignal::new(0usize);
+    let buttons = TABS
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            view! {
+                <button
+                    type="button"
+                    role="tab"
+                    id=format!("tab-{i}")
+                    aria-selected=move || (tab.get() == i).to_string()
+                    class:active=move || tab.get() == i
+                    on:click=move |_| tab.set(i)
+                >
+                    {*name}
+                </button>
+            }
+        })
+        .collect_view();
+    let needs_endpoint = |what: &'static str| {
+        view! {
+            <p class="hint">
+                {what} " needs the GPU endpoint (" <code>"roofline-endpoint serve"</code>
+                "). It is not available yet in this page; every prediction above works without it."
+            </p>
+        }
+    };
+    view! {
+        <section class="right" aria-label="Tools">
+            <div role="tablist" class="tabs">{buttons}</div>
+            <div role="tabpanel" aria-labelledby=move || format!("tab-{}", tab.get())>
+                {move || match tab.get() {
+                    0 => view! {
+                        <div class="kernel-tab">
+                            <ShapeForm scenario=scenario />
+                            <PrecisionSelect scenario=scenario hardware=hardware />
+                            <PredictionTable rows=rows />
+                        </div>
+                    }
+                    .into_any(),
+                    1 => view! { <AdvisorTab advice=advice /> }.into_any(),
+                    2 => view! { <FormatsTab /> }.into_any(),
+                    3 => needs_endpoint("Live benchmarking").into_any(),
+                    _ => needs_endpoint("Validation against measurements").into_any(),
+                }}
+            </div>
+        </section>
+    }
+}

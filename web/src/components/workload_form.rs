@@ -1,0 +1,169 @@
+//! Model, precision config, phase, context, batch and corrections.
+
+use leptos::prelude::*;
+use roofline_core::{HardwareSpec, model_presets, quant_configs};
+
+use crate::state::{BATCH_RANGE, CONTEXT_RANGE, Scenario, log_slider_position, log_slider_value};
+
+/// A log-scale slider with an exact number input beside it, both editing one integer of the scenario.
+#[component]
+fn LogSlider(
+    /// Label text.
+    label: &'static str,
+    /// Test id of the number input (the slider gets the same id with `-slider`).
+    testid: &'static str,
+    /// Allowed range.
+    range: (u64, u64),
+    /// The scenario.
+    scenario: RwSignal<Scenario>,
+    /// Reads the value.
+    get: fn(&Scenario) -> u64,
+    /// Writes the value.
+    set: fn(&mut Scenario, u64),
+) -> impl IntoView {
+    let value = move || scenario.with(get);
+    let max = log_slider_position(range.1, range);
+    let on_slide = move |ev| {
+        if let Ok(pos) = event_target_value(&ev).parse::<f64>() {
+            scenario.update(|s| set(s, log_slider_value(pos, range)));
+        }
+    };
+    let on_number = move |ev| {
+        if let Ok(v) = event_target_value(&ev).trim().parse::<u64>() {
+            scenario.update(|s| set(s, v.clamp(range.0, range.1)));
+        }
+    };
+    view! {
+        <div class="slider">
+            <label for=testid>{label}</label>
+            <input
+                type="range"
+                min="0"
+                max=max.to_string()
+                step="1"
+                aria-label=format!("{label} (log scale)")
+                data-testid=format!("{testid}-slider")
+                prop:value=move || log_slider_position(value(), range).to_string()
+                on:input=on_slide
+            />
+            <input
+                id=testid
+                type="number"
+                min=range.0.to_string()
+                max=range.1.to_string()
+                data-testid=testid
+                prop:value=move || value().to_string()
+                on:change=on_number
+            />
+        </div>
+    }
+}
+
+/// The workload: model preset (`model-select`), precision config (`config-select`, configs the device cannot
+/// run are marked), prefill/decode, context and batch (log sliders with exact inputs `context-input`,
+/// `batch-input`) and the corrections to the ideal roofline.
+#[component]
+pub fn WorkloadForm(
+    /// The scenario being edited.
+    scenario: RwSignal<Scenario>,
+    /// The device, to mark configs it cannot run.
+    #[prop(into)]
+    hardware: Signal<HardwareSpec>,
+) -> impl IntoView {
+    let models = model_presets()
+        .iter()
+        .map(|m| {
+            let key = m.key.clone();
+            view! {
+                <option value=m.key.clone() selected=move || scenario.with(|s| s.model == key)>{m.name.clone()}</option>
+            }
+        })
+        .collect_view();
+    let configs = move || {
+        hardware.with(|hw| {
+            quant_configs()
+                .iter()
+                .map(|c| {
+                    let key = c.key.clone();
+                    let text = match c.check_support(hw) {
+                        Ok(()) => c.name.clone(),
+                        Err(_) => format!("{} — unsupported", c.name),
+                    };
+                    view! {
+                        <option value=c.key.clone() selected=move || scenario.with(|s| s.config == key)>{text}</option>
+                    }
+                })
+                .collect_view()
+        })
+    };
+    let phase_button = move |prefill: bool, text: &'static str| {
+        view! {
+            <button
+                type="button"
+                aria-pressed=move || (scenario.with(|s| s.prefill) == prefill).to_string()
+                on:click=move |_| scenario.update(|s| s.prefill = prefill)
+            >
+                {text}
+            </button>
+        }
+    };
+    let toggle = move |text: &'static str, get: fn(&Scenario) -> bool, set: fn(&mut Scenario, bool)| {
+        view! {
+            <label class="check">
+                <input
+                    type="checkbox"
+                    prop:checked=move || scenario.with(get)
+                    on:change=move |ev| scenario.update(|s| set(s, event_target_checked(&ev)))
+                />
+                {text}
+            </label>
+        }
+    };
+    view! {
+        <fieldset class="workload">
+            <legend>"Workload"</legend>
+            <div class="field">
+                <label for="model-select">"Model"</label>
+                <select
+                    id="model-select"
+                    data-testid="model-select"
+                    prop:value=move || scenario.with(|s| s.model.clone())
+                    on:change=move |ev| scenario.update(|s| s.model = event_target_value(&ev))
+                >
+                    {models}
+                </select>
+            </div>
+            <div class="field">
+                <label for="config-select">"Precision config"</label>
+                <select
+                    id="config-select"
+                    data-testid="config-select"
+                    prop:value=move || scenario.with(|s| s.config.clone())
+                    on:change=move |ev| scenario.update(|s| s.config = event_target_value(&ev))
+                >
+                    {configs}
+                </select>
+            </div>
+            <div class="field" role="group" aria-label="Phase">
+                <span>"Phase"</span>
+                <div class="segmented" data-testid="phase">
+                    {phase_button(true, "Prefill")}
+                    {phase_button(false, "Decode")}
+                </div>
+            </div>
+            <LogSlider label="Context (tokens)" testid="context-input" range=CONTEXT_RANGE scenario=scenario
+                get=|s| s.context set=|s, v| s.context = v />
+            <LogSlider label="Batch" testid="batch-input" range=BATCH_RANGE scenario=scenario
+                get=|s| s.batch set=|s, v| s.batch = v />
+            <div class="field" role="group" aria-label="Corrections">
+                <span>"Corrections"</span>
+                {toggle("Kernel launch floor", |s| s.corrections.launch_floor, |s, v| s.corrections.launch_floor = v)}
+                {toggle("Wave quantization", |s| s.corrections.wave_quantization, |s, v| s.corrections.wave_quantization = v)}
+                <label class="check unsupported" title="Needs measured ceilings from the GPU endpoint (Benchmark tab)">
+                    <input type="checkbox" disabled=true />
+                    "Calibrated roofs (needs endpoint)"
+                </label>
+            </div>
+        </fieldset>
+    }
+}

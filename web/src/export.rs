@@ -1,0 +1,157 @@
+//! Results as JSON and CSV, with provenance columns (device source, scenario, tool version). Pure.
+
+use roofline_core::wire::RooflinePoint;
+use roofline_core::{HardwareSpec, ModelAnalysis};
+use serde_json::json;
+
+use crate::state::{KernelRow, Scenario};
+
+/// This page's version, recorded in every export.
+pub const TOOL: &str = concat!("roofline-web ", env!("CARGO_PKG_VERSION"));
+
+/// Quotes a CSV field when needed.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
+}
+
+/// Provenance shared by every exported row: device key and where its numbers come from, scenario, tool.
+fn provenance(s: &Scenario, hw: &HardwareSpec) -> Vec<String> {
+    vec![
+        hw.key.clone(),
+        format!("{:?}", hw.provenance).to_lowercase(),
+        s.model.clone(),
+        s.config.clone(),
+        if s.prefill { "prefill" } else { "decode" }.to_owned(),
+        s.batch.to_string(),
+        s.context.to_string(),
+        format!("launch_floor={} wave_quantization={}", s.corrections.launch_floor, s.corrections.wave_quantization),
+        TOOL.to_owned(),
+    ]
+}
+
+/// Header of [`results_csv`].
+pub const CSV_HEADER: &str = "source,item,count,precision,ai_flop_per_byte,flops,bytes,time_s,bound,\
+hardware,hardware_provenance,model,config,phase,batch,context,corrections,tool";
+
+/// One CSV line per model operator (`predicted`), kernel prediction (`kernel`) and measured point (`measured`).
+#[must_use]
+pub fn results_csv(
+    s: &Scenario,
+    hw: &HardwareSpec,
+    analysis: Option<&ModelAnalysis>,
+    kernel: &[KernelRow],
+    measured: &[RooflinePoint],
+) -> String {
+    let prov = provenance(s, hw);
+    let mut lines = vec![CSV_HEADER.to_owned()];
+    let mut push = |fields: Vec<String>| {
+        lines.push(fields.iter().chain(&prov).map(|f| csv_field(f)).collect::<Vec<_>>().join(","));
+    };
+    for op in analysis.map_or(&[][..], |a| &a.ops) {
+        push(vec![
+            "predicted".into(),
+            op.name.clone(),
+            op.count.to_string(),
+            op.precision.name().into(),
+            op.arithmetic_intensity.to_string(),
+            op.flops.to_string(),
+            op.bytes.to_string(),
+            op.time_s.to_string(),
+            op.bound.name().into(),
+        ]);
+    }
+    for row in kernel {
+        if let (Ok(op), Ok(p)) = (&row.op, &row.prediction) {
+            push(vec![
+                "kernel".into(),
+                op.name.clone(),
+                "1".into(),
+                row.precision.name().into(),
+                p.arithmetic_intensity.to_string(),
+                p.flops.to_string(),
+                p.bytes.to_string(),
+                p.time_s.to_string(),
+                p.bound.name().into(),
+            ]);
+        }
+    }
+    for m in measured {
+        push(vec![
+            "measured".into(),
+            m.label.clone(),
+            "1".into(),
+            m.precision.name().into(),
+            m.ai.to_string(),
+            String::new(),
+            String::new(),
+            (m.time_us * 1e-6).to_string(),
+            m.bottleneck.clone(),
+        ]);
+    }
+    lines.join("\n") + "\n"
+}
+
+/// The same results as JSON: scenario, device, analysis, kernel points and measured points.
+#[must_use]
+pub fn results_json(
+    s: &Scenario,
+    hw: &HardwareSpec,
+    analysis: Option<&ModelAnalysis>,
+    kernel: &[KernelRow],
+    measured: &[RooflinePoint],
+) -> String {
+    let kernel: Vec<RooflinePoint> = kernel
+        .iter()
+        .filter_map(|r| Some(RooflinePoint::simulated(r.op.as_ref().ok()?, r.prediction.as_ref().ok()?)))
+        .collect();
+    let value = json!({
+        "tool": TOOL,
+        "scenario": s,
+        "hardware": hw,
+        "analysis": analysis,
+        "kernel": kernel,
+        "measured": measured,
+    });
+    serde_json::to_string_pretty(&value).unwrap_or_default()
+}
+
+/// Reads measured points from a JSON export of this page (`measured` field) or a bare array of points.
+///
+/// # Errors
+/// Text naming what could not be read.
+pub fn import_measured(json: &str) -> Result<Vec<RooflinePoint>, String> {
+    let value: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("invalid JSON: {e}"))?;
+    let list = value.get("measured").cloned().unwrap_or(value);
+    serde_json::from_value(list).map_err(|e| format!("not a list of roofline points: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::resolve_hardware;
+
+    #[test]
+    fn csv_has_provenance_on_every_row() {
+        let s = Scenario::default();
+        let hw = resolve_hardware(&s.hardware, &[]).unwrap();
+        let a = s.analyze(&hw).unwrap();
+        let rows = s.kernel.evaluate(&hw);
+        let csv = results_csv(&s, &hw, Some(&a), &rows, &[]);
+        let lines: Vec<_> = csv.lines().collect();
+        assert_eq!(lines[0], CSV_HEADER);
+        let columns = CSV_HEADER.split(',').count();
+        assert!(lines[1..].iter().all(|l| l.split(',').count() == columns && l.contains("gb10,datasheet")));
+        assert_eq!(lines.len(), 1 + a.ops.len() + 5);
+    }
+
+    #[test]
+    fn json_export_round_trips_measured_points() {
+        let s = Scenario::default();
+        let hw = resolve_hardware(&s.hardware, &[]).unwrap();
+        let rows = s.kernel.evaluate(&hw);
+        let point = RooflinePoint::simulated(rows[0].op.as_ref().unwrap(), rows[0].prediction.as_ref().unwrap());
+        let json = results_json(&s, &hw, None, &rows, std::slice::from_ref(&point));
+        assert_eq!(import_measured(&json).unwrap(), vec![point]);
+        assert!(import_measured("{").is_err());
+    }
+}

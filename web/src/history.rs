@@ -1,0 +1,32 @@
+//! The scenario in the address bar. Rule: a discrete change (device, model, config, phase, precisions,
+//! corrections, quick shape) pushes a history entry; a continuous one (batch or context slider, typing
+//! M/N/K) replaces the current entry, so Back walks discrete steps, not every slider pixel.
+
+use crate::state::Scenario;
+
+/// The scenario in the current URL's query, if it names one.
+#[must_use]
+pub fn read() -> Option<Scenario> {
+    let search = web_sys::window()?.location().search().ok()?;
+    Scenario::from_query(&search)
+}
+
+/// Writes `next` to the URL: pushes when it differs discretely from `previous`, else replaces.
+/// Does nothing when the URL already holds it (e.g. after Back restored it).
+pub fn write(previous: Option<&Scenario>, next: &Scenario) {
+    let Some(window) = web_sys::window() else { return };
+    let query = format!("?{}", next.to_query());
+    if window.location().search().ok().as_deref() == Some(query.as_str()) {
+        return;
+    }
+    let Ok(history) = window.history() else { return };
+    let push = previous.is_some_and(|p| p.is_discrete_change(next));
+    let result = if push {
+        history.push_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&query))
+    } else {
+        history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&query))
+    };
+    if let Err(e) = result {
+        leptos::logging::warn!("could not update the URL: {e:?}");
+    }
+}

@@ -558,6 +558,25 @@ mod tests {
     }
 
     #[test]
+    fn kv_cache_bytes_per_token() {
+        let check = |model: &str, kv: Precision, bytes: f64| {
+            assert_eq!(
+                find_model(model).unwrap().kv_bytes_per_token(kv),
+                bytes,
+                "{model} {kv}"
+            );
+        };
+        // Llama-3.1-8B: 2 · 32 layers · 8 KV heads · 128 · 2 B = 131,072 B.
+        check("llama-3.1-8b", Precision::Fp16, 131_072.0);
+        // Llama-3.1-70B in FP8: 2 · 80 · 8 · 128 · 1 B = 163,840 B.
+        check("llama-3.1-70b", Precision::Fp8E4M3, 163_840.0);
+        // DeepSeek-V3 MLA: 61 layers · (512 latent + 64 rotary) · 2 B = 70,272 B.
+        check("deepseek-v3", Precision::Bf16, 70_272.0);
+        // NVFP4 KV: 4.5 bits per element, scales amortized.
+        check("llama-3.1-8b", Precision::Nvfp4, 131_072.0 * 4.5 / 16.0);
+    }
+
+    #[test]
     fn weight_bytes_follow_the_config() {
         let llama = find_model("llama-3.1-8b").unwrap();
         let bf16 = llama.weight_bytes(find_quant_config("bf16").unwrap());

@@ -463,6 +463,7 @@ mod tests {
         assert!(!ds.fits_in_memory);
     }
 
+    #[cfg(feature = "serde")]
     #[test]
     fn analysis_serializes_to_json_for_the_endpoint() {
         let a = run("l40s", "qwen2.5-7b", "w4a16-int4", Phase::Decode, 4, 2048);

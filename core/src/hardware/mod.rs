@@ -749,6 +749,7 @@ mod tests {
         ));
     }
 
+    #[cfg(feature = "serde")]
     #[test]
     fn json_round_trip_validates() {
         let json = find_hardware("mi355x").unwrap().to_json();

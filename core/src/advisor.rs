@@ -217,11 +217,19 @@ fn advise(
         "Accuracy is not modelled: validate every candidate on your task (4-bit and W4A4 formats need calibration)."
             .to_owned(),
     ];
-    if current_time_s.is_none() {
-        warnings.push(format!(
+    match find(&current.key) {
+        None => warnings.push(format!(
             "The current config '{}' does not run natively on {}.",
             current.key, hardware.key
-        ));
+        )),
+        Some((_, e)) if e.memory_bytes > hardware.memory_bytes => warnings.push(format!(
+            "The current config '{}' needs {:.1} GB; {} has {:.1} GB.",
+            current.key,
+            e.memory_bytes / 1e9,
+            hardware.key,
+            hardware.memory_bytes / 1e9
+        )),
+        Some(_) => {}
     }
     if baseline.key != "bf16" {
         warnings.push(format!(

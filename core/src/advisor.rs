@@ -411,6 +411,14 @@ mod tests {
         );
         assert!(a.current_time_s.is_some());
         assert!(a.warnings.iter().any(|w| w.contains("Accuracy")));
+        // Llama-3.1-70B in BF16 (141 GB) does not fit an 80 GB A100: a warning, not an error.
+        let big = decode_advice("a100_sxm_80gb", "llama-3.1-70b", "bf16", 1);
+        assert!(
+            big.warnings.iter().any(|w| w.contains("needs")),
+            "{:?}",
+            big.warnings
+        );
+        assert!(big.candidates[0].fits_in_memory && big.candidates[0].speedup > 3.0);
     }
 
     #[test]

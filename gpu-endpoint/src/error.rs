@@ -22,6 +22,9 @@ pub enum ApiError {
     /// 404: unknown hardware key.
     #[error("{0}")]
     UnknownHardware(String),
+    /// 404: unknown model or precision-config key.
+    #[error("{0}")]
+    UnknownKey(String),
     /// 404: unknown route or job.
     #[error("{0}")]
     NotFound(String),
@@ -55,6 +58,7 @@ impl ApiError {
             ApiError::BadRequest(_) => "invalid_input",
             ApiError::Unauthorized => "unauthorized",
             ApiError::UnknownHardware(_) => "unknown_hardware",
+            ApiError::UnknownKey(_) => "unknown_key",
             ApiError::NotFound(_) => "not_found",
             ApiError::TooLarge(_) => "too_large",
             ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
@@ -76,7 +80,7 @@ impl ResponseError for ApiError {
         match self {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
-            ApiError::UnknownHardware(_) | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::UnknownHardware(_) | ApiError::UnknownKey(_) | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Busy | ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
@@ -106,6 +110,9 @@ impl From<roofline_core::Error> for ApiError {
     fn from(e: roofline_core::Error) -> Self {
         match e {
             roofline_core::Error::UnknownHardware { .. } => ApiError::UnknownHardware(e.to_string()),
+            roofline_core::Error::UnknownModel { .. } | roofline_core::Error::UnknownConfig { .. } => {
+                ApiError::UnknownKey(e.to_string())
+            }
             _ => ApiError::BadRequest(e.to_string()),
         }
     }
@@ -126,5 +133,26 @@ impl From<BackendError> for ApiError {
 impl From<actix_web::error::BlockingError> for ApiError {
     fn from(e: actix_web::error::BlockingError) -> Self {
         ApiError::Internal(format!("blocking worker failed: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn core_and_backend_errors_map_to_the_table() {
+        let unknown: ApiError = roofline_core::find_hardware("nope").unwrap_err().into();
+        assert_eq!((unknown.status_code().as_u16(), unknown.code()), (404, "unknown_hardware"));
+        assert!(unknown.to_string().contains("gb10"), "lists the valid keys");
+        let bad: ApiError = "fp7".parse::<roofline_core::Precision>().unwrap_err().into();
+        assert_eq!((bad.status_code().as_u16(), bad.code()), (400, "invalid_input"));
+        let cuda: ApiError = BackendError::Cuda("CUBLAS_STATUS_EXECUTION_FAILED at 0x7f".into()).into();
+        assert_eq!((cuda.status_code().as_u16(), cuda.code()), (500, "internal"));
+        assert!(!cuda.body().message.contains("CUBLAS"), "the detail is logged, not returned");
+        let busy: ApiError = BackendError::Busy.into();
+        assert_eq!(busy.error_response().headers().get("retry-after").unwrap(), "5");
+        let big: ApiError = BackendError::TooLarge("x".into()).into();
+        assert_eq!(big.status_code().as_u16(), 413);
     }
 }

@@ -1,15 +1,148 @@
-//! Calls to the optional GPU endpoint (same origin). The page works without it.
+//! Calls to the optional GPU endpoint, one async fn per route. `base` is the endpoint's origin (empty = the
+//! page's own origin). The page works without the endpoint: every error is a value, never a panic.
 
-use roofline_core::wire::Health;
+use std::fmt;
+
+use gloo_net::http::{Request, Response};
+use roofline_core::wire::{
+    AnalyzeRequest, AnalyzeResponse, BenchmarkJob, BenchmarkRequest, CalibrateRequest, CalibrationResult,
+    DeviceInfo, ErrorBody, Health, NvmlStatus, StoredResult,
+};
+use serde::de::DeserializeOwned;
+
+use crate::endpoint::join;
+
+/// Why a call produced no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApiError {
+    /// Nothing answered (connection refused, DNS, CORS, an unreadable body).
+    Unreachable(String),
+    /// The endpoint answered with an error status and its `{code, message}` body.
+    Status {
+        /// HTTP status.
+        status: u16,
+        /// The decoded body (code `http_<status>` when the body was not the endpoint's JSON).
+        body: ErrorBody,
+    },
+}
+
+impl ApiError {
+    /// The endpoint's stable error code, if it answered.
+    #[must_use]
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            ApiError::Unreachable(_) => None,
+            ApiError::Status { body, .. } => Some(&body.code),
+        }
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ApiError::Unreachable(e) => write!(f, "endpoint unreachable: {e}"),
+            ApiError::Status { status, body } => write!(f, "{} (HTTP {status}): {}", body.code, body.message),
+        }
+    }
+}
+
+/// Decodes a 2xx body as `T`, or the endpoint's error body.
+async fn decode<T: DeserializeOwned>(response: Result<Response, gloo_net::Error>) -> Result<T, ApiError> {
+    let response = response.map_err(|e| ApiError::Unreachable(e.to_string()))?;
+    if response.ok() {
+        return response.json::<T>().await.map_err(|e| ApiError::Unreachable(e.to_string()));
+    }
+    let status = response.status();
+    let body = response.json::<ErrorBody>().await.unwrap_or_else(|_| ErrorBody {
+        code: format!("http_{status}"),
+        message: response.status_text(),
+    });
+    Err(ApiError::Status { status, body })
+}
+
+/// `GET base + path`.
+async fn get<T: DeserializeOwned>(base: &str, path: &str) -> Result<T, ApiError> {
+    decode(Request::get(&join(base, path)).send().await).await
+}
+
+/// `POST base + path` with a JSON body.
+async fn post<B: serde::Serialize, T: DeserializeOwned>(base: &str, path: &str, body: &B) -> Result<T, ApiError> {
+    let request = Request::post(&join(base, path)).json(body).map_err(|e| ApiError::Unreachable(e.to_string()))?;
+    decode(request.send().await).await
+}
 
 /// `GET /api/health`.
 ///
 /// # Errors
-/// A network error, a non-2xx status or an unreadable body, as text.
-pub async fn health() -> Result<Health, String> {
-    let response = gloo_net::http::Request::get("/api/health").send().await.map_err(|e| e.to_string())?;
-    if !response.ok() {
-        return Err(format!("HTTP {}", response.status()));
+/// [`ApiError`].
+pub async fn health(base: &str) -> Result<Health, ApiError> {
+    get(base, "/api/health").await
+}
+
+/// `GET /api/device`.
+///
+/// # Errors
+/// [`ApiError`].
+pub async fn device(base: &str) -> Result<DeviceInfo, ApiError> {
+    get(base, "/api/device").await
+}
+
+/// `GET /api/nvml/status` (503 `no_nvml` on an endpoint without NVML).
+///
+/// # Errors
+/// [`ApiError`].
+pub async fn nvml_status(base: &str) -> Result<NvmlStatus, ApiError> {
+    get(base, "/api/nvml/status").await
+}
+
+/// `POST /api/analyze`: predictions and measurements of one shape. `hardware_key` must be a catalog key.
+///
+/// # Errors
+/// [`ApiError`].
+pub async fn analyze(
+    base: &str,
+    hardware_key: &str,
+    run_all_precisions: bool,
+    request: &AnalyzeRequest,
+) -> Result<AnalyzeResponse, ApiError> {
+    let path = format!("/api/analyze?hardware_key={hardware_key}&run_all_precisions={run_all_precisions}");
+    post(base, &path, request).await
+}
+
+/// `POST /api/benchmarks`: queues a job.
+///
+/// # Errors
+/// [`ApiError`].
+pub async fn submit_benchmark(base: &str, request: &BenchmarkRequest) -> Result<BenchmarkJob, ApiError> {
+    post(base, "/api/benchmarks", request).await
+}
+
+/// `DELETE /api/benchmarks/{id}`: cancels a queued or running job.
+///
+/// # Errors
+/// [`ApiError`].
+pub async fn cancel_benchmark(base: &str, id: &str) -> Result<(), ApiError> {
+    let response = Request::delete(&join(base, &format!("/api/benchmarks/{id}"))).send().await;
+    let response = response.map_err(|e| ApiError::Unreachable(e.to_string()))?;
+    if response.ok() {
+        Ok(())
+    } else {
+        decode::<()>(Ok(response)).await
     }
-    response.json::<Health>().await.map_err(|e| e.to_string())
+}
+
+/// `POST /api/calibrate`.
+///
+/// # Errors
+/// [`ApiError`].
+pub async fn calibrate(base: &str, request: &CalibrateRequest) -> Result<CalibrationResult, ApiError> {
+    post(base, "/api/calibrate", request).await
+}
+
+/// `GET /api/results?limit=1000`: the endpoint's stored measurements, newest first.
+///
+/// # Errors
+/// [`ApiError`].
+pub async fn results(base: &str) -> Result<Vec<StoredResult>, ApiError> {
+    get(base, "/api/results?limit=1000").await
 }

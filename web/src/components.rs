@@ -1,10 +1,15 @@
 //! Page components, one per file.
 
 pub mod advisor_tab;
+pub mod benchmark_tab;
+pub mod calibration_panel;
 pub mod custom_hardware;
+pub mod endpoint_banner;
+pub mod endpoint_settings;
 pub mod endpoint_status;
 pub mod formats_tab;
 pub mod hardware_picker;
+pub mod measured_count;
 pub mod operator_table;
 pub mod pins_panel;
 pub mod precision_select;
@@ -12,14 +17,22 @@ pub mod prediction_table;
 pub mod results_io;
 pub mod right_panel;
 pub mod shape_form;
+pub mod spot_check;
 pub mod summary_strip;
+pub mod telemetry_panel;
+pub mod validation_tab;
 pub mod workload_form;
 
 pub use advisor_tab::AdvisorTab;
+pub use benchmark_tab::BenchmarkTab;
+pub use calibration_panel::CalibrationPanel;
 pub use custom_hardware::CustomHardware;
+pub use endpoint_banner::EndpointBanner;
+pub use endpoint_settings::EndpointSettings;
 pub use endpoint_status::EndpointStatus;
 pub use formats_tab::FormatsTab;
 pub use hardware_picker::HardwarePicker;
+pub use measured_count::MeasuredCount;
 pub use operator_table::OperatorTable;
 pub use pins_panel::PinsPanel;
 pub use precision_select::PrecisionSelect;
@@ -27,5 +40,8 @@ pub use prediction_table::PredictionTable;
 pub use results_io::ResultsIo;
 pub use right_panel::RightPanel;
 pub use shape_form::ShapeForm;
+pub use spot_check::SpotCheck;
 pub use summary_strip::SummaryStrip;
+pub use telemetry_panel::TelemetryPanel;
+pub use validation_tab::ValidationTab;
 pub use workload_form::WorkloadForm;

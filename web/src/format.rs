@@ -151,6 +151,30 @@ pub fn failure(e: &roofline_core::Error) -> String {
     }
 }
 
+/// A signed prediction error in percent, e.g. `+12.5 %`, `-3.0 %`.
+#[must_use]
+pub fn signed_percent(pct: f64) -> String {
+    if pct.is_finite() { format!("{pct:+.1} %") } else { "—".to_owned() }
+}
+
+/// A clock in MHz, e.g. `1980 MHz`.
+#[must_use]
+pub fn mhz(v: f64) -> String {
+    format!("{v:.0} MHz")
+}
+
+/// Power in W, e.g. `312 W`.
+#[must_use]
+pub fn watts(v: f64) -> String {
+    format!("{v:.0} W")
+}
+
+/// A temperature in °C, e.g. `61 °C`.
+#[must_use]
+pub fn celsius(v: f64) -> String {
+    format!("{v:.0} °C")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,5 +197,7 @@ mod tests {
         assert_eq!(duration(f64::INFINITY), "—");
         assert_eq!(intensity_tick(0.1), "0.1");
         assert_eq!(bits(4.5), "4.5 b");
+        assert_eq!(signed_percent(12.49), "+12.5 %");
+        assert_eq!(signed_percent(-3.0), "-3.0 %");
     }
 }

@@ -2,14 +2,21 @@
 
 pub mod api;
 pub mod app;
+pub mod bench;
 pub mod browser;
+pub mod calibration;
 pub mod charts;
 pub mod components;
+pub mod endpoint;
 pub mod export;
 pub mod format;
 pub mod history;
+pub mod measured;
 pub mod palette;
+pub mod sse;
 pub mod state;
 pub mod storage;
+pub mod telemetry;
+pub mod validation;
 
 pub use app::App;

@@ -1,22 +1,42 @@
-//! Badge telling whether the optional GPU endpoint answers.
+//! Badge telling whether the optional endpoint answers, what it measures on, and where it is.
 
 use leptos::prelude::*;
 
-use crate::api;
+use crate::components::EndpointSettings;
+use crate::endpoint::{Connection, use_endpoint};
 
-/// `online` (with the backend) or `offline` from one `GET /api/health` on the same origin
-/// (`data-testid="endpoint-status"`, `data-value` = `online`/`offline`/`checking`).
+/// `endpoint: online · cpu · <device> · matches <key>` or `endpoint: offline`
+/// (`data-testid="endpoint-status"`, `data-value` = `checking`/`online`/`offline`), refreshed by the health
+/// poll; it opens the endpoint's URL setting.
 #[component]
 pub fn EndpointStatus() -> impl IntoView {
-    let health = LocalResource::new(api::health);
-    let state = move || match health.get() {
-        None => ("checking", "endpoint: checking…".to_owned()),
-        Some(Ok(h)) => ("online", format!("endpoint: online ({})", h.backend)),
-        Some(Err(_)) => ("offline", "endpoint: offline".to_owned()),
+    let endpoint = use_endpoint();
+    let state = move || endpoint.connection.get();
+    let text = move || match state() {
+        Connection::Online => {
+            let backend = endpoint.health.get().and_then(Result::ok).map(|h| h.backend).unwrap_or_default();
+            let mut parts = vec!["endpoint: online".to_owned(), backend];
+            if let Some(d) = endpoint.device.get().flatten() {
+                parts.push(d.name);
+                if let Some(key) = d.matched_key {
+                    parts.push(format!("matches {key}"));
+                }
+            }
+            parts.join(" · ")
+        }
+        other => format!("endpoint: {}", other.name()),
     };
     view! {
-        <span class=move || format!("badge {}", state().0) data-testid="endpoint-status" data-value=move || state().0>
-            {move || state().1}
-        </span>
+        <details class="endpoint">
+            <summary
+                class=move || format!("badge {}", state().name())
+                data-testid="endpoint-status"
+                data-value=move || state().name()
+                title="Endpoint settings"
+            >
+                {text}
+            </summary>
+            <EndpointSettings />
+        </details>
     }
 }

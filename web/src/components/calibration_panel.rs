@@ -1,0 +1,92 @@
+//! Calibration against the endpoint: measured bandwidth and peaks become a calibrated spec, and predictions
+//! switch between the datasheet and the calibrated roofs.
+
+use leptos::prelude::*;
+use roofline_core::HardwareSpec;
+use roofline_core::wire::{CalibrateRequest, CalibrationResult};
+
+use crate::api::{self, ApiError};
+use crate::calibration::{datasheet_and_calibrated, upsert};
+use crate::endpoint::use_endpoint;
+use crate::format;
+use crate::state::Scenario;
+
+/// The Calibrate button (`data-testid="calibrate-button"`, POST `/api/calibrate` starting from the detected
+/// catalog device) and the datasheet/calibrated switch (`data-testid="calibrated-toggle"`), which changes every
+/// prediction on the page. The calibrated spec is kept among the custom devices; a device with no datasheet
+/// (a host CPU) is selected as its own device.
+#[component]
+pub fn CalibrationPanel(
+    /// The scenario (its device and the calibrated flag).
+    scenario: RwSignal<Scenario>,
+    /// Custom devices, where calibrated specs are kept.
+    custom: RwSignal<Vec<HardwareSpec>>,
+) -> impl IntoView {
+    let endpoint = use_endpoint();
+    let calibrate = Action::new_local(move |(): &()| {
+        let base = endpoint.base_now();
+        let hardware_key = endpoint.device.get_untracked().flatten().and_then(|d| d.matched_key);
+        async move {
+            let result = api::calibrate(&base, &CalibrateRequest { precisions: None, hardware_key: hardware_key.clone() }).await;
+            if let Ok(r) = &result {
+                match r.spec.validate() {
+                    Ok(()) => {
+                        let key = r.spec.key.clone();
+                        custom.update(|c| upsert(c, r.spec.clone()));
+                        scenario.update(|s| {
+                            s.hardware = hardware_key.unwrap_or(key);
+                            s.corrections.calibrated = true;
+                        });
+                    }
+                    Err(e) => leptos::logging::warn!("the endpoint's calibrated spec is invalid: {e}"),
+                }
+            }
+            result
+        }
+    });
+    let has_calibration = move || scenario.with(|s| custom.with(|c| datasheet_and_calibrated(&s.hardware, c).1.is_some()));
+    let result = move || {
+        calibrate.value().get().map(|r: Result<CalibrationResult, ApiError>| match r {
+            Err(e) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
+            Ok(r) => {
+                let peaks = r
+                    .peaks
+                    .iter()
+                    .map(|p| format!("{} {}", p.precision, format::flop_rate(p.achieved_tflops * 1e12)))
+                    .chain(r.failed.iter().map(|f| format!("{}: {}", f.precision, f.message)))
+                    .collect::<Vec<_>>()
+                    .join(" · ");
+                view! {
+                    <p class="hint" data-testid="calibration-result">
+                        {format!("{}: DRAM {} · {peaks}. {}", r.spec.name, format::bandwidth(r.bandwidth_gb_s * 1e9), r.spec.notes)}
+                    </p>
+                }
+                .into_any()
+            }
+        })
+    };
+    view! {
+        <fieldset class="calibration">
+            <legend>"Calibration"</legend>
+            <button
+                type="button"
+                data-testid="calibrate-button"
+                on:click=move |_| { calibrate.dispatch(()); }
+                disabled=move || calibrate.pending().get() || !endpoint.is_online()
+            >
+                {move || if calibrate.pending().get() { "Calibrating…" } else { "Calibrate on the endpoint" }}
+            </button>
+            <label class="check" class:disabled=move || !has_calibration()>
+                <input
+                    type="checkbox"
+                    data-testid="calibrated-toggle"
+                    prop:checked=move || scenario.with(|s| s.corrections.calibrated)
+                    disabled=move || !has_calibration()
+                    on:change=move |ev| scenario.update(|s| s.corrections.calibrated = event_target_checked(&ev))
+                />
+                "Predict with calibrated roofs (dashed) instead of the datasheet (solid)"
+            </label>
+            {result}
+        </fieldset>
+    }
+}

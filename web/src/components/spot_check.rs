@@ -1,0 +1,169 @@
+//! Kernel Spot Check against the endpoint: the shape of the Kernel tab measured in one precision, the ticked
+//! set or all of the original toolkit's precisions, with each measurement beside its prediction.
+
+use leptos::prelude::*;
+use roofline_core::wire::{AnalyzeRequest, AnalyzeResponse, RUN_ALL_PRECISIONS};
+use roofline_core::{HardwareSpec, Precision, find_hardware};
+
+use crate::api::{self, ApiError};
+use crate::endpoint::use_endpoint;
+use crate::format;
+use crate::measured::use_measured;
+use crate::palette::{css, precision_rgb};
+use crate::state::Scenario;
+use crate::validation::{self, Band};
+
+/// The catalog key the endpoint predicts on: the selected device, the datasheet of a calibrated one, else
+/// the endpoint's default.
+fn catalog_key(key: &str) -> String {
+    [key, key.trim_end_matches("_measured")]
+        .into_iter()
+        .find(|k| find_hardware(k).is_ok())
+        .map_or_else(|| "gb10".to_owned(), str::to_owned)
+}
+
+/// The spot check (`analyze-button`, `spot-precision`, `run-all-precisions`, `spot-custom`): results in
+/// `data-testid="spot-results"` (one `spot-row` per measured point: predicted and measured time, error %) and
+/// every failure with its reason in `spot-failures`. Measured points join the plot and the validation tab.
+#[component]
+pub fn SpotCheck(
+    /// The scenario whose kernel shape is measured (its ticked precisions are the custom set).
+    scenario: RwSignal<Scenario>,
+    /// The device predictions are made on.
+    #[prop(into)]
+    hardware: Signal<HardwareSpec>,
+) -> impl IntoView {
+    let endpoint = use_endpoint();
+    let measured = use_measured();
+    let chosen = RwSignal::new(None::<Precision>);
+    let run_all = RwSignal::new(false);
+    let use_ticked = RwSignal::new(false);
+    // Until the user picks one: the first precision the endpoint measures natively.
+    let precision = move || {
+        chosen.get().unwrap_or_else(|| {
+            endpoint.device.get().flatten().and_then(|d| d.measurable_precisions.first().copied()).unwrap_or(Precision::Fp16)
+        })
+    };
+
+    let analyze = Action::new_local(move |(run_all, request): &(bool, AnalyzeRequest)| {
+        let (run_all, request) = (*run_all, request.clone());
+        let base = endpoint.base_now();
+        let key = catalog_key(&scenario.with_untracked(|s| s.hardware.clone()));
+        async move {
+            let response = api::analyze(&base, &key, run_all, &request).await;
+            if let Ok(r) = &response {
+                // Tick what was measured so its prediction is plotted beside it.
+                scenario.update(|s| {
+                    for p in &r.measured {
+                        if !s.kernel.precisions.contains(&p.precision) {
+                            s.kernel.toggle(p.precision);
+                        }
+                    }
+                });
+                measured.add(r.measured.clone());
+            }
+            response
+        }
+    });
+    let on_analyze = move |_| {
+        let (m, n, k) = scenario.with_untracked(|s| (s.kernel.m, s.kernel.n, s.kernel.k));
+        let precisions = use_ticked.get_untracked().then(|| scenario.with_untracked(|s| s.kernel.precisions.clone()));
+        let request = AnalyzeRequest { m, n, k, precision: precision(), precisions };
+        analyze.dispatch((run_all.get_untracked(), request));
+    };
+
+    let options = Precision::ALL
+        .into_iter()
+        .map(|p| view! { <option value=p.name() selected=move || precision() == p>{p.name()}</option> })
+        .collect_view();
+    let all_names = RUN_ALL_PRECISIONS.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ");
+    let result = move || analyze.value().get().map(|r: Result<AnalyzeResponse, ApiError>| match r {
+        Err(e) => view! { <p class="error" data-testid="spot-error">{e.to_string()}</p> }.into_any(),
+        Ok(r) => {
+            let rows = r
+                .measured
+                .iter()
+                .map(|p| {
+                    let check = hardware.with(|hw| validation::check(p, hw));
+                    let what = p.measurement.as_ref().map_or_else(String::new, |m| format!("{} · {}", m.library, m.kernel));
+                    let swatch = format!("background:{}", css(precision_rgb(p.precision)));
+                    let (predicted, error, class) = match check {
+                        Ok(c) => (format::duration(c.predicted_s), format::signed_percent(c.error_pct), Band::of(c.error_pct).class()),
+                        Err(e) => (format::failure(&e), String::new(), ""),
+                    };
+                    view! {
+                        <tr data-testid="spot-row" data-precision=p.precision.name()>
+                            <td><span class="swatch" style=swatch></span>{p.precision.name()}</td>
+                            <td>{p.shape.clone()}</td>
+                            <td class="num">{predicted}</td>
+                            <td class="num" data-testid="measured-time" data-value=validation::measured_seconds(p).to_string()>
+                                {format::duration(validation::measured_seconds(p))}
+                            </td>
+                            <td class=format!("num {class}")>{error}</td>
+                            <td class="num">{format::tflops(p.tflops * 1e12)}</td>
+                            <td class="what">{what}</td>
+                        </tr>
+                    }
+                })
+                .collect_view();
+            let failures = r
+                .failed
+                .iter()
+                .map(|f| view! { <li data-precision=f.precision.clone()><strong>{f.precision.clone()}</strong> " " <code>{f.code.clone()}</code> " — " {f.message.clone()}</li> })
+                .collect_view();
+            view! {
+                <table class="spot-results" data-testid="spot-results">
+                    <caption>{format!("Measured on the endpoint, predicted on {}", hardware.with(|h| h.name.clone()))}</caption>
+                    <thead>
+                        <tr>
+                            <th scope="col">"Precision"</th>
+                            <th scope="col">"Shape"</th>
+                            <th scope="col" class="num">"Predicted"</th>
+                            <th scope="col" class="num">"Measured"</th>
+                            <th scope="col" class="num">"Error"</th>
+                            <th scope="col" class="num">"TFLOP/s"</th>
+                            <th scope="col">"What ran"</th>
+                        </tr>
+                    </thead>
+                    <tbody>{rows}</tbody>
+                </table>
+                <ul class="failures" data-testid="spot-failures">{failures}</ul>
+            }
+            .into_any()
+        }
+    });
+
+    view! {
+        <fieldset class="spot-check">
+            <legend>"Kernel Spot Check on the endpoint"</legend>
+            <div class="row">
+                <label for="spot-precision">"Precision"</label>
+                <select
+                    id="spot-precision"
+                    data-testid="spot-precision"
+                    on:change=move |ev| chosen.set(event_target_value(&ev).parse().ok())
+                >
+                    {options}
+                </select>
+            </div>
+            <label class="check">
+                <input type="checkbox" data-testid="run-all-precisions" prop:checked=move || run_all.get() on:change=move |ev| run_all.set(event_target_checked(&ev)) />
+                {format!("Run all precisions ({all_names})")}
+            </label>
+            <label class="check">
+                <input type="checkbox" data-testid="spot-custom" prop:checked=move || use_ticked.get() on:change=move |ev| use_ticked.set(event_target_checked(&ev)) />
+                "Run the ticked precisions (custom set)"
+            </label>
+            <button
+                type="button"
+                data-testid="analyze-button"
+                on:click=on_analyze
+                disabled=move || analyze.pending().get() || !endpoint.is_online()
+            >
+                {move || if analyze.pending().get() { "Measuring…" } else { "Analyze GEMM" }}
+            </button>
+            {move || (!endpoint.is_online()).then(|| view! { <p class="hint">"Measuring needs the endpoint; the predictions above work without it."</p> })}
+            {result}
+        </fieldset>
+    }
+}

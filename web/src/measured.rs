@@ -1,0 +1,130 @@
+//! Measured points: the ones this page received (saved locally) merged with the endpoint's stored history,
+//! each measurement exactly once. Pure functions plus the [`Measured`] context.
+
+use leptos::prelude::*;
+use roofline_core::wire::RooflinePoint;
+
+use crate::api;
+use crate::endpoint::{Connection, Endpoint};
+
+/// A stable identity of a point: the same measurement reached through `/api/analyze`, a job's SSE stream,
+/// `/api/results` or an import has the same key.
+#[must_use]
+pub fn point_key(p: &RooflinePoint) -> String {
+    let run = p.measurement.as_ref().map_or_else(String::new, |m| {
+        format!("{}|{}|{}|{:e}", m.device_name, m.kernel, m.timestamp_unix_s, m.median_s)
+    });
+    format!("{:?}|{}|{}|{:e}|{run}", p.source, p.shape, p.precision, p.time_us)
+}
+
+/// Appends the points of `new` that `list` does not hold yet; returns how many were added.
+pub fn add_points(list: &mut Vec<RooflinePoint>, new: impl IntoIterator<Item = RooflinePoint>) -> usize {
+    let before = list.len();
+    for p in new {
+        let key = point_key(&p);
+        if !list.iter().any(|q| point_key(q) == key) {
+            list.push(p);
+        }
+    }
+    list.len() - before
+}
+
+/// `local` followed by the points of `remote` it lacks.
+#[must_use]
+pub fn merge(local: &[RooflinePoint], remote: &[RooflinePoint]) -> Vec<RooflinePoint> {
+    let mut all = local.to_vec();
+    add_points(&mut all, remote.iter().cloned());
+    all
+}
+
+/// The page's measured points (a context value).
+#[derive(Debug, Clone, Copy)]
+pub struct Measured {
+    /// Points received or imported in this browser (saved with the page state).
+    pub local: RwSignal<Vec<RooflinePoint>>,
+    /// Bump to refetch the endpoint's history (after a measurement finished).
+    pub refresh: RwSignal<u32>,
+    /// The endpoint's stored history (empty while offline).
+    pub history: LocalResource<Vec<RooflinePoint>>,
+    /// Everything shown: `local` merged with `history`.
+    pub shown: Memo<Vec<RooflinePoint>>,
+}
+
+impl Measured {
+    /// Builds the merged view over `local` and provides it as context.
+    pub fn provide(local: RwSignal<Vec<RooflinePoint>>, endpoint: Endpoint) -> Measured {
+        let refresh = RwSignal::new(0u32);
+        let history = LocalResource::new(move || {
+            refresh.track();
+            let online = endpoint.connection.get() == Connection::Online;
+            let base = endpoint.base.get();
+            async move {
+                if !online {
+                    return Vec::new();
+                }
+                api::results(&base).await.map(|rows| rows.into_iter().rev().map(|r| r.point).collect()).unwrap_or_default()
+            }
+        });
+        let shown = Memo::new(move |_| local.with(|l| merge(l, &history.get().unwrap_or_default())));
+        let measured = Measured { local, refresh, history, shown };
+        provide_context(measured);
+        measured
+    }
+
+    /// Adds new points (duplicates are dropped) and refreshes the history.
+    pub fn add(&self, points: Vec<RooflinePoint>) {
+        self.local.update(|l| {
+            add_points(l, points);
+        });
+        self.refresh.update(|n| *n = n.wrapping_add(1));
+    }
+}
+
+/// The measured-points context provided by the app.
+///
+/// # Panics
+/// When called outside the app (a programming error).
+#[must_use]
+pub fn use_measured() -> Measured {
+    expect_context::<Measured>()
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use roofline_core::Precision;
+    use roofline_core::wire::{Measurement, PointSource};
+
+    use super::*;
+
+    /// A measured FP32 point of `shape` taking `median_s`, measured at `at_unix_s`.
+    pub(crate) fn measured_point(shape: &str, precision: Precision, median_s: f64, at_unix_s: f64) -> RooflinePoint {
+        RooflinePoint {
+            ai: 10.0,
+            tflops: 0.1,
+            time_us: median_s * 1e6,
+            precision,
+            shape: shape.to_owned(),
+            label: format!("GEMM {shape} [{precision}]"),
+            source: PointSource::Measured,
+            bottleneck: "memory".to_owned(),
+            bandwidth_gb_s: None,
+            measurement: Some(Measurement {
+                backend: "cpu".to_owned(),
+                device_name: "Test CPU".to_owned(),
+                median_s,
+                timestamp_unix_s: at_unix_s,
+                ..Measurement::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn the_same_measurement_is_kept_once() {
+        let a = measured_point("64x256x256", Precision::Fp32, 1e-4, 1.0);
+        let b = measured_point("64x256x256", Precision::Fp32, 1e-4, 2.0);
+        let mut list = vec![a.clone()];
+        assert_eq!(add_points(&mut list, [a.clone(), b.clone(), b.clone()]), 1);
+        assert_eq!(merge(&list, &[b, a.clone()]).len(), 2);
+        assert_eq!(merge(&[], &[a.clone(), a]).len(), 1);
+    }
+}

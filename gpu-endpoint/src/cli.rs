@@ -1,4 +1,5 @@
-//! The command line (clap derive): `serve` (the default), `bench`, `compare`, `calibrate` and `device`.
+//! The command line (clap derive): `serve` (the default), `bench`, `compare`, `calibrate`, `device`, and the
+//! whole-model `predict` and `advise` (in [`crate::predict`]).
 //!
 //! Adding a subcommand is one [`Command`] variant plus one `run_*` function called from [`run`].
 
@@ -15,6 +16,7 @@ use roofline_core::{Precision, find_hardware};
 use crate::app::{AppConfig, AppState, configure, default_cors_origins};
 use crate::backend::{BackendChoice, BackendOptions, Device, Selected, select};
 use crate::jobs::{JobEvent, run_points, validate_request};
+use crate::predict::{AdviseArgs, PredictArgs, run_advise, run_predict};
 use crate::store::{Store, default_data_dir};
 
 /// Command-line errors: `Usage` exits with code 2, `Runtime` with 1.
@@ -64,6 +66,10 @@ pub enum Command {
     Calibrate(CalibrateArgs),
     /// Describe the measurement device.
     Device(DeviceArgs),
+    /// Predict one prefill or decode step of a model preset (per-operator table, TTFT/TPOT, tokens/s).
+    Predict(PredictArgs),
+    /// Rank the precision configs the device runs natively for a model and workload.
+    Advise(AdviseArgs),
 }
 
 /// Backend options shared by every subcommand.
@@ -213,6 +219,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Some(Command::Compare(args)) => run_bench(&args, true),
         Some(Command::Calibrate(args)) => run_calibrate(&args),
         Some(Command::Device(args)) => run_device(&args),
+        Some(Command::Predict(args)) => run_predict(&args),
+        Some(Command::Advise(args)) => run_advise(&args),
     }
 }
 

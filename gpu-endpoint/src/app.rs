@@ -104,7 +104,11 @@ pub fn configure(state: web::Data<AppState>) -> impl FnOnce(&mut web::ServiceCon
         let cors = cors(&state.config.cors_origins);
         let web_dir = state.config.web_dir.clone();
         cfg.app_data(state)
-            .app_data(web::JsonConfig::default().limit(MAX_BODY_BYTES).error_handler(json_error))
+            .app_data(
+                web::JsonConfig::default()
+                    .limit(MAX_BODY_BYTES)
+                    .error_handler(json_error),
+            )
             .app_data(web::QueryConfig::default().error_handler(query_error))
             .app_data(web::PathConfig::default().error_handler(path_error))
             .app_data(web::PayloadConfig::default().limit(MAX_BODY_BYTES))
@@ -135,7 +139,9 @@ async fn require_token(
     req: ServiceRequest,
     next: Next<BoxBody>,
 ) -> Result<ServiceResponse<EitherBody<BoxBody>>, actix_web::Error> {
-    let token = req.app_data::<web::Data<AppState>>().and_then(|s| s.config.token.clone());
+    let token = req
+        .app_data::<web::Data<AppState>>()
+        .and_then(|s| s.config.token.clone());
     if let Some(token) = token
         && req.path() != "/api/health"
         && req.method() != Method::OPTIONS
@@ -163,9 +169,9 @@ fn json_error(err: JsonPayloadError, _req: &HttpRequest) -> actix_web::Error {
         JsonPayloadError::OverflowKnownLength { .. } | JsonPayloadError::Overflow { .. } => {
             ApiError::TooLarge(format!("request body too large (limit {MAX_BODY_BYTES} bytes)"))
         }
-        JsonPayloadError::ContentType => {
-            ApiError::UnsupportedMediaType("request body must be JSON (Content-Type: application/json)".into())
-        }
+        JsonPayloadError::ContentType => ApiError::UnsupportedMediaType(
+            "request body must be JSON (Content-Type: application/json)".into(),
+        ),
         other => ApiError::BadRequest(format!("invalid JSON body: {other}")),
     };
     api.into()
@@ -180,7 +186,11 @@ fn path_error(err: PathError, _req: &HttpRequest) -> actix_web::Error {
 }
 
 async fn api_not_found(req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    Err(ApiError::NotFound(format!("no API route {} {}", req.method(), req.path())))
+    Err(ApiError::NotFound(format!(
+        "no API route {} {}",
+        req.method(),
+        req.path()
+    )))
 }
 
 /// Serves `web_dir` at `/` with an `index.html` fallback for client-side routes, or a message page when the
@@ -190,8 +200,9 @@ fn static_files(cfg: &mut web::ServiceConfig, web_dir: &std::path::Path) {
     if index.is_file() {
         let index_for_fallback = index.clone();
         cfg.service(
-            actix_files::Files::new("/", web_dir).index_file("index.html").default_handler(web::to(
-                move |req: HttpRequest| {
+            actix_files::Files::new("/", web_dir)
+                .index_file("index.html")
+                .default_handler(web::to(move |req: HttpRequest| {
                     let index = index_for_fallback.clone();
                     async move {
                         match actix_files::NamedFile::open_async(&index).await {
@@ -202,8 +213,7 @@ fn static_files(cfg: &mut web::ServiceConfig, web_dir: &std::path::Path) {
                             ))),
                         }
                     }
-                },
-            )),
+                })),
         );
     } else {
         let message = format!(
@@ -214,7 +224,11 @@ fn static_files(cfg: &mut web::ServiceConfig, web_dir: &std::path::Path) {
         );
         cfg.default_service(web::to(move || {
             let message = message.clone();
-            async move { HttpResponse::NotFound().content_type("text/html; charset=utf-8").body(message) }
+            async move {
+                HttpResponse::NotFound()
+                    .content_type("text/html; charset=utf-8")
+                    .body(message)
+            }
         }));
     }
 }

@@ -53,11 +53,18 @@ impl ScenarioArgs {
             PhaseArg::Prefill => Phase::Prefill,
             PhaseArg::Decode => Phase::Decode,
         };
-        Workload { phase, batch: self.batch, context: self.context }
+        Workload {
+            phase,
+            batch: self.batch,
+            context: self.context,
+        }
     }
 
     fn corrections(&self) -> Corrections {
-        Corrections { launch_floor: self.launch_floor, wave_quantization: self.wave_quantization }
+        Corrections {
+            launch_floor: self.launch_floor,
+            wave_quantization: self.wave_quantization,
+        }
     }
 }
 
@@ -92,7 +99,9 @@ fn parse_model(s: &str) -> Result<String, String> {
 }
 
 fn parse_config(s: &str) -> Result<String, String> {
-    find_quant_config(s).map(|c| c.key.clone()).map_err(|e| e.to_string())
+    find_quant_config(s)
+        .map(|c| c.key.clone())
+        .map_err(|e| e.to_string())
 }
 
 fn core_error(e: roofline_core::Error) -> CliError {
@@ -128,11 +137,21 @@ pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
     let hardware = find_hardware(&s.hardware).map_err(core_error)?;
     let model = find_model(&s.model).map_err(core_error)?;
     let config = find_quant_config(&args.config).map_err(core_error)?;
-    let analysis = analyze_model(hardware, model, config, &s.workload(), &s.corrections()).map_err(core_error)?;
+    let analysis =
+        analyze_model(hardware, model, config, &s.workload(), &s.corrections()).map_err(core_error)?;
     if s.json {
         return json(&analysis);
     }
-    let mut ops = table(&["op", "count", "AI (FLOP/B)", "GFLOP", "MB", "µs", "% time", "bound"]);
+    let mut ops = table(&[
+        "op",
+        "count",
+        "AI (FLOP/B)",
+        "GFLOP",
+        "MB",
+        "µs",
+        "% time",
+        "bound",
+    ]);
     let mut sorted: Vec<_> = analysis.ops.iter().collect();
     sorted.sort_by(|a, b| (b.time_s * f64::from(b.count)).total_cmp(&(a.time_s * f64::from(a.count))));
     for op in sorted {
@@ -163,11 +182,22 @@ pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
         ("tokens/s (whole batch)", format!("{:.1}", analysis.tokens_per_s)),
         ("total FLOP", format!("{:.3e}", analysis.total_flops)),
         ("total bytes", format!("{:.3e}", analysis.total_bytes)),
-        ("aggregate AI (FLOP/B)", format!("{:.2}", analysis.aggregate_arithmetic_intensity)),
+        (
+            "aggregate AI (FLOP/B)",
+            format!("{:.2}", analysis.aggregate_arithmetic_intensity),
+        ),
         ("bound", analysis.bound.name().to_owned()),
         ("weights", format!("{:.2} GB", analysis.weight_bytes / 1e9)),
         ("KV cache", format!("{:.3} GB", analysis.kv_cache_bytes / 1e9)),
-        ("fits in memory", format!("{} ({:.1} of {:.1} GB)", analysis.fits_in_memory, analysis.memory_required_bytes / 1e9, analysis.memory_capacity_bytes / 1e9)),
+        (
+            "fits in memory",
+            format!(
+                "{} ({:.1} of {:.1} GB)",
+                analysis.fits_in_memory,
+                analysis.memory_required_bytes / 1e9,
+                analysis.memory_capacity_bytes / 1e9
+            ),
+        ),
     ] {
         totals.add_row(vec![name.to_owned(), value]);
     }
@@ -186,12 +216,21 @@ pub fn run_advise(args: &AdviseArgs) -> Result<(), CliError> {
     let s = &args.scenario;
     let hardware = find_hardware(&s.hardware).map_err(core_error)?;
     let model = find_model(&s.model).map_err(core_error)?;
-    let advice = advise_model(hardware, model, &s.workload(), &args.current, &s.corrections()).map_err(core_error)?;
+    let advice =
+        advise_model(hardware, model, &s.workload(), &args.current, &s.corrections()).map_err(core_error)?;
     if s.json {
         return json(&advice);
     }
-    let mut candidates =
-        table(&["rank", "config", "time ms", "speedup", "memory saved GB", "fits", "break-even batch", "reason"]);
+    let mut candidates = table(&[
+        "rank",
+        "config",
+        "time ms",
+        "speedup",
+        "memory saved GB",
+        "fits",
+        "break-even batch",
+        "reason",
+    ]);
     for (rank, c) in advice.candidates.iter().enumerate() {
         candidates.add_row(vec![
             (rank + 1).to_string(),
@@ -200,7 +239,8 @@ pub fn run_advise(args: &AdviseArgs) -> Result<(), CliError> {
             format!("{:.2}×", c.speedup),
             format!("{:.2}", c.memory_saved_bytes / 1e9),
             c.fits_in_memory.to_string(),
-            c.break_even_batch.map_or_else(|| "—".to_owned(), |b| b.to_string()),
+            c.break_even_batch
+                .map_or_else(|| "—".to_owned(), |b| b.to_string()),
             c.reason.clone(),
         ]);
     }
@@ -209,7 +249,10 @@ pub fn run_advise(args: &AdviseArgs) -> Result<(), CliError> {
         hardware.name, model.name, advice.current, advice.baseline
     );
     for skipped in &advice.skipped {
-        out.push_str(&format!("not native here: {} — {}\n", skipped.config, skipped.reason));
+        out.push_str(&format!(
+            "not native here: {} — {}\n",
+            skipped.config, skipped.reason
+        ));
     }
     for warning in &advice.warnings {
         out.push_str(&format!("warning: {warning}\n"));

@@ -20,13 +20,21 @@ pub(super) async fn calibrate(
         serde_json::from_slice(&body).map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?
     };
     let base = request.hardware_key.as_deref().map(find_hardware).transpose()?;
-    if request.precisions.as_ref().is_some_and(|p| p.is_empty() || p.len() > 16) {
-        return Err(ApiError::BadRequest("precisions must list 1 to 16 precisions".into()));
+    if request
+        .precisions
+        .as_ref()
+        .is_some_and(|p| p.is_empty() || p.len() > 16)
+    {
+        return Err(ApiError::BadRequest(
+            "precisions must list 1 to 16 precisions".into(),
+        ));
     }
     let result = blocking(move || {
         let info = state.device.backend().device_info();
         let base = base.or_else(|| info.matched_key.as_deref().and_then(|k| find_hardware(k).ok()));
-        let precisions = request.precisions.unwrap_or_else(|| state.device.backend().measurable());
+        let precisions = request
+            .precisions
+            .unwrap_or_else(|| state.device.backend().measurable());
         let guard = state.device.try_acquire()?;
         let result = crate::calibrate::calibrate(
             &guard,

@@ -142,6 +142,12 @@ pub fn capacity(b: f64) -> String {
     si(b, "B")
 }
 
+/// A count of representable values: exact below a million, else a power of two, e.g. `≈2^64`.
+#[must_use]
+pub fn levels(n: u64) -> String {
+    if n < 1_000_000 { n.to_string() } else { format!("≈2^{:.0}", (n as f64).log2()) }
+}
+
 /// Why a precision has no prediction, e.g. `unsupported on Blackwell sm_121 (no INT4 path)`.
 #[must_use]
 pub fn failure(e: &roofline_core::Error) -> String {
@@ -173,5 +179,7 @@ mod tests {
         assert_eq!(duration(f64::INFINITY), "—");
         assert_eq!(intensity_tick(0.1), "0.1");
         assert_eq!(bits(4.5), "4.5 b");
+        assert_eq!(levels(15), "15");
+        assert_eq!(levels(u64::MAX), "≈2^64");
     }
 }

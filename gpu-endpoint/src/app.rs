@@ -117,7 +117,8 @@ pub fn configure(state: web::Data<AppState>) -> impl FnOnce(&mut web::ServiceCon
                     .configure(routes::configure)
                     .default_service(web::to(api_not_found))
                     .wrap(actix_web::middleware::from_fn(require_token))
-                    .wrap(cors),
+                    .wrap(cors)
+                    .wrap(actix_web::middleware::from_fn(json_errors)),
             );
         static_files(cfg, &web_dir);
     }
@@ -158,6 +159,60 @@ async fn require_token(
         }
     }
     next.call(req).await.map(ServiceResponse::map_into_left_body)
+}
+
+/// Outermost `/api` middleware: any error response that is not already JSON (CORS rejections, framework
+/// errors) is rewritten to the one `{code, message}` body, so every /api error has the same shape.
+async fn json_errors(
+    req: ServiceRequest,
+    next: Next<impl actix_web::body::MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    // Errors the inner services return as `Err` are rendered by actix from `ResponseError` (our ApiError is
+    // JSON already); error *responses* are rewritten below.
+    let response = next.call(req).await?.map_into_boxed_body();
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !status.is_client_error() && !status.is_server_error() || is_json {
+        return Ok(response);
+    }
+    let (request, response) = response.into_parts();
+    let headers = response.headers().clone();
+    let text = actix_web::body::to_bytes(response.into_body()).await.map_or_else(
+        |_| String::new(),
+        |b| String::from_utf8_lossy(&b).trim().to_owned(),
+    );
+    let code = match status.as_u16() {
+        400 => "invalid_input",
+        401 => "unauthorized",
+        403 => "forbidden",
+        404 => "not_found",
+        405 => "method_not_allowed",
+        413 => "too_large",
+        415 => "unsupported_media_type",
+        503 => "unavailable",
+        s if s >= 500 => "internal",
+        _ => "invalid_request",
+    };
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("error").to_owned()
+    } else {
+        text
+    };
+    let mut rebuilt = HttpResponse::build(status);
+    for (name, value) in &headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            rebuilt.append_header((name.clone(), value.clone()));
+        }
+    }
+    let body = roofline_core::wire::ErrorBody {
+        code: code.to_owned(),
+        message,
+    };
+    Ok(ServiceResponse::new(request, rebuilt.json(body)))
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

@@ -180,6 +180,13 @@ fn table() -> Vec<Row> {
     rows.push(row(
         M::POST,
         "/api/calibrate",
+        &format!("{{\"pad\":\"{}\"}}", "x".repeat(70_000)),
+        413,
+        "too_large",
+    ));
+    rows.push(row(
+        M::POST,
+        "/api/calibrate",
         r#"{"hardware_key":"nope"}"#,
         404,
         "unknown_hardware",

@@ -11,8 +11,9 @@ use crate::error::ApiError;
 
 pub(super) async fn calibrate(
     state: web::Data<AppState>,
-    body: web::Bytes,
+    payload: web::Payload,
 ) -> Result<web::Json<CalibrationResult>, ApiError> {
+    let body = super::read_body(payload).await?;
     // An empty body means "all defaults"; anything else must be a valid CalibrateRequest.
     let request: CalibrateRequest = if body.iter().all(u8::is_ascii_whitespace) {
         CalibrateRequest::default()

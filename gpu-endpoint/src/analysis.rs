@@ -19,7 +19,10 @@ pub fn requested_precisions(request: &AnalyzeRequest, run_all: bool) -> Result<V
     let list: Vec<Precision> = if run_all {
         RUN_ALL_PRECISIONS.to_vec()
     } else {
-        request.precisions.clone().unwrap_or_else(|| vec![request.precision])
+        request
+            .precisions
+            .clone()
+            .unwrap_or_else(|| vec![request.precision])
     };
     if list.is_empty() || list.len() > MAX_ANALYZE_PRECISIONS {
         return Err(ApiError::BadRequest(format!(
@@ -43,7 +46,12 @@ pub fn requested_precisions(request: &AnalyzeRequest, run_all: bool) -> Result<V
 pub fn validate(device: &Device, request: &AnalyzeRequest, precisions: &[Precision]) -> Result<(), ApiError> {
     Operator::matmul(request.m, request.n, request.k, request.precision.into())?;
     for &precision in precisions {
-        let spec = MatmulSpec { m: request.m, n: request.n, k: request.k, precision };
+        let spec = MatmulSpec {
+            m: request.m,
+            n: request.n,
+            k: request.k,
+            precision,
+        };
         device.check_fits(&spec)?;
     }
     Ok(())
@@ -51,7 +59,11 @@ pub fn validate(device: &Device, request: &AnalyzeRequest, precisions: &[Precisi
 
 /// Predicts every precision on `hardware` (unsupported ones go to `failed`).
 #[must_use]
-pub fn simulate(hardware: &HardwareSpec, request: &AnalyzeRequest, precisions: &[Precision]) -> (Vec<RooflinePoint>, Vec<Failure>) {
+pub fn simulate(
+    hardware: &HardwareSpec,
+    request: &AnalyzeRequest,
+    precisions: &[Precision],
+) -> (Vec<RooflinePoint>, Vec<Failure>) {
     let mut points = Vec::new();
     let mut failed = Vec::new();
     for &precision in precisions {
@@ -90,7 +102,12 @@ pub fn analyze(
     let guard = device.try_acquire()?;
     let mut measured = Vec::new();
     for &precision in precisions {
-        let spec = MatmulSpec { m: request.m, n: request.n, k: request.k, precision };
+        let spec = MatmulSpec {
+            m: request.m,
+            n: request.n,
+            k: request.k,
+            precision,
+        };
         match guard.measure_matmul(&spec) {
             Ok(result) => {
                 let predicted = simulated.iter().find(|p| p.precision == result.precision);

@@ -104,7 +104,11 @@ pub fn configure(state: web::Data<AppState>) -> impl FnOnce(&mut web::ServiceCon
         let cors = cors(&state.config.cors_origins);
         let web_dir = state.config.web_dir.clone();
         cfg.app_data(state)
-            .app_data(web::JsonConfig::default().limit(MAX_BODY_BYTES).error_handler(json_error))
+            .app_data(
+                web::JsonConfig::default()
+                    .limit(MAX_BODY_BYTES)
+                    .error_handler(json_error),
+            )
             .app_data(web::QueryConfig::default().error_handler(query_error))
             .app_data(web::PathConfig::default().error_handler(path_error))
             .app_data(web::PayloadConfig::default().limit(MAX_BODY_BYTES))
@@ -113,7 +117,8 @@ pub fn configure(state: web::Data<AppState>) -> impl FnOnce(&mut web::ServiceCon
                     .configure(routes::configure)
                     .default_service(web::to(api_not_found))
                     .wrap(actix_web::middleware::from_fn(require_token))
-                    .wrap(cors),
+                    .wrap(cors)
+                    .wrap(actix_web::middleware::from_fn(json_errors)),
             );
         static_files(cfg, &web_dir);
     }
@@ -135,7 +140,9 @@ async fn require_token(
     req: ServiceRequest,
     next: Next<BoxBody>,
 ) -> Result<ServiceResponse<EitherBody<BoxBody>>, actix_web::Error> {
-    let token = req.app_data::<web::Data<AppState>>().and_then(|s| s.config.token.clone());
+    let token = req
+        .app_data::<web::Data<AppState>>()
+        .and_then(|s| s.config.token.clone());
     if let Some(token) = token
         && req.path() != "/api/health"
         && req.method() != Method::OPTIONS
@@ -154,6 +161,60 @@ async fn require_token(
     next.call(req).await.map(ServiceResponse::map_into_left_body)
 }
 
+/// Outermost `/api` middleware: any error response that is not already JSON (CORS rejections, framework
+/// errors) is rewritten to the one `{code, message}` body, so every /api error has the same shape.
+async fn json_errors(
+    req: ServiceRequest,
+    next: Next<impl actix_web::body::MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    // Errors the inner services return as `Err` are rendered by actix from `ResponseError` (our ApiError is
+    // JSON already); error *responses* are rewritten below.
+    let response = next.call(req).await?.map_into_boxed_body();
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !status.is_client_error() && !status.is_server_error() || is_json {
+        return Ok(response);
+    }
+    let (request, response) = response.into_parts();
+    let headers = response.headers().clone();
+    let text = actix_web::body::to_bytes(response.into_body()).await.map_or_else(
+        |_| String::new(),
+        |b| String::from_utf8_lossy(&b).trim().to_owned(),
+    );
+    let code = match status.as_u16() {
+        400 => "invalid_input",
+        401 => "unauthorized",
+        403 => "forbidden",
+        404 => "not_found",
+        405 => "method_not_allowed",
+        413 => "too_large",
+        415 => "unsupported_media_type",
+        503 => "unavailable",
+        s if s >= 500 => "internal",
+        _ => "invalid_request",
+    };
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("error").to_owned()
+    } else {
+        text
+    };
+    let mut rebuilt = HttpResponse::build(status);
+    for (name, value) in &headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            rebuilt.append_header((name.clone(), value.clone()));
+        }
+    }
+    let body = roofline_core::wire::ErrorBody {
+        code: code.to_owned(),
+        message,
+    };
+    Ok(ServiceResponse::new(request, rebuilt.json(body)))
+}
+
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
@@ -163,9 +224,9 @@ fn json_error(err: JsonPayloadError, _req: &HttpRequest) -> actix_web::Error {
         JsonPayloadError::OverflowKnownLength { .. } | JsonPayloadError::Overflow { .. } => {
             ApiError::TooLarge(format!("request body too large (limit {MAX_BODY_BYTES} bytes)"))
         }
-        JsonPayloadError::ContentType => {
-            ApiError::UnsupportedMediaType("request body must be JSON (Content-Type: application/json)".into())
-        }
+        JsonPayloadError::ContentType => ApiError::UnsupportedMediaType(
+            "request body must be JSON (Content-Type: application/json)".into(),
+        ),
         other => ApiError::BadRequest(format!("invalid JSON body: {other}")),
     };
     api.into()
@@ -180,7 +241,11 @@ fn path_error(err: PathError, _req: &HttpRequest) -> actix_web::Error {
 }
 
 async fn api_not_found(req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    Err(ApiError::NotFound(format!("no API route {} {}", req.method(), req.path())))
+    Err(ApiError::NotFound(format!(
+        "no API route {} {}",
+        req.method(),
+        req.path()
+    )))
 }
 
 /// Serves `web_dir` at `/` with an `index.html` fallback for client-side routes, or a message page when the
@@ -190,8 +255,9 @@ fn static_files(cfg: &mut web::ServiceConfig, web_dir: &std::path::Path) {
     if index.is_file() {
         let index_for_fallback = index.clone();
         cfg.service(
-            actix_files::Files::new("/", web_dir).index_file("index.html").default_handler(web::to(
-                move |req: HttpRequest| {
+            actix_files::Files::new("/", web_dir)
+                .index_file("index.html")
+                .default_handler(web::to(move |req: HttpRequest| {
                     let index = index_for_fallback.clone();
                     async move {
                         match actix_files::NamedFile::open_async(&index).await {
@@ -202,8 +268,7 @@ fn static_files(cfg: &mut web::ServiceConfig, web_dir: &std::path::Path) {
                             ))),
                         }
                     }
-                },
-            )),
+                })),
         );
     } else {
         let message = format!(
@@ -214,7 +279,11 @@ fn static_files(cfg: &mut web::ServiceConfig, web_dir: &std::path::Path) {
         );
         cfg.default_service(web::to(move || {
             let message = message.clone();
-            async move { HttpResponse::NotFound().content_type("text/html; charset=utf-8").body(message) }
+            async move {
+                HttpResponse::NotFound()
+                    .content_type("text/html; charset=utf-8")
+                    .body(message)
+            }
         }));
     }
 }

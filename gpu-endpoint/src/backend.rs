@@ -14,7 +14,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 use roofline_core::wire::{DeviceInfo, Failure, Measurement, NvmlStatus, RooflinePoint};
-use roofline_core::{Operator, OperandPrecisions, Precision};
+use roofline_core::{OperandPrecisions, Operator, Precision};
 
 /// The largest M, N or K accepted for a measurement.
 pub const MAX_MEASURE_DIM: u64 = 65_536;
@@ -74,7 +74,11 @@ impl BackendError {
             }
             other => other.to_string(),
         };
-        Failure { precision: precision.to_owned(), code: self.code().to_owned(), message }
+        Failure {
+            precision: precision.to_owned(),
+            code: self.code().to_owned(),
+            message,
+        }
     }
 }
 
@@ -200,7 +204,10 @@ pub struct BackendOptions {
 
 impl Default for BackendOptions {
     fn default() -> Self {
-        BackendOptions { cpu_memory_cap_bytes: 2 << 30, fake_delay: std::time::Duration::ZERO }
+        BackendOptions {
+            cpu_memory_cap_bytes: 2 << 30,
+            fake_delay: std::time::Duration::ZERO,
+        }
     }
 }
 
@@ -229,10 +236,11 @@ pub fn select(choice: BackendChoice, options: &BackendOptions) -> Result<Selecte
             telemetry_reason: String::new(),
         });
     }
-    let (telemetry, telemetry_reason): (Option<Arc<dyn Telemetry>>, String) = match nvml::NvmlTelemetry::open() {
-        Ok(t) => (Some(t), String::new()),
-        Err(e) => (None, e),
-    };
+    let (telemetry, telemetry_reason): (Option<Arc<dyn Telemetry>>, String) =
+        match nvml::NvmlTelemetry::open() {
+            Ok(t) => (Some(t), String::new()),
+            Err(e) => (None, e),
+        };
     let cuda_attempt: Result<Arc<dyn Backend>, String> = if choice == BackendChoice::Cpu {
         Err("CPU backend requested".into())
     } else {
@@ -260,7 +268,10 @@ fn open_cuda() -> Result<Arc<dyn Backend>, String> {
     match std::panic::catch_unwind(cuda::CudaBackend::open) {
         Ok(Ok(backend)) => Ok(Arc::new(backend)),
         Ok(Err(e)) => Err(e),
-        Err(panic) => Err(format!("CUDA initialization panicked: {}", panic_message(panic.as_ref()))),
+        Err(panic) => Err(format!(
+            "CUDA initialization panicked: {}",
+            panic_message(panic.as_ref())
+        )),
     }
 }
 
@@ -293,7 +304,10 @@ impl Device {
     /// Wraps a backend.
     #[must_use]
     pub fn new(backend: Arc<dyn Backend>) -> Device {
-        Device { backend, lock: Mutex::new(()) }
+        Device {
+            backend,
+            lock: Mutex::new(()),
+        }
     }
 
     /// The backend (for descriptions; measuring goes through a guard).
@@ -308,16 +322,28 @@ impl Device {
     /// [`BackendError::Busy`].
     pub fn try_acquire(&self) -> Result<DeviceGuard<'_>, BackendError> {
         match self.lock.try_lock() {
-            Ok(guard) => Ok(DeviceGuard { device: self, _guard: guard }),
-            Err(TryLockError::Poisoned(p)) => Ok(DeviceGuard { device: self, _guard: p.into_inner() }),
+            Ok(guard) => Ok(DeviceGuard {
+                device: self,
+                _guard: guard,
+            }),
+            Err(TryLockError::Poisoned(p)) => Ok(DeviceGuard {
+                device: self,
+                _guard: p.into_inner(),
+            }),
             Err(TryLockError::WouldBlock) => Err(BackendError::Busy),
         }
     }
 
     /// Waits for the device.
     pub fn acquire(&self) -> DeviceGuard<'_> {
-        let guard = self.lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        DeviceGuard { device: self, _guard: guard }
+        let guard = self
+            .lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        DeviceGuard {
+            device: self,
+            _guard: guard,
+        }
     }
 
     /// Refuses a spec that is out of bounds or whose buffers exceed the memory budget, before any allocation.
@@ -437,21 +463,40 @@ mod tests {
 
     #[test]
     fn device_names_match_catalog_keys() {
-        assert_eq!(match_catalog_key("NVIDIA H100 80GB HBM3").as_deref(), Some("h100_sxm"));
-        assert_eq!(match_catalog_key("NVIDIA H100 PCIe").as_deref(), Some("h100_pcie"));
+        assert_eq!(
+            match_catalog_key("NVIDIA H100 80GB HBM3").as_deref(),
+            Some("h100_sxm")
+        );
+        assert_eq!(
+            match_catalog_key("NVIDIA H100 PCIe").as_deref(),
+            Some("h100_pcie")
+        );
         assert_eq!(match_catalog_key("NVIDIA GB10").as_deref(), Some("gb10"));
         assert_eq!(match_catalog_key("NVIDIA H200").as_deref(), Some("h200_sxm"));
         assert_eq!(match_catalog_key("NVIDIA B200").as_deref(), Some("b200"));
-        assert_eq!(match_catalog_key("NVIDIA A100-SXM4-80GB").as_deref(), Some("a100_sxm_80gb"));
+        assert_eq!(
+            match_catalog_key("NVIDIA A100-SXM4-80GB").as_deref(),
+            Some("a100_sxm_80gb")
+        );
         assert_eq!(match_catalog_key("NVIDIA L4").as_deref(), Some("l4"));
         assert_eq!(match_catalog_key("Intel(R) Xeon(R) CPU"), None);
     }
 
     #[test]
     fn bounds_are_enforced() {
-        let spec = MatmulSpec { m: 1, n: 65_537, k: 8, precision: Precision::Fp32 };
+        let spec = MatmulSpec {
+            m: 1,
+            n: 65_537,
+            k: 8,
+            precision: Precision::Fp32,
+        };
         assert!(matches!(spec.check_bounds(), Err(BackendError::InvalidInput(_))));
-        let spec = MatmulSpec { m: 0, n: 8, k: 8, precision: Precision::Fp32 };
+        let spec = MatmulSpec {
+            m: 0,
+            n: 8,
+            k: 8,
+            precision: Precision::Fp32,
+        };
         assert!(spec.check_bounds().is_err());
     }
 

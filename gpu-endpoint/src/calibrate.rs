@@ -38,7 +38,15 @@ pub fn calibrate(
             Err(e) => failed.push(e.failure(precision.name())),
         }
     }
-    let spec = build_spec(base, backend_kind, device_name, device_arch, memory_total_bytes, bandwidth_bytes_per_s, &peaks);
+    let spec = build_spec(
+        base,
+        backend_kind,
+        device_name,
+        device_arch,
+        memory_total_bytes,
+        bandwidth_bytes_per_s,
+        &peaks,
+    );
     Ok(CalibrationResult {
         bandwidth_gb_s: bandwidth_bytes_per_s / 1e9,
         bandwidth_measurement: bandwidth.measurement,
@@ -99,7 +107,11 @@ pub fn build_spec(
                 p.dense_flop_per_s = flop_per_s;
                 p.sparse_flop_per_s = None;
             }
-            None => spec.peaks.push(Peak { path, dense_flop_per_s: flop_per_s, sparse_flop_per_s: None }),
+            None => spec.peaks.push(Peak {
+                path,
+                dense_flop_per_s: flop_per_s,
+                sparse_flop_per_s: None,
+            }),
         }
         measured_paths.push(path);
     }
@@ -111,11 +123,23 @@ pub fn build_spec(
     spec.notes = if kept_from_datasheet.is_empty() {
         "Every peak and the bandwidth were measured.".into()
     } else {
-        format!("Bandwidth and {} measured; {} peaks kept from the datasheet.", measured_names(peaks), kept_from_datasheet.join(", "))
+        format!(
+            "Bandwidth and {} measured; {} peaks kept from the datasheet.",
+            measured_names(peaks),
+            kept_from_datasheet.join(", ")
+        )
     };
     spec
 }
 
 fn measured_names(peaks: &[CalibratedPeak]) -> String {
-    if peaks.is_empty() { "no peak".into() } else { peaks.iter().map(|p| p.precision.name()).collect::<Vec<_>>().join(", ") }
+    if peaks.is_empty() {
+        "no peak".into()
+    } else {
+        peaks
+            .iter()
+            .map(|p| p.precision.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }

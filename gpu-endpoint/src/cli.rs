@@ -1,4 +1,5 @@
-//! The command line (clap derive): `serve` (the default), `bench`, `compare`, `calibrate` and `device`.
+//! The command line (clap derive): `serve` (the default), `bench`, `compare`, `calibrate`, `device`, and the
+//! whole-model `predict` and `advise` (in [`crate::predict`]).
 //!
 //! Adding a subcommand is one [`Command`] variant plus one `run_*` function called from [`run`].
 
@@ -15,6 +16,7 @@ use roofline_core::{Precision, find_hardware};
 use crate::app::{AppConfig, AppState, configure, default_cors_origins};
 use crate::backend::{BackendChoice, BackendOptions, Device, Selected, select};
 use crate::jobs::{JobEvent, run_points, validate_request};
+use crate::predict::{AdviseArgs, PredictArgs, run_advise, run_predict};
 use crate::store::{Store, default_data_dir};
 
 /// Command-line errors: `Usage` exits with code 2, `Runtime` with 1.
@@ -64,6 +66,10 @@ pub enum Command {
     Calibrate(CalibrateArgs),
     /// Describe the measurement device.
     Device(DeviceArgs),
+    /// Predict one prefill or decode step of a model preset (per-operator table, TTFT/TPOT, tokens/s).
+    Predict(PredictArgs),
+    /// Rank the precision configs the device runs natively for a model and workload.
+    Advise(AdviseArgs),
 }
 
 /// Backend options shared by every subcommand.
@@ -189,7 +195,11 @@ fn parse_shape(s: &str) -> Result<[u64; 3], String> {
     let [m, n, k] = parts.as_slice() else {
         return Err(format!("shape '{s}' must be MxNxK, e.g. 1x4096x4096"));
     };
-    let dim = |v: &str| v.trim().parse::<u64>().map_err(|e| format!("shape '{s}': '{v}' is not a size ({e})"));
+    let dim = |v: &str| {
+        v.trim()
+            .parse::<u64>()
+            .map_err(|e| format!("shape '{s}': '{v}' is not a size ({e})"))
+    };
     Ok([dim(m)?, dim(n)?, dim(k)?])
 }
 
@@ -213,6 +223,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Some(Command::Compare(args)) => run_bench(&args, true),
         Some(Command::Calibrate(args)) => run_calibrate(&args),
         Some(Command::Device(args)) => run_device(&args),
+        Some(Command::Predict(args)) => run_predict(&args),
+        Some(Command::Advise(args)) => run_advise(&args),
     }
 }
 
@@ -233,7 +245,9 @@ pub fn check_bind(host: &str, token: Option<&str>) -> Result<(), CliError> {
 
 fn open_store(data_dir: Option<&PathBuf>) -> Result<Arc<Store>, CliError> {
     let dir = data_dir.cloned().unwrap_or_else(default_data_dir);
-    Store::open(&dir).map(Arc::new).map_err(|e| CliError::Runtime(format!("cannot open the store in {}: {e}", dir.display())))
+    Store::open(&dir)
+        .map(Arc::new)
+        .map_err(|e| CliError::Runtime(format!("cannot open the store in {}: {e}", dir.display())))
 }
 
 fn run_serve(args: ServeArgs) -> Result<(), CliError> {
@@ -243,7 +257,11 @@ fn run_serve(args: ServeArgs) -> Result<(), CliError> {
     tracing::info!(path = %store.path().display(), "result store");
     let config = AppConfig {
         token: args.token.clone().filter(|t| !t.trim().is_empty()),
-        cors_origins: if args.cors_origins.is_empty() { default_cors_origins() } else { args.cors_origins.clone() },
+        cors_origins: if args.cors_origins.is_empty() {
+            default_cors_origins()
+        } else {
+            args.cors_origins.clone()
+        },
         web_dir: args.web_dir.clone(),
         ..AppConfig::default()
     };
@@ -253,7 +271,9 @@ fn run_serve(args: ServeArgs) -> Result<(), CliError> {
     let state = actix_web::web::Data::new(AppState::new(selected, Some(store), config));
     actix_web::rt::System::new().block_on(async move {
         let server = actix_web::HttpServer::new(move || {
-            actix_web::App::new().configure(configure(state.clone())).wrap(actix_web::middleware::Logger::default())
+            actix_web::App::new()
+                .configure(configure(state.clone()))
+                .wrap(actix_web::middleware::Logger::default())
         })
         .workers(args.workers.max(1))
         .bind((args.host.as_str(), args.port))
@@ -268,7 +288,9 @@ fn run_serve(args: ServeArgs) -> Result<(), CliError> {
 
 fn run_bench(args: &BenchArgs, compare: bool) -> Result<(), CliError> {
     if compare && args.hardware.is_none() {
-        return Err(CliError::Usage("compare needs --hardware KEY (the device to predict on)".into()));
+        return Err(CliError::Usage(
+            "compare needs --hardware KEY (the device to predict on)".into(),
+        ));
     }
     let request = BenchmarkRequest {
         shapes: args.shapes.clone(),
@@ -276,9 +298,18 @@ fn run_bench(args: &BenchArgs, compare: bool) -> Result<(), CliError> {
         hardware_key: args.hardware.clone(),
     };
     validate_request(&request).map_err(CliError::Usage)?;
-    let hardware = args.hardware.as_deref().map(find_hardware).transpose().map_err(|e| CliError::Usage(e.to_string()))?;
+    let hardware = args
+        .hardware
+        .as_deref()
+        .map(find_hardware)
+        .transpose()
+        .map_err(|e| CliError::Usage(e.to_string()))?;
     let selected = args.backend.select()?;
-    let store = if args.no_store { None } else { Some(open_store(args.data_dir.as_ref())?) };
+    let store = if args.no_store {
+        None
+    } else {
+        Some(open_store(args.data_dir.as_ref())?)
+    };
     let device = Device::new(selected.backend);
     let total = (request.shapes.len() * request.precisions.len()) as u64;
     let bar = indicatif::ProgressBar::new(total);
@@ -290,19 +321,27 @@ fn run_bench(args: &BenchArgs, compare: bool) -> Result<(), CliError> {
     let mut failed: Vec<BenchmarkFailedEvent> = Vec::new();
     let job_id = format!("cli-{}", (crate::protocol::unix_now() * 1000.0) as u64);
     let guard = device.acquire();
-    run_points(&guard, &job_id, &request, hardware, store.as_deref(), &AtomicBool::new(false), |event| match event {
-        JobEvent::Point(p) => {
-            bar.set_message(format!("{} {}", p.point.shape, p.point.precision));
-            bar.inc(1);
-            points.push(*p);
-        }
-        JobEvent::Failed(f) => {
-            bar.set_message(format!("{} {} failed", f.shape, f.failure.precision));
-            bar.inc(1);
-            failed.push(f);
-        }
-        JobEvent::Done(_) => bar.finish_and_clear(),
-    });
+    run_points(
+        &guard,
+        &job_id,
+        &request,
+        hardware,
+        store.as_deref(),
+        &AtomicBool::new(false),
+        |event| match event {
+            JobEvent::Point(p) => {
+                bar.set_message(format!("{} {}", p.point.shape, p.point.precision));
+                bar.inc(1);
+                points.push(*p);
+            }
+            JobEvent::Failed(f) => {
+                bar.set_message(format!("{} {} failed", f.shape, f.failure.precision));
+                bar.inc(1);
+                failed.push(f);
+            }
+            JobEvent::Done(_) => bar.finish_and_clear(),
+        },
+    );
     drop(guard);
     print_bench(args, compare, &points, &failed)
 }
@@ -316,11 +355,23 @@ fn print_bench(
     let io = |e: std::io::Error| CliError::Runtime(e.to_string());
     if args.json {
         let body = serde_json::json!({ "points": points, "failed": failed });
-        println!("{}", serde_json::to_string_pretty(&body).map_err(|e| CliError::Runtime(e.to_string()))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&body).map_err(|e| CliError::Runtime(e.to_string()))?
+        );
         return Ok(());
     }
     let header = [
-        "shape", "precision", "kernel", "median_us", "p10_us", "p90_us", "samples", "tflops", "gb_s", "predicted_us",
+        "shape",
+        "precision",
+        "kernel",
+        "median_us",
+        "p10_us",
+        "p90_us",
+        "samples",
+        "tflops",
+        "gb_s",
+        "predicted_us",
         "error_pct",
     ];
     let rows: Vec<Vec<String>> = points
@@ -337,7 +388,9 @@ fn print_bench(
                 m.samples.to_string(),
                 format!("{:.4}", p.point.tflops),
                 format!("{:.2}", p.point.bandwidth_gb_s.unwrap_or(0.0)),
-                p.predicted.as_ref().map_or_else(String::new, |q| format!("{:.2}", q.time_us)),
+                p.predicted
+                    .as_ref()
+                    .map_or_else(String::new, |q| format!("{:.2}", q.time_us)),
                 p.error_pct.map_or_else(String::new, |e| format!("{e:+.1}")),
             ]
         })
@@ -350,7 +403,11 @@ fn print_bench(
                 writer.write_record(row)?;
             }
             for f in failed {
-                writer.write_record([f.shape.as_str(), &f.failure.precision, &format!("FAILED {}: {}", f.failure.code, f.failure.message)])?;
+                writer.write_record([
+                    f.shape.as_str(),
+                    &f.failure.precision,
+                    &format!("FAILED {}: {}", f.failure.code, f.failure.message),
+                ])?;
             }
             writer.flush()?;
             Ok(())
@@ -359,19 +416,42 @@ fn print_bench(
     }
     let columns = if compare { header.len() } else { header.len() - 2 };
     let widths: Vec<usize> = (0..columns)
-        .map(|c| rows.iter().map(|r| r[c].len()).chain([header[c].len()]).max().unwrap_or(0))
+        .map(|c| {
+            rows.iter()
+                .map(|r| r[c].len())
+                .chain([header[c].len()])
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let line = |cells: Vec<&str>| {
-        cells.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect::<Vec<_>>().join("  ").trim_end().to_owned()
+        cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect::<Vec<_>>()
+            .join("  ")
+            .trim_end()
+            .to_owned()
     };
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", line(header[..columns].to_vec())).map_err(io)?;
     for row in &rows {
-        writeln!(out, "{}", line(row[..columns].iter().map(String::as_str).collect())).map_err(io)?;
+        writeln!(
+            out,
+            "{}",
+            line(row[..columns].iter().map(String::as_str).collect())
+        )
+        .map_err(io)?;
     }
     for f in failed {
-        writeln!(out, "{}  {}  FAILED ({}): {}", f.shape, f.failure.precision, f.failure.code, f.failure.message).map_err(io)?;
+        writeln!(
+            out,
+            "{}  {}  FAILED ({}): {}",
+            f.shape, f.failure.precision, f.failure.code, f.failure.message
+        )
+        .map_err(io)?;
     }
     Ok(())
 }
@@ -388,7 +468,11 @@ fn run_calibrate(args: &CalibrateArgs) -> Result<(), CliError> {
         .map(find_hardware)
         .transpose()
         .map_err(|e| CliError::Usage(e.to_string()))?;
-    let precisions = if args.precisions.is_empty() { device.backend().measurable() } else { args.precisions.clone() };
+    let precisions = if args.precisions.is_empty() {
+        device.backend().measurable()
+    } else {
+        args.precisions.clone()
+    };
     let guard = device.acquire();
     let result = crate::calibrate::calibrate(
         &guard,
@@ -405,12 +489,24 @@ fn run_calibrate(args: &CalibrateArgs) -> Result<(), CliError> {
         tracing::error!(error = %e, "could not store the calibration");
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&result).map_err(|e| CliError::Runtime(e.to_string()))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&result).map_err(|e| CliError::Runtime(e.to_string()))?
+        );
     } else {
         println!("device      {} ({} backend)", info.name, device.backend().kind());
-        println!("bandwidth   {:.2} GB/s  ({})", result.bandwidth_gb_s, result.bandwidth_measurement.kernel);
+        println!(
+            "bandwidth   {:.2} GB/s  ({})",
+            result.bandwidth_gb_s, result.bandwidth_measurement.kernel
+        );
         for p in &result.peaks {
-            println!("{:<11} {:.4} TFLOP/s at {}  ({})", p.precision.name(), p.achieved_tflops, p.shape, p.measurement.kernel);
+            println!(
+                "{:<11} {:.4} TFLOP/s at {}  ({})",
+                p.precision.name(),
+                p.achieved_tflops,
+                p.shape,
+                p.measurement.kernel
+            );
         }
         for f in &result.failed {
             println!("{:<11} FAILED ({}): {}", f.precision, f.code, f.message);
@@ -424,7 +520,10 @@ fn run_device(args: &DeviceArgs) -> Result<(), CliError> {
     let selected = args.backend.select()?;
     let info = selected.backend.device_info();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&info).map_err(|e| CliError::Runtime(e.to_string()))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&info).map_err(|e| CliError::Runtime(e.to_string()))?
+        );
         return Ok(());
     }
     println!("backend     {} ({})", info.backend, selected.reason);
@@ -446,7 +545,11 @@ fn run_device(args: &DeviceArgs) -> Result<(), CliError> {
     println!("catalog key {}", info.matched_key.as_deref().unwrap_or("(none)"));
     println!(
         "measurable  {}",
-        info.measurable_precisions.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")
+        info.measurable_precisions
+            .iter()
+            .map(|p| p.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     Ok(())
 }

@@ -71,7 +71,10 @@ impl ApiError {
     /// The wire body.
     #[must_use]
     pub fn body(&self) -> ErrorBody {
-        ErrorBody { code: self.code().to_owned(), message: self.to_string() }
+        ErrorBody {
+            code: self.code().to_owned(),
+            message: self.to_string(),
+        }
     }
 }
 
@@ -80,7 +83,9 @@ impl ResponseError for ApiError {
         match self {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
-            ApiError::UnknownHardware(_) | ApiError::UnknownKey(_) | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::UnknownHardware(_) | ApiError::UnknownKey(_) | ApiError::NotFound(_) => {
+                StatusCode::NOT_FOUND
+            }
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Busy | ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
@@ -124,7 +129,10 @@ impl From<BackendError> for ApiError {
             BackendError::TooLarge(m) => ApiError::TooLarge(m),
             BackendError::InvalidInput(m) => ApiError::BadRequest(m),
             BackendError::Busy => ApiError::Busy,
-            BackendError::Unavailable(m) => ApiError::Unavailable { code: "no_gpu", message: m },
+            BackendError::Unavailable(m) => ApiError::Unavailable {
+                code: "no_gpu",
+                message: m,
+            },
             other => ApiError::Internal(other.to_string()),
         }
     }
@@ -143,13 +151,19 @@ mod tests {
     #[test]
     fn core_and_backend_errors_map_to_the_table() {
         let unknown: ApiError = roofline_core::find_hardware("nope").unwrap_err().into();
-        assert_eq!((unknown.status_code().as_u16(), unknown.code()), (404, "unknown_hardware"));
+        assert_eq!(
+            (unknown.status_code().as_u16(), unknown.code()),
+            (404, "unknown_hardware")
+        );
         assert!(unknown.to_string().contains("gb10"), "lists the valid keys");
         let bad: ApiError = "fp7".parse::<roofline_core::Precision>().unwrap_err().into();
         assert_eq!((bad.status_code().as_u16(), bad.code()), (400, "invalid_input"));
         let cuda: ApiError = BackendError::Cuda("CUBLAS_STATUS_EXECUTION_FAILED at 0x7f".into()).into();
         assert_eq!((cuda.status_code().as_u16(), cuda.code()), (500, "internal"));
-        assert!(!cuda.body().message.contains("CUBLAS"), "the detail is logged, not returned");
+        assert!(
+            !cuda.body().message.contains("CUBLAS"),
+            "the detail is logged, not returned"
+        );
         let busy: ApiError = BackendError::Busy.into();
         assert_eq!(busy.error_response().headers().get("retry-after").unwrap(), "5");
         let big: ApiError = BackendError::TooLarge("x".into()).into();

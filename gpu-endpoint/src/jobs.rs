@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::Duration;
 
-use roofline_core::wire::{BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkPointEvent, BenchmarkRequest, RooflinePoint};
+use roofline_core::wire::{
+    BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkPointEvent, BenchmarkRequest, RooflinePoint,
+};
 use roofline_core::{HardwareSpec, Operator, predict};
 
 use crate::backend::{Device, DeviceGuard, MatmulSpec, point_of};
@@ -58,7 +60,9 @@ impl JobEvent {
 #[must_use]
 pub fn predicted_point(hardware: Option<&HardwareSpec>, op: &Operator) -> Option<RooflinePoint> {
     let hardware = hardware?;
-    predict(hardware, op).ok().map(|p| RooflinePoint::simulated(op, &p))
+    predict(hardware, op)
+        .ok()
+        .map(|p| RooflinePoint::simulated(op, &p))
 }
 
 /// Validates a job request (counts and shape bounds); 400-class problems.
@@ -67,13 +71,24 @@ pub fn predicted_point(hardware: Option<&HardwareSpec>, op: &Operator) -> Option
 /// A message.
 pub fn validate_request(request: &BenchmarkRequest) -> Result<(), String> {
     if request.shapes.is_empty() || request.shapes.len() > MAX_SHAPES {
-        return Err(format!("shapes must list 1 to {MAX_SHAPES} shapes, got {}", request.shapes.len()));
+        return Err(format!(
+            "shapes must list 1 to {MAX_SHAPES} shapes, got {}",
+            request.shapes.len()
+        ));
     }
     if request.precisions.is_empty() || request.precisions.len() > MAX_PRECISIONS {
-        return Err(format!("precisions must list 1 to {MAX_PRECISIONS} precisions, got {}", request.precisions.len()));
+        return Err(format!(
+            "precisions must list 1 to {MAX_PRECISIONS} precisions, got {}",
+            request.precisions.len()
+        ));
     }
     for shape in &request.shapes {
-        let spec = MatmulSpec { m: shape[0], n: shape[1], k: shape[2], precision: request.precisions[0] };
+        let spec = MatmulSpec {
+            m: shape[0],
+            n: shape[1],
+            k: shape[2],
+            precision: request.precisions[0],
+        };
         spec.check_bounds().map_err(|e| e.to_string())?;
     }
     Ok(())
@@ -99,13 +114,20 @@ pub fn run_points(
                 cancelled = true;
                 break 'outer;
             }
-            let spec = MatmulSpec { m: shape[0], n: shape[1], k: shape[2], precision };
+            let spec = MatmulSpec {
+                m: shape[0],
+                n: shape[1],
+                k: shape[2],
+                precision,
+            };
             let shape_label = format!("{}x{}x{}", shape[0], shape[1], shape[2]);
             match guard.measure_matmul(&spec) {
                 Ok(result) => {
                     let predicted = predicted_point(hardware, &result.op);
                     let point = point_of(result, predicted.as_ref().map(|p| p.bottleneck.as_str()));
-                    let error_pct = predicted.as_ref().map(|p| (point.time_us - p.time_us) / p.time_us * 100.0);
+                    let error_pct = predicted
+                        .as_ref()
+                        .map(|p| (point.time_us - p.time_us) / p.time_us * 100.0);
                     if let Some(store) = store
                         && let Err(e) = store.insert_point(
                             Some(job_id),
@@ -140,7 +162,12 @@ pub fn run_points(
             index += 1;
         }
     }
-    let done = BenchmarkDoneEvent { job_id: job_id.to_owned(), measured, failed, cancelled };
+    let done = BenchmarkDoneEvent {
+        job_id: job_id.to_owned(),
+        measured,
+        failed,
+        cancelled,
+    };
     emit(JobEvent::Done(done.clone()));
     done
 }
@@ -159,7 +186,10 @@ pub struct Job {
 
 impl Job {
     fn push(&self, event: JobEvent) {
-        let mut events = self.events.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut events = self
+            .events
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if matches!(event, JobEvent::Done(_)) {
             self.finished.store(true, Ordering::SeqCst);
         }
@@ -170,7 +200,10 @@ impl Job {
     /// Events from `start` on.
     #[must_use]
     pub fn events_from(&self, start: usize) -> Vec<JobEvent> {
-        let events = self.events.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let events = self
+            .events
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         events.get(start..).map(<[JobEvent]>::to_vec).unwrap_or_default()
     }
 
@@ -226,7 +259,10 @@ impl JobManager {
         std::thread::Builder::new()
             .name("benchmark-worker".into())
             .spawn(move || worker(&weak))
-            .map_or_else(|e| tracing::error!(error = %e, "could not start the benchmark worker"), |_| ());
+            .map_or_else(
+                |e| tracing::error!(error = %e, "could not start the benchmark worker"),
+                |_| (),
+            );
         JobManager { inner }
     }
 
@@ -239,7 +275,11 @@ impl JobManager {
         request: BenchmarkRequest,
         hardware: Option<&'static HardwareSpec>,
     ) -> Result<(Arc<Job>, u32), SubmitError> {
-        let mut queue = self.inner.queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut queue = self
+            .inner
+            .queue
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if queue.len() >= MAX_QUEUED {
             return Err(SubmitError::QueueFull);
         }
@@ -257,7 +297,11 @@ impl JobManager {
         });
         let ahead = queue.len() + usize::from(self.inner.running.load(Ordering::SeqCst));
         queue.push_back(job.clone());
-        self.inner.jobs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id, job.clone());
+        self.inner
+            .jobs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id, job.clone());
         self.inner.wake.notify_all();
         Ok((job, u32::try_from(ahead).unwrap_or(u32::MAX)))
     }
@@ -265,7 +309,12 @@ impl JobManager {
     /// A job by id.
     #[must_use]
     pub fn get(&self, id: &str) -> Option<Arc<Job>> {
-        self.inner.jobs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(id).cloned()
+        self.inner
+            .jobs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(id)
+            .cloned()
     }
 
     /// Cancels a job: a queued job ends now, a running one stops before its next point. False if unknown.
@@ -273,10 +322,19 @@ impl JobManager {
     pub fn cancel(&self, id: &str) -> bool {
         let Some(job) = self.get(id) else { return false };
         job.cancel.store(true, Ordering::SeqCst);
-        let mut queue = self.inner.queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut queue = self
+            .inner
+            .queue
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(pos) = queue.iter().position(|j| j.id == id) {
             queue.remove(pos);
-            job.push(JobEvent::Done(BenchmarkDoneEvent { job_id: job.id.clone(), measured: 0, failed: 0, cancelled: true }));
+            job.push(JobEvent::Done(BenchmarkDoneEvent {
+                job_id: job.id.clone(),
+                measured: 0,
+                failed: 0,
+                cancelled: true,
+            }));
         }
         true
     }
@@ -285,7 +343,12 @@ impl JobManager {
     #[must_use]
     pub fn busy(&self) -> bool {
         self.inner.running.load(Ordering::SeqCst)
-            || !self.inner.queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner).is_empty()
+            || !self
+                .inner
+                .queue
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .is_empty()
     }
 }
 
@@ -293,7 +356,10 @@ fn worker(weak: &Weak<Inner>) {
     loop {
         let Some(inner) = weak.upgrade() else { return };
         let next = {
-            let queue = inner.queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let queue = inner
+                .queue
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             let (mut queue, _) = inner
                 .wake
                 .wait_timeout_while(queue, Duration::from_millis(200), |q| q.is_empty())

@@ -9,7 +9,8 @@
 //! - [`app::configure`] and [`app::AppState`]: the whole HTTP app (used by `main` and the tests).
 //! - [`backend::Backend`], [`backend::Device`]: backends and the one-at-a-time device lock.
 //! - [`protocol`]: the sampling protocol and statistics shared by every backend.
-//! - [`jobs`]: the benchmark queue and SSE events; [`store`]: SQLite; [`cli`]: the command line.
+//! - [`jobs`]: the benchmark queue and SSE events; [`store`]: SQLite; [`cli`]: the command line;
+//!   [`predict`]: whole-model `predict` and `advise` subcommands.
 
 pub mod analysis;
 pub mod app;
@@ -18,6 +19,7 @@ pub mod calibrate;
 pub mod cli;
 pub mod error;
 pub mod jobs;
+pub mod predict;
 pub mod protocol;
 mod routes;
 pub mod store;

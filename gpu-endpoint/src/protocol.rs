@@ -198,7 +198,14 @@ where
     if a.len() < m * k || b.len() < k * n || c.len() < m * n {
         return Err("buffer shorter than the shape".into());
     }
-    verify_with(dims, |i, kk| a[i * k + kk].into(), |kk, j| b[kk * n + j].into(), |i, j| c[i * n + j].into(), rel_tol, seed)
+    verify_with(
+        dims,
+        |i, kk| a[i * k + kk].into(),
+        |kk, j| b[kk * n + j].into(),
+        |i, j| c[i * n + j].into(),
+        rel_tol,
+        seed,
+    )
 }
 
 /// [`verify_sampled`] over accessor closures (any layout): `a(i, kk)`, `b(kk, j)`, `c(i, j)`.
@@ -302,7 +309,9 @@ pub fn measurement(run: RunInfo, stats: &SampleStats, telemetry: TelemetrySummar
 /// Seconds since the Unix epoch.
 #[must_use]
 pub fn unix_now() -> f64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// A measured roofline point: the operator that really ran, timed at the measurement's median.
@@ -355,12 +364,21 @@ mod tests {
 
     #[test]
     fn sampling_stops_on_low_noise_after_min_samples() {
-        let policy = SamplingPolicy { warmup_runs: 2, min_samples: 7, max_samples: 50, ..SamplingPolicy::cpu() };
+        let policy = SamplingPolicy {
+            warmup_runs: 2,
+            min_samples: 7,
+            max_samples: 50,
+            ..SamplingPolicy::cpu()
+        };
         let mut calls = 0;
-        let stats = sample::<()>(&policy, || Ok(()), || {
-            calls += 1;
-            Ok(1e-3)
-        })
+        let stats = sample::<()>(
+            &policy,
+            || Ok(()),
+            || {
+                calls += 1;
+                Ok(1e-3)
+            },
+        )
         .unwrap();
         assert_eq!(stats.samples, 7);
         assert_eq!(calls, 9);
@@ -370,12 +388,21 @@ mod tests {
 
     #[test]
     fn sampling_respects_max_samples_when_noisy() {
-        let policy = SamplingPolicy { warmup_runs: 1, min_samples: 2, max_samples: 20, ..SamplingPolicy::cpu() };
+        let policy = SamplingPolicy {
+            warmup_runs: 1,
+            min_samples: 2,
+            max_samples: 20,
+            ..SamplingPolicy::cpu()
+        };
         let mut i = 0u32;
-        let stats = sample::<()>(&policy, || Ok(()), || {
-            i += 1;
-            Ok(if i.is_multiple_of(2) { 1.0e-3 } else { 3.0e-3 })
-        })
+        let stats = sample::<()>(
+            &policy,
+            || Ok(()),
+            || {
+                i += 1;
+                Ok(if i.is_multiple_of(2) { 1.0e-3 } else { 3.0e-3 })
+            },
+        )
         .unwrap();
         assert_eq!(stats.samples, 20);
     }

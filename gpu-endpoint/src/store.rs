@@ -14,8 +14,7 @@ use crate::protocol::unix_now;
 pub const DB_FILE: &str = "roofline.sqlite3";
 
 /// Schema migrations; index `i` upgrades `user_version` `i` → `i + 1`.
-pub const MIGRATIONS: &[&str] = &[
-    "CREATE TABLE points (
+pub const MIGRATIONS: &[&str] = &["CREATE TABLE points (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         job_id TEXT,
         device TEXT NOT NULL,
@@ -34,8 +33,7 @@ pub const MIGRATIONS: &[&str] = &[
         spec_key TEXT NOT NULL,
         result_json TEXT NOT NULL,
         created_unix_s REAL NOT NULL
-    );",
-];
+    );"];
 
 /// Store errors (SQLite or JSON).
 #[derive(Debug, thiserror::Error)]
@@ -63,7 +61,9 @@ pub struct Store {
 /// The default data directory (`$XDG_DATA_HOME/roofline` or the platform equivalent).
 #[must_use]
 pub fn default_data_dir() -> PathBuf {
-    dirs::data_dir().unwrap_or_else(std::env::temp_dir).join("roofline")
+    dirs::data_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("roofline")
 }
 
 impl Store {
@@ -79,7 +79,10 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         migrate(&mut conn)?;
-        Ok(Store { conn: Mutex::new(conn), path })
+        Ok(Store {
+            conn: Mutex::new(conn),
+            path,
+        })
     }
 
     /// Path of the database file.
@@ -89,7 +92,9 @@ impl Store {
     }
 
     fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.conn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Commits one measured point; returns its row id.
@@ -103,8 +108,12 @@ impl Store {
         point: &RooflinePoint,
         predicted: Option<&RooflinePoint>,
     ) -> Result<i64, StoreError> {
-        let (device, backend) =
-            point.measurement.as_ref().map_or((String::new(), String::new()), |m| (m.device_name.clone(), m.backend.clone()));
+        let (device, backend) = point
+            .measurement
+            .as_ref()
+            .map_or((String::new(), String::new()), |m| {
+                (m.device_name.clone(), m.backend.clone())
+            });
         let point_json = serde_json::to_string(point)?;
         let predicted_json = predicted.map(serde_json::to_string).transpose()?;
         let conn = self.conn();
@@ -147,7 +156,11 @@ impl Store {
     pub fn latest_calibration(&self) -> Result<Option<CalibrationResult>, StoreError> {
         let json: Option<String> = self
             .conn()
-            .query_row("SELECT result_json FROM calibrations ORDER BY id DESC LIMIT 1", [], |r| r.get(0))
+            .query_row(
+                "SELECT result_json FROM calibrations ORDER BY id DESC LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
             .optional()?;
         Ok(json.map(|j| serde_json::from_str(&j)).transpose()?)
     }
@@ -168,16 +181,19 @@ impl Store {
                AND (?4 IS NULL OR created_unix_s >= ?4)
              ORDER BY id DESC LIMIT ?5",
         )?;
-        let rows = stmt.query_map(params![device, query.precision, query.shape, query.since, limit], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, Option<String>>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, Option<String>>(4)?,
-                r.get::<_, f64>(5)?,
-            ))
-        })?;
+        let rows = stmt.query_map(
+            params![device, query.precision, query.shape, query.since, limit],
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, f64>(5)?,
+                ))
+            },
+        )?;
         let mut out = Vec::new();
         for row in rows {
             let (id, job_id, device, point_json, predicted_json, created_unix_s) = row?;
@@ -198,7 +214,9 @@ impl Store {
     /// # Errors
     /// [`StoreError`].
     pub fn count_points(&self) -> Result<i64, StoreError> {
-        Ok(self.conn().query_row("SELECT count(*) FROM points", [], |r| r.get(0))?)
+        Ok(self
+            .conn()
+            .query_row("SELECT count(*) FROM points", [], |r| r.get(0))?)
     }
 }
 
@@ -208,7 +226,11 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     if version > latest {
         return Err(StoreError::TooNew(version, latest));
     }
-    for (idx, sql) in MIGRATIONS.iter().enumerate().skip(usize::try_from(version).unwrap_or(0)) {
+    for (idx, sql) in MIGRATIONS
+        .iter()
+        .enumerate()
+        .skip(usize::try_from(version).unwrap_or(0))
+    {
         let tx = conn.transaction()?;
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", idx as i64 + 1)?;

@@ -30,7 +30,8 @@ fn post_json(uri: &str, body: serde_json::Value) -> test::TestRequest {
 async fn health_reports_the_backend_and_why() {
     let (state, _dir) = fake_state(None, 0);
     let app = app!(state);
-    let health: Health = test::call_and_read_body_json(&app, test::TestRequest::get().uri("/api/health").to_request()).await;
+    let health: Health =
+        test::call_and_read_body_json(&app, test::TestRequest::get().uri("/api/health").to_request()).await;
     assert_eq!(health.status, "ok");
     assert_eq!(health.backend, "fake");
     assert_eq!(health.version, env!("CARGO_PKG_VERSION"));
@@ -41,13 +42,20 @@ async fn health_reports_the_backend_and_why() {
 async fn gb10_fp16_gemv_prediction_is_bytes_over_bandwidth() {
     let (state, _dir) = fake_state(None, 0);
     let app = app!(state);
-    let req = post_json("/api/analyze?hardware_key=gb10", json!({"M":1,"N":4096,"K":4096,"precision":"FP16"}));
+    let req = post_json(
+        "/api/analyze?hardware_key=gb10",
+        json!({"M":1,"N":4096,"K":4096,"precision":"FP16"}),
+    );
     let resp: AnalyzeResponse = test::call_and_read_body_json(&app, req.to_request()).await;
     assert_eq!(resp.hardware_key, "gb10");
     assert_eq!(resp.simulated.len(), 1);
     // W 2·4096² + x 2·4096 + y 2·4096 = 33,570,816 B at 273 GB/s.
     let expected_us = 33_570_816.0 / 273e9 * 1e6;
-    assert!((resp.simulated[0].time_us - expected_us).abs() < 1e-6, "{}", resp.simulated[0].time_us);
+    assert!(
+        (resp.simulated[0].time_us - expected_us).abs() < 1e-6,
+        "{}",
+        resp.simulated[0].time_us
+    );
     assert!((resp.simulated[0].time_us - 122.97).abs() < 0.01);
     assert_eq!(resp.simulated[0].source, PointSource::Simulated);
     // The fake "measures" bytes / 1 TB/s.
@@ -64,12 +72,23 @@ async fn gb10_fp16_gemv_prediction_is_bytes_over_bandwidth() {
 async fn a_precision_the_device_lacks_is_listed_as_unsupported_never_replaced() {
     let (state, _dir) = fake_state(None, 0);
     let app = app!(state);
-    let req = post_json("/api/analyze?hardware_key=h100_sxm", json!({"M":1,"N":4096,"K":4096,"precision":"NVFP4"}));
+    let req = post_json(
+        "/api/analyze?hardware_key=h100_sxm",
+        json!({"M":1,"N":4096,"K":4096,"precision":"NVFP4"}),
+    );
     let resp: AnalyzeResponse = test::call_and_read_body_json(&app, req.to_request()).await;
     assert!(resp.simulated.is_empty());
     assert!(resp.measured.is_empty());
-    assert!(resp.failed.iter().all(|f| f.precision == "NVFP4" && f.code == "unsupported"));
-    assert!(resp.failed.iter().any(|f| f.message.contains("Hopper")), "{:?}", resp.failed);
+    assert!(
+        resp.failed
+            .iter()
+            .all(|f| f.precision == "NVFP4" && f.code == "unsupported")
+    );
+    assert!(
+        resp.failed.iter().any(|f| f.message.contains("Hopper")),
+        "{:?}",
+        resp.failed
+    );
 }
 
 #[actix_web::test]
@@ -84,8 +103,14 @@ async fn run_all_precisions_covers_the_original_five_and_labels_only_what_ran() 
     let wanted = ["FP16", "FP8_E4M3", "NVFP4", "INT8", "INT4"];
     for name in wanted {
         let simulated = resp.simulated.iter().any(|p| p.precision.name() == name);
-        let failed = resp.failed.iter().any(|f| f.precision == name && f.message.starts_with("prediction"));
-        assert!(simulated ^ failed, "{name}: simulated {simulated} failed {failed}");
+        let failed = resp
+            .failed
+            .iter()
+            .any(|f| f.precision == name && f.message.starts_with("prediction"));
+        assert!(
+            simulated ^ failed,
+            "{name}: simulated {simulated} failed {failed}"
+        );
     }
     // H100: FP16, FP8 and INT8 predicted; INT4 and NVFP4 unsupported on Hopper.
     let simulated: Vec<&str> = resp.simulated.iter().map(|p| p.precision.name()).collect();
@@ -94,7 +119,11 @@ async fn run_all_precisions_covers_the_original_five_and_labels_only_what_ran() 
     let measured: Vec<&str> = resp.measured.iter().map(|p| p.precision.name()).collect();
     assert_eq!(measured, ["FP16", "FP8_E4M3", "INT8"]);
     for p in &resp.measured {
-        assert!(p.label.contains(&format!("[{}]", p.precision.name())), "{}", p.label);
+        assert!(
+            p.label.contains(&format!("[{}]", p.precision.name())),
+            "{}",
+            p.label
+        );
     }
 }
 
@@ -102,7 +131,10 @@ async fn run_all_precisions_covers_the_original_five_and_labels_only_what_ran() 
 async fn explicit_precisions_list_is_honoured() {
     let (state, _dir) = fake_state(None, 0);
     let app = app!(state);
-    let req = post_json("/api/analyze", json!({"M":8,"N":64,"K":64,"precision":"FP16","precisions":["FP32","BF16"]}));
+    let req = post_json(
+        "/api/analyze",
+        json!({"M":8,"N":64,"K":64,"precision":"FP16","precisions":["FP32","BF16"]}),
+    );
     let resp: AnalyzeResponse = test::call_and_read_body_json(&app, req.to_request()).await;
     assert_eq!(resp.hardware_key, "gb10", "gb10 is the default hardware");
     let names: Vec<&str> = resp.measured.iter().map(|p| p.precision.name()).collect();
@@ -113,7 +145,8 @@ async fn explicit_precisions_list_is_honoured() {
 async fn device_info_of_the_fake() {
     let (state, _dir) = fake_state(None, 0);
     let app = app!(state);
-    let info: DeviceInfo = test::call_and_read_body_json(&app, test::TestRequest::get().uri("/api/device").to_request()).await;
+    let info: DeviceInfo =
+        test::call_and_read_body_json(&app, test::TestRequest::get().uri("/api/device").to_request()).await;
     assert_eq!(info.backend, "fake");
     assert_eq!(info.name, fake::FAKE_NAME);
     assert_eq!(info.matched_key, None);
@@ -125,8 +158,11 @@ async fn device_info_of_the_fake() {
 async fn nvml_status_and_503_without_nvml() {
     let (state, _dir) = fake_state(None, 0);
     let app = app!(state);
-    let status: NvmlStatus =
-        test::call_and_read_body_json(&app, test::TestRequest::get().uri("/api/nvml/status").to_request()).await;
+    let status: NvmlStatus = test::call_and_read_body_json(
+        &app,
+        test::TestRequest::get().uri("/api/nvml/status").to_request(),
+    )
+    .await;
     assert_eq!(status.device_name, fake::FAKE_NAME);
     assert_eq!(status.power_limit_w, 300.0);
 
@@ -152,20 +188,35 @@ async fn nvml_stream_frames_status_events() {
     use actix_web::body::MessageBody;
     let (state, _dir) = fake_state(None, 0);
     let app = app!(state);
-    let resp = test::call_service(&app, test::TestRequest::get().uri("/api/nvml/stream?interval_ms=100").to_request()).await;
+    let resp = test::call_service(
+        &app,
+        test::TestRequest::get()
+            .uri("/api/nvml/stream?interval_ms=100")
+            .to_request(),
+    )
+    .await;
     assert_eq!(resp.status(), StatusCode::OK);
     assert_eq!(resp.headers().get("content-type").unwrap(), "text/event-stream");
     let mut body = std::pin::pin!(resp.into_body());
     let mut text = String::new();
     while parse_sse(&text).len() < 2 {
-        let chunk = futures_util::future::poll_fn(|cx| body.as_mut().poll_next(cx)).await.unwrap().unwrap();
+        let chunk = futures_util::future::poll_fn(|cx| body.as_mut().poll_next(cx))
+            .await
+            .unwrap()
+            .unwrap();
         text.push_str(std::str::from_utf8(&chunk).unwrap());
     }
     let events = parse_sse(&text);
     assert_eq!(events[0].0, "status");
     let status: NvmlStatus = serde_json::from_str(&events[0].1).unwrap();
     assert_eq!(status.gpu_clock_mhz, 1500.0);
-    let bad = test::call_service(&app, test::TestRequest::get().uri("/api/nvml/stream?interval_ms=5").to_request()).await;
+    let bad = test::call_service(
+        &app,
+        test::TestRequest::get()
+            .uri("/api/nvml/stream?interval_ms=5")
+            .to_request(),
+    )
+    .await;
     assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
 }
 
@@ -182,7 +233,8 @@ async fn benchmark_job_streams_points_failures_then_done_and_stores_points() {
     let job: BenchmarkJob = test::read_body_json(resp).await;
     assert_eq!(job.total, 4);
     assert_eq!(job.position, 0);
-    let body = test::call_and_read_body(&app, test::TestRequest::get().uri(&job.events_url).to_request()).await;
+    let body =
+        test::call_and_read_body(&app, test::TestRequest::get().uri(&job.events_url).to_request()).await;
     let events = parse_sse(std::str::from_utf8(&body).unwrap());
     let names: Vec<&str> = events.iter().map(|(e, _)| e.as_str()).collect();
     assert_eq!(names, ["point", "failed", "point", "failed", "done"]);
@@ -201,21 +253,37 @@ async fn benchmark_job_streams_points_failures_then_done_and_stores_points() {
     let done: BenchmarkDoneEvent = serde_json::from_str(&events[4].1).unwrap();
     assert_eq!((done.measured, done.failed, done.cancelled), (2, 2, false));
     // A late subscriber gets the same replay.
-    let again = test::call_and_read_body(&app, test::TestRequest::get().uri(&job.events_url).to_request()).await;
+    let again =
+        test::call_and_read_body(&app, test::TestRequest::get().uri(&job.events_url).to_request()).await;
     assert_eq!(parse_sse(std::str::from_utf8(&again).unwrap()).len(), 5);
 
-    let rows: Vec<StoredResult> =
-        test::call_and_read_body_json(&app, test::TestRequest::get().uri("/api/results?precision=fp32").to_request()).await;
-    assert_eq!(rows.len(), 2);
-    assert!(rows.iter().all(|r| r.job_id.as_deref() == Some(job.id.as_str()) && r.predicted.is_some()));
     let rows: Vec<StoredResult> = test::call_and_read_body_json(
         &app,
-        test::TestRequest::get().uri("/api/results?shape=64x128x256&device=fake").to_request(),
+        test::TestRequest::get()
+            .uri("/api/results?precision=fp32")
+            .to_request(),
+    )
+    .await;
+    assert_eq!(rows.len(), 2);
+    assert!(
+        rows.iter()
+            .all(|r| r.job_id.as_deref() == Some(job.id.as_str()) && r.predicted.is_some())
+    );
+    let rows: Vec<StoredResult> = test::call_and_read_body_json(
+        &app,
+        test::TestRequest::get()
+            .uri("/api/results?shape=64x128x256&device=fake")
+            .to_request(),
     )
     .await;
     assert_eq!(rows.len(), 1);
-    let rows: Vec<StoredResult> =
-        test::call_and_read_body_json(&app, test::TestRequest::get().uri("/api/results?since=9999999999").to_request()).await;
+    let rows: Vec<StoredResult> = test::call_and_read_body_json(
+        &app,
+        test::TestRequest::get()
+            .uri("/api/results?since=9999999999")
+            .to_request(),
+    )
+    .await;
     assert!(rows.is_empty());
 }
 
@@ -224,10 +292,16 @@ async fn cancel_stops_a_job_between_points_and_busy_device_refuses_analyze() {
     let (state, _dir) = fake_state(None, 100);
     let app = app!(state);
     let shapes: Vec<[u64; 3]> = (1..=20).map(|i| [1, 64 * i, 64]).collect();
-    let req = post_json("/api/benchmarks", json!({"shapes": shapes, "precisions":["FP32"]}));
+    let req = post_json(
+        "/api/benchmarks",
+        json!({"shapes": shapes, "precisions":["FP32"]}),
+    );
     let job: BenchmarkJob = test::call_and_read_body_json(&app, req.to_request()).await;
     // Second job queues behind the first.
-    let req = post_json("/api/benchmarks", json!({"shapes": [[1, 64, 64]], "precisions":["FP32"]}));
+    let req = post_json(
+        "/api/benchmarks",
+        json!({"shapes": [[1, 64, 64]], "precisions":["FP32"]}),
+    );
     let second: BenchmarkJob = test::call_and_read_body_json(&app, req.to_request()).await;
     assert_eq!(second.position, 1);
     tokio::time::sleep(Duration::from_millis(250)).await;
@@ -242,21 +316,44 @@ async fn cancel_stops_a_job_between_points_and_busy_device_refuses_analyze() {
     let body: ErrorBody = test::read_body_json(resp).await;
     assert_eq!(body.code, "busy");
 
-    let resp = test::call_service(&app, test::TestRequest::delete().uri(&format!("/api/benchmarks/{}", job.id)).to_request()).await;
+    let resp = test::call_service(
+        &app,
+        test::TestRequest::delete()
+            .uri(&format!("/api/benchmarks/{}", job.id))
+            .to_request(),
+    )
+    .await;
     assert_eq!(resp.status(), StatusCode::NO_CONTENT);
-    let resp = test::call_service(&app, test::TestRequest::delete().uri(&format!("/api/benchmarks/{}", second.id)).to_request()).await;
+    let resp = test::call_service(
+        &app,
+        test::TestRequest::delete()
+            .uri(&format!("/api/benchmarks/{}", second.id))
+            .to_request(),
+    )
+    .await;
     assert_eq!(resp.status(), StatusCode::NO_CONTENT);
-    let body = test::call_and_read_body(&app, test::TestRequest::get().uri(&job.events_url).to_request()).await;
+    let body =
+        test::call_and_read_body(&app, test::TestRequest::get().uri(&job.events_url).to_request()).await;
     let events = parse_sse(std::str::from_utf8(&body).unwrap());
     let (name, data) = events.last().unwrap();
     assert_eq!(name, "done");
     let done: BenchmarkDoneEvent = serde_json::from_str(data).unwrap();
     assert!(done.cancelled);
     assert!(done.measured < 20 && done.measured >= 1, "{}", done.measured);
-    let body = test::call_and_read_body(&app, test::TestRequest::get().uri(&second.events_url).to_request()).await;
+    let body = test::call_and_read_body(
+        &app,
+        test::TestRequest::get().uri(&second.events_url).to_request(),
+    )
+    .await;
     let events = parse_sse(std::str::from_utf8(&body).unwrap());
     assert_eq!(events.len(), 1, "a cancelled queued job ends with done only");
-    let resp = test::call_service(&app, test::TestRequest::delete().uri("/api/benchmarks/nope").to_request()).await;
+    let resp = test::call_service(
+        &app,
+        test::TestRequest::delete()
+            .uri("/api/benchmarks/nope")
+            .to_request(),
+    )
+    .await;
     assert_eq!(resp.status(), StatusCode::NOT_FOUND);
 }
 
@@ -264,12 +361,19 @@ async fn cancel_stops_a_job_between_points_and_busy_device_refuses_analyze() {
 async fn calibration_builds_a_measured_spec_from_fake_numbers() {
     let (state, _dir) = fake_state(None, 0);
     let app = app!(state);
-    let req = post_json("/api/calibrate", json!({"precisions":["FP32","BF16","NVFP4"],"hardware_key":"h100_sxm"}));
+    let req = post_json(
+        "/api/calibrate",
+        json!({"precisions":["FP32","BF16","NVFP4"],"hardware_key":"h100_sxm"}),
+    );
     let result: CalibrationResult = test::call_and_read_body_json(&app, req.to_request()).await;
     // Fake copy: bytes / (bytes / 1e12) = 1000 GB/s.
     assert!((result.bandwidth_gb_s - 1000.0).abs() < 1e-9);
     // Fake 4096³ GEMM is compute-bound at 100 TFLOP/s.
-    let fp32 = result.peaks.iter().find(|p| p.precision == Precision::Fp32).unwrap();
+    let fp32 = result
+        .peaks
+        .iter()
+        .find(|p| p.precision == Precision::Fp32)
+        .unwrap();
     assert!((fp32.achieved_tflops - 100.0).abs() < 1e-9);
     assert_eq!(result.failed.len(), 1);
     assert_eq!(result.failed[0].precision, "NVFP4");
@@ -279,7 +383,14 @@ async fn calibration_builds_a_measured_spec_from_fake_numbers() {
     assert_eq!(spec.dram_bandwidth_bytes_per_s, 1e12);
     assert_eq!(spec.peak(ComputePath::Bf16).unwrap().dense_flop_per_s, 100e12);
     // FP8 was not measured: the datasheet peak stays and the notes say so.
-    assert_eq!(spec.peak(ComputePath::Fp8).unwrap().dense_flop_per_s, roofline_core::find_hardware("h100_sxm").unwrap().peak(ComputePath::Fp8).unwrap().dense_flop_per_s);
+    assert_eq!(
+        spec.peak(ComputePath::Fp8).unwrap().dense_flop_per_s,
+        roofline_core::find_hardware("h100_sxm")
+            .unwrap()
+            .peak(ComputePath::Fp8)
+            .unwrap()
+            .dense_flop_per_s
+    );
     assert!(spec.notes.contains("FP8"));
     spec.validate().unwrap();
     // Empty body = defaults (every measurable precision, no base).
@@ -306,17 +417,27 @@ async fn token_is_required_on_every_api_route_but_health() {
         let body: ErrorBody = test::read_body_json(resp).await;
         assert_eq!(body.code, "unauthorized");
     }
-    let req = test::TestRequest::get().uri("/api/device").insert_header(("authorization", "Bearer s3cret"));
-    assert_eq!(test::call_service(&app, req.to_request()).await.status(), StatusCode::OK);
+    let req = test::TestRequest::get()
+        .uri("/api/device")
+        .insert_header(("authorization", "Bearer s3cret"));
+    assert_eq!(
+        test::call_service(&app, req.to_request()).await.status(),
+        StatusCode::OK
+    );
 }
 
 #[actix_web::test]
 async fn cors_allows_the_configured_origins_only() {
     let (state, _dir) = fake_state(None, 0);
     let app = app!(state);
-    let req = test::TestRequest::get().uri("/api/health").insert_header(("origin", "http://localhost:8080"));
+    let req = test::TestRequest::get()
+        .uri("/api/health")
+        .insert_header(("origin", "http://localhost:8080"));
     let resp = test::call_service(&app, req.to_request()).await;
-    assert_eq!(resp.headers().get("access-control-allow-origin").unwrap(), "http://localhost:8080");
+    assert_eq!(
+        resp.headers().get("access-control-allow-origin").unwrap(),
+        "http://localhost:8080"
+    );
     let req = test::TestRequest::default()
         .method(actix_web::http::Method::OPTIONS)
         .uri("/api/analyze")
@@ -324,7 +445,9 @@ async fn cors_allows_the_configured_origins_only() {
         .insert_header(("access-control-request-method", "POST"));
     let resp = test::call_service(&app, req.to_request()).await;
     assert!(resp.status().is_success());
-    let req = test::TestRequest::get().uri("/api/health").insert_header(("origin", "http://evil.example"));
+    let req = test::TestRequest::get()
+        .uri("/api/health")
+        .insert_header(("origin", "http://evil.example"));
     let resp = test::call_service(&app, req.to_request()).await;
     assert!(resp.headers().get("access-control-allow-origin").is_none());
 }
@@ -360,14 +483,22 @@ async fn missing_page_gives_a_message_page() {
 
 #[actix_web::test]
 async fn cpu_memory_cap_refuses_big_shapes_before_allocating() {
-    let options = BackendOptions { cpu_memory_cap_bytes: 1_000_000, ..BackendOptions::default() };
-    let selected = gpu_endpoint::backend::select(gpu_endpoint::backend::BackendChoice::Cpu, &options).unwrap();
+    let options = BackendOptions {
+        cpu_memory_cap_bytes: 1_000_000,
+        ..BackendOptions::default()
+    };
+    let selected =
+        gpu_endpoint::backend::select(gpu_endpoint::backend::BackendChoice::Cpu, &options).unwrap();
     let (state, _dir) = state_with(selected, None);
     let app = app!(state);
     // 4·(1024·1024) B of weights alone exceed a 1 MB cap.
     let resp = test::call_service(
         &app,
-        post_json("/api/analyze", json!({"M":1,"N":1024,"K":1024,"precision":"FP32"})).to_request(),
+        post_json(
+            "/api/analyze",
+            json!({"M":1,"N":1024,"K":1024,"precision":"FP32"}),
+        )
+        .to_request(),
     )
     .await;
     assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);

@@ -7,7 +7,12 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_gpu-endpoint");
 
 fn run(args: &[&str]) -> std::process::Output {
-    Command::new(BIN).args(args).env_remove("ROOFLINE_TOKEN").env("RUST_LOG", "warn").output().unwrap()
+    Command::new(BIN)
+        .args(args)
+        .env_remove("ROOFLINE_TOKEN")
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap()
 }
 
 #[test]
@@ -21,23 +26,54 @@ fn serve_on_a_public_address_without_a_token_refuses_to_start() {
         let out = run(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("refusing to listen on non-loopback address 0.0.0.0 without a token"), "{stderr}");
+        assert!(
+            stderr.contains("refusing to listen on non-loopback address 0.0.0.0 without a token"),
+            "{stderr}"
+        );
         assert!(stderr.contains("ROOFLINE_TOKEN"), "{stderr}");
     }
 }
 
 #[test]
 fn unknown_keys_exit_2_listing_the_valid_ones() {
-    let out = run(&["bench", "--shapes", "1x64x64", "--hardware", "nope", "--no-store", "--backend", "fake"]);
+    let out = run(&[
+        "bench",
+        "--shapes",
+        "1x64x64",
+        "--hardware",
+        "nope",
+        "--no-store",
+        "--backend",
+        "fake",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("unknown hardware 'nope'") && stderr.contains("h100_sxm") && stderr.contains("gb10"), "{stderr}");
-    let out = run(&["bench", "--shapes", "1x64x64", "--precisions", "FP7", "--no-store", "--backend", "fake"]);
+    assert!(
+        stderr.contains("unknown hardware 'nope'") && stderr.contains("h100_sxm") && stderr.contains("gb10"),
+        "{stderr}"
+    );
+    let out = run(&[
+        "bench",
+        "--shapes",
+        "1x64x64",
+        "--precisions",
+        "FP7",
+        "--no-store",
+        "--backend",
+        "fake",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("FP8_E4M3"));
     let out = run(&["bench", "--shapes", "1x64", "--no-store", "--backend", "fake"]);
     assert_eq!(out.status.code(), Some(2));
-    let out = run(&["compare", "--shapes", "1x64x64", "--no-store", "--backend", "fake"]);
+    let out = run(&[
+        "compare",
+        "--shapes",
+        "1x64x64",
+        "--no-store",
+        "--backend",
+        "fake",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--hardware"));
 }
@@ -45,15 +81,34 @@ fn unknown_keys_exit_2_listing_the_valid_ones() {
 #[test]
 fn bench_and_compare_print_what_ran() {
     let out = run(&[
-        "bench", "--backend", "fake", "--no-store", "--shapes", "1x256x256,64x64x64", "--precisions", "FP32,NVFP4",
-        "--hardware", "gb10", "--json",
+        "bench",
+        "--backend",
+        "fake",
+        "--no-store",
+        "--shapes",
+        "1x256x256,64x64x64",
+        "--precisions",
+        "FP32,NVFP4",
+        "--hardware",
+        "gb10",
+        "--json",
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["points"].as_array().unwrap().len(), 2);
     assert_eq!(json["failed"].as_array().unwrap().len(), 2);
     assert_eq!(json["points"][0]["point"]["precision"], "FP32");
-    let out = run(&["compare", "--backend", "fake", "--no-store", "--shapes", "1x256x256", "--hardware", "gb10", "--csv"]);
+    let out = run(&[
+        "compare",
+        "--backend",
+        "fake",
+        "--no-store",
+        "--shapes",
+        "1x256x256",
+        "--hardware",
+        "gb10",
+        "--csv",
+    ]);
     assert!(out.status.success());
     let csv = String::from_utf8_lossy(&out.stdout);
     let mut lines = csv.lines();
@@ -73,7 +128,10 @@ fn device_on_the_cpu_backend_has_no_catalog_key() {
     assert_eq!(info.backend, "cpu");
     assert_eq!(info.matched_key, None);
     assert!(info.cpu_cores.unwrap() >= 1);
-    assert_eq!(info.measurable_precisions, [roofline_core::Precision::Fp64, roofline_core::Precision::Fp32]);
+    assert_eq!(
+        info.measurable_precisions,
+        [roofline_core::Precision::Fp64, roofline_core::Precision::Fp32]
+    );
 }
 
 #[test]
@@ -81,8 +139,23 @@ fn kill_9_mid_job_keeps_every_committed_point() {
     let dir = tempfile::tempdir().unwrap();
     let shapes: Vec<String> = (1..=40).map(|i| format!("1x{}x64", 64 * i)).collect();
     let mut child = Command::new(BIN)
-        .args(["bench", "--backend", "fake", "--fake-delay-ms", "40", "--precisions", "FP32", "--hardware", "gb10"])
-        .args(["--shapes", &shapes.join(","), "--data-dir", dir.path().to_str().unwrap()])
+        .args([
+            "bench",
+            "--backend",
+            "fake",
+            "--fake-delay-ms",
+            "40",
+            "--precisions",
+            "FP32",
+            "--hardware",
+            "gb10",
+        ])
+        .args([
+            "--shapes",
+            &shapes.join(","),
+            "--data-dir",
+            dir.path().to_str().unwrap(),
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -95,21 +168,30 @@ fn kill_9_mid_job_keeps_every_committed_point() {
             .unwrap_or(0)
     };
     while count(&db) < 5 {
-        assert!(start.elapsed() < Duration::from_secs(30), "no points committed in 30 s");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no points committed in 30 s"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     // SIGKILL: no destructor, no flush.
     child.kill().unwrap();
     child.wait().unwrap();
     let conn = rusqlite::Connection::open(&db).unwrap();
-    let integrity: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    let integrity: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(integrity, "ok");
-    let n: i64 = conn.query_row("SELECT count(*) FROM points", [], |r| r.get(0)).unwrap();
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM points", [], |r| r.get(0))
+        .unwrap();
     assert!((5..40).contains(&n), "{n} points");
     drop(conn);
     // Reopened through the store, every committed point decodes and is the shape that was asked for, in order.
     let store = gpu_endpoint::store::Store::open(dir.path()).unwrap();
-    let mut rows = store.results(&roofline_core::wire::ResultsQuery::default()).unwrap();
+    let mut rows = store
+        .results(&roofline_core::wire::ResultsQuery::default())
+        .unwrap();
     rows.reverse();
     assert_eq!(rows.len() as i64, n);
     for (idx, row) in rows.iter().enumerate() {

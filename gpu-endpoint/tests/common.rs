@@ -12,7 +12,10 @@ use gpu_endpoint::{AppConfig, AppState};
 
 /// A fake-backend app state with a temp store; the TempDir must outlive the app.
 pub fn fake_state(token: Option<&str>, delay_ms: u64) -> (web::Data<AppState>, tempfile::TempDir) {
-    let options = BackendOptions { fake_delay: Duration::from_millis(delay_ms), ..BackendOptions::default() };
+    let options = BackendOptions {
+        fake_delay: Duration::from_millis(delay_ms),
+        ..BackendOptions::default()
+    };
     let selected = select(BackendChoice::Fake, &options).unwrap();
     state_with(selected, token)
 }
@@ -26,7 +29,10 @@ pub fn state_with(selected: Selected, token: Option<&str>) -> (web::Data<AppStat
         web_dir: dir.path().join("dist"),
         ..AppConfig::default()
     };
-    (web::Data::new(AppState::new(selected, Some(Arc::new(store)), config)), dir)
+    (
+        web::Data::new(AppState::new(selected, Some(Arc::new(store)), config)),
+        dir,
+    )
 }
 
 /// Parses an SSE body into (event, data) pairs, ignoring comments.

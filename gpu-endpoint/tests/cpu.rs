@@ -9,8 +9,13 @@ use gpu_endpoint::protocol::SamplingPolicy;
 use roofline_core::Precision;
 
 fn backend() -> CpuBackend {
-    let policy = SamplingPolicy { time_cap: Duration::from_millis(300), ..SamplingPolicy::cpu() };
-    CpuBackend::new(256 << 20).with_copy_bytes(1 << 20).with_policy(policy)
+    let policy = SamplingPolicy {
+        time_cap: Duration::from_millis(300),
+        ..SamplingPolicy::cpu()
+    };
+    CpuBackend::new(256 << 20)
+        .with_copy_bytes(1 << 20)
+        .with_policy(policy)
 }
 
 #[test]
@@ -18,7 +23,12 @@ fn cpu_measures_a_verified_fp32_gemm_and_gemv() {
     let device = Device::new(std::sync::Arc::new(backend()));
     let guard = device.acquire();
     for (m, n, k) in [(48, 40, 56), (1, 96, 80)] {
-        let spec = MatmulSpec { m, n, k, precision: Precision::Fp32 };
+        let spec = MatmulSpec {
+            m,
+            n,
+            k,
+            precision: Precision::Fp32,
+        };
         let measured = guard.measure_matmul(&spec).unwrap();
         let rec = measured.measurement.clone();
         assert_eq!(rec.backend, "cpu");
@@ -31,16 +41,37 @@ fn cpu_measures_a_verified_fp32_gemm_and_gemv() {
         let point = gpu_endpoint::backend::point_of(measured, Some("memory"));
         assert!((point.tflops - 2.0 * (m * n * k) as f64 / rec.median_s / 1e12).abs() < 1e-12);
     }
-    let fp64 = guard.measure_matmul(&MatmulSpec { m: 16, n: 16, k: 16, precision: Precision::Fp64 }).unwrap();
+    let fp64 = guard
+        .measure_matmul(&MatmulSpec {
+            m: 16,
+            n: 16,
+            k: 16,
+            precision: Precision::Fp64,
+        })
+        .unwrap();
     assert!(fp64.measurement.verified);
 }
 
 #[test]
 fn cpu_refuses_formats_it_cannot_run_natively() {
     let b = backend();
-    for precision in [Precision::Fp16, Precision::Fp8E4M3, Precision::Int4, Precision::Nvfp4] {
-        let err = b.measure_matmul(&MatmulSpec { m: 1, n: 64, k: 64, precision }).unwrap_err();
-        let BackendError::Unsupported(message) = &err else { panic!("{err:?}") };
+    for precision in [
+        Precision::Fp16,
+        Precision::Fp8E4M3,
+        Precision::Int4,
+        Precision::Nvfp4,
+    ] {
+        let err = b
+            .measure_matmul(&MatmulSpec {
+                m: 1,
+                n: 64,
+                k: 64,
+                precision,
+            })
+            .unwrap_err();
+        let BackendError::Unsupported(message) = &err else {
+            panic!("{err:?}")
+        };
         assert!(message.contains(std::env::consts::ARCH), "{message}");
         assert_eq!(err.code(), "unsupported");
     }

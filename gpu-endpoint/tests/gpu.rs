@@ -12,7 +12,8 @@ fn gpu_device() -> Option<Device> {
         eprintln!("skipped: set ROOFLINE_GPU_TESTS=1 to run the GPU tests");
         return None;
     }
-    let selected = select(BackendChoice::Cuda, &BackendOptions::default()).expect("ROOFLINE_GPU_TESTS=1 but no CUDA device");
+    let selected = select(BackendChoice::Cuda, &BackendOptions::default())
+        .expect("ROOFLINE_GPU_TESTS=1 but no CUDA device");
     Some(Device::new(Arc::clone(&selected.backend)))
 }
 
@@ -22,21 +23,49 @@ fn gpu_measures_verified_cublaslt_points_and_labels_only_what_ran() {
     let info = device.backend().device_info();
     assert_eq!(info.backend, "cuda");
     let guard = device.acquire();
-    for precision in [Precision::Fp32, Precision::Tf32, Precision::Fp16, Precision::Bf16, Precision::Fp8E4M3, Precision::Int8] {
-        let spec = MatmulSpec { m: 256, n: 4096, k: 4096, precision };
+    for precision in [
+        Precision::Fp32,
+        Precision::Tf32,
+        Precision::Fp16,
+        Precision::Bf16,
+        Precision::Fp8E4M3,
+        Precision::Int8,
+    ] {
+        let spec = MatmulSpec {
+            m: 256,
+            n: 4096,
+            k: 4096,
+            precision,
+        };
         match guard.measure_matmul(&spec) {
             Ok(m) => {
                 assert_eq!(m.precision, precision);
                 assert!(m.measurement.verified, "{precision}");
-                assert!(m.measurement.kernel.contains("cublasLtMatmul"), "{}", m.measurement.kernel);
+                assert!(
+                    m.measurement.kernel.contains("cublasLtMatmul"),
+                    "{}",
+                    m.measurement.kernel
+                );
                 assert!(m.measurement.samples >= 1);
             }
             Err(e) => assert_eq!(e.code(), "unsupported", "{precision}: {e}"),
         }
     }
-    let w4 = guard.measure_matmul(&MatmulSpec { m: 1, n: 4096, k: 4096, precision: Precision::Int4 }).unwrap();
+    let w4 = guard
+        .measure_matmul(&MatmulSpec {
+            m: 1,
+            n: 4096,
+            k: 4096,
+            precision: Precision::Int4,
+        })
+        .unwrap();
     assert!(w4.measurement.kernel.starts_with("W4A16-dequant"));
-    let nvfp4 = guard.measure_matmul(&MatmulSpec { m: 128, n: 4096, k: 4096, precision: Precision::Nvfp4 });
+    let nvfp4 = guard.measure_matmul(&MatmulSpec {
+        m: 128,
+        n: 4096,
+        k: 4096,
+        precision: Precision::Nvfp4,
+    });
     if info.compute_capability.unwrap()[0] < 10 {
         let err = nvfp4.unwrap_err();
         assert_eq!(err.code(), "unsupported");

@@ -20,9 +20,16 @@ async fn client(addr: std::net::SocketAddr, n: usize, offset: usize) -> Vec<Dura
     let mut reader = BufReader::new(read);
     let mut latencies = Vec::with_capacity(n);
     for i in 0..n {
-        let path = if (i + offset).is_multiple_of(2) { "/api/health" } else { "/api/nvml/status" };
+        let path = if (i + offset).is_multiple_of(2) {
+            "/api/health"
+        } else {
+            "/api/nvml/status"
+        };
         let start = Instant::now();
-        write.write_all(format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").as_bytes()).await.unwrap();
+        write
+            .write_all(format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
         let mut status = String::new();
         reader.read_line(&mut status).await.unwrap();
         assert!(status.starts_with("HTTP/1.1 200"), "{status}");

@@ -142,6 +142,12 @@ pub fn capacity(b: f64) -> String {
     si(b, "B")
 }
 
+/// A count of representable values: exact below a million, else a power of two, e.g. `≈2^64`.
+#[must_use]
+pub fn levels(n: u64) -> String {
+    if n < 1_000_000 { n.to_string() } else { format!("≈2^{:.0}", (n as f64).log2()) }
+}
+
 /// Why a precision has no prediction, e.g. `unsupported on Blackwell sm_121 (no INT4 path)`.
 #[must_use]
 pub fn failure(e: &roofline_core::Error) -> String {
@@ -199,5 +205,7 @@ mod tests {
         assert_eq!(bits(4.5), "4.5 b");
         assert_eq!(signed_percent(12.49), "+12.5 %");
         assert_eq!(signed_percent(-3.0), "-3.0 %");
+        assert_eq!(levels(15), "15");
+        assert_eq!(levels(u64::MAX), "≈2^64");
     }
 }

@@ -11,7 +11,9 @@ use roofline_core::wire::DeviceInfo;
 use roofline_core::{OperandPrecisions, Operator, Precision};
 
 use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth};
-use crate::protocol::{RunInfo, SamplingPolicy, TelemetrySummary, measurement, random_normal, sample, verify_sampled};
+use crate::protocol::{
+    RunInfo, SamplingPolicy, TelemetrySummary, measurement, random_normal, sample, verify_sampled,
+};
 
 /// Version of the GEMM crate (keep in step with Cargo.toml).
 const GEMM_CRATE: &str = "gemm 0.19 (CPU)";
@@ -39,10 +41,15 @@ impl CpuBackend {
             .lines()
             .find(|l| l.starts_with("model name"))
             .and_then(|l| l.split(':').nth(1))
-            .map_or_else(|| format!("{} CPU", std::env::consts::ARCH), |s| s.trim().to_owned());
+            .map_or_else(
+                || format!("{} CPU", std::env::consts::ARCH),
+                |s| s.trim().to_owned(),
+            );
         let llc_bytes = ["index3", "index2"]
             .iter()
-            .find_map(|idx| std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu0/cache/{idx}/size")).ok())
+            .find_map(|idx| {
+                std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu0/cache/{idx}/size")).ok()
+            })
             .and_then(|s| parse_size(s.trim()))
             .unwrap_or(32 << 20);
         CpuBackend {
@@ -93,16 +100,28 @@ impl CpuBackend {
         vec![1u8; (2 * self.llc_bytes).max(8 << 20)]
     }
 
-    fn gemm_measure<T>(&self, spec: &MatmulSpec, cast: fn(f32) -> T, rel_eps: f64) -> Result<Measured, BackendError>
+    fn gemm_measure<T>(
+        &self,
+        spec: &MatmulSpec,
+        cast: fn(f32) -> T,
+        rel_eps: f64,
+    ) -> Result<Measured, BackendError>
     where
         T: 'static + Copy + Default + Into<f64> + Send + Sync,
     {
         let (m, n, k) = (to_usize(spec.m)?, to_usize(spec.n)?, to_usize(spec.k)?);
         let seed = spec.m ^ (spec.n << 20) ^ (spec.k << 40);
         let a: Vec<T> = random_normal(seed, m * k).into_iter().map(cast).collect();
-        let b: Vec<T> = random_normal(seed.wrapping_add(1), k * n).into_iter().map(cast).collect();
+        let b: Vec<T> = random_normal(seed.wrapping_add(1), k * n)
+            .into_iter()
+            .map(cast)
+            .collect();
         let mut c: Vec<T> = vec![T::default(); m * n];
-        let parallelism = if self.threads > 1 { Parallelism::Rayon(self.threads) } else { Parallelism::None };
+        let parallelism = if self.threads > 1 {
+            Parallelism::Rayon(self.threads)
+        } else {
+            Parallelism::None
+        };
         // Correctness gate on this very shape: sampled entries against an f64 dot product.
         run_gemm((m, n, k), &a, &b, &mut c, parallelism);
         let tolerance = (k as f64 * rel_eps).max(rel_eps * 16.0);
@@ -122,7 +141,10 @@ impl CpuBackend {
         )?;
         std::hint::black_box(&c);
         let kind = if m <= 1 { "GEMV" } else { "GEMM" };
-        let kernel = format!("gemm::gemm {} {kind} row-major, {} threads", spec.precision, self.threads);
+        let kernel = format!(
+            "gemm::gemm {} {kind} row-major, {} threads",
+            spec.precision, self.threads
+        );
         let op = Operator::matmul(spec.m, spec.n, spec.k, OperandPrecisions::from(spec.precision))
             .map_err(|e| BackendError::InvalidInput(e.to_string()))?;
         Ok(Measured {
@@ -136,9 +158,18 @@ impl CpuBackend {
 
 /// `C = A·B` for row-major A[M,K], B[K,N], C[M,N] with the `gemm` crate.
 #[allow(unsafe_code)]
-fn run_gemm<T: 'static + Copy>(dims: (usize, usize, usize), a: &[T], b: &[T], c: &mut [T], parallelism: Parallelism) {
+fn run_gemm<T: 'static + Copy>(
+    dims: (usize, usize, usize),
+    a: &[T],
+    b: &[T],
+    c: &mut [T],
+    parallelism: Parallelism,
+) {
     let (m, n, k) = dims;
-    assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n, "gemm buffers shorter than the shape");
+    assert!(
+        a.len() >= m * k && b.len() >= k * n && c.len() >= m * n,
+        "gemm buffers shorter than the shape"
+    );
     let (n_i, k_i) = (n as isize, k as isize);
     let one: T = unit();
     // SAFETY: the pointers come from slices at least M·K, K·N and M·N long (asserted above), the strides
@@ -176,7 +207,8 @@ fn unit<T: 'static + Copy>() -> T {
     } else {
         Box::new(1.0f32)
     };
-    *any.downcast::<T>().unwrap_or_else(|_| panic!("the CPU backend only runs f32 and f64"))
+    *any.downcast::<T>()
+        .unwrap_or_else(|_| panic!("the CPU backend only runs f32 and f64"))
 }
 
 fn touch(buffer: &mut [u8]) {
@@ -229,7 +261,10 @@ impl Backend for CpuBackend {
             sm_clock_max_mhz: None,
             mem_clock_max_mhz: None,
             l2_mb: Some(self.llc_bytes as f64 / 1e6),
-            versions: vec![("endpoint".into(), env!("CARGO_PKG_VERSION").into()), ("gemm".into(), "0.19".into())],
+            versions: vec![
+                ("endpoint".into(), env!("CARGO_PKG_VERSION").into()),
+                ("gemm".into(), "0.19".into()),
+            ],
             matched_key: None,
             measurable_precisions: self.measurable(),
         }
@@ -276,7 +311,9 @@ impl Backend for CpuBackend {
         };
         copy(&mut dst);
         if dst != src {
-            return Err(BackendError::Verification("copy output differs from its input".into()));
+            return Err(BackendError::Verification(
+                "copy output differs from its input".into(),
+            ));
         }
         let mut flush = self.flush_buffer();
         let stats = sample::<BackendError>(
@@ -291,7 +328,13 @@ impl Backend for CpuBackend {
                 Ok(start.elapsed().as_secs_f64())
             },
         )?;
-        let mut run = self.run_info(format!("copy_from_slice, {threads} threads, 2×{} KiB", self.copy_bytes >> 10), true);
+        let mut run = self.run_info(
+            format!(
+                "copy_from_slice, {threads} threads, 2×{} KiB",
+                self.copy_bytes >> 10
+            ),
+            true,
+        );
         run.library = "std (CPU)".into();
         Ok(MeasuredBandwidth {
             bytes: 2.0 * (n * 4) as f64,
@@ -300,7 +343,11 @@ impl Backend for CpuBackend {
     }
 
     fn calibration_shape(&self, precision: Precision) -> (u64, u64, u64) {
-        if precision == Precision::Fp64 { (768, 768, 768) } else { (1024, 1024, 1024) }
+        if precision == Precision::Fp64 {
+            (768, 768, 768)
+        } else {
+            (1024, 1024, 1024)
+        }
     }
 }
 

@@ -22,13 +22,19 @@ use std::sync::{Arc, Mutex};
 use cudarc::cublaslt::result as lt;
 use cudarc::cublaslt::sys as lt_sys;
 use cudarc::driver::sys as drv_sys;
-use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig,
+    PushKernelArg,
+};
 use roofline_core::wire::DeviceInfo;
 use roofline_core::{OperandPrecisions, Operator, Precision};
 
 use super::nvml::NvmlTelemetry;
 use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, match_catalog_key};
-use crate::protocol::{RunInfo, SampleStats, SamplingPolicy, TelemetrySummary, measurement, random_normal, sample, summarize, verify_with};
+use crate::protocol::{
+    RunInfo, SampleStats, SamplingPolicy, TelemetrySummary, measurement, random_normal, sample, summarize,
+    verify_with,
+};
 
 /// cuBLASLt workspace, in bytes (32 MiB, what cudarc uses on sm_90+).
 const WORKSPACE_BYTES: usize = 32 << 20;
@@ -130,7 +136,9 @@ impl CudaBackend {
         }
         // SAFETY: as above.
         if !unsafe { lt_sys::is_culib_present() } {
-            return Err("libcublasLt not found (install the CUDA toolkit or the cuBLAS redistributable)".into());
+            return Err(
+                "libcublasLt not found (install the CUDA toolkit or the cuBLAS redistributable)".into(),
+            );
         }
         // SAFETY: as above.
         if !unsafe { cudarc::cublas::sys::is_culib_present() } {
@@ -144,24 +152,45 @@ impl CudaBackend {
         let stream = ctx.default_stream();
         let handle = lt::create_handle().map_err(|e| format!("cublasLtCreate failed: {e:?}"))?;
         let name = ctx.name().unwrap_or_else(|_| "CUDA device 0".into());
-        let cc = ctx.compute_capability().map_err(|e| format!("compute capability: {e:?}"))?;
+        let cc = ctx
+            .compute_capability()
+            .map_err(|e| format!("compute capability: {e:?}"))?;
         let attr = |a| ctx.attribute(a).unwrap_or(0);
-        let sm_count = u32::try_from(attr(drv_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)).unwrap_or(0);
-        let l2_bytes = usize::try_from(attr(drv_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)).unwrap_or(0);
+        let sm_count = u32::try_from(attr(
+            drv_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        ))
+        .unwrap_or(0);
+        let l2_bytes = usize::try_from(attr(
+            drv_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+        ))
+        .unwrap_or(0);
         let (_, total) = ctx.mem_get_info().map_err(|e| format!("cuMemGetInfo: {e:?}"))?;
         let nvml = NvmlTelemetry::open().ok();
         let mut versions = vec![("endpoint".to_owned(), env!("CARGO_PKG_VERSION").to_owned())];
         let mut driver_version = 0i32;
         // SAFETY: cuDriverGetVersion writes one int to a valid pointer.
         if unsafe { drv_sys::cuDriverGetVersion(&mut driver_version) } == drv_sys::CUresult::CUDA_SUCCESS {
-            versions.push(("cuda_driver_api".into(), format!("{}.{}", driver_version / 1000, (driver_version % 1000) / 10)));
+            versions.push((
+                "cuda_driver_api".into(),
+                format!("{}.{}", driver_version / 1000, (driver_version % 1000) / 10),
+            ));
         }
         // SAFETY: cublasLtGetVersion takes no arguments; the library is present (checked above).
         let lt_version = unsafe { lt_sys::cublasLtGetVersion() };
-        versions.push(("cublasLt".into(), format!("{}.{}.{}", lt_version / 10_000, (lt_version / 100) % 100, lt_version % 100)));
+        versions.push((
+            "cublasLt".into(),
+            format!(
+                "{}.{}.{}",
+                lt_version / 10_000,
+                (lt_version / 100) % 100,
+                lt_version % 100
+            ),
+        ));
         let (mut major, mut minor) = (0i32, 0i32);
         // SAFETY: nvrtcVersion writes two ints to valid pointers.
-        if unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) } == cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS {
+        if unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) }
+            == cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS
+        {
             versions.push(("nvrtc".into(), format!("{major}.{minor}")));
         }
         versions.push(("cudarc_bindings".into(), "cuda-12080".into()));
@@ -189,19 +218,32 @@ impl CudaBackend {
     }
 
     fn kernels(&self) -> Result<Arc<Kernels>, BackendError> {
-        let mut slot = self.kernels.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut slot = self
+            .kernels
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(k) = slot.as_ref() {
             return Ok(k.clone());
         }
         let ptx = cudarc::nvrtc::compile_ptx_with_opts(
             KERNELS_SRC,
-            cudarc::nvrtc::CompileOptions { options: vec!["-std=c++14".into()], ..Default::default() },
+            cudarc::nvrtc::CompileOptions {
+                options: vec!["-std=c++14".into()],
+                ..Default::default()
+            },
         )
         .map_err(|e| cuda_err("NVRTC compile", e))?;
-        let module = self.ctx.load_module(ptx).map_err(|e| cuda_err("load module", e))?;
+        let module = self
+            .ctx
+            .load_module(ptx)
+            .map_err(|e| cuda_err("load module", e))?;
         let kernels = Arc::new(Kernels {
-            w4a16: module.load_function("w4a16_gemv").map_err(|e| cuda_err("load w4a16_gemv", e))?,
-            copy: module.load_function("copy_f4").map_err(|e| cuda_err("load copy_f4", e))?,
+            w4a16: module
+                .load_function("w4a16_gemv")
+                .map_err(|e| cuda_err("load w4a16_gemv", e))?,
+            copy: module
+                .load_function("copy_f4")
+                .map_err(|e| cuda_err("load copy_f4", e))?,
         });
         *slot = Some(kernels.clone());
         Ok(kernels)
@@ -222,7 +264,9 @@ impl CudaBackend {
 
     fn flush_buffer(&self) -> Result<CudaSlice<u8>, BackendError> {
         let bytes = (2 * self.l2_bytes).max(256 << 20);
-        self.stream.alloc_zeros::<u8>(bytes).map_err(|e| cuda_err("flush buffer", e))
+        self.stream
+            .alloc_zeros::<u8>(bytes)
+            .map_err(|e| cuda_err("flush buffer", e))
     }
 
     /// Times `launch` with CUDA events: flush (async, no sync), start, launch, stop.
@@ -234,7 +278,9 @@ impl CudaBackend {
         let flags = Some(drv_sys::CUevent_flags::CU_EVENT_DEFAULT);
         let start = self.ctx.new_event(flags).map_err(|e| cuda_err("event", e))?;
         let stop = self.ctx.new_event(flags).map_err(|e| cuda_err("event", e))?;
-        self.stream.memset_zeros(flush).map_err(|e| cuda_err("flush", e))?;
+        self.stream
+            .memset_zeros(flush)
+            .map_err(|e| cuda_err("flush", e))?;
         start.record(&self.stream).map_err(|e| cuda_err("record", e))?;
         launch()?;
         stop.record(&self.stream).map_err(|e| cuda_err("record", e))?;
@@ -264,11 +310,18 @@ impl CudaBackend {
         // First try the exact shape; if cuBLASLt has no algorithm, pad every dimension to 16 and say so.
         match self.measure_lt_shape(spec, &kind, (m, n, k), None) {
             Err(BackendError::Unsupported(first)) if kind.pad_on_failure => {
-                let padded = (m.next_multiple_of(16), n.next_multiple_of(16), k.next_multiple_of(16));
+                let padded = (
+                    m.next_multiple_of(16),
+                    n.next_multiple_of(16),
+                    k.next_multiple_of(16),
+                );
                 if padded == (m, n, k) {
                     return Err(BackendError::Unsupported(first));
                 }
-                let note = format!("{m}x{n}x{k} padded to {}x{}x{} (no cuBLASLt algorithm for the exact shape)", padded.0, padded.1, padded.2);
+                let note = format!(
+                    "{m}x{n}x{k} padded to {}x{}x{} (no cuBLASLt algorithm for the exact shape)",
+                    padded.0, padded.1, padded.2
+                );
                 self.measure_lt_shape(spec, &kind, padded, Some(note))
             }
             other => other,
@@ -290,17 +343,30 @@ impl CudaBackend {
         let w_dev = w_host.upload(&self.stream)?;
         let x_dev = x_host.upload(&self.stream)?;
         let mut d_dev = kind.d.zeros(&self.stream, m * n)?;
-        let mut workspace = self.stream.alloc_zeros::<u8>(WORKSPACE_BYTES).map_err(|e| cuda_err("workspace", e))?;
-        let scale_a = self.stream.clone_htod(&[1.0f32]).map_err(|e| cuda_err("scale", e))?;
-        let scale_b = self.stream.clone_htod(&[1.0f32]).map_err(|e| cuda_err("scale", e))?;
+        let mut workspace = self
+            .stream
+            .alloc_zeros::<u8>(WORKSPACE_BYTES)
+            .map_err(|e| cuda_err("workspace", e))?;
+        let scale_a = self
+            .stream
+            .clone_htod(&[1.0f32])
+            .map_err(|e| cuda_err("scale", e))?;
+        let scale_b = self
+            .stream
+            .clone_htod(&[1.0f32])
+            .map_err(|e| cuda_err("scale", e))?;
         let block_scales = if let Some(block) = kind.block_scale {
             // Uniform scales of 1.0: the swizzled layout cannot change the result. Sized generously.
             let rows = n.max(m).next_multiple_of(128);
             let cols = (k / block.elements).next_multiple_of(4);
             let one = vec![block.one; rows * cols];
             Some((
-                self.stream.clone_htod(&one).map_err(|e| cuda_err("block scales", e))?,
-                self.stream.clone_htod(&one).map_err(|e| cuda_err("block scales", e))?,
+                self.stream
+                    .clone_htod(&one)
+                    .map_err(|e| cuda_err("block scales", e))?,
+                self.stream
+                    .clone_htod(&one)
+                    .map_err(|e| cuda_err("block scales", e))?,
             ))
         } else {
             None
@@ -309,21 +375,42 @@ impl CudaBackend {
         let desc = Desc::new(kind)?;
         // cublasOperation_t: 0 = N, 1 = T.
         let transpose: i32 = 1;
-        desc.set(lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA, &transpose)?;
+        desc.set(
+            lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA,
+            &transpose,
+        )?;
         let (scale_a_ptr, _ga) = scale_a.device_ptr(&self.stream);
         let (scale_b_ptr, _gb) = scale_b.device_ptr(&self.stream);
         let mut guards = Vec::new();
         if kind.scale_pointers {
-            desc.set(lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_a_ptr)?;
-            desc.set(lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_b_ptr)?;
+            desc.set(
+                lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                &scale_a_ptr,
+            )?;
+            desc.set(
+                lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                &scale_b_ptr,
+            )?;
         }
         if let (Some(block), Some((sa, sb))) = (kind.block_scale, &block_scales) {
-            desc.set(lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &block.mode)?;
-            desc.set(lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &block.mode)?;
+            desc.set(
+                lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_MODE,
+                &block.mode,
+            )?;
+            desc.set(
+                lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_B_SCALE_MODE,
+                &block.mode,
+            )?;
             let (pa, ga) = sa.device_ptr(&self.stream);
             let (pb, gb) = sb.device_ptr(&self.stream);
-            desc.set(lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &pa)?;
-            desc.set(lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &pb)?;
+            desc.set(
+                lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                &pa,
+            )?;
+            desc.set(
+                lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                &pb,
+            )?;
             guards.push(ga);
             guards.push(gb);
         }
@@ -334,7 +421,10 @@ impl CudaBackend {
         let d_layout = Layout::new(kind.d.cuda_type(), n, m)?;
         let pref = Pref::new()?;
         let ws_bytes = WORKSPACE_BYTES as u64;
-        pref.set(lt_sys::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes)?;
+        pref.set(
+            lt_sys::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+            &ws_bytes,
+        )?;
 
         let mut results: Vec<lt_sys::cublasLtMatmulHeuristicResult_t> = Vec::with_capacity(MAX_ALGOS);
         let mut n_results = 0i32;
@@ -364,11 +454,16 @@ impl CudaBackend {
         }
         // SAFETY: cuBLASLt initialized the first `n_results` (≤ MAX_ALGOS) entries.
         unsafe { results.set_len(usize::try_from(n_results).unwrap_or(0).min(MAX_ALGOS)) };
-        results.retain(|r| r.state == lt_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS && r.workspaceSize <= WORKSPACE_BYTES);
+        results.retain(|r| {
+            r.state == lt_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS && r.workspaceSize <= WORKSPACE_BYTES
+        });
 
         let (alpha, beta) = (kind.alpha_beta)();
         let stream_ptr = self.stream.cu_stream() as lt_sys::cudaStream_t;
-        let run_algo = |algo: &lt_sys::cublasLtMatmulAlgo_t, d: &mut DeviceBuf, ws: &mut CudaSlice<u8>| -> Result<(), BackendError> {
+        let run_algo = |algo: &lt_sys::cublasLtMatmulAlgo_t,
+                        d: &mut DeviceBuf,
+                        ws: &mut CudaSlice<u8>|
+         -> Result<(), BackendError> {
             let (w_ptr, _g1) = w_dev.ptr(&self.stream);
             let (x_ptr, _g2) = x_dev.ptr(&self.stream);
             let (d_ptr, _g3) = d.ptr_mut(&self.stream);
@@ -400,7 +495,9 @@ impl CudaBackend {
         };
 
         // Correctness gate with the first algorithm, before any timing.
-        let first = results.first().ok_or_else(|| BackendError::Unsupported(format!("{}: no usable algorithm", spec.precision)))?;
+        let first = results
+            .first()
+            .ok_or_else(|| BackendError::Unsupported(format!("{}: no usable algorithm", spec.precision)))?;
         run_algo(&first.algo, &mut d_dev, &mut workspace)?;
         let d_host = d_dev.download(&self.stream)?;
         verify_with(
@@ -419,7 +516,8 @@ impl CudaBackend {
         for (idx, r) in results.iter().enumerate() {
             let mut times = Vec::with_capacity(ALGO_TRIAL_RUNS);
             for _ in 0..ALGO_TRIAL_RUNS {
-                times.push(self.time_once(&mut flush, &mut || run_algo(&r.algo, &mut d_dev, &mut workspace))?);
+                times
+                    .push(self.time_once(&mut flush, &mut || run_algo(&r.algo, &mut d_dev, &mut workspace))?);
             }
             let median = summarize(&times, false).median_s;
             if best.is_none_or(|(_, t)| median < t) {
@@ -427,7 +525,8 @@ impl CudaBackend {
             }
         }
         drop(flush);
-        let (best_idx, _) = best.ok_or_else(|| BackendError::Unsupported("no algorithm could be timed".into()))?;
+        let (best_idx, _) =
+            best.ok_or_else(|| BackendError::Unsupported("no algorithm could be timed".into()))?;
         let algo = results[best_idx].algo;
         let algo_id = algo_config_id(&algo);
         let (stats, telemetry) = self.protocol(&mut || run_algo(&algo, &mut d_dev, &mut workspace))?;
@@ -443,7 +542,13 @@ impl CudaBackend {
             best_idx,
             kind.compute
         );
-        let library = format!("cuBLASLt {}", self.versions.iter().find(|(n, _)| n == "cublasLt").map_or("", |(_, v)| v.as_str()));
+        let library = format!(
+            "cuBLASLt {}",
+            self.versions
+                .iter()
+                .find(|(n, _)| n == "cublasLt")
+                .map_or("", |(_, v)| v.as_str())
+        );
         Ok(Measured {
             op,
             precision: spec.precision,
@@ -466,35 +571,74 @@ impl CudaBackend {
         let padding = (k != k_req).then(|| format!("K {k_req} padded to {k} (group size {W4A16_GROUP})"));
         let seed = spec.n ^ (spec.k << 32) ^ 0x4a16;
         let noise = random_normal(seed, n * k);
-        let q: Vec<i8> = noise.iter().map(|v| ((v * 3.0).round() as i32).clamp(-8, 7) as i8).collect();
+        let q: Vec<i8> = noise
+            .iter()
+            .map(|v| ((v * 3.0).round() as i32).clamp(-8, 7) as i8)
+            .collect();
         let packed: Vec<u32> = q
             .chunks(8)
-            .map(|c| c.iter().enumerate().fold(0u32, |acc, (j, &v)| acc | ((u32::from((v + 8) as u8) & 0xF) << (4 * j))))
+            .map(|c| {
+                c.iter().enumerate().fold(0u32, |acc, (j, &v)| {
+                    acc | ((u32::from((v + 8) as u8) & 0xF) << (4 * j))
+                })
+            })
             .collect();
-        let scales: Vec<half::f16> =
-            random_normal(seed + 1, n * k / W4A16_GROUP).iter().map(|v| half::f16::from_f32(0.01 + v.abs() * 0.01)).collect();
-        let x: Vec<half::f16> = random_normal(seed + 2, k).iter().map(|&v| half::f16::from_f32(v)).collect();
+        let scales: Vec<half::f16> = random_normal(seed + 1, n * k / W4A16_GROUP)
+            .iter()
+            .map(|v| half::f16::from_f32(0.01 + v.abs() * 0.01))
+            .collect();
+        let x: Vec<half::f16> = random_normal(seed + 2, k)
+            .iter()
+            .map(|&v| half::f16::from_f32(v))
+            .collect();
         let kernels = self.kernels()?;
-        let w_dev = self.stream.clone_htod(&packed).map_err(|e| cuda_err("upload", e))?;
-        let s_dev = self.stream.clone_htod(&scales).map_err(|e| cuda_err("upload", e))?;
+        let w_dev = self
+            .stream
+            .clone_htod(&packed)
+            .map_err(|e| cuda_err("upload", e))?;
+        let s_dev = self
+            .stream
+            .clone_htod(&scales)
+            .map_err(|e| cuda_err("upload", e))?;
         let x_dev = self.stream.clone_htod(&x).map_err(|e| cuda_err("upload", e))?;
-        let mut y_dev = self.stream.alloc_zeros::<half::f16>(n).map_err(|e| cuda_err("alloc", e))?;
-        let (n_i, k_i) = (i32::try_from(n).map_err(|_| BackendError::InvalidInput("N too large".into()))?, i32::try_from(k).map_err(|_| BackendError::InvalidInput("K too large".into()))?);
+        let mut y_dev = self
+            .stream
+            .alloc_zeros::<half::f16>(n)
+            .map_err(|e| cuda_err("alloc", e))?;
+        let (n_i, k_i) = (
+            i32::try_from(n).map_err(|_| BackendError::InvalidInput("N too large".into()))?,
+            i32::try_from(k).map_err(|_| BackendError::InvalidInput("K too large".into()))?,
+        );
         let threads = 256u32;
         let cfg = LaunchConfig {
-            grid_dim: (u32::try_from((n * 32).div_ceil(threads as usize)).unwrap_or(u32::MAX), 1, 1),
+            grid_dim: (
+                u32::try_from((n * 32).div_ceil(threads as usize)).unwrap_or(u32::MAX),
+                1,
+                1,
+            ),
             block_dim: (threads, 1, 1),
             shared_mem_bytes: 0,
         };
         let launch = |y_dev: &mut CudaSlice<half::f16>| -> Result<(), BackendError> {
             let mut builder = self.stream.launch_builder(&kernels.w4a16);
-            builder.arg(&w_dev).arg(&s_dev).arg(&x_dev).arg(y_dev).arg(&n_i).arg(&k_i);
+            builder
+                .arg(&w_dev)
+                .arg(&s_dev)
+                .arg(&x_dev)
+                .arg(y_dev)
+                .arg(&n_i)
+                .arg(&k_i);
             // SAFETY: the kernel reads N·K/8 u32 words, N·K/128 scales and K activations and writes N
             // outputs — exactly the sizes allocated above; K is a multiple of 128 (padded).
-            unsafe { builder.launch(cfg) }.map(|_| ()).map_err(|e| cuda_err("w4a16_gemv launch", e))
+            unsafe { builder.launch(cfg) }
+                .map(|_| ())
+                .map_err(|e| cuda_err("w4a16_gemv launch", e))
         };
         launch(&mut y_dev)?;
-        let y = self.stream.clone_dtoh(&y_dev).map_err(|e| cuda_err("download", e))?;
+        let y = self
+            .stream
+            .clone_dtoh(&y_dev)
+            .map_err(|e| cuda_err("download", e))?;
         verify_with(
             (1, n, k),
             |_, kk| f64::from(x[kk].to_f32()),
@@ -505,16 +649,27 @@ impl CudaBackend {
         )
         .map_err(BackendError::Verification)?;
         let (stats, telemetry) = self.protocol(&mut || launch(&mut y_dev))?;
-        let operands = OperandPrecisions { weight: Precision::Int4, activation: Precision::Fp16, output: Precision::Fp16 };
-        let mut op = Operator::gemv(n as u64, k as u64, operands).map_err(|e| BackendError::InvalidInput(e.to_string()))?;
+        let operands = OperandPrecisions {
+            weight: Precision::Int4,
+            activation: Precision::Fp16,
+            output: Precision::Fp16,
+        };
+        let mut op = Operator::gemv(n as u64, k as u64, operands)
+            .map_err(|e| BackendError::InvalidInput(e.to_string()))?;
         // The group scales are real traffic: N·K/128 FP16 values.
         op.weight_bytes += (n * k / W4A16_GROUP * 2) as f64;
-        let kernel = format!("W4A16-dequant (NVRTC w4a16_gemv: INT4 weights, FP16 scale per {W4A16_GROUP}, FP16 x/y, FP32 accumulate, warp per row)");
+        let kernel = format!(
+            "W4A16-dequant (NVRTC w4a16_gemv: INT4 weights, FP16 scale per {W4A16_GROUP}, FP16 x/y, FP32 accumulate, warp per row)"
+        );
         Ok(Measured {
             op,
             precision: Precision::Int4,
             label_suffix: " W4A16-dequant".into(),
-            measurement: measurement(self.run_info("NVRTC".into(), kernel, true, padding), &stats, telemetry),
+            measurement: measurement(
+                self.run_info("NVRTC".into(), kernel, true, padding),
+                &stats,
+                telemetry,
+            ),
         })
     }
 }
@@ -531,7 +686,10 @@ impl Backend for CudaBackend {
             backend: "cuda".into(),
             name: self.name.clone(),
             arch: self.arch(),
-            compute_capability: Some([u32::try_from(self.cc.0).unwrap_or(0), u32::try_from(self.cc.1).unwrap_or(0)]),
+            compute_capability: Some([
+                u32::try_from(self.cc.0).unwrap_or(0),
+                u32::try_from(self.cc.1).unwrap_or(0),
+            ]),
             memory_total_mb: self.total_mem as f64 / 1e6,
             memory_free_mb: free,
             sm_count: Some(self.sm_count),
@@ -546,7 +704,10 @@ impl Backend for CudaBackend {
     }
 
     fn measurable(&self) -> Vec<Precision> {
-        Precision::ALL.into_iter().filter(|&p| p == Precision::Int4 || LtKind::of(p, self.cc).is_ok()).collect()
+        Precision::ALL
+            .into_iter()
+            .filter(|&p| p == Precision::Int4 || LtKind::of(p, self.cc).is_ok())
+            .collect()
     }
 
     fn memory_budget_bytes(&self) -> u64 {
@@ -569,31 +730,60 @@ impl Backend for CudaBackend {
         let bytes = (8 * self.l2_bytes).max(1 << 30).min(free / 4) / 16 * 16;
         let n4 = bytes / 16;
         let src_host = random_normal(11, bytes / 4);
-        let src = self.stream.clone_htod(&src_host).map_err(|e| cuda_err("upload", e))?;
-        let mut dst = self.stream.alloc_zeros::<f32>(bytes / 4).map_err(|e| cuda_err("alloc", e))?;
+        let src = self
+            .stream
+            .clone_htod(&src_host)
+            .map_err(|e| cuda_err("upload", e))?;
+        let mut dst = self
+            .stream
+            .alloc_zeros::<f32>(bytes / 4)
+            .map_err(|e| cuda_err("alloc", e))?;
         let n4_u64 = n4 as u64;
-        let cfg = LaunchConfig { grid_dim: (self.sm_count.max(1) * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig {
+            grid_dim: (self.sm_count.max(1) * 8, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
         let launch = |dst: &mut CudaSlice<f32>| -> Result<(), BackendError> {
             let mut builder = self.stream.launch_builder(&kernels.copy);
             builder.arg(&src).arg(dst).arg(&n4_u64);
             // SAFETY: src and dst hold `bytes` bytes = n4 float4 values each (16-byte aligned allocations).
-            unsafe { builder.launch(cfg) }.map(|_| ()).map_err(|e| cuda_err("copy_f4 launch", e))
+            unsafe { builder.launch(cfg) }
+                .map(|_| ())
+                .map_err(|e| cuda_err("copy_f4 launch", e))
         };
         launch(&mut dst)?;
-        let back = self.stream.clone_dtoh(&dst).map_err(|e| cuda_err("download", e))?;
+        let back = self
+            .stream
+            .clone_dtoh(&dst)
+            .map_err(|e| cuda_err("download", e))?;
         if back != src_host {
-            return Err(BackendError::Verification("copy kernel output differs from its input".into()));
+            return Err(BackendError::Verification(
+                "copy kernel output differs from its input".into(),
+            ));
         }
         let (stats, telemetry) = self.protocol(&mut || launch(&mut dst))?;
-        let kernel = format!("NVRTC copy_f4 grid-stride float4 copy, {} MiB → {} MiB", bytes >> 20, bytes >> 20);
+        let kernel = format!(
+            "NVRTC copy_f4 grid-stride float4 copy, {} MiB → {} MiB",
+            bytes >> 20,
+            bytes >> 20
+        );
         Ok(MeasuredBandwidth {
             bytes: 2.0 * bytes as f64,
-            measurement: measurement(self.run_info("NVRTC".into(), kernel, true, None), &stats, telemetry),
+            measurement: measurement(
+                self.run_info("NVRTC".into(), kernel, true, None),
+                &stats,
+                telemetry,
+            ),
         })
     }
 
     fn calibration_shape(&self, precision: Precision) -> (u64, u64, u64) {
-        if precision == Precision::Int4 { (1, 16_384, 16_384) } else { (8192, 8192, 8192) }
+        if precision == Precision::Int4 {
+            (1, 16_384, 16_384)
+        } else {
+            (8192, 8192, 8192)
+        }
     }
 }
 
@@ -658,7 +848,9 @@ fn e2m1_decode(code: u8) -> f32 {
 }
 
 fn e2m1_encode(v: f32) -> u8 {
-    (0u8..16).min_by(|&a, &b| (e2m1_decode(a) - v).abs().total_cmp(&(e2m1_decode(b) - v).abs())).unwrap_or(2)
+    (0u8..16)
+        .min_by(|&a, &b| (e2m1_decode(a) - v).abs().total_cmp(&(e2m1_decode(b) - v).abs()))
+        .unwrap_or(2)
 }
 
 impl Elem {
@@ -681,11 +873,31 @@ impl Elem {
             Elem::F32 | Elem::I32 => HostBuf::F32(values.to_vec()),
             Elem::F16 => HostBuf::F16(values.iter().map(|&v| half::f16::from_f32(v)).collect()),
             Elem::Bf16 => HostBuf::Bf16(values.iter().map(|&v| half::bf16::from_f32(v)).collect()),
-            Elem::E4M3 => HostBuf::U8(values.iter().map(|&v| float8::F8E4M3::from_f32(v).to_bits()).collect(), self),
-            Elem::E5M2 => HostBuf::U8(values.iter().map(|&v| float8::F8E5M2::from_f32(v).to_bits()).collect(), self),
-            Elem::I8 => HostBuf::I8(values.iter().map(|&v| (v * 32.0).round().clamp(-127.0, 127.0) as i8).collect()),
+            Elem::E4M3 => HostBuf::U8(
+                values
+                    .iter()
+                    .map(|&v| float8::F8E4M3::from_f32(v).to_bits())
+                    .collect(),
+                self,
+            ),
+            Elem::E5M2 => HostBuf::U8(
+                values
+                    .iter()
+                    .map(|&v| float8::F8E5M2::from_f32(v).to_bits())
+                    .collect(),
+                self,
+            ),
+            Elem::I8 => HostBuf::I8(
+                values
+                    .iter()
+                    .map(|&v| (v * 32.0).round().clamp(-127.0, 127.0) as i8)
+                    .collect(),
+            ),
             Elem::E2M1 => HostBuf::U8(
-                values.chunks(2).map(|c| e2m1_encode(c[0]) | (c.get(1).map_or(0, |&v| e2m1_encode(v)) << 4)).collect(),
+                values
+                    .chunks(2)
+                    .map(|c| e2m1_encode(c[0]) | (c.get(1).map_or(0, |&v| e2m1_encode(v)) << 4))
+                    .collect(),
                 self,
             ),
         }
@@ -739,7 +951,10 @@ type PtrGuard<'a> = Box<dyn Held + 'a>;
 
 impl DeviceBuf {
     fn ptr<'a>(&'a self, stream: &'a Arc<CudaStream>) -> (drv_sys::CUdeviceptr, PtrGuard<'a>) {
-        fn boxed<'a, T: DeviceRepr>(s: &'a CudaSlice<T>, stream: &'a Arc<CudaStream>) -> (drv_sys::CUdeviceptr, PtrGuard<'a>) {
+        fn boxed<'a, T: DeviceRepr>(
+            s: &'a CudaSlice<T>,
+            stream: &'a Arc<CudaStream>,
+        ) -> (drv_sys::CUdeviceptr, PtrGuard<'a>) {
             let (p, g) = s.device_ptr(stream);
             (p, Box::new(g))
         }
@@ -754,7 +969,10 @@ impl DeviceBuf {
     }
 
     fn ptr_mut<'a>(&'a mut self, stream: &'a Arc<CudaStream>) -> (drv_sys::CUdeviceptr, PtrGuard<'a>) {
-        fn boxed<'a, T: DeviceRepr>(s: &'a mut CudaSlice<T>, stream: &'a Arc<CudaStream>) -> (drv_sys::CUdeviceptr, PtrGuard<'a>) {
+        fn boxed<'a, T: DeviceRepr>(
+            s: &'a mut CudaSlice<T>,
+            stream: &'a Arc<CudaStream>,
+        ) -> (drv_sys::CUdeviceptr, PtrGuard<'a>) {
             let (p, g) = s.device_ptr_mut(stream);
             (p, Box::new(g))
         }
@@ -820,7 +1038,11 @@ impl LtKind {
         use lt_sys::cublasComputeType_t as C;
         use lt_sys::cudaDataType_t as T;
         let arch = format!("sm_{}{}", cc.0, cc.1);
-        let same = |p: Precision| OperandPrecisions { weight: p, activation: p, output: p.default_output() };
+        let same = |p: Precision| OperandPrecisions {
+            weight: p,
+            activation: p,
+            output: p.default_output(),
+        };
         let base = |a: Elem, d: Elem, compute: C, operands: OperandPrecisions, label: &str| LtKind {
             a,
             b: a,
@@ -836,17 +1058,49 @@ impl LtKind {
             alpha_beta: f32_alpha_beta,
         };
         Ok(match precision {
-            Precision::Fp32 => base(Elem::F32, Elem::F32, C::CUBLAS_COMPUTE_32F, same(precision), "FP32 (no TF32)"),
-            Precision::Tf32 => base(Elem::F32, Elem::F32, C::CUBLAS_COMPUTE_32F_FAST_TF32, same(precision), "TF32"),
-            Precision::Fp16 => base(Elem::F16, Elem::F16, C::CUBLAS_COMPUTE_32F, same(precision), "FP16, FP32 accumulate"),
-            Precision::Bf16 => base(Elem::Bf16, Elem::Bf16, C::CUBLAS_COMPUTE_32F, same(precision), "BF16, FP32 accumulate"),
+            Precision::Fp32 => base(
+                Elem::F32,
+                Elem::F32,
+                C::CUBLAS_COMPUTE_32F,
+                same(precision),
+                "FP32 (no TF32)",
+            ),
+            Precision::Tf32 => base(
+                Elem::F32,
+                Elem::F32,
+                C::CUBLAS_COMPUTE_32F_FAST_TF32,
+                same(precision),
+                "TF32",
+            ),
+            Precision::Fp16 => base(
+                Elem::F16,
+                Elem::F16,
+                C::CUBLAS_COMPUTE_32F,
+                same(precision),
+                "FP16, FP32 accumulate",
+            ),
+            Precision::Bf16 => base(
+                Elem::Bf16,
+                Elem::Bf16,
+                C::CUBLAS_COMPUTE_32F,
+                same(precision),
+                "BF16, FP32 accumulate",
+            ),
             Precision::Fp8E4M3 | Precision::Fp8E5M2 if cc < (8, 9) => {
-                return Err(format!("{precision} needs FP8 tensor cores (sm_89+); this GPU is {arch}"));
+                return Err(format!(
+                    "{precision} needs FP8 tensor cores (sm_89+); this GPU is {arch}"
+                ));
             }
             Precision::Fp8E4M3 => LtKind {
                 scale_pointers: true,
                 pad_on_failure: true,
-                ..base(Elem::E4M3, Elem::F16, C::CUBLAS_COMPUTE_32F, same(precision), "FP8 E4M3×E4M3 → FP16, per-tensor scales")
+                ..base(
+                    Elem::E4M3,
+                    Elem::F16,
+                    C::CUBLAS_COMPUTE_32F,
+                    same(precision),
+                    "FP8 E4M3×E4M3 → FP16, per-tensor scales",
+                )
             },
             // cuBLASLt has no E5M2×E5M2 kernel: weights E5M2, activations E4M3 (what FP8 training uses).
             Precision::Fp8E5M2 => LtKind {
@@ -858,7 +1112,11 @@ impl LtKind {
                     Elem::E5M2,
                     Elem::F16,
                     C::CUBLAS_COMPUTE_32F,
-                    OperandPrecisions { weight: Precision::Fp8E5M2, activation: Precision::Fp8E4M3, output: Precision::Fp16 },
+                    OperandPrecisions {
+                        weight: Precision::Fp8E5M2,
+                        activation: Precision::Fp8E4M3,
+                        output: Precision::Fp16,
+                    },
                     "FP8 W E5M2 × A E4M3 → FP16, per-tensor scales",
                 )
             },
@@ -870,7 +1128,11 @@ impl LtKind {
                     Elem::I8,
                     Elem::I32,
                     C::CUBLAS_COMPUTE_32I,
-                    OperandPrecisions { weight: Precision::Int8, activation: Precision::Int8, output: Precision::Fp32 },
+                    OperandPrecisions {
+                        weight: Precision::Int8,
+                        activation: Precision::Int8,
+                        output: Precision::Fp32,
+                    },
                     "INT8 IMMA → INT32",
                 )
             },
@@ -881,17 +1143,37 @@ impl LtKind {
             }
             Precision::Nvfp4 | Precision::Mxfp4 => {
                 let (mode, elements, one, name) = if precision == Precision::Nvfp4 {
-                    (lt_sys::cublasLtMatmulMatrixScale_t::CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3, 16, 0x38, "NVFP4 (E2M1, UE4M3 per 16)")
+                    (
+                        lt_sys::cublasLtMatmulMatrixScale_t::CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3,
+                        16,
+                        0x38,
+                        "NVFP4 (E2M1, UE4M3 per 16)",
+                    )
                 } else {
-                    (lt_sys::cublasLtMatmulMatrixScale_t::CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0, 32, 127, "MXFP4 (E2M1, UE8M0 per 32)")
+                    (
+                        lt_sys::cublasLtMatmulMatrixScale_t::CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0,
+                        32,
+                        127,
+                        "MXFP4 (E2M1, UE8M0 per 32)",
+                    )
                 };
                 LtKind {
                     block_scale: Some(BlockScale { mode, elements, one }),
                     pad_on_failure: true,
-                    ..base(Elem::E2M1, Elem::F16, C::CUBLAS_COMPUTE_32F, same(precision), &format!("{name} → FP16"))
+                    ..base(
+                        Elem::E2M1,
+                        Elem::F16,
+                        C::CUBLAS_COMPUTE_32F,
+                        same(precision),
+                        &format!("{name} → FP16"),
+                    )
                 }
             }
-            Precision::Int4 => return Err(format!("INT4 has no cuBLASLt path on {arch}; the W4A16 GEMV is used")),
+            Precision::Int4 => {
+                return Err(format!(
+                    "INT4 has no cuBLASLt path on {arch}; the W4A16 GEMV is used"
+                ));
+            }
             other => return Err(format!("{other} is not measured by the CUDA backend on {arch}")),
         })
     }
@@ -900,7 +1182,9 @@ impl LtKind {
     fn tolerance(&self, k: usize) -> f64 {
         match (self.d, self.compute) {
             (Elem::I32, _) => 1e-12,
-            (Elem::F32, lt_sys::cublasComputeType_t::CUBLAS_COMPUTE_32F) => (k as f64 * f64::from(f32::EPSILON)).max(1e-6),
+            (Elem::F32, lt_sys::cublasComputeType_t::CUBLAS_COMPUTE_32F) => {
+                (k as f64 * f64::from(f32::EPSILON)).max(1e-6)
+            }
             (Elem::F32, _) => 5e-3,
             _ => 1e-2,
         }
@@ -912,14 +1196,23 @@ struct Desc(lt_sys::cublasLtMatmulDesc_t);
 
 impl Desc {
     fn new(kind: &LtKind) -> Result<Desc, BackendError> {
-        lt::create_matmul_desc(kind.compute, kind.scale).map(Desc).map_err(|e| cuda_err("matmul desc", e))
+        lt::create_matmul_desc(kind.compute, kind.scale)
+            .map(Desc)
+            .map_err(|e| cuda_err("matmul desc", e))
     }
 
     fn set<T>(&self, attr: lt_sys::cublasLtMatmulDescAttributes_t, value: &T) -> Result<(), BackendError> {
         // SAFETY: the descriptor is live and `value` points at `size_of::<T>()` readable bytes of the type
         // the attribute expects (i32 enums, u64 sizes, device pointers).
-        unsafe { lt::set_matmul_desc_attribute(self.0, attr, (value as *const T).cast::<c_void>(), std::mem::size_of::<T>()) }
-            .map_err(|e| BackendError::Unsupported(format!("cuBLASLt rejected {attr:?}: {e:?}")))
+        unsafe {
+            lt::set_matmul_desc_attribute(
+                self.0,
+                attr,
+                (value as *const T).cast::<c_void>(),
+                std::mem::size_of::<T>(),
+            )
+        }
+        .map_err(|e| BackendError::Unsupported(format!("cuBLASLt rejected {attr:?}: {e:?}")))
     }
 }
 
@@ -936,7 +1229,9 @@ struct Layout(lt_sys::cublasLtMatrixLayout_t);
 impl Layout {
     /// Column-major `rows × cols` with leading dimension `rows`.
     fn new(dtype: lt_sys::cudaDataType, rows: usize, cols: usize) -> Result<Layout, BackendError> {
-        lt::create_matrix_layout(dtype, rows as u64, cols as u64, rows as i64).map(Layout).map_err(|e| cuda_err("layout", e))
+        lt::create_matrix_layout(dtype, rows as u64, cols as u64, rows as i64)
+            .map(Layout)
+            .map_err(|e| cuda_err("layout", e))
     }
 }
 
@@ -952,13 +1247,26 @@ struct Pref(lt_sys::cublasLtMatmulPreference_t);
 
 impl Pref {
     fn new() -> Result<Pref, BackendError> {
-        lt::create_matmul_pref().map(Pref).map_err(|e| cuda_err("preference", e))
+        lt::create_matmul_pref()
+            .map(Pref)
+            .map_err(|e| cuda_err("preference", e))
     }
 
-    fn set<T>(&self, attr: lt_sys::cublasLtMatmulPreferenceAttributes_t, value: &T) -> Result<(), BackendError> {
+    fn set<T>(
+        &self,
+        attr: lt_sys::cublasLtMatmulPreferenceAttributes_t,
+        value: &T,
+    ) -> Result<(), BackendError> {
         // SAFETY: the preference is live and `value` points at `size_of::<T>()` readable bytes.
-        unsafe { lt::set_matmul_pref_attribute(self.0, attr, (value as *const T).cast::<c_void>(), std::mem::size_of::<T>()) }
-            .map_err(|e| cuda_err("preference attribute", e))
+        unsafe {
+            lt::set_matmul_pref_attribute(
+                self.0,
+                attr,
+                (value as *const T).cast::<c_void>(),
+                std::mem::size_of::<T>(),
+            )
+        }
+        .map_err(|e| cuda_err("preference attribute", e))
     }
 }
 

@@ -79,7 +79,10 @@ impl Backend for FakeBackend {
     }
 
     fn measurable(&self) -> Vec<Precision> {
-        Precision::ALL.into_iter().filter(|p| !matches!(p, Precision::Int4 | Precision::Nvfp4 | Precision::Mxfp4)).collect()
+        Precision::ALL
+            .into_iter()
+            .filter(|p| !matches!(p, Precision::Int4 | Precision::Nvfp4 | Precision::Mxfp4))
+            .collect()
     }
 
     fn memory_budget_bytes(&self) -> u64 {
@@ -94,16 +97,26 @@ impl Backend for FakeBackend {
             )));
         }
         std::thread::sleep(self.delay);
-        let op: Operator = spec.operator().map_err(|e| BackendError::InvalidInput(e.to_string()))?;
+        let op: Operator = spec
+            .operator()
+            .map_err(|e| BackendError::InvalidInput(e.to_string()))?;
         let time_s = (op.flops / FAKE_PEAK).max(op.bytes() / FAKE_BANDWIDTH);
         let kernel = if spec.m <= 1 { "fake-gemv" } else { "fake-gemm" };
-        Ok(Measured { measurement: self.record(kernel, time_s), precision: spec.precision, label_suffix: String::new(), op })
+        Ok(Measured {
+            measurement: self.record(kernel, time_s),
+            precision: spec.precision,
+            label_suffix: String::new(),
+            op,
+        })
     }
 
     fn measure_bandwidth(&self) -> Result<MeasuredBandwidth, BackendError> {
         std::thread::sleep(self.delay);
         let bytes = 2.0 * 256e6;
-        Ok(MeasuredBandwidth { bytes, measurement: self.record("fake-copy", bytes / FAKE_BANDWIDTH) })
+        Ok(MeasuredBandwidth {
+            bytes,
+            measurement: self.record("fake-copy", bytes / FAKE_BANDWIDTH),
+        })
     }
 
     fn calibration_shape(&self, _precision: Precision) -> (u64, u64, u64) {

@@ -30,7 +30,9 @@ impl NvmlTelemetry {
         SHARED
             .get_or_init(|| {
                 let nvml = Nvml::init().map_err(|e| format!("NVML unavailable: {e}"))?;
-                let count = nvml.device_count().map_err(|e| format!("NVML device count failed: {e}"))?;
+                let count = nvml
+                    .device_count()
+                    .map_err(|e| format!("NVML device count failed: {e}"))?;
                 if count == 0 {
                     return Err("NVML found no GPU".into());
                 }
@@ -55,7 +57,9 @@ impl NvmlTelemetry {
     /// Maximum SM and memory clocks, in MHz.
     #[must_use]
     pub fn max_clocks_mhz(&self) -> (Option<f64>, Option<f64>) {
-        let Ok(device) = self.nvml.device_by_index(0) else { return (None, None) };
+        let Ok(device) = self.nvml.device_by_index(0) else {
+            return (None, None);
+        };
         (
             device.max_clock_info(Clock::SM).ok().map(f64::from),
             device.max_clock_info(Clock::Memory).ok().map(f64::from),
@@ -71,7 +75,9 @@ impl NvmlTelemetry {
                 let mut powers = Vec::new();
                 let mut temp_max: Option<f64> = None;
                 let mut reasons: Vec<String> = Vec::new();
-                let Ok(device) = self.nvml.device_by_index(0) else { return TelemetrySummary::default() };
+                let Ok(device) = self.nvml.device_by_index(0) else {
+                    return TelemetrySummary::default();
+                };
                 while !stop.load(Ordering::Relaxed) {
                     if let Ok(c) = device.clock_info(Clock::SM) {
                         clocks.push(f64::from(c));
@@ -110,15 +116,24 @@ impl NvmlTelemetry {
 
 impl Telemetry for NvmlTelemetry {
     fn status(&self) -> Result<NvmlStatus, String> {
-        let device = self.nvml.device_by_index(0).map_err(|e| format!("NVML device 0: {e}"))?;
-        let memory = device.memory_info().map_err(|e| format!("NVML memory info: {e}"))?;
-        let cc = device.cuda_compute_capability().map_err(|e| format!("NVML compute capability: {e}"))?;
+        let device = self
+            .nvml
+            .device_by_index(0)
+            .map_err(|e| format!("NVML device 0: {e}"))?;
+        let memory = device
+            .memory_info()
+            .map_err(|e| format!("NVML memory info: {e}"))?;
+        let cc = device
+            .cuda_compute_capability()
+            .map_err(|e| format!("NVML compute capability: {e}"))?;
         Ok(NvmlStatus {
             device_name: device.name().unwrap_or_default(),
             gpu_clock_mhz: device.clock_info(Clock::Graphics).map_or(0.0, f64::from),
             mem_clock_mhz: device.clock_info(Clock::Memory).map_or(0.0, f64::from),
             power_draw_w: device.power_usage().map_or(0.0, |mw| f64::from(mw) / 1000.0),
-            power_limit_w: device.enforced_power_limit().map_or(0.0, |mw| f64::from(mw) / 1000.0),
+            power_limit_w: device
+                .enforced_power_limit()
+                .map_or(0.0, |mw| f64::from(mw) / 1000.0),
             temperature_c: device.temperature(TemperatureSensor::Gpu).map_or(0.0, f64::from),
             mem_used_mb: memory.used as f64 / 1e6,
             mem_total_mb: memory.total as f64 / 1e6,

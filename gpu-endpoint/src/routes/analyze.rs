@@ -19,7 +19,13 @@ pub(super) async fn analyze(
     let precisions = analysis::requested_precisions(&request, query.run_all_precisions)?;
     analysis::validate(&state.device, &request, &precisions)?;
     let response = blocking(move || {
-        analysis::analyze(&state.device, state.store.as_deref(), hardware, &request, &precisions)
+        analysis::analyze(
+            &state.device,
+            state.store.as_deref(),
+            hardware,
+            &request,
+            &precisions,
+        )
     })
     .await?;
     Ok(web::Json(response))

@@ -24,12 +24,20 @@ pub(super) async fn submit(
     let hardware = request.hardware_key.as_deref().map(find_hardware).transpose()?;
     for shape in &request.shapes {
         for &precision in &request.precisions {
-            let spec = crate::backend::MatmulSpec { m: shape[0], n: shape[1], k: shape[2], precision };
+            let spec = crate::backend::MatmulSpec {
+                m: shape[0],
+                n: shape[1],
+                k: shape[2],
+                precision,
+            };
             state.device.check_fits(&spec)?;
         }
     }
     let total = u32::try_from(request.shapes.len() * request.precisions.len()).unwrap_or(u32::MAX);
-    let (job, position) = state.jobs.submit(request, hardware).map_err(|SubmitError::QueueFull| ApiError::Busy)?;
+    let (job, position) = state
+        .jobs
+        .submit(request, hardware)
+        .map_err(|SubmitError::QueueFull| ApiError::Busy)?;
     Ok(HttpResponse::Accepted().json(BenchmarkJob {
         events_url: format!("/api/benchmarks/{}/events", job.id),
         id: job.id.clone(),
@@ -38,7 +46,10 @@ pub(super) async fn submit(
     }))
 }
 
-pub(super) async fn cancel(state: web::Data<AppState>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+pub(super) async fn cancel(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     if state.jobs.cancel(&id) {
         Ok(HttpResponse::NoContent().finish())
     } else {
@@ -46,8 +57,14 @@ pub(super) async fn cancel(state: web::Data<AppState>, id: web::Path<String>) ->
     }
 }
 
-pub(super) async fn events(state: web::Data<AppState>, id: web::Path<String>) -> Result<impl Responder, ApiError> {
-    let job = state.jobs.get(&id).ok_or_else(|| ApiError::NotFound(format!("no benchmark job '{id}'")))?;
+pub(super) async fn events(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> Result<impl Responder, ApiError> {
+    let job = state
+        .jobs
+        .get(&id)
+        .ok_or_else(|| ApiError::NotFound(format!("no benchmark job '{id}'")))?;
     Ok(sse::Sse::from_stream(job_event_stream(job)).with_keep_alive(Duration::from_secs(15)))
 }
 
@@ -57,32 +74,35 @@ fn job_event_stream(
 ) -> impl futures_util::Stream<Item = Result<sse::Event, std::convert::Infallible>> {
     let receiver = job.subscribe();
     let state = (job, receiver, 0usize, VecDeque::<JobEvent>::new(), false);
-    futures_util::stream::unfold(state, |(job, mut receiver, mut next, mut pending, ended)| async move {
-        loop {
-            if let Some(event) = pending.pop_front() {
-                let is_done = matches!(event, JobEvent::Done(_));
-                let sse_event = sse::Event::from(sse::Data::new(event.json()).event(event.name()));
-                return Some((Ok(sse_event), (job, receiver, next, pending, is_done)));
-            }
-            if ended {
-                return None;
-            }
-            receiver.borrow_and_update();
-            let fresh = job.events_from(next);
-            if fresh.is_empty() {
-                if job.is_finished() || receiver.changed().await.is_err() {
-                    // Finished with nothing left to send, or the job is gone.
-                    let tail = job.events_from(next);
-                    if tail.is_empty() {
-                        return None;
-                    }
-                    next += tail.len();
-                    pending.extend(tail);
+    futures_util::stream::unfold(
+        state,
+        |(job, mut receiver, mut next, mut pending, ended)| async move {
+            loop {
+                if let Some(event) = pending.pop_front() {
+                    let is_done = matches!(event, JobEvent::Done(_));
+                    let sse_event = sse::Event::from(sse::Data::new(event.json()).event(event.name()));
+                    return Some((Ok(sse_event), (job, receiver, next, pending, is_done)));
                 }
-                continue;
+                if ended {
+                    return None;
+                }
+                receiver.borrow_and_update();
+                let fresh = job.events_from(next);
+                if fresh.is_empty() {
+                    if job.is_finished() || receiver.changed().await.is_err() {
+                        // Finished with nothing left to send, or the job is gone.
+                        let tail = job.events_from(next);
+                        if tail.is_empty() {
+                            return None;
+                        }
+                        next += tail.len();
+                        pending.extend(tail);
+                    }
+                    continue;
+                }
+                next += fresh.len();
+                pending.extend(fresh);
             }
-            next += fresh.len();
-            pending.extend(fresh);
-        }
-    })
+        },
+    )
 }

@@ -11,8 +11,9 @@ use crate::error::ApiError;
 
 pub(super) async fn calibrate(
     state: web::Data<AppState>,
-    body: web::Bytes,
+    payload: web::Payload,
 ) -> Result<web::Json<CalibrationResult>, ApiError> {
+    let body = super::read_body(payload).await?;
     // An empty body means "all defaults"; anything else must be a valid CalibrateRequest.
     let request: CalibrateRequest = if body.iter().all(u8::is_ascii_whitespace) {
         CalibrateRequest::default()
@@ -20,13 +21,21 @@ pub(super) async fn calibrate(
         serde_json::from_slice(&body).map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?
     };
     let base = request.hardware_key.as_deref().map(find_hardware).transpose()?;
-    if request.precisions.as_ref().is_some_and(|p| p.is_empty() || p.len() > 16) {
-        return Err(ApiError::BadRequest("precisions must list 1 to 16 precisions".into()));
+    if request
+        .precisions
+        .as_ref()
+        .is_some_and(|p| p.is_empty() || p.len() > 16)
+    {
+        return Err(ApiError::BadRequest(
+            "precisions must list 1 to 16 precisions".into(),
+        ));
     }
     let result = blocking(move || {
         let info = state.device.backend().device_info();
         let base = base.or_else(|| info.matched_key.as_deref().and_then(|k| find_hardware(k).ok()));
-        let precisions = request.precisions.unwrap_or_else(|| state.device.backend().measurable());
+        let precisions = request
+            .precisions
+            .unwrap_or_else(|| state.device.backend().measurable());
         let guard = state.device.try_acquire()?;
         let result = crate::calibrate::calibrate(
             &guard,

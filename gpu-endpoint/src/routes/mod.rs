@@ -45,3 +45,20 @@ async fn blocking<T: Send + 'static>(
 ) -> Result<T, ApiError> {
     web::block(work).await?
 }
+
+/// Reads a raw body up to [`crate::app::MAX_BODY_BYTES`] (413 `too_large` beyond, 400 on a broken stream).
+async fn read_body(mut payload: web::Payload) -> Result<web::Bytes, ApiError> {
+    use futures_util::StreamExt as _;
+    let mut body = web::BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|e| ApiError::BadRequest(format!("could not read the body: {e}")))?;
+        if body.len() + chunk.len() > crate::app::MAX_BODY_BYTES {
+            return Err(ApiError::TooLarge(format!(
+                "request body too large (limit {} bytes)",
+                crate::app::MAX_BODY_BYTES
+            )));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
+}

@@ -16,7 +16,10 @@ use crate::error::ApiError;
 pub(super) async fn status(state: web::Data<AppState>) -> Result<web::Json<NvmlStatus>, ApiError> {
     let telemetry = state.telemetry()?;
     let status = blocking(move || {
-        telemetry.status().map_err(|e| ApiError::Unavailable { code: "no_nvml", message: e })
+        telemetry.status().map_err(|e| ApiError::Unavailable {
+            code: "no_nvml",
+            message: e,
+        })
     })
     .await?;
     Ok(web::Json(status))
@@ -36,7 +39,11 @@ pub(super) async fn stream(
     let interval = match query.interval_ms {
         None => state.config.nvml_interval,
         Some(ms @ 100..=60_000) => Duration::from_millis(ms),
-        Some(ms) => return Err(ApiError::BadRequest(format!("interval_ms must be 100 to 60000, got {ms}"))),
+        Some(ms) => {
+            return Err(ApiError::BadRequest(format!(
+                "interval_ms must be 100 to 60000, got {ms}"
+            )));
+        }
     };
     let ticks = tokio_stream_interval(interval);
     let events = ticks.then(move |()| {
@@ -45,17 +52,21 @@ pub(super) async fn stream(
             let sample = web::block(move || telemetry.status()).await;
             let event = match sample {
                 Ok(Ok(status)) => sse::Data::new_json(&status).map(|d| d.event("status")),
-                Ok(Err(e)) => sse::Data::new_json(roofline_core::wire::ErrorBody { code: "no_nvml".into(), message: e })
-                    .map(|d| d.event("error")),
+                Ok(Err(e)) => sse::Data::new_json(roofline_core::wire::ErrorBody {
+                    code: "no_nvml".into(),
+                    message: e,
+                })
+                .map(|d| d.event("error")),
                 Err(e) => sse::Data::new_json(roofline_core::wire::ErrorBody {
                     code: "internal".into(),
                     message: e.to_string(),
                 })
                 .map(|d| d.event("error")),
             };
-            Ok::<_, std::convert::Infallible>(
-                event.map_or_else(|_| sse::Event::Comment("serialization failed".into()), sse::Event::from),
-            )
+            Ok::<_, std::convert::Infallible>(event.map_or_else(
+                |_| sse::Event::Comment("serialization failed".into()),
+                sse::Event::from,
+            ))
         }
     });
     Ok(sse::Sse::from_stream(events).with_keep_alive(Duration::from_secs(15)))

@@ -21,12 +21,19 @@ pub(super) async fn results(
         return Err(ApiError::BadRequest("limit must be 1 to 1000".into()));
     }
     if query.since.is_some_and(|s| !s.is_finite()) {
-        return Err(ApiError::BadRequest("since must be a finite Unix time in seconds".into()));
+        return Err(ApiError::BadRequest(
+            "since must be a finite Unix time in seconds".into(),
+        ));
     }
     let store = state.store.clone().ok_or_else(|| ApiError::Unavailable {
         code: "no_store",
         message: "this server runs without a result store".into(),
     })?;
-    let rows = blocking(move || store.results(&query).map_err(|e| ApiError::Internal(e.to_string()))).await?;
+    let rows = blocking(move || {
+        store
+            .results(&query)
+            .map_err(|e| ApiError::Internal(e.to_string()))
+    })
+    .await?;
     Ok(web::Json(rows))
 }

@@ -230,9 +230,9 @@ pub fn plot_data(hw: &HardwareSpec, points: Vec<PlotPoint>) -> PlotData {
     let finite = |v: &f64| v.is_finite() && *v > 0.0;
     let ais = points.iter().map(|p| p.ai).chain(roofs.iter().map(|r| r.ridge)).filter(finite);
     let (ai_lo, ai_hi) = ais.fold((f64::INFINITY, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    let (ai_lo, ai_hi) = if ai_hi > 0.0 { (ai_lo.min(0.1), ai_hi * 4.0) } else { (0.1, 1e4) };
-    // Half a decade of margin keeps markers off the axes.
-    let x = decades(ai_lo / 3.0, ai_hi);
+    // A margin of a factor of three keeps markers off the axes.
+    let (ai_lo, ai_hi) = if ai_hi > 0.0 { ((ai_lo / 3.0).min(0.1), ai_hi * 4.0) } else { (0.1, 1e4) };
+    let x = decades(ai_lo, ai_hi);
     let ys = points.iter().map(|p| p.flop_per_s).chain(roofs.iter().map(|r| r.peak)).filter(finite);
     let (y_lo, y_hi) = ys.fold((f64::INFINITY, bw * x.0), |(lo, hi), v| (lo.min(v / 3.0), hi.max(v)));
     let mut sorted = points;

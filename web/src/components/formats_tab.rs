@@ -9,10 +9,10 @@ use crate::palette::{css, precision_rgb};
 /// Elements in the tensor used to compare storage, 4096×4096.
 const COMPARE_ELEMENTS: f64 = 4096.0 * 4096.0;
 
-/// Block text, e.g. `16 × FP8 E4M3` or `—`.
+/// Block text: the scale format as core describes it (e.g. `E8M0 per 32`), or `—`.
 fn block_text(f: &FormatInfo) -> String {
     match (f.block_scale, f.scale_format) {
-        (Some(b), Some(s)) => format!("{} × {s}", b.block_elements),
+        (_, Some(s)) => s.to_owned(),
         (Some(b), None) => format!("{} elements", b.block_elements),
         _ => "—".to_owned(),
     }
@@ -59,10 +59,9 @@ pub fn FormatsTab() -> impl IntoView {
                             {f.name}
                         </button>
                     </td>
-                    <td class="num">{f.element_bits}</td>
                     <td class="num">{format::bits(f.effective_bits)}</td>
                     <td>{block_text(&f)}</td>
-                    <td class="num">{f.levels}</td>
+                    <td class="num">{format::levels(f.levels)}</td>
                     <td class="num">{format!("{}", f.max_finite)}</td>
                 </tr>
             }
@@ -87,7 +86,7 @@ pub fn FormatsTab() -> impl IntoView {
                     <dt>"Bytes / element"</dt><dd>{format!("{}", f.bytes_per_element)}</dd>
                     <dt>"Block scale"</dt><dd>{block_text(&f)}</dd>
                     <dt>"Largest finite"</dt><dd>{format!("±{}", f.max_finite)}</dd>
-                    <dt>"Levels"</dt><dd>{f.levels}</dd>
+                    <dt>"Levels"</dt><dd>{format::levels(f.levels)}</dd>
                     <dt>"Compute path"</dt><dd>{f.compute_path.name()}{f.storage_only.then_some(" (dequantized before the multiply)")}</dd>
                     <dt>"4096² tensor"</dt><dd>{format::bytes(f.precision.tensor_bytes(COMPARE_ELEMENTS))}</dd>
                 </dl>
@@ -105,8 +104,7 @@ pub fn FormatsTab() -> impl IntoView {
                 <thead>
                     <tr>
                         <th scope="col">"Format"</th>
-                        <th scope="col" class="num">"bits"</th>
-                        <th scope="col" class="num">"eff."</th>
+                        <th scope="col" class="num">"bits/elem"</th>
                         <th scope="col">"block"</th>
                         <th scope="col" class="num">"levels"</th>
                         <th scope="col" class="num">"max"</th>

@@ -56,7 +56,7 @@ pub fn SummaryStrip(
                     <Stat label="TPOT" text=tpot value=tpot_v testid="summary-tpot" />
                     <Stat label="Throughput" text=format::tokens_per_s(a.tokens_per_s) value=a.tokens_per_s.to_string()
                         testid="summary-tokens-per-s" />
-                    <Stat label="Bound" text=format!("{} · {} of time memory-bound", a.bound.name(), format::percent(a.memory_bound_fraction))
+                    <Stat label="Bound" text=format!("{} ({} mem)", a.bound.name(), format::percent(a.memory_bound_fraction))
                         value=a.bound.name().to_owned() testid="summary-bound" />
                     <Stat label="W bits/elem" text=format::bits(a.weight_bits_per_element) value=a.weight_bits_per_element.to_string() />
                     <Stat label="KV bits/elem" text=format::bits(a.kv_bits_per_element) value=a.kv_bits_per_element.to_string() />

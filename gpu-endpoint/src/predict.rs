@@ -1,0 +1,261 @@
+//! `predict` and `advise`: whole-model roofline analysis and quantization advice from the command line, for
+//! scripting. The analysis is roofline-core's; this module only parses keys and prints.
+
+use clap::{Args, ValueEnum};
+use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
+use roofline_core::{
+    Corrections, Phase, Workload, advise_model, analyze_model, find_hardware, find_model, find_quant_config,
+};
+
+use crate::cli::CliError;
+
+/// Inference phase on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PhaseArg {
+    /// All `context` prompt tokens at once (TTFT).
+    Prefill,
+    /// One token per sequence over `context` cached tokens (TPOT).
+    Decode,
+}
+
+/// The scenario shared by `predict` and `advise`.
+#[derive(Debug, Clone, Args)]
+pub struct ScenarioArgs {
+    /// Hardware catalog key, e.g. `h100_sxm` (aliases `b10`, `h100`, `a100`).
+    #[arg(long, value_parser = parse_hardware)]
+    pub hardware: String,
+    /// Model preset key, e.g. `llama-3.1-8b`.
+    #[arg(long, value_parser = parse_model)]
+    pub model: String,
+    /// Prefill or decode.
+    #[arg(long, value_enum, default_value = "decode")]
+    pub phase: PhaseArg,
+    /// Sequences in the batch.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub batch: u32,
+    /// Prompt length (prefill) or tokens already in the KV cache (decode).
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
+    pub context: u32,
+    /// Apply the per-kernel launch floor.
+    #[arg(long)]
+    pub launch_floor: bool,
+    /// Apply GEMM wave quantization on the device's SM count.
+    #[arg(long)]
+    pub wave_quantization: bool,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl ScenarioArgs {
+    fn workload(&self) -> Workload {
+        let phase = match self.phase {
+            PhaseArg::Prefill => Phase::Prefill,
+            PhaseArg::Decode => Phase::Decode,
+        };
+        Workload {
+            phase,
+            batch: self.batch,
+            context: self.context,
+        }
+    }
+
+    fn corrections(&self) -> Corrections {
+        Corrections {
+            launch_floor: self.launch_floor,
+            wave_quantization: self.wave_quantization,
+        }
+    }
+}
+
+/// `predict` options.
+#[derive(Debug, Clone, Args)]
+pub struct PredictArgs {
+    /// Scenario.
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    /// Precision config key, e.g. `bf16`, `fp8`, `nvfp4-w4a16`.
+    #[arg(long, value_parser = parse_config)]
+    pub config: String,
+}
+
+/// `advise` options.
+#[derive(Debug, Clone, Args)]
+pub struct AdviseArgs {
+    /// Scenario.
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    /// The config run today (never recommended back).
+    #[arg(long, value_parser = parse_config, default_value = "bf16")]
+    pub current: String,
+}
+
+fn parse_hardware(s: &str) -> Result<String, String> {
+    find_hardware(s).map(|h| h.key.clone()).map_err(|e| e.to_string())
+}
+
+fn parse_model(s: &str) -> Result<String, String> {
+    find_model(s).map(|m| m.key.clone()).map_err(|e| e.to_string())
+}
+
+fn parse_config(s: &str) -> Result<String, String> {
+    find_quant_config(s)
+        .map(|c| c.key.clone())
+        .map_err(|e| e.to_string())
+}
+
+fn core_error(e: roofline_core::Error) -> CliError {
+    CliError::Usage(e.to_string())
+}
+
+/// Writes the whole output at once; a closed pipe (`| head`) is not an error.
+fn emit(text: &str) -> Result<(), CliError> {
+    use std::io::Write as _;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::Runtime(e.to_string())),
+        _ => Ok(()),
+    }
+}
+
+fn json(value: &impl serde::Serialize) -> Result<(), CliError> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| CliError::Runtime(e.to_string()))?;
+    emit(&format!("{text}\n"))
+}
+
+fn table(header: &[&str]) -> Table {
+    let mut table = Table::new();
+    table.load_style(UTF8_BORDERS_ONLY).set_header(header.to_vec());
+    table
+}
+
+/// Prints the per-operator analysis and the totals.
+///
+/// # Errors
+/// [`CliError::Usage`] when the device cannot run the config (the message names the architecture).
+pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
+    let s = &args.scenario;
+    let hardware = find_hardware(&s.hardware).map_err(core_error)?;
+    let model = find_model(&s.model).map_err(core_error)?;
+    let config = find_quant_config(&args.config).map_err(core_error)?;
+    let analysis =
+        analyze_model(hardware, model, config, &s.workload(), &s.corrections()).map_err(core_error)?;
+    if s.json {
+        return json(&analysis);
+    }
+    let mut ops = table(&[
+        "op",
+        "count",
+        "AI (FLOP/B)",
+        "GFLOP",
+        "MB",
+        "µs",
+        "% time",
+        "bound",
+    ]);
+    let mut sorted: Vec<_> = analysis.ops.iter().collect();
+    sorted.sort_by(|a, b| (b.time_s * f64::from(b.count)).total_cmp(&(a.time_s * f64::from(a.count))));
+    for op in sorted {
+        let total_s = op.time_s * f64::from(op.count);
+        ops.add_row(vec![
+            op.name.clone(),
+            op.count.to_string(),
+            format!("{:.2}", op.arithmetic_intensity),
+            format!("{:.3}", op.flops * f64::from(op.count) / 1e9),
+            format!("{:.2}", op.bytes * f64::from(op.count) / 1e6),
+            format!("{:.2}", total_s * 1e6),
+            format!("{:.1}", 100.0 * total_s / analysis.total_time_s),
+            op.bound.name().to_owned(),
+        ]);
+    }
+    let mut out = format!(
+        "{} · {} · {} · {:?} batch {} context {}\n{ops}\n",
+        hardware.name, model.name, config.name, s.phase, s.batch, s.context
+    );
+    let mut totals = table(&["metric", "value"]);
+    let time_row = match (analysis.ttft_s, analysis.tpot_s) {
+        (Some(t), _) => ("TTFT", format!("{:.3} ms", t * 1e3)),
+        (_, Some(t)) => ("TPOT", format!("{:.3} ms", t * 1e3)),
+        _ => ("step", format!("{:.3} ms", analysis.total_time_s * 1e3)),
+    };
+    for (name, value) in [
+        time_row,
+        ("tokens/s (whole batch)", format!("{:.1}", analysis.tokens_per_s)),
+        ("total FLOP", format!("{:.3e}", analysis.total_flops)),
+        ("total bytes", format!("{:.3e}", analysis.total_bytes)),
+        (
+            "aggregate AI (FLOP/B)",
+            format!("{:.2}", analysis.aggregate_arithmetic_intensity),
+        ),
+        ("bound", analysis.bound.name().to_owned()),
+        ("weights", format!("{:.2} GB", analysis.weight_bytes / 1e9)),
+        ("KV cache", format!("{:.3} GB", analysis.kv_cache_bytes / 1e9)),
+        (
+            "fits in memory",
+            format!(
+                "{} ({:.1} of {:.1} GB)",
+                analysis.fits_in_memory,
+                analysis.memory_required_bytes / 1e9,
+                analysis.memory_capacity_bytes / 1e9
+            ),
+        ),
+    ] {
+        totals.add_row(vec![name.to_owned(), value]);
+    }
+    out.push_str(&format!("{totals}\n"));
+    for note in &analysis.approximations {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    emit(&out)
+}
+
+/// Prints the ranked candidates, the configs the device cannot run and the warnings.
+///
+/// # Errors
+/// [`CliError::Usage`] for an invalid scenario or a device with no baseline.
+pub fn run_advise(args: &AdviseArgs) -> Result<(), CliError> {
+    let s = &args.scenario;
+    let hardware = find_hardware(&s.hardware).map_err(core_error)?;
+    let model = find_model(&s.model).map_err(core_error)?;
+    let advice =
+        advise_model(hardware, model, &s.workload(), &args.current, &s.corrections()).map_err(core_error)?;
+    if s.json {
+        return json(&advice);
+    }
+    let mut candidates = table(&[
+        "rank",
+        "config",
+        "time ms",
+        "speedup",
+        "memory saved GB",
+        "fits",
+        "break-even batch",
+        "reason",
+    ]);
+    for (rank, c) in advice.candidates.iter().enumerate() {
+        candidates.add_row(vec![
+            (rank + 1).to_string(),
+            c.config.clone(),
+            format!("{:.3}", c.time_s * 1e3),
+            format!("{:.2}×", c.speedup),
+            format!("{:.2}", c.memory_saved_bytes / 1e9),
+            c.fits_in_memory.to_string(),
+            c.break_even_batch
+                .map_or_else(|| "—".to_owned(), |b| b.to_string()),
+            c.reason.clone(),
+        ]);
+    }
+    let mut out = format!(
+        "{} · {} · current {} · speedups vs {}\n{candidates}\n",
+        hardware.name, model.name, advice.current, advice.baseline
+    );
+    for skipped in &advice.skipped {
+        out.push_str(&format!(
+            "not native here: {} — {}\n",
+            skipped.config, skipped.reason
+        ));
+    }
+    for warning in &advice.warnings {
+        out.push_str(&format!("warning: {warning}\n"));
+    }
+    emit(&out)
+}

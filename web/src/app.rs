@@ -5,11 +5,14 @@ use roofline_core::wire::RooflinePoint;
 use roofline_core::{Advice, Corrections, Error, HardwareSpec, ModelAnalysis, advise_model, find_hardware, find_model};
 
 use crate::charts::RooflineChart;
-use crate::charts::series::{analysis_points, kernel_points, measured_points, plot_data};
+use crate::calibration::{datasheet_and_calibrated, effective_hardware};
+use crate::charts::series::{analysis_points, kernel_points, measured_points, plot_data, with_reference};
 use crate::components::{
-    CustomHardware, EndpointStatus, HardwarePicker, OperatorTable, PinsPanel, ResultsIo, RightPanel, SummaryStrip,
-    WorkloadForm,
+    CustomHardware, EndpointBanner, EndpointStatus, HardwarePicker, MeasuredCount, OperatorTable, PinsPanel,
+    ResultsIo, RightPanel, SummaryStrip, WorkloadForm,
 };
+use crate::endpoint::Endpoint;
+use crate::measured::Measured;
 use crate::palette::PIN_RGB;
 use crate::state::{DEFAULT_HARDWARE, Scenario, resolve_hardware};
 use crate::{export, history, storage};
@@ -33,9 +36,11 @@ pub fn App() -> impl IntoView {
     let pins = RwSignal::new(stored.pins);
     let measured = RwSignal::new(stored.measured);
     let notice = RwSignal::new(notice);
+    let endpoint = Endpoint::provide();
+    let shown_measured = Measured::provide(measured, endpoint).shown;
 
     let hardware = Memo::new(move |_| {
-        let found = scenario.with(|s| custom.with(|c| resolve_hardware(&s.hardware, c)));
+        let found = scenario.with(|s| custom.with(|c| effective_hardware(s, c)));
         found.unwrap_or_else(|| resolve_hardware(DEFAULT_HARDWARE, &[]).expect("the catalog has the default device"))
     });
     let analysis = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.analyze(h))));
@@ -67,8 +72,19 @@ pub fn App() -> impl IntoView {
         });
         analysis.with(|a| points.extend(a.as_ref().map(|a| analysis_points(a, None)).unwrap_or_default()));
         rows.with(|r| points.extend(kernel_points(r)));
-        measured.with(|m| points.extend(measured_points(m)));
-        hardware.with(|h| plot_data(h, points))
+        shown_measured.with(|m| points.extend(measured_points(m)));
+        let data = hardware.with(|h| plot_data(h, points));
+        // The other one of datasheet and calibrated roofs, drawn beside the ones predictions use.
+        let other = scenario.with(|s| {
+            custom.with(|c| {
+                let (datasheet, calibrated) = datasheet_and_calibrated(&s.hardware, c);
+                if s.corrections.calibrated && calibrated.is_some() { datasheet } else { calibrated }
+            })
+        });
+        match other {
+            Some(o) => with_reference(data, &o),
+            None => data,
+        }
     });
 
     Effect::new(move |_| {
@@ -96,7 +112,7 @@ pub fn App() -> impl IntoView {
         let s = scenario.get_untracked();
         let hw = hardware.get_untracked();
         let a = analysis.get_untracked().ok();
-        let (r, m) = (rows.get_untracked(), measured.get_untracked());
+        let (r, m) = (rows.get_untracked(), shown_measured.get_untracked());
         if json {
             export::results_json(&s, &hw, a.as_ref(), &r, &m)
         } else {
@@ -126,6 +142,7 @@ pub fn App() -> impl IntoView {
             <p class="subtitle">"Which precision should this model run in, on this GPU? Predicted in your browser."</p>
             <div class="header-right"><EndpointStatus /></div>
         </header>
+        <EndpointBanner scenario=scenario />
         <main class="layout">
             <aside class="left" aria-label="Device and workload">
                 <HardwarePicker scenario=scenario hardware=hardware custom=custom />
@@ -141,10 +158,11 @@ pub fn App() -> impl IntoView {
             <section class="centre" aria-label="Analysis">
                 <SummaryStrip analysis=analysis />
                 <RooflineChart data=plot />
+                <MeasuredCount />
                 <PinsPanel scenario=scenario pins=pins current=analysis pinned=pinned />
                 <OperatorTable analysis=analysis />
             </section>
-            <RightPanel scenario=scenario hardware=hardware rows=rows advice=advice />
+            <RightPanel scenario=scenario hardware=hardware rows=rows advice=advice custom=custom />
         </main>
     }
 }

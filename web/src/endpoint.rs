@@ -55,7 +55,7 @@ impl Connection {
 }
 
 /// The endpoint as the page sees it (a context value; every field is a cheap reactive handle).
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Endpoint {
     /// Base URL; empty = same origin.
     pub base: RwSignal<String>,

@@ -29,9 +29,30 @@ fn provenance(s: &Scenario, hw: &HardwareSpec) -> Vec<String> {
     ]
 }
 
+/// What ran for a measured point (empty for predictions): device, backend, library, kernel, versions, the
+/// sample statistics and conditions, and when.
+fn measurement_columns(point: Option<&RooflinePoint>) -> Vec<String> {
+    let Some(m) = point.and_then(|p| p.measurement.as_ref()) else { return vec![String::new(); 10] };
+    let optional = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+    vec![
+        m.device_name.clone(),
+        m.backend.clone(),
+        m.library.clone(),
+        m.kernel.clone(),
+        m.versions.iter().map(|(name, version)| format!("{name}={version}")).collect::<Vec<_>>().join(" "),
+        format!("{} samples p10={} p90={} l2_flushed={} verified={}", m.samples, m.p10_s, m.p90_s, m.l2_flushed, m.verified),
+        optional(m.sm_clock_mhz),
+        optional(m.power_w),
+        m.throttle_reasons.join(" "),
+        m.timestamp_unix_s.to_string(),
+    ]
+}
+
 /// Header of [`results_csv`].
 pub const CSV_HEADER: &str = "source,item,count,precision,ai_flop_per_byte,flops,bytes,time_s,bound,\
-hardware,hardware_provenance,model,config,phase,batch,context,corrections,tool";
+hardware,hardware_provenance,model,config,phase,batch,context,corrections,tool,\
+measured_device,measured_backend,measured_library,measured_kernel,measured_versions,measured_samples,\
+measured_sm_clock_mhz,measured_power_w,measured_throttle,measured_at_unix_s";
 
 /// One CSV line per model operator (`predicted`), kernel prediction (`kernel`) and measured point (`measured`).
 #[must_use]
@@ -44,8 +65,9 @@ pub fn results_csv(
 ) -> String {
     let prov = provenance(s, hw);
     let mut lines = vec![CSV_HEADER.to_owned()];
-    let mut push = |fields: Vec<String>| {
-        lines.push(fields.iter().chain(&prov).map(|f| csv_field(f)).collect::<Vec<_>>().join(","));
+    let mut push = |fields: Vec<String>, point: Option<&RooflinePoint>| {
+        let run = measurement_columns(point);
+        lines.push(fields.iter().chain(&prov).chain(&run).map(|f| csv_field(f)).collect::<Vec<_>>().join(","));
     };
     for op in analysis.map_or(&[][..], |a| &a.ops) {
         push(vec![
@@ -58,7 +80,7 @@ pub fn results_csv(
             op.bytes.to_string(),
             op.time_s.to_string(),
             op.bound.name().into(),
-        ]);
+        ], None);
     }
     for row in kernel {
         if let (Ok(op), Ok(p)) = (&row.op, &row.prediction) {
@@ -72,7 +94,7 @@ pub fn results_csv(
                 p.bytes.to_string(),
                 p.time_s.to_string(),
                 p.bound.name().into(),
-            ]);
+            ], None);
         }
     }
     for m in measured {
@@ -86,7 +108,7 @@ pub fn results_csv(
             String::new(),
             (m.time_us * 1e-6).to_string(),
             m.bottleneck.clone(),
-        ]);
+        ], Some(m));
     }
     lines.join("\n") + "\n"
 }
@@ -142,6 +164,17 @@ mod tests {
         let columns = CSV_HEADER.split(',').count();
         assert!(lines[1..].iter().all(|l| l.split(',').count() == columns && l.contains("gb10,datasheet")));
         assert_eq!(lines.len(), 1 + a.ops.len() + 5);
+    }
+
+    #[test]
+    fn measured_rows_say_what_ran() {
+        let s = Scenario::default();
+        let hw = resolve_hardware(&s.hardware, &[]).unwrap();
+        let point = crate::measured::tests::measured_point("64x256x256", roofline_core::Precision::Fp32, 1e-4, 1.7e9);
+        let csv = results_csv(&s, &hw, None, &[], &[point]);
+        let row = csv.lines().nth(1).unwrap();
+        assert_eq!(row.split(',').count(), CSV_HEADER.split(',').count());
+        assert!(row.starts_with("measured,") && row.contains(",Test CPU,cpu,") && row.ends_with(",1700000000"), "{row}");
     }
 
     #[test]

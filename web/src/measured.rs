@@ -38,7 +38,7 @@ pub fn merge(local: &[RooflinePoint], remote: &[RooflinePoint]) -> Vec<RooflineP
 }
 
 /// The page's measured points (a context value).
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Measured {
     /// Points received or imported in this browser (saved with the page state).
     pub local: RwSignal<Vec<RooflinePoint>>,

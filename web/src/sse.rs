@@ -4,6 +4,9 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use web_sys::{Event, EventSource, MessageEvent};
 
+/// A handler of one named event, called with the event's data.
+pub type Handler = Box<dyn FnMut(String)>;
+
 /// An open event stream and the closures it calls.
 #[derive(Debug)]
 pub struct EventStream {
@@ -20,7 +23,7 @@ impl EventStream {
     /// When the browser refuses the URL.
     pub fn open(
         url: &str,
-        handlers: Vec<(&'static str, Box<dyn FnMut(String)>)>,
+        handlers: Vec<(&'static str, Handler)>,
         mut on_error: Box<dyn FnMut(bool)>,
     ) -> Result<EventStream, String> {
         let source = EventSource::new(url).map_err(|e| format!("{e:?}"))?;

@@ -1,5 +1,6 @@
 //! Draws [`PlotData`] on any plotters backend: the canvas in the page, an SVG string for export and tests.
 
+use plotters::chart::SeriesAnno;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -57,6 +58,10 @@ fn draw_marker<DB: DrawingBackend>(
     if point.outlined {
         area.draw(&Circle::new(at, r + 3, rgb(point.color).stroke_width(2)))?;
     }
+    if let Some(tag) = point.tag {
+        let font = ("sans-serif", 12).into_font().color(&rgb(point.color));
+        area.draw(&Text::new(tag, (x + r + 2, y - r - 10), font))?;
+    }
     match point.marker {
         Marker::Circle => area.draw(&Circle::new(at, r, style)),
         Marker::Square => area.draw(&Rectangle::new([(x - r + 1, y - r + 1), (x + r - 1, y + r - 1)], style)),
@@ -74,6 +79,23 @@ fn draw_marker<DB: DrawingBackend>(
                 area.draw(&PathElement::new(closed, style))
             }
         }
+    }
+}
+
+/// The chart's coordinate system: log-log.
+type LogLog = Cartesian2d<LogCoord<f64>, LogCoord<f64>>;
+
+/// Draws a solid or dashed polyline in data coordinates.
+fn draw_line<'a, 'c, DB: DrawingBackend>(
+    chart: &'c mut ChartContext<'a, DB, LogLog>,
+    line: &[(f64, f64)],
+    style: ShapeStyle,
+    dashed: bool,
+) -> Result<&'c mut SeriesAnno<'a, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
+    if dashed {
+        chart.draw_series(DashedLineSeries::new(line.to_vec(), 8, 5, style))
+    } else {
+        chart.draw_series(LineSeries::new(line.to_vec(), style))
     }
 }
 
@@ -112,16 +134,17 @@ fn draw_inner<DB: DrawingBackend>(
         .light_line_style(rgb(theme.grid).mix(0.2))
         .draw()?;
 
-    let bw = data.bandwidth;
-    let slope_end = data.roofs.iter().map(|r| r.ridge).fold(data.x.0, f64::max).min(data.x.1);
-    chart
-        .draw_series(LineSeries::new([(data.x.0, bw * data.x.0), (slope_end, bw * slope_end)], fg.stroke_width(2)))?
-        .label(&data.bandwidth_label)
-        .legend(move |(x, y)| PathElement::new([(x, y + 4), (x + 16, y - 4)], fg.stroke_width(2)));
+    for slope in &data.slopes {
+        let bw = slope.bandwidth;
+        let slope_end = slope.ridge.max(data.x.0).min(data.x.1);
+        let line = [(data.x.0, bw * data.x.0), (slope_end, bw * slope_end)];
+        draw_line(&mut chart, &line, fg.stroke_width(2), slope.dashed)?
+            .label(&slope.label)
+            .legend(move |(x, y)| PathElement::new([(x, y + 4), (x + 16, y - 4)], fg.stroke_width(2)));
+    }
     for roof in &data.roofs {
         let color = rgb(roof.color);
-        chart
-            .draw_series(LineSeries::new([(roof.ridge, roof.peak), (data.x.1, roof.peak)], color.stroke_width(2)))?
+        draw_line(&mut chart, &[(roof.ridge, roof.peak), (data.x.1, roof.peak)], color.stroke_width(2), roof.dashed)?
             .label(&roof.label)
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(3)));
     }

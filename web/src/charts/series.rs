@@ -1,7 +1,7 @@
 //! Turns `roofline_core` results into plain plot data: roofs, points, axis ranges. Pure and natively testable.
 
 use roofline_core::wire::RooflinePoint;
-use roofline_core::{HardwareSpec, ModelAnalysis, OpKind, Precision, Prediction};
+use roofline_core::{HardwareSpec, ModelAnalysis, OpKind, Precision, Prediction, Provenance};
 
 use crate::format;
 use crate::palette::{Rgb, precision_rgb};
@@ -39,6 +39,8 @@ pub struct PlotPoint {
     pub outlined: bool,
     /// Tooltip lines, already formatted.
     pub tooltip: Vec<String>,
+    /// A short label drawn beside the marker (`M` on measured points).
+    pub tag: Option<&'static str>,
 }
 
 /// A horizontal compute ceiling, starting at its ridge point.
@@ -52,6 +54,21 @@ pub struct Roof {
     pub ridge: f64,
     /// Colour of the first precision in the group.
     pub color: Rgb,
+    /// Calibrated (measured) roofs are dashed, datasheet ones solid.
+    pub dashed: bool,
+}
+
+/// The memory slope of one spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Slope {
+    /// DRAM bandwidth, bytes/s.
+    pub bandwidth: f64,
+    /// Legend text.
+    pub label: String,
+    /// Calibrated (measured) slopes are dashed.
+    pub dashed: bool,
+    /// Where the slope ends: the highest ridge point of its spec, FLOP/byte.
+    pub ridge: f64,
 }
 
 /// Everything the drawing code needs.
@@ -59,10 +76,8 @@ pub struct Roof {
 pub struct PlotData {
     /// Caption.
     pub title: String,
-    /// DRAM bandwidth, bytes/s (the slope).
-    pub bandwidth: f64,
-    /// Legend text of the slope.
-    pub bandwidth_label: String,
+    /// Memory slopes: the spec predictions use, then a reference spec's (datasheet or calibrated).
+    pub slopes: Vec<Slope>,
     /// Ceilings, lowest peak first.
     pub roofs: Vec<Roof>,
     /// Points, faint ones first so the current scenario is drawn on top.
@@ -78,6 +93,7 @@ pub struct PlotData {
 /// lines never hide each other.
 #[must_use]
 pub fn roofs(hw: &HardwareSpec) -> Vec<Roof> {
+    let measured = hw.provenance == Provenance::Measured;
     let mut groups: Vec<(f64, Vec<Precision>)> = Vec::new();
     for p in hw.supported_precisions() {
         let Ok(peak) = hw.dense_peak_for(p) else { continue };
@@ -91,13 +107,15 @@ pub fn roofs(hw: &HardwareSpec) -> Vec<Roof> {
         .into_iter()
         .map(|(peak, members)| Roof {
             label: format!(
-                "{} {}",
+                "{}{} {}",
+                if measured { "calibrated " } else { "" },
                 path_names(&members),
                 format::flop_rate(peak)
             ),
             peak,
             ridge: peak / hw.dram_bandwidth_bytes_per_s,
             color: precision_rgb(members[0]),
+            dashed: measured,
         })
         .collect()
 }
@@ -142,6 +160,7 @@ pub fn kernel_points(rows: &[KernelRow]) -> Vec<PlotPoint> {
                 faint: false,
                 outlined: true,
                 tooltip: prediction_tooltip(&format!("{} [{}]", op.name, r.precision), p),
+                tag: None,
             })
         })
         .collect()
@@ -188,12 +207,13 @@ pub fn analysis_points(a: &ModelAnalysis, pin: Option<(Rgb, &str)>) -> Vec<PlotP
                     format!("time {} each, {} total", format::duration(op.time_s), format::duration(op.total_time_s())),
                     format!("{}-bound{}", op.bound.name(), if op.launch_bound { ", launch floor" } else { "" }),
                 ],
+                tag: None,
             }
         })
         .collect()
 }
 
-/// Measured points, hollow.
+/// Measured points: hollow, tagged `M`, with what ran in the tooltip.
 #[must_use]
 pub fn measured_points(points: &[RooflinePoint]) -> Vec<PlotPoint> {
     points
@@ -212,7 +232,11 @@ pub fn measured_points(points: &[RooflinePoint]) -> Vec<PlotPoint> {
                 format!("measured {}", format::flop_rate(p.tflops * 1e12)),
                 format!("time {}", format::duration(p.time_us * 1e-6)),
                 format!("{}-bound", p.bottleneck),
-            ],
+            ]
+            .into_iter()
+            .chain(p.measurement.as_ref().map(|m| format!("{} · {} · {}", m.device_name, m.library, m.kernel)))
+            .collect(),
+            tag: Some("M"),
         })
         .collect()
 }
@@ -220,6 +244,34 @@ pub fn measured_points(points: &[RooflinePoint]) -> Vec<PlotPoint> {
 /// Rounds a range outwards to whole decades.
 fn decades(lo: f64, hi: f64) -> (f64, f64) {
     (10f64.powf(lo.log10().floor()), 10f64.powf(hi.log10().ceil()))
+}
+
+/// The slope of `hw`.
+fn slope(hw: &HardwareSpec) -> Slope {
+    let measured = hw.provenance == Provenance::Measured;
+    let bw = hw.dram_bandwidth_bytes_per_s;
+    Slope {
+        bandwidth: bw,
+        label: format!("{}DRAM {}", if measured { "calibrated " } else { "" }, format::bandwidth(bw)),
+        dashed: measured,
+        ridge: roofs(hw).iter().map(|r| r.ridge).fold(0.0, f64::max),
+    }
+}
+
+/// Adds the roofs and slope of `reference` (the datasheet beside calibrated roofs, or the other way round),
+/// widening the axes to cover them.
+#[must_use]
+pub fn with_reference(mut data: PlotData, reference: &HardwareSpec) -> PlotData {
+    let extra = roofs(reference);
+    for r in &extra {
+        data.x = decades(data.x.0, data.x.1.max(r.ridge * 4.0));
+        data.y = decades(data.y.0.min(r.peak / 3.0), data.y.1.max(r.peak * 2.0));
+    }
+    let reference_slope = slope(reference);
+    data.y = decades(data.y.0.min(reference_slope.bandwidth * data.x.0), data.y.1);
+    data.roofs.extend(extra);
+    data.slopes.push(reference_slope);
+    data
 }
 
 /// Assembles the chart for `hw` with `points`; the axes cover every ridge point and every point.
@@ -239,8 +291,7 @@ pub fn plot_data(hw: &HardwareSpec, points: Vec<PlotPoint>) -> PlotData {
     sorted.sort_by_key(|p| !p.faint);
     PlotData {
         title: format!("{} — {}", hw.name, hw.arch_label),
-        bandwidth: bw,
-        bandwidth_label: format!("DRAM {}", format::bandwidth(bw)),
+        slopes: vec![slope(hw)],
         roofs,
         points: sorted,
         x,
@@ -273,5 +324,21 @@ mod tests {
             assert!(data.x.0 <= p.ai && p.ai <= data.x.1 && data.y.0 <= p.flop_per_s && p.flop_per_s <= data.y.1);
         }
         assert!(data.roofs.iter().all(|r| r.ridge <= data.x.1 && r.peak <= data.y.1));
+    }
+
+    #[test]
+    fn calibrated_reference_roofs_are_dashed_and_inside_the_axes() {
+        let hw = resolve_hardware("gb10", &[]).unwrap();
+        let calibrated = HardwareSpec {
+            key: "gb10_measured".into(),
+            provenance: Provenance::Measured,
+            dram_bandwidth_bytes_per_s: 1e9,
+            ..hw.clone()
+        };
+        let data = with_reference(plot_data(&hw, Vec::new()), &calibrated);
+        assert_eq!(data.slopes.iter().map(|s| s.dashed).collect::<Vec<_>>(), [false, true]);
+        assert_eq!(data.roofs.iter().filter(|r| r.dashed).count(), roofs(&hw).len());
+        assert!(data.roofs.iter().all(|r| r.ridge <= data.x.1 && data.y.0 <= r.peak && r.peak <= data.y.1));
+        assert!(data.roofs.iter().any(|r| r.label.starts_with("calibrated ")));
     }
 }

@@ -15,12 +15,12 @@ use crate::endpoint::{join, use_endpoint};
 use crate::format;
 use crate::measured::use_measured;
 use crate::palette::{css, precision_rgb};
-use crate::sse::EventStream;
+use crate::sse::{EventStream, Handler};
 use crate::state::{QUICK_SHAPES, Scenario};
 use crate::validation::Band;
 
 /// A handler that decodes an event's JSON data and passes it on (undecodable events are logged and dropped).
-fn on_json<T: DeserializeOwned + 'static>(mut f: impl FnMut(T) + 'static) -> Box<dyn FnMut(String)> {
+fn on_json<T: DeserializeOwned + 'static>(mut f: impl FnMut(T) + 'static) -> Handler {
     Box::new(move |data| match serde_json::from_str::<T>(&data) {
         Ok(event) => f(event),
         Err(e) => leptos::logging::warn!("unreadable benchmark event: {e}"),

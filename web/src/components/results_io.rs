@@ -4,6 +4,7 @@ use leptos::prelude::*;
 use roofline_core::wire::RooflinePoint;
 
 use crate::browser;
+use crate::measured::add_points;
 
 /// Buttons: export results as JSON or CSV (built by the caller from the current state), import measured
 /// points from JSON, clear measured points and everything saved locally.
@@ -23,7 +24,9 @@ pub fn ResultsIo(
     let import = move |_| match crate::export::import_measured(&text.get_untracked()) {
         Ok(points) => {
             message.set(Some(format!("Imported {} point(s).", points.len())));
-            measured.update(|m| m.extend(points));
+            measured.update(|m| {
+                add_points(m, points);
+            });
         }
         Err(e) => message.set(Some(e)),
     };

@@ -3,14 +3,17 @@
 use leptos::prelude::*;
 use roofline_core::{Advice, Error, HardwareSpec};
 
-use crate::components::{AdvisorTab, FormatsTab, PrecisionSelect, PredictionTable, ShapeForm};
+use crate::components::{
+    AdvisorTab, BenchmarkTab, FormatsTab, PrecisionSelect, PredictionTable, ShapeForm, SpotCheck, ValidationTab,
+};
 use crate::state::{KernelRow, Scenario};
 
 /// The tabs, in order.
 const TABS: [&str; 5] = ["Kernel", "Advisor", "Formats", "Benchmark", "Validation"];
 
 /// Tabbed panel (ARIA tabs; the Kernel tab is open by default and holds the spot check with the
-/// `predictions` table). Benchmark and Validation say they need the GPU endpoint.
+/// `predictions` table and the measurement on the endpoint). Benchmark and Validation work with the endpoint's
+/// measurements.
 #[component]
 pub fn RightPanel(
     /// The scenario.
@@ -24,6 +27,8 @@ pub fn RightPanel(
     /// Advisor output.
     #[prop(into)]
     advice: Signal<Result<Advice, Error>>,
+    /// Custom devices (calibrated specs are kept there).
+    custom: RwSignal<Vec<HardwareSpec>>,
 ) -> impl IntoView {
     let tab = RwSignal::new(0usize);
     let buttons = TABS
@@ -44,14 +49,6 @@ pub fn RightPanel(
             }
         })
         .collect_view();
-    let needs_endpoint = |what: &'static str| {
-        view! {
-            <p class="hint">
-                {what} " needs the GPU endpoint (" <code>"roofline-endpoint serve"</code>
-                "). It is not available yet in this page; every prediction above works without it."
-            </p>
-        }
-    };
     view! {
         <section class="right" aria-label="Tools">
             <div role="tablist" class="tabs">{buttons}</div>
@@ -62,13 +59,14 @@ pub fn RightPanel(
                             <ShapeForm scenario=scenario />
                             <PrecisionSelect scenario=scenario hardware=hardware />
                             <PredictionTable rows=rows />
+                            <SpotCheck scenario=scenario hardware=hardware />
                         </div>
                     }
                     .into_any(),
                     1 => view! { <AdvisorTab advice=advice /> }.into_any(),
                     2 => view! { <FormatsTab /> }.into_any(),
-                    3 => needs_endpoint("Live benchmarking").into_any(),
-                    _ => needs_endpoint("Validation against measurements").into_any(),
+                    3 => view! { <BenchmarkTab scenario=scenario /> }.into_any(),
+                    _ => view! { <ValidationTab scenario=scenario custom=custom /> }.into_any(),
                 }}
             </div>
         </section>

@@ -30,7 +30,7 @@ fn DimInput(
                 type="number"
                 min="1"
                 step="1"
-                data-testid=format!("shape-{}", label.to_lowercase())
+                data-testid=format!("spot-{}", label.to_lowercase())
                 prop:value=move || scenario.with(|s| get(&s.kernel).to_string())
                 on:input=on_input
             />

@@ -8,7 +8,7 @@ use roofline_core::wire::NvmlStatus;
 use crate::api::{self, ApiError};
 use crate::endpoint::{join, use_endpoint};
 use crate::format;
-use crate::sse::EventStream;
+use crate::sse::{EventStream, Handler};
 use crate::telemetry::{WINDOW, push_sample, sparkline, throttling};
 
 /// Polling period when the stream is not available.
@@ -82,7 +82,7 @@ pub fn TelemetryPanel() -> impl IntoView {
         });
     };
     let url = join(&endpoint.base_now(), &format!("/api/nvml/stream?interval_ms={STREAM_INTERVAL_MS}"));
-    let on_status: Box<dyn FnMut(String)> = Box::new(move |data| {
+    let on_status: Handler = Box::new(move |data| {
         if let Ok(s) = serde_json::from_str::<NvmlStatus>(&data) {
             streaming.set(true);
             on_sample(s);

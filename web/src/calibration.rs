@@ -21,6 +21,12 @@ pub fn datasheet_and_calibrated(key: &str, custom: &[HardwareSpec]) -> (Option<H
     }
 }
 
+/// Whether a calibrated spec has a datasheet spec beside it (a host CPU has none).
+#[must_use]
+pub fn has_datasheet(key: &str, custom: &[HardwareSpec]) -> bool {
+    key.strip_suffix("_measured").is_some_and(|base| resolve_hardware(base, custom).is_some())
+}
+
 /// The spec the page predicts with: the calibrated one when the scenario asks for it and it exists.
 #[must_use]
 pub fn effective_hardware(s: &Scenario, custom: &[HardwareSpec]) -> Option<HardwareSpec> {
@@ -58,6 +64,7 @@ mod tests {
         let custom = vec![calibrated_gb10()];
         let (d, c) = datasheet_and_calibrated("gb10_measured", &custom);
         assert_eq!((d.unwrap().key, c.unwrap().key), ("gb10".to_owned(), "gb10_measured".to_owned()));
+        assert!(has_datasheet("gb10_measured", &custom) && !has_datasheet("cpu_host_measured", &custom));
         let mut custom = custom;
         upsert(&mut custom, HardwareSpec { dram_bandwidth_bytes_per_s: 100e9, ..calibrated_gb10() });
         assert_eq!(custom.len(), 1);

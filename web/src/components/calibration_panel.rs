@@ -6,7 +6,7 @@ use roofline_core::HardwareSpec;
 use roofline_core::wire::{CalibrateRequest, CalibrationResult};
 
 use crate::api::{self, ApiError};
-use crate::calibration::{datasheet_and_calibrated, upsert};
+use crate::calibration::{datasheet_and_calibrated, has_datasheet, upsert};
 use crate::endpoint::use_endpoint;
 use crate::format;
 use crate::state::Scenario;
@@ -31,12 +31,14 @@ pub fn CalibrationPanel(
             if let Ok(r) = &result {
                 match r.spec.validate() {
                     Ok(()) => {
-                        let key = r.spec.key.clone();
                         custom.update(|c| upsert(c, r.spec.clone()));
-                        scenario.update(|s| {
-                            s.hardware = hardware_key.unwrap_or(key);
-                            s.corrections.calibrated = true;
-                        });
+                        // The detected device now predicts with its calibrated roofs.
+                        if let Some(base) = hardware_key {
+                            scenario.update(|s| {
+                                s.hardware = base;
+                                s.corrections.calibrated = true;
+                            });
+                        }
                     }
                     Err(e) => leptos::logging::warn!("the endpoint's calibrated spec is invalid: {e}"),
                 }
@@ -56,10 +58,22 @@ pub fn CalibrationPanel(
                     .chain(r.failed.iter().map(|f| format!("{}: {}", f.precision, f.message)))
                     .collect::<Vec<_>>()
                     .join(" · ");
+                let key = r.spec.key.clone();
+                // A device without a datasheet (a host CPU) is offered as its own device.
+                let offer = move || {
+                    let key = key.clone();
+                    let own_device = custom.with(|c| !has_datasheet(&key, c));
+                    (own_device && scenario.with(|s| s.hardware != key)).then(|| view! {
+                        <button type="button" data-testid="use-calibrated-device" on:click=move |_| scenario.update(|s| s.hardware = key.clone())>
+                            "Predict on this calibrated device"
+                        </button>
+                    })
+                };
                 view! {
                     <p class="hint" data-testid="calibration-result">
                         {format!("{}: DRAM {} · {peaks}. {}", r.spec.name, format::bandwidth(r.bandwidth_gb_s * 1e9), r.spec.notes)}
                     </p>
+                    {offer}
                 }
                 .into_any()
             }

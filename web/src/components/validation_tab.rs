@@ -2,7 +2,7 @@
 //! error statistics by precision and regime.
 
 use leptos::prelude::*;
-use roofline_core::HardwareSpec;
+use roofline_core::{HardwareSpec, Provenance};
 
 use crate::calibration::datasheet_and_calibrated;
 use crate::components::CalibrationPanel;
@@ -24,6 +24,11 @@ fn check_cells(check: Option<&Result<Check, String>>) -> AnyView {
         }
         .into_any(),
     }
+}
+
+/// `Calibrated` or `Datasheet`: where a spec's numbers come from.
+fn kind(spec: &HardwareSpec) -> &'static str {
+    if spec.provenance == Provenance::Measured { "Calibrated" } else { "Datasheet" }
 }
 
 /// Rows of a statistics table.
@@ -61,9 +66,16 @@ pub fn ValidationTab(
             datasheet.as_ref().map_or_else(Vec::new, |d| measured.shown.with(|m| validation::rows(m, d, calibrated.as_ref())))
         })
     });
+    // `Datasheet: <name>` of the first spec (a host CPU's calibration is its only spec), `Calibrated: <name>`.
     let names = move || {
-        specs.with(|(d, c)| (d.as_ref().map_or_else(String::new, |h| h.name.clone()), c.as_ref().map(|h| h.name.clone())))
+        specs.with(|(d, c)| {
+            (
+                d.as_ref().map_or_else(String::new, |h| format!("{}: {}", kind(h), h.name)),
+                c.as_ref().map(|h| format!("{}: {}", kind(h), h.name)),
+            )
+        })
     };
+    let first_kind = move || specs.with(|(d, _)| d.as_ref().map_or("Datasheet", kind));
     let body = move || {
         rows.get()
             .into_iter()
@@ -90,7 +102,7 @@ pub fn ValidationTab(
         <div class="validation-tab">
             <CalibrationPanel scenario=scenario custom=custom />
             <table class="validation" data-testid="validation-table">
-                <caption>{move || format!("Measured vs predicted on {}", names().0)}</caption>
+                <caption>{move || format!("Measured vs predicted ({})", names().0)}</caption>
                 <thead>
                     <tr>
                         <th scope="col">"Precision"</th>
@@ -98,7 +110,7 @@ pub fn ValidationTab(
                         <th scope="col">"Shape"</th>
                         <th scope="col">"Measured on"</th>
                         <th scope="col" class="num">"Measured"</th>
-                        <th scope="col" class="num">"Datasheet"</th>
+                        <th scope="col" class="num">{first_kind}</th>
                         <th scope="col" class="num">"Error"</th>
                         <th scope="col" class="num">"Calibrated"</th>
                         <th scope="col" class="num">"Error"</th>
@@ -121,9 +133,9 @@ pub fn ValidationTab(
                     </tr>
                 </thead>
                 <tbody>
-                    <tr><th colspan="5" scope="rowgroup">{move || format!("Datasheet: {}", names().0)}</th></tr>
+                    <tr><th colspan="5" scope="rowgroup">{move || names().0}</th></tr>
                     {move || stats_rows(stats(false))}
-                    {move || names().1.map(|name| view! { <tr><th colspan="5" scope="rowgroup">{format!("Calibrated: {name}")}</th></tr> })}
+                    {move || names().1.map(|name| view! { <tr><th colspan="5" scope="rowgroup">{name}</th></tr> })}
                     {move || stats_rows(stats(true))}
                 </tbody>
             </table>

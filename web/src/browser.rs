@@ -32,6 +32,19 @@ pub fn prefers_dark() -> bool {
         .is_some_and(|m| m.matches())
 }
 
+/// Calls `f` whenever the system switches between light and dark (for the lifetime of the page).
+pub fn on_theme_change(f: impl Fn() + 'static) {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::closure::Closure;
+    let Some(mql) = web_sys::window().and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten()) else {
+        return;
+    };
+    let callback = Closure::<dyn Fn()>::new(f);
+    if mql.add_event_listener_with_callback("change", callback.as_ref().unchecked_ref()).is_ok() {
+        callback.forget();
+    }
+}
+
 /// Starts a download of `href` (a data: or blob: URL) as `filename`.
 pub fn download_url(href: &str, filename: &str) {
     use wasm_bindgen::JsCast;

@@ -17,8 +17,9 @@ fn theme() -> Theme {
     if browser::prefers_dark() { Theme::DARK } else { Theme::LIGHT }
 }
 
-/// A log-log roofline drawn on a canvas (`data-testid="roofline-canvas"`) that fills its container's width,
-/// with a tooltip for the point under the pointer and PNG/SVG export buttons.
+/// A log-log roofline drawn on a canvas (`data-testid="roofline-canvas"`) that fills its container's width
+/// and redraws on resize and on a light/dark switch, with a tooltip for the point under the pointer and
+/// PNG/SVG export buttons.
 #[component]
 pub fn RooflineChart(
     /// What to draw.
@@ -27,14 +28,15 @@ pub fn RooflineChart(
 ) -> impl IntoView {
     let canvas_ref = NodeRef::<Canvas>::new();
     let frame_ref = NodeRef::<Div>::new();
-    let resized = RwSignal::new(0u32);
+    let redraw = RwSignal::new(0u32);
     let hits = StoredValue::new(Vec::<Hit>::new());
     let hover = RwSignal::new(None::<(i32, i32, usize)>);
     let error = RwSignal::new(None::<String>);
-    let _ = window_event_listener(leptos::ev::resize, move |_| resized.update(|n| *n += 1));
+    let _ = window_event_listener(leptos::ev::resize, move |_| redraw.update(|n| *n += 1));
+    browser::on_theme_change(move || redraw.update(|n| *n += 1));
 
     Effect::new(move |_| {
-        resized.track();
+        redraw.track();
         let (Some(canvas), Some(frame)) = (canvas_ref.get(), frame_ref.get()) else { return };
         let width = frame.client_width().max(320) as u32;
         canvas.set_width(width);

@@ -1,6 +1,7 @@
 //! The right-hand tabs: Kernel, Advisor, Formats, Benchmark, Validation.
 
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 use roofline_core::{Advice, Error, HardwareSpec};
 
 use crate::components::{AdvisorTab, FormatsTab, PrecisionSelect, PredictionTable, ShapeForm};
@@ -9,7 +10,7 @@ use crate::state::{KernelRow, Scenario};
 /// The tabs, in order.
 const TABS: [&str; 5] = ["Kernel", "Advisor", "Formats", "Benchmark", "Validation"];
 
-/// Tabbed panel (ARIA tabs; the Kernel tab is open by default and holds the spot check with the
+/// Tabbed panel (ARIA tabs, arrow keys move between them; the Kernel tab is open by default and holds the spot check with the
 /// `predictions` table). Benchmark and Validation say they need the GPU endpoint.
 #[component]
 pub fn RightPanel(
@@ -26,6 +27,18 @@ pub fn RightPanel(
     advice: Signal<Result<Advice, Error>>,
 ) -> impl IntoView {
     let tab = RwSignal::new(0usize);
+    let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        let step = match ev.key().as_str() {
+            "ArrowRight" => 1,
+            "ArrowLeft" => TABS.len() - 1,
+            _ => return,
+        };
+        let next = (tab.get_untracked() + step) % TABS.len();
+        tab.set(next);
+        if let Some(el) = document().get_element_by_id(&format!("tab-{next}")) {
+            let _ = el.unchecked_into::<web_sys::HtmlElement>().focus();
+        }
+    };
     let buttons = TABS
         .iter()
         .enumerate()
@@ -36,8 +49,10 @@ pub fn RightPanel(
                     role="tab"
                     id=format!("tab-{i}")
                     aria-selected=move || (tab.get() == i).to_string()
+                    tabindex=move || if tab.get() == i { "0" } else { "-1" }
                     class:active=move || tab.get() == i
                     on:click=move |_| tab.set(i)
+                    on:keydown=on_key
                 >
                     {*name}
                 </button>

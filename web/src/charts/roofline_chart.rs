@@ -32,15 +32,27 @@ pub fn RooflineChart(
     let hits = StoredValue::new(Vec::<Hit>::new());
     let hover = RwSignal::new(None::<(i32, i32, usize)>);
     let error = RwSignal::new(None::<String>);
-    let _ = window_event_listener(leptos::ev::resize, move |_| redraw.update(|n| *n += 1));
+    // The frame's width is measured only on the first draw and on resize: reading it on every redraw would
+    // force a synchronous layout of the whole page after each slider move.
+    let width = StoredValue::new(None::<u32>);
+    let _ = window_event_listener(leptos::ev::resize, move |_| {
+        width.set_value(None);
+        redraw.update(|n| *n += 1);
+    });
     browser::on_theme_change(move || redraw.update(|n| *n += 1));
 
     Effect::new(move |_| {
         redraw.track();
         let (Some(canvas), Some(frame)) = (canvas_ref.get(), frame_ref.get()) else { return };
-        let width = frame.client_width().max(320) as u32;
-        canvas.set_width(width);
-        canvas.set_height(width * 3 / 5);
+        let w = width.get_value().unwrap_or_else(|| {
+            let measured = frame.client_width().max(320) as u32;
+            width.set_value(Some(measured));
+            measured
+        });
+        if canvas.width() != w {
+            canvas.set_width(w);
+            canvas.set_height(w * 3 / 5);
+        }
         let Some(backend) = CanvasBackend::with_canvas_object(canvas) else { return };
         let result = data.with(|d| draw(&backend.into_drawing_area(), d, &theme()));
         match result {

@@ -24,6 +24,12 @@ pub fn record_draw() {
     set("__roofline_draw_count", get("__roofline_draw_count").unwrap_or(0.0) + 1.0);
 }
 
+/// Device pixels per CSS pixel (1 when unknown), at least 1.
+#[must_use]
+pub fn device_pixel_ratio() -> f64 {
+    web_sys::window().map_or(1.0, |w| w.device_pixel_ratio()).max(1.0)
+}
+
 /// Whether the system asks for a dark colour scheme.
 #[must_use]
 pub fn prefers_dark() -> bool {

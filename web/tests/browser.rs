@@ -62,7 +62,7 @@ fn draw_puts_pixels_on_a_canvas() {
     let hw = resolve_hardware("gb10", &[]).unwrap();
     let data = plot_data(&hw, kernel_points(&Scenario::default().kernel.evaluate(&hw)));
     let backend = plotters_canvas::CanvasBackend::with_canvas_object(canvas.clone()).unwrap();
-    let hits = draw(&backend.into_drawing_area(), &data, &Theme::LIGHT).unwrap();
+    let hits = draw(&backend.into_drawing_area(), &data, &Theme::LIGHT, 1.0).unwrap();
     assert_eq!(hits.len(), data.points.len());
     assert!(foreground_pixels(&canvas) > 5_000);
 }

@@ -10,8 +10,8 @@ use crate::browser;
 use crate::charts::draw::{Hit, Theme, draw};
 use crate::charts::series::PlotData;
 
-/// Hover radius in canvas pixels.
-const HIT_RADIUS: i32 = 10;
+/// Hover radius in CSS pixels.
+const HIT_RADIUS: f64 = 10.0;
 
 fn theme() -> Theme {
     if browser::prefers_dark() { Theme::DARK } else { Theme::LIGHT }
@@ -44,17 +44,19 @@ pub fn RooflineChart(
     Effect::new(move |_| {
         redraw.track();
         let (Some(canvas), Some(frame)) = (canvas_ref.get(), frame_ref.get()) else { return };
-        let w = width.get_value().unwrap_or_else(|| {
+        let css_width = width.get_value().unwrap_or_else(|| {
             let measured = frame.client_width().max(320) as u32;
             width.set_value(Some(measured));
             measured
         });
+        let scale = browser::device_pixel_ratio();
+        let w = (f64::from(css_width) * scale).round() as u32;
         if canvas.width() != w {
             canvas.set_width(w);
             canvas.set_height(w * 3 / 5);
         }
         let Some(backend) = CanvasBackend::with_canvas_object(canvas) else { return };
-        let result = data.with(|d| draw(&backend.into_drawing_area(), d, &theme()));
+        let result = data.with(|d| draw(&backend.into_drawing_area(), d, &theme(), scale));
         match result {
             Ok(h) => {
                 hits.set_value(h);
@@ -71,7 +73,7 @@ pub fn RooflineChart(
         let nearest = hits.with_value(|hs| {
             hs.iter()
                 .map(|h| ((h.x - x).pow(2) + (h.y - y).pow(2), h))
-                .filter(|(d2, _)| *d2 <= HIT_RADIUS * HIT_RADIUS)
+                .filter(|(d2, _)| f64::from(*d2) <= (HIT_RADIUS * scale).powi(2))
                 .min_by_key(|(d2, _)| *d2)
                 .map(|(_, h)| (ev.offset_x(), ev.offset_y(), h.index))
         });
@@ -86,10 +88,10 @@ pub fn RooflineChart(
     };
     let export_svg = move |_| {
         let Some(canvas) = canvas_ref.get_untracked() else { return };
+        let size = (canvas.client_width().max(320) as u32, canvas.client_height().max(192) as u32);
         let mut svg = String::new();
-        let result = data.with_untracked(|d| {
-            draw(&SVGBackend::with_string(&mut svg, (canvas.width(), canvas.height())).into_drawing_area(), d, &theme())
-        });
+        let result =
+            data.with_untracked(|d| draw(&SVGBackend::with_string(&mut svg, size).into_drawing_area(), d, &theme(), 1.0));
         match result {
             Ok(_) => browser::download_text(&svg, "roofline.svg", "image/svg+xml"),
             Err(e) => error.set(Some(e)),

@@ -2,13 +2,13 @@
 
 use leptos::prelude::*;
 use roofline_core::wire::RooflinePoint;
-use roofline_core::{Advice, Corrections, Error, HardwareSpec, ModelAnalysis, advise_model, find_hardware, find_model};
+use roofline_core::{Error, HardwareSpec, ModelAnalysis, find_hardware};
 
 use crate::charts::RooflineChart;
 use crate::charts::series::{analysis_points, kernel_points, measured_points, plot_data};
 use crate::components::{
-    CustomHardware, EndpointStatus, HardwarePicker, OperatorTable, PinsPanel, ResultsIo, RightPanel, SummaryStrip,
-    WorkloadForm,
+    CustomHardware, EndpointStatus, HardwarePicker, OperatorTable, PinsPanel, ResultsIo, RightPanel,
+    SummaryStrip, WorkloadForm,
 };
 use crate::palette::PIN_RGB;
 use crate::state::{DEFAULT_HARDWARE, Scenario, resolve_hardware};
@@ -18,7 +18,9 @@ use crate::{export, history, storage};
 fn analyze_on_own_hardware(s: &Scenario, custom: &[HardwareSpec]) -> Result<ModelAnalysis, Error> {
     match resolve_hardware(&s.hardware, custom) {
         Some(hw) => s.analyze(&hw),
-        None => Err(find_hardware(&s.hardware).err().unwrap_or_else(|| Error::InvalidInput(s.hardware.clone()))),
+        None => Err(find_hardware(&s.hardware)
+            .err()
+            .unwrap_or_else(|| Error::InvalidInput(s.hardware.clone()))),
     }
 }
 
@@ -36,24 +38,22 @@ pub fn App() -> impl IntoView {
 
     let hardware = Memo::new(move |_| {
         let found = scenario.with(|s| custom.with(|c| resolve_hardware(&s.hardware, c)));
-        found.unwrap_or_else(|| resolve_hardware(DEFAULT_HARDWARE, &[]).expect("the catalog has the default device"))
+        found.unwrap_or_else(|| {
+            resolve_hardware(DEFAULT_HARDWARE, &[]).expect("the catalog has the default device")
+        })
     });
     let analysis = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.analyze(h))));
     let rows = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.kernel.evaluate(h))));
     let pinned = Memo::new(move |_| {
-        custom.with(|c| pins.with(|p| p.iter().map(|s| analyze_on_own_hardware(s, c)).collect::<Vec<_>>()))
-    });
-    let advice = Memo::new(move |_| -> Result<Advice, Error> {
-        hardware.with(|h| {
-            scenario.with(|s| {
-                let corrections = Corrections {
-                    launch_floor: s.corrections.launch_floor,
-                    wave_quantization: s.corrections.wave_quantization,
-                };
-                advise_model(h, find_model(&s.model)?, &s.workload(), &s.config, &corrections)
+        custom.with(|c| {
+            pins.with(|p| {
+                p.iter()
+                    .map(|s| analyze_on_own_hardware(s, c))
+                    .collect::<Vec<_>>()
             })
         })
     });
+    let advice = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.advise(h))));
     let plot = Memo::new(move |_| {
         let mut points = Vec::new();
         pins.with(|p| {

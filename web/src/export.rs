@@ -11,7 +11,11 @@ pub const TOOL: &str = concat!("roofline-web ", env!("CARGO_PKG_VERSION"));
 
 /// Quotes a CSV field when needed.
 fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
 }
 
 /// Provenance shared by every exported row: device key and where its numbers come from, scenario, tool.
@@ -24,7 +28,10 @@ fn provenance(s: &Scenario, hw: &HardwareSpec) -> Vec<String> {
         if s.prefill { "prefill" } else { "decode" }.to_owned(),
         s.batch.to_string(),
         s.context.to_string(),
-        format!("launch_floor={} wave_quantization={}", s.corrections.launch_floor, s.corrections.wave_quantization),
+        format!(
+            "launch_floor={} wave_quantization={}",
+            s.corrections.launch_floor, s.corrections.wave_quantization
+        ),
         TOOL.to_owned(),
     ]
 }
@@ -45,7 +52,14 @@ pub fn results_csv(
     let prov = provenance(s, hw);
     let mut lines = vec![CSV_HEADER.to_owned()];
     let mut push = |fields: Vec<String>| {
-        lines.push(fields.iter().chain(&prov).map(|f| csv_field(f)).collect::<Vec<_>>().join(","));
+        lines.push(
+            fields
+                .iter()
+                .chain(&prov)
+                .map(|f| csv_field(f))
+                .collect::<Vec<_>>()
+                .join(","),
+        );
     };
     for op in analysis.map_or(&[][..], |a| &a.ops) {
         push(vec![
@@ -102,7 +116,12 @@ pub fn results_json(
 ) -> String {
     let kernel: Vec<RooflinePoint> = kernel
         .iter()
-        .filter_map(|r| Some(RooflinePoint::simulated(r.op.as_ref().ok()?, r.prediction.as_ref().ok()?)))
+        .filter_map(|r| {
+            Some(RooflinePoint::simulated(
+                r.op.as_ref().ok()?,
+                r.prediction.as_ref().ok()?,
+            ))
+        })
         .collect();
     let value = json!({
         "tool": TOOL,
@@ -140,7 +159,11 @@ mod tests {
         let lines: Vec<_> = csv.lines().collect();
         assert_eq!(lines[0], CSV_HEADER);
         let columns = CSV_HEADER.split(',').count();
-        assert!(lines[1..].iter().all(|l| l.split(',').count() == columns && l.contains("gb10,datasheet")));
+        assert!(
+            lines[1..]
+                .iter()
+                .all(|l| l.split(',').count() == columns && l.contains("gb10,datasheet"))
+        );
         assert_eq!(lines.len(), 1 + a.ops.len() + 5);
     }
 
@@ -149,7 +172,8 @@ mod tests {
         let s = Scenario::default();
         let hw = resolve_hardware(&s.hardware, &[]).unwrap();
         let rows = s.kernel.evaluate(&hw);
-        let point = RooflinePoint::simulated(rows[0].op.as_ref().unwrap(), rows[0].prediction.as_ref().unwrap());
+        let point =
+            RooflinePoint::simulated(rows[0].op.as_ref().unwrap(), rows[0].prediction.as_ref().unwrap());
         let json = results_json(&s, &hw, None, &rows, std::slice::from_ref(&point));
         assert_eq!(import_measured(&json).unwrap(), vec![point]);
         assert!(import_measured("{").is_err());

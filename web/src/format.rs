@@ -3,7 +3,11 @@
 /// The prefix scale of `v`.
 fn prefix(v: f64) -> (f64, &'static str) {
     const PREFIXES: [(f64, &str); 5] = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
-    PREFIXES.iter().find(|(s, _)| v.abs() >= *s).copied().unwrap_or((1.0, ""))
+    PREFIXES
+        .iter()
+        .find(|(s, _)| v.abs() >= *s)
+        .copied()
+        .unwrap_or((1.0, ""))
 }
 
 /// A tick label: prefix and at most two decimals, trailing zeros dropped (`1T`, `2.5k`, `0.1`).
@@ -145,14 +149,20 @@ pub fn capacity(b: f64) -> String {
 /// A count of representable values: exact below a million, else a power of two, e.g. `≈2^64`.
 #[must_use]
 pub fn levels(n: u64) -> String {
-    if n < 1_000_000 { n.to_string() } else { format!("≈2^{:.0}", (n as f64).log2()) }
+    if n < 1_000_000 {
+        n.to_string()
+    } else {
+        format!("≈2^{:.0}", (n as f64).log2())
+    }
 }
 
 /// Why a precision has no prediction, e.g. `unsupported on Blackwell sm_121 (no INT4 path)`.
 #[must_use]
 pub fn failure(e: &roofline_core::Error) -> String {
     match e {
-        roofline_core::Error::Unsupported { arch, path, .. } => format!("unsupported on {arch} (no {path} path)"),
+        roofline_core::Error::Unsupported { arch, path, .. } => {
+            format!("unsupported on {arch} (no {path} path)")
+        }
         other => other.to_string(),
     }
 }

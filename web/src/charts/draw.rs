@@ -20,9 +20,17 @@ pub struct Theme {
 
 impl Theme {
     /// Slate-on-white.
-    pub const LIGHT: Theme = Theme { background: (255, 255, 255), foreground: (30, 41, 59), grid: (203, 213, 225) };
+    pub const LIGHT: Theme = Theme {
+        background: (255, 255, 255),
+        foreground: (30, 41, 59),
+        grid: (203, 213, 225),
+    };
     /// Light-on-slate.
-    pub const DARK: Theme = Theme { background: (15, 23, 42), foreground: (226, 232, 240), grid: (51, 65, 85) };
+    pub const DARK: Theme = Theme {
+        background: (15, 23, 42),
+        foreground: (226, 232, 240),
+        grid: (51, 65, 85),
+    };
 }
 
 /// Where a point landed, in backend pixels, for hover hit-testing.
@@ -59,14 +67,25 @@ fn draw_marker<DB: DrawingBackend>(
     let color = rgb(point.color).mix(alpha);
     let r = px(if point.faint { RADIUS - 2.0 } else { RADIUS }, scale);
     let stroke = px(2.0, scale) as u32;
-    let style = if point.filled { color.filled() } else { color.stroke_width(stroke) };
+    let style = if point.filled {
+        color.filled()
+    } else {
+        color.stroke_width(stroke)
+    };
     let (x, y) = at;
     if point.outlined {
-        area.draw(&Circle::new(at, r + px(3.0, scale), rgb(point.color).stroke_width(stroke)))?;
+        area.draw(&Circle::new(
+            at,
+            r + px(3.0, scale),
+            rgb(point.color).stroke_width(stroke),
+        ))?;
     }
     match point.marker {
         Marker::Circle => area.draw(&Circle::new(at, r, style)),
-        Marker::Square => area.draw(&Rectangle::new([(x - r + 1, y - r + 1), (x + r - 1, y + r - 1)], style)),
+        Marker::Square => area.draw(&Rectangle::new(
+            [(x - r + 1, y - r + 1), (x + r - 1, y + r - 1)],
+            style,
+        )),
         Marker::Diamond | Marker::Triangle => {
             let corners = if point.marker == Marker::Diamond {
                 vec![(x, y - r - 1), (x + r + 1, y), (x, y + r + 1), (x - r - 1, y)]
@@ -129,17 +148,35 @@ fn draw_inner<DB: DrawingBackend>(
         .draw()?;
 
     let bw = data.bandwidth;
-    let slope_end = data.roofs.iter().map(|r| r.ridge).fold(data.x.0, f64::max).min(data.x.1);
+    let slope_end = data
+        .roofs
+        .iter()
+        .map(|r| r.ridge)
+        .fold(data.x.0, f64::max)
+        .min(data.x.1);
     chart
-        .draw_series(LineSeries::new([(data.x.0, bw * data.x.0), (slope_end, bw * slope_end)], fg.stroke_width(line)))?
+        .draw_series(LineSeries::new(
+            [(data.x.0, bw * data.x.0), (slope_end, bw * slope_end)],
+            fg.stroke_width(line),
+        ))?
         .label(&data.bandwidth_label)
-        .legend(move |(x, y)| PathElement::new([(x, y + px(4.0, scale)), (x + px(16.0, scale), y - px(4.0, scale))], fg.stroke_width(line)));
+        .legend(move |(x, y)| {
+            PathElement::new(
+                [(x, y + px(4.0, scale)), (x + px(16.0, scale), y - px(4.0, scale))],
+                fg.stroke_width(line),
+            )
+        });
     for roof in &data.roofs {
         let color = rgb(roof.color);
         chart
-            .draw_series(LineSeries::new([(roof.ridge, roof.peak), (data.x.1, roof.peak)], color.stroke_width(line)))?
+            .draw_series(LineSeries::new(
+                [(roof.ridge, roof.peak), (data.x.1, roof.peak)],
+                color.stroke_width(line),
+            ))?
             .label(&roof.label)
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + px(16.0, scale), y)], color.stroke_width(line + 1)));
+            .legend(move |(x, y)| {
+                PathElement::new([(x, y), (x + px(16.0, scale), y)], color.stroke_width(line + 1))
+            });
     }
 
     let plot = chart.plotting_area();
@@ -181,7 +218,10 @@ mod tests {
             draw(&root, &data, &Theme::LIGHT, 1.0).unwrap()
         };
         assert_eq!(hits.len(), data.points.len());
-        assert!(hits.iter().all(|h| (0..900).contains(&h.x) && (0..560).contains(&h.y)));
+        assert!(
+            hits.iter()
+                .all(|h| (0..900).contains(&h.x) && (0..560).contains(&h.y))
+        );
         for roof in &data.roofs {
             assert!(svg.contains(&roof.label), "missing {}", roof.label);
         }

@@ -14,7 +14,11 @@ use crate::charts::series::PlotData;
 const HIT_RADIUS: f64 = 10.0;
 
 fn theme() -> Theme {
-    if browser::prefers_dark() { Theme::DARK } else { Theme::LIGHT }
+    if browser::prefers_dark() {
+        Theme::DARK
+    } else {
+        Theme::LIGHT
+    }
 }
 
 /// A log-log roofline drawn on a canvas (`data-testid="roofline-canvas"`) that fills its container's width
@@ -43,7 +47,9 @@ pub fn RooflineChart(
 
     Effect::new(move |_| {
         redraw.track();
-        let (Some(canvas), Some(frame)) = (canvas_ref.get(), frame_ref.get()) else { return };
+        let (Some(canvas), Some(frame)) = (canvas_ref.get(), frame_ref.get()) else {
+            return;
+        };
         let css_width = width.get_value().unwrap_or_else(|| {
             let measured = frame.client_width().max(320) as u32;
             width.set_value(Some(measured));
@@ -55,7 +61,9 @@ pub fn RooflineChart(
             canvas.set_width(w);
             canvas.set_height(w * 3 / 5);
         }
-        let Some(backend) = CanvasBackend::with_canvas_object(canvas) else { return };
+        let Some(backend) = CanvasBackend::with_canvas_object(canvas) else {
+            return;
+        };
         let result = data.with(|d| draw(&backend.into_drawing_area(), d, &theme(), scale));
         match result {
             Ok(h) => {
@@ -67,9 +75,14 @@ pub fn RooflineChart(
     });
 
     let on_move = move |ev: leptos::ev::MouseEvent| {
-        let Some(canvas) = canvas_ref.get_untracked() else { return };
+        let Some(canvas) = canvas_ref.get_untracked() else {
+            return;
+        };
         let scale = f64::from(canvas.width()) / f64::from(canvas.client_width().max(1));
-        let (x, y) = ((f64::from(ev.offset_x()) * scale) as i32, (f64::from(ev.offset_y()) * scale) as i32);
+        let (x, y) = (
+            (f64::from(ev.offset_x()) * scale) as i32,
+            (f64::from(ev.offset_y()) * scale) as i32,
+        );
         let nearest = hits.with_value(|hs| {
             hs.iter()
                 .map(|h| ((h.x - x).pow(2) + (h.y - y).pow(2), h))
@@ -87,11 +100,22 @@ pub fn RooflineChart(
         }
     };
     let export_svg = move |_| {
-        let Some(canvas) = canvas_ref.get_untracked() else { return };
-        let size = (canvas.client_width().max(320) as u32, canvas.client_height().max(192) as u32);
+        let Some(canvas) = canvas_ref.get_untracked() else {
+            return;
+        };
+        let size = (
+            canvas.client_width().max(320) as u32,
+            canvas.client_height().max(192) as u32,
+        );
         let mut svg = String::new();
-        let result =
-            data.with_untracked(|d| draw(&SVGBackend::with_string(&mut svg, size).into_drawing_area(), d, &theme(), 1.0));
+        let result = data.with_untracked(|d| {
+            draw(
+                &SVGBackend::with_string(&mut svg, size).into_drawing_area(),
+                d,
+                &theme(),
+                1.0,
+            )
+        });
         match result {
             Ok(_) => browser::download_text(&svg, "roofline.svg", "image/svg+xml"),
             Err(e) => error.set(Some(e)),

@@ -90,11 +90,7 @@ pub fn roofs(hw: &HardwareSpec) -> Vec<Roof> {
     groups
         .into_iter()
         .map(|(peak, members)| Roof {
-            label: format!(
-                "{} {}",
-                path_names(&members),
-                format::flop_rate(peak)
-            ),
+            label: format!("{} {}", path_names(&members), format::flop_rate(peak)),
             peak,
             ridge: peak / hw.dram_bandwidth_bytes_per_s,
             color: precision_rgb(members[0]),
@@ -185,8 +181,16 @@ pub fn analysis_points(a: &ModelAnalysis, pin: Option<(Rgb, &str)>) -> Vec<PlotP
                     format!("AI {} FLOP/B", format::intensity(op.arithmetic_intensity)),
                     format!("roof {}", format::flop_rate(op.flops / op.ideal_time_s)),
                     format!("predicted {}", format::flop_rate(op.attainable_flop_per_s)),
-                    format!("time {} each, {} total", format::duration(op.time_s), format::duration(op.total_time_s())),
-                    format!("{}-bound{}", op.bound.name(), if op.launch_bound { ", launch floor" } else { "" }),
+                    format!(
+                        "time {} each, {} total",
+                        format::duration(op.time_s),
+                        format::duration(op.total_time_s())
+                    ),
+                    format!(
+                        "{}-bound{}",
+                        op.bound.name(),
+                        if op.launch_bound { ", launch floor" } else { "" }
+                    ),
                 ],
             }
         })
@@ -228,13 +232,27 @@ pub fn plot_data(hw: &HardwareSpec, points: Vec<PlotPoint>) -> PlotData {
     let roofs = roofs(hw);
     let bw = hw.dram_bandwidth_bytes_per_s;
     let finite = |v: &f64| v.is_finite() && *v > 0.0;
-    let ais = points.iter().map(|p| p.ai).chain(roofs.iter().map(|r| r.ridge)).filter(finite);
+    let ais = points
+        .iter()
+        .map(|p| p.ai)
+        .chain(roofs.iter().map(|r| r.ridge))
+        .filter(finite);
     let (ai_lo, ai_hi) = ais.fold((f64::INFINITY, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
     // A margin of a factor of three keeps markers off the axes.
-    let (ai_lo, ai_hi) = if ai_hi > 0.0 { ((ai_lo / 3.0).min(0.1), ai_hi * 4.0) } else { (0.1, 1e4) };
+    let (ai_lo, ai_hi) = if ai_hi > 0.0 {
+        ((ai_lo / 3.0).min(0.1), ai_hi * 4.0)
+    } else {
+        (0.1, 1e4)
+    };
     let x = decades(ai_lo, ai_hi);
-    let ys = points.iter().map(|p| p.flop_per_s).chain(roofs.iter().map(|r| r.peak)).filter(finite);
-    let (y_lo, y_hi) = ys.fold((f64::INFINITY, bw * x.0), |(lo, hi), v| (lo.min(v / 3.0), hi.max(v)));
+    let ys = points
+        .iter()
+        .map(|p| p.flop_per_s)
+        .chain(roofs.iter().map(|r| r.peak))
+        .filter(finite);
+    let (y_lo, y_hi) = ys.fold((f64::INFINITY, bw * x.0), |(lo, hi), v| {
+        (lo.min(v / 3.0), hi.max(v))
+    });
     let mut sorted = points;
     sorted.sort_by_key(|p| !p.faint);
     PlotData {
@@ -259,7 +277,12 @@ mod tests {
         let labels: Vec<_> = roofs(&hw).into_iter().map(|r| r.label).collect();
         assert_eq!(
             labels,
-            ["FP32 31.0 TFLOP/s", "FP16·BF16 125 TFLOP/s", "FP8·INT8 250 TFLOP/s", "FP4 500 TFLOP/s"]
+            [
+                "FP32 31.0 TFLOP/s",
+                "FP16·BF16 125 TFLOP/s",
+                "FP8·INT8 250 TFLOP/s",
+                "FP4 500 TFLOP/s"
+            ]
         );
     }
 
@@ -268,10 +291,20 @@ mod tests {
         let hw = resolve_hardware("gb10", &[]).unwrap();
         let rows = KernelSpec::default().evaluate(&hw);
         let data = plot_data(&hw, kernel_points(&rows));
-        assert_eq!(data.points.len(), 5, "INT4 is unsupported on GB10 and has no point");
+        assert_eq!(
+            data.points.len(),
+            5,
+            "INT4 is unsupported on GB10 and has no point"
+        );
         for p in &data.points {
-            assert!(data.x.0 <= p.ai && p.ai <= data.x.1 && data.y.0 <= p.flop_per_s && p.flop_per_s <= data.y.1);
+            assert!(
+                data.x.0 <= p.ai && p.ai <= data.x.1 && data.y.0 <= p.flop_per_s && p.flop_per_s <= data.y.1
+            );
         }
-        assert!(data.roofs.iter().all(|r| r.ridge <= data.x.1 && r.peak <= data.y.1));
+        assert!(
+            data.roofs
+                .iter()
+                .all(|r| r.ridge <= data.x.1 && r.peak <= data.y.1)
+        );
     }
 }

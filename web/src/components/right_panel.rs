@@ -1,8 +1,8 @@
 //! The right-hand tabs: Kernel, Advisor, Formats, Benchmark, Validation.
 
 use leptos::prelude::*;
-use wasm_bindgen::JsCast;
 use roofline_core::{Advice, Error, HardwareSpec};
+use wasm_bindgen::JsCast;
 
 use crate::components::{AdvisorTab, FormatsTab, PrecisionSelect, PredictionTable, ShapeForm};
 use crate::state::{KernelRow, Scenario};

@@ -38,7 +38,10 @@ fn Stat(
 
 /// Text and raw value of an optional duration (TTFT in decode, TPOT in prefill are `—` and empty).
 fn optional_duration(v: Option<f64>) -> (String, String) {
-    (v.map_or("—".to_owned(), format::duration), v.map_or(String::new(), |v| v.to_string()))
+    (
+        v.map_or("—".to_owned(), format::duration),
+        v.map_or(String::new(), |v| v.to_string()),
+    )
 }
 
 /// The summary strip: aggregate AI, FLOPs, bytes, step time, TTFT, TPOT (`summary-tpot`, seconds),

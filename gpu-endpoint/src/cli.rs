@@ -16,6 +16,7 @@ use roofline_core::{Precision, find_hardware};
 use crate::app::{AppConfig, AppState, configure, default_cors_origins};
 use crate::backend::{BackendChoice, BackendOptions, Device, Selected, select};
 use crate::jobs::{JobEvent, run_points, validate_request};
+use crate::output::{emit, json, table};
 use crate::predict::{AdviseArgs, PredictArgs, run_advise, run_predict};
 use crate::store::{Store, default_data_dir};
 
@@ -352,14 +353,8 @@ fn print_bench(
     points: &[BenchmarkPointEvent],
     failed: &[BenchmarkFailedEvent],
 ) -> Result<(), CliError> {
-    let io = |e: std::io::Error| CliError::Runtime(e.to_string());
     if args.json {
-        let body = serde_json::json!({ "points": points, "failed": failed });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&body).map_err(|e| CliError::Runtime(e.to_string()))?
-        );
-        return Ok(());
+        return json(&serde_json::json!({ "points": points, "failed": failed }));
     }
     let header = [
         "shape",
@@ -414,46 +409,20 @@ fn print_bench(
         };
         return write().map_err(|e| CliError::Runtime(e.to_string()));
     }
+    // The prediction columns are shown by `compare` only.
     let columns = if compare { header.len() } else { header.len() - 2 };
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| {
-            rows.iter()
-                .map(|r| r[c].len())
-                .chain([header[c].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |cells: Vec<&str>| {
-        cells
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect::<Vec<_>>()
-            .join("  ")
-            .trim_end()
-            .to_owned()
-    };
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{}", line(header[..columns].to_vec())).map_err(io)?;
+    let mut out = table(&header[..columns]);
     for row in &rows {
-        writeln!(
-            out,
-            "{}",
-            line(row[..columns].iter().map(String::as_str).collect())
-        )
-        .map_err(io)?;
+        out.add_row(row[..columns].to_vec());
     }
+    let mut text = format!("{out}\n");
     for f in failed {
-        writeln!(
-            out,
-            "{}  {}  FAILED ({}): {}",
+        text.push_str(&format!(
+            "{}  {}  FAILED ({}): {}\n",
             f.shape, f.failure.precision, f.failure.code, f.failure.message
-        )
-        .map_err(io)?;
+        ));
     }
-    Ok(())
+    emit(&text)
 }
 
 fn run_calibrate(args: &CalibrateArgs) -> Result<(), CliError> {

@@ -21,6 +21,8 @@ pub const MAX_SHAPES: usize = 64;
 pub const MAX_PRECISIONS: usize = 16;
 /// Most jobs waiting in the queue.
 pub const MAX_QUEUED: usize = 16;
+/// Jobs whose events are kept for replay before finished ones are forgotten.
+pub const MAX_REMEMBERED: usize = 256;
 
 /// One event of a job.
 #[derive(Debug, Clone, PartialEq)]

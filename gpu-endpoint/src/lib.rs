@@ -19,6 +19,7 @@ pub mod calibrate;
 pub mod cli;
 pub mod error;
 pub mod jobs;
+pub mod output;
 pub mod predict;
 pub mod protocol;
 mod routes;

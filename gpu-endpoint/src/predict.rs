@@ -2,12 +2,12 @@
 //! scripting. The analysis is roofline-core's; this module only parses keys and prints.
 
 use clap::{Args, ValueEnum};
-use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
 use roofline_core::{
     Corrections, Phase, Workload, advise_model, analyze_model, find_hardware, find_model, find_quant_config,
 };
 
 use crate::cli::CliError;
+use crate::output::{emit, json, table};
 
 /// Inference phase on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -106,26 +106,6 @@ fn parse_config(s: &str) -> Result<String, String> {
 
 fn core_error(e: roofline_core::Error) -> CliError {
     CliError::Usage(e.to_string())
-}
-
-/// Writes the whole output at once; a closed pipe (`| head`) is not an error.
-fn emit(text: &str) -> Result<(), CliError> {
-    use std::io::Write as _;
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::Runtime(e.to_string())),
-        _ => Ok(()),
-    }
-}
-
-fn json(value: &impl serde::Serialize) -> Result<(), CliError> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| CliError::Runtime(e.to_string()))?;
-    emit(&format!("{text}\n"))
-}
-
-fn table(header: &[&str]) -> Table {
-    let mut table = Table::new();
-    table.load_style(UTF8_BORDERS_ONLY).set_header(header.to_vec());
-    table
 }
 
 /// Prints the per-operator analysis and the totals.

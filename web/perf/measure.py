@@ -18,7 +18,7 @@ def call(base, method, path, body=None):
     try:
         return json.load(urllib.request.urlopen(req, timeout=300))["value"]
     except urllib.error.HTTPError as e:
-        sys.exit(f"WebDriver {method} {path}: {e.read().decode()[:800]}")
+        raise SystemExit(f"WebDriver {method} {path}: {e.read().decode()[:800]}")
 
 http_port, wd_port = free_port(), free_port()
 server = subprocess.Popen([sys.executable, "-m", "http.server", str(http_port), "--bind", "127.0.0.1", "--directory", DIST],
@@ -32,6 +32,7 @@ try:
         "--window-size=1400,900", f"--user-data-dir={tempfile.mkdtemp()}"]}}}}
     sid = call(base, "POST", "/session", caps)["sessionId"]
     s = f"/session/{sid}"
+    session = s
     run = lambda script, args=[]: call(base, "POST", s + "/execute/sync", {"script": script, "args": args})
     run_async = lambda script, args=[]: call(base, "POST", s + "/execute/async", {"script": script, "args": args})
     call(base, "POST", s + "/timeouts", {"script": 120000})
@@ -95,6 +96,11 @@ try:
     alld.sort(); allp.sort()
     print(f"ALL configs ({len(alld)} moves): input->draw median {alld[len(alld)//2]:.1f} ms, p95 {alld[int(len(alld)*.95)]:.1f}, max {alld[-1]:.1f}; "
           f"input->all effects done median {allp[len(allp)//2]:.1f} ms, p95 {allp[int(len(allp)*.95)]:.1f}, max {allp[-1]:.1f}")
-    call(base, "DELETE", s)
 finally:
+    # Close the browser even when a step failed, so no headless Chromium outlives the script.
+    if "session" in globals():
+        try:
+            call(base, "DELETE", session)
+        except SystemExit:
+            pass
     driver.terminate(); server.terminate()

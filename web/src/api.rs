@@ -50,7 +50,10 @@ impl fmt::Display for ApiError {
 async fn decode<T: DeserializeOwned>(response: Result<Response, gloo_net::Error>) -> Result<T, ApiError> {
     let response = response.map_err(|e| ApiError::Unreachable(e.to_string()))?;
     if response.ok() {
-        return response.json::<T>().await.map_err(|e| ApiError::Unreachable(e.to_string()));
+        return response
+            .json::<T>()
+            .await
+            .map_err(|e| ApiError::Unreachable(e.to_string()));
     }
     let status = response.status();
     let body = response.json::<ErrorBody>().await.unwrap_or_else(|_| ErrorBody {
@@ -66,8 +69,14 @@ async fn get<T: DeserializeOwned>(base: &str, path: &str) -> Result<T, ApiError>
 }
 
 /// `POST base + path` with a JSON body.
-async fn post<B: serde::Serialize, T: DeserializeOwned>(base: &str, path: &str, body: &B) -> Result<T, ApiError> {
-    let request = Request::post(&join(base, path)).json(body).map_err(|e| ApiError::Unreachable(e.to_string()))?;
+async fn post<B: serde::Serialize, T: DeserializeOwned>(
+    base: &str,
+    path: &str,
+    body: &B,
+) -> Result<T, ApiError> {
+    let request = Request::post(&join(base, path))
+        .json(body)
+        .map_err(|e| ApiError::Unreachable(e.to_string()))?;
     decode(request.send().await).await
 }
 
@@ -122,7 +131,9 @@ pub async fn submit_benchmark(base: &str, request: &BenchmarkRequest) -> Result<
 /// # Errors
 /// [`ApiError`].
 pub async fn cancel_benchmark(base: &str, id: &str) -> Result<(), ApiError> {
-    let response = Request::delete(&join(base, &format!("/api/benchmarks/{id}"))).send().await;
+    let response = Request::delete(&join(base, &format!("/api/benchmarks/{id}")))
+        .send()
+        .await;
     let response = response.map_err(|e| ApiError::Unreachable(e.to_string()))?;
     if response.ok() {
         Ok(())

@@ -2,10 +2,10 @@
 
 use leptos::prelude::*;
 use roofline_core::wire::RooflinePoint;
-use roofline_core::{Advice, Corrections, Error, HardwareSpec, ModelAnalysis, advise_model, find_hardware, find_model};
+use roofline_core::{Error, HardwareSpec, ModelAnalysis, find_hardware};
 
-use crate::charts::RooflineChart;
 use crate::calibration::{datasheet_and_calibrated, effective_hardware};
+use crate::charts::RooflineChart;
 use crate::charts::series::{analysis_points, kernel_points, measured_points, plot_data, with_reference};
 use crate::components::{
     CustomHardware, EndpointBanner, EndpointStatus, HardwarePicker, MeasuredCount, OperatorTable, PinsPanel,
@@ -21,7 +21,9 @@ use crate::{export, history, storage};
 fn analyze_on_own_hardware(s: &Scenario, custom: &[HardwareSpec]) -> Result<ModelAnalysis, Error> {
     match resolve_hardware(&s.hardware, custom) {
         Some(hw) => s.analyze(&hw),
-        None => Err(find_hardware(&s.hardware).err().unwrap_or_else(|| Error::InvalidInput(s.hardware.clone()))),
+        None => Err(find_hardware(&s.hardware)
+            .err()
+            .unwrap_or_else(|| Error::InvalidInput(s.hardware.clone()))),
     }
 }
 
@@ -41,24 +43,25 @@ pub fn App() -> impl IntoView {
 
     let hardware = Memo::new(move |_| {
         let found = scenario.with(|s| custom.with(|c| effective_hardware(s, c)));
-        found.unwrap_or_else(|| resolve_hardware(DEFAULT_HARDWARE, &[]).expect("the catalog has the default device"))
+        found.unwrap_or_else(|| {
+            resolve_hardware(DEFAULT_HARDWARE, &[]).expect("the catalog has the default device")
+        })
+    });
+    let calibration_available = Memo::new(move |_| {
+        scenario.with(|s| custom.with(|c| datasheet_and_calibrated(&s.hardware, c).1.is_some()))
     });
     let analysis = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.analyze(h))));
     let rows = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.kernel.evaluate(h))));
     let pinned = Memo::new(move |_| {
-        custom.with(|c| pins.with(|p| p.iter().map(|s| analyze_on_own_hardware(s, c)).collect::<Vec<_>>()))
-    });
-    let advice = Memo::new(move |_| -> Result<Advice, Error> {
-        hardware.with(|h| {
-            scenario.with(|s| {
-                let corrections = Corrections {
-                    launch_floor: s.corrections.launch_floor,
-                    wave_quantization: s.corrections.wave_quantization,
-                };
-                advise_model(h, find_model(&s.model)?, &s.workload(), &s.config, &corrections)
+        custom.with(|c| {
+            pins.with(|p| {
+                p.iter()
+                    .map(|s| analyze_on_own_hardware(s, c))
+                    .collect::<Vec<_>>()
             })
         })
     });
+    let advice = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.advise(h))));
     let plot = Memo::new(move |_| {
         let mut points = Vec::new();
         pins.with(|p| {
@@ -74,11 +77,15 @@ pub fn App() -> impl IntoView {
         rows.with(|r| points.extend(kernel_points(r)));
         shown_measured.with(|m| points.extend(measured_points(m)));
         let data = hardware.with(|h| plot_data(h, points));
-        // The other one of datasheet and calibrated roofs, drawn beside the ones predictions use.
+        // The other one of the datasheet and calibrated roofs, drawn beside the ones predictions use.
         let other = scenario.with(|s| {
             custom.with(|c| {
                 let (datasheet, calibrated) = datasheet_and_calibrated(&s.hardware, c);
-                if s.corrections.calibrated && calibrated.is_some() { datasheet } else { calibrated }
+                if s.corrections.calibrated && calibrated.is_some() {
+                    datasheet
+                } else {
+                    calibrated
+                }
             })
         });
         match other {
@@ -147,7 +154,7 @@ pub fn App() -> impl IntoView {
             <aside class="left" aria-label="Device and workload">
                 <HardwarePicker scenario=scenario hardware=hardware custom=custom />
                 <CustomHardware scenario=scenario custom=custom hardware=hardware />
-                <WorkloadForm scenario=scenario hardware=hardware />
+                <WorkloadForm scenario=scenario hardware=hardware calibration_available=calibration_available />
                 <ResultsIo
                     to_json=Callback::new(move |()| results(true))
                     to_csv=Callback::new(move |()| results(false))

@@ -16,13 +16,21 @@ pub fn parse_shapes(text: &str) -> Result<Vec<[u64; 3]>, String> {
             _ => Err(format!("'{s}' is not a shape M×N×K")),
         })
         .collect::<Result<Vec<_>, _>>()?;
-    if shapes.is_empty() { Err("no shape given".to_owned()) } else { Ok(shapes) }
+    if shapes.is_empty() {
+        Err("no shape given".to_owned())
+    } else {
+        Ok(shapes)
+    }
 }
 
 /// `M×N×K` list text of shapes.
 #[must_use]
 pub fn shapes_text(shapes: &[[u64; 3]]) -> String {
-    shapes.iter().map(|[m, n, k]| format!("{m}x{n}x{k}")).collect::<Vec<_>>().join(", ")
+    shapes
+        .iter()
+        .map(|[m, n, k]| format!("{m}x{n}x{k}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// One job as the page follows it.
@@ -44,7 +52,13 @@ impl JobProgress {
     /// A job with nothing reported yet.
     #[must_use]
     pub fn new(job: BenchmarkJob) -> JobProgress {
-        JobProgress { job, points: Vec::new(), failures: Vec::new(), done: None, lost: None }
+        JobProgress {
+            job,
+            points: Vec::new(),
+            failures: Vec::new(),
+            done: None,
+            lost: None,
+        }
     }
 
     fn seen(&self, index: u32) -> bool {
@@ -89,7 +103,9 @@ impl JobProgress {
             (Some(d), _) if d.cancelled => format!("cancelled after {n}/{total}"),
             (Some(d), _) => format!("done: {} measured, {} failed", d.measured, d.failed),
             (None, Some(e)) => format!("stream lost after {n}/{total}: {e}"),
-            (None, None) if n == 0 && self.job.position > 0 => format!("queued ({} ahead)", self.job.position),
+            (None, None) if n == 0 && self.job.position > 0 => {
+                format!("queued ({} ahead)", self.job.position)
+            }
             (None, None) => format!("running {n}/{total}"),
         }
     }
@@ -104,7 +120,12 @@ mod tests {
     use crate::measured::tests::measured_point;
 
     fn job() -> JobProgress {
-        JobProgress::new(BenchmarkJob { id: "j1".into(), position: 0, total: 3, events_url: String::new() })
+        JobProgress::new(BenchmarkJob {
+            id: "j1".into(),
+            position: 0,
+            total: 3,
+            events_url: String::new(),
+        })
     }
 
     fn point(index: u32) -> BenchmarkPointEvent {
@@ -120,7 +141,10 @@ mod tests {
 
     #[test]
     fn shapes_parse_with_any_separator() {
-        assert_eq!(parse_shapes("1x4096x4096, 64×256×256\n2x2x2").unwrap(), [[1, 4096, 4096], [64, 256, 256], [2, 2, 2]]);
+        assert_eq!(
+            parse_shapes("1x4096x4096, 64×256×256\n2x2x2").unwrap(),
+            [[1, 4096, 4096], [64, 256, 256], [2, 2, 2]]
+        );
         assert!(parse_shapes(" , ").is_err());
         assert!(parse_shapes("1x0x4").unwrap_err().contains("1x0x4"));
         assert_eq!(shapes_text(&[[1, 2, 3], [4, 5, 6]]), "1x2x3, 4x5x6");
@@ -130,19 +154,34 @@ mod tests {
     fn replayed_events_count_once() {
         let mut p = job();
         assert!(p.on_point(point(0)));
-        assert!(!p.on_point(point(0)), "a reconnecting stream replays from the first event");
+        assert!(
+            !p.on_point(point(0)),
+            "a reconnecting stream replays from the first event"
+        );
         let failed = BenchmarkFailedEvent {
             job_id: "j1".into(),
             index: 1,
             total: 3,
             shape: "64x256x256".into(),
-            failure: Failure { precision: "FP16".into(), code: "unsupported".into(), message: "no FP16 on x86_64".into() },
+            failure: Failure {
+                precision: "FP16".into(),
+                code: "unsupported".into(),
+                message: "no FP16 on x86_64".into(),
+            },
         };
         assert!(p.on_failed(failed.clone()));
         assert!(!p.on_failed(failed));
-        assert!(!p.on_point(BenchmarkPointEvent { job_id: "other".into(), ..point(2) }));
+        assert!(!p.on_point(BenchmarkPointEvent {
+            job_id: "other".into(),
+            ..point(2)
+        }));
         assert_eq!(p.status(), "running 2/3");
-        p.done = Some(BenchmarkDoneEvent { job_id: "j1".into(), measured: 1, failed: 1, cancelled: true });
+        p.done = Some(BenchmarkDoneEvent {
+            job_id: "j1".into(),
+            measured: 1,
+            failed: 1,
+            cancelled: true,
+        });
         assert!(p.is_over());
         assert_eq!(p.status(), "cancelled after 2/3");
     }

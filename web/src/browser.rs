@@ -5,7 +5,9 @@ use wasm_bindgen::JsValue;
 /// Milliseconds since navigation start.
 #[must_use]
 pub fn now_ms() -> f64 {
-    web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
 }
 
 /// Records a finished chart draw on `window`: `__roofline_first_draw_ms` (set once, ms after navigation start),
@@ -13,7 +15,11 @@ pub fn now_ms() -> f64 {
 pub fn record_draw() {
     let Some(w) = web_sys::window() else { return };
     let now = now_ms();
-    let get = |k: &str| js_sys::Reflect::get(&w, &JsValue::from_str(k)).ok().and_then(|v| v.as_f64());
+    let get = |k: &str| {
+        js_sys::Reflect::get(&w, &JsValue::from_str(k))
+            .ok()
+            .and_then(|v| v.as_f64())
+    };
     let set = |k: &str, v: f64| {
         let _ = js_sys::Reflect::set(&w, &JsValue::from_str(k), &JsValue::from_f64(v));
     };
@@ -21,7 +27,16 @@ pub fn record_draw() {
         set("__roofline_first_draw_ms", now);
     }
     set("__roofline_last_draw_ms", now);
-    set("__roofline_draw_count", get("__roofline_draw_count").unwrap_or(0.0) + 1.0);
+    set(
+        "__roofline_draw_count",
+        get("__roofline_draw_count").unwrap_or(0.0) + 1.0,
+    );
+}
+
+/// Device pixels per CSS pixel (1 when unknown), at least 1.
+#[must_use]
+pub fn device_pixel_ratio() -> f64 {
+    web_sys::window().map_or(1.0, |w| w.device_pixel_ratio()).max(1.0)
 }
 
 /// Whether the system asks for a dark colour scheme.
@@ -32,10 +47,30 @@ pub fn prefers_dark() -> bool {
         .is_some_and(|m| m.matches())
 }
 
+/// Calls `f` whenever the system switches between light and dark (for the lifetime of the page).
+pub fn on_theme_change(f: impl Fn() + 'static) {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::closure::Closure;
+    let Some(mql) =
+        web_sys::window().and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+    else {
+        return;
+    };
+    let callback = Closure::<dyn Fn()>::new(f);
+    if mql
+        .add_event_listener_with_callback("change", callback.as_ref().unchecked_ref())
+        .is_ok()
+    {
+        callback.forget();
+    }
+}
+
 /// Starts a download of `href` (a data: or blob: URL) as `filename`.
 pub fn download_url(href: &str, filename: &str) {
     use wasm_bindgen::JsCast;
-    let Some(doc) = web_sys::window().and_then(|w| w.document()) else { return };
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
     let Ok(a) = doc.create_element("a") else { return };
     let a: web_sys::HtmlAnchorElement = a.unchecked_into();
     a.set_href(href);
@@ -48,8 +83,12 @@ pub fn download_text(text: &str, filename: &str, mime: &str) {
     let parts = js_sys::Array::of1(&JsValue::from_str(text));
     let options = web_sys::BlobPropertyBag::new();
     options.set_type(mime);
-    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options) else { return };
-    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else { return };
+    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options) else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
+        return;
+    };
     download_url(&url, filename);
     let _ = web_sys::Url::revoke_object_url(&url);
 }

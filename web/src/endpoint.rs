@@ -73,7 +73,9 @@ impl Endpoint {
     pub fn provide() -> Endpoint {
         let base = RwSignal::new(load_base());
         let tick = RwSignal::new(0u32);
-        if let Ok(handle) = set_interval_with_handle(move || tick.update(|n| *n = n.wrapping_add(1)), HEALTH_POLL) {
+        if let Ok(handle) =
+            set_interval_with_handle(move || tick.update(|n| *n = n.wrapping_add(1)), HEALTH_POLL)
+        {
             on_cleanup(move || handle.clear());
         }
         let health = LocalResource::new(move || {
@@ -89,9 +91,20 @@ impl Endpoint {
         let device = LocalResource::new(move || {
             let online = connection.get() == Connection::Online;
             let base = base.get();
-            async move { if online { api::device(&base).await.ok() } else { None } }
+            async move {
+                if online {
+                    api::device(&base).await.ok()
+                } else {
+                    None
+                }
+            }
         });
-        let endpoint = Endpoint { base, health, connection, device };
+        let endpoint = Endpoint {
+            base,
+            health,
+            connection,
+            device,
+        };
         provide_context(endpoint);
         endpoint
     }
@@ -130,12 +143,19 @@ fn local_storage() -> Option<web_sys::Storage> {
 }
 
 fn load_base() -> String {
-    local_storage().and_then(|s| s.get_item(BASE_KEY).ok().flatten()).map(|b| normalize_base(&b)).unwrap_or_default()
+    local_storage()
+        .and_then(|s| s.get_item(BASE_KEY).ok().flatten())
+        .map(|b| normalize_base(&b))
+        .unwrap_or_default()
 }
 
 fn save_base(base: &str) {
     if let Some(s) = local_storage() {
-        let result = if base.is_empty() { s.remove_item(BASE_KEY) } else { s.set_item(BASE_KEY, base) };
+        let result = if base.is_empty() {
+            s.remove_item(BASE_KEY)
+        } else {
+            s.set_item(BASE_KEY, base)
+        };
         if let Err(e) = result {
             leptos::logging::warn!("could not save the endpoint URL: {e:?}");
         }
@@ -149,13 +169,19 @@ mod tests {
     #[test]
     fn same_origin_by_default_and_no_double_slash() {
         assert_eq!(join("", "/api/health"), "/api/health");
-        assert_eq!(join("http://127.0.0.1:8000/", "/api/health"), "http://127.0.0.1:8000/api/health");
+        assert_eq!(
+            join("http://127.0.0.1:8000/", "/api/health"),
+            "http://127.0.0.1:8000/api/health"
+        );
     }
 
     #[test]
     fn typed_bases_are_normalized() {
         assert_eq!(normalize_base("  "), "");
         assert_eq!(normalize_base("localhost:8000/"), "http://localhost:8000");
-        assert_eq!(normalize_base("https://gpu.example:443"), "https://gpu.example:443");
+        assert_eq!(
+            normalize_base("https://gpu.example:443"),
+            "https://gpu.example:443"
+        );
     }
 }

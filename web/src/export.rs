@@ -11,7 +11,11 @@ pub const TOOL: &str = concat!("roofline-web ", env!("CARGO_PKG_VERSION"));
 
 /// Quotes a CSV field when needed.
 fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
 }
 
 /// Provenance shared by every exported row: device key and where its numbers come from, scenario, tool.
@@ -24,7 +28,10 @@ fn provenance(s: &Scenario, hw: &HardwareSpec) -> Vec<String> {
         if s.prefill { "prefill" } else { "decode" }.to_owned(),
         s.batch.to_string(),
         s.context.to_string(),
-        format!("launch_floor={} wave_quantization={}", s.corrections.launch_floor, s.corrections.wave_quantization),
+        format!(
+            "launch_floor={} wave_quantization={}",
+            s.corrections.launch_floor, s.corrections.wave_quantization
+        ),
         TOOL.to_owned(),
     ]
 }
@@ -32,15 +39,24 @@ fn provenance(s: &Scenario, hw: &HardwareSpec) -> Vec<String> {
 /// What ran for a measured point (empty for predictions): device, backend, library, kernel, versions, the
 /// sample statistics and conditions, and when.
 fn measurement_columns(point: Option<&RooflinePoint>) -> Vec<String> {
-    let Some(m) = point.and_then(|p| p.measurement.as_ref()) else { return vec![String::new(); 10] };
+    let Some(m) = point.and_then(|p| p.measurement.as_ref()) else {
+        return vec![String::new(); 10];
+    };
     let optional = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
     vec![
         m.device_name.clone(),
         m.backend.clone(),
         m.library.clone(),
         m.kernel.clone(),
-        m.versions.iter().map(|(name, version)| format!("{name}={version}")).collect::<Vec<_>>().join(" "),
-        format!("{} samples p10={} p90={} l2_flushed={} verified={}", m.samples, m.p10_s, m.p90_s, m.l2_flushed, m.verified),
+        m.versions
+            .iter()
+            .map(|(name, version)| format!("{name}={version}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        format!(
+            "{} samples p10={} p90={} l2_flushed={} verified={}",
+            m.samples, m.p10_s, m.p90_s, m.l2_flushed, m.verified
+        ),
         optional(m.sm_clock_mhz),
         optional(m.power_w),
         m.throttle_reasons.join(" "),
@@ -67,48 +83,65 @@ pub fn results_csv(
     let mut lines = vec![CSV_HEADER.to_owned()];
     let mut push = |fields: Vec<String>, point: Option<&RooflinePoint>| {
         let run = measurement_columns(point);
-        lines.push(fields.iter().chain(&prov).chain(&run).map(|f| csv_field(f)).collect::<Vec<_>>().join(","));
+        lines.push(
+            fields
+                .iter()
+                .chain(&prov)
+                .chain(&run)
+                .map(|f| csv_field(f))
+                .collect::<Vec<_>>()
+                .join(","),
+        );
     };
     for op in analysis.map_or(&[][..], |a| &a.ops) {
-        push(vec![
-            "predicted".into(),
-            op.name.clone(),
-            op.count.to_string(),
-            op.precision.name().into(),
-            op.arithmetic_intensity.to_string(),
-            op.flops.to_string(),
-            op.bytes.to_string(),
-            op.time_s.to_string(),
-            op.bound.name().into(),
-        ], None);
+        push(
+            vec![
+                "predicted".into(),
+                op.name.clone(),
+                op.count.to_string(),
+                op.precision.name().into(),
+                op.arithmetic_intensity.to_string(),
+                op.flops.to_string(),
+                op.bytes.to_string(),
+                op.time_s.to_string(),
+                op.bound.name().into(),
+            ],
+            None,
+        );
     }
     for row in kernel {
         if let (Ok(op), Ok(p)) = (&row.op, &row.prediction) {
-            push(vec![
-                "kernel".into(),
-                op.name.clone(),
-                "1".into(),
-                row.precision.name().into(),
-                p.arithmetic_intensity.to_string(),
-                p.flops.to_string(),
-                p.bytes.to_string(),
-                p.time_s.to_string(),
-                p.bound.name().into(),
-            ], None);
+            push(
+                vec![
+                    "kernel".into(),
+                    op.name.clone(),
+                    "1".into(),
+                    row.precision.name().into(),
+                    p.arithmetic_intensity.to_string(),
+                    p.flops.to_string(),
+                    p.bytes.to_string(),
+                    p.time_s.to_string(),
+                    p.bound.name().into(),
+                ],
+                None,
+            );
         }
     }
     for m in measured {
-        push(vec![
-            "measured".into(),
-            m.label.clone(),
-            "1".into(),
-            m.precision.name().into(),
-            m.ai.to_string(),
-            String::new(),
-            String::new(),
-            (m.time_us * 1e-6).to_string(),
-            m.bottleneck.clone(),
-        ], Some(m));
+        push(
+            vec![
+                "measured".into(),
+                m.label.clone(),
+                "1".into(),
+                m.precision.name().into(),
+                m.ai.to_string(),
+                String::new(),
+                String::new(),
+                (m.time_us * 1e-6).to_string(),
+                m.bottleneck.clone(),
+            ],
+            Some(m),
+        );
     }
     lines.join("\n") + "\n"
 }
@@ -124,7 +157,12 @@ pub fn results_json(
 ) -> String {
     let kernel: Vec<RooflinePoint> = kernel
         .iter()
-        .filter_map(|r| Some(RooflinePoint::simulated(r.op.as_ref().ok()?, r.prediction.as_ref().ok()?)))
+        .filter_map(|r| {
+            Some(RooflinePoint::simulated(
+                r.op.as_ref().ok()?,
+                r.prediction.as_ref().ok()?,
+            ))
+        })
         .collect();
     let value = json!({
         "tool": TOOL,
@@ -162,7 +200,11 @@ mod tests {
         let lines: Vec<_> = csv.lines().collect();
         assert_eq!(lines[0], CSV_HEADER);
         let columns = CSV_HEADER.split(',').count();
-        assert!(lines[1..].iter().all(|l| l.split(',').count() == columns && l.contains("gb10,datasheet")));
+        assert!(
+            lines[1..]
+                .iter()
+                .all(|l| l.split(',').count() == columns && l.contains("gb10,datasheet"))
+        );
         assert_eq!(lines.len(), 1 + a.ops.len() + 5);
     }
 
@@ -170,11 +212,15 @@ mod tests {
     fn measured_rows_say_what_ran() {
         let s = Scenario::default();
         let hw = resolve_hardware(&s.hardware, &[]).unwrap();
-        let point = crate::measured::tests::measured_point("64x256x256", roofline_core::Precision::Fp32, 1e-4, 1.7e9);
+        let point =
+            crate::measured::tests::measured_point("64x256x256", roofline_core::Precision::Fp32, 1e-4, 1.7e9);
         let csv = results_csv(&s, &hw, None, &[], &[point]);
         let row = csv.lines().nth(1).unwrap();
         assert_eq!(row.split(',').count(), CSV_HEADER.split(',').count());
-        assert!(row.starts_with("measured,") && row.contains(",Test CPU,cpu,") && row.ends_with(",1700000000"), "{row}");
+        assert!(
+            row.starts_with("measured,") && row.contains(",Test CPU,cpu,") && row.ends_with(",1700000000"),
+            "{row}"
+        );
     }
 
     #[test]
@@ -182,7 +228,8 @@ mod tests {
         let s = Scenario::default();
         let hw = resolve_hardware(&s.hardware, &[]).unwrap();
         let rows = s.kernel.evaluate(&hw);
-        let point = RooflinePoint::simulated(rows[0].op.as_ref().unwrap(), rows[0].prediction.as_ref().unwrap());
+        let point =
+            RooflinePoint::simulated(rows[0].op.as_ref().unwrap(), rows[0].prediction.as_ref().unwrap());
         let json = results_json(&s, &hw, None, &rows, std::slice::from_ref(&point));
         assert_eq!(import_measured(&json).unwrap(), vec![point]);
         assert!(import_measured("{").is_err());

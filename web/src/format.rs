@@ -3,7 +3,11 @@
 /// The prefix scale of `v`.
 fn prefix(v: f64) -> (f64, &'static str) {
     const PREFIXES: [(f64, &str); 5] = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
-    PREFIXES.iter().find(|(s, _)| v.abs() >= *s).copied().unwrap_or((1.0, ""))
+    PREFIXES
+        .iter()
+        .find(|(s, _)| v.abs() >= *s)
+        .copied()
+        .unwrap_or((1.0, ""))
 }
 
 /// A tick label: prefix and at most two decimals, trailing zeros dropped (`1T`, `2.5k`, `0.1`).
@@ -145,22 +149,32 @@ pub fn capacity(b: f64) -> String {
 /// A count of representable values: exact below a million, else a power of two, e.g. `≈2^64`.
 #[must_use]
 pub fn levels(n: u64) -> String {
-    if n < 1_000_000 { n.to_string() } else { format!("≈2^{:.0}", (n as f64).log2()) }
+    if n < 1_000_000 {
+        n.to_string()
+    } else {
+        format!("≈2^{:.0}", (n as f64).log2())
+    }
 }
 
 /// Why a precision has no prediction, e.g. `unsupported on Blackwell sm_121 (no INT4 path)`.
 #[must_use]
 pub fn failure(e: &roofline_core::Error) -> String {
     match e {
-        roofline_core::Error::Unsupported { arch, path, .. } => format!("unsupported on {arch} (no {path} path)"),
+        roofline_core::Error::Unsupported { arch, path, .. } => {
+            format!("unsupported on {arch} (no {path} path)")
+        }
         other => other.to_string(),
     }
 }
 
-/// A signed prediction error in percent, e.g. `+12.5 %`, `-3.0 %`.
+/// A signed prediction error in percent, e.g. `+12.5 %`, `-3.0 %`, `+20431 %`.
 #[must_use]
 pub fn signed_percent(pct: f64) -> String {
-    if pct.is_finite() { format!("{pct:+.1} %") } else { "—".to_owned() }
+    match pct.abs() {
+        a if !a.is_finite() => "—".to_owned(),
+        a if a >= 1000.0 => format!("{pct:+.0} %"),
+        _ => format!("{pct:+.1} %"),
+    }
 }
 
 /// A clock in MHz, e.g. `1980 MHz`.
@@ -205,6 +219,7 @@ mod tests {
         assert_eq!(bits(4.5), "4.5 b");
         assert_eq!(signed_percent(12.49), "+12.5 %");
         assert_eq!(signed_percent(-3.0), "-3.0 %");
+        assert_eq!(signed_percent(20_430.6), "+20431 %");
         assert_eq!(levels(15), "15");
         assert_eq!(levels(u64::MAX), "≈2^64");
     }

@@ -12,7 +12,10 @@ use crate::endpoint::{Connection, Endpoint};
 #[must_use]
 pub fn point_key(p: &RooflinePoint) -> String {
     let run = p.measurement.as_ref().map_or_else(String::new, |m| {
-        format!("{}|{}|{}|{:e}", m.device_name, m.kernel, m.timestamp_unix_s, m.median_s)
+        format!(
+            "{}|{}|{}|{:e}",
+            m.device_name, m.kernel, m.timestamp_unix_s, m.median_s
+        )
     });
     format!("{:?}|{}|{}|{:e}|{run}", p.source, p.shape, p.precision, p.time_us)
 }
@@ -62,11 +65,19 @@ impl Measured {
                 if !online {
                     return Vec::new();
                 }
-                api::results(&base).await.map(|rows| rows.into_iter().rev().map(|r| r.point).collect()).unwrap_or_default()
+                api::results(&base)
+                    .await
+                    .map(|rows| rows.into_iter().rev().map(|r| r.point).collect())
+                    .unwrap_or_default()
             }
         });
         let shown = Memo::new(move |_| local.with(|l| merge(l, &history.get().unwrap_or_default())));
-        let measured = Measured { local, refresh, history, shown };
+        let measured = Measured {
+            local,
+            refresh,
+            history,
+            shown,
+        };
         provide_context(measured);
         measured
     }
@@ -97,7 +108,12 @@ pub(crate) mod tests {
     use super::*;
 
     /// A measured FP32 point of `shape` taking `median_s`, measured at `at_unix_s`.
-    pub(crate) fn measured_point(shape: &str, precision: Precision, median_s: f64, at_unix_s: f64) -> RooflinePoint {
+    pub(crate) fn measured_point(
+        shape: &str,
+        precision: Precision,
+        median_s: f64,
+        at_unix_s: f64,
+    ) -> RooflinePoint {
         RooflinePoint {
             ai: 10.0,
             tflops: 0.1,

@@ -34,14 +34,21 @@ impl EventStream {
                     handler(data);
                 }
             });
-            source.add_event_listener_with_callback(name, listener.as_ref().unchecked_ref()).map_err(|e| format!("{e:?}"))?;
+            source
+                .add_event_listener_with_callback(name, listener.as_ref().unchecked_ref())
+                .map_err(|e| format!("{e:?}"))?;
             listeners.push(listener);
         }
         let watched = source.clone();
-        let error = Closure::<dyn FnMut(Event)>::new(move |_: Event| on_error(watched.ready_state() == EventSource::CLOSED));
+        let error = Closure::<dyn FnMut(Event)>::new(move |_: Event| {
+            on_error(watched.ready_state() == EventSource::CLOSED)
+        });
         source.set_onerror(Some(error.as_ref().unchecked_ref()));
         listeners.push(error);
-        Ok(EventStream { source, _listeners: listeners })
+        Ok(EventStream {
+            source,
+            _listeners: listeners,
+        })
     }
 
     /// Closes the connection; no handler is called afterwards.

@@ -1,14 +1,20 @@
 //! Page state: the scenario being looked at, with the domain methods that evaluate it through `roofline_core`.
 
 use roofline_core::{
-    Corrections, Error, HardwareSpec, ModelAnalysis, Operator, Phase, Precision, Prediction, Workload, analyze_model,
-    catalog, find_model, find_quant_config, predict,
+    Advice, Corrections, Error, HardwareSpec, ModelAnalysis, Operator, Phase, Precision, Prediction,
+    Workload, advise_model, analyze_model, catalog, find_model, find_quant_config, predict,
 };
 use serde::{Deserialize, Serialize};
 
 /// Precisions ticked by default in the kernel view.
-pub const DEFAULT_PRECISIONS: [Precision; 6] =
-    [Precision::Fp16, Precision::Bf16, Precision::Fp8E4M3, Precision::Nvfp4, Precision::Int8, Precision::Int4];
+pub const DEFAULT_PRECISIONS: [Precision; 6] = [
+    Precision::Fp16,
+    Precision::Bf16,
+    Precision::Fp8E4M3,
+    Precision::Nvfp4,
+    Precision::Int8,
+    Precision::Int4,
+];
 
 /// A named GEMV/GEMM shape offered as a one-click preset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,9 +31,24 @@ pub struct QuickShape {
 
 /// The kernel view's quick shapes (Llama-3-8B sizes).
 pub const QUICK_SHAPES: [QuickShape; 3] = [
-    QuickShape { label: "Decode 1×4096×4096", m: 1, n: 4096, k: 4096 },
-    QuickShape { label: "FFN 1×14336×4096", m: 1, n: 14336, k: 4096 },
-    QuickShape { label: "Prefill 2048×4096×4096", m: 2048, n: 4096, k: 4096 },
+    QuickShape {
+        label: "Decode 1×4096×4096",
+        m: 1,
+        n: 4096,
+        k: 4096,
+    },
+    QuickShape {
+        label: "FFN 1×14336×4096",
+        m: 1,
+        n: 14336,
+        k: 4096,
+    },
+    QuickShape {
+        label: "Prefill 2048×4096×4096",
+        m: 2048,
+        n: 4096,
+        k: 4096,
+    },
 ];
 
 /// A matrix-multiply spot check: one shape in several precisions on one device.
@@ -46,7 +67,12 @@ pub struct KernelSpec {
 impl Default for KernelSpec {
     /// GEMV 1×4096×4096 in the default precisions (the e2e test's scenario on GB10).
     fn default() -> Self {
-        KernelSpec { m: 1, n: 4096, k: 4096, precisions: DEFAULT_PRECISIONS.to_vec() }
+        KernelSpec {
+            m: 1,
+            n: 4096,
+            k: 4096,
+            precisions: DEFAULT_PRECISIONS.to_vec(),
+        }
     }
 }
 
@@ -70,7 +96,11 @@ impl KernelSpec {
             .map(|&precision| {
                 let op = Operator::matmul(self.m, self.n, self.k, precision.into());
                 let prediction = op.clone().and_then(|op| predict(hw, &op));
-                KernelRow { precision, op, prediction }
+                KernelRow {
+                    precision,
+                    op,
+                    prediction,
+                }
             })
             .collect()
     }
@@ -81,7 +111,8 @@ impl KernelSpec {
             self.precisions.retain(|q| *q != p);
         } else {
             self.precisions.push(p);
-            self.precisions.sort_by_key(|q| Precision::ALL.iter().position(|a| a == q));
+            self.precisions
+                .sort_by_key(|q| Precision::ALL.iter().position(|a| a == q));
         }
     }
 }
@@ -151,9 +182,22 @@ impl Scenario {
     pub fn workload(&self) -> Workload {
         let clamp = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
         Workload {
-            phase: if self.prefill { Phase::Prefill } else { Phase::Decode },
+            phase: if self.prefill {
+                Phase::Prefill
+            } else {
+                Phase::Decode
+            },
             batch: clamp(self.batch),
             context: clamp(self.context),
+        }
+    }
+
+    /// The corrections of the scenario, as `roofline_core` takes them.
+    #[must_use]
+    pub fn core_corrections(&self) -> Corrections {
+        Corrections {
+            launch_floor: self.corrections.launch_floor,
+            wave_quantization: self.corrections.wave_quantization,
         }
     }
 
@@ -162,11 +206,22 @@ impl Scenario {
     /// # Errors
     /// An unknown model or config key, or anything `analyze_model` rejects (unsupported formats included).
     pub fn analyze(&self, hw: &HardwareSpec) -> Result<ModelAnalysis, Error> {
-        let corrections = Corrections {
-            launch_floor: self.corrections.launch_floor,
-            wave_quantization: self.corrections.wave_quantization,
-        };
-        analyze_model(hw, find_model(&self.model)?, find_quant_config(&self.config)?, &self.workload(), &corrections)
+        let (model, config) = (find_model(&self.model)?, find_quant_config(&self.config)?);
+        analyze_model(hw, model, config, &self.workload(), &self.core_corrections())
+    }
+
+    /// Ranks the precision configs for this scenario on `hw` (the advisor).
+    ///
+    /// # Errors
+    /// An unknown model key, or anything `advise_model` rejects.
+    pub fn advise(&self, hw: &HardwareSpec) -> Result<Advice, Error> {
+        advise_model(
+            hw,
+            find_model(&self.model)?,
+            &self.workload(),
+            &self.config,
+            &self.core_corrections(),
+        )
     }
 
     /// A short label for pins and exports, e.g. `GB10 · NVFP4 W4A4 · decode B1 S4096`.
@@ -174,7 +229,10 @@ impl Scenario {
     pub fn label(&self) -> String {
         let config = find_quant_config(&self.config).map_or(self.config.clone(), |c| c.name.clone());
         let phase = if self.prefill { "prefill" } else { "decode" };
-        format!("{} · {} · {config} · {phase} B{} S{}", self.hardware, self.model, self.batch, self.context)
+        format!(
+            "{} · {} · {config} · {phase} B{} S{}",
+            self.hardware, self.model, self.batch, self.context
+        )
     }
 
     /// Whether going from `self` to `next` is a discrete change (a new history entry) rather than a
@@ -184,7 +242,12 @@ impl Scenario {
         let continuous = |s: &Scenario| Scenario {
             batch: 0,
             context: 0,
-            kernel: KernelSpec { m: 0, n: 0, k: 0, ..s.kernel.clone() },
+            kernel: KernelSpec {
+                m: 0,
+                n: 0,
+                k: 0,
+                ..s.kernel.clone()
+            },
             ..s.clone()
         };
         continuous(self) != continuous(next)
@@ -194,16 +257,23 @@ impl Scenario {
     #[must_use]
     pub fn to_query(&self) -> String {
         let c = self.corrections;
-        let flags: String = [(c.launch_floor, 'l'), (c.wave_quantization, 'w'), (c.calibrated, 'c')]
-            .iter()
-            .filter_map(|&(on, f)| on.then_some(f))
-            .collect();
+        let flags: String = [
+            (c.launch_floor, 'l'),
+            (c.wave_quantization, 'w'),
+            (c.calibrated, 'c'),
+        ]
+        .iter()
+        .filter_map(|&(on, f)| on.then_some(f))
+        .collect();
         let precisions: Vec<&str> = self.kernel.precisions.iter().map(|p| p.name()).collect();
         let pairs = [
             ("hw", self.hardware.clone()),
             ("model", self.model.clone()),
             ("cfg", self.config.clone()),
-            ("phase", if self.prefill { "prefill" } else { "decode" }.to_owned()),
+            (
+                "phase",
+                if self.prefill { "prefill" } else { "decode" }.to_owned(),
+            ),
             ("b", self.batch.to_string()),
             ("s", self.context.to_string()),
             ("corr", flags),
@@ -212,7 +282,11 @@ impl Scenario {
             ("k", self.kernel.k.to_string()),
             ("p", precisions.join(",")),
         ];
-        pairs.iter().map(|(k, v)| format!("{k}={}", percent_encode(v))).collect::<Vec<_>>().join("&")
+        pairs
+            .iter()
+            .map(|(k, v)| format!("{k}={}", percent_encode(v)))
+            .collect::<Vec<_>>()
+            .join("&")
     }
 
     /// Reads a URL query (with or without `?`); absent or unreadable fields keep their defaults, numbers are
@@ -243,7 +317,9 @@ impl Scenario {
                     true
                 }
                 "b" => num(BATCH_RANGE.0, BATCH_RANGE.1).map(|v| s.batch = v).is_some(),
-                "s" => num(CONTEXT_RANGE.0, CONTEXT_RANGE.1).map(|v| s.context = v).is_some(),
+                "s" => num(CONTEXT_RANGE.0, CONTEXT_RANGE.1)
+                    .map(|v| s.context = v)
+                    .is_some(),
                 "corr" => {
                     s.corrections = CorrectionToggles {
                         launch_floor: value.contains('l'),
@@ -252,9 +328,15 @@ impl Scenario {
                     };
                     true
                 }
-                "m" => num(1, roofline_core::ops::MAX_DIM).map(|v| s.kernel.m = v).is_some(),
-                "n" => num(1, roofline_core::ops::MAX_DIM).map(|v| s.kernel.n = v).is_some(),
-                "k" => num(1, roofline_core::ops::MAX_DIM).map(|v| s.kernel.k = v).is_some(),
+                "m" => num(1, roofline_core::ops::MAX_DIM)
+                    .map(|v| s.kernel.m = v)
+                    .is_some(),
+                "n" => num(1, roofline_core::ops::MAX_DIM)
+                    .map(|v| s.kernel.n = v)
+                    .is_some(),
+                "k" => num(1, roofline_core::ops::MAX_DIM)
+                    .map(|v| s.kernel.k = v)
+                    .is_some(),
                 "p" => {
                     s.kernel.precisions = value.split(',').filter_map(|n| n.parse().ok()).collect();
                     true
@@ -285,7 +367,9 @@ pub fn log_slider_value(pos: f64, range: (u64, u64)) -> u64 {
 fn percent_encode(v: &str) -> String {
     v.bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b',' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b',' => {
+                (b as char).to_string()
+            }
             _ => format!("%{b:02X}"),
         })
         .collect()
@@ -343,13 +427,19 @@ mod tests {
         let fp16 = rows.iter().find(|r| r.precision == Precision::Fp16).unwrap();
         assert!((fp16.prediction.as_ref().unwrap().time_s - 122.970_021_978e-6).abs() < 1e-12);
         let int4 = rows.iter().find(|r| r.precision == Precision::Int4).unwrap();
-        assert!(matches!(int4.prediction, Err(Error::Unsupported { .. })), "INT4 on GB10 is reported, not dropped");
+        assert!(
+            matches!(int4.prediction, Err(Error::Unsupported { .. })),
+            "INT4 on GB10 is reported, not dropped"
+        );
         assert_eq!(rows.len(), DEFAULT_PRECISIONS.len());
     }
 
     #[test]
     fn toggle_keeps_canonical_order() {
-        let mut spec = KernelSpec { precisions: vec![Precision::Int8], ..KernelSpec::default() };
+        let mut spec = KernelSpec {
+            precisions: vec![Precision::Int8],
+            ..KernelSpec::default()
+        };
         spec.toggle(Precision::Fp16);
         assert_eq!(spec.precisions, vec![Precision::Fp16, Precision::Int8]);
         spec.toggle(Precision::Int8);
@@ -365,8 +455,17 @@ mod tests {
             prefill: true,
             batch: 64,
             context: 131_072,
-            corrections: CorrectionToggles { launch_floor: true, wave_quantization: false, calibrated: true },
-            kernel: KernelSpec { m: 2048, n: 14336, k: 4096, precisions: vec![Precision::Bf16, Precision::Nvfp4] },
+            corrections: CorrectionToggles {
+                launch_floor: true,
+                wave_quantization: false,
+                calibrated: true,
+            },
+            kernel: KernelSpec {
+                m: 2048,
+                n: 14336,
+                k: 4096,
+                precisions: vec![Precision::Bf16, Precision::Nvfp4],
+            },
         };
         assert_eq!(Scenario::from_query(&format!("?{}", s.to_query())), Some(s));
         assert_eq!(Scenario::from_query("?utm_source=x"), None);
@@ -382,9 +481,19 @@ mod tests {
     #[test]
     fn sliders_replace_and_pickers_push() {
         let a = Scenario::default();
-        assert!(!a.is_discrete_change(&Scenario { batch: 8, context: 512, ..a.clone() }));
-        assert!(a.is_discrete_change(&Scenario { prefill: true, ..a.clone() }));
-        assert!(a.is_discrete_change(&Scenario { hardware: "h100_sxm".into(), ..a.clone() }));
+        assert!(!a.is_discrete_change(&Scenario {
+            batch: 8,
+            context: 512,
+            ..a.clone()
+        }));
+        assert!(a.is_discrete_change(&Scenario {
+            prefill: true,
+            ..a.clone()
+        }));
+        assert!(a.is_discrete_change(&Scenario {
+            hardware: "h100_sxm".into(),
+            ..a.clone()
+        }));
     }
 
     #[test]
@@ -393,8 +502,14 @@ mod tests {
         assert_eq!(max, 48.0);
         assert_eq!(log_slider_value(max, CONTEXT_RANGE), 131_072);
         assert_eq!(log_slider_value(0.0, CONTEXT_RANGE), 32);
-        assert_eq!(log_slider_value(log_slider_position(4096, CONTEXT_RANGE), CONTEXT_RANGE), 4096);
-        assert_eq!(log_slider_value(log_slider_position(64, BATCH_RANGE), BATCH_RANGE), 64);
+        assert_eq!(
+            log_slider_value(log_slider_position(4096, CONTEXT_RANGE), CONTEXT_RANGE),
+            4096
+        );
+        assert_eq!(
+            log_slider_value(log_slider_position(64, BATCH_RANGE), BATCH_RANGE),
+            64
+        );
     }
 
     #[test]
@@ -407,7 +522,14 @@ mod tests {
     #[test]
     fn invalid_shape_is_an_error_row() {
         let hw = resolve_hardware("gb10", &[]).unwrap();
-        let rows = KernelSpec { n: 0, ..KernelSpec::default() }.evaluate(&hw);
-        assert!(rows.iter().all(|r| matches!(r.prediction, Err(Error::InvalidInput(_)))));
+        let rows = KernelSpec {
+            n: 0,
+            ..KernelSpec::default()
+        }
+        .evaluate(&hw);
+        assert!(
+            rows.iter()
+                .all(|r| matches!(r.prediction, Err(Error::InvalidInput(_))))
+        );
     }
 }

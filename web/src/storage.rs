@@ -34,23 +34,40 @@ pub struct Stored {
 
 impl Default for Stored {
     fn default() -> Self {
-        Stored { schema: SCHEMA, settings: Scenario::default(), custom_hardware: vec![], pins: vec![], measured: vec![] }
+        Stored {
+            schema: SCHEMA,
+            settings: Scenario::default(),
+            custom_hardware: vec![],
+            pins: vec![],
+            measured: vec![],
+        }
     }
 }
 
 /// Deserializes `field` of `obj`, or `None` (and a note) when it is present but unreadable.
-fn field<T: for<'de> Deserialize<'de>>(obj: &serde_json::Map<String, Value>, name: &str, dropped: &mut Vec<String>) -> Option<T> {
+fn field<T: for<'de> Deserialize<'de>>(
+    obj: &serde_json::Map<String, Value>,
+    name: &str,
+    dropped: &mut Vec<String>,
+) -> Option<T> {
     let v = obj.get(name)?;
-    serde_json::from_value(v.clone()).map_err(|_| dropped.push(name.to_owned())).ok()
+    serde_json::from_value(v.clone())
+        .map_err(|_| dropped.push(name.to_owned()))
+        .ok()
 }
 
 /// Reads a stored value. Returns the state and, when anything had to be migrated, dropped or reset, a
 /// notice for the user.
 #[must_use]
 pub fn decode(raw: Option<&str>) -> (Stored, Option<String>) {
-    let Some(raw) = raw else { return (Stored::default(), None) };
+    let Some(raw) = raw else {
+        return (Stored::default(), None);
+    };
     let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(raw) else {
-        return (Stored::default(), Some("Saved settings were unreadable and have been reset.".to_owned()));
+        return (
+            Stored::default(),
+            Some("Saved settings were unreadable and have been reset.".to_owned()),
+        );
     };
     let schema = obj.get("schema").and_then(Value::as_u64).unwrap_or(0);
     if schema > SCHEMA {
@@ -66,15 +83,25 @@ pub fn decode(raw: Option<&str>) -> (Stored, Option<String>) {
         measured: field(&obj, "measured", &mut dropped).unwrap_or_default(),
     };
     let before = stored.custom_hardware.len();
-    stored.custom_hardware.retain(|h| h.validate().is_ok() && roofline_core::find_hardware(&h.key).is_err());
+    stored
+        .custom_hardware
+        .retain(|h| h.validate().is_ok() && roofline_core::find_hardware(&h.key).is_err());
     if stored.custom_hardware.len() < before {
-        dropped.push(format!("{} invalid custom device(s)", before - stored.custom_hardware.len()));
+        dropped.push(format!(
+            "{} invalid custom device(s)",
+            before - stored.custom_hardware.len()
+        ));
     }
     stored.pins.truncate(MAX_PINS);
     let notice = match (schema < SCHEMA, dropped.is_empty()) {
         (false, true) => None,
-        (true, true) => Some(format!("Saved settings were migrated from schema {schema} to {SCHEMA}.")),
-        (_, false) => Some(format!("Some saved data could not be read and was reset: {}.", dropped.join(", "))),
+        (true, true) => Some(format!(
+            "Saved settings were migrated from schema {schema} to {SCHEMA}."
+        )),
+        (_, false) => Some(format!(
+            "Some saved data could not be read and was reset: {}.",
+            dropped.join(", ")
+        )),
     };
     (stored, notice)
 }

@@ -17,13 +17,25 @@ pub fn push_sample(window: &mut Vec<NvmlStatus>, sample: NvmlStatus) {
 /// at the bottom, the highest at the top; a flat series is drawn mid-height). Empty for no values.
 #[must_use]
 pub fn sparkline(values: &[f64], width: f64, height: f64) -> String {
-    let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
-    let step = if values.len() > 1 { width / (values.len() - 1) as f64 } else { 0.0 };
+    let (lo, hi) = values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(*v), hi.max(*v))
+        });
+    let step = if values.len() > 1 {
+        width / (values.len() - 1) as f64
+    } else {
+        0.0
+    };
     values
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            let y = if hi > lo { height - (v - lo) / (hi - lo) * height } else { height / 2.0 };
+            let y = if hi > lo {
+                height - (v - lo) / (hi - lo) * height
+            } else {
+                height / 2.0
+            };
             format!("{:.1},{:.1}", i as f64 * step, y)
         })
         .collect::<Vec<_>>()
@@ -33,7 +45,12 @@ pub fn sparkline(values: &[f64], width: f64, height: f64) -> String {
 /// Throttle reasons that lower clocks (NVML's `GPU_IDLE` only means nothing is running).
 #[must_use]
 pub fn throttling(sample: &NvmlStatus) -> Vec<String> {
-    sample.throttle_reasons.iter().filter(|r| r.as_str() != "GPU_IDLE").cloned().collect()
+    sample
+        .throttle_reasons
+        .iter()
+        .filter(|r| r.as_str() != "GPU_IDLE")
+        .cloned()
+        .collect()
 }
 
 #[cfg(test)]
@@ -68,7 +85,10 @@ mod tests {
 
     #[test]
     fn sparkline_spans_the_box() {
-        assert_eq!(sparkline(&[1.0, 3.0, 2.0], 100.0, 20.0), "0.0,20.0 50.0,0.0 100.0,10.0");
+        assert_eq!(
+            sparkline(&[1.0, 3.0, 2.0], 100.0, 20.0),
+            "0.0,20.0 50.0,0.0 100.0,10.0"
+        );
         assert_eq!(sparkline(&[5.0], 100.0, 20.0), "0.0,10.0");
         assert_eq!(sparkline(&[], 100.0, 20.0), "");
     }
@@ -76,6 +96,9 @@ mod tests {
     #[test]
     fn idle_is_not_throttling() {
         assert!(throttling(&sample(1.0, &["GPU_IDLE"])).is_empty());
-        assert_eq!(throttling(&sample(1.0, &["GPU_IDLE", "SW_POWER_CAP"])), ["SW_POWER_CAP"]);
+        assert_eq!(
+            throttling(&sample(1.0, &["GPU_IDLE", "SW_POWER_CAP"])),
+            ["SW_POWER_CAP"]
+        );
     }
 }

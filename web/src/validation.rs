@@ -117,23 +117,38 @@ pub fn measured_seconds(p: &RooflinePoint) -> f64 {
 /// # Errors
 /// An unreadable shape, or core's reason for having no prediction (e.g. the precision is unsupported).
 pub fn check(p: &RooflinePoint, hw: &HardwareSpec) -> Result<Check, Error> {
-    let (m, n, k) = parse_shape(&p.shape).ok_or_else(|| Error::InvalidInput(format!("shape '{}'", p.shape)))?;
+    let (m, n, k) =
+        parse_shape(&p.shape).ok_or_else(|| Error::InvalidInput(format!("shape '{}'", p.shape)))?;
     let op = Operator::matmul(m, n, k, p.precision.into())?;
     let predicted_s = predict(hw, &op)?.time_s;
-    Ok(Check { predicted_s, error_pct: error_pct(measured_seconds(p), predicted_s) })
+    Ok(Check {
+        predicted_s,
+        error_pct: error_pct(measured_seconds(p), predicted_s),
+    })
 }
 
 /// One row per point, predicted on `spec` and, when given, on `calibrated`.
 #[must_use]
-pub fn rows(points: &[RooflinePoint], spec: &HardwareSpec, calibrated: Option<&HardwareSpec>) -> Vec<ValidationRow> {
+pub fn rows(
+    points: &[RooflinePoint],
+    spec: &HardwareSpec,
+    calibrated: Option<&HardwareSpec>,
+) -> Vec<ValidationRow> {
     let as_text = |r: Result<Check, Error>| r.map_err(|e| format::failure(&e));
     points
         .iter()
         .map(|p| ValidationRow {
             precision: p.precision,
-            regime: if parse_shape(&p.shape).is_some_and(|(m, _, _)| m <= 1) { Regime::Gemv } else { Regime::Gemm },
+            regime: if parse_shape(&p.shape).is_some_and(|(m, _, _)| m <= 1) {
+                Regime::Gemv
+            } else {
+                Regime::Gemm
+            },
             shape: p.shape.clone(),
-            device: p.measurement.as_ref().map_or_else(String::new, |m| m.device_name.clone()),
+            device: p
+                .measurement
+                .as_ref()
+                .map_or_else(String::new, |m| m.device_name.clone()),
             measured_s: measured_seconds(p),
             spec: as_text(check(p, spec)),
             calibrated: calibrated.map(|hw| as_text(check(p, hw))),
@@ -171,7 +186,13 @@ pub fn stats(rows: &[ValidationRow], pick: impl Fn(&ValidationRow) -> Option<f64
     let mut groups: Vec<((usize, Regime), Precision, Vec<f64>)> = Vec::new();
     for row in rows {
         let Some(e) = pick(row) else { continue };
-        let order = (Precision::ALL.iter().position(|p| *p == row.precision).unwrap_or(usize::MAX), row.regime);
+        let order = (
+            Precision::ALL
+                .iter()
+                .position(|p| *p == row.precision)
+                .unwrap_or(usize::MAX),
+            row.regime,
+        );
         match groups.iter_mut().find(|(o, _, _)| *o == order) {
             Some((_, _, errors)) => errors.push(e.abs()),
             None => groups.push((order, row.precision, vec![e.abs()])),
@@ -251,7 +272,11 @@ mod tests {
     #[test]
     fn unsupported_precisions_have_a_reason_and_no_statistics() {
         let hw = resolve_hardware("gb10", &[]).unwrap();
-        let rows = rows(&[measured_point("64x256x256", Precision::Int4, 1e-5, 0.0)], &hw, None);
+        let rows = rows(
+            &[measured_point("64x256x256", Precision::Int4, 1e-5, 0.0)],
+            &hw,
+            None,
+        );
         assert!(rows[0].spec.as_ref().unwrap_err().contains("unsupported"));
         assert!(stats(&rows, spec_error).is_empty());
     }
@@ -260,19 +285,45 @@ mod tests {
     fn statistics_group_by_precision_and_regime() {
         let hw = resolve_hardware("gb10", &[]).unwrap();
         let predicted = |m, p: Precision| {
-            predict(&hw, &Operator::matmul(m, 256, 256, p.into()).unwrap()).unwrap().time_s
+            predict(&hw, &Operator::matmul(m, 256, 256, p.into()).unwrap())
+                .unwrap()
+                .time_s
         };
         let points = [
-            measured_point("64x256x256", Precision::Fp32, predicted(64, Precision::Fp32) * 1.1, 1.0),
-            measured_point("64x256x256", Precision::Fp32, predicted(64, Precision::Fp32) * 0.7, 2.0),
-            measured_point("1x256x256", Precision::Fp32, predicted(1, Precision::Fp32) * 1.5, 3.0),
-            measured_point("64x256x256", Precision::Fp16, predicted(64, Precision::Fp16) * 1.2, 4.0),
+            measured_point(
+                "64x256x256",
+                Precision::Fp32,
+                predicted(64, Precision::Fp32) * 1.1,
+                1.0,
+            ),
+            measured_point(
+                "64x256x256",
+                Precision::Fp32,
+                predicted(64, Precision::Fp32) * 0.7,
+                2.0,
+            ),
+            measured_point(
+                "1x256x256",
+                Precision::Fp32,
+                predicted(1, Precision::Fp32) * 1.5,
+                3.0,
+            ),
+            measured_point(
+                "64x256x256",
+                Precision::Fp16,
+                predicted(64, Precision::Fp16) * 1.2,
+                4.0,
+            ),
         ];
         let all = stats(&rows(&points, &hw, None), spec_error);
         let summary: Vec<_> = all.iter().map(|s| (s.precision, s.regime, s.n_points)).collect();
         assert_eq!(
             summary,
-            [(Precision::Fp32, Regime::Gemv, 1), (Precision::Fp32, Regime::Gemm, 2), (Precision::Fp16, Regime::Gemm, 1)]
+            [
+                (Precision::Fp32, Regime::Gemv, 1),
+                (Precision::Fp32, Regime::Gemm, 2),
+                (Precision::Fp16, Regime::Gemm, 1)
+            ]
         );
         let fp32_gemm = &all[1];
         assert!((fp32_gemm.median_abs_pct - 20.0).abs() < 1e-6, "{fp32_gemm:?}");

@@ -18,7 +18,10 @@ fn document() -> web_sys::Document {
 
 async fn sleep_ms(ms: i32) {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
-        web_sys::window().unwrap().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms).unwrap();
+        web_sys::window()
+            .unwrap()
+            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
+            .unwrap();
     });
     wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
 }
@@ -26,7 +29,10 @@ async fn sleep_ms(ms: i32) {
 /// Counts pixels that differ from the top-left (background) pixel.
 fn foreground_pixels(canvas: &web_sys::HtmlCanvasElement) -> usize {
     let ctx: web_sys::CanvasRenderingContext2d = canvas.get_context("2d").unwrap().unwrap().unchecked_into();
-    let data = ctx.get_image_data(0.0, 0.0, canvas.width().into(), canvas.height().into()).unwrap().data();
+    let data = ctx
+        .get_image_data(0.0, 0.0, canvas.width().into(), canvas.height().into())
+        .unwrap()
+        .data();
     let bg = [data[0], data[1], data[2]];
     data.chunks(4).filter(|px| px[..3] != bg).count()
 }
@@ -38,7 +44,10 @@ fn corrupted_storage_is_reset_with_a_backup() {
     let (stored, notice) = storage::load();
     assert_eq!(stored, storage::Stored::default());
     assert!(notice.is_some());
-    assert_eq!(ls.get_item(storage::BACKUP_KEY).unwrap().as_deref(), Some("{definitely not json"));
+    assert_eq!(
+        ls.get_item(storage::BACKUP_KEY).unwrap().as_deref(),
+        Some("{definitely not json")
+    );
     ls.remove_item(storage::KEY).unwrap();
 }
 
@@ -51,7 +60,12 @@ fn url_round_trip_restores_the_scenario() {
     history::write(None, &s);
     assert_eq!(history::read(), Some(s));
     let clean = web_sys::window().unwrap().location().pathname().unwrap();
-    web_sys::window().unwrap().history().unwrap().replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&clean)).unwrap();
+    web_sys::window()
+        .unwrap()
+        .history()
+        .unwrap()
+        .replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&clean))
+        .unwrap();
 }
 
 #[wasm_bindgen_test]
@@ -62,7 +76,7 @@ fn draw_puts_pixels_on_a_canvas() {
     let hw = resolve_hardware("gb10", &[]).unwrap();
     let data = plot_data(&hw, kernel_points(&Scenario::default().kernel.evaluate(&hw)));
     let backend = plotters_canvas::CanvasBackend::with_canvas_object(canvas.clone()).unwrap();
-    let hits = draw(&backend.into_drawing_area(), &data, &Theme::LIGHT).unwrap();
+    let hits = draw(&backend.into_drawing_area(), &data, &Theme::LIGHT, 1.0).unwrap();
     assert_eq!(hits.len(), data.points.len());
     assert!(foreground_pixels(&canvas) > 5_000);
 }
@@ -82,7 +96,16 @@ async fn mounted_page_recovers_from_bad_storage_and_exposes_hooks() {
     assert_eq!(time.text_content().unwrap(), "122.970");
     let tpot = q("[data-testid=summary-tpot]").unwrap();
     assert!(tpot.get_attribute("data-value").unwrap().parse::<f64>().unwrap() > 0.0);
-    for id in ["hardware-select", "model-select", "config-select", "batch-input", "context-input", "summary-tokens-per-s", "summary-memory-fit", "endpoint-status"] {
+    for id in [
+        "hardware-select",
+        "model-select",
+        "config-select",
+        "batch-input",
+        "context-input",
+        "summary-tokens-per-s",
+        "summary-memory-fit",
+        "endpoint-status",
+    ] {
         assert!(q(&format!("[data-testid={id}]")).is_some(), "{id}");
     }
     ls.remove_item(storage::KEY).unwrap();

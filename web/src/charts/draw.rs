@@ -21,9 +21,17 @@ pub struct Theme {
 
 impl Theme {
     /// Slate-on-white.
-    pub const LIGHT: Theme = Theme { background: (255, 255, 255), foreground: (30, 41, 59), grid: (203, 213, 225) };
+    pub const LIGHT: Theme = Theme {
+        background: (255, 255, 255),
+        foreground: (30, 41, 59),
+        grid: (203, 213, 225),
+    };
     /// Light-on-slate.
-    pub const DARK: Theme = Theme { background: (15, 23, 42), foreground: (226, 232, 240), grid: (51, 65, 85) };
+    pub const DARK: Theme = Theme {
+        background: (15, 23, 42),
+        foreground: (226, 232, 240),
+        grid: (51, 65, 85),
+    };
 }
 
 /// Where a point landed, in backend pixels, for hover hit-testing.
@@ -41,30 +49,52 @@ fn rgb(c: Rgb) -> RGBColor {
     RGBColor(c.0, c.1, c.2)
 }
 
-/// Marker radius in pixels.
-const RADIUS: i32 = 6;
+/// Marker radius in CSS pixels.
+const RADIUS: f64 = 6.0;
+
+/// Converts CSS pixels to backend pixels at `scale` device pixels per CSS pixel.
+fn px(v: f64, scale: f64) -> i32 {
+    (v * scale).round() as i32
+}
 
 /// Draws one marker centred at `at`.
 fn draw_marker<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     at: (i32, i32),
     point: &PlotPoint,
+    scale: f64,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let alpha = if point.faint { 0.35 } else { 0.9 };
     let color = rgb(point.color).mix(alpha);
-    let r = if point.faint { RADIUS - 2 } else { RADIUS };
-    let style = if point.filled { color.filled() } else { color.stroke_width(2) };
+    let r = px(if point.faint { RADIUS - 2.0 } else { RADIUS }, scale);
+    let stroke = px(2.0, scale) as u32;
+    let style = if point.filled {
+        color.filled()
+    } else {
+        color.stroke_width(stroke)
+    };
     let (x, y) = at;
     if point.outlined {
-        area.draw(&Circle::new(at, r + 3, rgb(point.color).stroke_width(2)))?;
+        area.draw(&Circle::new(
+            at,
+            r + px(3.0, scale),
+            rgb(point.color).stroke_width(stroke),
+        ))?;
     }
     if let Some(tag) = point.tag {
-        let font = ("sans-serif", 12).into_font().color(&rgb(point.color));
-        area.draw(&Text::new(tag, (x + r + 2, y - r - 10), font))?;
+        let font = ("sans-serif", 12.0 * scale).into_font().color(&rgb(point.color));
+        area.draw(&Text::new(
+            tag,
+            (x + r + px(2.0, scale), y - r - px(10.0, scale)),
+            font,
+        ))?;
     }
     match point.marker {
         Marker::Circle => area.draw(&Circle::new(at, r, style)),
-        Marker::Square => area.draw(&Rectangle::new([(x - r + 1, y - r + 1), (x + r - 1, y + r - 1)], style)),
+        Marker::Square => area.draw(&Rectangle::new(
+            [(x - r + 1, y - r + 1), (x + r - 1, y + r - 1)],
+            style,
+        )),
         Marker::Diamond | Marker::Triangle => {
             let corners = if point.marker == Marker::Diamond {
                 vec![(x, y - r - 1), (x + r + 1, y), (x, y + r + 1), (x - r - 1, y)]
@@ -82,44 +112,59 @@ fn draw_marker<DB: DrawingBackend>(
     }
 }
 
+/// Draws the roofline onto `root` and returns where each point landed (backend pixels). `scale` is the
+/// number of backend pixels per CSS pixel (the device pixel ratio on a canvas, 1 for SVG): text, lines and
+/// markers keep their size on high-density screens.
+///
+/// # Errors
+/// The backend's drawing error, as text.
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    data: &PlotData,
+    theme: &Theme,
+    scale: f64,
+) -> Result<Vec<Hit>, String> {
+    draw_inner(root, data, theme, scale).map_err(|e| e.to_string())
+}
+
 /// The chart's coordinate system: log-log.
 type LogLog = Cartesian2d<LogCoord<f64>, LogCoord<f64>>;
 
 /// Draws a solid or dashed polyline in data coordinates.
 fn draw_line<'a, 'c, DB: DrawingBackend>(
     chart: &'c mut ChartContext<'a, DB, LogLog>,
-    line: &[(f64, f64)],
+    points: &[(f64, f64)],
     style: ShapeStyle,
     dashed: bool,
+    scale: f64,
 ) -> Result<&'c mut SeriesAnno<'a, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
     if dashed {
-        chart.draw_series(DashedLineSeries::new(line.to_vec(), 8, 5, style))
+        chart.draw_series(DashedLineSeries::new(
+            points.to_vec(),
+            px(8.0, scale),
+            px(5.0, scale),
+            style,
+        ))
     } else {
-        chart.draw_series(LineSeries::new(line.to_vec(), style))
+        chart.draw_series(LineSeries::new(points.to_vec(), style))
     }
-}
-
-/// Draws the roofline onto `root` and returns where each point landed.
-///
-/// # Errors
-/// The backend's drawing error, as text.
-pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, data: &PlotData, theme: &Theme) -> Result<Vec<Hit>, String> {
-    draw_inner(root, data, theme).map_err(|e| e.to_string())
 }
 
 fn draw_inner<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     data: &PlotData,
     theme: &Theme,
+    scale: f64,
 ) -> Result<Vec<Hit>, DrawingAreaErrorKind<DB::ErrorType>> {
     let fg = rgb(theme.foreground);
     root.fill(&rgb(theme.background))?;
-    let font = |size: u32| ("sans-serif", size).into_font().color(&fg);
+    let font = |size: f64| ("sans-serif", size * scale).into_font().color(&fg);
+    let line = px(2.0, scale) as u32;
     let mut chart = ChartBuilder::on(root)
-        .caption(&data.title, font(16))
-        .margin(12)
-        .x_label_area_size(44)
-        .y_label_area_size(64)
+        .caption(&data.title, font(16.0))
+        .margin(px(12.0, scale))
+        .x_label_area_size(px(44.0, scale))
+        .y_label_area_size(px(64.0, scale))
         .build_cartesian_2d((data.x.0..data.x.1).log_scale(), (data.y.0..data.y.1).log_scale())?;
     chart
         .configure_mesh()
@@ -128,8 +173,8 @@ fn draw_inner<DB: DrawingBackend>(
         .x_label_formatter(&|v| format::intensity_tick(*v))
         .y_label_formatter(&|v| format::flop_rate_tick(*v))
         .axis_style(fg)
-        .label_style(font(12))
-        .axis_desc_style(font(13))
+        .label_style(font(12.0))
+        .axis_desc_style(font(13.0))
         .bold_line_style(rgb(theme.grid).mix(0.6))
         .light_line_style(rgb(theme.grid).mix(0.2))
         .draw()?;
@@ -137,30 +182,40 @@ fn draw_inner<DB: DrawingBackend>(
     for slope in &data.slopes {
         let bw = slope.bandwidth;
         let slope_end = slope.ridge.max(data.x.0).min(data.x.1);
-        let line = [(data.x.0, bw * data.x.0), (slope_end, bw * slope_end)];
-        draw_line(&mut chart, &line, fg.stroke_width(2), slope.dashed)?
+        let points = [(data.x.0, bw * data.x.0), (slope_end, bw * slope_end)];
+        draw_line(&mut chart, &points, fg.stroke_width(line), slope.dashed, scale)?
             .label(&slope.label)
-            .legend(move |(x, y)| PathElement::new([(x, y + 4), (x + 16, y - 4)], fg.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(
+                    [(x, y + px(4.0, scale)), (x + px(16.0, scale), y - px(4.0, scale))],
+                    fg.stroke_width(line),
+                )
+            });
     }
     for roof in &data.roofs {
         let color = rgb(roof.color);
-        draw_line(&mut chart, &[(roof.ridge, roof.peak), (data.x.1, roof.peak)], color.stroke_width(2), roof.dashed)?
+        let points = [(roof.ridge, roof.peak), (data.x.1, roof.peak)];
+        draw_line(&mut chart, &points, color.stroke_width(line), roof.dashed, scale)?
             .label(&roof.label)
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(3)));
+            .legend(move |(x, y)| {
+                PathElement::new([(x, y), (x + px(16.0, scale), y)], color.stroke_width(line + 1))
+            });
     }
 
     let plot = chart.plotting_area();
     let mut hits = Vec::with_capacity(data.points.len());
     for (index, point) in data.points.iter().enumerate() {
         let (x, y) = plot.map_coordinate(&(point.ai, point.flop_per_s));
-        draw_marker(root, (x, y), point)?;
+        draw_marker(root, (x, y), point, scale)?;
         hits.push(Hit { x, y, index });
     }
 
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)
-        .label_font(font(12))
+        .label_font(font(12.0))
+        .legend_area_size(px(30.0, scale) as u32)
+        .margin(px(10.0, scale) as u32)
         .background_style(rgb(theme.background).mix(0.85))
         .border_style(rgb(theme.grid))
         .draw()?;
@@ -183,10 +238,13 @@ mod tests {
         let mut svg = String::new();
         let hits = {
             let root = SVGBackend::with_string(&mut svg, (900, 560)).into_drawing_area();
-            draw(&root, &data, &Theme::LIGHT).unwrap()
+            draw(&root, &data, &Theme::LIGHT, 1.0).unwrap()
         };
         assert_eq!(hits.len(), data.points.len());
-        assert!(hits.iter().all(|h| (0..900).contains(&h.x) && (0..560).contains(&h.y)));
+        assert!(
+            hits.iter()
+                .all(|h| (0..900).contains(&h.x) && (0..560).contains(&h.y))
+        );
         for roof in &data.roofs {
             assert!(svg.contains(&roof.label), "missing {}", roof.label);
         }

@@ -10,15 +10,20 @@ use crate::browser;
 use crate::charts::draw::{Hit, Theme, draw};
 use crate::charts::series::PlotData;
 
-/// Hover radius in canvas pixels.
-const HIT_RADIUS: i32 = 10;
+/// Hover radius in CSS pixels.
+const HIT_RADIUS: f64 = 10.0;
 
 fn theme() -> Theme {
-    if browser::prefers_dark() { Theme::DARK } else { Theme::LIGHT }
+    if browser::prefers_dark() {
+        Theme::DARK
+    } else {
+        Theme::LIGHT
+    }
 }
 
-/// A log-log roofline drawn on a canvas (`data-testid="roofline-canvas"`) that fills its container's width,
-/// with a tooltip for the point under the pointer and PNG/SVG export buttons.
+/// A log-log roofline drawn on a canvas (`data-testid="roofline-canvas"`) that fills its container's width
+/// and redraws on resize and on a light/dark switch, with a tooltip for the point under the pointer and
+/// PNG/SVG export buttons.
 #[component]
 pub fn RooflineChart(
     /// What to draw.
@@ -27,20 +32,39 @@ pub fn RooflineChart(
 ) -> impl IntoView {
     let canvas_ref = NodeRef::<Canvas>::new();
     let frame_ref = NodeRef::<Div>::new();
-    let resized = RwSignal::new(0u32);
+    let redraw = RwSignal::new(0u32);
     let hits = StoredValue::new(Vec::<Hit>::new());
     let hover = RwSignal::new(None::<(i32, i32, usize)>);
     let error = RwSignal::new(None::<String>);
-    let _ = window_event_listener(leptos::ev::resize, move |_| resized.update(|n| *n += 1));
+    // The frame's width is measured only on the first draw and on resize: reading it on every redraw would
+    // force a synchronous layout of the whole page after each slider move.
+    let width = StoredValue::new(None::<u32>);
+    let _ = window_event_listener(leptos::ev::resize, move |_| {
+        width.set_value(None);
+        redraw.update(|n| *n += 1);
+    });
+    browser::on_theme_change(move || redraw.update(|n| *n += 1));
 
     Effect::new(move |_| {
-        resized.track();
-        let (Some(canvas), Some(frame)) = (canvas_ref.get(), frame_ref.get()) else { return };
-        let width = frame.client_width().max(320) as u32;
-        canvas.set_width(width);
-        canvas.set_height(width * 3 / 5);
-        let Some(backend) = CanvasBackend::with_canvas_object(canvas) else { return };
-        let result = data.with(|d| draw(&backend.into_drawing_area(), d, &theme()));
+        redraw.track();
+        let (Some(canvas), Some(frame)) = (canvas_ref.get(), frame_ref.get()) else {
+            return;
+        };
+        let css_width = width.get_value().unwrap_or_else(|| {
+            let measured = frame.client_width().max(320) as u32;
+            width.set_value(Some(measured));
+            measured
+        });
+        let scale = browser::device_pixel_ratio();
+        let w = (f64::from(css_width) * scale).round() as u32;
+        if canvas.width() != w {
+            canvas.set_width(w);
+            canvas.set_height(w * 3 / 5);
+        }
+        let Some(backend) = CanvasBackend::with_canvas_object(canvas) else {
+            return;
+        };
+        let result = data.with(|d| draw(&backend.into_drawing_area(), d, &theme(), scale));
         match result {
             Ok(h) => {
                 hits.set_value(h);
@@ -51,13 +75,18 @@ pub fn RooflineChart(
     });
 
     let on_move = move |ev: leptos::ev::MouseEvent| {
-        let Some(canvas) = canvas_ref.get_untracked() else { return };
+        let Some(canvas) = canvas_ref.get_untracked() else {
+            return;
+        };
         let scale = f64::from(canvas.width()) / f64::from(canvas.client_width().max(1));
-        let (x, y) = ((f64::from(ev.offset_x()) * scale) as i32, (f64::from(ev.offset_y()) * scale) as i32);
+        let (x, y) = (
+            (f64::from(ev.offset_x()) * scale) as i32,
+            (f64::from(ev.offset_y()) * scale) as i32,
+        );
         let nearest = hits.with_value(|hs| {
             hs.iter()
                 .map(|h| ((h.x - x).pow(2) + (h.y - y).pow(2), h))
-                .filter(|(d2, _)| *d2 <= HIT_RADIUS * HIT_RADIUS)
+                .filter(|(d2, _)| f64::from(*d2) <= (HIT_RADIUS * scale).powi(2))
                 .min_by_key(|(d2, _)| *d2)
                 .map(|(_, h)| (ev.offset_x(), ev.offset_y(), h.index))
         });
@@ -71,10 +100,21 @@ pub fn RooflineChart(
         }
     };
     let export_svg = move |_| {
-        let Some(canvas) = canvas_ref.get_untracked() else { return };
+        let Some(canvas) = canvas_ref.get_untracked() else {
+            return;
+        };
+        let size = (
+            canvas.client_width().max(320) as u32,
+            canvas.client_height().max(192) as u32,
+        );
         let mut svg = String::new();
         let result = data.with_untracked(|d| {
-            draw(&SVGBackend::with_string(&mut svg, (canvas.width(), canvas.height())).into_drawing_area(), d, &theme())
+            draw(
+                &SVGBackend::with_string(&mut svg, size).into_drawing_area(),
+                d,
+                &theme(),
+                1.0,
+            )
         });
         match result {
             Ok(_) => browser::download_text(&svg, "roofline.svg", "image/svg+xml"),

@@ -204,8 +204,16 @@ pub fn analysis_points(a: &ModelAnalysis, pin: Option<(Rgb, &str)>) -> Vec<PlotP
                     format!("AI {} FLOP/B", format::intensity(op.arithmetic_intensity)),
                     format!("roof {}", format::flop_rate(op.flops / op.ideal_time_s)),
                     format!("predicted {}", format::flop_rate(op.attainable_flop_per_s)),
-                    format!("time {} each, {} total", format::duration(op.time_s), format::duration(op.total_time_s())),
-                    format!("{}-bound{}", op.bound.name(), if op.launch_bound { ", launch floor" } else { "" }),
+                    format!(
+                        "time {} each, {} total",
+                        format::duration(op.time_s),
+                        format::duration(op.total_time_s())
+                    ),
+                    format!(
+                        "{}-bound{}",
+                        op.bound.name(),
+                        if op.launch_bound { ", launch floor" } else { "" }
+                    ),
                 ],
                 tag: None,
             }
@@ -234,7 +242,11 @@ pub fn measured_points(points: &[RooflinePoint]) -> Vec<PlotPoint> {
                 format!("{}-bound", p.bottleneck),
             ]
             .into_iter()
-            .chain(p.measurement.as_ref().map(|m| format!("{} · {} · {}", m.device_name, m.library, m.kernel)))
+            .chain(
+                p.measurement
+                    .as_ref()
+                    .map(|m| format!("{} · {} · {}", m.device_name, m.library, m.kernel)),
+            )
             .collect(),
             tag: Some("M"),
         })
@@ -252,7 +264,11 @@ fn slope(hw: &HardwareSpec) -> Slope {
     let bw = hw.dram_bandwidth_bytes_per_s;
     Slope {
         bandwidth: bw,
-        label: format!("{}DRAM {}", if measured { "calibrated " } else { "" }, format::bandwidth(bw)),
+        label: format!(
+            "{}DRAM {}",
+            if measured { "calibrated " } else { "" },
+            format::bandwidth(bw)
+        ),
         dashed: measured,
         ridge: roofs(hw).iter().map(|r| r.ridge).fold(0.0, f64::max),
     }
@@ -280,13 +296,27 @@ pub fn plot_data(hw: &HardwareSpec, points: Vec<PlotPoint>) -> PlotData {
     let roofs = roofs(hw);
     let bw = hw.dram_bandwidth_bytes_per_s;
     let finite = |v: &f64| v.is_finite() && *v > 0.0;
-    let ais = points.iter().map(|p| p.ai).chain(roofs.iter().map(|r| r.ridge)).filter(finite);
+    let ais = points
+        .iter()
+        .map(|p| p.ai)
+        .chain(roofs.iter().map(|r| r.ridge))
+        .filter(finite);
     let (ai_lo, ai_hi) = ais.fold((f64::INFINITY, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
     // A margin of a factor of three keeps markers off the axes.
-    let (ai_lo, ai_hi) = if ai_hi > 0.0 { ((ai_lo / 3.0).min(0.1), ai_hi * 4.0) } else { (0.1, 1e4) };
+    let (ai_lo, ai_hi) = if ai_hi > 0.0 {
+        ((ai_lo / 3.0).min(0.1), ai_hi * 4.0)
+    } else {
+        (0.1, 1e4)
+    };
     let x = decades(ai_lo, ai_hi);
-    let ys = points.iter().map(|p| p.flop_per_s).chain(roofs.iter().map(|r| r.peak)).filter(finite);
-    let (y_lo, y_hi) = ys.fold((f64::INFINITY, bw * x.0), |(lo, hi), v| (lo.min(v / 3.0), hi.max(v)));
+    let ys = points
+        .iter()
+        .map(|p| p.flop_per_s)
+        .chain(roofs.iter().map(|r| r.peak))
+        .filter(finite);
+    let (y_lo, y_hi) = ys.fold((f64::INFINITY, bw * x.0), |(lo, hi), v| {
+        (lo.min(v / 3.0), hi.max(v))
+    });
     let mut sorted = points;
     sorted.sort_by_key(|p| !p.faint);
     PlotData {
@@ -305,28 +335,6 @@ mod tests {
     use crate::state::{KernelSpec, resolve_hardware};
 
     #[test]
-    fn gb10_roofs_group_equal_peaks() {
-        let hw = resolve_hardware("gb10", &[]).unwrap();
-        let labels: Vec<_> = roofs(&hw).into_iter().map(|r| r.label).collect();
-        assert_eq!(
-            labels,
-            ["FP32 31.0 TFLOP/s", "FP16·BF16 125 TFLOP/s", "FP8·INT8 250 TFLOP/s", "FP4 500 TFLOP/s"]
-        );
-    }
-
-    #[test]
-    fn axes_cover_points_and_ridges() {
-        let hw = resolve_hardware("gb10", &[]).unwrap();
-        let rows = KernelSpec::default().evaluate(&hw);
-        let data = plot_data(&hw, kernel_points(&rows));
-        assert_eq!(data.points.len(), 5, "INT4 is unsupported on GB10 and has no point");
-        for p in &data.points {
-            assert!(data.x.0 <= p.ai && p.ai <= data.x.1 && data.y.0 <= p.flop_per_s && p.flop_per_s <= data.y.1);
-        }
-        assert!(data.roofs.iter().all(|r| r.ridge <= data.x.1 && r.peak <= data.y.1));
-    }
-
-    #[test]
     fn calibrated_reference_roofs_are_dashed_and_inside_the_axes() {
         let hw = resolve_hardware("gb10", &[]).unwrap();
         let calibrated = HardwareSpec {
@@ -336,9 +344,53 @@ mod tests {
             ..hw.clone()
         };
         let data = with_reference(plot_data(&hw, Vec::new()), &calibrated);
-        assert_eq!(data.slopes.iter().map(|s| s.dashed).collect::<Vec<_>>(), [false, true]);
+        assert_eq!(
+            data.slopes.iter().map(|s| s.dashed).collect::<Vec<_>>(),
+            [false, true]
+        );
         assert_eq!(data.roofs.iter().filter(|r| r.dashed).count(), roofs(&hw).len());
-        assert!(data.roofs.iter().all(|r| r.ridge <= data.x.1 && data.y.0 <= r.peak && r.peak <= data.y.1));
+        assert!(
+            data.roofs
+                .iter()
+                .all(|r| r.ridge <= data.x.1 && data.y.0 <= r.peak && r.peak <= data.y.1)
+        );
         assert!(data.roofs.iter().any(|r| r.label.starts_with("calibrated ")));
+    }
+
+    #[test]
+    fn gb10_roofs_group_equal_peaks() {
+        let hw = resolve_hardware("gb10", &[]).unwrap();
+        let labels: Vec<_> = roofs(&hw).into_iter().map(|r| r.label).collect();
+        assert_eq!(
+            labels,
+            [
+                "FP32 31.0 TFLOP/s",
+                "FP16·BF16 125 TFLOP/s",
+                "FP8·INT8 250 TFLOP/s",
+                "FP4 500 TFLOP/s"
+            ]
+        );
+    }
+
+    #[test]
+    fn axes_cover_points_and_ridges() {
+        let hw = resolve_hardware("gb10", &[]).unwrap();
+        let rows = KernelSpec::default().evaluate(&hw);
+        let data = plot_data(&hw, kernel_points(&rows));
+        assert_eq!(
+            data.points.len(),
+            5,
+            "INT4 is unsupported on GB10 and has no point"
+        );
+        for p in &data.points {
+            assert!(
+                data.x.0 <= p.ai && p.ai <= data.x.1 && data.y.0 <= p.flop_per_s && p.flop_per_s <= data.y.1
+            );
+        }
+        assert!(
+            data.roofs
+                .iter()
+                .all(|r| r.ridge <= data.x.1 && r.peak <= data.y.1)
+        );
     }
 }

@@ -3,7 +3,8 @@
 
 use leptos::prelude::*;
 use roofline_core::wire::{
-    BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkJob, BenchmarkPointEvent, BenchmarkRequest, RUN_ALL_PRECISIONS,
+    BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkJob, BenchmarkPointEvent, BenchmarkRequest,
+    RUN_ALL_PRECISIONS,
 };
 use roofline_core::{Precision, find_hardware};
 use serde::de::DeserializeOwned;
@@ -38,27 +39,54 @@ pub fn BenchmarkTab(
 ) -> impl IntoView {
     let endpoint = use_endpoint();
     let measured = use_measured();
-    let shapes = RwSignal::new(scenario.with_untracked(|s| shapes_text(&[[s.kernel.m, s.kernel.n, s.kernel.k]])));
+    let shapes =
+        RwSignal::new(scenario.with_untracked(|s| shapes_text(&[[s.kernel.m, s.kernel.n, s.kernel.k]])));
     let chosen = RwSignal::new(None::<Vec<Precision>>);
     let progress = RwSignal::new(None::<JobProgress>);
     let stream = StoredValue::new_local(None::<EventStream>);
     let form_error = RwSignal::new(None::<String>);
-    on_cleanup(move || stream.with_value(|s| if let Some(s) = s { s.close() }));
-
-    let measurable = move || endpoint.device.get().flatten().map(|d| d.measurable_precisions).unwrap_or_default();
-    // Until the user ticks some: every precision the endpoint measures natively.
-    let precisions = move || chosen.get().unwrap_or_else(|| {
-        let m = measurable();
-        if m.is_empty() { RUN_ALL_PRECISIONS.to_vec() } else { m }
+    on_cleanup(move || {
+        stream.with_value(|s| {
+            if let Some(s) = s {
+                s.close()
+            }
+        })
     });
+
+    let measurable = move || {
+        endpoint
+            .device
+            .get()
+            .flatten()
+            .map(|d| d.measurable_precisions)
+            .unwrap_or_default()
+    };
+    // Until the user ticks some: every precision the endpoint measures natively.
+    let precisions = move || {
+        chosen.get().unwrap_or_else(|| {
+            let m = measurable();
+            if m.is_empty() {
+                RUN_ALL_PRECISIONS.to_vec()
+            } else {
+                m
+            }
+        })
+    };
     let offered = move || {
         let mut all = measurable();
         all.extend(RUN_ALL_PRECISIONS);
-        Precision::ALL.into_iter().filter(|p| all.contains(p)).collect::<Vec<_>>()
+        Precision::ALL
+            .into_iter()
+            .filter(|p| all.contains(p))
+            .collect::<Vec<_>>()
     };
     let toggle = move |p: Precision| {
         let mut list = precisions();
-        if list.contains(&p) { list.retain(|q| *q != p) } else { list.push(p) }
+        if list.contains(&p) {
+            list.retain(|q| *q != p)
+        } else {
+            list.push(p)
+        }
         chosen.set(Some(list));
     };
 
@@ -66,29 +94,50 @@ pub fn BenchmarkTab(
         let url = join(&endpoint.base_now(), &job.events_url);
         progress.set(Some(JobProgress::new(job)));
         let handlers = vec![
-            ("point", on_json(move |e: BenchmarkPointEvent| {
-                let point = e.point.clone();
-                let mut fresh = false;
-                progress.update(|p| fresh = p.as_mut().is_some_and(|p| p.on_point(e)));
-                if fresh {
-                    measured.add(vec![point]);
-                }
-            })),
-            ("failed", on_json(move |e: BenchmarkFailedEvent| progress.update(|p| {
-                if let Some(p) = p {
-                    p.on_failed(e);
-                }
-            }))),
-            ("done", on_json(move |e: BenchmarkDoneEvent| {
-                // The server ends the stream after `done`; closing keeps the browser from reconnecting.
-                stream.with_value(|s| if let Some(s) = s { s.close() });
-                progress.update(|p| if let Some(p) = p { p.done = Some(e) });
-            })),
+            (
+                "point",
+                on_json(move |e: BenchmarkPointEvent| {
+                    let point = e.point.clone();
+                    let mut fresh = false;
+                    progress.update(|p| fresh = p.as_mut().is_some_and(|p| p.on_point(e)));
+                    if fresh {
+                        measured.add(vec![point]);
+                    }
+                }),
+            ),
+            (
+                "failed",
+                on_json(move |e: BenchmarkFailedEvent| {
+                    progress.update(|p| {
+                        if let Some(p) = p {
+                            p.on_failed(e);
+                        }
+                    })
+                }),
+            ),
+            (
+                "done",
+                on_json(move |e: BenchmarkDoneEvent| {
+                    // The server ends the stream after `done`; closing keeps the browser from reconnecting.
+                    stream.with_value(|s| {
+                        if let Some(s) = s {
+                            s.close()
+                        }
+                    });
+                    progress.update(|p| {
+                        if let Some(p) = p {
+                            p.done = Some(e)
+                        }
+                    });
+                }),
+            ),
         ];
         let on_error = Box::new(move |closed: bool| {
             if closed {
-                progress.update(|p| if let Some(p) = p.as_mut().filter(|p| !p.is_over()) {
-                    p.lost = Some("the endpoint closed the stream".to_owned());
+                progress.update(|p| {
+                    if let Some(p) = p.as_mut().filter(|p| !p.is_over()) {
+                        p.lost = Some("the endpoint closed the stream".to_owned());
+                    }
                 });
             }
         });
@@ -134,7 +183,13 @@ pub fn BenchmarkTab(
 
     let quick = move |_| {
         let mut list = parse_shapes(&shapes.get_untracked()).unwrap_or_default();
-        list.extend(QUICK_SHAPES.iter().map(|q| [q.m, q.n, q.k]).filter(|s| !list.contains(s)).collect::<Vec<_>>());
+        list.extend(
+            QUICK_SHAPES
+                .iter()
+                .map(|q| [q.m, q.n, q.k])
+                .filter(|s| !list.contains(s))
+                .collect::<Vec<_>>(),
+        );
         shapes.set(shapes_text(&list));
     };
     let boxes = move || {

@@ -6,15 +6,15 @@ use roofline_core::HardwareSpec;
 use roofline_core::wire::{CalibrateRequest, CalibrationResult};
 
 use crate::api::{self, ApiError};
-use crate::calibration::{datasheet_and_calibrated, has_datasheet, upsert};
+use crate::calibration::{has_datasheet, upsert};
 use crate::endpoint::use_endpoint;
 use crate::format;
 use crate::state::Scenario;
 
 /// The Calibrate button (`data-testid="calibrate-button"`, POST `/api/calibrate` starting from the detected
-/// catalog device) and the datasheet/calibrated switch (`data-testid="calibrated-toggle"`), which changes every
-/// prediction on the page. The calibrated spec is kept among the custom devices; a device with no datasheet
-/// (a host CPU) is selected as its own device.
+/// catalog device). The calibrated spec is kept among the custom devices and switched on for the detected
+/// device (the Corrections toggle `calibrated-toggle` switches back); a device with no datasheet (a host CPU)
+/// is offered as its own device (`use-calibrated-device`).
 #[component]
 pub fn CalibrationPanel(
     /// The scenario (its device and the calibrated flag).
@@ -25,9 +25,20 @@ pub fn CalibrationPanel(
     let endpoint = use_endpoint();
     let calibrate = Action::new_local(move |(): &()| {
         let base = endpoint.base_now();
-        let hardware_key = endpoint.device.get_untracked().flatten().and_then(|d| d.matched_key);
+        let hardware_key = endpoint
+            .device
+            .get_untracked()
+            .flatten()
+            .and_then(|d| d.matched_key);
         async move {
-            let result = api::calibrate(&base, &CalibrateRequest { precisions: None, hardware_key: hardware_key.clone() }).await;
+            let result = api::calibrate(
+                &base,
+                &CalibrateRequest {
+                    precisions: None,
+                    hardware_key: hardware_key.clone(),
+                },
+            )
+            .await;
             if let Ok(r) = &result {
                 match r.spec.validate() {
                     Ok(()) => {
@@ -46,7 +57,6 @@ pub fn CalibrationPanel(
             result
         }
     });
-    let has_calibration = move || scenario.with(|s| custom.with(|c| datasheet_and_calibrated(&s.hardware, c).1.is_some()));
     let result = move || {
         calibrate.value().get().map(|r: Result<CalibrationResult, ApiError>| match r {
             Err(e) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
@@ -90,16 +100,7 @@ pub fn CalibrationPanel(
             >
                 {move || if calibrate.pending().get() { "Calibrating…" } else { "Calibrate on the endpoint" }}
             </button>
-            <label class="check" class:disabled=move || !has_calibration()>
-                <input
-                    type="checkbox"
-                    data-testid="calibrated-toggle"
-                    prop:checked=move || scenario.with(|s| s.corrections.calibrated)
-                    disabled=move || !has_calibration()
-                    on:change=move |ev| scenario.update(|s| s.corrections.calibrated = event_target_checked(&ev))
-                />
-                "Predict with calibrated roofs (dashed) instead of the datasheet (solid)"
-            </label>
+            <p class="hint">"Switch between datasheet and calibrated roofs with " <em>"Calibrated roofs"</em> " under Corrections."</p>
             {result}
         </fieldset>
     }

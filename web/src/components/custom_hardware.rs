@@ -21,13 +21,18 @@ pub fn CustomHardware(
     let text = RwSignal::new(String::new());
     let message = RwSignal::new(None::<(bool, String)>);
     let import = move |_| {
-        let result = HardwareSpec::from_json(&text.get_untracked()).map_err(|e| e.to_string()).and_then(|mut spec| {
-            if find_hardware(&spec.key).is_ok() {
-                return Err(format!("key '{}' is a catalog device; choose another key", spec.key));
-            }
-            spec.provenance = Provenance::Custom;
-            Ok(spec)
-        });
+        let result = HardwareSpec::from_json(&text.get_untracked())
+            .map_err(|e| e.to_string())
+            .and_then(|mut spec| {
+                if find_hardware(&spec.key).is_ok() {
+                    return Err(format!(
+                        "key '{}' is a catalog device; choose another key",
+                        spec.key
+                    ));
+                }
+                spec.provenance = Provenance::Custom;
+                Ok(spec)
+            });
         match result {
             Ok(spec) => {
                 let key = spec.key.clone();
@@ -42,7 +47,9 @@ pub fn CustomHardware(
         }
     };
     let export = move |_| {
-        hardware.with_untracked(|h| browser::download_text(&h.to_json(), &format!("{}.json", h.key), "application/json"));
+        hardware.with_untracked(|h| {
+            browser::download_text(&h.to_json(), &format!("{}.json", h.key), "application/json")
+        });
     };
     let template = move |_| {
         let mut h = hardware.get_untracked();

@@ -17,7 +17,11 @@ pub fn EndpointBanner(
     let endpoint = use_endpoint();
     let where_ = move || {
         let base = endpoint.base.get();
-        if base.is_empty() { "on this server".to_owned() } else { format!("at {base}") }
+        if base.is_empty() {
+            "on this server".to_owned()
+        } else {
+            format!("at {base}")
+        }
     };
     move || match endpoint.connection.get() {
         Connection::Checking => None,
@@ -45,8 +49,18 @@ pub fn EndpointBanner(
             let (value, text) = if health.backend == "cuda" {
                 ("gpu", format!("Measuring on {name}."))
             } else {
-                let reason = if health.backend_reason.is_empty() { String::new() } else { format!(" ({})", health.backend_reason) };
-                ("no-gpu", format!("No GPU on this endpoint{reason}: it measures on {} with the {} backend.", name, health.backend))
+                let reason = if health.backend_reason.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", health.backend_reason)
+                };
+                (
+                    "no-gpu",
+                    format!(
+                        "No GPU on this endpoint{reason}: it measures on {} with the {} backend.",
+                        name, health.backend
+                    ),
+                )
             };
             Some(
                 view! {

@@ -14,7 +14,12 @@ pub fn EndpointStatus() -> impl IntoView {
     let state = move || endpoint.connection.get();
     let text = move || match state() {
         Connection::Online => {
-            let backend = endpoint.health.get().and_then(Result::ok).map(|h| h.backend).unwrap_or_default();
+            let backend = endpoint
+                .health
+                .get()
+                .and_then(Result::ok)
+                .map(|h| h.backend)
+                .unwrap_or_default();
             let mut parts = vec!["endpoint: online".to_owned(), backend];
             if let Some(d) = endpoint.device.get().flatten() {
                 parts.push(d.name);

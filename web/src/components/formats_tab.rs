@@ -31,8 +31,14 @@ fn BitLayout(
         Encoding::Codebook => ("I", "E"),
     };
     let bits = std::iter::repeat_n(("S", "sign"), l.sign_bits as usize)
-        .chain(std::iter::repeat_n((exponent_name, "exp"), l.exponent_bits as usize))
-        .chain(std::iter::repeat_n((mantissa_name, "man"), l.mantissa_bits as usize))
+        .chain(std::iter::repeat_n(
+            (exponent_name, "exp"),
+            l.exponent_bits as usize,
+        ))
+        .chain(std::iter::repeat_n(
+            (mantissa_name, "man"),
+            l.mantissa_bits as usize,
+        ))
         .map(|(t, class)| view! { <span class=format!("bit {class}")>{t}</span> })
         .collect_view();
     view! {

@@ -8,7 +8,9 @@ use crate::state::KernelRow;
 
 /// The operator name shared by the rows, e.g. `GEMV 1x4096x4096`.
 fn caption(rows: &[KernelRow]) -> String {
-    rows.iter().find_map(|r| r.op.as_ref().ok()).map_or_else(|| "invalid shape".to_owned(), |op| op.name.clone())
+    rows.iter()
+        .find_map(|r| r.op.as_ref().ok())
+        .map_or_else(|| "invalid shape".to_owned(), |op| op.name.clone())
 }
 
 /// One row per requested precision (`data-precision`), with AI, time (`data-testid="time-us"`, µs with three

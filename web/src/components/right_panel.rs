@@ -2,18 +2,20 @@
 
 use leptos::prelude::*;
 use roofline_core::{Advice, Error, HardwareSpec};
+use wasm_bindgen::JsCast;
 
 use crate::components::{
-    AdvisorTab, BenchmarkTab, FormatsTab, PrecisionSelect, PredictionTable, ShapeForm, SpotCheck, ValidationTab,
+    AdvisorTab, BenchmarkTab, FormatsTab, PrecisionSelect, PredictionTable, ShapeForm, SpotCheck,
+    ValidationTab,
 };
 use crate::state::{KernelRow, Scenario};
 
 /// The tabs, in order.
 const TABS: [&str; 5] = ["Kernel", "Advisor", "Formats", "Benchmark", "Validation"];
 
-/// Tabbed panel (ARIA tabs; the Kernel tab is open by default and holds the spot check with the
-/// `predictions` table and the measurement on the endpoint). Benchmark and Validation work with the endpoint's
-/// measurements.
+/// Tabbed panel (ARIA tabs, arrow keys move between them; the Kernel tab is open by default and holds the spot check with the
+/// `predictions` table and the measurement on the endpoint). Benchmark runs jobs on the endpoint, and
+/// Validation compares every measured point with its predictions.
 #[component]
 pub fn RightPanel(
     /// The scenario.
@@ -31,6 +33,18 @@ pub fn RightPanel(
     custom: RwSignal<Vec<HardwareSpec>>,
 ) -> impl IntoView {
     let tab = RwSignal::new(0usize);
+    let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        let step = match ev.key().as_str() {
+            "ArrowRight" => 1,
+            "ArrowLeft" => TABS.len() - 1,
+            _ => return,
+        };
+        let next = (tab.get_untracked() + step) % TABS.len();
+        tab.set(next);
+        if let Some(el) = document().get_element_by_id(&format!("tab-{next}")) {
+            let _ = el.unchecked_into::<web_sys::HtmlElement>().focus();
+        }
+    };
     let buttons = TABS
         .iter()
         .enumerate()
@@ -41,8 +55,10 @@ pub fn RightPanel(
                     role="tab"
                     id=format!("tab-{i}")
                     aria-selected=move || (tab.get() == i).to_string()
+                    tabindex=move || if tab.get() == i { "0" } else { "-1" }
                     class:active=move || tab.get() == i
                     on:click=move |_| tab.set(i)
+                    on:keydown=on_key
                 >
                     {*name}
                 </button>

@@ -47,7 +47,8 @@ pub fn ShapeForm(
     let quick = QUICK_SHAPES
         .iter()
         .map(|q| {
-            let on_click = move |_| scenario.update(|s| (s.kernel.m, s.kernel.n, s.kernel.k) = (q.m, q.n, q.k));
+            let on_click =
+                move |_| scenario.update(|s| (s.kernel.m, s.kernel.n, s.kernel.k) = (q.m, q.n, q.k));
             view! { <button type="button" on:click=on_click>{q.label}</button> }
         })
         .collect_view();

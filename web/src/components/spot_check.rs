@@ -41,7 +41,12 @@ pub fn SpotCheck(
     // Until the user picks one: the first precision the endpoint measures natively.
     let precision = move || {
         chosen.get().unwrap_or_else(|| {
-            endpoint.device.get().flatten().and_then(|d| d.measurable_precisions.first().copied()).unwrap_or(Precision::Fp16)
+            endpoint
+                .device
+                .get()
+                .flatten()
+                .and_then(|d| d.measurable_precisions.first().copied())
+                .unwrap_or(Precision::Fp16)
         })
     };
 
@@ -67,8 +72,16 @@ pub fn SpotCheck(
     });
     let on_analyze = move |_| {
         let (m, n, k) = scenario.with_untracked(|s| (s.kernel.m, s.kernel.n, s.kernel.k));
-        let precisions = use_ticked.get_untracked().then(|| scenario.with_untracked(|s| s.kernel.precisions.clone()));
-        let request = AnalyzeRequest { m, n, k, precision: precision(), precisions };
+        let precisions = use_ticked
+            .get_untracked()
+            .then(|| scenario.with_untracked(|s| s.kernel.precisions.clone()));
+        let request = AnalyzeRequest {
+            m,
+            n,
+            k,
+            precision: precision(),
+            precisions,
+        };
         analyze.dispatch((run_all.get_untracked(), request));
     };
 
@@ -76,8 +89,13 @@ pub fn SpotCheck(
         .into_iter()
         .map(|p| view! { <option value=p.name() selected=move || precision() == p>{p.name()}</option> })
         .collect_view();
-    let all_names = RUN_ALL_PRECISIONS.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ");
-    let result = move || analyze.value().get().map(|r: Result<AnalyzeResponse, ApiError>| match r {
+    let all_names = RUN_ALL_PRECISIONS
+        .iter()
+        .map(|p| p.name())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let result = move || {
+        analyze.value().get().map(|r: Result<AnalyzeResponse, ApiError>| match r {
         Err(e) => view! { <p class="error" data-testid="spot-error">{e.to_string()}</p> }.into_any(),
         Ok(r) => {
             let rows = r
@@ -94,14 +112,12 @@ pub fn SpotCheck(
                     view! {
                         <tr data-testid="spot-row" data-precision=p.precision.name()>
                             <td><span class="swatch" style=swatch></span>{p.precision.name()}</td>
-                            <td>{p.shape.clone()}</td>
+                            <td>{p.shape.clone()}<br /><small class="what">{what}</small></td>
                             <td class="num">{predicted}</td>
                             <td class="num" data-testid="measured-time" data-value=validation::measured_seconds(p).to_string()>
                                 {format::duration(validation::measured_seconds(p))}
                             </td>
                             <td class=format!("num {class}")>{error}</td>
-                            <td class="num">{format::tflops(p.tflops * 1e12)}</td>
-                            <td class="what">{what}</td>
                         </tr>
                     }
                 })
@@ -117,12 +133,10 @@ pub fn SpotCheck(
                     <thead>
                         <tr>
                             <th scope="col">"Precision"</th>
-                            <th scope="col">"Shape"</th>
+                            <th scope="col">"Shape, what ran"</th>
                             <th scope="col" class="num">"Predicted"</th>
                             <th scope="col" class="num">"Measured"</th>
                             <th scope="col" class="num">"Error"</th>
-                            <th scope="col" class="num">"TFLOP/s"</th>
-                            <th scope="col">"What ran"</th>
                         </tr>
                     </thead>
                     <tbody>{rows}</tbody>
@@ -131,7 +145,8 @@ pub fn SpotCheck(
             }
             .into_any()
         }
-    });
+    })
+    };
 
     view! {
         <fieldset class="spot-check">

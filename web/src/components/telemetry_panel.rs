@@ -81,26 +81,48 @@ pub fn TelemetryPanel() -> impl IntoView {
             }
         });
     };
-    let url = join(&endpoint.base_now(), &format!("/api/nvml/stream?interval_ms={STREAM_INTERVAL_MS}"));
+    let url = join(
+        &endpoint.base_now(),
+        &format!("/api/nvml/stream?interval_ms={STREAM_INTERVAL_MS}"),
+    );
     let on_status: Handler = Box::new(move |data| {
         if let Ok(s) = serde_json::from_str::<NvmlStatus>(&data) {
             streaming.set(true);
             on_sample(s);
         }
     });
-    let stream = EventStream::open(&url, vec![("status", on_status)], Box::new(move |closed| {
-        if closed {
-            streaming.set(false);
-        }
-    }));
+    let stream = EventStream::open(
+        &url,
+        vec![("status", on_status)],
+        Box::new(move |closed| {
+            if closed {
+                streaming.set(false);
+            }
+        }),
+    );
     let stream = StoredValue::new_local(stream.ok());
     poll();
-    if let Ok(handle) = set_interval_with_handle(move || if !streaming.get_untracked() { poll() }, POLL) {
+    if let Ok(handle) = set_interval_with_handle(
+        move || {
+            if !streaming.get_untracked() {
+                poll()
+            }
+        },
+        POLL,
+    ) {
         on_cleanup(move || handle.clear());
     }
-    on_cleanup(move || stream.with_value(|s| if let Some(s) = s { s.close() }));
+    on_cleanup(move || {
+        stream.with_value(|s| {
+            if let Some(s) = s {
+                s.close()
+            }
+        })
+    });
 
-    let series = move |f: fn(&NvmlStatus) -> f64| Signal::derive(move || samples.with(|w| w.iter().map(f).collect::<Vec<_>>()));
+    let series = move |f: fn(&NvmlStatus) -> f64| {
+        Signal::derive(move || samples.with(|w| w.iter().map(f).collect::<Vec<_>>()))
+    };
     let latest = move || samples.with(|w| w.last().cloned());
     let state = move || match feed.get() {
         Feed::Waiting => "waiting",
@@ -108,7 +130,8 @@ pub fn TelemetryPanel() -> impl IntoView {
         Feed::NoNvml(_) => "no-nvml",
         Feed::Offline => "offline",
     };
-    let body = move || match feed.get() {
+    let body = move || {
+        match feed.get() {
         Feed::Waiting => view! { <p class="hint">"Waiting for telemetry…"</p> }.into_any(),
         Feed::Offline => view! { <p class="hint">"No telemetry: the endpoint does not answer."</p> }.into_any(),
         Feed::NoNvml(message) => view! {
@@ -131,6 +154,7 @@ pub fn TelemetryPanel() -> impl IntoView {
             }
             .into_any()
         }
+    }
     };
     view! {
         <section class="telemetry" data-testid="telemetry" data-state=state aria-label="Live telemetry">

@@ -28,7 +28,11 @@ fn check_cells(check: Option<&Result<Check, String>>) -> AnyView {
 
 /// `Calibrated` or `Datasheet`: where a spec's numbers come from.
 fn kind(spec: &HardwareSpec) -> &'static str {
-    if spec.provenance == Provenance::Measured { "Calibrated" } else { "Datasheet" }
+    if spec.provenance == Provenance::Measured {
+        "Calibrated"
+    } else {
+        "Datasheet"
+    }
 }
 
 /// Rows of a statistics table.
@@ -60,17 +64,23 @@ pub fn ValidationTab(
     custom: RwSignal<Vec<HardwareSpec>>,
 ) -> impl IntoView {
     let measured = use_measured();
-    let specs = Memo::new(move |_| scenario.with(|s| custom.with(|c| datasheet_and_calibrated(&s.hardware, c))));
+    let specs =
+        Memo::new(move |_| scenario.with(|s| custom.with(|c| datasheet_and_calibrated(&s.hardware, c))));
     let rows = Memo::new(move |_| {
         specs.with(|(datasheet, calibrated)| {
-            datasheet.as_ref().map_or_else(Vec::new, |d| measured.shown.with(|m| validation::rows(m, d, calibrated.as_ref())))
+            datasheet.as_ref().map_or_else(Vec::new, |d| {
+                measured
+                    .shown
+                    .with(|m| validation::rows(m, d, calibrated.as_ref()))
+            })
         })
     });
     // `Datasheet: <name>` of the first spec (a host CPU's calibration is its only spec), `Calibrated: <name>`.
     let names = move || {
         specs.with(|(d, c)| {
             (
-                d.as_ref().map_or_else(String::new, |h| format!("{}: {}", kind(h), h.name)),
+                d.as_ref()
+                    .map_or_else(String::new, |h| format!("{}: {}", kind(h), h.name)),
                 c.as_ref().map(|h| format!("{}: {}", kind(h), h.name)),
             )
         })

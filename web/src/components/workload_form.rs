@@ -69,6 +69,9 @@ pub fn WorkloadForm(
     /// The device, to mark configs it cannot run.
     #[prop(into)]
     hardware: Signal<HardwareSpec>,
+    /// Whether the device has a calibrated spec to switch to.
+    #[prop(into)]
+    calibration_available: Signal<bool>,
 ) -> impl IntoView {
     let models = model_presets()
         .iter()
@@ -159,9 +162,19 @@ pub fn WorkloadForm(
                 <span>"Corrections"</span>
                 {toggle("Kernel launch floor", |s| s.corrections.launch_floor, |s, v| s.corrections.launch_floor = v)}
                 {toggle("Wave quantization", |s| s.corrections.wave_quantization, |s, v| s.corrections.wave_quantization = v)}
-                <label class="check unsupported" title="Needs measured ceilings from the GPU endpoint (Benchmark tab)">
-                    <input type="checkbox" disabled=true />
-                    "Calibrated roofs (needs endpoint)"
+                <label
+                    class="check"
+                    class:unsupported=move || !calibration_available.get()
+                    title="Measured ceilings: Calibrate on the endpoint (Validation tab)"
+                >
+                    <input
+                        type="checkbox"
+                        data-testid="calibrated-toggle"
+                        prop:checked=move || scenario.with(|s| s.corrections.calibrated)
+                        disabled=move || !calibration_available.get()
+                        on:change=move |ev| scenario.update(|s| s.corrections.calibrated = event_target_checked(&ev))
+                    />
+                    "Calibrated roofs (dashed)"
                 </label>
             </div>
         </fieldset>

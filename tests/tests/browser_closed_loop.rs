@@ -53,10 +53,22 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
     browser.wait_for_js("document.querySelector('[data-testid=endpoint-banner]')?.dataset.value === 'no-gpu'", WAIT).await;
     assert_eq!(measured_count(&browser).await, 0);
 
-    // 2. Kernel Spot Check: FP32 64×256×256 measured on the CPU, beside its prediction.
+    // 2. Kernel Spot Check. The original toolkit's five precisions have no native CPU kernel: each is listed
+    // with its reason, never measured through a stand-in. Then FP32 64×256×256 is measured beside its
+    // prediction.
     type_into(&browser, "spot-m", "64").await;
     type_into(&browser, "spot-n", "256").await;
     type_into(&browser, "spot-k", "256").await;
+    browser.wait_for_js("!document.querySelector('[data-testid=analyze-button]').disabled", WAIT).await;
+    click(&browser, "[data-testid=run-all-precisions]").await;
+    click(&browser, "[data-testid=analyze-button]").await;
+    browser.wait_for_js("document.querySelectorAll('[data-testid=spot-failures] li').length >= 5", WAIT).await;
+    for precision in ["FP16", "FP8_E4M3", "NVFP4", "INT8", "INT4"] {
+        let failure = browser.element(&format!("[data-testid=spot-failures] li[data-precision={precision}]")).await;
+        let text = failure.text().await.unwrap();
+        assert!(text.contains("unsupported"), "{precision}: {text}");
+    }
+    click(&browser, "[data-testid=run-all-precisions]").await;
     browser.element("[data-testid=spot-precision]").await.select_by_value("FP32").await.unwrap();
     browser.wait_for_js("!document.querySelector('[data-testid=analyze-button]').disabled", WAIT).await;
     click(&browser, "[data-testid=analyze-button]").await;

@@ -6,7 +6,7 @@ use roofline_core::wire::{
     BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkJob, BenchmarkPointEvent, BenchmarkRequest,
     RUN_ALL_PRECISIONS,
 };
-use roofline_core::{Precision, find_hardware};
+use roofline_core::{HardwareSpec, Precision, find_hardware};
 use serde::de::DeserializeOwned;
 
 use crate::api::{self, ApiError};
@@ -18,7 +18,7 @@ use crate::measured::use_measured;
 use crate::palette::{css, precision_rgb};
 use crate::sse::{EventStream, Handler};
 use crate::state::{QUICK_SHAPES, Scenario};
-use crate::validation::Band;
+use crate::validation::{self, Band};
 
 /// A handler that decodes an event's JSON data and passes it on (undecodable events are logged and dropped).
 fn on_json<T: DeserializeOwned + 'static>(mut f: impl FnMut(T) + 'static) -> Handler {
@@ -34,8 +34,11 @@ fn on_json<T: DeserializeOwned + 'static>(mut f: impl FnMut(T) + 'static) -> Han
 /// the page's measured points exactly once.
 #[component]
 pub fn BenchmarkTab(
-    /// The scenario: its kernel shape is the default job and its device the prediction target.
+    /// The scenario: its kernel shape is the default job.
     scenario: RwSignal<Scenario>,
+    /// The device measured points are predicted on (datasheet or calibrated).
+    #[prop(into)]
+    hardware: Signal<HardwareSpec>,
 ) -> impl IntoView {
     let endpoint = use_endpoint();
     let measured = use_measured();
@@ -222,17 +225,19 @@ pub fn BenchmarkTab(
                 .points
                 .iter()
                 .map(|e| {
-                    let (predicted, error, class) = match (&e.predicted, e.error_pct) {
-                        (Some(pred), Some(err)) => (format::duration(pred.time_us * 1e-6), format::signed_percent(err), Band::of(err).class()),
-                        _ => (String::new(), String::new(), ""),
+                    let (predicted, error, class) = match hardware.with(|hw| validation::check(&e.point, hw)) {
+                        Ok(c) => (
+                            format::duration(c.predicted_s),
+                            format::signed_percent(c.error_pct),
+                            Band::of(c.error_pct).class(),
+                        ),
+                        Err(e) => (format::failure(&e), String::new(), ""),
                     };
                     let view = view! {
                         <tr data-testid="bench-row" data-precision=e.point.precision.name()>
                             <td>{e.point.shape.clone()}</td>
                             <td>{e.point.precision.name()}</td>
                             <td class="num">{format::duration(e.point.time_us * 1e-6)}</td>
-                            <td class="num">{format::tflops(e.point.tflops * 1e12)}</td>
-                            <td class="num">{format::intensity(e.point.ai)}</td>
                             <td class="num">{predicted}</td>
                             <td class=format!("num {class}")>{error}</td>
                         </tr>
@@ -245,7 +250,7 @@ pub fn BenchmarkTab(
                     <tr data-testid="bench-row" class="unsupported">
                         <td>{f.shape.clone()}</td>
                         <td>{f.failure.precision.clone()}</td>
-                        <td colspan="5" class="error">{format!("{}: {}", f.failure.code, f.failure.message)}</td>
+                        <td colspan="3" class="error">{format!("{}: {}", f.failure.code, f.failure.message)}</td>
                     </tr>
                 };
                 (f.index, view.into_any())
@@ -287,8 +292,6 @@ pub fn BenchmarkTab(
                         <th scope="col">"Shape"</th>
                         <th scope="col">"Precision"</th>
                         <th scope="col" class="num">"Measured"</th>
-                        <th scope="col" class="num">"TFLOP/s"</th>
-                        <th scope="col" class="num">"AI"</th>
                         <th scope="col" class="num">"Predicted"</th>
                         <th scope="col" class="num">"Error"</th>
                     </tr>

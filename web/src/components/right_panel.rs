@@ -4,6 +4,7 @@ use leptos::prelude::*;
 use roofline_core::{Advice, Error, HardwareSpec};
 use wasm_bindgen::JsCast;
 
+use crate::components::spot_check::analyze_action;
 use crate::components::{
     AdvisorTab, BenchmarkTab, FormatsTab, PrecisionSelect, PredictionTable, ShapeForm, SpotCheck,
     ValidationTab,
@@ -33,6 +34,7 @@ pub fn RightPanel(
     custom: RwSignal<Vec<HardwareSpec>>,
 ) -> impl IntoView {
     let tab = RwSignal::new(0usize);
+    let analyze = analyze_action(scenario);
     let on_key = move |ev: leptos::ev::KeyboardEvent| {
         let step = match ev.key().as_str() {
             "ArrowRight" => 1,
@@ -75,13 +77,13 @@ pub fn RightPanel(
                             <ShapeForm scenario=scenario />
                             <PrecisionSelect scenario=scenario hardware=hardware />
                             <PredictionTable rows=rows />
-                            <SpotCheck scenario=scenario hardware=hardware />
+                            <SpotCheck scenario=scenario hardware=hardware analyze=analyze />
                         </div>
                     }
                     .into_any(),
                     1 => view! { <AdvisorTab advice=advice /> }.into_any(),
                     2 => view! { <FormatsTab /> }.into_any(),
-                    3 => view! { <BenchmarkTab scenario=scenario /> }.into_any(),
+                    3 => view! { <BenchmarkTab scenario=scenario hardware=hardware /> }.into_any(),
                     _ => view! { <ValidationTab scenario=scenario custom=custom /> }.into_any(),
                 }}
             </div>

@@ -22,6 +22,36 @@ fn catalog_key(key: &str) -> String {
         .map_or_else(|| "gb10".to_owned(), str::to_owned)
 }
 
+/// What the spot check sends (run all precisions?, the request) and gets back.
+pub type SpotCheckAction = Action<(bool, AnalyzeRequest), Result<AnalyzeResponse, ApiError>>;
+
+/// The spot check's POST `/api/analyze`, created by a parent that outlives tab switches so the last
+/// result stays on screen. Measured points join the page's measured points, and their precisions are ticked
+/// so their predictions are plotted beside them.
+pub fn analyze_action(scenario: RwSignal<Scenario>) -> SpotCheckAction {
+    let endpoint = use_endpoint();
+    let measured = use_measured();
+    Action::new_local(move |(run_all, request): &(bool, AnalyzeRequest)| {
+        let (run_all, request) = (*run_all, request.clone());
+        let base = endpoint.base_now();
+        let key = catalog_key(&scenario.with_untracked(|s| s.hardware.clone()));
+        async move {
+            let response = api::analyze(&base, &key, run_all, &request).await;
+            if let Ok(r) = &response {
+                scenario.update(|s| {
+                    for p in &r.measured {
+                        if !s.kernel.precisions.contains(&p.precision) {
+                            s.kernel.toggle(p.precision);
+                        }
+                    }
+                });
+                measured.add(r.measured.clone());
+            }
+            response
+        }
+    })
+}
+
 /// The spot check (`analyze-button`, `spot-precision`, `run-all-precisions`, `spot-custom`): results in
 /// `data-testid="spot-results"` (one `spot-row` per measured point: predicted and measured time, error %) and
 /// every failure with its reason in `spot-failures`. Measured points join the plot and the validation tab.
@@ -32,9 +62,10 @@ pub fn SpotCheck(
     /// The device predictions are made on.
     #[prop(into)]
     hardware: Signal<HardwareSpec>,
+    /// The measurement request, from [`analyze_action`].
+    analyze: SpotCheckAction,
 ) -> impl IntoView {
     let endpoint = use_endpoint();
-    let measured = use_measured();
     let chosen = RwSignal::new(None::<Precision>);
     let run_all = RwSignal::new(false);
     let use_ticked = RwSignal::new(false);
@@ -49,27 +80,6 @@ pub fn SpotCheck(
                 .unwrap_or(Precision::Fp16)
         })
     };
-
-    let analyze = Action::new_local(move |(run_all, request): &(bool, AnalyzeRequest)| {
-        let (run_all, request) = (*run_all, request.clone());
-        let base = endpoint.base_now();
-        let key = catalog_key(&scenario.with_untracked(|s| s.hardware.clone()));
-        async move {
-            let response = api::analyze(&base, &key, run_all, &request).await;
-            if let Ok(r) = &response {
-                // Tick what was measured so its prediction is plotted beside it.
-                scenario.update(|s| {
-                    for p in &r.measured {
-                        if !s.kernel.precisions.contains(&p.precision) {
-                            s.kernel.toggle(p.precision);
-                        }
-                    }
-                });
-                measured.add(r.measured.clone());
-            }
-            response
-        }
-    });
     let on_analyze = move |_| {
         let (m, n, k) = scenario.with_untracked(|s| (s.kernel.m, s.kernel.n, s.kernel.k));
         let precisions = use_ticked

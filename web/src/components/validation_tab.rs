@@ -53,9 +53,10 @@ fn stats_rows(stats: Vec<ErrorStats>) -> impl IntoView {
         .collect_view()
 }
 
-/// The Validation tab: calibration controls, `data-testid="validation-table"` (one row per measured point:
-/// measured time, datasheet prediction and error, calibrated prediction and error; errors coloured < 10 %,
-/// 10–25 %, > 25 %), and median / p90 |error| by precision and regime (`validation-stats`).
+/// The Validation tab: calibration controls, `data-testid="validation-table"` (one `validation-row` per
+/// measured point, the device it ran on in its title: measured time, datasheet prediction and error,
+/// calibrated prediction and error; errors coloured < 10 %, 10–25 %, > 25 %), and median / p90 |error| by
+/// precision and regime (`validation-stats`).
 #[component]
 pub fn ValidationTab(
     /// The scenario (selected device).
@@ -91,11 +92,13 @@ pub fn ValidationTab(
             .into_iter()
             .map(|r| {
                 view! {
-                    <tr data-testid="validation-row" data-precision=r.precision.name()>
+                    <tr
+                        data-testid="validation-row"
+                        data-precision=r.precision.name()
+                        title=format!("measured on {}", r.device)
+                    >
                         <td>{r.precision.name()}</td>
-                        <td>{r.regime.name()}</td>
-                        <td>{r.shape.clone()}</td>
-                        <td>{r.device.clone()}</td>
+                        <td>{r.shape.clone()} <small class="what">{r.regime.name()}</small></td>
                         <td class="num">{format::duration(r.measured_s)}</td>
                         {check_cells(Some(&r.spec))}
                         {check_cells(r.calibrated.as_ref())}
@@ -116,9 +119,7 @@ pub fn ValidationTab(
                 <thead>
                     <tr>
                         <th scope="col">"Precision"</th>
-                        <th scope="col">"Regime"</th>
                         <th scope="col">"Shape"</th>
-                        <th scope="col">"Measured on"</th>
                         <th scope="col" class="num">"Measured"</th>
                         <th scope="col" class="num">{first_kind}</th>
                         <th scope="col" class="num">"Error"</th>

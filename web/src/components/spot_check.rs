@@ -69,14 +69,20 @@ pub fn SpotCheck(
     let chosen = RwSignal::new(None::<Precision>);
     let run_all = RwSignal::new(false);
     let use_ticked = RwSignal::new(false);
-    // Until the user picks one: the first precision the endpoint measures natively.
+    // Until the user picks one: the first precision the endpoint measures natively and the selected device
+    // has a roof for, so the measurement comes with a prediction.
     let precision = move || {
         chosen.get().unwrap_or_else(|| {
-            endpoint
+            let measurable = endpoint
                 .device
                 .get()
                 .flatten()
-                .and_then(|d| d.measurable_precisions.first().copied())
+                .map(|d| d.measurable_precisions)
+                .unwrap_or_default();
+            let predictable =
+                hardware.with(|hw| measurable.iter().copied().find(|p| hw.dense_peak_for(*p).is_ok()));
+            predictable
+                .or(measurable.first().copied())
                 .unwrap_or(Precision::Fp16)
         })
     };

@@ -1,6 +1,8 @@
 //! Measured points: the ones this page received (saved locally) merged with the endpoint's stored history,
 //! each measurement exactly once. Pure functions plus the [`Measured`] context.
 
+use std::collections::HashSet;
+
 use leptos::prelude::*;
 use roofline_core::wire::RooflinePoint;
 
@@ -23,12 +25,8 @@ pub fn point_key(p: &RooflinePoint) -> String {
 /// Appends the points of `new` that `list` does not hold yet; returns how many were added.
 pub fn add_points(list: &mut Vec<RooflinePoint>, new: impl IntoIterator<Item = RooflinePoint>) -> usize {
     let before = list.len();
-    for p in new {
-        let key = point_key(&p);
-        if !list.iter().any(|q| point_key(q) == key) {
-            list.push(p);
-        }
-    }
+    let mut seen: HashSet<String> = list.iter().map(point_key).collect();
+    list.extend(new.into_iter().filter(|p| seen.insert(point_key(p))));
     list.len() - before
 }
 

@@ -54,7 +54,7 @@ try:
     call(base, "POST", s + "/url", {"url": f"http://127.0.0.1:{http_port}/?model=llama-3.1-70b&hw=b200"})
     time.sleep(1.0)
     results = run_async("""
-      const [configs, ADVISOR, done] = arguments;
+      const [configs, ADVISOR, PINS, done] = arguments;
       const frame = () => new Promise(r => requestAnimationFrame(() => r()));
       // A macrotask without setTimeout's clamping: every reactive effect (microtasks) has run before it.
       const settle = () => new Promise(r => { const c = new MessageChannel(); c.port1.onmessage = () => r(); c.port2.postMessage(0); });
@@ -66,7 +66,7 @@ try:
           const sel = q('[data-testid=config-select]');
           sel.value = cfg; sel.dispatchEvent(new Event('change', {bubbles: true}));
           await settle(); await frame();
-          if (i < 4) { [...document.querySelectorAll('button')].find(b => b.textContent.startsWith('Pin current')).click(); await settle(); }
+          if (PINS && i < 4) { [...document.querySelectorAll('button')].find(b => b.textContent.startsWith('Pin current')).click(); await settle(); }
           const slider = q('[data-testid=batch-input-slider]');
           const draw = [], paint = [];
           for (let step = 0; step < 12; step++) {
@@ -85,7 +85,7 @@ try:
           out.push({cfg, draw, paint, pins: document.querySelectorAll('table.pins tbody tr').length});
         }
         done(out);
-      })();""", [configs, os.environ.get("ADVISOR", "1") == "1"])
+      })();""", [configs, os.environ.get("ADVISOR", "1") == "1", os.environ.get("PINS", "1") == "1"])
     alld, allp = [], []
     for r in results:
         d, p = sorted(r["draw"]), sorted(r["paint"])

@@ -78,7 +78,12 @@ pub fn PinsPanel(
     };
     view! {
         <div class="pins-panel">
-            <button type="button" on:click=pin disabled=move || pins.with(|p| p.len() >= MAX_PINS)>
+            <button
+                type="button"
+                data-testid="pin-current"
+                on:click=pin
+                disabled=move || pins.with(|p| p.len() >= MAX_PINS)
+            >
                 {move || format!("Pin current ({}/{MAX_PINS})", pins.with(Vec::len))}
             </button>
             {table}

@@ -25,7 +25,7 @@ enum Feed {
     Live,
     /// The endpoint has no NVML (a CPU backend); its message.
     NoNvml(String),
-    /// The endpoint does not answer.
+    /// The endpoint does not answer (or is not a roofline endpoint).
     Offline,
 }
 
@@ -76,8 +76,10 @@ pub fn TelemetryPanel() -> impl IntoView {
         leptos::task::spawn_local(async move {
             match api::nvml_status(&base).await {
                 Ok(s) => on_sample(s),
-                Err(ApiError::Unreachable(_)) => set_feed(Feed::Offline),
-                Err(ApiError::Status { body, .. }) => set_feed(Feed::NoNvml(body.message)),
+                Err(ApiError::Status { body, .. }) if body.code == "no_nvml" => {
+                    set_feed(Feed::NoNvml(body.message));
+                }
+                Err(_) => set_feed(Feed::Offline),
             }
         });
     };

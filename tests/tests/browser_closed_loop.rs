@@ -103,6 +103,10 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
     browser.wait_for_js("!document.querySelector('[data-testid=bench-run]').disabled", WAIT).await;
     click(&browser, "[data-testid=bench-run]").await;
     browser.wait_for_js("document.querySelectorAll('[data-testid=bench-row]').length > 0", WAIT).await;
+    // The job keeps streaming while another tab is open.
+    click(&browser, "#tab-4").await;
+    click(&browser, "#tab-3").await;
+    browser.wait_for_js("document.querySelectorAll('[data-testid=bench-row]').length > 0", WAIT).await;
     assert_eq!(js(&browser, "return document.querySelector('[data-testid=bench-status]').dataset.value;").await, "running");
     click(&browser, "[data-testid=bench-stop]").await;
     browser.wait_for_js("document.querySelector('[data-testid=bench-status]')?.dataset.value === 'cancelled'", WAIT).await;

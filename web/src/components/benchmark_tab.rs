@@ -28,26 +28,26 @@ fn on_json<T: DeserializeOwned + 'static>(mut f: impl FnMut(T) + 'static) -> Han
     })
 }
 
-/// The Benchmark tab: shapes (`bench-shapes`), precisions (`bench-precisions`, one checkbox per precision),
-/// Run (`bench-run`) and Stop (`bench-stop`); progress in `bench-progress` and `bench-status` (`data-value` =
-/// `running`/`done`/`cancelled`/`lost`), one `bench-row` per point in `bench-results`. Each measured point joins
-/// the page's measured points exactly once.
-#[component]
-pub fn BenchmarkTab(
-    /// The scenario: its kernel shape is the default job.
-    scenario: RwSignal<Scenario>,
-    /// The device measured points are predicted on (datasheet or calibrated).
-    #[prop(into)]
-    hardware: Signal<HardwareSpec>,
-) -> impl IntoView {
+/// What the Benchmark tab submits and cancels.
+type SubmitAction = Action<BenchmarkRequest, Result<BenchmarkJob, ApiError>>;
+
+/// The latest benchmark job and its event stream, owned by a parent that outlives tab switches, so a job keeps
+/// streaming (and its points keep joining the measured points) while another tab is open.
+#[derive(Clone, Copy)]
+pub struct JobTracker {
+    progress: RwSignal<Option<JobProgress>>,
+    submit: SubmitAction,
+    cancel: Action<String, Result<(), ApiError>>,
+    error: RwSignal<Option<String>>,
+}
+
+/// Creates the tracker; the stream closes when the owner is cleaned up.
+pub fn job_tracker() -> JobTracker {
     let endpoint = use_endpoint();
     let measured = use_measured();
-    let shapes =
-        RwSignal::new(scenario.with_untracked(|s| shapes_text(&[[s.kernel.m, s.kernel.n, s.kernel.k]])));
-    let chosen = RwSignal::new(None::<Vec<Precision>>);
     let progress = RwSignal::new(None::<JobProgress>);
     let stream = StoredValue::new_local(None::<EventStream>);
-    let form_error = RwSignal::new(None::<String>);
+    let error = RwSignal::new(None::<String>);
     on_cleanup(move || {
         stream.with_value(|s| {
             if let Some(s) = s {
@@ -55,44 +55,6 @@ pub fn BenchmarkTab(
             }
         })
     });
-
-    let measurable = move || {
-        endpoint
-            .device
-            .get()
-            .flatten()
-            .map(|d| d.measurable_precisions)
-            .unwrap_or_default()
-    };
-    // Until the user ticks some: every precision the endpoint measures natively.
-    let precisions = move || {
-        chosen.get().unwrap_or_else(|| {
-            let m = measurable();
-            if m.is_empty() {
-                RUN_ALL_PRECISIONS.to_vec()
-            } else {
-                m
-            }
-        })
-    };
-    let offered = move || {
-        let mut all = measurable();
-        all.extend(RUN_ALL_PRECISIONS);
-        Precision::ALL
-            .into_iter()
-            .filter(|p| all.contains(p))
-            .collect::<Vec<_>>()
-    };
-    let toggle = move |p: Precision| {
-        let mut list = precisions();
-        if list.contains(&p) {
-            list.retain(|q| *q != p)
-        } else {
-            list.push(p)
-        }
-        chosen.set(Some(list));
-    };
-
     let follow = move |job: BenchmarkJob| {
         let url = join(&endpoint.base_now(), &job.events_url);
         progress.set(Some(JobProgress::new(job)));
@@ -146,7 +108,7 @@ pub fn BenchmarkTab(
         });
         match EventStream::open(&url, handlers, on_error) {
             Ok(s) => stream.set_value(Some(s)),
-            Err(e) => form_error.set(Some(e)),
+            Err(e) => error.set(Some(e)),
         }
     };
     let submit = Action::new_local(move |request: &BenchmarkRequest| {
@@ -163,6 +125,76 @@ pub fn BenchmarkTab(
         let (id, base) = (id.clone(), endpoint.base_now());
         async move { api::cancel_benchmark(&base, &id).await }
     });
+    JobTracker {
+        progress,
+        submit,
+        cancel,
+        error,
+    }
+}
+
+/// The Benchmark tab: shapes (`bench-shapes`), precisions (`bench-precisions`, one checkbox per precision),
+/// Run (`bench-run`) and Stop (`bench-stop`); progress in `bench-progress` and `bench-status` (`data-value` =
+/// `running`/`done`/`cancelled`/`lost`), one `bench-row` per point in `bench-results`. Each measured point joins
+/// the page's measured points exactly once.
+#[component]
+pub fn BenchmarkTab(
+    /// The scenario: its kernel shape is the default job.
+    scenario: RwSignal<Scenario>,
+    /// The device measured points are predicted on (datasheet or calibrated).
+    #[prop(into)]
+    hardware: Signal<HardwareSpec>,
+    /// The job being followed, from [`job_tracker`].
+    job: JobTracker,
+) -> impl IntoView {
+    let endpoint = use_endpoint();
+    let shapes =
+        RwSignal::new(scenario.with_untracked(|s| shapes_text(&[[s.kernel.m, s.kernel.n, s.kernel.k]])));
+    let chosen = RwSignal::new(None::<Vec<Precision>>);
+    let JobTracker {
+        progress,
+        submit,
+        cancel,
+        error: form_error,
+    } = job;
+
+    let measurable = move || {
+        endpoint
+            .device
+            .get()
+            .flatten()
+            .map(|d| d.measurable_precisions)
+            .unwrap_or_default()
+    };
+    // Until the user ticks some: every precision the endpoint measures natively.
+    let precisions = move || {
+        chosen.get().unwrap_or_else(|| {
+            let m = measurable();
+            if m.is_empty() {
+                RUN_ALL_PRECISIONS.to_vec()
+            } else {
+                m
+            }
+        })
+    };
+    let offered = move || {
+        let mut all = measurable();
+        all.extend(RUN_ALL_PRECISIONS);
+        Precision::ALL
+            .into_iter()
+            .filter(|p| all.contains(p))
+            .collect::<Vec<_>>()
+    };
+    let toggle = move |p: Precision| {
+        let mut list = precisions();
+        if list.contains(&p) {
+            list.retain(|q| *q != p)
+        } else {
+            list.push(p)
+        }
+        chosen.set(Some(list));
+    };
+
     let on_run = move |_| {
         form_error.set(None);
         let shapes = match parse_shapes(&shapes.get_untracked()) {

@@ -4,6 +4,7 @@ use leptos::prelude::*;
 use roofline_core::{Advice, Error, HardwareSpec};
 use wasm_bindgen::JsCast;
 
+use crate::components::benchmark_tab::job_tracker;
 use crate::components::spot_check::analyze_action;
 use crate::components::{
     AdvisorTab, BenchmarkTab, FormatsTab, PrecisionSelect, PredictionTable, ShapeForm, SpotCheck,
@@ -35,6 +36,7 @@ pub fn RightPanel(
 ) -> impl IntoView {
     let tab = RwSignal::new(0usize);
     let analyze = analyze_action(scenario);
+    let job = job_tracker();
     let on_key = move |ev: leptos::ev::KeyboardEvent| {
         let step = match ev.key().as_str() {
             "ArrowRight" => 1,
@@ -83,7 +85,7 @@ pub fn RightPanel(
                     .into_any(),
                     1 => view! { <AdvisorTab advice=advice /> }.into_any(),
                     2 => view! { <FormatsTab /> }.into_any(),
-                    3 => view! { <BenchmarkTab scenario=scenario hardware=hardware /> }.into_any(),
+                    3 => view! { <BenchmarkTab scenario=scenario hardware=hardware job=job /> }.into_any(),
                     _ => view! { <ValidationTab scenario=scenario custom=custom /> }.into_any(),
                 }}
             </div>

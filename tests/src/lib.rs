@@ -138,7 +138,7 @@ impl Endpoint {
             .arg(&data_dir)
             .args(extra)
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::null())
             .spawn()
             .expect("spawn gpu-endpoint");
         let process = KillOnDrop(child);

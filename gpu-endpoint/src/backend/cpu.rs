@@ -12,7 +12,8 @@ use roofline_core::{OperandPrecisions, Operator, Precision};
 
 use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth};
 use crate::protocol::{
-    RunInfo, SamplingPolicy, TelemetrySummary, measurement, random_normal, sample, verify_sampled,
+    RunInfo, SampleStats, SamplingPolicy, TelemetrySummary, measurement, random_normal, sample,
+    verify_sampled,
 };
 
 /// Version of the GEMM crate (keep in step with Cargo.toml).
@@ -95,9 +96,22 @@ impl CpuBackend {
         }
     }
 
-    /// A buffer about twice the last-level cache, rewritten before every sample.
-    fn flush_buffer(&self) -> Vec<u8> {
-        vec![1u8; (2 * self.llc_bytes).max(8 << 20)]
+    /// Samples `run` under the protocol, wall-clock timed, after rewriting a buffer of about twice the
+    /// last-level cache before every sample (the CPU's L2/LLC flush).
+    fn sample_flushed(&self, mut run: impl FnMut()) -> Result<SampleStats, BackendError> {
+        let mut flush = vec![1u8; (2 * self.llc_bytes).max(8 << 20)];
+        sample::<BackendError>(
+            &self.policy,
+            || {
+                touch(&mut flush);
+                Ok(())
+            },
+            || {
+                let start = Instant::now();
+                run();
+                Ok(start.elapsed().as_secs_f64())
+            },
+        )
     }
 
     fn gemm_measure<T>(
@@ -126,19 +140,7 @@ impl CpuBackend {
         run_gemm((m, n, k), &a, &b, &mut c, parallelism);
         let tolerance = (k as f64 * rel_eps).max(rel_eps * 16.0);
         verify_sampled((m, n, k), &a, &b, &c, tolerance, seed).map_err(BackendError::Verification)?;
-        let mut flush = self.flush_buffer();
-        let stats = sample::<BackendError>(
-            &self.policy,
-            || {
-                touch(&mut flush);
-                Ok(())
-            },
-            || {
-                let start = Instant::now();
-                run_gemm((m, n, k), &a, &b, &mut c, parallelism);
-                Ok(start.elapsed().as_secs_f64())
-            },
-        )?;
+        let stats = self.sample_flushed(|| run_gemm((m, n, k), &a, &b, &mut c, parallelism))?;
         std::hint::black_box(&c);
         let kind = if m <= 1 { "GEMV" } else { "GEMM" };
         let kernel = format!(
@@ -315,19 +317,7 @@ impl Backend for CpuBackend {
                 "copy output differs from its input".into(),
             ));
         }
-        let mut flush = self.flush_buffer();
-        let stats = sample::<BackendError>(
-            &self.policy,
-            || {
-                touch(&mut flush);
-                Ok(())
-            },
-            || {
-                let start = Instant::now();
-                copy(&mut dst);
-                Ok(start.elapsed().as_secs_f64())
-            },
-        )?;
+        let stats = self.sample_flushed(|| copy(&mut dst))?;
         let mut run = self.run_info(
             format!(
                 "copy_from_slice, {threads} threads, 2×{} KiB",

@@ -1,8 +1,8 @@
 //! Real-browser end-to-end test of the closed loop against a real `gpu-endpoint` on loopback (CPU backend, no
 //! GPU, no NVML): the Kernel Spot Check puts measured points beside their predictions, the Validation tab lists
-//! them with their error, measured points survive a reload, a benchmark job streams progress and stops, the
-//! telemetry panel is calm without NVML, and when the endpoint dies the badge flips while the page keeps
-//! predicting.
+//! them with their error, calibration yields a device to predict on, measured points survive a reload, a
+//! benchmark job streams progress and stops, the telemetry panel is calm without NVML, and when the endpoint
+//! dies the badge flips while the page keeps predicting.
 
 use std::time::{Duration, Instant};
 
@@ -86,14 +86,24 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
     browser.wait_for_js("document.querySelectorAll('[data-testid=validation-table] [data-testid=validation-row]').length > 0", WAIT).await;
     browser.element("[data-testid=validation-table] [data-testid=error-pct]").await;
 
-    // 4. A reload keeps the measured points: they are saved in this browser, not only on the endpoint.
+    // 4. Calibration measures the CPU's bandwidth and peaks; with no datasheet to start from, the calibrated
+    // spec is offered as its own device, and the validation table predicts on it. Then back to GB10.
+    click(&browser, "[data-testid=calibrate-button]").await;
+    browser.wait_for_js("document.querySelector('[data-testid=calibration-result]')", Duration::from_secs(90)).await;
+    click(&browser, "[data-testid=use-calibrated-device]").await;
+    browser.wait_for_js("document.querySelector('[data-testid=hardware-select]').value === 'cpu_host_measured'", WAIT).await;
+    browser.wait_for_js("document.querySelector('[data-testid=validation-table] caption').textContent.includes('Calibrated')", WAIT).await;
+    browser.element("[data-testid=validation-table] [data-testid=error-pct]").await;
+    browser.element("[data-testid=hardware-select]").await.select_by_value("gb10").await.unwrap();
+
+    // 5. A reload keeps the measured points: they are saved in this browser, not only on the endpoint.
     let saved = js(&browser, "return JSON.parse(localStorage.getItem('roofline.state')).measured.length;").await;
     assert!(saved.as_u64().is_some_and(|n| n > 0), "saved measured points: {saved}");
     let before = measured_count(&browser).await;
     browser.client.refresh().await.unwrap();
     browser.wait_for_js(&format!("parseInt(document.querySelector('[data-testid=measured-count]')?.textContent) === {before}"), WAIT).await;
 
-    // 5. A benchmark job streams progress into the live table and stops on request; telemetry says calmly
+    // 6. A benchmark job streams progress into the live table and stops on request; telemetry says calmly
     // that this endpoint has no NVML.
     click(&browser, "#tab-3").await;
     browser.wait_for_js("document.querySelector('[data-testid=telemetry]')?.dataset.state === 'no-nvml'", WAIT).await;
@@ -120,7 +130,7 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
     let after_job = measured_count(&browser).await;
     assert!(after_job > before, "job points join the measured points ({before} → {after_job})");
 
-    // 6. The endpoint dies: the badge and the banner say so within a few seconds, and the page keeps predicting.
+    // 7. The endpoint dies: the badge and the banner say so within a few seconds, and the page keeps predicting.
     endpoint.process.kill();
     let gone = Instant::now();
     browser.wait_for_js("document.querySelector('[data-testid=endpoint-status]')?.dataset.value === 'offline'", WAIT).await;

@@ -12,7 +12,11 @@ const WAIT: Duration = Duration::from_secs(30);
 
 /// Runs a script that returns a value.
 async fn js(browser: &Browser, body: &str) -> serde_json::Value {
-    browser.client.execute(body, vec![]).await.unwrap_or_else(|e| panic!("script failed: {e}\n{body}"))
+    browser
+        .client
+        .execute(body, vec![])
+        .await
+        .unwrap_or_else(|e| panic!("script failed: {e}\n{body}"))
 }
 
 /// Types `value` into the input with `testid` as a user would (an `input` event per change).
@@ -25,14 +29,27 @@ async fn type_into(browser: &Browser, testid: &str, value: &str) {
     js(browser, &script).await;
 }
 
+/// Clicks the element matching `css`.
 async fn click(browser: &Browser, css: &str) {
-    browser.element(css).await.click().await.unwrap_or_else(|e| panic!("click {css}: {e}"));
+    browser
+        .element(css)
+        .await
+        .click()
+        .await
+        .unwrap_or_else(|e| panic!("click {css}: {e}"));
 }
 
 /// The number shown by `data-testid="measured-count"`.
 async fn measured_count(browser: &Browser) -> u64 {
-    let text = browser.element("[data-testid=measured-count]").await.text().await.unwrap();
-    text.trim().parse().unwrap_or_else(|_| panic!("measured-count is not a number: {text:?}"))
+    let text = browser
+        .element("[data-testid=measured-count]")
+        .await
+        .text()
+        .await
+        .unwrap();
+    text.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("measured-count is not a number: {text:?}"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -47,10 +64,28 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
     // 1. Same origin, no setting: the badge finds the CPU endpoint, and the banner is the calm no-GPU note.
     let opened = Instant::now();
     browser.client.goto(&endpoint.url()).await.unwrap();
-    browser.wait_for_js("document.querySelector('[data-testid=endpoint-status]')?.dataset.value === 'online'", WAIT).await;
-    let badge = browser.element("[data-testid=endpoint-status]").await.text().await.unwrap();
-    assert!(badge.contains("online") && badge.contains("cpu"), "badge: {badge}");
-    browser.wait_for_js("document.querySelector('[data-testid=endpoint-banner]')?.dataset.value === 'no-gpu'", WAIT).await;
+    browser
+        .wait_for_js(
+            "document.querySelector('[data-testid=endpoint-status]')?.dataset.value === 'online'",
+            WAIT,
+        )
+        .await;
+    let badge = browser
+        .element("[data-testid=endpoint-status]")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        badge.contains("online") && badge.contains("cpu"),
+        "badge: {badge}"
+    );
+    browser
+        .wait_for_js(
+            "document.querySelector('[data-testid=endpoint-banner]')?.dataset.value === 'no-gpu'",
+            WAIT,
+        )
+        .await;
     assert_eq!(measured_count(&browser).await, 0);
 
     // 2. Kernel Spot Check. The original toolkit's five precisions have no native CPU kernel: each is listed
@@ -59,87 +94,249 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
     type_into(&browser, "spot-m", "64").await;
     type_into(&browser, "spot-n", "256").await;
     type_into(&browser, "spot-k", "256").await;
-    browser.wait_for_js("!document.querySelector('[data-testid=analyze-button]').disabled", WAIT).await;
+    browser
+        .wait_for_js(
+            "!document.querySelector('[data-testid=analyze-button]').disabled",
+            WAIT,
+        )
+        .await;
     click(&browser, "[data-testid=run-all-precisions]").await;
     click(&browser, "[data-testid=analyze-button]").await;
-    browser.wait_for_js("document.querySelectorAll('[data-testid=spot-failures] li').length >= 5", WAIT).await;
+    browser
+        .wait_for_js(
+            "document.querySelectorAll('[data-testid=spot-failures] li').length >= 5",
+            WAIT,
+        )
+        .await;
     for precision in ["FP16", "FP8_E4M3", "NVFP4", "INT8", "INT4"] {
-        let failure = browser.element(&format!("[data-testid=spot-failures] li[data-precision={precision}]")).await;
+        let failure = browser
+            .element(&format!(
+                "[data-testid=spot-failures] li[data-precision={precision}]"
+            ))
+            .await;
         let text = failure.text().await.unwrap();
         assert!(text.contains("unsupported"), "{precision}: {text}");
     }
     click(&browser, "[data-testid=run-all-precisions]").await;
-    browser.element("[data-testid=spot-precision]").await.select_by_value("FP32").await.unwrap();
-    browser.wait_for_js("!document.querySelector('[data-testid=analyze-button]').disabled", WAIT).await;
+    browser
+        .element("[data-testid=spot-precision]")
+        .await
+        .select_by_value("FP32")
+        .await
+        .unwrap();
+    browser
+        .wait_for_js(
+            "!document.querySelector('[data-testid=analyze-button]').disabled",
+            WAIT,
+        )
+        .await;
     click(&browser, "[data-testid=analyze-button]").await;
-    browser.wait_for_js("document.querySelector('[data-testid=spot-row][data-precision=FP32]')", WAIT).await;
+    browser
+        .wait_for_js(
+            "document.querySelector('[data-testid=spot-row][data-precision=FP32]')",
+            WAIT,
+        )
+        .await;
     let to_first_point = opened.elapsed();
     let seconds = js(&browser, "return parseFloat(document.querySelector('[data-testid=spot-row] [data-testid=measured-time]').dataset.value);").await;
-    assert!(seconds.as_f64().is_some_and(|s| s > 0.0), "measured time {seconds}");
-    let row = browser.element("[data-testid=spot-row][data-precision=FP32]").await.text().await.unwrap();
+    assert!(
+        seconds.as_f64().is_some_and(|s| s > 0.0),
+        "measured time {seconds}"
+    );
+    let row = browser
+        .element("[data-testid=spot-row][data-precision=FP32]")
+        .await
+        .text()
+        .await
+        .unwrap();
     assert!(row.contains("64x256x256") && row.contains('%'), "spot row: {row}");
     assert!(measured_count(&browser).await > 0);
-    eprintln!("page opened → first measured point on the plot: {:.1} s", to_first_point.as_secs_f64());
+    eprintln!(
+        "page opened → first measured point on the plot: {:.1} s",
+        to_first_point.as_secs_f64()
+    );
 
     // 3. The Validation tab lists the point with its prediction and error.
     click(&browser, "#tab-4").await;
     browser.wait_for_js("document.querySelectorAll('[data-testid=validation-table] [data-testid=validation-row]').length > 0", WAIT).await;
-    browser.element("[data-testid=validation-table] [data-testid=error-pct]").await;
+    browser
+        .element("[data-testid=validation-table] [data-testid=error-pct]")
+        .await;
 
     // 4. Calibration measures the CPU's bandwidth and peaks; with no datasheet to start from, the calibrated
     // spec is offered as its own device, and the validation table predicts on it. Then back to GB10.
     click(&browser, "[data-testid=calibrate-button]").await;
-    browser.wait_for_js("document.querySelector('[data-testid=calibration-result]')", Duration::from_secs(90)).await;
+    browser
+        .wait_for_js(
+            "document.querySelector('[data-testid=calibration-result]')",
+            Duration::from_secs(90),
+        )
+        .await;
     click(&browser, "[data-testid=use-calibrated-device]").await;
-    browser.wait_for_js("document.querySelector('[data-testid=hardware-select]').value === 'cpu_host_measured'", WAIT).await;
+    browser
+        .wait_for_js(
+            "document.querySelector('[data-testid=hardware-select]').value === 'cpu_host_measured'",
+            WAIT,
+        )
+        .await;
     browser.wait_for_js("document.querySelector('[data-testid=validation-table] caption').textContent.includes('Calibrated')", WAIT).await;
-    browser.element("[data-testid=validation-table] [data-testid=error-pct]").await;
-    browser.element("[data-testid=hardware-select]").await.select_by_value("gb10").await.unwrap();
+    browser
+        .element("[data-testid=validation-table] [data-testid=error-pct]")
+        .await;
+    browser
+        .element("[data-testid=hardware-select]")
+        .await
+        .select_by_value("gb10")
+        .await
+        .unwrap();
 
     // 5. A reload keeps the measured points: they are saved in this browser, not only on the endpoint.
-    let saved = js(&browser, "return JSON.parse(localStorage.getItem('roofline.state')).measured.length;").await;
-    assert!(saved.as_u64().is_some_and(|n| n > 0), "saved measured points: {saved}");
+    let saved = js(
+        &browser,
+        "return JSON.parse(localStorage.getItem('roofline.state')).measured.length;",
+    )
+    .await;
+    assert!(
+        saved.as_u64().is_some_and(|n| n > 0),
+        "saved measured points: {saved}"
+    );
     let before = measured_count(&browser).await;
     browser.client.refresh().await.unwrap();
-    browser.wait_for_js(&format!("parseInt(document.querySelector('[data-testid=measured-count]')?.textContent) === {before}"), WAIT).await;
+    browser
+        .wait_for_js(
+            &format!(
+                "parseInt(document.querySelector('[data-testid=measured-count]')?.textContent) === {before}"
+            ),
+            WAIT,
+        )
+        .await;
 
     // 6. A benchmark job streams progress into the live table and stops on request; telemetry says calmly
     // that this endpoint has no NVML.
     click(&browser, "#tab-3").await;
-    browser.wait_for_js("document.querySelector('[data-testid=telemetry]')?.dataset.state === 'no-nvml'", WAIT).await;
-    let telemetry = browser.element("[data-testid=telemetry]").await.text().await.unwrap();
-    assert!(telemetry.contains("No NVML on this endpoint (CPU backend)"), "telemetry: {telemetry}");
-    type_into(&browser, "bench-shapes", "256x512x512, 512x512x512, 384x512x512, 640x512x512, 768x512x512, 896x512x512").await;
-    browser.wait_for_js("!document.querySelector('[data-testid=bench-run]').disabled", WAIT).await;
+    browser
+        .wait_for_js(
+            "document.querySelector('[data-testid=telemetry]')?.dataset.state === 'no-nvml'",
+            WAIT,
+        )
+        .await;
+    let telemetry = browser
+        .element("[data-testid=telemetry]")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        telemetry.contains("No NVML on this endpoint (CPU backend)"),
+        "telemetry: {telemetry}"
+    );
+    type_into(
+        &browser,
+        "bench-shapes",
+        "256x512x512, 512x512x512, 384x512x512, 640x512x512, 768x512x512, 896x512x512",
+    )
+    .await;
+    browser
+        .wait_for_js(
+            "!document.querySelector('[data-testid=bench-run]').disabled",
+            WAIT,
+        )
+        .await;
     click(&browser, "[data-testid=bench-run]").await;
-    browser.wait_for_js("document.querySelectorAll('[data-testid=bench-row]').length > 0", WAIT).await;
+    browser
+        .wait_for_js(
+            "document.querySelectorAll('[data-testid=bench-row]').length > 0",
+            WAIT,
+        )
+        .await;
     // The job keeps streaming while another tab is open.
     click(&browser, "#tab-4").await;
     click(&browser, "#tab-3").await;
-    browser.wait_for_js("document.querySelectorAll('[data-testid=bench-row]').length > 0", WAIT).await;
-    assert_eq!(js(&browser, "return document.querySelector('[data-testid=bench-status]').dataset.value;").await, "running");
+    browser
+        .wait_for_js(
+            "document.querySelectorAll('[data-testid=bench-row]').length > 0",
+            WAIT,
+        )
+        .await;
+    assert_eq!(
+        js(
+            &browser,
+            "return document.querySelector('[data-testid=bench-status]').dataset.value;"
+        )
+        .await,
+        "running"
+    );
     click(&browser, "[data-testid=bench-stop]").await;
-    browser.wait_for_js("document.querySelector('[data-testid=bench-status]')?.dataset.value === 'cancelled'", WAIT).await;
+    browser
+        .wait_for_js(
+            "document.querySelector('[data-testid=bench-status]')?.dataset.value === 'cancelled'",
+            WAIT,
+        )
+        .await;
     let (rows, progress, total) = (
-        js(&browser, "return document.querySelectorAll('[data-testid=bench-row]').length;").await,
-        js(&browser, "return parseInt(document.querySelector('[data-testid=bench-progress]').getAttribute('value'));").await,
-        js(&browser, "return parseInt(document.querySelector('[data-testid=bench-progress]').getAttribute('max'));").await,
+        js(
+            &browser,
+            "return document.querySelectorAll('[data-testid=bench-row]').length;",
+        )
+        .await,
+        js(
+            &browser,
+            "return parseInt(document.querySelector('[data-testid=bench-progress]').getAttribute('value'));",
+        )
+        .await,
+        js(
+            &browser,
+            "return parseInt(document.querySelector('[data-testid=bench-progress]').getAttribute('max'));",
+        )
+        .await,
     );
     assert_eq!(rows, progress, "each streamed point is listed once");
-    assert!(progress.as_u64() < total.as_u64(), "stopped before the end: {progress}/{total}");
+    assert!(
+        progress.as_u64() < total.as_u64(),
+        "stopped before the end: {progress}/{total}"
+    );
     let after_job = measured_count(&browser).await;
-    assert!(after_job > before, "job points join the measured points ({before} → {after_job})");
+    assert!(
+        after_job > before,
+        "job points join the measured points ({before} → {after_job})"
+    );
 
     // 7. The endpoint dies: the badge and the banner say so within a few seconds, and the page keeps predicting.
     endpoint.process.kill();
     let gone = Instant::now();
-    browser.wait_for_js("document.querySelector('[data-testid=endpoint-status]')?.dataset.value === 'offline'", WAIT).await;
-    eprintln!("endpoint killed → badge offline: {:.1} s", gone.elapsed().as_secs_f64());
-    browser.wait_for_js("document.querySelector('[data-testid=endpoint-banner]')?.dataset.value === 'offline'", WAIT).await;
-    let tpot = js(&browser, "return parseFloat(document.querySelector('[data-testid=summary-tpot]').dataset.value);").await;
+    browser
+        .wait_for_js(
+            "document.querySelector('[data-testid=endpoint-status]')?.dataset.value === 'offline'",
+            WAIT,
+        )
+        .await;
+    eprintln!(
+        "endpoint killed → badge offline: {:.1} s",
+        gone.elapsed().as_secs_f64()
+    );
+    browser
+        .wait_for_js(
+            "document.querySelector('[data-testid=endpoint-banner]')?.dataset.value === 'offline'",
+            WAIT,
+        )
+        .await;
+    let tpot = js(
+        &browser,
+        "return parseFloat(document.querySelector('[data-testid=summary-tpot]').dataset.value);",
+    )
+    .await;
     assert!(tpot.as_f64().is_some_and(|t| t > 0.0), "summary TPOT {tpot}");
-    assert_eq!(measured_count(&browser).await, after_job, "saved points stay on the page");
-    assert!(browser.non_background_pixels("[data-testid=roofline-canvas]").await > 2000);
+    assert_eq!(
+        measured_count(&browser).await,
+        after_job,
+        "saved points stay on the page"
+    );
+    assert!(
+        browser
+            .non_background_pixels("[data-testid=roofline-canvas]")
+            .await
+            > 2000
+    );
 
     browser.close().await;
     eprintln!("closed-loop test took {:.1} s", started.elapsed().as_secs_f64());

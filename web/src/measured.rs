@@ -43,8 +43,8 @@ pub fn merge(local: &[RooflinePoint], remote: &[RooflinePoint]) -> Vec<RooflineP
 pub struct Measured {
     /// Points received or imported in this browser (saved with the page state).
     pub local: RwSignal<Vec<RooflinePoint>>,
-    /// Bump to refetch the endpoint's history (after a measurement finished).
-    pub refresh: RwSignal<u32>,
+    /// Bumped by [`Measured::refresh_history`].
+    refresh: RwSignal<u32>,
     /// The endpoint's stored history (empty while offline).
     pub history: LocalResource<Vec<RooflinePoint>>,
     /// Everything shown: `local` merged with `history`.
@@ -80,11 +80,15 @@ impl Measured {
         measured
     }
 
-    /// Adds new points (duplicates are dropped) and refreshes the history.
+    /// Adds new points (duplicates are dropped).
     pub fn add(&self, points: Vec<RooflinePoint>) {
         self.local.update(|l| {
             add_points(l, points);
         });
+    }
+
+    /// Refetches the endpoint's history (after a measurement finished).
+    pub fn refresh_history(&self) {
         self.refresh.update(|n| *n = n.wrapping_add(1));
     }
 }

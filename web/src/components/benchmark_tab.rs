@@ -94,6 +94,7 @@ pub fn job_tracker() -> JobTracker {
                             p.done = Some(e)
                         }
                     });
+                    measured.refresh_history();
                 }),
             ),
         ];

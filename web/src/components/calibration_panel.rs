@@ -9,6 +9,7 @@ use crate::api::{self, ApiError};
 use crate::calibration::{has_datasheet, upsert};
 use crate::endpoint::use_endpoint;
 use crate::format;
+use crate::measured::use_measured;
 use crate::state::Scenario;
 
 /// The Calibrate button (`data-testid="calibrate-button"`, POST `/api/calibrate` starting from the detected
@@ -23,6 +24,7 @@ pub fn CalibrationPanel(
     custom: RwSignal<Vec<HardwareSpec>>,
 ) -> impl IntoView {
     let endpoint = use_endpoint();
+    let measured = use_measured();
     let calibrate = Action::new_local(move |(): &()| {
         let base = endpoint.base_now();
         let hardware_key = endpoint
@@ -40,6 +42,8 @@ pub fn CalibrationPanel(
             )
             .await;
             if let Ok(r) = &result {
+                // The calibration's own measurements are stored on the endpoint too.
+                measured.refresh_history();
                 match r.spec.validate() {
                     Ok(()) => {
                         custom.update(|c| upsert(c, r.spec.clone()));

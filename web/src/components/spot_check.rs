@@ -46,6 +46,7 @@ pub fn analyze_action(scenario: RwSignal<Scenario>) -> SpotCheckAction {
                     }
                 });
                 measured.add(r.measured.clone());
+                measured.refresh_history();
             }
             response
         }

@@ -5,7 +5,7 @@ use roofline_core::{Advice, Error, HardwareSpec};
 use wasm_bindgen::JsCast;
 
 use crate::components::benchmark_tab::job_tracker;
-use crate::components::spot_check::analyze_action;
+use crate::components::spot_check::spot_check_state;
 use crate::components::{
     AdvisorTab, BenchmarkTab, FormatsTab, PrecisionSelect, PredictionTable, ShapeForm, SpotCheck,
     ValidationTab,
@@ -35,7 +35,7 @@ pub fn RightPanel(
     custom: RwSignal<Vec<HardwareSpec>>,
 ) -> impl IntoView {
     let tab = RwSignal::new(0usize);
-    let analyze = analyze_action(scenario);
+    let spot = spot_check_state(scenario);
     let job = job_tracker();
     let on_key = move |ev: leptos::ev::KeyboardEvent| {
         let step = match ev.key().as_str() {
@@ -79,7 +79,7 @@ pub fn RightPanel(
                             <ShapeForm scenario=scenario />
                             <PrecisionSelect scenario=scenario hardware=hardware />
                             <PredictionTable rows=rows />
-                            <SpotCheck scenario=scenario hardware=hardware analyze=analyze />
+                            <SpotCheck scenario=scenario hardware=hardware state=spot />
                         </div>
                     }
                     .into_any(),

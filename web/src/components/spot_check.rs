@@ -23,15 +23,25 @@ fn catalog_key(key: &str) -> String {
 }
 
 /// What the spot check sends (run all precisions?, the request) and gets back.
-pub type SpotCheckAction = Action<(bool, AnalyzeRequest), Result<AnalyzeResponse, ApiError>>;
+type SpotCheckAction = Action<(bool, AnalyzeRequest), Result<AnalyzeResponse, ApiError>>;
 
-/// The spot check's POST `/api/analyze`, created by a parent that outlives tab switches so the last
-/// result stays on screen. Measured points join the page's measured points, and their precisions are ticked
-/// so their predictions are plotted beside them.
-pub fn analyze_action(scenario: RwSignal<Scenario>) -> SpotCheckAction {
+/// The spot check's choices and its POST `/api/analyze`, owned by a parent that outlives tab switches so
+/// both stay on screen.
+#[derive(Clone, Copy)]
+pub struct SpotCheckState {
+    analyze: SpotCheckAction,
+    /// The precision picked; `None` until the user picks one.
+    chosen: RwSignal<Option<Precision>>,
+    run_all: RwSignal<bool>,
+    use_ticked: RwSignal<bool>,
+}
+
+/// Creates the state. Measured points join the page's measured points, and their precisions are ticked so
+/// their predictions are plotted beside them.
+pub fn spot_check_state(scenario: RwSignal<Scenario>) -> SpotCheckState {
     let endpoint = use_endpoint();
     let measured = use_measured();
-    Action::new_local(move |(run_all, request): &(bool, AnalyzeRequest)| {
+    let analyze = Action::new_local(move |(run_all, request): &(bool, AnalyzeRequest)| {
         let (run_all, request) = (*run_all, request.clone());
         let base = endpoint.base_now();
         let key = catalog_key(&scenario.with_untracked(|s| s.hardware.clone()));
@@ -50,7 +60,13 @@ pub fn analyze_action(scenario: RwSignal<Scenario>) -> SpotCheckAction {
             }
             response
         }
-    })
+    });
+    SpotCheckState {
+        analyze,
+        chosen: RwSignal::new(None),
+        run_all: RwSignal::new(false),
+        use_ticked: RwSignal::new(false),
+    }
 }
 
 /// The spot check (`analyze-button`, `spot-precision`, `run-all-precisions`, `spot-custom`): results in
@@ -63,13 +79,16 @@ pub fn SpotCheck(
     /// The device predictions are made on.
     #[prop(into)]
     hardware: Signal<HardwareSpec>,
-    /// The measurement request, from [`analyze_action`].
-    analyze: SpotCheckAction,
+    /// The choices and the request, from [`spot_check_state`].
+    state: SpotCheckState,
 ) -> impl IntoView {
     let endpoint = use_endpoint();
-    let chosen = RwSignal::new(None::<Precision>);
-    let run_all = RwSignal::new(false);
-    let use_ticked = RwSignal::new(false);
+    let SpotCheckState {
+        analyze,
+        chosen,
+        run_all,
+        use_ticked,
+    } = state;
     // Until the user picks one: the first precision the endpoint measures natively and the selected device
     // has a roof for, so the measurement comes with a prediction.
     let precision = move || {

@@ -49,16 +49,11 @@ pub fn EndpointBanner(
             let (value, text) = if health.backend == "cuda" {
                 ("gpu", format!("Measuring on {name}."))
             } else {
-                let reason = if health.backend_reason.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", health.backend_reason)
-                };
                 (
                     "no-gpu",
                     format!(
-                        "No GPU on this endpoint{reason}: it measures on {} with the {} backend.",
-                        name, health.backend
+                        "No GPU on this endpoint: it measures on {name} ({} backend).",
+                        health.backend
                     ),
                 )
             };
@@ -66,6 +61,7 @@ pub fn EndpointBanner(
                 view! {
                     <div class="banner calm" role="status" data-testid="endpoint-banner" data-value=value>
                         <span>{text}</span>
+                        <small>{health.backend_reason}</small>
                         {switch}
                     </div>
                 }

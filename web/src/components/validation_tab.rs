@@ -12,11 +12,10 @@ use crate::state::Scenario;
 use crate::validation::{self, Band, Check, ErrorStats, calibrated_error, spec_error};
 
 /// A prediction cell and its error cell, coloured by band.
-fn check_cells(check: Option<&Result<Check, String>>) -> AnyView {
+fn check_cells(check: &Result<Check, String>) -> AnyView {
     match check {
-        None => view! { <td></td><td></td> }.into_any(),
-        Some(Err(reason)) => view! { <td colspan="2" class="unsupported">{reason.clone()}</td> }.into_any(),
-        Some(Ok(c)) => view! {
+        Err(reason) => view! { <td colspan="2" class="unsupported">{reason.clone()}</td> }.into_any(),
+        Ok(c) => view! {
             <td class="num">{format::duration(c.predicted_s)}</td>
             <td class=format!("num {}", Band::of(c.error_pct).class()) data-testid="error-pct" data-value=c.error_pct.to_string()>
                 {format::signed_percent(c.error_pct)}
@@ -98,10 +97,10 @@ pub fn ValidationTab(
                         title=format!("measured on {}", r.device)
                     >
                         <td>{r.precision.name()}</td>
-                        <td>{r.shape.clone()} <small class="what">{r.regime.name()}</small></td>
+                        <td>{r.shape.clone()} " " <small class="what">{r.regime.name()}</small></td>
                         <td class="num">{format::duration(r.measured_s)}</td>
-                        {check_cells(Some(&r.spec))}
-                        {check_cells(r.calibrated.as_ref())}
+                        {check_cells(&r.spec)}
+                        {r.calibrated.as_ref().map(check_cells)}
                     </tr>
                 }
             })
@@ -123,8 +122,10 @@ pub fn ValidationTab(
                         <th scope="col" class="num">"Measured"</th>
                         <th scope="col" class="num">{first_kind}</th>
                         <th scope="col" class="num">"Error"</th>
-                        <th scope="col" class="num">"Calibrated"</th>
-                        <th scope="col" class="num">"Error"</th>
+                        {move || names().1.map(|_| view! {
+                            <th scope="col" class="num">"Calibrated"</th>
+                            <th scope="col" class="num">"Error"</th>
+                        })}
                     </tr>
                 </thead>
                 <tbody>{body}</tbody>

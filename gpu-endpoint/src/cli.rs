@@ -382,7 +382,7 @@ fn print_bench(
                 format!("{:.2}", m.p90_s * 1e6),
                 m.samples.to_string(),
                 format!("{:.4}", p.point.tflops),
-                format!("{:.2}", p.point.bandwidth_gb_s.unwrap_or(0.0)),
+                p.point.bandwidth_gb_s.map_or_else(String::new, |b| format!("{b:.2}")),
                 p.predicted
                     .as_ref()
                     .map_or_else(String::new, |q| format!("{:.2}", q.time_us)),

@@ -273,7 +273,7 @@ impl Backend for CpuBackend {
     }
 
     fn measurable(&self) -> Vec<Precision> {
-        vec![Precision::Fp64, Precision::Fp32]
+        vec![Precision::Fp32, Precision::Fp64]
     }
 
     fn memory_budget_bytes(&self) -> u64 {

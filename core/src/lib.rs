@@ -48,6 +48,8 @@ mod properties;
 pub mod roofline;
 pub mod units;
 #[cfg(feature = "serde")]
+pub mod validation;
+#[cfg(feature = "serde")]
 pub mod wire;
 
 pub use advisor::{Advice, Candidate, Skipped, advise_model, advise_operator};

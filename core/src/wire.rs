@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::units::{MICRO, TERA};
-use crate::{Operator, Precision, Prediction};
+use crate::{OperandPrecisions, Operator, Precision, Prediction};
 
 /// The body of every error response: a stable snake_case `code` and a human message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -181,6 +181,10 @@ pub struct RooflinePoint {
     /// Effective DRAM bandwidth = bytes / time, in GB/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bandwidth_gb_s: Option<f64>,
+    /// Weight, activation and output precisions of the operator that ran or was predicted, when they differ
+    /// from `precision` everywhere (W4A16: INT4 group-128 weights, FP16 activations; INT8: INT32 output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operands: Option<OperandPrecisions>,
     /// For measured points: what ran and how.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measurement: Option<Measurement>,
@@ -201,6 +205,7 @@ impl RooflinePoint {
             source: PointSource::Simulated,
             bottleneck: prediction.bound.name().to_owned(),
             bandwidth_gb_s: Some(prediction.bytes / prediction.time_s / 1e9),
+            operands: Some(op.precisions),
             measurement: None,
         }
     }

@@ -1,5 +1,6 @@
-//! The command line (clap derive): `serve` (the default), `bench`, `compare`, `calibrate`, `device`, and the
-//! whole-model `predict` and `advise` (in [`crate::predict`]).
+//! The command line (clap derive): `serve` (the default), `bench`, `compare`, `calibrate`, `device`, the
+//! whole-model `predict` and `advise` (in [`crate::predict`]), and the offline `validate` (in
+//! [`crate::validate`]).
 //!
 //! Adding a subcommand is one [`Command`] variant plus one `run_*` function called from [`run`].
 
@@ -19,6 +20,7 @@ use crate::jobs::{JobEvent, run_points, validate_request};
 use crate::output::{emit, json, table};
 use crate::predict::{AdviseArgs, PredictArgs, run_advise, run_predict};
 use crate::store::{Store, default_data_dir};
+use crate::validate::{ValidateArgs, run_validate};
 
 /// Command-line errors: `Usage` exits with code 2, `Runtime` with 1.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +73,8 @@ pub enum Command {
     Predict(PredictArgs),
     /// Rank the precision configs the device runs natively for a model and workload.
     Advise(AdviseArgs),
+    /// Prediction error of saved `bench --json` points, on the datasheet and a calibrated spec (no device).
+    Validate(ValidateArgs),
 }
 
 /// Backend options shared by every subcommand.
@@ -226,6 +230,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Some(Command::Device(args)) => run_device(&args),
         Some(Command::Predict(args)) => run_predict(&args),
         Some(Command::Advise(args)) => run_advise(&args),
+        Some(Command::Validate(args)) => run_validate(&args),
     }
 }
 
@@ -382,7 +387,9 @@ fn print_bench(
                 format!("{:.2}", m.p90_s * 1e6),
                 m.samples.to_string(),
                 format!("{:.4}", p.point.tflops),
-                p.point.bandwidth_gb_s.map_or_else(String::new, |b| format!("{b:.2}")),
+                p.point
+                    .bandwidth_gb_s
+                    .map_or_else(String::new, |b| format!("{b:.2}")),
                 p.predicted
                     .as_ref()
                     .map_or_else(String::new, |q| format!("{:.2}", q.time_us)),

@@ -24,6 +24,7 @@ pub mod predict;
 pub mod protocol;
 mod routes;
 pub mod store;
+pub mod validate;
 
 pub use app::{AppConfig, AppState, configure};
 pub use error::ApiError;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 use roofline_core::wire::{Measurement, PointSource, RooflinePoint};
 use roofline_core::{Operator, Precision};
 
@@ -157,20 +158,29 @@ pub fn sample<E>(
 
 /// `n` seeded standard-normal values (Box–Muller on ChaCha8): never zeros or constants
 /// (benchmarking.md §1.2-4), identical for identical seeds.
+///
+/// Generated in parallel chunks, each starting its ChaCha8 stream at the word where the single sequential
+/// stream would be (two `f64` draws = four 32-bit words per pair of values), so the values do not depend on
+/// the thread count.
 #[must_use]
 pub fn random_normal(seed: u64, n: usize) -> Vec<f32> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut out = Vec::with_capacity(n);
-    while out.len() < n {
-        let u1: f64 = rng.random::<f64>().max(f64::MIN_POSITIVE);
-        let u2: f64 = rng.random::<f64>();
-        let r = (-2.0 * u1.ln()).sqrt();
-        let theta = std::f64::consts::TAU * u2;
-        out.push((r * theta.cos()) as f32);
-        if out.len() < n {
-            out.push((r * theta.sin()) as f32);
+    /// Values per chunk (even, so every chunk starts on a Box–Muller pair).
+    const CHUNK: usize = 1 << 16;
+    let mut out = vec![0.0f32; n];
+    out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_word_pos((c * CHUNK * 2) as u128);
+        for pair in chunk.chunks_mut(2) {
+            let u1: f64 = rng.random::<f64>().max(f64::MIN_POSITIVE);
+            let u2: f64 = rng.random::<f64>();
+            let r = (-2.0 * u1.ln()).sqrt();
+            let theta = std::f64::consts::TAU * u2;
+            pair[0] = (r * theta.cos()) as f32;
+            if let Some(second) = pair.get_mut(1) {
+                *second = (r * theta.sin()) as f32;
+            }
         }
-    }
+    });
     out
 }
 
@@ -337,6 +347,7 @@ pub fn measured_point(
         source: PointSource::Measured,
         bottleneck: bottleneck.to_owned(),
         bandwidth_gb_s: Some(op.bytes() / time_s / 1e9),
+        operands: Some(op.precisions),
         measurement: Some(measurement),
     }
 }
@@ -405,6 +416,23 @@ mod tests {
         )
         .unwrap();
         assert_eq!(stats.samples, 20);
+    }
+
+    #[test]
+    fn parallel_random_inputs_equal_the_single_sequential_stream() {
+        // 200 001 values span four chunks and end on half a pair.
+        let n = 200_001;
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let mut sequential = Vec::with_capacity(n);
+        while sequential.len() < n {
+            let u1: f64 = rng.random::<f64>().max(f64::MIN_POSITIVE);
+            let u2: f64 = rng.random::<f64>();
+            let (r, theta) = ((-2.0 * u1.ln()).sqrt(), std::f64::consts::TAU * u2);
+            sequential.push((r * theta.cos()) as f32);
+            sequential.push((r * theta.sin()) as f32);
+        }
+        sequential.truncate(n);
+        assert_eq!(random_normal(9, n), sequential);
     }
 
     #[test]

@@ -188,3 +188,83 @@ fn a_config_the_device_cannot_run_is_refused_naming_the_architecture() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("Hopper"));
 }
+
+#[test]
+fn validate_predicts_saved_points_on_the_datasheet_and_the_calibrated_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    // The fake backend runs at 1 TB/s and 100 TFLOP/s: a 1x4096x4096 FP16 GEMV moves
+    // 4096·4096·2 + 4096·2 + 4096·2 = 33,570,816 B, so it "takes" 33.57 µs.
+    let bench = run(&[
+        "bench",
+        "--backend",
+        "fake",
+        "--json",
+        "--no-store",
+        "--shapes",
+        "1x4096x4096",
+        "--precisions",
+        "FP16",
+    ]);
+    assert!(
+        bench.status.success(),
+        "{}",
+        String::from_utf8_lossy(&bench.stderr)
+    );
+    let measured = dir.path().join("bench.json");
+    std::fs::write(&measured, &bench.stdout).unwrap();
+    // The calibration of the same fake device: its spec has the fake's 1 TB/s.
+    let calibration = run(&[
+        "calibrate",
+        "--backend",
+        "fake",
+        "--hardware",
+        "h100_sxm",
+        "--json",
+        "--precisions",
+        "FP16",
+    ]);
+    assert!(
+        calibration.status.success(),
+        "{}",
+        String::from_utf8_lossy(&calibration.stderr)
+    );
+    let calibrated = dir.path().join("calibration.json");
+    std::fs::write(&calibrated, &calibration.stdout).unwrap();
+
+    let v = json(&[
+        "validate",
+        "--hardware",
+        "h100_sxm",
+        "--measured",
+        measured.to_str().unwrap(),
+        "--calibration",
+        calibrated.to_str().unwrap(),
+        "--json",
+    ]);
+    let row = &v["rows"][0];
+    assert_eq!(row["regime"], "GEMV");
+    // H100 SXM datasheet: 33,570,816 B / 3.35e12 B/s = 10.021 µs; 33.571 / 10.021 − 1 = +235 %.
+    let datasheet = &row["datasheet"];
+    assert!((datasheet["predicted_s"].as_f64().unwrap() - 33_570_816.0 / 3.35e12).abs() < 1e-12);
+    assert!(
+        (datasheet["error_pct"].as_f64().unwrap() - (3.35 - 1.0) * 100.0).abs() < 0.5,
+        "{datasheet}"
+    );
+    assert_eq!(datasheet["bound"], "memory");
+    // Calibrated at the fake's own bandwidth, the prediction is the measurement: 0 %.
+    assert!(
+        row["calibrated"]["error_pct"].as_f64().unwrap().abs() < 0.5,
+        "{row}"
+    );
+    assert_eq!(v["stats"]["datasheet"][0]["n_points"], 1);
+
+    let unknown = run(&[
+        "validate",
+        "--hardware",
+        "h100_sxm",
+        "--measured",
+        "/nonexistent.json",
+    ]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("cannot read /nonexistent.json"));
+}

@@ -57,7 +57,11 @@ impl Browser {
             .connect(&format!("http://127.0.0.1:{port}"))
             .await
             .expect("WebDriver session");
-        Browser { client, _driver: driver, profile }
+        Browser {
+            client,
+            _driver: driver,
+            profile,
+        }
     }
 
     /// Waits for an element matching the CSS selector.
@@ -88,7 +92,10 @@ impl Browser {
             if truthy {
                 return value;
             }
-            assert!(start.elapsed() < timeout, "timed out waiting for `{expression}` (last value {value})");
+            assert!(
+                start.elapsed() < timeout,
+                "timed out waiting for `{expression}` (last value {value})"
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
@@ -106,7 +113,10 @@ impl Browser {
              return n;"
         );
         let value = self.client.execute(&script, vec![]).await.expect("pixel script");
-        value.as_i64().and_then(|n| u64::try_from(n).ok()).expect("canvas exists")
+        value
+            .as_i64()
+            .and_then(|n| u64::try_from(n).ok())
+            .expect("canvas exists")
     }
 
     /// Ends the session.

@@ -11,19 +11,28 @@ use std::time::{Duration, Instant};
 /// The workspace root (the parent of this crate's directory).
 #[must_use]
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
 }
 
 /// The `shared/` reference folder that sits beside the repository.
 #[must_use]
 pub fn shared_dir() -> PathBuf {
-    workspace_root().parent().expect("the repo has a parent").join("shared")
+    workspace_root()
+        .parent()
+        .expect("the repo has a parent")
+        .join("shared")
 }
 
 /// A free TCP port on 127.0.0.1 (bound and released; good enough for tests on one machine).
 #[must_use]
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
 }
 
 /// Waits until `port` on 127.0.0.1 accepts TCP connections.
@@ -67,7 +76,9 @@ impl Drop for KillOnDrop {
 #[must_use]
 pub fn browser_prerequisites_missing() -> Option<String> {
     if !workspace_root().join("dist/index.html").exists() {
-        return Some("dist/index.html is missing: run `trunk build --release` (README's test command does)".into());
+        return Some(
+            "dist/index.html is missing: run `trunk build --release` (README's test command does)".into(),
+        );
     }
     if which("chromedriver").is_none() {
         return Some("chromedriver is not on PATH: run scripts/install-tools.sh".into());
@@ -91,8 +102,11 @@ pub fn require_browser() -> bool {
 /// Finds an executable on PATH.
 #[must_use]
 pub fn which(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")
-        .and_then(|paths| std::env::split_paths(&paths).map(|dir| dir.join(name)).find(|p| p.is_file()))
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+    })
 }
 
 /// The `gpu-endpoint` binary built by the same `cargo test` run (target/<profile>/gpu-endpoint).
@@ -105,7 +119,11 @@ pub fn endpoint_binary() -> PathBuf {
     // target/<profile>/deps/<test>-<hash> → target/<profile>/gpu-endpoint
     let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
     let bin = profile_dir.join("gpu-endpoint");
-    assert!(bin.is_file(), "{} is missing: build it with `cargo build -p gpu-endpoint`", bin.display());
+    assert!(
+        bin.is_file(),
+        "{} is missing: build it with `cargo build -p gpu-endpoint`",
+        bin.display()
+    );
     bin
 }
 
@@ -143,7 +161,11 @@ impl Endpoint {
             .expect("spawn gpu-endpoint");
         let process = KillOnDrop(child);
         wait_for_port(port, Duration::from_secs(20)).expect("gpu-endpoint listens");
-        Endpoint { process, port, data_dir }
+        Endpoint {
+            process,
+            port,
+            data_dir,
+        }
     }
 
     /// `http://127.0.0.1:<port>`.
@@ -165,7 +187,9 @@ impl Drop for Endpoint {
 pub fn unique_temp_dir(prefix: &str) -> PathBuf {
     static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
     let dir = std::env::temp_dir().join(format!("roofline-{prefix}-{}-{n}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("create temp dir");
     dir

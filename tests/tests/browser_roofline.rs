@@ -34,14 +34,31 @@ async fn page_draws_the_roofline_and_shows_core_predictions() {
         )
         .await;
     assert!(drawn.as_u64().unwrap() > 2000, "canvas drawn: {drawn}");
-    assert!(browser.non_background_pixels("[data-testid=roofline-canvas]").await > 2000);
+    assert!(
+        browser
+            .non_background_pixels("[data-testid=roofline-canvas]")
+            .await
+            > 2000
+    );
 
     // 33,570,816 B / 273 GB/s = 122.970 µs (roofline-core computes it independently of the page).
-    let cell = browser.element("[data-testid=predictions] [data-precision=FP16] [data-testid=time-us]").await;
-    let shown: f64 = cell.text().await.unwrap().trim().replace(',', "").parse().expect("a number in µs");
+    let cell = browser
+        .element("[data-testid=predictions] [data-precision=FP16] [data-testid=time-us]")
+        .await;
+    let shown: f64 = cell
+        .text()
+        .await
+        .unwrap()
+        .trim()
+        .replace(',', "")
+        .parse()
+        .expect("a number in µs");
     let expected = gb10_fp16_gemv_time_us();
     assert!((expected - 122.970).abs() < 1e-3);
-    assert!((shown - expected).abs() < 1e-3, "page shows {shown} µs, core says {expected} µs");
+    assert!(
+        (shown - expected).abs() < 1e-3,
+        "page shows {shown} µs, core says {expected} µs"
+    );
 
     browser.close().await;
 }

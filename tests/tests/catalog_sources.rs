@@ -51,7 +51,11 @@ fn every_device_matches_its_sources_exactly() {
         let key = &d.key;
         assert_eq!(h.arch_label, d.arch, "{key} arch");
         assert_eq!(h.memory_bytes, d.memory_gb * 1e9, "{key} memory");
-        assert_eq!(h.dram_bandwidth_bytes_per_s, d.dram_bw_gbs * 1e9, "{key} bandwidth");
+        assert_eq!(
+            h.dram_bandwidth_bytes_per_s,
+            d.dram_bw_gbs * 1e9,
+            "{key} bandwidth"
+        );
         assert_eq!(h.l2_bytes, d.l2_mb.map(|v| v * 1e6), "{key} L2");
         assert_eq!(h.sm_count, d.sm_count, "{key} SMs");
         assert_eq!(h.boost_clock_hz, d.boost_mhz.map(|v| v * 1e6), "{key} clock");
@@ -60,7 +64,11 @@ fn every_device_matches_its_sources_exactly() {
         for (name, tflops) in &d.peak_tflops {
             let peak = h.peak(path(name)).unwrap_or_else(|| panic!("{key} lacks {name}"));
             assert_eq!(peak.dense_flop_per_s, tflops * 1e12, "{key} dense {name}");
-            assert_eq!(peak.sparse_flop_per_s, d.sparse_tflops.get(name).map(|s| s * 1e12), "{key} sparse {name}");
+            assert_eq!(
+                peak.sparse_flop_per_s,
+                d.sparse_tflops.get(name).map(|s| s * 1e12),
+                "{key} sparse {name}"
+            );
         }
         assert_eq!(h.sources, d.sources, "{key} sources");
         assert_eq!(h.derived, d.derived, "{key} derived");
@@ -74,7 +82,11 @@ fn sparse_only_figures_never_become_dense_peaks() {
     for d in sources().device {
         for name in d.sparse_tflops.keys() {
             if !d.peak_tflops.contains_key(name) {
-                assert!(find_hardware(&d.key).unwrap().peak(path(name)).is_none(), "{} {name}", d.key);
+                assert!(
+                    find_hardware(&d.key).unwrap().peak(path(name)).is_none(),
+                    "{} {name}",
+                    d.key
+                );
             }
         }
     }

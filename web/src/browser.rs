@@ -27,7 +27,10 @@ pub fn record_draw() {
         set("__roofline_first_draw_ms", now);
     }
     set("__roofline_last_draw_ms", now);
-    set("__roofline_draw_count", get("__roofline_draw_count").map_or(1.0, |count| count + 1.0));
+    set(
+        "__roofline_draw_count",
+        get("__roofline_draw_count").map_or(1.0, |count| count + 1.0),
+    );
 }
 
 /// Device pixels per CSS pixel (1 when unknown), at least 1.

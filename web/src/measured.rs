@@ -126,6 +126,7 @@ pub(crate) mod tests {
             source: PointSource::Measured,
             bottleneck: "memory".to_owned(),
             bandwidth_gb_s: None,
+            operands: None,
             measurement: Some(Measurement {
                 backend: "cpu".to_owned(),
                 device_name: "Test CPU".to_owned(),

@@ -1,5 +1,5 @@
 //! The CUDA backend (feature `cuda`; the only file that names `cudarc`). Compiled and type-checked without a
-//! GPU; it has **not been run on a device yet**.
+//! GPU; run on an H100 SXM (sm_90, CUDA 13.0 driver, cuBLASLt 13.1) for docs/validation/README.md.
 //!
 //! - GEMM/GEMV through cuBLASLt's `result` layer: FP32, TF32, FP16, BF16, FP8 E4M3/E5M2 (per-tensor scale
 //!   pointers) and INT8 (IMMA, INT32 output); layouts are "TN" (weights `W[N,K]` row-major = column-major
@@ -8,12 +8,14 @@
 //!   swizzled scale layout does not change the result); below sm_100 it is `unsupported`, naming the arch.
 //! - INT4 GEMV as W4A16: packed signed INT4 weights with FP16 group scales (group 128) and FP16
 //!   activations, an NVRTC kernel labelled `W4A16-dequant`.
-//! - DRAM bandwidth with an NVRTC grid-stride `float4` copy kernel.
+//! - DRAM bandwidth with an NVRTC `float4` copy kernel (16 KiB per block).
 //!
 //! Protocol (shared/docs/benchmarking.md §2): seeded random inputs, the output checked against a host
 //! reference before timing, best of up to 8 cuBLASLt heuristic algorithms (5 timed runs each, median), an L2
-//! flush (async memset of max(2 × L2, 256 MB)) before every sample without a stream sync in between, CUDA
-//! events around the kernel only, warm-up, samples until 1 % noise or the time cap, NVML sampled throughout.
+//! flush before every sample without a stream sync in between, CUDA events around the kernel only, warm-up,
+//! samples until 1 % noise or the time cap, NVML sampled throughout. The flush *reads* a max(2 × L2, 256 MB)
+//! buffer: a memset flush leaves L2 full of dirty lines whose write-back the timed kernel then pays (on an
+//! H100 it added 8–15 µs to every memory-bound GEMV, doubling a 4096² FP16 GEMV; see docs/validation).
 #![allow(unsafe_code)]
 
 use std::ffi::c_void;
@@ -52,32 +54,66 @@ __device__ __forceinline__ float h2f(unsigned short h) { float f; asm("cvt.f32.f
 __device__ __forceinline__ unsigned short f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 
 // y[N] = dequant(W[N,K]) . x[K]; W packed 8 signed int4 per u32 (offset binary, q - 8), FP16 scale per 128.
-extern "C" __global__ void w4a16_gemv(const unsigned int* __restrict__ w, const unsigned short* __restrict__ scales,
-                                      const unsigned short* __restrict__ x, unsigned short* __restrict__ y,
+// A warp per row; each lane loads 16 bytes (32 weights) per step, so a warp moves 512 contiguous bytes.
+// K is a multiple of 128.
+extern "C" __global__ void w4a16_gemv(const uint4* __restrict__ w, const unsigned short* __restrict__ scales,
+                                      const uint4* __restrict__ x, unsigned short* __restrict__ y,
                                       int n, int k) {
     int row = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
     int lane = threadIdx.x & 31;
     if (row >= n) return;
-    const unsigned int* wrow = w + (size_t)row * (k / 8);
+    const uint4* wrow = w + (size_t)row * (k / 32);
     const unsigned short* srow = scales + (size_t)row * (k / 128);
     float acc = 0.0f;
-    for (int word = lane; word < k / 8; word += 32) {
-        unsigned int packed = wrow[word];
-        int k0 = word * 8;
-        float s = h2f(srow[k0 / 128]);
+    #pragma unroll 4
+    for (int v = lane; v < k / 32; v += 32) {
+        uint4 p = __ldg(wrow + v);
+        unsigned int words[4] = {p.x, p.y, p.z, p.w};
+        float part = 0.0f;
         #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            int q = (int)((packed >> (4 * j)) & 0xFu) - 8;
-            acc += s * (float)q * h2f(x[k0 + j]);
+        for (int q = 0; q < 4; ++q) {
+            uint4 xx = __ldg(x + v * 4 + q);
+            unsigned int xs[4] = {xx.x, xx.y, xx.z, xx.w};
+            #pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                unsigned short h = (unsigned short)(xs[j >> 1] >> (16 * (j & 1)));
+                part += (float)((int)((words[q] >> (4 * j)) & 0xFu) - 8) * h2f(h);
+            }
         }
+        acc += h2f(srow[v >> 2]) * part;
     }
     for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off);
     if (lane == 0) y[row] = f2h(acc);
 }
 
+// dst = src: each block copies 4 x 256 16-byte values (16 KiB), each thread four of them, all loads issued
+// before the stores. One block per tile rather than a grid-stride loop (as PyTorch's elementwise copy).
 extern "C" __global__ void copy_f4(const float4* __restrict__ src, float4* __restrict__ dst, unsigned long long n) {
+    unsigned long long base = (unsigned long long)blockIdx.x * (4 * blockDim.x) + threadIdx.x;
+    float4 v[4];
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        unsigned long long i = base + (unsigned long long)j * blockDim.x;
+        if (i < n) v[j] = src[i];
+    }
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        unsigned long long i = base + (unsigned long long)j * blockDim.x;
+        if (i < n) dst[i] = v[j];
+    }
+}
+
+// L2 flush by reading: evicts every line (dirty ones are written back now, outside the timed region) and
+// leaves L2 full of clean lines, so the timed kernel pays no write-back. `sink` is written only if the
+// all-zero buffer sums to 1, i.e. never; the condition keeps the loads alive.
+extern "C" __global__ void flush_read(const float4* __restrict__ buf, unsigned long long n, float* sink) {
     unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) dst[i] = src[i];
+    float acc = 0.0f;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        float4 v = buf[i];
+        acc += v.x + v.y + v.z + v.w;
+    }
+    if (acc == 1.0f) *sink = acc;
 }
 "#;
 
@@ -105,6 +141,16 @@ impl Drop for LtHandle {
 struct Kernels {
     w4a16: CudaFunction,
     copy: CudaFunction,
+    flush_read: CudaFunction,
+}
+
+/// The L2 flush run before every timed sample.
+struct Flush {
+    buf: CudaSlice<u8>,
+    sink: CudaSlice<f32>,
+    n4: u64,
+    cfg: LaunchConfig,
+    kernels: Arc<Kernels>,
 }
 
 /// The CUDA device 0.
@@ -244,6 +290,9 @@ impl CudaBackend {
             copy: module
                 .load_function("copy_f4")
                 .map_err(|e| cuda_err("load copy_f4", e))?,
+            flush_read: module
+                .load_function("flush_read")
+                .map_err(|e| cuda_err("load flush_read", e))?,
         });
         *slot = Some(kernels.clone());
         Ok(kernels)
@@ -262,25 +311,45 @@ impl CudaBackend {
         }
     }
 
-    fn flush_buffer(&self) -> Result<CudaSlice<u8>, BackendError> {
-        let bytes = (2 * self.l2_bytes).max(256 << 20);
-        self.stream
+    /// A zeroed buffer of max(2 × L2, 256 MB) and the kernel that reads it (see `flush_read`).
+    fn flush_buffer(&self) -> Result<Flush, BackendError> {
+        let bytes = (2 * self.l2_bytes).max(256 << 20).next_multiple_of(16);
+        let buf = self
+            .stream
             .alloc_zeros::<u8>(bytes)
-            .map_err(|e| cuda_err("flush buffer", e))
+            .map_err(|e| cuda_err("flush buffer", e))?;
+        let sink = self
+            .stream
+            .alloc_zeros::<f32>(1)
+            .map_err(|e| cuda_err("flush sink", e))?;
+        let kernels = self.kernels()?;
+        Ok(Flush {
+            buf,
+            sink,
+            n4: (bytes / 16) as u64,
+            cfg: LaunchConfig {
+                grid_dim: (self.sm_count.max(1) * 8, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            },
+            kernels,
+        })
     }
 
     /// Times `launch` with CUDA events: flush (async, no sync), start, launch, stop.
     fn time_once(
         &self,
-        flush: &mut CudaSlice<u8>,
+        flush: &mut Flush,
         launch: &mut dyn FnMut() -> Result<(), BackendError>,
     ) -> Result<f64, BackendError> {
         let flags = Some(drv_sys::CUevent_flags::CU_EVENT_DEFAULT);
         let start = self.ctx.new_event(flags).map_err(|e| cuda_err("event", e))?;
         let stop = self.ctx.new_event(flags).map_err(|e| cuda_err("event", e))?;
-        self.stream
-            .memset_zeros(flush)
-            .map_err(|e| cuda_err("flush", e))?;
+        let mut builder = self.stream.launch_builder(&flush.kernels.flush_read);
+        builder.arg(&flush.buf).arg(&flush.n4).arg(&mut flush.sink);
+        // SAFETY: `buf` holds n4 16-byte values (its size is a multiple of 16, the allocation 256-byte
+        // aligned); `sink` is one f32.
+        unsafe { builder.launch(flush.cfg) }.map_err(|e| cuda_err("flush", e))?;
         start.record(&self.stream).map_err(|e| cuda_err("record", e))?;
         launch()?;
         stop.record(&self.stream).map_err(|e| cuda_err("record", e))?;
@@ -649,17 +718,16 @@ impl CudaBackend {
         )
         .map_err(BackendError::Verification)?;
         let (stats, telemetry) = self.protocol(&mut || launch(&mut y_dev))?;
+        // INT4 with an FP16 scale per 128 weights: 4.125 bits per weight, the scales counted as traffic.
         let operands = OperandPrecisions {
-            weight: Precision::Int4,
+            weight: Precision::Int4G128,
             activation: Precision::Fp16,
             output: Precision::Fp16,
         };
-        let mut op = Operator::gemv(n as u64, k as u64, operands)
+        let op = Operator::gemv(n as u64, k as u64, operands)
             .map_err(|e| BackendError::InvalidInput(e.to_string()))?;
-        // The group scales are real traffic: N·K/128 FP16 values.
-        op.weight_bytes += (n * k / W4A16_GROUP * 2) as f64;
         let kernel = format!(
-            "W4A16-dequant (NVRTC w4a16_gemv: INT4 weights, FP16 scale per {W4A16_GROUP}, FP16 x/y, FP32 accumulate, warp per row)"
+            "W4A16-dequant (NVRTC w4a16_gemv: INT4 weights, FP16 scale per {W4A16_GROUP}, FP16 x/y, FP32 accumulate, warp per row, 16-byte loads)"
         );
         Ok(Measured {
             op,
@@ -740,7 +808,12 @@ impl Backend for CudaBackend {
             .map_err(|e| cuda_err("alloc", e))?;
         let n4_u64 = n4 as u64;
         let cfg = LaunchConfig {
-            grid_dim: (self.sm_count.max(1) * 8, 1, 1),
+            grid_dim: (
+                u32::try_from(n4.div_ceil(4 * 256))
+                    .map_err(|_| BackendError::InvalidInput("copy buffer too large".into()))?,
+                1,
+                1,
+            ),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
@@ -764,7 +837,7 @@ impl Backend for CudaBackend {
         }
         let (stats, telemetry) = self.protocol(&mut || launch(&mut dst))?;
         let kernel = format!(
-            "NVRTC copy_f4 grid-stride float4 copy, {} MiB → {} MiB",
+            "NVRTC copy_f4 float4 copy (16 KiB per block), {} MiB → {} MiB",
             bytes >> 20,
             bytes >> 20
         );

@@ -262,7 +262,7 @@ pub fn BenchmarkTab(
                         Ok(c) => (
                             format::duration(c.predicted_s),
                             format::signed_percent(c.error_pct),
-                            Band::of(c.error_pct).class(),
+                            validation::band_class(Band::of(c.error_pct)),
                         ),
                         Err(e) => (format::failure(&e), String::new(), ""),
                     };

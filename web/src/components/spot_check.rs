@@ -137,7 +137,7 @@ pub fn SpotCheck(
                     let what = p.measurement.as_ref().map_or_else(String::new, |m| format!("{} · {}", m.library, m.kernel));
                     let swatch = format!("background:{}", css(precision_rgb(p.precision)));
                     let (predicted, error, class) = match check {
-                        Ok(c) => (format::duration(c.predicted_s), format::signed_percent(c.error_pct), Band::of(c.error_pct).class()),
+                        Ok(c) => (format::duration(c.predicted_s), format::signed_percent(c.error_pct), validation::band_class(Band::of(c.error_pct))),
                         Err(e) => (format::failure(&e), String::new(), ""),
                     };
                     view! {

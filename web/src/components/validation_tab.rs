@@ -12,12 +12,12 @@ use crate::state::Scenario;
 use crate::validation::{self, Band, Check, ErrorStats, calibrated_error, spec_error};
 
 /// A prediction cell and its error cell, coloured by band.
-fn check_cells(check: &Result<Check, String>) -> AnyView {
+fn check_cells(check: &Result<Check, roofline_core::Error>) -> AnyView {
     match check {
-        Err(reason) => view! { <td colspan="2" class="unsupported">{reason.clone()}</td> }.into_any(),
+        Err(e) => view! { <td colspan="2" class="unsupported">{format::failure(e)}</td> }.into_any(),
         Ok(c) => view! {
             <td class="num">{format::duration(c.predicted_s)}</td>
-            <td class=format!("num {}", Band::of(c.error_pct).class()) data-testid="error-pct" data-value=c.error_pct.to_string()>
+            <td class=format!("num {}", validation::band_class(Band::of(c.error_pct))) data-testid="error-pct" data-value=c.error_pct.to_string()>
                 {format::signed_percent(c.error_pct)}
             </td>
         }
@@ -44,8 +44,8 @@ fn stats_rows(stats: Vec<ErrorStats>) -> impl IntoView {
                     <td>{s.precision.name()}</td>
                     <td>{s.regime.name()}</td>
                     <td class="num">{s.n_points}</td>
-                    <td class=format!("num {}", Band::of(s.median_abs_pct).class())>{format::percent(s.median_abs_pct / 100.0)}</td>
-                    <td class=format!("num {}", Band::of(s.p90_abs_pct).class())>{format::percent(s.p90_abs_pct / 100.0)}</td>
+                    <td class=format!("num {}", validation::band_class(Band::of(s.median_abs_pct)))>{format::percent(s.median_abs_pct / 100.0)}</td>
+                    <td class=format!("num {}", validation::band_class(Band::of(s.p90_abs_pct)))>{format::percent(s.p90_abs_pct / 100.0)}</td>
                 </tr>
             }
         })

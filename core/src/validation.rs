@@ -1,0 +1,366 @@
+//! Prediction error of measured points: each point's operator predicted on a device (datasheet or calibrated),
+//! the signed error, its band, and median / p90 |error| by precision and regime. Used by the page's
+//! Validation tab and by `gpu-endpoint validate` (docs/validation).
+
+use crate::wire::RooflinePoint;
+use crate::{Bound, Error, HardwareSpec, Operator, Precision, predict};
+
+/// GEMV (M = 1) or GEMM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Regime {
+    /// Matrix-vector product (M ≤ 1): memory-bound on every current device.
+    Gemv,
+    /// Matrix-matrix product.
+    Gemm,
+}
+
+impl Regime {
+    /// `GEMV` or `GEMM`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Regime::Gemv => "GEMV",
+            Regime::Gemm => "GEMM",
+        }
+    }
+}
+
+/// How close a prediction came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Band {
+    /// |error| < 10 %.
+    Good,
+    /// 10 % ≤ |error| ≤ 25 %.
+    Fair,
+    /// |error| > 25 %.
+    Poor,
+}
+
+impl Band {
+    /// Of a signed error in percent.
+    #[must_use]
+    pub fn of(error_pct: f64) -> Band {
+        match error_pct.abs() {
+            e if e < 10.0 => Band::Good,
+            e if e <= 25.0 => Band::Fair,
+            _ => Band::Poor,
+        }
+    }
+}
+
+/// A prediction of a measured point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Check {
+    /// Predicted time, in s.
+    pub predicted_s: f64,
+    /// Whether the prediction is memory- or compute-bound.
+    pub bound: Bound,
+    /// (measured − predicted) / predicted, in percent.
+    pub error_pct: f64,
+}
+
+/// One measured point with its predictions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidationRow {
+    /// Precision that ran.
+    pub precision: Precision,
+    /// GEMV or GEMM.
+    pub regime: Regime,
+    /// Shape `MxNxK`.
+    pub shape: String,
+    /// Device the point was measured on.
+    pub device: String,
+    /// Measured median time, in s.
+    pub measured_s: f64,
+    /// Prediction on the datasheet spec, or why there is none.
+    pub spec: Result<Check, Error>,
+    /// Prediction on the calibrated spec, when there is one.
+    pub calibrated: Option<Result<Check, Error>>,
+}
+
+/// `MxNxK` → `(m, n, k)`.
+#[must_use]
+pub fn parse_shape(shape: &str) -> Option<(u64, u64, u64)> {
+    let mut dims = shape.split(['x', '×']).map(|d| d.trim().parse::<u64>().ok());
+    let dims = (dims.next()??, dims.next()??, dims.next()??, dims.next());
+    match dims {
+        (m, n, k, None) => Some((m, n, k)),
+        _ => None,
+    }
+}
+
+/// (measured − predicted) / predicted, in percent (the endpoint's `error_pct`).
+#[must_use]
+pub fn error_pct(measured_s: f64, predicted_s: f64) -> f64 {
+    (measured_s - predicted_s) / predicted_s * 100.0
+}
+
+/// The measured median of a point, in s (its `time_us` when it carries no measurement).
+#[must_use]
+pub fn measured_seconds(p: &RooflinePoint) -> f64 {
+    p.measurement.as_ref().map_or(p.time_us * 1e-6, |m| m.median_s)
+}
+
+/// Predicts the operator of `p` on `hw` and compares: the operand precisions that ran when the point
+/// records them (e.g. W4A16: INT4 group-128 weights, FP16 activations), else all in `p.precision`.
+///
+/// # Errors
+/// An unreadable shape, or core's reason for having no prediction (e.g. the precision is unsupported).
+pub fn check(p: &RooflinePoint, hw: &HardwareSpec) -> Result<Check, Error> {
+    let (m, n, k) =
+        parse_shape(&p.shape).ok_or_else(|| Error::InvalidInput(format!("shape '{}'", p.shape)))?;
+    let op = Operator::matmul(m, n, k, p.operands.unwrap_or_else(|| p.precision.into()))?;
+    let prediction = predict(hw, &op)?;
+    let predicted_s = prediction.time_s;
+    Ok(Check {
+        predicted_s,
+        bound: prediction.bound,
+        error_pct: error_pct(measured_seconds(p), predicted_s),
+    })
+}
+
+/// One row per point, predicted on `spec` and, when given, on `calibrated`.
+#[must_use]
+pub fn rows(
+    points: &[RooflinePoint],
+    spec: &HardwareSpec,
+    calibrated: Option<&HardwareSpec>,
+) -> Vec<ValidationRow> {
+    points
+        .iter()
+        .map(|p| ValidationRow {
+            precision: p.precision,
+            regime: if parse_shape(&p.shape).is_some_and(|(m, _, _)| m <= 1) {
+                Regime::Gemv
+            } else {
+                Regime::Gemm
+            },
+            shape: p.shape.clone(),
+            device: p
+                .measurement
+                .as_ref()
+                .map_or_else(String::new, |m| m.device_name.clone()),
+            measured_s: measured_seconds(p),
+            spec: check(p, spec),
+            calibrated: calibrated.map(|hw| check(p, hw)),
+        })
+        .collect()
+}
+
+/// The `q`-quantile (0..=1) of sorted values, linearly interpolated; `None` when empty.
+#[must_use]
+pub fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
+    let last = sorted.len().checked_sub(1)?;
+    let pos = q.clamp(0.0, 1.0) * last as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    Some(sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64))
+}
+
+/// Median and p90 of |error| of one precision in one regime.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorStats {
+    /// Precision.
+    pub precision: Precision,
+    /// GEMV or GEMM.
+    pub regime: Regime,
+    /// Points with a prediction.
+    pub n_points: usize,
+    /// Median |error|, in percent.
+    pub median_abs_pct: f64,
+    /// 90th percentile of |error|, in percent.
+    pub p90_abs_pct: f64,
+}
+
+/// Statistics of the errors `pick` returns (rows without one are left out), by precision then regime.
+#[must_use]
+pub fn stats(rows: &[ValidationRow], pick: impl Fn(&ValidationRow) -> Option<f64>) -> Vec<ErrorStats> {
+    let mut groups: Vec<((usize, Regime), Precision, Vec<f64>)> = Vec::new();
+    for row in rows {
+        let Some(e) = pick(row) else { continue };
+        let order = (
+            Precision::ALL
+                .iter()
+                .position(|p| *p == row.precision)
+                .unwrap_or(usize::MAX),
+            row.regime,
+        );
+        match groups.iter_mut().find(|(o, _, _)| *o == order) {
+            Some((_, _, errors)) => errors.push(e.abs()),
+            None => groups.push((order, row.precision, vec![e.abs()])),
+        }
+    }
+    groups.sort_by_key(|(order, _, _)| *order);
+    groups
+        .into_iter()
+        .filter_map(|((_, regime), precision, mut errors)| {
+            errors.sort_by(f64::total_cmp);
+            Some(ErrorStats {
+                precision,
+                regime,
+                n_points: errors.len(),
+                median_abs_pct: quantile(&errors, 0.5)?,
+                p90_abs_pct: quantile(&errors, 0.9)?,
+            })
+        })
+        .collect()
+}
+
+/// The datasheet error of a row, if it has a prediction.
+#[must_use]
+pub fn spec_error(row: &ValidationRow) -> Option<f64> {
+    row.spec.as_ref().ok().map(|c| c.error_pct)
+}
+
+/// The calibrated error of a row, if it has one.
+#[must_use]
+pub fn calibrated_error(row: &ValidationRow) -> Option<f64> {
+    row.calibrated.as_ref()?.as_ref().ok().map(|c| c.error_pct)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{Measurement, PointSource};
+    use crate::{OperandPrecisions, find_hardware};
+
+    /// A measured point of `shape` in `precision` with median `median_s`, stamped `at` (Unix s).
+    fn measured_point(shape: &str, precision: Precision, median_s: f64, at: f64) -> RooflinePoint {
+        RooflinePoint {
+            ai: 10.0,
+            tflops: 0.1,
+            time_us: median_s * 1e6,
+            precision,
+            shape: shape.into(),
+            label: format!("{shape} [{precision}] measured"),
+            source: PointSource::Measured,
+            bottleneck: "memory".into(),
+            bandwidth_gb_s: None,
+            operands: None,
+            measurement: Some(Measurement {
+                median_s,
+                device_name: "test device".into(),
+                timestamp_unix_s: at,
+                ..Measurement::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn shapes_parse_strictly() {
+        assert_eq!(parse_shape("64x256x256"), Some((64, 256, 256)));
+        assert_eq!(parse_shape("1×4096×4096"), Some((1, 4096, 4096)));
+        assert_eq!(parse_shape("1x2"), None);
+        assert_eq!(parse_shape("1x2x3x4"), None);
+        assert_eq!(parse_shape("axbxc"), None);
+    }
+
+    #[test]
+    fn bands_split_at_10_and_25_percent() {
+        assert_eq!(Band::of(-9.9), Band::Good);
+        assert_eq!(Band::of(10.0), Band::Fair);
+        assert_eq!(Band::of(-25.0), Band::Fair);
+        assert_eq!(Band::of(25.1), Band::Poor);
+    }
+
+    #[test]
+    fn quantiles_interpolate() {
+        assert_eq!(quantile(&[], 0.5), None);
+        assert_eq!(quantile(&[4.0], 0.9), Some(4.0));
+        assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0], 0.5), Some(2.5));
+        assert!((quantile(&[0.0, 10.0], 0.9).unwrap() - 9.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_point_measured_at_twice_the_prediction_is_100_percent_slow() {
+        let hw = find_hardware("gb10").unwrap().clone();
+        let op = Operator::matmul(1, 4096, 4096, Precision::Fp16.into()).unwrap();
+        let predicted = predict(&hw, &op).unwrap().time_s;
+        let p = measured_point("1x4096x4096", Precision::Fp16, 2.0 * predicted, 0.0);
+        let rows = rows(&[p], &hw, Some(&hw));
+        assert_eq!(rows[0].regime, Regime::Gemv);
+        assert!((rows[0].spec.as_ref().unwrap().error_pct - 100.0).abs() < 1e-9);
+        assert_eq!(calibrated_error(&rows[0]), spec_error(&rows[0]));
+    }
+
+    #[test]
+    fn a_w4a16_point_is_predicted_from_the_operands_that_ran() {
+        // INT4 alone has no Hopper path; INT4 g128 weights × FP16 activations run on the FP16 path.
+        // Bytes: 4096·4096·4.125/8 = 8 650 752 weights + 8 192 x + 8 192 y = 8 667 136 B at 3.35e12 B/s.
+        let hw = find_hardware("h100_sxm").unwrap();
+        let mut p = measured_point("1x4096x4096", Precision::Int4, 1e-5, 0.0);
+        assert!(matches!(check(&p, hw), Err(Error::Unsupported { .. })));
+        p.operands = Some(OperandPrecisions {
+            weight: Precision::Int4G128,
+            activation: Precision::Fp16,
+            output: Precision::Fp16,
+        });
+        let c = check(&p, hw).unwrap();
+        assert_eq!(c.bound, Bound::Memory);
+        assert!((c.predicted_s - 8_667_136.0 / 3.35e12).abs() < 1e-12, "{c:?}");
+    }
+
+    #[test]
+    fn unsupported_precisions_have_a_reason_and_no_statistics() {
+        let hw = find_hardware("gb10").unwrap().clone();
+        let rows = rows(
+            &[measured_point("64x256x256", Precision::Int4, 1e-5, 0.0)],
+            &hw,
+            None,
+        );
+        assert!(
+            matches!(rows[0].spec, Err(Error::Unsupported { .. })),
+            "{:?}",
+            rows[0].spec
+        );
+        assert!(stats(&rows, spec_error).is_empty());
+    }
+
+    #[test]
+    fn statistics_group_by_precision_and_regime() {
+        let hw = find_hardware("gb10").unwrap().clone();
+        let predicted = |m, p: Precision| {
+            predict(&hw, &Operator::matmul(m, 256, 256, p.into()).unwrap())
+                .unwrap()
+                .time_s
+        };
+        let points = [
+            measured_point(
+                "64x256x256",
+                Precision::Fp32,
+                predicted(64, Precision::Fp32) * 1.1,
+                1.0,
+            ),
+            measured_point(
+                "64x256x256",
+                Precision::Fp32,
+                predicted(64, Precision::Fp32) * 0.7,
+                2.0,
+            ),
+            measured_point(
+                "1x256x256",
+                Precision::Fp32,
+                predicted(1, Precision::Fp32) * 1.5,
+                3.0,
+            ),
+            measured_point(
+                "64x256x256",
+                Precision::Fp16,
+                predicted(64, Precision::Fp16) * 1.2,
+                4.0,
+            ),
+        ];
+        let all = stats(&rows(&points, &hw, None), spec_error);
+        let summary: Vec<_> = all.iter().map(|s| (s.precision, s.regime, s.n_points)).collect();
+        assert_eq!(
+            summary,
+            [
+                (Precision::Fp32, Regime::Gemv, 1),
+                (Precision::Fp32, Regime::Gemm, 2),
+                (Precision::Fp16, Regime::Gemm, 1)
+            ]
+        );
+        let fp32_gemm = &all[1];
+        assert!((fp32_gemm.median_abs_pct - 20.0).abs() < 1e-6, "{fp32_gemm:?}");
+        assert!((fp32_gemm.p90_abs_pct - 28.0).abs() < 1e-6, "{fp32_gemm:?}");
+    }
+}

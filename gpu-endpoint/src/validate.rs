@@ -1,0 +1,233 @@
+//! `gpu-endpoint validate`: prediction error of measured points, offline. Reads `bench --json` output and,
+//! optionally, a `calibrate --json` result, predicts every point on the datasheet spec of `--hardware` and on
+//! the calibrated spec (`roofline_core::validation`), and prints per-point errors and median / p90 |error| by
+//! precision and regime. Used to build docs/validation/README.md; needs no device.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use comfy_table::presets::ASCII_MARKDOWN;
+use roofline_core::validation::{self, Check, ErrorStats, ValidationRow, calibrated_error, spec_error};
+use roofline_core::wire::{BenchmarkPointEvent, CalibrationResult, RooflinePoint};
+use roofline_core::{Error, find_hardware};
+use serde::{Deserialize, Serialize};
+
+use crate::cli::CliError;
+use crate::output::{emit, json, table};
+
+/// `validate` options.
+#[derive(Debug, Clone, Args)]
+pub struct ValidateArgs {
+    /// `bench --json` / `compare --json` output files (repeatable).
+    #[arg(long = "measured", required = true)]
+    pub measured: Vec<PathBuf>,
+    /// `calibrate --json` output: its `spec` is the calibrated device.
+    #[arg(long)]
+    pub calibration: Option<PathBuf>,
+    /// Catalog key of the datasheet spec.
+    #[arg(long)]
+    pub hardware: String,
+    /// Print JSON.
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Print Markdown tables.
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+/// The part of `bench --json` output this command reads.
+#[derive(Debug, Deserialize)]
+struct BenchOutput {
+    points: Vec<BenchmarkPointEvent>,
+}
+
+/// One prediction in the JSON output.
+#[derive(Debug, Serialize)]
+struct PredictionOut {
+    predicted_s: Option<f64>,
+    /// `memory` or `compute`.
+    bound: Option<&'static str>,
+    error_pct: Option<f64>,
+    /// Why there is no prediction.
+    reason: Option<String>,
+}
+
+impl PredictionOut {
+    fn of(check: &Result<Check, Error>) -> PredictionOut {
+        match check {
+            Ok(c) => PredictionOut {
+                predicted_s: Some(c.predicted_s),
+                bound: Some(c.bound.name()),
+                error_pct: Some(c.error_pct),
+                reason: None,
+            },
+            Err(e) => PredictionOut {
+                predicted_s: None,
+                bound: None,
+                error_pct: None,
+                reason: Some(e.to_string()),
+            },
+        }
+    }
+}
+
+/// One point in the JSON output.
+#[derive(Debug, Serialize)]
+struct RowOut {
+    shape: String,
+    precision: String,
+    regime: &'static str,
+    kernel: String,
+    measured_s: f64,
+    datasheet: PredictionOut,
+    calibrated: Option<PredictionOut>,
+}
+
+/// Median / p90 |error| of one group in the JSON output.
+#[derive(Debug, Serialize)]
+struct StatsOut {
+    precision: String,
+    regime: &'static str,
+    n_points: usize,
+    median_abs_pct: f64,
+    p90_abs_pct: f64,
+}
+
+impl From<&ErrorStats> for StatsOut {
+    fn from(s: &ErrorStats) -> StatsOut {
+        StatsOut {
+            precision: s.precision.name().to_owned(),
+            regime: s.regime.name(),
+            n_points: s.n_points,
+            median_abs_pct: s.median_abs_pct,
+            p90_abs_pct: s.p90_abs_pct,
+        }
+    }
+}
+
+fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", path.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| CliError::Usage(format!("{}: not the expected JSON: {e}", path.display())))
+}
+
+/// Runs `validate`.
+///
+/// # Errors
+/// [`CliError::Usage`] for an unknown key or an unreadable file.
+pub fn run_validate(args: &ValidateArgs) -> Result<(), CliError> {
+    let datasheet = find_hardware(&args.hardware).map_err(|e| CliError::Usage(e.to_string()))?;
+    let calibrated = args
+        .calibration
+        .as_deref()
+        .map(read_json::<CalibrationResult>)
+        .transpose()?
+        .map(|c| c.spec);
+    let mut points: Vec<RooflinePoint> = Vec::new();
+    for path in &args.measured {
+        points.extend(
+            read_json::<BenchOutput>(path)?
+                .points
+                .into_iter()
+                .map(|e| e.point),
+        );
+    }
+    let rows = validation::rows(&points, datasheet, calibrated.as_ref());
+    let spec_stats = validation::stats(&rows, spec_error);
+    let calibrated_stats = validation::stats(&rows, calibrated_error);
+    if args.json {
+        let kernels = points.iter().map(|p| {
+            p.measurement
+                .as_ref()
+                .map_or_else(String::new, |m| m.kernel.clone())
+        });
+        let rows_out: Vec<RowOut> = rows
+            .iter()
+            .zip(kernels)
+            .map(|(r, kernel)| RowOut {
+                shape: r.shape.clone(),
+                precision: r.precision.name().to_owned(),
+                regime: r.regime.name(),
+                kernel,
+                measured_s: r.measured_s,
+                datasheet: PredictionOut::of(&r.spec),
+                calibrated: r.calibrated.as_ref().map(PredictionOut::of),
+            })
+            .collect();
+        return json(&serde_json::json!({
+            "hardware": datasheet.key,
+            "calibrated": calibrated.as_ref().map(|c| c.key.clone()),
+            "rows": rows_out,
+            "stats": {
+                "datasheet": spec_stats.iter().map(StatsOut::from).collect::<Vec<_>>(),
+                "calibrated": calibrated_stats.iter().map(StatsOut::from).collect::<Vec<_>>(),
+            },
+        }));
+    }
+    let style = |mut t: comfy_table::Table| {
+        if args.markdown {
+            t.load_style(ASCII_MARKDOWN);
+        }
+        t
+    };
+    let mut text = format!("{}\n\n", style(points_table(&rows)));
+    for (title, stats) in [("datasheet", &spec_stats), ("calibrated", &calibrated_stats)] {
+        if stats.is_empty() {
+            continue;
+        }
+        let mut t = table(&["precision", "regime", "points", "median |error|", "p90 |error|"]);
+        for s in stats {
+            t.add_row(vec![
+                s.precision.name().to_owned(),
+                s.regime.name().to_owned(),
+                s.n_points.to_string(),
+                format!("{:.1} %", s.median_abs_pct),
+                format!("{:.1} %", s.p90_abs_pct),
+            ]);
+        }
+        text.push_str(&format!(
+            "Prediction error on the {title} spec:\n\n{}\n\n",
+            style(t)
+        ));
+    }
+    emit(&text)
+}
+
+fn points_table(rows: &[ValidationRow]) -> comfy_table::Table {
+    let cell = |c: &Result<Check, Error>| match c {
+        Ok(c) => [
+            format!("{:.2}", c.predicted_s * 1e6),
+            format!("{:+.1} %", c.error_pct),
+        ],
+        Err(e) => [String::new(), e.to_string()],
+    };
+    let mut t = table(&[
+        "shape",
+        "precision",
+        "regime",
+        "measured µs",
+        "datasheet µs",
+        "error",
+        "calibrated µs",
+        "error",
+    ]);
+    for r in rows {
+        let [spec_us, spec_err] = cell(&r.spec);
+        let [cal_us, cal_err] = r
+            .calibrated
+            .as_ref()
+            .map_or_else(|| [String::new(), String::new()], cell);
+        t.add_row(vec![
+            r.shape.clone(),
+            r.precision.name().to_owned(),
+            r.regime.name().to_owned(),
+            format!("{:.2}", r.measured_s * 1e6),
+            spec_us,
+            spec_err,
+            cal_us,
+            cal_err,
+        ]);
+    }
+    t
+}

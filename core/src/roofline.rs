@@ -45,7 +45,8 @@ pub struct Prediction {
     pub compute_time_s: f64,
     /// Bytes / bandwidth, in seconds.
     pub memory_time_s: f64,
-    /// Predicted time = max(compute, memory), in seconds.
+    /// Predicted time = max(compute, memory) + the device's kernel overhead (0 on datasheet specs), in
+    /// seconds.
     pub time_s: f64,
     /// Which roof limits it.
     pub bound: Bound,
@@ -53,7 +54,8 @@ pub struct Prediction {
 
 /// Predicts one operator on one device with the ideal roofline.
 ///
-/// time = max(FLOPs / peak, bytes / bandwidth). Matrix operators use the dense peak of their compute path;
+/// time = max(FLOPs / peak, bytes / bandwidth) + [`HardwareSpec::kernel_overhead_s`] (0 on datasheet
+/// specs, measured on calibrated ones). Matrix operators use the dense peak of their compute path;
 /// vector operators (norms, activations, lookups) use [`HardwareSpec::vector_flop_per_s`].
 ///
 /// # Errors
@@ -94,7 +96,7 @@ pub fn predict(hardware: &HardwareSpec, op: &Operator) -> Result<Prediction, Err
         attainable_flop_per_s: peak.min(arithmetic_intensity * bandwidth),
         compute_time_s,
         memory_time_s,
-        time_s: compute_time_s.max(memory_time_s),
+        time_s: compute_time_s.max(memory_time_s) + hardware.kernel_overhead_s,
         bound,
     })
 }
@@ -103,6 +105,26 @@ pub fn predict(hardware: &HardwareSpec, op: &Operator) -> Result<Prediction, Err
 mod tests {
     use super::*;
     use crate::{Precision, find_hardware};
+
+    #[test]
+    fn a_calibrated_kernel_overhead_is_added_to_the_roofline_time() {
+        // H100 SXM FP16 GEMV 4096²: 33,570,816 B / 3.35e12 B/s = 10.021 µs, plus 5 µs of overhead.
+        let mut h100 = find_hardware("h100_sxm").unwrap().clone();
+        h100.kernel_overhead_s = 5e-6;
+        h100.validate().unwrap();
+        let p = predict(
+            &h100,
+            &Operator::gemv(4096, 4096, Precision::Fp16.into()).unwrap(),
+        )
+        .unwrap();
+        assert!(
+            (p.time_s - (33_570_816.0 / 3.35e12 + 5e-6)).abs() < 1e-15,
+            "{p:?}"
+        );
+        assert_eq!(p.bound, Bound::Memory);
+        h100.kernel_overhead_s = -1e-6;
+        assert!(h100.validate().is_err());
+    }
 
     #[test]
     fn gb10_fp16_gemv_time_is_bytes_over_273_gb_per_s() {

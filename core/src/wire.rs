@@ -380,6 +380,21 @@ pub struct CalibratedPeak {
     pub measurement: Measurement,
 }
 
+/// The fixed per-kernel overhead: a small GEMV's time minus its bytes over the copy bandwidth.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelOverhead {
+    /// Overhead, in µs (never negative).
+    pub kernel_overhead_us: f64,
+    /// The GEMV's measured median, in µs.
+    pub gemv_time_us: f64,
+    /// The GEMV's shape, `MxNxK`.
+    pub shape: String,
+    /// Its precision.
+    pub precision: Precision,
+    /// What ran.
+    pub measurement: Measurement,
+}
+
 /// `POST /api/calibrate` answer: measured bandwidth and peaks, and the calibrated spec.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CalibrationResult {
@@ -389,6 +404,9 @@ pub struct CalibrationResult {
     pub bandwidth_measurement: Measurement,
     /// Achieved peak per precision.
     pub peaks: Vec<CalibratedPeak>,
+    /// The per-kernel overhead, when it could be measured (the spec's `kernel_overhead_s`, else 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_overhead: Option<KernelOverhead>,
     /// Precisions that could not be calibrated, and why.
     pub failed: Vec<Failure>,
     /// The calibrated spec (`provenance: measured`), usable wherever a catalog spec is.

@@ -380,6 +380,12 @@ impl DeviceGuard<'_> {
         guarded(|| self.device.backend.measure_matmul(spec))
     }
 
+    /// Precisions the backend measures natively.
+    #[must_use]
+    pub fn measurable(&self) -> Vec<Precision> {
+        self.device.backend.measurable()
+    }
+
     /// A compute-bound shape for calibrating `precision`.
     #[must_use]
     pub fn calibration_shape(&self, precision: Precision) -> (u64, u64, u64) {

@@ -228,6 +228,17 @@ fn validate_predicts_saved_points_on_the_datasheet_and_the_calibrated_spec() {
         "{}",
         String::from_utf8_lossy(&calibration.stderr)
     );
+    let overhead: serde_json::Value = serde_json::from_slice(&calibration.stdout).unwrap();
+    // The fake GEMV runs at exactly its bytes over the fake's copy bandwidth: no overhead.
+    assert_eq!(overhead["kernel_overhead"]["shape"], "1x2048x2048");
+    assert!(
+        overhead["kernel_overhead"]["kernel_overhead_us"]
+            .as_f64()
+            .unwrap()
+            .abs()
+            < 1e-6
+    );
+    assert_eq!(overhead["spec"]["kernel_overhead_s"], 0.0);
     let calibrated = dir.path().join("calibration.json");
     std::fs::write(&calibrated, &calibration.stdout).unwrap();
 

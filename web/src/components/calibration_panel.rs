@@ -85,7 +85,13 @@ pub fn CalibrationPanel(
                 };
                 view! {
                     <p class="hint" data-testid="calibration-result">
-                        {format!("{}: DRAM {} · {peaks}. {}", r.spec.name, format::bandwidth(r.bandwidth_gb_s * 1e9), r.spec.notes)}
+                        {format!(
+                            "{}: DRAM {} · kernel overhead {} · {peaks}. {}",
+                            r.spec.name,
+                            format::bandwidth(r.bandwidth_gb_s * 1e9),
+                            format::duration(r.spec.kernel_overhead_s),
+                            r.spec.notes
+                        )}
                     </p>
                     {offer}
                 }

@@ -156,8 +156,8 @@ pub fn run_validate(args: &ValidateArgs) -> Result<(), CliError> {
             })
             .collect();
         return json(&serde_json::json!({
-            "hardware": datasheet.key,
-            "calibrated": calibrated.as_ref().map(|c| c.key.clone()),
+            "datasheet_spec": datasheet,
+            "calibrated_spec": calibrated,
             "rows": rows_out,
             "stats": {
                 "datasheet": spec_stats.iter().map(StatsOut::from).collect::<Vec<_>>(),

@@ -5,55 +5,32 @@ Reports navigation -> first drawn roofline (window.__roofline_first_draw_ms) and
 batch slider on Llama-3.1-70B on B200, once per precision config, with four pins and the Advisor tab open (the advisor
 re-ranks every config on each move). Usage: python3 web/perf/measure.py [dist-dir]
 """
-import json, os, socket, subprocess, sys, tempfile, time, urllib.error, urllib.request
+import os, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from webdriver import page
 
 DIST = sys.argv[1] if len(sys.argv) > 1 else "dist"
 
-def free_port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
-
-def call(base, method, path, body=None):
-    req = urllib.request.Request(base + path, method=method, data=json.dumps(body).encode() if body is not None else None,
-                                 headers={"Content-Type": "application/json"})
-    try:
-        return json.load(urllib.request.urlopen(req, timeout=300))["value"]
-    except urllib.error.HTTPError as e:
-        raise SystemExit(f"WebDriver {method} {path}: {e.read().decode()[:800]}")
-
-http_port, wd_port = free_port(), free_port()
-server = subprocess.Popen([sys.executable, "-m", "http.server", str(http_port), "--bind", "127.0.0.1", "--directory", DIST],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-driver = subprocess.Popen(["/usr/bin/chromedriver", f"--port={wd_port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-try:
-    time.sleep(1.0)
-    base = f"http://127.0.0.1:{wd_port}"
-    caps = {"capabilities": {"alwaysMatch": {"goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": [
-        "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-        "--window-size=1400,900", f"--user-data-dir={tempfile.mkdtemp()}"]}}}}
-    sid = call(base, "POST", "/session", caps)["sessionId"]
-    s = f"/session/{sid}"
-    session = s
-    run = lambda script, args=[]: call(base, "POST", s + "/execute/sync", {"script": script, "args": args})
-    run_async = lambda script, args=[]: call(base, "POST", s + "/execute/async", {"script": script, "args": args})
-    call(base, "POST", s + "/timeouts", {"script": 120000})
+with page(DIST) as p:
     first = []
     for _ in range(5):
-        call(base, "POST", s + "/url", {"url": f"http://127.0.0.1:{http_port}/"})
+        p.goto("/")
         for _ in range(100):
-            v = run("return window.__roofline_first_draw_ms ?? null;")
+            v = p.run("return window.__roofline_first_draw_ms ?? null;")
             if v is not None:
                 break
             time.sleep(0.05)
         first.append(v)
-        run("localStorage.clear();")
+        p.run("localStorage.clear();")
     print("navigation -> first roofline drawn (ms):", [round(x, 1) for x in first])
-    configs = run_async("""
+    configs = p.run_async("""
       const done = arguments[arguments.length - 1];
       const sel = document.querySelector('[data-testid=config-select]');
       done([...sel.options].map(o => o.value));""")
-    call(base, "POST", s + "/url", {"url": f"http://127.0.0.1:{http_port}/?model=llama-3.1-70b&hw=b200"})
+    p.goto("/?model=llama-3.1-70b&hw=b200")
     time.sleep(1.0)
-    results = run_async("""
+    results = p.run_async("""
       const [configs, ADVISOR, PINS, done] = arguments;
       const frame = () => new Promise(r => requestAnimationFrame(() => r()));
       // A macrotask without setTimeout's clamping: every reactive effect (microtasks) has run before it.
@@ -96,11 +73,3 @@ try:
     alld.sort(); allp.sort()
     print(f"ALL configs ({len(alld)} moves): input->draw median {alld[len(alld)//2]:.1f} ms, p95 {alld[int(len(alld)*.95)]:.1f}, max {alld[-1]:.1f}; "
           f"input->all effects done median {allp[len(allp)//2]:.1f} ms, p95 {allp[int(len(allp)*.95)]:.1f}, max {allp[-1]:.1f}")
-finally:
-    # Close the browser even when a step failed, so no headless Chromium outlives the script.
-    if "session" in globals():
-        try:
-            call(base, "DELETE", session)
-        except SystemExit:
-            pass
-    driver.terminate(); server.terminate()

@@ -15,7 +15,7 @@
 //! flush before every sample without a stream sync in between, CUDA events around the kernel only, warm-up,
 //! samples until 1 % noise or the time cap, NVML sampled throughout. The flush *reads* a max(2 × L2, 256 MB)
 //! buffer: a memset flush leaves L2 full of dirty lines whose write-back the timed kernel then pays (on an
-//! H100 it added 8–15 µs to every memory-bound GEMV, doubling a 4096² FP16 GEMV; see docs/validation).
+//! H100 it added 2–9.5 µs to memory-bound kernels, +25 % on a 4096² FP16 GEMV; see docs/validation).
 #![allow(unsafe_code)]
 
 use std::ffi::c_void;

@@ -323,31 +323,15 @@ mod tests {
                 .unwrap()
                 .time_s
         };
+        // An M×256×256 point of `p` measured at `factor` times its prediction.
+        let point = |m: u64, p: Precision, factor: f64, at: f64| {
+            measured_point(&format!("{m}x256x256"), p, predicted(m, p) * factor, at)
+        };
         let points = [
-            measured_point(
-                "64x256x256",
-                Precision::Fp32,
-                predicted(64, Precision::Fp32) * 1.1,
-                1.0,
-            ),
-            measured_point(
-                "64x256x256",
-                Precision::Fp32,
-                predicted(64, Precision::Fp32) * 0.7,
-                2.0,
-            ),
-            measured_point(
-                "1x256x256",
-                Precision::Fp32,
-                predicted(1, Precision::Fp32) * 1.5,
-                3.0,
-            ),
-            measured_point(
-                "64x256x256",
-                Precision::Fp16,
-                predicted(64, Precision::Fp16) * 1.2,
-                4.0,
-            ),
+            point(64, Precision::Fp32, 1.1, 1.0),
+            point(64, Precision::Fp32, 0.7, 2.0),
+            point(1, Precision::Fp32, 1.5, 3.0),
+            point(64, Precision::Fp16, 1.2, 4.0),
         ];
         let all = stats(&rows(&points, &hw, None), spec_error);
         let summary: Vec<_> = all.iter().map(|s| (s.precision, s.regime, s.n_points)).collect();

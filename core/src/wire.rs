@@ -181,8 +181,9 @@ pub struct RooflinePoint {
     /// Effective DRAM bandwidth = bytes / time, in GB/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bandwidth_gb_s: Option<f64>,
-    /// Weight, activation and output precisions of the operator that ran or was predicted, when they differ
-    /// from `precision` everywhere (W4A16: INT4 group-128 weights, FP16 activations; INT8: INT32 output).
+    /// Weight, activation and output precisions of the operator that ran or was predicted (W4A16: INT4
+    /// group-128 weights, FP16 activations). Absent from older records, where all are `precision` with its
+    /// default output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operands: Option<OperandPrecisions>,
     /// For measured points: what ran and how.

@@ -2,7 +2,7 @@
 //! achieved peak of each precision on a compute-bound shape, then build a `HardwareSpec` with
 //! `Provenance::Measured` from them.
 
-use roofline_core::wire::{CalibratedPeak, CalibrationResult, KernelOverhead};
+use roofline_core::wire::{CalibratedPeak, CalibrationResult, Failure, KernelOverhead};
 use roofline_core::{Architecture, HardwareSpec, Peak, Precision, Provenance};
 
 use crate::backend::{BackendError, DeviceGuard, MatmulSpec};
@@ -27,9 +27,9 @@ pub fn calibrate(
     let mut peaks = Vec::new();
     let mut failed = Vec::new();
     let kernel_overhead = match measure_overhead(guard, bandwidth_bytes_per_s) {
-        Ok(o) => Some(o),
-        Err(e) => {
-            failed.push(e.failure("kernel overhead"));
+        Ok(overhead) => Some(overhead),
+        Err(failure) => {
+            failed.push(failure);
             None
         }
     };
@@ -73,19 +73,26 @@ pub fn calibrate(
 pub const OVERHEAD_SHAPE: (u64, u64, u64) = (1, 2048, 2048);
 
 /// Times the [`OVERHEAD_SHAPE`] GEMV in FP16 (else FP32) and subtracts its bytes over the copy bandwidth.
-fn measure_overhead(
-    guard: &DeviceGuard<'_>,
-    bandwidth_bytes_per_s: f64,
-) -> Result<KernelOverhead, BackendError> {
+/// A failure names the precision it tried and says in its message that it was the overhead GEMV.
+fn measure_overhead(guard: &DeviceGuard<'_>, bandwidth_bytes_per_s: f64) -> Result<KernelOverhead, Failure> {
     let measurable = guard.measurable();
-    let precision = [Precision::Fp16, Precision::Fp32]
+    let Some(precision) = [Precision::Fp16, Precision::Fp32]
         .into_iter()
         .find(|p| measurable.contains(p))
-        .ok_or_else(|| {
+    else {
+        return Err(
             BackendError::Unsupported("no FP16 or FP32 GEMV to time the kernel overhead".into())
-        })?;
+                .failure(Precision::Fp16.name()),
+        );
+    };
     let (m, n, k) = OVERHEAD_SHAPE;
-    let result = guard.measure_matmul(&MatmulSpec { m, n, k, precision })?;
+    let result = guard
+        .measure_matmul(&MatmulSpec { m, n, k, precision })
+        .map_err(|e| {
+            let mut failure = e.failure(precision.name());
+            failure.message = format!("kernel-overhead GEMV {m}x{n}x{k}: {}", failure.message);
+            failure
+        })?;
     let time_s = result.measurement.median_s;
     Ok(KernelOverhead {
         kernel_overhead_us: (time_s - result.op.bytes() / bandwidth_bytes_per_s).max(0.0) * 1e6,
@@ -96,7 +103,8 @@ fn measure_overhead(
     })
 }
 
-/// The calibrated spec from measured numbers (pure; unit-tested).
+/// The calibrated spec from measured numbers (pure; covered through `/api/calibrate` in tests/api.rs and
+/// `calibrate` in tests/cli_predict.rs).
 #[must_use]
 #[allow(clippy::too_many_arguments)]
 pub fn build_spec(

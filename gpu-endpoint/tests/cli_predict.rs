@@ -1,4 +1,5 @@
-//! `gpu-endpoint predict` and `advise`: the whole-model command line, checked against hand-derived values.
+//! `gpu-endpoint predict`, `advise` and `validate`: the offline command line, checked against hand-derived
+//! values.
 
 use std::process::Command;
 
@@ -9,14 +10,19 @@ fn run(args: &[&str]) -> std::process::Output {
         .expect("binary runs")
 }
 
-fn json(args: &[&str]) -> serde_json::Value {
+/// Stdout of a run that must succeed.
+fn stdout_of(args: &[&str]) -> Vec<u8> {
     let out = run(args);
     assert!(
         out.status.success(),
         "{args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+    out.stdout
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    serde_json::from_slice(&stdout_of(args)).expect("JSON on stdout")
 }
 
 #[test]
@@ -194,7 +200,7 @@ fn validate_predicts_saved_points_on_the_datasheet_and_the_calibrated_spec() {
     let dir = tempfile::tempdir().unwrap();
     // The fake backend runs at 1 TB/s and 100 TFLOP/s: a 1x4096x4096 FP16 GEMV moves
     // 4096·4096·2 + 4096·2 + 4096·2 = 33,570,816 B, so it "takes" 33.57 µs.
-    let bench = run(&[
+    let bench = stdout_of(&[
         "bench",
         "--backend",
         "fake",
@@ -205,15 +211,10 @@ fn validate_predicts_saved_points_on_the_datasheet_and_the_calibrated_spec() {
         "--precisions",
         "FP16",
     ]);
-    assert!(
-        bench.status.success(),
-        "{}",
-        String::from_utf8_lossy(&bench.stderr)
-    );
     let measured = dir.path().join("bench.json");
-    std::fs::write(&measured, &bench.stdout).unwrap();
+    std::fs::write(&measured, bench).unwrap();
     // The calibration of the same fake device: its spec has the fake's 1 TB/s.
-    let calibration = run(&[
+    let calibration = stdout_of(&[
         "calibrate",
         "--backend",
         "fake",
@@ -223,12 +224,7 @@ fn validate_predicts_saved_points_on_the_datasheet_and_the_calibrated_spec() {
         "--precisions",
         "FP16",
     ]);
-    assert!(
-        calibration.status.success(),
-        "{}",
-        String::from_utf8_lossy(&calibration.stderr)
-    );
-    let overhead: serde_json::Value = serde_json::from_slice(&calibration.stdout).unwrap();
+    let overhead: serde_json::Value = serde_json::from_slice(&calibration).unwrap();
     // The fake GEMV runs at exactly its bytes over the fake's copy bandwidth: no overhead.
     assert_eq!(overhead["kernel_overhead"]["shape"], "1x2048x2048");
     assert!(
@@ -240,7 +236,7 @@ fn validate_predicts_saved_points_on_the_datasheet_and_the_calibrated_spec() {
     );
     assert_eq!(overhead["spec"]["kernel_overhead_s"], 0.0);
     let calibrated = dir.path().join("calibration.json");
-    std::fs::write(&calibrated, &calibration.stdout).unwrap();
+    std::fs::write(&calibrated, &calibration).unwrap();
 
     let v = json(&[
         "validate",

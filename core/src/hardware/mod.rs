@@ -277,7 +277,8 @@ pub struct HardwareSpec {
     pub tdp_w: Option<f64>,
     /// Fixed time every kernel adds to its roofline time (launch to first byte, ramp-up, drain, a split-K
     /// pass), in s. 0 on datasheet specs, which publish no such figure; measured by calibration (a small
-    /// GEMV's time minus its bytes over the copy bandwidth: 5.7 µs on an H100 SXM with cuBLASLt 13.1).
+    /// GEMV's time minus its bytes over the copy bandwidth; about 6.4 µs for cuBLASLt 13.1 GEMVs on an H100
+    /// SXM, docs/validation).
     #[cfg_attr(feature = "serde", serde(default))]
     pub kernel_overhead_s: f64,
     /// Peaks per compute path; a path that is absent is not supported natively.

@@ -150,7 +150,7 @@ struct Flush {
     sink: CudaSlice<f32>,
     n4: u64,
     cfg: LaunchConfig,
-    kernels: Arc<Kernels>,
+    kernel: CudaFunction,
 }
 
 /// The CUDA device 0.
@@ -322,7 +322,6 @@ impl CudaBackend {
             .stream
             .alloc_zeros::<f32>(1)
             .map_err(|e| cuda_err("flush sink", e))?;
-        let kernels = self.kernels()?;
         Ok(Flush {
             buf,
             sink,
@@ -332,7 +331,7 @@ impl CudaBackend {
                 block_dim: (256, 1, 1),
                 shared_mem_bytes: 0,
             },
-            kernels,
+            kernel: self.kernels()?.flush_read.clone(),
         })
     }
 
@@ -345,7 +344,7 @@ impl CudaBackend {
         let flags = Some(drv_sys::CUevent_flags::CU_EVENT_DEFAULT);
         let start = self.ctx.new_event(flags).map_err(|e| cuda_err("event", e))?;
         let stop = self.ctx.new_event(flags).map_err(|e| cuda_err("event", e))?;
-        let mut builder = self.stream.launch_builder(&flush.kernels.flush_read);
+        let mut builder = self.stream.launch_builder(&flush.kernel);
         builder.arg(&flush.buf).arg(&flush.n4).arg(&mut flush.sink);
         // SAFETY: `buf` holds n4 16-byte values (its size is a multiple of 16, the allocation 256-byte
         // aligned); `sink` is one f32.

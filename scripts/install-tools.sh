@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs every tool the build and the tests need, skipping those already at the right version.
-# Versions are pinned; see ../shared/docs/toolchain.md for why each one.
+# Versions are pinned; see docs/research/toolchain.md for why each one.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tools="$root/.tools"

@@ -8,10 +8,13 @@
 //!   sequence only, as serving engines do.
 //! - Attention is fused (FlashAttention-style); embeddings, logits head and norms stay at the hidden
 //!   precision ([`QuantConfig::hidden`]).
+//! - With [`Corrections::activation_quantization`], a config whose linear inputs are narrower than the hidden
+//!   format (FP8, INT8, FP4 activations) quantizes each linear layer's input in its own kernel.
+//! - The step time is the sum of kernel times plus the host launch overhead of [`Corrections::step_launch`].
 //! - Memory fit counts weights and the KV cache (activations and framework overhead are not modelled).
 
 use crate::{
-    AttentionShape, Bound, Corrections, Error, HardwareSpec, ModelConfig, MoeShape, OpAnalysis,
+    AttentionShape, Bound, Corrections, Error, HardwareSpec, Mode, ModelConfig, MoeShape, OpAnalysis,
     OperandPrecisions, Operator, QuantConfig, analyze_operator,
 };
 
@@ -50,6 +53,8 @@ pub struct ModelAnalysis {
     pub config: String,
     /// The workload analysed.
     pub workload: Workload,
+    /// The ceilings the times come from ([`Mode::of`] the spec).
+    pub mode: Mode,
     /// The corrections applied.
     pub corrections: Corrections,
     /// Every distinct operator, per instance, with its count.
@@ -58,8 +63,10 @@ pub struct ModelAnalysis {
     pub total_flops: f64,
     /// Σ count · bytes, in bytes.
     pub total_bytes: f64,
-    /// Σ count · time: the time of the step, in seconds.
+    /// Σ count · time plus the step's host launch overhead: the time of the step, in seconds.
     pub total_time_s: f64,
+    /// Host launch overhead of the step ([`crate::StepLaunch`]), in seconds.
+    pub launch_overhead_s: f64,
     /// Time to first token (prefill only): the step time, in seconds.
     pub ttft_s: Option<f64>,
     /// Time per output token (decode only): the step time, in seconds.
@@ -145,14 +152,30 @@ pub fn analyze_model(
         Ok(())
     };
 
+    // The run-time quantization of a linear layer's input, where the config needs one.
+    let quantize = (corrections.activation_quantization && linear.activation != hidden).then_some(linear.activation);
+    let quantize_op = |rows: u64, width: u64, name: &str| -> Result<Option<Operator>, Error> {
+        quantize
+            .map(|to| Operator::quantize_activations(rows, width, hidden, to).map(|op| op.named(name)))
+            .transpose()
+    };
+
     add(Operator::embedding(tokens, h, hidden, hidden)?, 1)?;
     add(
         Operator::norm(model.norm, tokens, h, hidden)?.named("attn_norm"),
         layers,
     )?;
+    if let Some(op) = quantize_op(tokens, h, "quantize_attn_in")? {
+        add(op, layers)?;
+    }
     let (attention_shape, rope_heads) = match model.mla {
         Some(m) => {
             let qk_dim = m.nope_head_dim + m.rope_head_dim;
+            for (width, name) in [(m.q_lora_rank, "quantize_q_b_in"), (m.kv_lora_rank, "quantize_kv_b_in")] {
+                if let Some(op) = quantize_op(tokens, width, name)? {
+                    add(op, layers)?;
+                }
+            }
             add(
                 Operator::matmul(tokens, m.q_lora_rank, h, linear)?.named("q_a_proj"),
                 layers,
@@ -211,6 +234,9 @@ pub fn analyze_model(
     let attention_width = model
         .mla
         .map_or(model.heads * model.head_dim, |m| model.heads * m.v_head_dim);
+    if let Some(op) = quantize_op(tokens, attention_width, "quantize_o_in")? {
+        add(op, layers)?;
+    }
     add(
         Operator::matmul(tokens, h, attention_width, linear)?.named("o_proj"),
         layers,
@@ -220,8 +246,12 @@ pub fn analyze_model(
         Operator::norm(model.norm, tokens, h, hidden)?.named("ffn_norm"),
         layers,
     )?;
+    if let Some(op) = quantize_op(tokens, h, "quantize_ffn_in")? {
+        add(op, layers)?;
+    }
     add_ffn(
         &mut add,
+        &quantize_op,
         model,
         tokens,
         model.ffn_dim,
@@ -241,8 +271,12 @@ pub fn analyze_model(
         for op in Operator::moe_experts(&shape, linear)? {
             add(op, model.moe_layers())?;
         }
+        if let Some(op) = quantize_op(tokens * moe.top_k, moe.expert_ffn, "quantize_expert_down_in")? {
+            add(op, model.moe_layers())?;
+        }
         add_ffn(
             &mut add,
+            &quantize_op,
             model,
             tokens,
             moe.shared_experts * moe.expert_ffn,
@@ -278,9 +312,12 @@ fn base_attention(model: &ModelConfig, batch: u64, query_len: u64, context: u64)
     }
 }
 
-/// Adds a dense FFN of width `ffn` (gate/up, activation, down) `count` times; no-op when `ffn` is 0.
+/// Adds a dense FFN of width `ffn` (gate/up, activation, the down projection's input quantization where
+/// `quantize_op` gives one, down) `count` times; no-op when `ffn` is 0.
+#[allow(clippy::too_many_arguments)]
 fn add_ffn(
     add: &mut impl FnMut(Operator, u32) -> Result<(), Error>,
+    quantize_op: &impl Fn(u64, u64, &str) -> Result<Option<Operator>, Error>,
     model: &ModelConfig,
     tokens: u64,
     ffn: u64,
@@ -301,6 +338,9 @@ fn add_ffn(
         Operator::activation(model.activation(), tokens, ffn, linear.output)?.named(&name("ffn_act")),
         count,
     )?;
+    if let Some(op) = quantize_op(tokens, ffn, &name("quantize_down_in"))? {
+        add(op, count)?;
+    }
     add(
         Operator::matmul(tokens, model.hidden, ffn, linear)?.named(&name("down_proj")),
         count,
@@ -318,7 +358,9 @@ fn summarize(
     let total = |f: fn(&OpAnalysis) -> f64| ops.iter().map(|o| f64::from(o.count) * f(o)).sum::<f64>();
     let total_flops = total(|o| o.flops);
     let total_bytes = total(|o| o.bytes);
-    let total_time_s = total(|o| o.time_s);
+    let kernels_s = total(|o| o.time_s);
+    let kernel_launches = ops.iter().map(|o| o.count).sum();
+    let total_time_s = corrections.step_launch.step_time_s(kernels_s, kernel_launches);
     let memory_time_s: f64 = ops
         .iter()
         .filter(|o| o.bound == Bound::Memory)
@@ -336,7 +378,7 @@ fn summarize(
     let weight_bytes = model.weight_bytes(config);
     let kv_cache_bytes = batch * f64::from(workload.context) * model.kv_bytes_per_token(config.kv_cache);
     let memory_required_bytes = weight_bytes + kv_cache_bytes;
-    let memory_bound_fraction = memory_time_s / total_time_s;
+    let memory_bound_fraction = memory_time_s / kernels_s;
     let approximations = model
         .mla
         .map(|_| {
@@ -349,8 +391,10 @@ fn summarize(
         model: model.key.clone(),
         config: config.key.clone(),
         workload: *workload,
+        mode: Mode::of(hardware),
         corrections: *corrections,
-        kernel_launches: ops.iter().map(|o| o.count).sum(),
+        kernel_launches,
+        launch_overhead_s: total_time_s - kernels_s,
         ops,
         total_flops,
         total_bytes,

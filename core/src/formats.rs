@@ -1,6 +1,6 @@
 //! Format reference: element layout, range, representable levels and codebooks of every [`Precision`].
 //!
-//! Values follow shared/docs/hardware.md §6: IEEE 754 for FP64/FP32/FP16, bfloat16, TF32, OCP FP8 (E4M3 is
+//! Values follow docs/research/hardware.md §6: IEEE 754 for FP64/FP32/FP16, bfloat16, TF32, OCP FP8 (E4M3 is
 //! the `FN` variant: no infinity, one NaN code per sign), OCP MX v1.0 (FP6 and FP4 have no infinity or NaN),
 //! NVIDIA NVFP4, and QLoRA's NF4 (arXiv:2305.14314).
 

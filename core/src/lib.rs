@@ -56,14 +56,17 @@ pub use advisor::{Advice, Candidate, Skipped, advise_model, advise_operator};
 pub use analysis::{ModelAnalysis, Phase, Workload, analyze_model};
 pub use config::{QuantConfig, find_quant_config, quant_configs};
 pub use corrections::{
-    Corrections, KERNEL_LAUNCH_FLOOR_S, OpAnalysis, WAVE_TILE, analyze_operator, wave_efficiency,
+    Corrections, EAGER_LAUNCH_S, GRAPH_LAUNCH_S, KERNEL_LAUNCH_FLOOR_S, OpAnalysis, StepLaunch, WAVE_TILE,
+    analyze_operator, wave_efficiency,
 };
 pub use error::Error;
 pub use formats::{
     E2M1_CODEBOOK, ElementLayout, Encoding, FormatInfo, INT2_CODEBOOK, NF4_CODEBOOK, format_catalog,
     format_info,
 };
-pub use hardware::{Architecture, ComputePath, HardwareSpec, Peak, Provenance, catalog, find_hardware};
+pub use hardware::{
+    Architecture, ComputePath, HardwareSpec, Mode, Peak, Provenance, ReferenceCeilings, catalog, find_hardware,
+};
 pub use model::{MlaConfig, ModelConfig, MoeConfig, ParamCount, find_model, model_presets};
 pub use ops::{Activation, AttentionShape, GemmShape, MoeShape, Norm, OpKind, OperandPrecisions, Operator};
 pub use precision::{BlockScale, Precision, int4_group_bits};

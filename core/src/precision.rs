@@ -388,7 +388,7 @@ mod tests {
 
     #[test]
     fn effective_bits_match_the_block_layouts() {
-        // shared/docs/hardware.md §6: NVFP4 4 + 8/16, MXFP4 4 + 8/32.
+        // docs/research/hardware.md §6: NVFP4 4 + 8/16, MXFP4 4 + 8/32.
         assert_eq!(Precision::Nvfp4.effective_bits(), 4.5);
         assert_eq!(Precision::Mxfp4.effective_bits(), 4.25);
         assert_eq!(Precision::Tf32.effective_bits(), 32.0);

@@ -18,9 +18,13 @@ fn phase() -> impl Strategy<Value = Phase> {
 
 /// Corrections that keep time monotonic (wave quantization does not: a partial wave can become full).
 fn monotonic_corrections() -> impl Strategy<Value = Corrections> {
-    any::<bool>().prop_map(|launch_floor| Corrections {
-        launch_floor,
+    any::<bool>().prop_map(|realistic| Corrections {
         wave_quantization: false,
+        ..if realistic {
+            Corrections::ALL
+        } else {
+            Corrections::NONE
+        }
     })
 }
 
@@ -33,8 +37,8 @@ proptest! {
         batch in any::<u32>(), context in any::<u32>(), dims in prop::array::uniform4(any::<u64>()),
         p in precision(), fused in any::<bool>(), causal in any::<bool>(), wave in any::<bool>(),
     ) {
-        let hardware = &catalog()[hw];
-        let corrections = Corrections { launch_floor: true, wave_quantization: wave };
+        let hardware = &if wave { catalog()[hw].reference().unwrap() } else { catalog()[hw].clone() };
+        let corrections = Corrections { wave_quantization: wave, ..Corrections::ALL };
         let workload = Workload { phase, batch, context };
         let analysis = analyze_model(hardware, &model_presets()[model], &quant_configs()[config], &workload, &corrections);
         if let Ok(a) = analysis {

@@ -45,8 +45,9 @@ pub struct Prediction {
     pub compute_time_s: f64,
     /// Bytes / bandwidth, in seconds.
     pub memory_time_s: f64,
-    /// Predicted time = max(compute, memory) + the device's kernel overhead (0 on datasheet specs), in
-    /// seconds.
+    /// Fixed time the kernel adds ([`HardwareSpec::kernel_overhead_for`]; 0 on datasheet specs), in seconds.
+    pub kernel_overhead_s: f64,
+    /// Predicted time = max(compute, memory) + the kernel overhead, in seconds.
     pub time_s: f64,
     /// Which roof limits it.
     pub bound: Bound,
@@ -54,8 +55,8 @@ pub struct Prediction {
 
 /// Predicts one operator on one device with the ideal roofline.
 ///
-/// time = max(FLOPs / peak, bytes / bandwidth) + [`HardwareSpec::kernel_overhead_s`] (0 on datasheet
-/// specs, measured on calibrated ones). Matrix operators use the dense peak of their compute path;
+/// time = max(FLOPs / peak, bytes / bandwidth) + [`HardwareSpec::kernel_overhead_for`] the operator's path
+/// (0 on datasheet specs, the floors on reference specs, measured on calibrated ones). Matrix operators use the dense peak of their compute path;
 /// vector operators (norms, activations, lookups) use [`HardwareSpec::vector_flop_per_s`].
 ///
 /// # Errors
@@ -71,11 +72,13 @@ pub struct Prediction {
 /// assert!((p.time_s - 2.0 * 8192f64.powi(3) / 989.4e12).abs() < 1e-12);
 /// ```
 pub fn predict(hardware: &HardwareSpec, op: &Operator) -> Result<Prediction, Error> {
-    let peak = if op.kind.uses_matrix_units() {
-        hardware.dense_peak_for(op.precisions.compute())?
+    let (peak, path) = if op.kind.uses_matrix_units() {
+        let precision = op.precisions.compute();
+        (hardware.dense_peak_for(precision)?, Some(precision.compute_path()))
     } else {
-        hardware.vector_flop_per_s()
+        (hardware.vector_flop_per_s(), None)
     };
+    let kernel_overhead_s = hardware.kernel_overhead_for(path);
     let bandwidth = hardware.dram_bandwidth_bytes_per_s;
     let bytes = op.bytes();
     let arithmetic_intensity = if bytes > 0.0 { op.flops / bytes } else { 0.0 };
@@ -96,7 +99,8 @@ pub fn predict(hardware: &HardwareSpec, op: &Operator) -> Result<Prediction, Err
         attainable_flop_per_s: peak.min(arithmetic_intensity * bandwidth),
         compute_time_s,
         memory_time_s,
-        time_s: compute_time_s.max(memory_time_s) + hardware.kernel_overhead_s,
+        kernel_overhead_s,
+        time_s: compute_time_s.max(memory_time_s) + kernel_overhead_s,
         bound,
     })
 }

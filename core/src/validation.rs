@@ -1,9 +1,9 @@
-//! Prediction error of measured points: each point's operator predicted on a device (datasheet or calibrated),
+//! Prediction error of measured points: each point's operator predicted on a device (datasheet, reference or calibrated),
 //! the signed error, its band, and median / p90 |error| by precision and regime. Used by the page's
 //! Validation tab and by `gpu-endpoint validate` (docs/validation).
 
 use crate::wire::RooflinePoint;
-use crate::{Bound, Error, HardwareSpec, Operator, Precision, predict};
+use crate::{Bound, Corrections, Error, HardwareSpec, Mode, Operator, Precision, analyze_operator};
 
 /// GEMV (M = 1) or GEMM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -74,6 +74,8 @@ pub struct ValidationRow {
     pub measured_s: f64,
     /// Prediction on the datasheet spec, or why there is none.
     pub spec: Result<Check, Error>,
+    /// Prediction in reference mode ([`HardwareSpec::reference`] of the datasheet spec), or why there is none.
+    pub reference: Result<Check, Error>,
     /// Prediction on the calibrated spec, when there is one.
     pub calibrated: Option<Result<Check, Error>>,
 }
@@ -101,8 +103,9 @@ pub fn measured_seconds(p: &RooflinePoint) -> f64 {
     p.measurement.as_ref().map_or(p.time_us * 1e-6, |m| m.median_s)
 }
 
-/// Predicts the operator of `p` on `hw` and compares: the operand precisions that ran when the point
-/// records them (e.g. W4A16: INT4 group-128 weights, FP16 activations), else all in `p.precision`.
+/// Predicts the operator of `p` on `hw` with the corrections of its mode ([`Corrections::for_mode`] of
+/// [`Mode::of`] the spec) and compares: the operand precisions that ran when the point records them (e.g.
+/// W4A16: INT4 group-128 weights, FP16 activations), else all in `p.precision`.
 ///
 /// # Errors
 /// An unreadable shape, or core's reason for having no prediction (e.g. the precision is unsupported).
@@ -110,7 +113,7 @@ pub fn check(p: &RooflinePoint, hw: &HardwareSpec) -> Result<Check, Error> {
     let (m, n, k) =
         parse_shape(&p.shape).ok_or_else(|| Error::InvalidInput(format!("shape '{}'", p.shape)))?;
     let op = Operator::matmul(m, n, k, p.operands.unwrap_or_else(|| p.precision.into()))?;
-    let prediction = predict(hw, &op)?;
+    let prediction = analyze_operator(hw, &op, &Corrections::for_mode(Mode::of(hw)))?;
     let predicted_s = prediction.time_s;
     Ok(Check {
         predicted_s,
@@ -119,13 +122,15 @@ pub fn check(p: &RooflinePoint, hw: &HardwareSpec) -> Result<Check, Error> {
     })
 }
 
-/// One row per point, predicted on `spec` and, when given, on `calibrated`.
+/// One row per point, predicted on the datasheet `spec`, on its reference spec and, when given, on
+/// `calibrated`.
 #[must_use]
 pub fn rows(
     points: &[RooflinePoint],
     spec: &HardwareSpec,
     calibrated: Option<&HardwareSpec>,
 ) -> Vec<ValidationRow> {
+    let reference = spec.reference();
     points
         .iter()
         .map(|p| ValidationRow {
@@ -142,6 +147,7 @@ pub fn rows(
                 .map_or_else(String::new, |m| m.device_name.clone()),
             measured_s: measured_seconds(p),
             spec: check(p, spec),
+            reference: reference.as_ref().map_err(Clone::clone).and_then(|r| check(p, r)),
             calibrated: calibrated.map(|hw| check(p, hw)),
         })
         .collect()
@@ -211,6 +217,12 @@ pub fn spec_error(row: &ValidationRow) -> Option<f64> {
     row.spec.as_ref().ok().map(|c| c.error_pct)
 }
 
+/// The reference-mode error of a row, if it has a prediction.
+#[must_use]
+pub fn reference_error(row: &ValidationRow) -> Option<f64> {
+    row.reference.as_ref().ok().map(|c| c.error_pct)
+}
+
 /// The calibrated error of a row, if it has one.
 #[must_use]
 pub fn calibrated_error(row: &ValidationRow) -> Option<f64> {
@@ -274,12 +286,16 @@ mod tests {
     fn a_point_measured_at_twice_the_prediction_is_100_percent_slow() {
         let hw = find_hardware("gb10").unwrap().clone();
         let op = Operator::matmul(1, 4096, 4096, Precision::Fp16.into()).unwrap();
-        let predicted = predict(&hw, &op).unwrap().time_s;
+        let predicted = crate::predict(&hw, &op).unwrap().time_s;
         let p = measured_point("1x4096x4096", Precision::Fp16, 2.0 * predicted, 0.0);
         let rows = rows(&[p], &hw, Some(&hw));
         assert_eq!(rows[0].regime, Regime::Gemv);
         assert!((rows[0].spec.as_ref().unwrap().error_pct - 100.0).abs() < 1e-9);
         assert_eq!(calibrated_error(&rows[0]), spec_error(&rows[0]));
+        // Reference mode: 33,570,816 B at 89.9 % of 273 GB/s (the catalog's median measured DRAM fraction;
+        // GB10 has none of its own) = 136.78 µs, plus the 5 µs matrix-kernel floor.
+        let reference = rows[0].reference.as_ref().unwrap().predicted_s;
+        assert!((reference - (33_570_816.0 / (0.899 * 273e9) + 5e-6)).abs() < 1e-12, "{reference}");
     }
 
     #[test]
@@ -319,7 +335,7 @@ mod tests {
     fn statistics_group_by_precision_and_regime() {
         let hw = find_hardware("gb10").unwrap().clone();
         let predicted = |m, p: Precision| {
-            predict(&hw, &Operator::matmul(m, 256, 256, p.into()).unwrap())
+            crate::predict(&hw, &Operator::matmul(m, 256, 256, p.into()).unwrap())
                 .unwrap()
                 .time_s
         };

@@ -3,7 +3,8 @@
 //! `Provenance::Measured` from them.
 
 use roofline_core::wire::{CalibratedPeak, CalibrationResult, Failure, KernelOverhead};
-use roofline_core::{Architecture, HardwareSpec, Peak, Precision, Provenance};
+use roofline_core::hardware::Calibration;
+use roofline_core::{HardwareSpec, Precision};
 
 use crate::backend::{BackendError, DeviceGuard, MatmulSpec};
 use crate::protocol::unix_now;
@@ -57,7 +58,11 @@ pub fn calibrate(
             .as_ref()
             .map_or(0.0, |o| o.kernel_overhead_us * 1e-6),
         &peaks,
-    );
+    )
+    .map_err(|e| {
+        let failures: Vec<String> = failed.iter().map(|f| format!("{}: {}", f.precision, f.message)).collect();
+        BackendError::InvalidInput(format!("no usable calibrated spec ({e}); {}", failures.join("; ")))
+    })?;
     Ok(CalibrationResult {
         bandwidth_gb_s: bandwidth_bytes_per_s / 1e9,
         bandwidth_measurement: bandwidth.measurement,
@@ -103,9 +108,11 @@ fn measure_overhead(guard: &DeviceGuard<'_>, bandwidth_bytes_per_s: f64) -> Resu
     })
 }
 
-/// The calibrated spec from measured numbers (pure; covered through `/api/calibrate` in tests/api.rs and
-/// `calibrate` in tests/cli_predict.rs).
-#[must_use]
+/// The calibrated spec from measured numbers: core's one calibration model
+/// ([`HardwareSpec::calibrated`]) on `base`, or on an uncatalogued `<backend>_host` device without one.
+///
+/// # Errors
+/// Core's reason when a measurement is unusable (not finite and positive, a path the device lacks).
 #[allow(clippy::too_many_arguments)]
 pub fn build_spec(
     base: Option<&HardwareSpec>,
@@ -116,83 +123,33 @@ pub fn build_spec(
     bandwidth_bytes_per_s: f64,
     kernel_overhead_s: f64,
     peaks: &[CalibratedPeak],
-) -> HardwareSpec {
-    let mut spec = base.cloned().unwrap_or_else(|| HardwareSpec {
-        key: format!("{backend_kind}_host"),
-        name: device_name.to_owned(),
-        vendor: String::new(),
-        arch: Architecture::Custom,
-        arch_label: device_arch.to_owned(),
-        memory_bytes: memory_total_bytes.max(1.0),
-        dram_bandwidth_bytes_per_s: bandwidth_bytes_per_s,
-        l2_bytes: None,
-        sm_count: None,
-        boost_clock_hz: None,
-        tdp_w: None,
-        kernel_overhead_s: 0.0,
-        peaks: Vec::new(),
-        provenance: Provenance::Measured,
-        sources: Vec::new(),
-        derived: Vec::new(),
-        unverified: Vec::new(),
-        notes: String::new(),
-    });
-    let kept_from_datasheet: Vec<String> = spec
-        .peaks
-        .iter()
-        .filter(|p| !peaks.iter().any(|m| m.precision.compute_path() == p.path))
-        .map(|p| p.path.name().to_owned())
-        .collect();
-    spec.key = format!("{}_measured", spec.key);
-    spec.name = format!("{} (measured on {device_name})", spec.name);
-    spec.provenance = Provenance::Measured;
-    spec.dram_bandwidth_bytes_per_s = bandwidth_bytes_per_s;
-    spec.kernel_overhead_s = kernel_overhead_s;
-    let mut measured_paths = Vec::new();
-    for measured in peaks {
-        let path = measured.precision.compute_path();
-        let flop_per_s = measured.achieved_tflops * 1e12;
-        match spec.peaks.iter_mut().find(|p| p.path == path) {
-            // Two precisions on one path (FP8 E4M3 and E5M2): keep the faster measurement.
-            Some(p) if measured_paths.contains(&path) && p.dense_flop_per_s >= flop_per_s => {}
-            Some(p) => {
-                p.dense_flop_per_s = flop_per_s;
-                p.sparse_flop_per_s = None;
-            }
-            None => spec.peaks.push(Peak {
-                path,
-                dense_flop_per_s: flop_per_s,
-                sparse_flop_per_s: None,
-            }),
+) -> Result<HardwareSpec, roofline_core::Error> {
+    let host;
+    let base = match base {
+        Some(base) => base,
+        None => {
+            host = HardwareSpec::uncatalogued(
+                &format!("{backend_kind}_host"),
+                device_name,
+                device_arch,
+                memory_total_bytes,
+            );
+            &host
         }
-        measured_paths.push(path);
-    }
-    spec.sources = vec![format!(
-        "measured by gpu-endpoint {} ({backend_kind} backend) on {device_name} at Unix time {:.0}: copy bandwidth, per-kernel overhead ({:.2} µs, a 1x2048x2048 GEMV) and best achieved GEMM throughput per precision",
-        env!("CARGO_PKG_VERSION"),
-        unix_now(),
-        kernel_overhead_s * 1e6
-    )];
-    spec.notes = if kept_from_datasheet.is_empty() {
-        "Every peak, the bandwidth and the kernel overhead were measured.".into()
-    } else {
-        format!(
-            "Bandwidth, kernel overhead and {} measured; {} peaks kept from the datasheet.",
-            measured_names(peaks),
-            kept_from_datasheet.join(", ")
-        )
     };
-    spec
-}
-
-fn measured_names(peaks: &[CalibratedPeak]) -> String {
-    if peaks.is_empty() {
-        "no peak".into()
-    } else {
-        peaks
+    base.calibrated(&Calibration {
+        device_name: device_name.to_owned(),
+        dram_bandwidth_bytes_per_s: bandwidth_bytes_per_s,
+        kernel_overhead_s,
+        peaks: peaks
             .iter()
-            .map(|p| p.precision.name())
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
+            .map(|p| (p.precision.compute_path(), p.achieved_tflops * 1e12))
+            .collect(),
+        source: format!(
+            "measured by gpu-endpoint {} ({backend_kind} backend) on {device_name} at Unix time {:.0}: copy bandwidth, per-kernel overhead ({:.2} µs, a 1x2048x2048 GEMV) and best achieved GEMM throughput per precision",
+            env!("CARGO_PKG_VERSION"),
+            unix_now(),
+            kernel_overhead_s * 1e6
+        ),
+    })
 }

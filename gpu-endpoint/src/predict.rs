@@ -64,6 +64,7 @@ impl ScenarioArgs {
         Corrections {
             launch_floor: self.launch_floor,
             wave_quantization: self.wave_quantization,
+            ..Corrections::NONE
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The measurement protocol shared by every backend (shared/docs/benchmarking.md §2): seeded random inputs,
+//! The measurement protocol shared by every backend (docs/research/benchmarking.md §2): seeded random inputs,
 //! a correctness gate against a reference, warm-up, samples until the relative noise is low enough or a time
 //! cap is hit, and median / p10 / p90 statistics. Backends supply the timed closure; nothing here is
 //! backend-specific, so the CPU, CUDA and fake backends produce records of the same shape.

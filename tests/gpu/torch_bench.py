@@ -2,7 +2,7 @@
 """PyTorch side of the GPU validation (docs/validation/README.md).
 
 Measures the same matmul shapes and precisions as `gpu-endpoint bench`, with the same protocol
-(shared/docs/benchmarking.md §2, gpu-endpoint/src/protocol.rs): seeded standard-normal inputs quantized to the
+(docs/research/benchmarking.md §2, gpu-endpoint/src/protocol.rs): seeded standard-normal inputs quantized to the
 element format, weights W[N,K] row-major and activations X[M,K] (the `x @ W.t()` of nn.Linear, a TN GEMM),
 an L2 flush by reading a max(2 x L2, 256 MB) buffer before every sample, CUDA events around the matmul
 only, 3 warm-up runs, then samples until stdev/mean <= 1 % (at least 10, at most 1000, 10 s cap).

@@ -1,4 +1,4 @@
-//! Headless Chromium through chromedriver and fantoccini (flags from shared/docs/toolchain.md §1.8).
+//! Headless Chromium through chromedriver and fantoccini (flags from docs/research/toolchain.md §1.8).
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

@@ -17,15 +17,6 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The `shared/` reference folder that sits beside the repository.
-#[must_use]
-pub fn shared_dir() -> PathBuf {
-    workspace_root()
-        .parent()
-        .expect("the repo has a parent")
-        .join("shared")
-}
-
 /// A free TCP port on 127.0.0.1 (bound and released; good enough for tests on one machine).
 #[must_use]
 pub fn free_port() -> u16 {

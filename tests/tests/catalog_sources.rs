@@ -1,8 +1,8 @@
-//! The compiled-in catalog must equal the research file `shared/data/hardware-sources.toml`, figure for
+//! The compiled-in catalog must equal the research file `core/data/hardware-sources.toml`, figure for
 //! figure, so a datasheet correction there cannot silently miss the product.
 
 use roofline_core::{ComputePath, catalog, find_hardware};
-use roofline_tests::shared_dir;
+use roofline_tests::workspace_root;
 
 #[derive(serde::Deserialize)]
 struct SourceFile {
@@ -37,7 +37,7 @@ fn path(name: &str) -> ComputePath {
 }
 
 fn sources() -> SourceFile {
-    let file = shared_dir().join("data/hardware-sources.toml");
+    let file = workspace_root().join("core/data/hardware-sources.toml");
     let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     toml::from_str(&text).expect("hardware-sources.toml parses")
 }

@@ -198,6 +198,7 @@ impl Scenario {
         Corrections {
             launch_floor: self.corrections.launch_floor,
             wave_quantization: self.corrections.wave_quantization,
+            ..Corrections::NONE
         }
     }
 

@@ -1,6 +1,11 @@
 //! Hardware specs: the sourced catalog, custom devices and measured (calibrated) specs share one type.
 
 mod catalog;
+mod reference;
+
+pub use reference::{
+    GemmFraction, MATRIX_KERNEL_FLOOR_S, ReferenceCeilings, Sourced, VECTOR_KERNEL_FLOOR_S, fallback_paths,
+};
 
 use std::fmt;
 use std::sync::LazyLock;
@@ -75,7 +80,7 @@ impl fmt::Display for ComputePath {
 }
 
 /// Architecture family, which decides the formats the matrix units run natively
-/// (shared/docs/hardware.md §3).
+/// (docs/research/hardware.md §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
@@ -127,7 +132,7 @@ impl Architecture {
         Architecture::Custom,
     ];
 
-    /// Whether the architecture has the compute path `path` natively (shared/docs/hardware.md §3): FP8 from
+    /// Whether the architecture has the compute path `path` natively (docs/research/hardware.md §3): FP8 from
     /// Ada, Hopper and CDNA3 on (never Ampere); FP6 and FP4 only on Blackwell and CDNA4; INT4 only on Ampere
     /// and Ada; TPUs run BF16 and INT8 only. A custom device runs every path it gives a peak for.
     #[must_use]
@@ -231,10 +236,75 @@ impl Architecture {
 pub enum Provenance {
     /// Vendor datasheets and the other sources listed in `sources`.
     Datasheet,
+    /// Datasheet peaks and bandwidth scaled by the achievable fractions of [`ReferenceCeilings`], plus their
+    /// per-kernel floors ([`HardwareSpec::reference`]).
+    Reference,
     /// Entered by the user.
     Custom,
     /// Measured on a live device by the endpoint (`sources` says how).
     Measured,
+}
+
+/// Which ceilings a prediction runs against; every predicted number says its mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum Mode {
+    /// The ideal bound: datasheet peaks and bandwidth, no per-kernel time, no corrections.
+    Datasheet,
+    /// The default: what tuned libraries reach ([`ReferenceCeilings`]), per-kernel floors, and the
+    /// realistic corrections ([`crate::Corrections::REALISTIC`]).
+    #[default]
+    Reference,
+    /// The user's own measurements (a spec with [`Provenance::Measured`]) and the realistic corrections.
+    Calibrated,
+}
+
+impl Mode {
+    /// Every mode, in display order.
+    pub const ALL: [Mode; 3] = [Mode::Datasheet, Mode::Reference, Mode::Calibrated];
+
+    /// `datasheet`, `reference` or `calibrated`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Mode::Datasheet => "datasheet",
+            Mode::Reference => "reference",
+            Mode::Calibrated => "calibrated",
+        }
+    }
+
+    /// The mode a spec's numbers belong to: measured specs are calibrated, reference specs reference, and
+    /// datasheet and custom specs datasheet.
+    #[must_use]
+    pub fn of(spec: &HardwareSpec) -> Mode {
+        match spec.provenance {
+            Provenance::Datasheet | Provenance::Custom => Mode::Datasheet,
+            Provenance::Reference => Mode::Reference,
+            Provenance::Measured => Mode::Calibrated,
+        }
+    }
+
+    /// Parses `datasheet`, `reference` or `calibrated` (case-insensitive).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the valid modes.
+    pub fn parse(s: &str) -> Result<Mode, Error> {
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "unknown mode {s:?}: use datasheet, reference or calibrated"
+                ))
+            })
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// Peak throughput of one compute path.
@@ -247,6 +317,25 @@ pub struct Peak {
     pub dense_flop_per_s: f64,
     /// Peak with 2:4 structured sparsity, where the vendor publishes one, in FLOP/s. Never used for predictions.
     pub sparse_flop_per_s: Option<f64>,
+    /// Fixed time every matrix kernel on this path adds to its roofline time, in s; `None` takes the spec's
+    /// [`HardwareSpec::kernel_overhead_s`]. Set by [`HardwareSpec::reference`].
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub kernel_overhead_s: Option<f64>,
+}
+
+/// What a calibration measured on one device, in base units ([`HardwareSpec::calibrated`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibration {
+    /// The device as its driver names it.
+    pub device_name: String,
+    /// Copy bandwidth (read + write bytes over time), in bytes/s.
+    pub dram_bandwidth_bytes_per_s: f64,
+    /// Fixed time per kernel (a small GEMV's time minus its bytes over the copy bandwidth), in s.
+    pub kernel_overhead_s: f64,
+    /// Best achieved dense throughput per measured path, in FLOP/s (several entries per path: the best).
+    pub peaks: Vec<(ComputePath, f64)>,
+    /// How, where and when it was measured.
+    pub source: String,
 }
 
 /// One accelerator: peaks, memory system and the sources of every number, in base units.
@@ -293,6 +382,10 @@ pub struct HardwareSpec {
     pub unverified: Vec<String>,
     /// Free-text notes: derivations and contested values.
     pub notes: String,
+    /// Achievable fractions and per-kernel floors for reference-mode predictions (catalog devices carry
+    /// them; `None` on a custom device takes the catalog-wide defaults).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub reference: Option<ReferenceCeilings>,
 }
 
 impl HardwareSpec {
@@ -311,6 +404,107 @@ impl HardwareSpec {
         match self.peak(path) {
             Some(peak) if self.arch.runs_format(precision) => Ok(peak.dense_flop_per_s),
             _ => Err(self.unsupported(precision)),
+        }
+    }
+
+    /// Fixed time a kernel adds to its roofline time, in seconds: the peak's own figure for matrix kernels on
+    /// `path` where it has one, else [`HardwareSpec::kernel_overhead_s`]. `None` for vector kernels.
+    #[must_use]
+    pub fn kernel_overhead_for(&self, path: Option<ComputePath>) -> f64 {
+        path.and_then(|p| self.peak(p))
+            .and_then(|p| p.kernel_overhead_s)
+            .unwrap_or(self.kernel_overhead_s)
+    }
+
+    /// The reference ceilings of this device: its own, or the catalog-wide defaults for a device without
+    /// any (a custom one).
+    #[must_use]
+    pub fn reference_ceilings(&self) -> ReferenceCeilings {
+        self.reference.clone().unwrap_or_else(|| {
+            reference::for_custom(
+                catalog::ENTRIES,
+                self.arch,
+                self.peaks.iter().map(|p| p.path),
+                *MEDIANS,
+            )
+        })
+    }
+
+    /// The reference spec: every dense peak times its achievable GEMM fraction, the DRAM bandwidth times its
+    /// achievable fraction, matrix kernels on each path with the matrix floor and every other kernel with the
+    /// vector floor, [`Provenance::Reference`], and the basis of every figure in `sources`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a spec that is already measured or reference (scaling it again would count
+    /// the losses twice).
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::{find_hardware, ComputePath, Provenance};
+    /// let h100 = find_hardware("h100_sxm").unwrap();
+    /// let r = h100.reference().unwrap();
+    /// // ml-engineering MAMF: 794.5 of 989.4 TFLOP/s BF16 = 80.3 %; docs/validation copy: 89.9 % of 3.35 TB/s.
+    /// assert!((r.peak(ComputePath::Bf16).unwrap().dense_flop_per_s - 0.803 * 989.4e12).abs() < 1e6);
+    /// assert!((r.dram_bandwidth_bytes_per_s - 0.899 * 3.35e12).abs() < 1.0);
+    /// assert_eq!(r.provenance, Provenance::Reference);
+    /// ```
+    pub fn reference(&self) -> Result<HardwareSpec, Error> {
+        if matches!(self.provenance, Provenance::Measured | Provenance::Reference) {
+            return Err(Error::InvalidInput(format!(
+                "{} already holds achievable ceilings ({:?}); reference mode starts from a datasheet or custom spec",
+                self.key, self.provenance
+            )));
+        }
+        let ceilings = self.reference_ceilings();
+        let mut spec = self.clone();
+        spec.dram_bandwidth_bytes_per_s *= ceilings.dram_fraction.value;
+        spec.kernel_overhead_s = ceilings.vector_kernel_floor.value;
+        spec.sources.push(format!(
+            "reference DRAM ×{:.3}: {}",
+            ceilings.dram_fraction.value, ceilings.dram_fraction.basis
+        ));
+        for peak in &mut spec.peaks {
+            if let Some(f) = ceilings.gemm_fraction(peak.path) {
+                peak.dense_flop_per_s *= f.value;
+                peak.sparse_flop_per_s = None;
+                spec.sources
+                    .push(format!("reference {} GEMM ×{:.3}: {}", peak.path, f.value, f.basis));
+            }
+            peak.kernel_overhead_s = Some(ceilings.matrix_kernel_floor.value);
+        }
+        spec.sources.push(format!(
+            "reference kernel floors: matrix {:.1} µs ({}), vector {:.1} µs ({})",
+            ceilings.matrix_kernel_floor.value * 1e6,
+            ceilings.matrix_kernel_floor.basis,
+            ceilings.vector_kernel_floor.value * 1e6,
+            ceilings.vector_kernel_floor.basis
+        ));
+        spec.provenance = Provenance::Reference;
+        spec.reference = Some(ceilings);
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// This device's spec in `mode`: datasheet as it is, reference through [`HardwareSpec::reference`],
+    /// calibrated only when it is measured (a calibrated spec comes from `calibrate`, never from a guess).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when the spec cannot be put in `mode`: a measured spec asked for datasheet or
+    /// reference, a datasheet spec asked for calibrated (no measurement), a reference spec asked for another
+    /// mode.
+    pub fn in_mode(&self, mode: Mode) -> Result<HardwareSpec, Error> {
+        match (mode, Mode::of(self)) {
+            (wanted, have) if wanted == have => Ok(self.clone()),
+            (Mode::Reference, Mode::Datasheet) => self.reference(),
+            (Mode::Calibrated, _) => Err(Error::InvalidInput(format!(
+                "no calibration of {}: measure one (`gpu-endpoint calibrate --json > spec.json`, or the page's \
+                 Calibration panel) and pass it (`--spec spec.json`)",
+                self.key
+            ))),
+            (wanted, have) => Err(Error::InvalidInput(format!(
+                "{} is a {have} spec and cannot give {wanted} predictions; start from its catalog entry",
+                self.key
+            ))),
         }
     }
 
@@ -355,36 +549,102 @@ impl HardwareSpec {
         )
     }
 
-    /// A calibrated copy of this spec: measured DRAM bandwidth (bytes/s) and measured dense peaks (FLOP/s)
-    /// replace the datasheet ones, with [`Provenance::Measured`], so every prediction runs unchanged on it.
-    /// Paths not in `peaks` keep their datasheet peak; sparse peaks of measured paths are dropped.
+    /// A spec to calibrate a device with no catalog entry from (a host CPU, an unknown GPU): architecture
+    /// [`Architecture::Custom`], no peaks yet, key `key`.
+    #[must_use]
+    pub fn uncatalogued(key: &str, name: &str, arch_label: &str, memory_bytes: f64) -> HardwareSpec {
+        HardwareSpec {
+            key: key.to_owned(),
+            name: name.to_owned(),
+            vendor: String::new(),
+            arch: Architecture::Custom,
+            arch_label: arch_label.to_owned(),
+            memory_bytes: memory_bytes.max(1.0),
+            dram_bandwidth_bytes_per_s: 1.0,
+            l2_bytes: None,
+            sm_count: None,
+            boost_clock_hz: None,
+            tdp_w: None,
+            kernel_overhead_s: 0.0,
+            peaks: Vec::new(),
+            provenance: Provenance::Custom,
+            sources: Vec::new(),
+            derived: Vec::new(),
+            unverified: Vec::new(),
+            notes: String::new(),
+            reference: None,
+        }
+    }
+
+    /// The calibrated spec: the measured DRAM bandwidth, per-kernel overhead and best achieved dense peak of
+    /// each measured path replace this spec's, with [`Provenance::Measured`], key `<key>_measured`, and
+    /// `calibration.source` as its one source; paths that were not measured keep their peaks (named in
+    /// `notes`), sparse peaks of measured paths are dropped. Every prediction runs unchanged on the result
+    /// (this is the one calibration model: the endpoint's `calibrate` and the page both use it).
     ///
     /// # Errors
     /// [`Error::InvalidInput`] when a measured value is not finite and positive; [`Error::Unsupported`]
-    /// when a measured path is not one the device has.
+    /// when a measured path is not one the architecture has (a custom device takes any path).
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::{find_hardware, ComputePath, Provenance};
+    /// use roofline_core::{find_hardware, hardware::Calibration, ComputePath, Provenance};
     /// let h100 = find_hardware("h100_sxm").unwrap();
     /// // ml-engineering MAMF: 794.5 TFLOP/s BF16 measured; an assumed 90 % of 3.35 TB/s streaming.
-    /// let cal = h100.calibrated(0.9 * 3.35e12, &[(ComputePath::Bf16, 794.5e12)]).unwrap();
+    /// let calibration = Calibration {
+    ///     device_name: "NVIDIA H100 80GB HBM3".into(),
+    ///     dram_bandwidth_bytes_per_s: 0.9 * 3.35e12,
+    ///     kernel_overhead_s: 6.4e-6,
+    ///     peaks: vec![(ComputePath::Bf16, 794.5e12)],
+    ///     source: "example".into(),
+    /// };
+    /// let cal = h100.calibrated(&calibration).unwrap();
     /// assert_eq!(cal.provenance, Provenance::Measured);
+    /// assert_eq!(cal.key, "h100_sxm_measured");
     /// assert_eq!(cal.peak(ComputePath::Bf16).unwrap().dense_flop_per_s, 794.5e12);
     /// ```
-    pub fn calibrated(
-        &self,
-        dram_bandwidth_bytes_per_s: f64,
-        peaks: &[(ComputePath, f64)],
-    ) -> Result<HardwareSpec, Error> {
+    pub fn calibrated(&self, calibration: &Calibration) -> Result<HardwareSpec, Error> {
         let mut spec = self.clone();
-        spec.dram_bandwidth_bytes_per_s = dram_bandwidth_bytes_per_s;
-        for &(path, flop_per_s) in peaks {
-            let peak = spec
-                .peaks
-                .iter_mut()
-                .find(|p| p.path == path)
-                .ok_or_else(|| Error::Unsupported {
+        let measured = |p: ComputePath| calibration.peaks.iter().any(|(q, _)| *q == p);
+        let kept: Vec<&str> = spec
+            .peaks
+            .iter()
+            .filter(|p| !measured(p.path))
+            .map(|p| p.path.name())
+            .collect();
+        spec.notes = if kept.is_empty() {
+            "Every peak, the bandwidth and the kernel overhead were measured.".into()
+        } else {
+            format!(
+                "Bandwidth, kernel overhead and {} measured; {} peaks kept from the datasheet.",
+                calibration
+                    .peaks
+                    .iter()
+                    .map(|(p, _)| p.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                kept.join(", ")
+            )
+        };
+        spec.key = format!("{}_measured", self.key);
+        spec.name = format!("{} (measured on {})", self.name, calibration.device_name);
+        spec.dram_bandwidth_bytes_per_s = calibration.dram_bandwidth_bytes_per_s;
+        spec.kernel_overhead_s = calibration.kernel_overhead_s;
+        spec.reference = None;
+        for peak in &mut spec.peaks {
+            peak.kernel_overhead_s = None;
+        }
+        // Two precisions on one path (FP8 E4M3 and E5M2): the faster measurement wins.
+        let mut best: Vec<(ComputePath, f64)> = Vec::new();
+        for &(path, flop_per_s) in &calibration.peaks {
+            match best.iter_mut().find(|(p, _)| *p == path) {
+                Some((_, f)) => *f = f.max(flop_per_s),
+                None => best.push((path, flop_per_s)),
+            }
+        }
+        for (path, flop_per_s) in best {
+            if !self.arch.runs_path(path) {
+                return Err(Error::Unsupported {
                     precision: Precision::ALL
                         .into_iter()
                         .find(|p| p.compute_path() == path)
@@ -392,15 +652,23 @@ impl HardwareSpec {
                     path,
                     device: self.key.clone(),
                     arch: self.arch_label.clone(),
-                })?;
-            peak.dense_flop_per_s = flop_per_s;
-            peak.sparse_flop_per_s = None;
+                });
+            }
+            match spec.peaks.iter_mut().find(|p| p.path == path) {
+                Some(p) => {
+                    p.dense_flop_per_s = flop_per_s;
+                    p.sparse_flop_per_s = None;
+                }
+                None => spec.peaks.push(Peak {
+                    path,
+                    dense_flop_per_s: flop_per_s,
+                    sparse_flop_per_s: None,
+                    kernel_overhead_s: None,
+                }),
+            }
         }
         spec.provenance = Provenance::Measured;
-        spec.sources.push(format!(
-            "calibrated: DRAM {dram_bandwidth_bytes_per_s:e} B/s; measured peaks for {}",
-            peaks.iter().map(|(p, _)| p.name()).collect::<Vec<_>>().join(", ")
-        ));
+        spec.sources = vec![calibration.source.clone()];
         spec.validate()?;
         Ok(spec)
     }
@@ -481,6 +749,14 @@ impl HardwareSpec {
                 )));
             }
             positive(peak.path.name(), peak.dense_flop_per_s)?;
+            if let Some(o) = peak.kernel_overhead_s
+                && !(o.is_finite() && (0.0..1.0).contains(&o))
+            {
+                return Err(Error::InvalidInput(format!(
+                    "{}: {} kernel_overhead_s must be in [0, 1) s, got {o}",
+                    self.key, peak.path
+                )));
+            }
             if let Some(sparse) = peak.sparse_flop_per_s {
                 positive(peak.path.name(), sparse)?;
                 if sparse < peak.dense_flop_per_s {
@@ -524,6 +800,7 @@ impl HardwareSpec {
 }
 
 /// One catalog row in the research file's units; converted once into a [`HardwareSpec`].
+#[derive(Clone, Copy)]
 struct CatalogEntry {
     key: &'static str,
     name: &'static str,
@@ -543,10 +820,16 @@ struct CatalogEntry {
     missing: &'static [&'static str],
     notes: &'static str,
     sources: &'static [&'static str],
+    /// Achievable GEMM fractions of the dense peak the research file publishes (its `measured` table).
+    measured_gemm_fraction: &'static [(ComputePath, f64)],
+    /// Achievable DRAM fraction the research file publishes.
+    measured_dram_fraction: Option<f64>,
+    /// Sources of the measured fractions.
+    measured_sources: &'static [&'static str],
 }
 
 impl CatalogEntry {
-    fn to_spec(&self) -> HardwareSpec {
+    fn to_spec(&self, medians: reference::Medians) -> HardwareSpec {
         let strings = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
         let peaks = self
             .dense_tflops
@@ -559,6 +842,7 @@ impl CatalogEntry {
                     .iter()
                     .find(|(p, _)| *p == path)
                     .map(|(_, s)| s * TERA),
+                kernel_overhead_s: None,
             })
             .collect();
         let mut notes = self.notes.to_owned();
@@ -584,12 +868,15 @@ impl CatalogEntry {
             derived: strings(self.derived),
             unverified: strings(self.unverified),
             notes,
+            reference: Some(reference::for_entry(catalog::ENTRIES, self, medians)),
         }
     }
 }
 
+static MEDIANS: LazyLock<reference::Medians> = LazyLock::new(|| reference::medians(catalog::ENTRIES));
+
 static CATALOG: LazyLock<Vec<HardwareSpec>> =
-    LazyLock::new(|| catalog::ENTRIES.iter().map(CatalogEntry::to_spec).collect());
+    LazyLock::new(|| catalog::ENTRIES.iter().map(|e| e.to_spec(*MEDIANS)).collect());
 
 /// The original toolkit's keys, accepted as aliases.
 const ALIASES: &[(&str, &str)] = &[("b10", "gb10"), ("h100", "h100_sxm"), ("a100", "a100_sxm_80gb")];
@@ -751,15 +1038,39 @@ mod tests {
     #[test]
     fn calibration_replaces_ceilings_and_rejects_bad_values() {
         let h100 = find_hardware("h100_sxm").unwrap();
-        let cal = h100.calibrated(3.0e12, &[(ComputePath::Fp8, 1402.6e12)]).unwrap();
+        let calibration = |bandwidth: f64, peaks: Vec<(ComputePath, f64)>| Calibration {
+            device_name: "H100".into(),
+            dram_bandwidth_bytes_per_s: bandwidth,
+            kernel_overhead_s: 6.4e-6,
+            peaks,
+            source: "test".into(),
+        };
+        // E4M3 and E5M2 both measured on the FP8 path: the faster one is the peak.
+        let cal = h100
+            .calibrated(&calibration(
+                3.0e12,
+                vec![(ComputePath::Fp8, 1402.6e12), (ComputePath::Fp8, 1300e12)],
+            ))
+            .unwrap();
         assert_eq!(cal.dram_bandwidth_bytes_per_s, 3.0e12);
+        assert_eq!(cal.kernel_overhead_s, 6.4e-6);
         assert_eq!(cal.dense_peak_for(Precision::Fp8E4M3).unwrap(), 1402.6e12);
+        assert_eq!(cal.peak(ComputePath::Fp8).unwrap().sparse_flop_per_s, None);
         assert_eq!(cal.dense_peak_for(Precision::Bf16).unwrap(), 989.4e12);
-        assert!(h100.calibrated(f64::NAN, &[]).is_err());
+        assert!(cal.notes.contains("BF16"), "{}", cal.notes);
+        assert_eq!(Mode::of(&cal), Mode::Calibrated);
+        assert!(cal.reference.is_none());
+        assert!(h100.calibrated(&calibration(f64::NAN, vec![])).is_err());
         assert!(matches!(
-            h100.calibrated(3e12, &[(ComputePath::Fp4, 1e15)]),
+            h100.calibrated(&calibration(3e12, vec![(ComputePath::Fp4, 1e15)])),
             Err(Error::Unsupported { .. })
         ));
+        // A device outside the catalog takes whatever paths were measured.
+        let host = HardwareSpec::uncatalogued("cpu_host", "a CPU", "x86-64", 24e9)
+            .calibrated(&calibration(20e9, vec![(ComputePath::Fp32, 1e12)]))
+            .unwrap();
+        assert_eq!(host.key, "cpu_host_measured");
+        assert_eq!(host.peaks.len(), 1);
     }
 
     #[cfg(feature = "serde")]
@@ -795,6 +1106,7 @@ mod tests {
                 path,
                 dense_flop_per_s: 1e15,
                 sparse_flop_per_s: None,
+                kernel_overhead_s: None,
             });
             spec
         };

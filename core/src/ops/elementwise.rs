@@ -119,6 +119,36 @@ impl Operator {
         ))
     }
 
+    /// Run-time quantization of `tokens` rows of `width` linear-layer inputs from `from` (the hidden format)
+    /// to `to` (FP8, INT8 or a block-scaled FP4), as engines do before each FP8/INT8/FP4 GEMM.
+    ///
+    /// FLOPs = 2·T·W (absolute maximum, scale and round). Bytes = read T·W in `from` + write T·W in `to`
+    /// with its block scales ([`Precision::tensor_bytes`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a zero or oversized dimension.
+    pub fn quantize_activations(
+        tokens: u64,
+        width: u64,
+        from: Precision,
+        to: Precision,
+    ) -> Result<Operator, Error> {
+        check_dims(&[("tokens", tokens), ("width", width)])?;
+        let elements = (tokens * width) as f64;
+        Ok(Operator {
+            name: "quantize".to_owned(),
+            kind: OpKind::Elementwise,
+            shape: format!("{tokens}x{width}"),
+            precisions: to.into(),
+            flops: 2.0 * elements,
+            weight_bytes: 0.0,
+            activation_bytes: from.tensor_bytes(elements),
+            kv_bytes: 0.0,
+            output_bytes: to.tensor_bytes(elements),
+            gemm: None,
+        })
+    }
+
     /// Rotary position embedding of Q and K for `tokens` tokens: (heads + kv_heads)·head_dim elements per
     /// token, 3 FLOPs each (x·cos ± y·sin); each element read and written once (cos/sin tables stay cached).
     ///

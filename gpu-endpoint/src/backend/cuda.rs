@@ -10,7 +10,7 @@
 //!   activations, an NVRTC kernel labelled `W4A16-dequant`.
 //! - DRAM bandwidth with an NVRTC `float4` copy kernel (16 KiB per block).
 //!
-//! Protocol (shared/docs/benchmarking.md §2): seeded random inputs, the output checked against a host
+//! Protocol (docs/research/benchmarking.md §2): seeded random inputs, the output checked against a host
 //! reference before timing, best of up to 8 cuBLASLt heuristic algorithms (5 timed runs each, median), an L2
 //! flush before every sample without a stream sync in between, CUDA events around the kernel only, warm-up,
 //! samples until 1 % noise or the time cap, NVML sampled throughout. The flush *reads* a max(2 × L2, 256 MB)

@@ -5,7 +5,7 @@
 //! (accuracy, memory fit) are warnings on the result, never errors.
 
 use crate::{
-    Bound, Corrections, Error, GemmShape, HardwareSpec, ModelConfig, Operator, QuantConfig, Workload,
+    Bound, Corrections, Error, GemmShape, HardwareSpec, Mode, ModelConfig, Operator, QuantConfig, Workload,
     analyze_model, analyze_operator, find_quant_config, quant_configs,
 };
 
@@ -54,6 +54,8 @@ pub struct Skipped {
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Advice {
+    /// The ceilings the times come from ([`Mode::of`] the spec).
+    pub mode: Mode,
     /// Baseline config key the speedups refer to (`bf16`, or `fp16` without BF16).
     pub baseline: String,
     /// The config the user runs now (never a candidate).
@@ -263,6 +265,7 @@ fn advise(
         ));
     }
     Ok(Advice {
+        mode: Mode::of(hardware),
         baseline: baseline.key.clone(),
         current: current.key.clone(),
         current_time_s,

@@ -1,6 +1,6 @@
 //! The roofline: time = max(FLOPs / peak, bytes / bandwidth).
 
-use crate::{Error, HardwareSpec, Operator};
+use crate::{Error, HardwareSpec, Mode, Operator};
 
 /// Which roof limits an operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -27,6 +27,8 @@ impl Bound {
 /// The roofline prediction of one operator on one device.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prediction {
+    /// The ceilings it comes from ([`Mode::of`] the spec).
+    pub mode: Mode,
     /// Work, in FLOP.
     pub flops: f64,
     /// DRAM traffic, in bytes.
@@ -90,6 +92,7 @@ pub fn predict(hardware: &HardwareSpec, op: &Operator) -> Result<Prediction, Err
         Bound::Compute
     };
     Ok(Prediction {
+        mode: Mode::of(hardware),
         flops: op.flops,
         bytes,
         arithmetic_intensity,

@@ -254,6 +254,7 @@ mod tests {
                 timestamp_unix_s: at,
                 ..Measurement::default()
             }),
+            mode: None,
         }
     }
 

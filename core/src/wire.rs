@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::units::{MICRO, TERA};
-use crate::{OperandPrecisions, Operator, Precision, Prediction};
+use crate::{Mode, OperandPrecisions, Operator, Precision, Prediction};
 
 /// The body of every error response: a stable snake_case `code` and a human message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,6 +69,9 @@ pub struct AnalyzeQuery {
     /// Run FP16, FP8_E4M3, NVFP4, INT8 and INT4 one after another.
     #[serde(default)]
     pub run_all_precisions: bool,
+    /// Ceilings of the predictions sent beside the measurements: `datasheet` or `reference` (the default).
+    #[serde(default)]
+    pub mode: Mode,
 }
 
 fn default_hardware_key() -> String {
@@ -189,6 +192,10 @@ pub struct RooflinePoint {
     /// For measured points: what ran and how.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measurement: Option<Measurement>,
+    /// For simulated points: the ceilings of the prediction (absent from measured points and older
+    /// records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
 }
 
 impl RooflinePoint {
@@ -208,6 +215,7 @@ impl RooflinePoint {
             bandwidth_gb_s: Some(prediction.bytes / prediction.time_s / 1e9),
             operands: Some(op.precisions),
             measurement: None,
+            mode: Some(prediction.mode),
         }
     }
 }
@@ -295,6 +303,9 @@ pub struct BenchmarkRequest {
     /// Catalog key the points are predicted on (for the prediction sent with each point); optional.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hardware_key: Option<String>,
+    /// Ceilings of those predictions: `datasheet` or `reference` (the default).
+    #[serde(default)]
+    pub mode: Mode,
 }
 
 /// `POST /api/benchmarks` answer (202): the job and where it sits in the queue.

@@ -12,13 +12,13 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use roofline_core::wire::{BenchmarkFailedEvent, BenchmarkPointEvent, BenchmarkRequest};
-use roofline_core::{Precision, find_hardware};
+use roofline_core::{Mode, Precision, find_hardware};
 
 use crate::app::{AppConfig, AppState, configure, default_cors_origins};
 use crate::backend::{BackendChoice, BackendOptions, Device, Selected, select};
 use crate::jobs::{JobEvent, run_points, validate_request};
 use crate::output::{emit, json, table};
-use crate::predict::{AdviseArgs, PredictArgs, run_advise, run_predict};
+use crate::predict::{AdviseArgs, PredictArgs, SpecArgs, run_advise, run_predict};
 use crate::store::{Store, default_data_dir};
 use crate::validate::{ValidateArgs, run_validate};
 
@@ -144,9 +144,9 @@ pub struct BenchArgs {
     /// Precisions, comma-separated.
     #[arg(long, value_delimiter = ',', value_parser = parse_precision, default_value = "FP32")]
     pub precisions: Vec<Precision>,
-    /// Catalog key to predict on (required by `compare`).
-    #[arg(long, value_parser = parse_hardware)]
-    pub hardware: Option<String>,
+    /// The device to predict on and its ceilings (required by `compare`).
+    #[command(flatten)]
+    pub device: SpecArgs,
     /// Print JSON instead of a table.
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
@@ -293,23 +293,18 @@ fn run_serve(args: ServeArgs) -> Result<(), CliError> {
 }
 
 fn run_bench(args: &BenchArgs, compare: bool) -> Result<(), CliError> {
-    if compare && args.hardware.is_none() {
-        return Err(CliError::Usage(
-            "compare needs --hardware KEY (the device to predict on)".into(),
-        ));
-    }
+    let hardware = if compare {
+        Some(args.device.require()?)
+    } else {
+        args.device.resolve()?
+    };
     let request = BenchmarkRequest {
         shapes: args.shapes.clone(),
         precisions: args.precisions.clone(),
-        hardware_key: args.hardware.clone(),
+        hardware_key: hardware.as_ref().map(|h| h.key.clone()),
+        mode: hardware.as_ref().map(Mode::of).unwrap_or_default(),
     };
     validate_request(&request).map_err(CliError::Usage)?;
-    let hardware = args
-        .hardware
-        .as_deref()
-        .map(find_hardware)
-        .transpose()
-        .map_err(|e| CliError::Usage(e.to_string()))?;
     let selected = args.backend.select()?;
     let store = if args.no_store {
         None
@@ -331,7 +326,7 @@ fn run_bench(args: &BenchArgs, compare: bool) -> Result<(), CliError> {
         &guard,
         &job_id,
         &request,
-        hardware,
+        hardware.as_ref(),
         store.as_deref(),
         &AtomicBool::new(false),
         |event| match event {

@@ -1,9 +1,13 @@
 //! `predict` and `advise`: whole-model roofline analysis and quantization advice from the command line, for
-//! scripting. The analysis is roofline-core's; this module only parses keys and prints.
+//! scripting, and [`SpecArgs`], the device and ceilings (`--hardware`, `--spec`, `--mode`) every predicting
+//! subcommand takes. The analysis is roofline-core's; this module only parses keys and prints.
+
+use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use roofline_core::{
-    Corrections, Phase, Workload, advise_model, analyze_model, find_hardware, find_model, find_quant_config,
+    Corrections, HardwareSpec, Mode, Phase, StepLaunch, Workload, advise_model, analyze_model, find_hardware,
+    find_model, find_quant_config,
 };
 
 use crate::cli::CliError;
@@ -18,12 +22,81 @@ pub enum PhaseArg {
     Decode,
 }
 
+/// The device predictions run on and its ceilings.
+#[derive(Debug, Clone, Args)]
+pub struct SpecArgs {
+    /// Hardware catalog key, e.g. `h100_sxm` (aliases `b10`, `h100`, `a100`).
+    #[arg(long, value_parser = parse_hardware)]
+    pub hardware: Option<String>,
+    /// A device spec JSON instead of a catalog key: a `calibrate --json` output (its `spec`) or a custom
+    /// `HardwareSpec`.
+    #[arg(long, value_name = "FILE", conflicts_with = "hardware")]
+    pub spec: Option<PathBuf>,
+    /// Ceilings: `reference` (what tuned libraries reach; the default), `datasheet` (the ideal bound) or
+    /// `calibrated` (a measured --spec; the default when --spec is one).
+    #[arg(long, value_parser = parse_mode)]
+    pub mode: Option<Mode>,
+}
+
+impl SpecArgs {
+    /// The spec in the chosen mode, or `None` when neither `--hardware` nor `--spec` was given.
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] for an unreadable or invalid spec file, or a spec that cannot be put in the mode
+    /// (e.g. `--mode calibrated` without a measured spec; the message says how to get one).
+    pub fn resolve(&self) -> Result<Option<HardwareSpec>, CliError> {
+        let base = match (&self.hardware, &self.spec) {
+            (Some(key), _) => find_hardware(key).map_err(core_error)?.clone(),
+            (None, Some(path)) => read_spec(path)?,
+            (None, None) => return Ok(None),
+        };
+        let mode = self.mode.unwrap_or(match Mode::of(&base) {
+            Mode::Calibrated => Mode::Calibrated,
+            _ => Mode::Reference,
+        });
+        base.in_mode(mode).map(Some).map_err(core_error)
+    }
+
+    /// [`SpecArgs::resolve`] for subcommands that need a device.
+    ///
+    /// # Errors
+    /// As [`SpecArgs::resolve`], and [`CliError::Usage`] when no device was given.
+    pub fn require(&self) -> Result<HardwareSpec, CliError> {
+        self.resolve()?
+            .ok_or_else(|| CliError::Usage("give the device: --hardware KEY or --spec FILE".into()))
+    }
+}
+
+/// Reads a spec file: a `calibrate --json` output (its `spec` field) or a bare `HardwareSpec`.
+fn read_spec(path: &std::path::Path) -> Result<HardwareSpec, CliError> {
+    let usage = |e: String| CliError::Usage(format!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| usage(e.to_string()))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| usage(e.to_string()))?;
+    let spec = value.get("spec").unwrap_or(&value);
+    HardwareSpec::from_json(&spec.to_string()).map_err(|e| usage(e.to_string()))
+}
+
+fn parse_mode(s: &str) -> Result<Mode, String> {
+    Mode::parse(s).map_err(|e| e.to_string())
+}
+
+/// Host launch of a step on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LaunchArg {
+    /// One CUDA graph per step (the default outside datasheet mode).
+    Graphs,
+    /// One host launch per kernel.
+    Eager,
+    /// No host overhead (the default in datasheet mode).
+    None,
+}
+
 /// The scenario shared by `predict` and `advise`.
 #[derive(Debug, Clone, Args)]
 pub struct ScenarioArgs {
-    /// Hardware catalog key, e.g. `h100_sxm` (aliases `b10`, `h100`, `a100`).
-    #[arg(long, value_parser = parse_hardware)]
-    pub hardware: String,
+    /// The device and its ceilings.
+    #[command(flatten)]
+    pub device: SpecArgs,
     /// Model preset key, e.g. `llama-3.1-8b`.
     #[arg(long, value_parser = parse_model)]
     pub model: String,
@@ -36,7 +109,10 @@ pub struct ScenarioArgs {
     /// Prompt length (prefill) or tokens already in the KV cache (decode).
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
     pub context: u32,
-    /// Apply the per-kernel launch floor.
+    /// Host launch of the whole step (default: graphs, none in datasheet mode).
+    #[arg(long, value_enum)]
+    pub launch: Option<LaunchArg>,
+    /// Apply the fixed 4 µs per-kernel launch floor (a max, not the spec's additive floors).
     #[arg(long)]
     pub launch_floor: bool,
     /// Apply GEMM wave quantization on the device's SM count.
@@ -60,11 +136,19 @@ impl ScenarioArgs {
         }
     }
 
-    fn corrections(&self) -> Corrections {
+    /// The corrections of the spec's mode, with the flags on top.
+    fn corrections(&self, hardware: &HardwareSpec) -> Corrections {
+        let mode = Corrections::for_mode(Mode::of(hardware));
         Corrections {
             launch_floor: self.launch_floor,
-            wave_quantization: self.wave_quantization,
-            ..Corrections::NONE
+            wave_quantization: self.wave_quantization || mode.wave_quantization,
+            step_launch: match self.launch {
+                Some(LaunchArg::Graphs) => StepLaunch::CudaGraphs,
+                Some(LaunchArg::Eager) => StepLaunch::Eager,
+                Some(LaunchArg::None) => StepLaunch::Ignored,
+                None => mode.step_launch,
+            },
+            ..mode
         }
     }
 }
@@ -115,11 +199,11 @@ fn core_error(e: roofline_core::Error) -> CliError {
 /// [`CliError::Usage`] when the device cannot run the config (the message names the architecture).
 pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
     let s = &args.scenario;
-    let hardware = find_hardware(&s.hardware).map_err(core_error)?;
+    let hardware = s.device.require()?;
     let model = find_model(&s.model).map_err(core_error)?;
     let config = find_quant_config(&args.config).map_err(core_error)?;
-    let analysis =
-        analyze_model(hardware, model, config, &s.workload(), &s.corrections()).map_err(core_error)?;
+    let analysis = analyze_model(&hardware, model, config, &s.workload(), &s.corrections(&hardware))
+        .map_err(core_error)?;
     if s.json {
         return json(&analysis);
     }
@@ -149,8 +233,8 @@ pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
         ]);
     }
     let mut out = format!(
-        "{} · {} · {} · {:?} batch {} context {}\n{ops}\n",
-        hardware.name, model.name, config.name, s.phase, s.batch, s.context
+        "{} · {} · {} · {:?} batch {} context {} · {} mode\n{ops}\n",
+        hardware.name, model.name, config.name, s.phase, s.batch, s.context, analysis.mode
     );
     let mut totals = table(&["metric", "value"]);
     let time_row = match (analysis.ttft_s, analysis.tpot_s) {
@@ -161,6 +245,14 @@ pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
     for (name, value) in [
         time_row,
         ("tokens/s (whole batch)", format!("{:.1}", analysis.tokens_per_s)),
+        (
+            "kernels, launch overhead",
+            format!(
+                "{}, {:.1} µs",
+                analysis.kernel_launches,
+                analysis.launch_overhead_s * 1e6
+            ),
+        ),
         ("total FLOP", format!("{:.3e}", analysis.total_flops)),
         ("total bytes", format!("{:.3e}", analysis.total_bytes)),
         (
@@ -195,10 +287,16 @@ pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
 /// [`CliError::Usage`] for an invalid scenario or a device with no baseline.
 pub fn run_advise(args: &AdviseArgs) -> Result<(), CliError> {
     let s = &args.scenario;
-    let hardware = find_hardware(&s.hardware).map_err(core_error)?;
+    let hardware = s.device.require()?;
     let model = find_model(&s.model).map_err(core_error)?;
-    let advice =
-        advise_model(hardware, model, &s.workload(), &args.current, &s.corrections()).map_err(core_error)?;
+    let advice = advise_model(
+        &hardware,
+        model,
+        &s.workload(),
+        &args.current,
+        &s.corrections(&hardware),
+    )
+    .map_err(core_error)?;
     if s.json {
         return json(&advice);
     }
@@ -226,8 +324,12 @@ pub fn run_advise(args: &AdviseArgs) -> Result<(), CliError> {
         ]);
     }
     let mut out = format!(
-        "{} · {} · current {} · speedups vs {}\n{candidates}\n",
-        hardware.name, model.name, advice.current, advice.baseline
+        "{} · {} · current {} · speedups vs {} · {} mode\n{candidates}\n",
+        hardware.name,
+        model.name,
+        advice.current,
+        advice.baseline,
+        Mode::of(&hardware)
     );
     for skipped in &advice.skipped {
         out.push_str(&format!(

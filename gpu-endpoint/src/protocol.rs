@@ -349,6 +349,7 @@ pub fn measured_point(
         bandwidth_gb_s: Some(op.bytes() / time_s / 1e9),
         operands: Some(op.precisions),
         measurement: Some(measurement),
+        mode: None,
     }
 }
 

@@ -1,15 +1,18 @@
 //! `gpu-endpoint validate`: prediction error of measured points, offline. Reads `bench --json` output and,
-//! optionally, a `calibrate --json` result, predicts every point on the datasheet spec of `--hardware` and on
-//! the calibrated spec (`roofline_core::validation`), and prints per-point errors and median / p90 |error| by
-//! precision and regime. Used to build docs/validation/README.md; needs no device.
+//! optionally, a `calibrate --json` result, predicts every point in the three modes — the datasheet spec of
+//! `--hardware`, its reference spec, and the calibrated spec (`roofline_core::validation`) — and prints
+//! per-point errors and median / p90 |error| by precision and regime. Used to build docs/validation/README.md;
+//! needs no device.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 use comfy_table::presets::ASCII_MARKDOWN;
-use roofline_core::validation::{self, Check, ErrorStats, ValidationRow, calibrated_error, spec_error};
+use roofline_core::validation::{
+    self, Check, ErrorStats, ValidationRow, calibrated_error, reference_error, spec_error,
+};
 use roofline_core::wire::{BenchmarkPointEvent, CalibrationResult, RooflinePoint};
-use roofline_core::{Error, find_hardware};
+use roofline_core::{Error, Mode, find_hardware};
 use serde::{Deserialize, Serialize};
 
 use crate::cli::CliError;
@@ -22,8 +25,11 @@ pub struct ValidateArgs {
     #[arg(long = "measured", required = true)]
     pub measured: Vec<PathBuf>,
     /// `calibrate --json` output: its `spec` is the calibrated device.
-    #[arg(long)]
+    #[arg(long, visible_alias = "spec")]
     pub calibration: Option<PathBuf>,
+    /// Print the error statistics of this mode only (default: every mode with predictions).
+    #[arg(long, value_parser = |s: &str| Mode::parse(s).map_err(|e| e.to_string()))]
+    pub mode: Option<Mode>,
     /// Catalog key of the datasheet spec.
     #[arg(long)]
     pub hardware: String,
@@ -80,6 +86,7 @@ struct RowOut {
     kernel: String,
     measured_s: f64,
     datasheet: PredictionOut,
+    reference: PredictionOut,
     calibrated: Option<PredictionOut>,
 }
 
@@ -134,8 +141,17 @@ pub fn run_validate(args: &ValidateArgs) -> Result<(), CliError> {
         );
     }
     let rows = validation::rows(&points, datasheet, calibrated.as_ref());
-    let spec_stats = validation::stats(&rows, spec_error);
-    let calibrated_stats = validation::stats(&rows, calibrated_error);
+    let all_stats = [
+        (Mode::Datasheet, validation::stats(&rows, spec_error)),
+        (Mode::Reference, validation::stats(&rows, reference_error)),
+        (Mode::Calibrated, validation::stats(&rows, calibrated_error)),
+    ];
+    let stats_of = |mode: Mode| {
+        all_stats
+            .iter()
+            .find(|(m, _)| *m == mode)
+            .map(|(_, s)| s.iter().map(StatsOut::from).collect::<Vec<_>>())
+    };
     if args.json {
         let kernels = points.iter().map(|p| {
             p.measurement
@@ -152,6 +168,7 @@ pub fn run_validate(args: &ValidateArgs) -> Result<(), CliError> {
                 kernel,
                 measured_s: r.measured_s,
                 datasheet: PredictionOut::of(&r.spec),
+                reference: PredictionOut::of(&r.reference),
                 calibrated: r.calibrated.as_ref().map(PredictionOut::of),
             })
             .collect();
@@ -160,8 +177,9 @@ pub fn run_validate(args: &ValidateArgs) -> Result<(), CliError> {
             "calibrated_spec": calibrated,
             "rows": rows_out,
             "stats": {
-                "datasheet": spec_stats.iter().map(StatsOut::from).collect::<Vec<_>>(),
-                "calibrated": calibrated_stats.iter().map(StatsOut::from).collect::<Vec<_>>(),
+                "datasheet": stats_of(Mode::Datasheet),
+                "reference": stats_of(Mode::Reference),
+                "calibrated": stats_of(Mode::Calibrated),
             },
         }));
     }
@@ -172,8 +190,8 @@ pub fn run_validate(args: &ValidateArgs) -> Result<(), CliError> {
         t
     };
     let mut text = format!("{}\n\n", style(points_table(&rows)));
-    for (title, stats) in [("datasheet", &spec_stats), ("calibrated", &calibrated_stats)] {
-        if stats.is_empty() {
+    for (mode, stats) in &all_stats {
+        if stats.is_empty() || args.mode.is_some_and(|m| m != *mode) {
             continue;
         }
         let mut t = table(&["precision", "regime", "points", "median |error|", "p90 |error|"]);
@@ -187,7 +205,7 @@ pub fn run_validate(args: &ValidateArgs) -> Result<(), CliError> {
             ]);
         }
         text.push_str(&format!(
-            "Prediction error on the {title} spec:\n\n{}\n\n",
+            "Prediction error in {mode} mode:\n\n{}\n\n",
             style(t)
         ));
     }
@@ -209,11 +227,14 @@ fn points_table(rows: &[ValidationRow]) -> comfy_table::Table {
         "measured µs",
         "datasheet µs",
         "error",
+        "reference µs",
+        "error",
         "calibrated µs",
         "error",
     ]);
     for r in rows {
         let [spec_us, spec_err] = cell(&r.spec);
+        let [ref_us, ref_err] = cell(&r.reference);
         let [cal_us, cal_err] = r
             .calibrated
             .as_ref()
@@ -225,6 +246,8 @@ fn points_table(rows: &[ValidationRow]) -> comfy_table::Table {
             format!("{:.2}", r.measured_s * 1e6),
             spec_us,
             spec_err,
+            ref_us,
+            ref_err,
             cal_us,
             cal_err,
         ]);

@@ -878,6 +878,13 @@ static MEDIANS: LazyLock<reference::Medians> = LazyLock::new(|| reference::media
 static CATALOG: LazyLock<Vec<HardwareSpec>> =
     LazyLock::new(|| catalog::ENTRIES.iter().map(|e| e.to_spec(*MEDIANS)).collect());
 
+static REFERENCE_CATALOG: LazyLock<Vec<HardwareSpec>> = LazyLock::new(|| {
+    CATALOG
+        .iter()
+        .map(|h| h.reference().expect("catalog specs are datasheet specs with valid ceilings"))
+        .collect()
+});
+
 /// The original toolkit's keys, accepted as aliases.
 const ALIASES: &[(&str, &str)] = &[("b10", "gb10"), ("h100", "h100_sxm"), ("a100", "a100_sxm_80gb")];
 
@@ -922,9 +929,99 @@ pub fn find_hardware(key: &str) -> Result<&'static HardwareSpec, Error> {
         })
 }
 
+/// Looks a device up by key (as [`find_hardware`]) in `mode`: its datasheet spec, or its reference spec
+/// ([`HardwareSpec::reference`], built once).
+///
+/// # Errors
+/// [`Error::UnknownHardware`] for an unknown key; [`Error::InvalidInput`] for [`Mode::Calibrated`], which
+/// needs the user's measured spec (the catalog holds none).
+///
+/// # Examples
+/// ```
+/// use roofline_core::{find_hardware_in, Mode, Provenance};
+/// assert_eq!(find_hardware_in("h100", Mode::Reference).unwrap().provenance, Provenance::Reference);
+/// assert!(find_hardware_in("h100", Mode::Calibrated).is_err());
+/// ```
+pub fn find_hardware_in(key: &str, mode: Mode) -> Result<&'static HardwareSpec, Error> {
+    let datasheet = find_hardware(key)?;
+    match mode {
+        Mode::Datasheet => Ok(datasheet),
+        Mode::Reference => Ok(&REFERENCE_CATALOG[catalog()
+            .iter()
+            .position(|h| h.key == datasheet.key)
+            .unwrap_or_default()]),
+        Mode::Calibrated => datasheet.in_mode(Mode::Calibrated).map(|_| datasheet),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_catalog_device_has_a_reference_spec_below_its_datasheet() {
+        for h in catalog() {
+            let r = find_hardware_in(&h.key, Mode::Reference).unwrap();
+            assert_eq!(Mode::of(r), Mode::Reference);
+            assert!(r.dram_bandwidth_bytes_per_s < h.dram_bandwidth_bytes_per_s, "{}", h.key);
+            assert_eq!(r.peaks.len(), h.peaks.len(), "{}", h.key);
+            for (rp, dp) in r.peaks.iter().zip(&h.peaks) {
+                assert!(rp.dense_flop_per_s < dp.dense_flop_per_s, "{} {}", h.key, dp.path);
+                assert_eq!(rp.kernel_overhead_s, Some(MATRIX_KERNEL_FLOOR_S));
+            }
+            assert_eq!(r.kernel_overhead_s, VECTOR_KERNEL_FLOOR_S);
+            // Reference of a reference would count the losses twice.
+            assert!(r.reference().is_err());
+        }
+    }
+
+    #[test]
+    fn reference_rules_pick_the_nearest_measurement() {
+        let basis = |key: &str, path| {
+            find_hardware(key)
+                .unwrap()
+                .reference_ceilings()
+                .gemm_fraction(path)
+                .unwrap()
+                .clone()
+        };
+        // H200 publishes FP8 only (73.4 %); its BF16 is H100 SXM's measured 80.3 % (same architecture).
+        let h200_bf16 = basis("h200_sxm", ComputePath::Bf16);
+        assert_eq!(h200_bf16.value, 0.803);
+        assert!(h200_bf16.basis.contains("h100_sxm"), "{}", h200_bf16.basis);
+        assert_eq!(basis("h200_sxm", ComputePath::Fp8).value, 0.734);
+        assert!(basis("h200_sxm", ComputePath::Fp8).basis.starts_with("measured"));
+        // GB10: NVFP4 measured 356 of 500 TFLOP/s; BF16 from its own FP8 (188 of 250).
+        assert_eq!(basis("gb10", ComputePath::Fp4).value, 0.71);
+        assert_eq!(basis("gb10", ComputePath::Bf16).value, 0.75);
+        // B200 has no FP4 measurement: its FP8 76.3 %.
+        assert_eq!(basis("b200", ComputePath::Fp4).value, 0.763);
+        // TPU v5e has nothing: the median of the nine measured BF16 fractions
+        // (0.511 0.600 0.622 0.677 0.729 0.776 0.786 0.803 0.869) is 0.729.
+        let tpu = basis("tpu_v5e", ComputePath::Bf16);
+        assert_eq!(tpu.value, 0.729);
+        assert!(tpu.basis.starts_with("derived: median"));
+        // DRAM: the median of the seven measured fractions (0.715 0.738 0.81 0.899 0.91 0.97 0.977) is 0.899.
+        let b200 = find_hardware("b200").unwrap().reference_ceilings();
+        assert_eq!(b200.dram_fraction.value, 0.899);
+        // A custom device gets the same rules for its architecture.
+        let mut custom = find_hardware("h100_sxm").unwrap().clone();
+        custom.provenance = Provenance::Custom;
+        custom.reference = None;
+        assert_eq!(custom.reference_ceilings().gemm_fraction(ComputePath::Bf16).unwrap().value, 0.803);
+    }
+
+    #[test]
+    fn modes_resolve_or_say_why_not() {
+        let h100 = find_hardware("h100_sxm").unwrap();
+        assert_eq!(h100.in_mode(Mode::Datasheet).unwrap(), *h100);
+        assert_eq!(Mode::of(&h100.in_mode(Mode::Reference).unwrap()), Mode::Reference);
+        let err = h100.in_mode(Mode::Calibrated).unwrap_err().to_string();
+        assert!(err.contains("calibrate"), "{err}");
+        assert_eq!(Mode::parse(" Reference ").unwrap(), Mode::Reference);
+        assert!(Mode::parse("ideal").is_err());
+        assert_eq!(Mode::default(), Mode::Reference);
+    }
 
     #[test]
     fn catalog_is_complete_unique_and_valid() {

@@ -1,7 +1,8 @@
-//! `POST /api/analyze?hardware_key=KEY&run_all_precisions=BOOL`: predictions and measurements of one shape.
+//! `POST /api/analyze?hardware_key=KEY&run_all_precisions=BOOL&mode=MODE`: predictions (in `mode`, default
+//! reference) and measurements of one shape.
 
 use actix_web::web;
-use roofline_core::find_hardware;
+use roofline_core::find_hardware_in;
 use roofline_core::wire::{AnalyzeQuery, AnalyzeRequest, AnalyzeResponse};
 
 use super::blocking;
@@ -14,7 +15,7 @@ pub(super) async fn analyze(
     query: web::Query<AnalyzeQuery>,
     body: web::Json<AnalyzeRequest>,
 ) -> Result<web::Json<AnalyzeResponse>, ApiError> {
-    let hardware = find_hardware(&query.hardware_key)?;
+    let hardware = find_hardware_in(&query.hardware_key, query.mode)?;
     let request = body.into_inner();
     let precisions = analysis::requested_precisions(&request, query.run_all_precisions)?;
     analysis::validate(&state.device, &request, &precisions)?;

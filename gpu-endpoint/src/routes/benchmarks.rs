@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use actix_web::{HttpResponse, Responder, web};
 use actix_web_lab::sse;
-use roofline_core::find_hardware;
+use roofline_core::find_hardware_in;
 use roofline_core::wire::{BenchmarkJob, BenchmarkRequest};
 
 use crate::app::AppState;
@@ -21,7 +21,11 @@ pub(super) async fn submit(
 ) -> Result<HttpResponse, ApiError> {
     let request = body.into_inner();
     validate_request(&request).map_err(ApiError::BadRequest)?;
-    let hardware = request.hardware_key.as_deref().map(find_hardware).transpose()?;
+    let hardware = request
+        .hardware_key
+        .as_deref()
+        .map(|key| find_hardware_in(key, request.mode))
+        .transpose()?;
     for shape in &request.shapes {
         for &precision in &request.precisions {
             let spec = crate::backend::MatmulSpec {

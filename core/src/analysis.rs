@@ -360,7 +360,8 @@ fn summarize(
     let total_bytes = total(|o| o.bytes);
     let kernels_s = total(|o| o.time_s);
     let kernel_launches = ops.iter().map(|o| o.count).sum();
-    let total_time_s = corrections.step_launch.step_time_s(kernels_s, kernel_launches);
+    let launch_overhead_s = corrections.step_launch.overhead_s(kernels_s, kernel_launches);
+    let total_time_s = kernels_s + launch_overhead_s;
     let memory_time_s: f64 = ops
         .iter()
         .filter(|o| o.bound == Bound::Memory)
@@ -394,7 +395,7 @@ fn summarize(
         mode: Mode::of(hardware),
         corrections: *corrections,
         kernel_launches,
-        launch_overhead_s: total_time_s - kernels_s,
+        launch_overhead_s,
         ops,
         total_flops,
         total_bytes,

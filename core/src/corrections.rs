@@ -46,13 +46,21 @@ pub enum StepLaunch {
 }
 
 impl StepLaunch {
-    /// Step time from the sum of its kernel times and its kernel count, in seconds.
+    /// Time the host launch adds to a step whose kernels take `kernels_s` in all, in seconds.
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::StepLaunch;
+    /// // 100 kernels of 1 µs launched eagerly: the host needs 640 µs, the GPU idles 540 µs of them.
+    /// assert!((StepLaunch::Eager.overhead_s(100e-6, 100) - 540e-6).abs() < 1e-12);
+    /// assert_eq!(StepLaunch::CudaGraphs.overhead_s(100e-6, 100), 15e-6);
+    /// ```
     #[must_use]
-    pub fn step_time_s(self, kernels_s: f64, kernels: u32) -> f64 {
+    pub fn overhead_s(self, kernels_s: f64, kernels: u32) -> f64 {
         match self {
-            StepLaunch::Ignored => kernels_s,
-            StepLaunch::CudaGraphs => kernels_s + GRAPH_LAUNCH_S,
-            StepLaunch::Eager => kernels_s.max(f64::from(kernels) * EAGER_LAUNCH_S),
+            StepLaunch::Ignored => 0.0,
+            StepLaunch::CudaGraphs => GRAPH_LAUNCH_S,
+            StepLaunch::Eager => (f64::from(kernels) * EAGER_LAUNCH_S - kernels_s).max(0.0),
         }
     }
 }

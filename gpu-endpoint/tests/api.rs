@@ -13,7 +13,7 @@ use roofline_core::wire::{
     AnalyzeResponse, BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkJob, BenchmarkPointEvent,
     CalibrationResult, DeviceInfo, ErrorBody, Health, NvmlStatus, PointSource, StoredResult,
 };
-use roofline_core::{ComputePath, Precision, Provenance};
+use roofline_core::{ComputePath, Mode, Precision, Provenance};
 use serde_json::json;
 
 macro_rules! app {
@@ -42,13 +42,19 @@ async fn health_reports_the_backend_and_why() {
 async fn gb10_fp16_gemv_prediction_is_bytes_over_bandwidth() {
     let (state, _dir) = fake_state(None, 0);
     let app = app!(state);
-    let req = post_json(
-        "/api/analyze?hardware_key=gb10",
-        json!({"M":1,"N":4096,"K":4096,"precision":"FP16"}),
-    );
+    let body = json!({"M":1,"N":4096,"K":4096,"precision":"FP16"});
+    // The default is reference mode: 89.9 % of 273 GB/s (the catalog's median measured DRAM fraction) plus the
+    // 5 µs matrix-kernel floor: 136.78 + 5 µs.
+    let req = post_json("/api/analyze?hardware_key=gb10", body.clone());
+    let resp: AnalyzeResponse = test::call_and_read_body_json(&app, req.to_request()).await;
+    assert_eq!(resp.simulated[0].mode, Some(Mode::Reference));
+    let reference_us = 33_570_816.0 / (0.899 * 273e9) * 1e6 + 5.0;
+    assert!((resp.simulated[0].time_us - reference_us).abs() < 1e-6, "{}", resp.simulated[0].time_us);
+    let req = post_json("/api/analyze?hardware_key=gb10&mode=datasheet", body);
     let resp: AnalyzeResponse = test::call_and_read_body_json(&app, req.to_request()).await;
     assert_eq!(resp.hardware_key, "gb10");
     assert_eq!(resp.simulated.len(), 1);
+    assert_eq!(resp.simulated[0].mode, Some(Mode::Datasheet));
     // W 2·4096² + x 2·4096 + y 2·4096 = 33,570,816 B at 273 GB/s.
     let expected_us = 33_570_816.0 / 273e9 * 1e6;
     assert!(
@@ -242,8 +248,8 @@ async fn benchmark_job_streams_points_failures_then_done_and_stores_points() {
     // Fake GEMV 1x256x256 FP32: bytes 4·256² + 4·256 + 4·256 = 264,192 at 1 TB/s.
     let bytes = 4.0 * 256.0 * 256.0 + 2.0 * 4.0 * 256.0;
     assert!((first.point.time_us - bytes / 1e12 * 1e6).abs() < 1e-9);
-    // gb10 FP32 GEMV is memory-bound: bytes / 273 GB/s.
-    let predicted_us = bytes / 273e9 * 1e6;
+    // gb10 FP32 GEMV in reference mode (the default) is memory-bound: bytes / (89.9 % of 273 GB/s) + 5 µs.
+    let predicted_us = bytes / (0.899 * 273e9) * 1e6 + 5.0;
     assert!((first.predicted.as_ref().unwrap().time_us - predicted_us).abs() < 1e-9);
     let expected_err = (bytes / 1e12 * 1e6 - predicted_us) / predicted_us * 100.0;
     assert!((first.error_pct.unwrap() - expected_err).abs() < 1e-9);

@@ -29,6 +29,8 @@ fn json(args: &[&str]) -> serde_json::Value {
 fn h100_llama_8b_bf16_decode_is_bounded_by_weights_and_kv_over_bandwidth() {
     let v = json(&[
         "predict",
+        "--mode",
+        "datasheet",
         "--hardware",
         "h100_sxm",
         "--model",
@@ -72,6 +74,99 @@ fn h100_llama_8b_bf16_decode_is_bounded_by_weights_and_kv_over_bandwidth() {
         .map(|op| op["time_s"].as_f64().unwrap() * op["count"].as_f64().unwrap())
         .sum();
     assert!((sum - tpot).abs() < 1e-12);
+    assert_eq!(v["mode"], "datasheet");
+}
+
+/// Llama-3.1-8B BF16 decode, batch 1, context 4096 on an H100 SXM (the scenario above).
+const LLAMA_DECODE: [&str; 12] = [
+    "--model",
+    "llama-3.1-8b",
+    "--config",
+    "bf16",
+    "--phase",
+    "decode",
+    "--batch",
+    "1",
+    "--context",
+    "4096",
+    "--json",
+    "--hardware",
+];
+
+#[test]
+fn reference_mode_is_the_default_and_adds_what_real_engines_pay() {
+    let mut args = vec!["predict"];
+    args.extend(LLAMA_DECODE);
+    args.push("h100_sxm");
+    let v = json(&args);
+    assert_eq!(v["mode"], "reference");
+    // Bytes as above at 89.9 % of 3.35 TB/s, plus at least the 2 µs vector floor per kernel and one CUDA
+    // graph launch (15 µs); matrix kernels pay 5 µs, so the sum stays below 5 µs per kernel.
+    let bytes = 7_504_924_672.0 * 2.0 + 536_870_912.0;
+    let kernels = v["kernel_launches"].as_f64().unwrap();
+    let lower = bytes / (0.899 * 3.35e12) + kernels * 2e-6 + 15e-6;
+    let upper = bytes / (0.899 * 3.35e12) * 1.01 + kernels * 5e-6 + 15e-6;
+    let tpot = v["tpot_s"].as_f64().unwrap();
+    assert!((lower..=upper).contains(&tpot), "{lower} <= {tpot} <= {upper}");
+    assert_eq!(v["launch_overhead_s"], 15e-6);
+    // Eager launches: 6.4 µs of host time per kernel bounds the step from below.
+    args.extend(["--launch", "eager"]);
+    let eager = json(&args);
+    assert!(eager["tpot_s"].as_f64().unwrap() >= kernels * 6.4e-6);
+}
+
+#[test]
+fn fp8_configs_quantize_activations_in_their_own_kernels() {
+    let mut args = vec!["predict"];
+    args.extend(LLAMA_DECODE);
+    args.push("h100_sxm");
+    let config = args.iter().position(|a| *a == "bf16").unwrap();
+    args[config] = "fp8";
+    let v = json(&args);
+    let quantize: Vec<&serde_json::Value> = v["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|op| op["name"].as_str().unwrap().starts_with("quantize"))
+        .collect();
+    // One per linear input of a layer: attention in (4096), o_proj in (4096), FFN in (4096), down in (14336).
+    assert_eq!(quantize.len(), 4);
+    let down = quantize.iter().find(|op| op["name"] == "quantize_down_in").unwrap();
+    // Read 14,336 FP16 values, write 14,336 FP8 values: 3 B per element.
+    assert_eq!(down["bytes"], 14_336.0 * 3.0);
+    assert_eq!(down["count"], 32);
+}
+
+#[test]
+fn a_calibrate_output_is_a_spec_for_calibrated_predictions() {
+    let dir = tempfile::tempdir().unwrap();
+    let calibration = stdout_of(&[
+        "calibrate",
+        "--backend",
+        "fake",
+        "--hardware",
+        "h100_sxm",
+        "--json",
+        "--precisions",
+        "BF16",
+    ]);
+    let path = dir.path().join("calibration.json");
+    std::fs::write(&path, calibration).unwrap();
+    let mut args = vec!["predict"];
+    args.extend(&LLAMA_DECODE[..11]);
+    args.extend(["--spec", path.to_str().unwrap()]);
+    let v = json(&args);
+    // The fake device streams at 1 TB/s: TPOT at least the bytes over that.
+    assert_eq!(v["mode"], "calibrated");
+    assert_eq!(v["hardware"], "h100_sxm_measured");
+    assert!(v["tpot_s"].as_f64().unwrap() >= (7_504_924_672.0 * 2.0 + 536_870_912.0) / 1e12);
+    // A datasheet spec cannot give calibrated predictions: the error says how to get one.
+    let mut args = vec!["predict", "--mode", "calibrated"];
+    args.extend(LLAMA_DECODE);
+    args.push("h100_sxm");
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("calibrate"));
 }
 
 #[test]
@@ -264,6 +359,9 @@ fn validate_predicts_saved_points_on_the_datasheet_and_the_calibrated_spec() {
         "{row}"
     );
     assert_eq!(v["stats"]["datasheet"][0]["n_points"], 1);
+    // Reference: 33,570,816 B at 89.9 % of 3.35 TB/s = 11.147 µs, plus the 5 µs matrix floor.
+    let reference = row["reference"]["predicted_s"].as_f64().unwrap();
+    assert!((reference - (33_570_816.0 / (0.899 * 3.35e12) + 5e-6)).abs() < 1e-12, "{reference}");
 
     let unknown = run(&[
         "validate",

@@ -153,7 +153,8 @@ pub fn analyze_model(
     };
 
     // The run-time quantization of a linear layer's input, where the config needs one.
-    let quantize = (corrections.activation_quantization && linear.activation != hidden).then_some(linear.activation);
+    let quantize =
+        (corrections.activation_quantization && linear.activation != hidden).then_some(linear.activation);
     let quantize_op = |rows: u64, width: u64, name: &str| -> Result<Option<Operator>, Error> {
         quantize
             .map(|to| Operator::quantize_activations(rows, width, hidden, to).map(|op| op.named(name)))
@@ -171,7 +172,10 @@ pub fn analyze_model(
     let (attention_shape, rope_heads) = match model.mla {
         Some(m) => {
             let qk_dim = m.nope_head_dim + m.rope_head_dim;
-            for (width, name) in [(m.q_lora_rank, "quantize_q_b_in"), (m.kv_lora_rank, "quantize_kv_b_in")] {
+            for (width, name) in [
+                (m.q_lora_rank, "quantize_q_b_in"),
+                (m.kv_lora_rank, "quantize_kv_b_in"),
+            ] {
                 if let Some(op) = quantize_op(tokens, width, name)? {
                     add(op, layers)?;
                 }

@@ -76,7 +76,10 @@ pub struct Prediction {
 pub fn predict(hardware: &HardwareSpec, op: &Operator) -> Result<Prediction, Error> {
     let (peak, path) = if op.kind.uses_matrix_units() {
         let precision = op.precisions.compute();
-        (hardware.dense_peak_for(precision)?, Some(precision.compute_path()))
+        (
+            hardware.dense_peak_for(precision)?,
+            Some(precision.compute_path()),
+        )
     } else {
         (hardware.vector_flop_per_s(), None)
     };

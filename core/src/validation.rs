@@ -296,7 +296,10 @@ mod tests {
         // Reference mode: 33,570,816 B at 89.9 % of 273 GB/s (the catalog's median measured DRAM fraction;
         // GB10 has none of its own) = 136.78 µs, plus the 5 µs matrix-kernel floor.
         let reference = rows[0].reference.as_ref().unwrap().predicted_s;
-        assert!((reference - (33_570_816.0 / (0.899 * 273e9) + 5e-6)).abs() < 1e-12, "{reference}");
+        assert!(
+            (reference - (33_570_816.0 / (0.899 * 273e9) + 5e-6)).abs() < 1e-12,
+            "{reference}"
+        );
     }
 
     #[test]

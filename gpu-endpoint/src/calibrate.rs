@@ -2,8 +2,8 @@
 //! achieved peak of each precision on a compute-bound shape, then build a `HardwareSpec` with
 //! `Provenance::Measured` from them.
 
-use roofline_core::wire::{CalibratedPeak, CalibrationResult, Failure, KernelOverhead};
 use roofline_core::hardware::Calibration;
+use roofline_core::wire::{CalibratedPeak, CalibrationResult, Failure, KernelOverhead};
 use roofline_core::{HardwareSpec, Precision};
 
 use crate::backend::{BackendError, DeviceGuard, MatmulSpec};
@@ -60,8 +60,14 @@ pub fn calibrate(
         &peaks,
     )
     .map_err(|e| {
-        let failures: Vec<String> = failed.iter().map(|f| format!("{}: {}", f.precision, f.message)).collect();
-        BackendError::InvalidInput(format!("no usable calibrated spec ({e}); {}", failures.join("; ")))
+        let failures: Vec<String> = failed
+            .iter()
+            .map(|f| format!("{}: {}", f.precision, f.message))
+            .collect();
+        BackendError::InvalidInput(format!(
+            "no usable calibrated spec ({e}); {}",
+            failures.join("; ")
+        ))
     })?;
     Ok(CalibrationResult {
         bandwidth_gb_s: bandwidth_bytes_per_s / 1e9,

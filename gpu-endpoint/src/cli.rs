@@ -1,6 +1,6 @@
-//! The command line (clap derive): `serve` (the default), `bench`, `compare`, `calibrate`, `device`, the
-//! whole-model `predict` and `advise` (in [`crate::predict`]), and the offline `validate` (in
-//! [`crate::validate`]).
+//! The command line (clap derive): `serve` (the default), `bench`, `compare`, `calibrate`, `device`, and the
+//! prediction subcommands of `roofline-cli` (`predict`, `advise`, `validate`, `hardware`, `models`,
+//! `configs`), which the `roofline` binary also has.
 //!
 //! Adding a subcommand is one [`Command`] variant plus one `run_*` function called from [`run`].
 
@@ -17,21 +17,10 @@ use roofline_core::{Mode, Precision, find_hardware};
 use crate::app::{AppConfig, AppState, configure, default_cors_origins};
 use crate::backend::{BackendChoice, BackendOptions, Device, Selected, select};
 use crate::jobs::{JobEvent, run_points, validate_request};
-use crate::output::{emit, json, table};
-use crate::predict::{AdviseArgs, PredictArgs, SpecArgs, run_advise, run_predict};
 use crate::store::{Store, default_data_dir};
-use crate::validate::{ValidateArgs, run_validate};
-
-/// Command-line errors: `Usage` exits with code 2, `Runtime` with 1.
-#[derive(Debug, thiserror::Error)]
-pub enum CliError {
-    /// Bad invocation (unknown key, unsafe bind, invalid shape).
-    #[error("{0}")]
-    Usage(String),
-    /// Something failed while running.
-    #[error("{0}")]
-    Runtime(String),
-}
+pub use roofline_cli::CliError;
+use roofline_cli::output::{emit, json, table};
+use roofline_cli::predict::SpecArgs;
 
 /// `gpu-endpoint`: roofline server and measurement CLI.
 #[derive(Debug, Parser)]
@@ -69,12 +58,9 @@ pub enum Command {
     Calibrate(CalibrateArgs),
     /// Describe the measurement device.
     Device(DeviceArgs),
-    /// Predict one prefill or decode step of a model preset (per-operator table, TTFT/TPOT, tokens/s).
-    Predict(PredictArgs),
-    /// Rank the precision configs the device runs natively for a model and workload.
-    Advise(AdviseArgs),
-    /// Prediction error of saved `bench --json` points, on the datasheet and a calibrated spec (no device).
-    Validate(ValidateArgs),
+    /// The prediction subcommands (as the `roofline` binary has them).
+    #[command(flatten)]
+    Predictions(roofline_cli::Command),
 }
 
 /// Backend options shared by every subcommand.
@@ -228,9 +214,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Some(Command::Compare(args)) => run_bench(&args, true),
         Some(Command::Calibrate(args)) => run_calibrate(&args),
         Some(Command::Device(args)) => run_device(&args),
-        Some(Command::Predict(args)) => run_predict(&args),
-        Some(Command::Advise(args)) => run_advise(&args),
-        Some(Command::Validate(args)) => run_validate(&args),
+        Some(Command::Predictions(command)) => roofline_cli::run(&command),
     }
 }
 

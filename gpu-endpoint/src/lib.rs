@@ -9,8 +9,8 @@
 //! - [`app::configure`] and [`app::AppState`]: the whole HTTP app (used by `main` and the tests).
 //! - [`backend::Backend`], [`backend::Device`]: backends and the one-at-a-time device lock.
 //! - [`protocol`]: the sampling protocol and statistics shared by every backend.
-//! - [`jobs`]: the benchmark queue and SSE events; [`store`]: SQLite; [`cli`]: the command line;
-//!   [`predict`]: whole-model `predict` and `advise` subcommands.
+//! - [`jobs`]: the benchmark queue and SSE events; [`store`]: SQLite; [`cli`]: the command line, which
+//!   embeds `roofline-cli`'s prediction subcommands (`predict`, `advise`, `validate`, listings).
 
 pub mod analysis;
 pub mod app;
@@ -19,12 +19,9 @@ pub mod calibrate;
 pub mod cli;
 pub mod error;
 pub mod jobs;
-pub mod output;
-pub mod predict;
 pub mod protocol;
 mod routes;
 pub mod store;
-pub mod validate;
 
 pub use app::{AppConfig, AppState, configure};
 pub use error::ApiError;

@@ -15,10 +15,7 @@ fn main() -> anyhow::Result<()> {
         .init();
     match run(cli) {
         Ok(()) => Ok(()),
-        Err(CliError::Usage(message)) => {
-            eprintln!("error: {message}");
-            std::process::exit(2);
-        }
+        Err(e @ CliError::Usage(_)) => std::process::exit(roofline_cli::report(&e)),
         Err(e) => Err(anyhow::anyhow!(e)),
     }
 }

@@ -49,7 +49,11 @@ async fn gb10_fp16_gemv_prediction_is_bytes_over_bandwidth() {
     let resp: AnalyzeResponse = test::call_and_read_body_json(&app, req.to_request()).await;
     assert_eq!(resp.simulated[0].mode, Some(Mode::Reference));
     let reference_us = 33_570_816.0 / (0.899 * 273e9) * 1e6 + 5.0;
-    assert!((resp.simulated[0].time_us - reference_us).abs() < 1e-6, "{}", resp.simulated[0].time_us);
+    assert!(
+        (resp.simulated[0].time_us - reference_us).abs() < 1e-6,
+        "{}",
+        resp.simulated[0].time_us
+    );
     let req = post_json("/api/analyze?hardware_key=gb10&mode=datasheet", body);
     let resp: AnalyzeResponse = test::call_and_read_body_json(&app, req.to_request()).await;
     assert_eq!(resp.hardware_key, "gb10");

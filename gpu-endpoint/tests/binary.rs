@@ -122,7 +122,17 @@ fn bench_and_compare_print_what_ran() {
     assert_eq!(row[10], "-72.7");
     // The default, reference mode: 264,192 B at 89.9 % of 273 GB/s = 1.08 µs, plus the 5 µs matrix floor;
     // (0.264 − 6.077) / 6.077 = −95.7 %.
-    let out = run(&["compare", "--backend", "fake", "--no-store", "--shapes", "1x256x256", "--hardware", "gb10", "--csv"]);
+    let out = run(&[
+        "compare",
+        "--backend",
+        "fake",
+        "--no-store",
+        "--shapes",
+        "1x256x256",
+        "--hardware",
+        "gb10",
+        "--csv",
+    ]);
     let csv = String::from_utf8_lossy(&out.stdout);
     let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
     assert_eq!(row[10], "-95.7");

@@ -131,7 +131,10 @@ fn fp8_configs_quantize_activations_in_their_own_kernels() {
         .collect();
     // One per linear input of a layer: attention in (4096), o_proj in (4096), FFN in (4096), down in (14336).
     assert_eq!(quantize.len(), 4);
-    let down = quantize.iter().find(|op| op["name"] == "quantize_down_in").unwrap();
+    let down = quantize
+        .iter()
+        .find(|op| op["name"] == "quantize_down_in")
+        .unwrap();
     // Read 14,336 FP16 values, write 14,336 FP8 values: 3 B per element.
     assert_eq!(down["bytes"], 14_336.0 * 3.0);
     assert_eq!(down["count"], 32);
@@ -361,7 +364,10 @@ fn validate_predicts_saved_points_on_the_datasheet_and_the_calibrated_spec() {
     assert_eq!(v["stats"]["datasheet"][0]["n_points"], 1);
     // Reference: 33,570,816 B at 89.9 % of 3.35 TB/s = 11.147 µs, plus the 5 µs matrix floor.
     let reference = row["reference"]["predicted_s"].as_f64().unwrap();
-    assert!((reference - (33_570_816.0 / (0.899 * 3.35e12) + 5e-6)).abs() < 1e-12, "{reference}");
+    assert!(
+        (reference - (33_570_816.0 / (0.899 * 3.35e12) + 5e-6)).abs() < 1e-12,
+        "{reference}"
+    );
 
     let unknown = run(&[
         "validate",

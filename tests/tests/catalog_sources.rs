@@ -104,20 +104,29 @@ fn every_reference_ceiling_is_the_measured_figure_or_a_stated_derivation() {
     for d in &file.device {
         let key = &d.key;
         let h = find_hardware(key).unwrap();
-        let r = h.reference.as_ref().unwrap_or_else(|| panic!("{key} has no reference ceilings"));
+        let r = h
+            .reference
+            .as_ref()
+            .unwrap_or_else(|| panic!("{key} has no reference ceilings"));
         // DRAM: the published fraction, with its source, or a derivation that says so.
         match d.measured.get("dram_frac") {
             Some(&f) => {
                 assert_eq!(r.dram_fraction.value, f, "{key} DRAM");
                 assert!(r.dram_fraction.basis.starts_with("measured: "), "{key}");
-                assert!(d.measured_sources.iter().any(|s| r.dram_fraction.basis.contains(s.as_str())));
+                assert!(
+                    d.measured_sources
+                        .iter()
+                        .any(|s| r.dram_fraction.basis.contains(s.as_str()))
+                );
             }
             None => assert!(r.dram_fraction.basis.starts_with("derived: "), "{key}"),
         }
         // One GEMM fraction per dense peak; a published `<path>_gemm_frac` is taken as is.
         assert_eq!(r.gemm_fractions.len(), d.peak_tflops.len(), "{key}");
         for g in &r.gemm_fractions {
-            let published = d.measured.get(&format!("{}_gemm_frac", g.path.name().to_ascii_lowercase()));
+            let published = d
+                .measured
+                .get(&format!("{}_gemm_frac", g.path.name().to_ascii_lowercase()));
             match published {
                 Some(&f) => {
                     assert_eq!(g.fraction.value, f, "{key} {}", g.path);
@@ -128,14 +137,24 @@ fn every_reference_ceiling_is_the_measured_figure_or_a_stated_derivation() {
                     // A derived figure is one that some device publishes for a fallback path, or the median.
                     let anywhere = file.device.iter().any(|o| {
                         fallback_paths(g.path).iter().any(|p| {
-                            o.measured.get(&format!("{}_gemm_frac", p.name().to_ascii_lowercase()))
+                            o.measured
+                                .get(&format!("{}_gemm_frac", p.name().to_ascii_lowercase()))
                                 == Some(&g.fraction.value)
                         })
                     });
-                    assert!(anywhere || g.fraction.basis.contains("median"), "{key} {}: {}", g.path, g.fraction.basis);
+                    assert!(
+                        anywhere || g.fraction.basis.contains("median"),
+                        "{key} {}: {}",
+                        g.path,
+                        g.fraction.basis
+                    );
                 }
             }
-            assert!(g.fraction.value > 0.0 && g.fraction.value <= 1.0, "{key} {}", g.path);
+            assert!(
+                g.fraction.value > 0.0 && g.fraction.value <= 1.0,
+                "{key} {}",
+                g.path
+            );
         }
         assert_eq!(r.matrix_kernel_floor.value, MATRIX_KERNEL_FLOOR_S);
         assert_eq!(r.vector_kernel_floor.value, VECTOR_KERNEL_FLOOR_S);
@@ -147,7 +166,7 @@ fn every_reference_ceiling_is_the_measured_figure_or_a_stated_derivation() {
 /// ml-engineering's MAMF search lands) predicted in reference mode: FLOPs / (MAMF TFLOP/s) plus the 5 µs floor.
 #[test]
 fn reference_mode_reproduces_the_published_matmul_ceilings() {
-    use roofline_core::{Operator, Precision, find_hardware_in, Mode, predict};
+    use roofline_core::{Mode, Operator, Precision, find_hardware_in, predict};
     // (device, precision, measured TFLOP/s) from ml-engineering's "Maximum Achievable Matmul FLOPS" table.
     let golden = [
         ("a100_sxm_80gb", Precision::Bf16, 271.2),
@@ -167,6 +186,10 @@ fn reference_mode_reproduces_the_published_matmul_ceilings() {
         let p = predict(spec, &op).unwrap();
         let expected = flops / (tflops * 1e12) + MATRIX_KERNEL_FLOOR_S;
         // The research file rounds fractions to 3 digits: within 0.5 % of the published throughput.
-        assert!((p.time_s / expected - 1.0).abs() < 5e-3, "{key} {precision}: {} vs {expected}", p.time_s);
+        assert!(
+            (p.time_s / expected - 1.0).abs() < 5e-3,
+            "{key} {precision}: {} vs {expected}",
+            p.time_s
+        );
     }
 }

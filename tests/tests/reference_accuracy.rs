@@ -33,8 +33,15 @@ fn reference_mode_is_within_5_percent_of_the_h100_measurements_at_the_median() {
     let rows = validation::rows(&points, find_hardware("h100_sxm").unwrap(), None);
     let all: Vec<&ValidationRow> = rows.iter().collect();
     // Measured when written: reference 3.2 % (datasheet 27 %) over these 114 points.
-    assert!(median_abs(&all, reference_error) <= 5.0, "{}", median_abs(&all, reference_error));
-    assert!(median_abs(&all, spec_error) >= 20.0, "the datasheet is the ideal bound");
+    assert!(
+        median_abs(&all, reference_error) <= 5.0,
+        "{}",
+        median_abs(&all, reference_error)
+    );
+    assert!(
+        median_abs(&all, spec_error) >= 20.0,
+        "the datasheet is the ideal bound"
+    );
     for bound in [Bound::Memory, Bound::Compute] {
         let part: Vec<&ValidationRow> = rows
             .iter()

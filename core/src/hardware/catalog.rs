@@ -296,9 +296,7 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         ],
         measured_gemm_fraction: &[],
         measured_dram_fraction: Some(0.97),
-        measured_sources: &[
-            "te42kyfo/gpu-benches (gpu-stream, gpu-l2-cache measured data files)",
-        ],
+        measured_sources: &["te42kyfo/gpu-benches (gpu-stream, gpu-l2-cache measured data files)"],
     },
     CatalogEntry {
         key: "h200_sxm",
@@ -441,9 +439,7 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         ],
         measured_gemm_fraction: &[],
         measured_dram_fraction: Some(0.977),
-        measured_sources: &[
-            "te42kyfo/gpu-benches (gpu-stream, gpu-l2-cache measured data files)",
-        ],
+        measured_sources: &["te42kyfo/gpu-benches (gpu-stream, gpu-l2-cache measured data files)"],
     },
     CatalogEntry {
         key: "l4",

@@ -467,8 +467,10 @@ impl HardwareSpec {
             if let Some(f) = ceilings.gemm_fraction(peak.path) {
                 peak.dense_flop_per_s *= f.value;
                 peak.sparse_flop_per_s = None;
-                spec.sources
-                    .push(format!("reference {} GEMM ×{:.3}: {}", peak.path, f.value, f.basis));
+                spec.sources.push(format!(
+                    "reference {} GEMM ×{:.3}: {}",
+                    peak.path, f.value, f.basis
+                ));
             }
             peak.kernel_overhead_s = Some(ceilings.matrix_kernel_floor.value);
         }
@@ -881,7 +883,10 @@ static CATALOG: LazyLock<Vec<HardwareSpec>> =
 static REFERENCE_CATALOG: LazyLock<Vec<HardwareSpec>> = LazyLock::new(|| {
     CATALOG
         .iter()
-        .map(|h| h.reference().expect("catalog specs are datasheet specs with valid ceilings"))
+        .map(|h| {
+            h.reference()
+                .expect("catalog specs are datasheet specs with valid ceilings")
+        })
         .collect()
 });
 
@@ -963,7 +968,11 @@ mod tests {
         for h in catalog() {
             let r = find_hardware_in(&h.key, Mode::Reference).unwrap();
             assert_eq!(Mode::of(r), Mode::Reference);
-            assert!(r.dram_bandwidth_bytes_per_s < h.dram_bandwidth_bytes_per_s, "{}", h.key);
+            assert!(
+                r.dram_bandwidth_bytes_per_s < h.dram_bandwidth_bytes_per_s,
+                "{}",
+                h.key
+            );
             assert_eq!(r.peaks.len(), h.peaks.len(), "{}", h.key);
             for (rp, dp) in r.peaks.iter().zip(&h.peaks) {
                 assert!(rp.dense_flop_per_s < dp.dense_flop_per_s, "{} {}", h.key, dp.path);
@@ -1008,7 +1017,14 @@ mod tests {
         let mut custom = find_hardware("h100_sxm").unwrap().clone();
         custom.provenance = Provenance::Custom;
         custom.reference = None;
-        assert_eq!(custom.reference_ceilings().gemm_fraction(ComputePath::Bf16).unwrap().value, 0.803);
+        assert_eq!(
+            custom
+                .reference_ceilings()
+                .gemm_fraction(ComputePath::Bf16)
+                .unwrap()
+                .value,
+            0.803
+        );
     }
 
     #[test]

@@ -161,17 +161,11 @@ fn gemm_fraction(entries: &[CatalogEntry], entry: &CatalogEntry, path: ComputePa
             let basis = if p == path {
                 measured_basis(entry, &format!("{} GEMM {}", p, percent(f)))
             } else {
-                format!(
-                    "derived: this device's measured {p} GEMM fraction {}",
-                    percent(f)
-                )
+                format!("derived: this device's measured {p} GEMM fraction {}", percent(f))
             };
             return Sourced { value: f, basis };
         }
-        if let Some((other, f)) = same_arch
-            .iter()
-            .find_map(|e| measured(e, p).map(|f| (e, f)))
-        {
+        if let Some((other, f)) = same_arch.iter().find_map(|e| measured(e, p).map(|f| (e, f))) {
             return Sourced {
                 value: f,
                 basis: format!(

@@ -10,7 +10,7 @@ use roofline_core::{
     find_model, find_quant_config,
 };
 
-use crate::cli::CliError;
+use crate::CliError;
 use crate::output::{emit, json, table};
 
 /// Inference phase on the command line.
@@ -46,7 +46,7 @@ impl SpecArgs {
     /// (e.g. `--mode calibrated` without a measured spec; the message says how to get one).
     pub fn resolve(&self) -> Result<Option<HardwareSpec>, CliError> {
         let base = match (&self.hardware, &self.spec) {
-            (Some(key), _) => find_hardware(key).map_err(core_error)?.clone(),
+            (Some(key), _) => find_hardware(key).map_err(CliError::from)?.clone(),
             (None, Some(path)) => read_spec(path)?,
             (None, None) => return Ok(None),
         };
@@ -54,7 +54,7 @@ impl SpecArgs {
             Mode::Calibrated => Mode::Calibrated,
             _ => Mode::Reference,
         });
-        base.in_mode(mode).map(Some).map_err(core_error)
+        base.in_mode(mode).map(Some).map_err(CliError::from)
     }
 
     /// [`SpecArgs::resolve`] for subcommands that need a device.
@@ -189,10 +189,6 @@ fn parse_config(s: &str) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
-fn core_error(e: roofline_core::Error) -> CliError {
-    CliError::Usage(e.to_string())
-}
-
 /// Prints the per-operator analysis and the totals.
 ///
 /// # Errors
@@ -200,10 +196,10 @@ fn core_error(e: roofline_core::Error) -> CliError {
 pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
     let s = &args.scenario;
     let hardware = s.device.require()?;
-    let model = find_model(&s.model).map_err(core_error)?;
-    let config = find_quant_config(&args.config).map_err(core_error)?;
+    let model = find_model(&s.model).map_err(CliError::from)?;
+    let config = find_quant_config(&args.config).map_err(CliError::from)?;
     let analysis = analyze_model(&hardware, model, config, &s.workload(), &s.corrections(&hardware))
-        .map_err(core_error)?;
+        .map_err(CliError::from)?;
     if s.json {
         return json(&analysis);
     }
@@ -288,7 +284,7 @@ pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
 pub fn run_advise(args: &AdviseArgs) -> Result<(), CliError> {
     let s = &args.scenario;
     let hardware = s.device.require()?;
-    let model = find_model(&s.model).map_err(core_error)?;
+    let model = find_model(&s.model).map_err(CliError::from)?;
     let advice = advise_model(
         &hardware,
         model,
@@ -296,7 +292,7 @@ pub fn run_advise(args: &AdviseArgs) -> Result<(), CliError> {
         &args.current,
         &s.corrections(&hardware),
     )
-    .map_err(core_error)?;
+    .map_err(CliError::from)?;
     if s.json {
         return json(&advice);
     }

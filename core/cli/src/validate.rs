@@ -15,7 +15,7 @@ use roofline_core::wire::{BenchmarkPointEvent, CalibrationResult, RooflinePoint}
 use roofline_core::{Error, Mode, find_hardware};
 use serde::{Deserialize, Serialize};
 
-use crate::cli::CliError;
+use crate::CliError;
 use crate::output::{emit, json, table};
 
 /// `validate` options.
@@ -204,10 +204,7 @@ pub fn run_validate(args: &ValidateArgs) -> Result<(), CliError> {
                 format!("{:.1} %", s.p90_abs_pct),
             ]);
         }
-        text.push_str(&format!(
-            "Prediction error in {mode} mode:\n\n{}\n\n",
-            style(t)
-        ));
+        text.push_str(&format!("Prediction error in {mode} mode:\n\n{}\n\n", style(t)));
     }
     emit(&text)
 }

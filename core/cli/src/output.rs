@@ -1,9 +1,9 @@
 //! Command-line output: tables (comfy-table), pretty JSON, and writing to stdout where a closed pipe
 //! (`| head`) ends the output quietly instead of panicking.
 
-use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
+use comfy_table::{ContentArrangement, Table, presets::UTF8_BORDERS_ONLY};
 
-use crate::cli::CliError;
+use crate::CliError;
 
 /// Writes `text` to stdout at once; a closed pipe is not an error.
 ///
@@ -26,10 +26,17 @@ pub fn json(value: &impl serde::Serialize) -> Result<(), CliError> {
     emit(&format!("{text}\n"))
 }
 
-/// An empty table with the project's style and `header`.
+/// Widest table printed, in columns: cells wrap to fit a 120-column terminal.
+pub const MAX_WIDTH: u16 = 120;
+
+/// An empty table with the project's style and `header`, wrapping to [`MAX_WIDTH`].
 #[must_use]
 pub fn table(header: &[&str]) -> Table {
     let mut table = Table::new();
-    table.load_style(UTF8_BORDERS_ONLY).set_header(header.to_vec());
+    table
+        .load_style(UTF8_BORDERS_ONLY)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(MAX_WIDTH)
+        .set_header(header.to_vec());
     table
 }

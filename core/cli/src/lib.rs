@@ -1,0 +1,72 @@
+//! The `roofline` command line: whole-model predictions (`predict`), quantization advice (`advise`), the
+//! offline prediction error of saved measurements (`validate`) and the catalog listings (`hardware`, `models`,
+//! `configs`), in tables or JSON. Everything it prints comes from `roofline-core`; it needs no server, GPU,
+//! database or network. `gpu-endpoint` embeds the same subcommands ([`Command`]) beside its measuring ones.
+//!
+//! Exit codes: 0 success, 1 runtime failure ([`CliError::Runtime`]), 2 usage error ([`CliError::Usage`]).
+
+pub mod list;
+pub mod output;
+pub mod predict;
+pub mod validate;
+
+use clap::Subcommand;
+
+/// Command-line errors: `Usage` exits with code 2, `Runtime` with 1.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Bad invocation (unknown key, unreadable file, invalid shape, impossible mode).
+    #[error("{0}")]
+    Usage(String),
+    /// Something failed while running.
+    #[error("{0}")]
+    Runtime(String),
+}
+
+impl From<roofline_core::Error> for CliError {
+    fn from(e: roofline_core::Error) -> CliError {
+        CliError::Usage(e.to_string())
+    }
+}
+
+/// The prediction subcommands, shared by `roofline` and `gpu-endpoint`.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Predict one prefill or decode step of a model preset (per-operator table, TTFT/TPOT, tokens/s).
+    Predict(predict::PredictArgs),
+    /// Rank the precision configs the device runs natively for a model and workload.
+    Advise(predict::AdviseArgs),
+    /// Prediction error of saved `bench --json` points in every mode (no device).
+    Validate(validate::ValidateArgs),
+    /// List the hardware catalog: peaks, bandwidth and reference ceilings.
+    Hardware(list::ListArgs),
+    /// List the model presets.
+    Models(list::ListArgs),
+    /// List the precision configs.
+    Configs(list::ListArgs),
+}
+
+/// Runs one prediction subcommand.
+///
+/// # Errors
+/// The subcommand's [`CliError`].
+pub fn run(command: &Command) -> Result<(), CliError> {
+    match command {
+        Command::Predict(args) => predict::run_predict(args),
+        Command::Advise(args) => predict::run_advise(args),
+        Command::Validate(args) => validate::run_validate(args),
+        Command::Hardware(args) => list::hardware(args),
+        Command::Models(args) => list::models(args),
+        Command::Configs(args) => list::configs(args),
+    }
+}
+
+/// Prints `error` the way both binaries do and returns the process exit code.
+#[must_use]
+pub fn report(error: &CliError) -> i32 {
+    eprintln!("error: {error}");
+    match error {
+        CliError::Usage(_) => 2,
+        CliError::Runtime(_) => 1,
+    }
+}

@@ -1,0 +1,72 @@
+//! The `roofline` binary: predictions in reference mode by default, listings that fit 120 columns.
+
+use std::process::Command;
+
+fn roofline(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_roofline"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn stdout(args: &[&str]) -> String {
+    let out = roofline(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+#[test]
+fn predict_says_its_mode_and_defaults_to_reference() {
+    let args = [
+        "predict",
+        "--hardware",
+        "h100_sxm",
+        "--model",
+        "llama-3.1-8b",
+        "--config",
+        "bf16",
+    ];
+    let text = stdout(&args);
+    assert!(text.contains("reference mode"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&stdout(&[&args[..], &["--json"]].concat())).unwrap();
+    assert_eq!(json["mode"], "reference");
+    let datasheet: serde_json::Value =
+        serde_json::from_str(&stdout(&[&args[..], &["--json", "--mode", "datasheet"]].concat())).unwrap();
+    assert_eq!(datasheet["mode"], "datasheet");
+    // Reference ceilings are below the datasheet's, and kernels pay their floors: a slower step.
+    assert!(json["tpot_s"].as_f64().unwrap() > datasheet["tpot_s"].as_f64().unwrap() * 1.1);
+}
+
+#[test]
+fn listings_cover_the_catalog_and_fit_120_columns() {
+    for (what, count) in [("hardware", 25), ("models", 11), ("configs", 18)] {
+        let text = stdout(&[what]);
+        for line in text.lines() {
+            assert!(line.chars().count() <= 120, "{what}: {line}");
+        }
+        let json: serde_json::Value = serde_json::from_str(&stdout(&[what, "--json"])).unwrap();
+        assert_eq!(json.as_array().unwrap().len(), count, "{what}");
+    }
+    assert!(stdout(&["hardware"]).contains("h100_sxm"));
+}
+
+#[test]
+fn usage_errors_exit_2_and_name_the_problem() {
+    let out = roofline(&["predict", "--model", "llama-3.1-8b", "--config", "bf16"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--hardware KEY or --spec FILE"));
+    let out = roofline(&[
+        "predict",
+        "--hardware",
+        "h100",
+        "--model",
+        "x",
+        "--config",
+        "bf16",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}

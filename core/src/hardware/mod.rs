@@ -802,7 +802,6 @@ impl HardwareSpec {
 }
 
 /// One catalog row in the research file's units; converted once into a [`HardwareSpec`].
-#[derive(Clone, Copy)]
 struct CatalogEntry {
     key: &'static str,
     name: &'static str,

@@ -15,8 +15,6 @@
 //! The kernel floors ([`MATRIX_KERNEL_FLOOR_S`], [`VECTOR_KERNEL_FLOOR_S`]) are the same for every device:
 //! no per-device figure is published.
 
-use std::collections::BTreeMap;
-
 use super::{Architecture, CatalogEntry, ComputePath};
 
 /// Fixed time of one matrix kernel (GEMM, GEMV, attention) on top of its roofline time, in seconds (5 µs).
@@ -145,27 +143,44 @@ pub(super) fn medians(entries: &[CatalogEntry]) -> Medians {
     }
 }
 
-fn gemm_fraction(entries: &[CatalogEntry], entry: &CatalogEntry, path: ComputePath, m: Medians) -> Sourced {
-    let measured = |e: &CatalogEntry, p: ComputePath| {
-        e.measured_gemm_fraction
+/// The device a figure is looked up for: its architecture, and its catalog row if it has one.
+#[derive(Clone, Copy)]
+struct Device<'a> {
+    arch: Architecture,
+    entry: Option<&'a CatalogEntry>,
+}
+
+impl<'a> Device<'a> {
+    /// The other catalog rows of the same architecture, in catalog order.
+    fn same_arch(self, entries: &'a [CatalogEntry]) -> impl Iterator<Item = &'a CatalogEntry> {
+        entries
             .iter()
-            .find(|(q, _)| *q == p)
-            .map(|(_, f)| *f)
-    };
-    let same_arch: Vec<&CatalogEntry> = entries
+            .filter(move |e| e.arch == self.arch && self.entry.is_none_or(|own| own.key != e.key))
+    }
+}
+
+fn measured_gemm(entry: &CatalogEntry, path: ComputePath) -> Option<f64> {
+    entry
+        .measured_gemm_fraction
         .iter()
-        .filter(|e| e.arch == entry.arch && e.key != entry.key)
-        .collect();
+        .find(|(p, _)| *p == path)
+        .map(|(_, f)| *f)
+}
+
+fn gemm_fraction(entries: &[CatalogEntry], device: Device<'_>, path: ComputePath, m: Medians) -> Sourced {
     for &p in fallback_paths(path) {
-        if let Some(f) = measured(entry, p) {
+        if let Some((entry, f)) = device.entry.and_then(|e| measured_gemm(e, p).map(|f| (e, f))) {
             let basis = if p == path {
-                measured_basis(entry, &format!("{} GEMM {}", p, percent(f)))
+                measured_basis(entry, &format!("{p} GEMM {}", percent(f)))
             } else {
                 format!("derived: this device's measured {p} GEMM fraction {}", percent(f))
             };
             return Sourced { value: f, basis };
         }
-        if let Some((other, f)) = same_arch.iter().find_map(|e| measured(e, p).map(|f| (e, f))) {
+        if let Some((other, f)) = device
+            .same_arch(entries)
+            .find_map(|e| measured_gemm(e, p).map(|f| (e, f)))
+        {
             return Sourced {
                 value: f,
                 basis: format!(
@@ -185,16 +200,18 @@ fn gemm_fraction(entries: &[CatalogEntry], entry: &CatalogEntry, path: ComputePa
     }
 }
 
-fn dram_fraction(entries: &[CatalogEntry], entry: &CatalogEntry, m: Medians) -> Sourced {
-    if let Some(f) = entry.measured_dram_fraction {
+fn dram_fraction(entries: &[CatalogEntry], device: Device<'_>, m: Medians) -> Sourced {
+    if let Some((entry, f)) = device
+        .entry
+        .and_then(|e| e.measured_dram_fraction.map(|f| (e, f)))
+    {
         return Sourced {
             value: f,
             basis: measured_basis(entry, &format!("DRAM {}", percent(f))),
         };
     }
-    if let Some((other, f)) = entries
-        .iter()
-        .filter(|e| e.arch == entry.arch && e.key != entry.key)
+    if let Some((other, f)) = device
+        .same_arch(entries)
         .find_map(|e| e.measured_dram_fraction.map(|f| (e, f)))
     {
         return Sourced {
@@ -206,10 +223,6 @@ fn dram_fraction(entries: &[CatalogEntry], entry: &CatalogEntry, m: Medians) -> 
             ),
         };
     }
-    default_dram(m)
-}
-
-fn default_dram(m: Medians) -> Sourced {
     Sourced {
         value: m.dram,
         basis: format!(
@@ -234,16 +247,19 @@ fn floors() -> (Sourced, Sourced) {
 }
 
 /// The reference ceilings of catalog entry `entry` under the rules of this module.
-pub(super) fn for_entry(entries: &[CatalogEntry], entry: &CatalogEntry, m: Medians) -> ReferenceCeilings {
+fn ceilings(
+    entries: &[CatalogEntry],
+    device: Device<'_>,
+    paths: impl Iterator<Item = ComputePath>,
+    m: Medians,
+) -> ReferenceCeilings {
     let (matrix_kernel_floor, vector_kernel_floor) = floors();
     ReferenceCeilings {
-        dram_fraction: dram_fraction(entries, entry, m),
-        gemm_fractions: entry
-            .dense_tflops
-            .iter()
-            .map(|&(path, _)| GemmFraction {
+        dram_fraction: dram_fraction(entries, device, m),
+        gemm_fractions: paths
+            .map(|path| GemmFraction {
                 path,
-                fraction: gemm_fraction(entries, entry, path, m),
+                fraction: gemm_fraction(entries, device, path, m),
             })
             .collect(),
         matrix_kernel_floor,
@@ -251,37 +267,23 @@ pub(super) fn for_entry(entries: &[CatalogEntry], entry: &CatalogEntry, m: Media
     }
 }
 
-/// Reference ceilings for a device outside the catalog (rule 3 for every figure): `arch` picks a
-/// same-architecture measurement when the catalog has one.
+/// The reference ceilings of catalog entry `entry` under the rules of this module.
+pub(super) fn for_entry(entries: &[CatalogEntry], entry: &CatalogEntry, m: Medians) -> ReferenceCeilings {
+    let device = Device {
+        arch: entry.arch,
+        entry: Some(entry),
+    };
+    ceilings(entries, device, entry.dense_tflops.iter().map(|&(p, _)| p), m)
+}
+
+/// Reference ceilings for a device outside the catalog (or a spec whose ceilings were dropped): the rules
+/// without a measurement of its own, so `arch` picks a same-architecture measurement where the catalog has one.
 pub(super) fn for_custom(
     entries: &[CatalogEntry],
     arch: Architecture,
     paths: impl Iterator<Item = ComputePath>,
     m: Medians,
 ) -> ReferenceCeilings {
-    let probe = |path: ComputePath| {
-        let stand_in = CatalogEntry {
-            key: "",
-            arch,
-            dense_tflops: &[],
-            measured_gemm_fraction: &[],
-            measured_dram_fraction: None,
-            ..entries[0]
-        };
-        (
-            gemm_fraction(entries, &stand_in, path, m),
-            dram_fraction(entries, &stand_in, m),
-        )
-    };
-    let (matrix_kernel_floor, vector_kernel_floor) = floors();
-    let gemm_fractions: BTreeMap<ComputePath, Sourced> = paths.map(|p| (p, probe(p).0)).collect();
-    ReferenceCeilings {
-        dram_fraction: probe(ComputePath::Bf16).1,
-        gemm_fractions: gemm_fractions
-            .into_iter()
-            .map(|(path, fraction)| GemmFraction { path, fraction })
-            .collect(),
-        matrix_kernel_floor,
-        vector_kernel_floor,
-    }
+    let device = Device { arch, entry: None };
+    ceilings(entries, device, paths, m)
 }

@@ -98,11 +98,12 @@ impl AppState {
     }
 }
 
-/// Registers the state, extractor error handlers, the `/api` scope and the static page.
+/// Registers the state, extractor error handlers, the versioned `/api/v1` scope with the seed's `/api` routes
+/// kept as aliases, and the static page.
 pub fn configure(state: web::Data<AppState>) -> impl FnOnce(&mut web::ServiceConfig) {
     move |cfg: &mut web::ServiceConfig| {
-        let cors = cors(&state.config.cors_origins);
         let web_dir = state.config.web_dir.clone();
+        let origins = state.config.cors_origins.clone();
         cfg.app_data(state)
             .app_data(
                 web::JsonConfig::default()
@@ -111,15 +112,18 @@ pub fn configure(state: web::Data<AppState>) -> impl FnOnce(&mut web::ServiceCon
             )
             .app_data(web::QueryConfig::default().error_handler(query_error))
             .app_data(web::PathConfig::default().error_handler(path_error))
-            .app_data(web::PayloadConfig::default().limit(MAX_BODY_BYTES))
-            .service(
-                web::scope("/api")
+            .app_data(web::PayloadConfig::default().limit(MAX_BODY_BYTES));
+        // `/api/v1` first: the `/api` scope would otherwise take its requests as unknown routes.
+        for prefix in ["/api/v1", "/api"] {
+            cfg.service(
+                web::scope(prefix)
                     .configure(routes::configure)
                     .default_service(web::to(api_not_found))
                     .wrap(actix_web::middleware::from_fn(require_token))
-                    .wrap(cors)
+                    .wrap(cors(&origins))
                     .wrap(actix_web::middleware::from_fn(json_errors)),
             );
+        }
         static_files(cfg, &web_dir);
     }
 }
@@ -144,7 +148,7 @@ async fn require_token(
         .app_data::<web::Data<AppState>>()
         .and_then(|s| s.config.token.clone());
     if let Some(token) = token
-        && req.path() != "/api/health"
+        && !matches!(req.path(), "/api/health" | "/api/v1/health")
         && req.method() != Method::OPTIONS
     {
         let presented = req

@@ -36,6 +36,11 @@ async fn health_reports_the_backend_and_why() {
     assert_eq!(health.backend, "fake");
     assert_eq!(health.version, env!("CARGO_PKG_VERSION"));
     assert!(health.backend_reason.contains("fake"));
+    // The versioned scope serves the same routes.
+    let v1: Health =
+        test::call_and_read_body_json(&app, test::TestRequest::get().uri("/api/v1/health").to_request())
+            .await;
+    assert_eq!(v1.backend, "fake");
 }
 
 #[actix_web::test]

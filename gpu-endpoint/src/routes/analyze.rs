@@ -18,8 +18,9 @@ pub(super) async fn analyze(
     let hardware = find_hardware_in(&query.hardware_key, query.mode)?;
     let request = body.into_inner();
     let precisions = analysis::requested_precisions(&request, query.run_all_precisions)?;
-    analysis::validate(&state.device, &request, &precisions)?;
+    // The fit check may call the driver or read /proc: off the executor, like the measurement.
     let response = blocking(move || {
+        analysis::validate(&state.device, &request, &precisions)?;
         analysis::analyze(
             &state.device,
             state.store.as_deref(),

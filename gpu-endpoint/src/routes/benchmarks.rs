@@ -11,6 +11,7 @@ use actix_web_lab::sse;
 use roofline_core::find_hardware_in;
 use roofline_core::wire::{BenchmarkJob, BenchmarkRequest};
 
+use super::blocking;
 use crate::app::AppState;
 use crate::error::ApiError;
 use crate::jobs::{Job, JobEvent, SubmitError, validate_request};
@@ -26,17 +27,23 @@ pub(super) async fn submit(
         .as_deref()
         .map(|key| find_hardware_in(key, request.mode))
         .transpose()?;
-    for shape in &request.shapes {
-        for &precision in &request.precisions {
-            let spec = crate::backend::MatmulSpec {
-                m: shape[0],
-                n: shape[1],
-                k: shape[2],
-                precision,
-            };
-            state.device.check_fits(&spec)?;
+    // The fit checks may call the driver or read /proc: off the executor.
+    let checked = state.clone();
+    let request = blocking(move || {
+        for shape in &request.shapes {
+            for &precision in &request.precisions {
+                let spec = crate::backend::MatmulSpec {
+                    m: shape[0],
+                    n: shape[1],
+                    k: shape[2],
+                    precision,
+                };
+                checked.device.check_fits(&spec)?;
+            }
         }
-    }
+        Ok(request)
+    })
+    .await?;
     let total = u32::try_from(request.shapes.len() * request.precisions.len()).unwrap_or(u32::MAX);
     let (job, position) = state
         .jobs

@@ -99,9 +99,12 @@ struct RidgeGemm {
 /// let model = find_model("llama-3.1-8b").unwrap();
 /// let decode = Workload { phase: Phase::Decode, batch: 1, context: 4096 };
 /// let advice = advise_model(a100, model, &decode, "bf16", &Corrections::NONE).unwrap();
-/// // Weight-only INT4 wins memory-bound decode on Ampere; nothing FP8/FP4 is offered.
-/// assert_eq!(advice.candidates[0].config, "w4a16-int4");
-/// assert!(advice.candidates.iter().all(|c| !c.config.contains("fp8") && !c.config.contains("fp4")));
+/// // Weight-only 4-bit wins memory-bound decode on Ampere; FP8 compute is never offered there (no FP8
+/// // path), while FP4 weights dequantized to FP16 are.
+/// let best = find_quant_config(&advice.candidates[0].config).unwrap();
+/// assert!(best.is_weight_only() && best.weights.effective_bits() < 5.0);
+/// assert!(advice.candidates.iter().all(|c| c.config != "fp8"));
+/// assert!(advice.candidates.iter().any(|c| c.config == "w4a16-mxfp4"));
 /// ```
 pub fn advise_model(
     hardware: &HardwareSpec,
@@ -390,12 +393,18 @@ mod tests {
         assert!(a.candidates.iter().all(|c| c.config != "w4a16-int4"));
         for c in &a.candidates {
             let config = find_quant_config(&c.config).unwrap();
-            for p in [
-                config.weights,
-                config.activations,
-                config.kv_cache,
-                config.attention,
-            ] {
+            // FP4/FP8 weights only as weight-only storage, decoded to 16-bit activations in software.
+            if matches!(
+                config.weights.compute_path(),
+                crate::ComputePath::Fp8 | crate::ComputePath::Fp4 | crate::ComputePath::Fp6
+            ) {
+                assert!(
+                    config.is_weight_only() && config.activations.effective_bits() >= 16.0,
+                    "{}",
+                    c.config
+                );
+            }
+            for p in [config.activations, config.kv_cache, config.attention] {
                 let path = p.compute_path();
                 assert!(
                     !matches!(

@@ -76,14 +76,22 @@ impl QuantConfig {
         hardware.check_storage(self.kv_cache)
     }
 
-    /// Checks the linear layers alone: activation and hidden formats on the matrix units, weights stored.
+    /// Checks the linear layers alone: activation and hidden formats on the matrix units, and the weight format
+    /// stored. Support follows the compute path: weight-only configs with 16-bit activations (W4A16, W8A16)
+    /// decode their weights to the activation format in software before the multiply, so any weight format
+    /// works on any device with that path (MXFP4 weights on Hopper, as engines serve gpt-oss); with narrower
+    /// activations (W4A8) the matrix units take the weights, so the architecture must know their format.
     ///
     /// # Errors
     /// [`Error::Unsupported`] naming the first format and the architecture that lacks it.
     pub fn check_linear_support(&self, hardware: &HardwareSpec) -> Result<(), Error> {
         hardware.dense_peak_for(self.activations)?;
         hardware.dense_peak_for(self.hidden())?;
-        hardware.check_storage(self.weights)
+        if self.is_weight_only() && self.activations.effective_bits() >= 16.0 {
+            Ok(())
+        } else {
+            hardware.check_storage(self.weights)
+        }
     }
 }
 
@@ -347,15 +355,23 @@ mod tests {
         check("a100_sxm_80gb", "w4a16-nf4", true);
         check("a100_sxm_80gb", "w8a8-int8", true);
         check("a100_sxm_80gb", "fp8", false);
-        check("a100_sxm_80gb", "nvfp4-w4a16", false);
-        check("a100_sxm_80gb", "w8a16-fp8", false);
+        // Weight-only FP4/FP8 with 16-bit activations: dequantized in software on any FP16/BF16 path.
+        check("a100_sxm_80gb", "nvfp4-w4a16", true);
+        check("a100_sxm_80gb", "w8a16-fp8", true);
+        check("h100_sxm", "w4a16-mxfp4", true);
+        check("h200_sxm", "nvfp4-w4a16", true);
+        check("l40s", "w4a16-mxfp4", true);
+        // FP4 weights into FP8 activations need Blackwell's FP4 matrix operands.
+        check("h100_sxm", "nvfp4-w4a8", false);
+        check("b200", "nvfp4-w4a8", true);
         check("h100_sxm", "fp8", true);
         check("h100_sxm", "nvfp4-w4a4", false);
         check("h100_sxm", "w4a8-int4-fp8", true);
         check("b200", "nvfp4-w4a4", true);
         check("b200", "mxfp4-w-mxfp6-a", true);
         check("mi355x", "mxfp4-w4a4", true);
-        check("mi355x", "nvfp4-w4a16", false);
+        check("mi355x", "nvfp4-w4a16", true);
+        check("mi355x", "nvfp4-w4a4", false);
         check("tpu_v6e", "fp16", false);
         check("tpu_v6e", "bf16", true);
     }

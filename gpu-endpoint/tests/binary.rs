@@ -98,43 +98,37 @@ fn bench_and_compare_print_what_ran() {
     assert_eq!(json["points"].as_array().unwrap().len(), 2);
     assert_eq!(json["failed"].as_array().unwrap().len(), 2);
     assert_eq!(json["points"][0]["point"]["precision"], "FP32");
-    let out = run(&[
-        "compare",
-        "--backend",
-        "fake",
-        "--no-store",
-        "--shapes",
-        "1x256x256",
-        "--hardware",
-        "gb10",
-        "--mode",
-        "datasheet",
-        "--csv",
-    ]);
-    assert!(out.status.success());
-    let csv = String::from_utf8_lossy(&out.stdout);
-    let mut lines = csv.lines();
-    assert!(lines.next().unwrap().ends_with("predicted_us,error_pct"));
-    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    // `compare` of a fake 1x256x256 FP32 GEMV on gb10, in `mode`: the CSV's header and first row.
+    let compare = |mode: &str| {
+        let out = run(&[
+            "compare",
+            "--backend",
+            "fake",
+            "--no-store",
+            "--shapes",
+            "1x256x256",
+            "--hardware",
+            "gb10",
+            "--mode",
+            mode,
+            "--csv",
+        ]);
+        assert!(out.status.success());
+        let csv = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut lines = csv.lines();
+        let header = lines.next().unwrap().to_owned();
+        let row: Vec<String> = lines.next().unwrap().split(',').map(str::to_owned).collect();
+        (header, row)
+    };
+    let (header, row) = compare("datasheet");
+    assert!(header.ends_with("predicted_us,error_pct"));
     assert_eq!(row[0], "1x256x256");
     assert_eq!(row[1], "FP32");
     // Fake GEMV at 1 TB/s vs gb10 at 273 GB/s: (1/1000 − 1/273) / (1/273) = −72.7 %.
     assert_eq!(row[10], "-72.7");
-    // The default, reference mode: 264,192 B at 89.9 % of 273 GB/s = 1.08 µs, plus the 5 µs matrix floor;
+    // Reference mode: 264,192 B at 89.9 % of 273 GB/s = 1.08 µs, plus the 5 µs matrix floor;
     // (0.264 − 6.077) / 6.077 = −95.7 %.
-    let out = run(&[
-        "compare",
-        "--backend",
-        "fake",
-        "--no-store",
-        "--shapes",
-        "1x256x256",
-        "--hardware",
-        "gb10",
-        "--csv",
-    ]);
-    let csv = String::from_utf8_lossy(&out.stdout);
-    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    let (_, row) = compare("reference");
     assert_eq!(row[10], "-95.7");
 }
 

@@ -27,24 +27,10 @@ fn json(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn h100_llama_8b_bf16_decode_is_bounded_by_weights_and_kv_over_bandwidth() {
-    let v = json(&[
-        "predict",
-        "--mode",
-        "datasheet",
-        "--hardware",
-        "h100_sxm",
-        "--model",
-        "llama-3.1-8b",
-        "--config",
-        "bf16",
-        "--phase",
-        "decode",
-        "--batch",
-        "1",
-        "--context",
-        "4096",
-        "--json",
-    ]);
+    let mut args = vec!["predict", "--mode", "datasheet"];
+    args.extend(LLAMA_DECODE);
+    args.push("h100_sxm");
+    let v = json(&args);
     // KV cache: 2 (K, V) · 32 layers · 8 KV heads · 128 head dim · 2 B · 4096 tokens = 536,870,912 B.
     assert_eq!(v["kv_cache_bytes"], 536_870_912.0);
     // Weights read per decode step (published config): per layer q, o 4096² + k, v 1024·4096 + gate, up, down
@@ -197,7 +183,7 @@ fn prefill_reports_ttft_and_batch_tokens_per_second() {
 }
 
 #[test]
-fn advise_never_offers_fp8_or_fp4_on_a100() {
+fn advise_never_offers_fp8_or_fp4_compute_on_a100() {
     let v = json(&[
         "advise",
         "--hardware",
@@ -210,11 +196,23 @@ fn advise_never_offers_fp8_or_fp4_on_a100() {
     ]);
     let candidates = v["candidates"].as_array().unwrap();
     assert!(!candidates.is_empty());
+    let configs = json(&["configs", "--json"]);
+    let activations = |key: &str| {
+        configs
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["key"] == key)
+            .map(|c| c["activations"].as_str().unwrap().to_owned())
+            .unwrap()
+    };
     for c in candidates {
         let key = c["config"].as_str().unwrap();
+        // Ampere has no FP8/FP6/FP4 matrix path: such weights only as weight-only storage (W4A16, W8A16).
+        let a = activations(key);
         assert!(
-            !["fp8", "fp4", "fp6", "mx"].iter().any(|f| key.contains(f)),
-            "A100 offered {key}"
+            !["FP8", "FP6", "FP4", "MX"].iter().any(|f| a.contains(f)),
+            "A100 offered {key} ({a})"
         );
         assert_ne!(key, "bf16", "the current config is never recommended back");
         for field in ["time_s", "speedup", "fits_in_memory"] {

@@ -4,9 +4,9 @@ use leptos::prelude::*;
 use roofline_core::wire::RooflinePoint;
 use roofline_core::{Error, HardwareSpec, ModelAnalysis, find_hardware};
 
-use crate::calibration::{datasheet_and_calibrated, effective_hardware};
+use crate::calibration::{effective_hardware, mode_label, resolve};
 use crate::charts::RooflineChart;
-use crate::charts::series::{analysis_points, kernel_points, measured_points, plot_data, with_reference};
+use crate::charts::series::{analysis_points, kernel_points, measured_points, plot_data, with_other};
 use crate::components::{
     CustomHardware, EndpointBanner, EndpointStatus, HardwarePicker, MeasuredCount, OperatorTable, PinsPanel,
     ResultsIo, RightPanel, SummaryStrip, WorkloadForm,
@@ -14,13 +14,13 @@ use crate::components::{
 use crate::endpoint::Endpoint;
 use crate::measured::Measured;
 use crate::palette::PIN_RGB;
-use crate::state::{DEFAULT_HARDWARE, Scenario, resolve_hardware};
+use crate::state::Scenario;
 use crate::{export, history, storage};
 
-/// Analyses `s` on its own device (catalog or custom).
+/// Analyses `s` on its own device (catalog or custom) in its own mode.
 fn analyze_on_own_hardware(s: &Scenario, custom: &[HardwareSpec]) -> Result<ModelAnalysis, Error> {
-    match resolve_hardware(&s.hardware, custom) {
-        Some(hw) => s.analyze(&hw),
+    match effective_hardware(s, custom) {
+        Some(e) => s.analyze(&e.spec),
         None => Err(find_hardware(&s.hardware)
             .err()
             .unwrap_or_else(|| Error::InvalidInput(s.hardware.clone()))),
@@ -41,15 +41,16 @@ pub fn App() -> impl IntoView {
     let endpoint = Endpoint::provide();
     let shown_measured = Measured::provide(measured, endpoint).shown;
 
-    let hardware = Memo::new(move |_| {
-        let found = scenario.with(|s| custom.with(|c| effective_hardware(s, c)));
-        found.unwrap_or_else(|| {
-            resolve_hardware(DEFAULT_HARDWARE, &[]).expect("the catalog has the default device")
-        })
-    });
-    let calibration_available = Memo::new(move |_| {
-        scenario.with(|s| custom.with(|c| datasheet_and_calibrated(&s.hardware, c).1.is_some()))
-    });
+    // The device and mode alone decide the specs, so slider moves do not resolve them again.
+    let device = Memo::new(move |_| scenario.with(|s| (s.hardware.clone(), s.corrections.mode)));
+    let resolved = Memo::new(move |_| device.with(|(key, mode)| custom.with(|c| resolve(key, *mode, c))));
+    let specs = Memo::new(move |_| resolved.with(|r| r.specs.clone()));
+    let hardware = Memo::new(move |_| resolved.with(|r| r.effective.spec.clone()));
+    // The device as catalogued or entered (not scaled into a mode): what custom-device editing starts from.
+    let own = Memo::new(move |_| specs.with(|d| d.own().cloned()).unwrap_or_else(|| hardware.get()));
+    let mode_notice = Memo::new(move |_| resolved.with(|r| r.effective.notice.clone()));
+    let mode_caption = Memo::new(move |_| hardware.with(mode_label));
+    let ceilings = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.used_reference_ceilings(h))));
     let analysis = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.analyze(h))));
     let rows = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.kernel.evaluate(h))));
     let pinned = Memo::new(move |_| {
@@ -76,22 +77,13 @@ pub fn App() -> impl IntoView {
         analysis.with(|a| points.extend(a.as_ref().map(|a| analysis_points(a, None)).unwrap_or_default()));
         rows.with(|r| points.extend(kernel_points(r)));
         shown_measured.with(|m| points.extend(measured_points(m)));
-        let data = hardware.with(|h| plot_data(h, points));
-        // The other one of the datasheet and calibrated roofs, drawn beside the ones predictions use.
-        let other = scenario.with(|s| {
-            custom.with(|c| {
-                let (datasheet, calibrated) = datasheet_and_calibrated(&s.hardware, c);
-                if s.corrections.calibrated && calibrated.is_some() {
-                    datasheet
-                } else {
-                    calibrated
-                }
-            })
-        });
-        match other {
-            Some(o) => with_reference(data, &o),
-            None => data,
-        }
+        hardware.with(|h| {
+            let data = plot_data(h, points);
+            match specs.with(|d| d.beside(h).cloned()) {
+                Some(other) => with_other(data, &other),
+                None => data,
+            }
+        })
     });
 
     Effect::new(move |_| {
@@ -153,8 +145,8 @@ pub fn App() -> impl IntoView {
         <main class="layout">
             <aside class="left" aria-label="Device and workload">
                 <HardwarePicker scenario=scenario hardware=hardware custom=custom />
-                <CustomHardware scenario=scenario custom=custom hardware=hardware />
-                <WorkloadForm scenario=scenario hardware=hardware calibration_available=calibration_available />
+                <CustomHardware scenario=scenario custom=custom hardware=own />
+                <WorkloadForm scenario=scenario hardware=hardware specs=specs />
                 <ResultsIo
                     to_json=Callback::new(move |()| results(true))
                     to_csv=Callback::new(move |()| results(false))
@@ -163,11 +155,11 @@ pub fn App() -> impl IntoView {
                 />
             </aside>
             <section class="centre" aria-label="Analysis">
-                <SummaryStrip analysis=analysis />
+                <SummaryStrip analysis=analysis hardware=hardware notice=mode_notice ceilings=ceilings />
                 <RooflineChart data=plot />
                 <MeasuredCount />
                 <PinsPanel scenario=scenario pins=pins current=analysis pinned=pinned />
-                <OperatorTable analysis=analysis />
+                <OperatorTable analysis=analysis caption=mode_caption />
             </section>
             <RightPanel scenario=scenario hardware=hardware rows=rows advice=advice custom=custom />
         </main>

@@ -1,7 +1,7 @@
-//! Results as JSON and CSV, with provenance columns (device source, scenario, tool version). Pure.
+//! Results as JSON and CSV, with provenance columns (mode, device source, scenario, tool version). Pure.
 
 use roofline_core::wire::RooflinePoint;
-use roofline_core::{HardwareSpec, ModelAnalysis};
+use roofline_core::{HardwareSpec, Mode, ModelAnalysis};
 use serde_json::json;
 
 use crate::state::{KernelRow, Scenario};
@@ -18,10 +18,13 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// Provenance shared by every exported row: device key and where its numbers come from, scenario, tool.
+/// Provenance shared by every exported row: device key, the mode of the predictions and where the device's
+/// numbers come from, scenario, corrections, tool.
 fn provenance(s: &Scenario, hw: &HardwareSpec) -> Vec<String> {
+    let c = s.core_corrections(Mode::of(hw));
     vec![
         hw.key.clone(),
+        Mode::of(hw).name().to_owned(),
         format!("{:?}", hw.provenance).to_lowercase(),
         s.model.clone(),
         s.config.clone(),
@@ -29,8 +32,8 @@ fn provenance(s: &Scenario, hw: &HardwareSpec) -> Vec<String> {
         s.batch.to_string(),
         s.context.to_string(),
         format!(
-            "launch_floor={} wave_quantization={}",
-            s.corrections.launch_floor, s.corrections.wave_quantization
+            "launch_floor={} wave_quantization={} activation_quantization={} step_launch={:?}",
+            c.launch_floor, c.wave_quantization, c.activation_quantization, c.step_launch
         ),
         TOOL.to_owned(),
     ]
@@ -66,7 +69,7 @@ fn measurement_columns(point: Option<&RooflinePoint>) -> Vec<String> {
 
 /// Header of [`results_csv`].
 pub const CSV_HEADER: &str = "source,item,count,precision,ai_flop_per_byte,flops,bytes,time_s,bound,\
-hardware,hardware_provenance,model,config,phase,batch,context,corrections,tool,\
+hardware,mode,hardware_provenance,model,config,phase,batch,context,corrections,tool,\
 measured_device,measured_backend,measured_library,measured_kernel,measured_versions,measured_samples,\
 measured_sm_clock_mhz,measured_power_w,measured_throttle,measured_at_unix_s";
 
@@ -146,7 +149,8 @@ pub fn results_csv(
     lines.join("\n") + "\n"
 }
 
-/// The same results as JSON: scenario, device, analysis, kernel points and measured points.
+/// The same results as JSON: the mode, scenario, corrections, device (its `sources` give the basis of every
+/// reference figure), analysis, kernel points and measured points.
 #[must_use]
 pub fn results_json(
     s: &Scenario,
@@ -164,9 +168,12 @@ pub fn results_json(
             ))
         })
         .collect();
+    let mode = Mode::of(hw);
     let value = json!({
         "tool": TOOL,
+        "mode": mode,
         "scenario": s,
+        "corrections": s.core_corrections(mode),
         "hardware": hw,
         "analysis": analysis,
         "kernel": kernel,
@@ -203,9 +210,17 @@ mod tests {
         assert!(
             lines[1..]
                 .iter()
-                .all(|l| l.split(',').count() == columns && l.contains("gb10,datasheet"))
+                .all(|l| l.split(',').count() == columns && l.contains("gb10,datasheet,datasheet,"))
         );
         assert_eq!(lines.len(), 1 + a.ops.len() + 5);
+        let reference = hw.reference().unwrap();
+        let csv = results_csv(&s, &reference, None, &s.kernel.evaluate(&reference), &[]);
+        let row = csv.lines().nth(1).unwrap();
+        assert!(
+            row.contains(",gb10,reference,reference,")
+                && row.contains("activation_quantization=true step_launch=CudaGraphs"),
+            "{row}"
+        );
     }
 
     #[test]
@@ -233,5 +248,17 @@ mod tests {
         let json = results_json(&s, &hw, None, &rows, std::slice::from_ref(&point));
         assert_eq!(import_measured(&json).unwrap(), vec![point]);
         assert!(import_measured("{").is_err());
+    }
+
+    #[test]
+    fn json_export_says_the_mode() {
+        let s = Scenario::default();
+        let hw = crate::calibration::effective_hardware(&s, &[]).unwrap().spec;
+        let json = results_json(&s, &hw, None, &s.kernel.evaluate(&hw), &[]);
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(value["mode"], "reference");
+        assert_eq!(value["hardware"]["provenance"], "reference");
+        assert_eq!(value["corrections"]["step_launch"], "cuda_graphs");
+        assert_eq!(value["kernel"][0]["mode"], "reference");
     }
 }

@@ -1,4 +1,4 @@
-//! The scenario in the address bar. Rule: a discrete change (device, model, config, phase, precisions,
+//! The scenario in the address bar. Rule: a discrete change (device, model, config, phase, precisions, mode,
 //! corrections, quick shape) pushes a history entry; a continuous one (batch or context slider, typing
 //! M/N/K) replaces the current entry, so Back walks discrete steps, not every slider pixel.
 

@@ -134,6 +134,7 @@ pub(crate) mod tests {
                 timestamp_unix_s: at_unix_s,
                 ..Measurement::default()
             }),
+            mode: None,
         }
     }
 

@@ -1,7 +1,8 @@
 //! Page state: the scenario being looked at, with the domain methods that evaluate it through `roofline_core`.
 
+use roofline_core::hardware::Sourced;
 use roofline_core::{
-    Advice, Corrections, Error, HardwareSpec, ModelAnalysis, Operator, Phase, Precision, Prediction,
+    Advice, Corrections, Error, HardwareSpec, Mode, ModelAnalysis, Operator, Phase, Precision, Prediction,
     Workload, advise_model, analyze_model, catalog, find_model, find_quant_config, predict,
 };
 use serde::{Deserialize, Serialize};
@@ -128,15 +129,46 @@ pub const BATCH_RANGE: (u64, u64) = (1, 512);
 /// Range of the context slider, in tokens.
 pub const CONTEXT_RANGE: (u64, u64) = (32, 131_072);
 
-/// Which corrections to the ideal roofline are applied.
+/// The prediction mode and the corrections the user adds on top of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(from = "SavedToggles")]
 pub struct CorrectionToggles {
     /// A per-kernel launch-latency floor.
     pub launch_floor: bool,
     /// Wave quantization of GEMM tiles over the SMs.
     pub wave_quantization: bool,
-    /// Achievable (calibrated) roofs instead of datasheet peaks.
-    pub calibrated: bool,
+    /// Which ceilings predictions use (reference by default).
+    pub mode: Mode,
+}
+
+/// [`CorrectionToggles`] as saved by any version: before modes, `calibrated: true` meant calibrated roofs;
+/// a missing mode is reference.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct SavedToggles {
+    launch_floor: bool,
+    wave_quantization: bool,
+    calibrated: bool,
+    mode: Option<Mode>,
+}
+
+impl From<SavedToggles> for CorrectionToggles {
+    fn from(t: SavedToggles) -> Self {
+        CorrectionToggles {
+            launch_floor: t.launch_floor,
+            wave_quantization: t.wave_quantization,
+            mode: t.mode.unwrap_or(legacy_mode(t.calibrated)),
+        }
+    }
+}
+
+/// The mode of a link or saved state from before modes: calibrated roofs on, or the default.
+const fn legacy_mode(calibrated: bool) -> Mode {
+    if calibrated {
+        Mode::Calibrated
+    } else {
+        Mode::Reference
+    }
 }
 
 /// Everything that defines what the page shows; encoded in the URL and saved locally.
@@ -192,23 +224,31 @@ impl Scenario {
         }
     }
 
-    /// The corrections of the scenario, as `roofline_core` takes them.
+    /// The corrections of predictions in `mode`, as `roofline_core` takes them: those of the mode
+    /// ([`Corrections::for_mode`]) plus the user's launch floor and wave quantization (the toggles only add).
     #[must_use]
-    pub fn core_corrections(&self) -> Corrections {
+    pub fn core_corrections(&self, mode: Mode) -> Corrections {
+        let base = Corrections::for_mode(mode);
         Corrections {
-            launch_floor: self.corrections.launch_floor,
-            wave_quantization: self.corrections.wave_quantization,
-            ..Corrections::NONE
+            launch_floor: base.launch_floor || self.corrections.launch_floor,
+            wave_quantization: base.wave_quantization || self.corrections.wave_quantization,
+            ..base
         }
     }
 
-    /// Analyses the whole model step on `hw`.
+    /// Analyses the whole model step on `hw`, with the corrections of the mode `hw` is in ([`Mode::of`]).
     ///
     /// # Errors
     /// An unknown model or config key, or anything `analyze_model` rejects (unsupported formats included).
     pub fn analyze(&self, hw: &HardwareSpec) -> Result<ModelAnalysis, Error> {
         let (model, config) = (find_model(&self.model)?, find_quant_config(&self.config)?);
-        analyze_model(hw, model, config, &self.workload(), &self.core_corrections())
+        analyze_model(
+            hw,
+            model,
+            config,
+            &self.workload(),
+            &self.core_corrections(Mode::of(hw)),
+        )
     }
 
     /// Ranks the precision configs for this scenario on `hw` (the advisor).
@@ -221,8 +261,47 @@ impl Scenario {
             find_model(&self.model)?,
             &self.workload(),
             &self.config,
-            &self.core_corrections(),
+            &self.core_corrections(Mode::of(hw)),
         )
+    }
+
+    /// The reference ceilings behind predictions on `hw` when it is a reference spec: the DRAM fraction, the
+    /// GEMM fraction of the config's compute path (when the device has that path) and the kernel floors.
+    #[must_use]
+    pub fn used_reference_ceilings(&self, hw: &HardwareSpec) -> Option<Vec<UsedCeiling>> {
+        let ceilings = hw
+            .reference
+            .as_ref()
+            .filter(|_| Mode::of(hw) == Mode::Reference)?;
+        let row = |what: String, value: fn(f64) -> CeilingValue, figure: &Sourced| UsedCeiling {
+            what,
+            value: value(figure.value),
+            basis: figure.basis.clone(),
+        };
+        let gemm = find_quant_config(&self.config).ok().and_then(|c| {
+            let path = c.compute_path();
+            let fraction = ceilings.gemm_fraction(path)?;
+            Some(row(format!("{path} GEMM peak"), CeilingValue::Fraction, fraction))
+        });
+        let used = [
+            Some(row(
+                "DRAM bandwidth".into(),
+                CeilingValue::Fraction,
+                &ceilings.dram_fraction,
+            )),
+            gemm,
+            Some(row(
+                "matrix kernel floor".into(),
+                CeilingValue::Seconds,
+                &ceilings.matrix_kernel_floor,
+            )),
+            Some(row(
+                "vector kernel floor".into(),
+                CeilingValue::Seconds,
+                &ceilings.vector_kernel_floor,
+            )),
+        ];
+        Some(used.into_iter().flatten().collect())
     }
 
     /// A short label for pins and exports, e.g. `GB10 · NVFP4 W4A4 · decode B1 S4096`.
@@ -258,14 +337,10 @@ impl Scenario {
     #[must_use]
     pub fn to_query(&self) -> String {
         let c = self.corrections;
-        let flags: String = [
-            (c.launch_floor, 'l'),
-            (c.wave_quantization, 'w'),
-            (c.calibrated, 'c'),
-        ]
-        .iter()
-        .filter_map(|&(on, f)| on.then_some(f))
-        .collect();
+        let flags: String = [(c.launch_floor, 'l'), (c.wave_quantization, 'w')]
+            .iter()
+            .filter_map(|&(on, f)| on.then_some(f))
+            .collect();
         let precisions: Vec<&str> = self.kernel.precisions.iter().map(|p| p.name()).collect();
         let pairs = [
             ("hw", self.hardware.clone()),
@@ -277,6 +352,7 @@ impl Scenario {
             ),
             ("b", self.batch.to_string()),
             ("s", self.context.to_string()),
+            ("mode", c.mode.name().to_owned()),
             ("corr", flags),
             ("m", self.kernel.m.to_string()),
             ("n", self.kernel.n.to_string()),
@@ -291,11 +367,12 @@ impl Scenario {
     }
 
     /// Reads a URL query (with or without `?`); absent or unreadable fields keep their defaults, numbers are
-    /// clamped to the slider ranges. Returns `None` when the query names no scenario field at all.
+    /// clamped to the slider ranges. A missing `mode` is reference, or calibrated for an older link whose
+    /// `corr` flags hold `c` (calibrated roofs on). Returns `None` when the query names no scenario field.
     #[must_use]
     pub fn from_query(query: &str) -> Option<Scenario> {
         let mut s = Scenario::default();
-        let mut any = false;
+        let (mut any, mut mode, mut legacy_calibrated) = (false, None, false);
         for pair in query.trim_start_matches('?').split('&').filter(|p| !p.is_empty()) {
             let (key, raw) = pair.split_once('=').unwrap_or((pair, ""));
             let value = percent_decode(raw);
@@ -321,12 +398,14 @@ impl Scenario {
                 "s" => num(CONTEXT_RANGE.0, CONTEXT_RANGE.1)
                     .map(|v| s.context = v)
                     .is_some(),
+                "mode" => {
+                    mode = Mode::parse(&value).ok();
+                    mode.is_some()
+                }
                 "corr" => {
-                    s.corrections = CorrectionToggles {
-                        launch_floor: value.contains('l'),
-                        wave_quantization: value.contains('w'),
-                        calibrated: value.contains('c'),
-                    };
+                    s.corrections.launch_floor = value.contains('l');
+                    s.corrections.wave_quantization = value.contains('w');
+                    legacy_calibrated = value.contains('c');
                     true
                 }
                 "m" => num(1, roofline_core::ops::MAX_DIM)
@@ -345,6 +424,7 @@ impl Scenario {
                 _ => false,
             };
         }
+        s.corrections.mode = mode.unwrap_or(legacy_mode(legacy_calibrated));
         any.then_some(s)
     }
 }
@@ -417,6 +497,26 @@ pub fn all_hardware(custom: &[HardwareSpec]) -> impl Iterator<Item = &HardwareSp
     catalog().iter().chain(custom.iter())
 }
 
+/// What a reference ceiling scales or adds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CeilingValue {
+    /// A fraction of the datasheet figure, in (0, 1].
+    Fraction(f64),
+    /// A fixed time per kernel, in seconds.
+    Seconds(f64),
+}
+
+/// One reference ceiling that predictions use, with why it has its value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UsedCeiling {
+    /// What it applies to, e.g. `DRAM bandwidth`, `FP4 GEMM peak`, `matrix kernel floor`.
+    pub what: String,
+    /// The figure.
+    pub value: CeilingValue,
+    /// `measured: …` with its source, or `derived: …` with its rule.
+    pub basis: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -459,7 +559,7 @@ mod tests {
             corrections: CorrectionToggles {
                 launch_floor: true,
                 wave_quantization: false,
-                calibrated: true,
+                mode: Mode::Datasheet,
             },
             kernel: KernelSpec {
                 m: 2048,
@@ -470,6 +570,114 @@ mod tests {
         };
         assert_eq!(Scenario::from_query(&format!("?{}", s.to_query())), Some(s));
         assert_eq!(Scenario::from_query("?utm_source=x"), None);
+    }
+
+    #[test]
+    fn the_default_scenario_is_in_reference_mode_with_realistic_corrections() {
+        let s = Scenario::default();
+        assert_eq!(s.corrections.mode, Mode::Reference);
+        assert_eq!(s.core_corrections(Mode::Reference), Corrections::REALISTIC);
+        assert_eq!(s.core_corrections(Mode::Datasheet), Corrections::NONE);
+        let mut toggled = s.clone();
+        toggled.corrections.wave_quantization = true;
+        assert_eq!(
+            toggled.core_corrections(Mode::Reference),
+            Corrections {
+                wave_quantization: true,
+                ..Corrections::REALISTIC
+            },
+            "the toggles add to the mode's corrections"
+        );
+    }
+
+    #[test]
+    fn every_mode_round_trips_through_the_url() {
+        for mode in Mode::ALL {
+            let mut s = Scenario::default();
+            s.corrections.mode = mode;
+            let query = s.to_query();
+            assert!(query.contains(&format!("mode={mode}")), "{query}");
+            assert_eq!(Scenario::from_query(&query), Some(s));
+        }
+    }
+
+    #[test]
+    fn old_links_and_saved_states_keep_their_mode() {
+        // Before modes, `c` among the corrections meant calibrated roofs; without it, datasheet roofs, which
+        // now read as the default mode.
+        let old = Scenario::from_query("hw=gb10&corr=lc").unwrap();
+        assert_eq!(old.corrections.mode, Mode::Calibrated);
+        assert!(old.corrections.launch_floor && !old.corrections.wave_quantization);
+        assert_eq!(
+            Scenario::from_query("hw=gb10&corr=w").unwrap().corrections.mode,
+            Mode::Reference
+        );
+        assert_eq!(
+            Scenario::from_query("hw=gb10").unwrap().corrections.mode,
+            Mode::Reference
+        );
+        assert_eq!(
+            Scenario::from_query("corr=c&mode=datasheet")
+                .unwrap()
+                .corrections
+                .mode,
+            Mode::Datasheet,
+            "an explicit mode wins"
+        );
+        assert_eq!(
+            Scenario::from_query("hw=gb10&mode=ideal")
+                .unwrap()
+                .corrections
+                .mode,
+            Mode::Reference
+        );
+        let saved = |json: &str| serde_json::from_str::<CorrectionToggles>(json).unwrap().mode;
+        assert_eq!(
+            saved(r#"{"launch_floor":false,"wave_quantization":true,"calibrated":true}"#),
+            Mode::Calibrated
+        );
+        assert_eq!(
+            saved(r#"{"launch_floor":false,"wave_quantization":false,"calibrated":false}"#),
+            Mode::Reference
+        );
+        assert_eq!(saved(r#"{"mode":"datasheet"}"#), Mode::Datasheet);
+        let toggles = CorrectionToggles {
+            mode: Mode::Calibrated,
+            ..CorrectionToggles::default()
+        };
+        let json = serde_json::to_string(&toggles).unwrap();
+        assert_eq!(serde_json::from_str::<CorrectionToggles>(&json).unwrap(), toggles);
+    }
+
+    #[test]
+    fn reference_ceilings_are_listed_with_their_basis_in_reference_mode_only() {
+        let s = Scenario::default();
+        let gb10 = resolve_hardware("gb10", &[]).unwrap();
+        assert_eq!(s.used_reference_ceilings(&gb10), None);
+        let used = s.used_reference_ceilings(&gb10.reference().unwrap()).unwrap();
+        let what: Vec<_> = used.iter().map(|c| c.what.as_str()).collect();
+        // The default config (NVFP4 W4A4) computes on the FP4 path.
+        assert_eq!(
+            what,
+            [
+                "DRAM bandwidth",
+                "FP4 GEMM peak",
+                "matrix kernel floor",
+                "vector kernel floor"
+            ]
+        );
+        let ceilings = gb10.reference_ceilings();
+        assert_eq!(
+            used[0].value,
+            CeilingValue::Fraction(ceilings.dram_fraction.value)
+        );
+        assert_eq!(used[0].basis, ceilings.dram_fraction.basis);
+        assert_eq!(used[2].value, CeilingValue::Seconds(5e-6));
+        assert!(
+            used.iter()
+                .all(|c| c.basis.starts_with("measured") || c.basis.starts_with("derived")),
+            "{used:?}"
+        );
     }
 
     #[test]
@@ -514,10 +722,20 @@ mod tests {
     }
 
     #[test]
-    fn default_scenario_analyses_on_gb10() {
+    fn default_scenario_analyses_on_gb10_in_the_mode_of_its_spec() {
         let s = Scenario::default();
-        let a = s.analyze(&resolve_hardware("gb10", &[]).unwrap()).unwrap();
-        assert!(a.tpot_s.unwrap() > 0.0 && a.fits_in_memory);
+        let gb10 = resolve_hardware("gb10", &[]).unwrap();
+        let datasheet = s.analyze(&gb10).unwrap();
+        assert!(datasheet.tpot_s.unwrap() > 0.0 && datasheet.fits_in_memory);
+        assert_eq!(
+            (datasheet.mode, datasheet.launch_overhead_s),
+            (Mode::Datasheet, 0.0)
+        );
+        let reference = s.analyze(&gb10.reference().unwrap()).unwrap();
+        assert_eq!(reference.mode, Mode::Reference);
+        assert_eq!(reference.corrections, Corrections::REALISTIC);
+        assert!(reference.launch_overhead_s > 0.0);
+        assert!(reference.tpot_s.unwrap() > datasheet.tpot_s.unwrap());
     }
 
     #[test]

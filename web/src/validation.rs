@@ -1,7 +1,12 @@
-//! Prediction error of measured points: core's validation (`roofline_core::validation`) plus the page's
-//! colour classes.
+//! Prediction error of measured points: core's validation (`roofline_core::validation`) in the page's columns
+//! (one per mode the device has) plus the page's colour classes.
+
+use roofline_core::wire::RooflinePoint;
+use roofline_core::{Error, Mode};
 
 pub use roofline_core::validation::*;
+
+use crate::calibration::DeviceSpecs;
 
 /// CSS class of a band: `err-good`, `err-fair`, `err-poor`.
 #[must_use]
@@ -10,5 +15,77 @@ pub const fn band_class(band: Band) -> &'static str {
         Band::Good => "err-good",
         Band::Fair => "err-fair",
         Band::Poor => "err-poor",
+    }
+}
+
+/// The Validation tab's prediction columns (one per mode the device has: datasheet and reference, and
+/// calibrated when it is calibrated; calibrated alone for a device without a datasheet) and one row per
+/// point. Empty for an unknown device.
+#[must_use]
+pub fn table(points: &[RooflinePoint], specs: &DeviceSpecs) -> (Vec<Mode>, Vec<ValidationRow>) {
+    match (&specs.datasheet, &specs.calibrated) {
+        (Some(d), c) => {
+            let modes = [Mode::Datasheet, Mode::Reference]
+                .into_iter()
+                .chain(c.as_ref().map(|_| Mode::Calibrated))
+                .collect();
+            (modes, rows(points, d, c.as_ref()))
+        }
+        // The calibrated spec stands in for the datasheet core's rows start from; only its column is shown.
+        (None, Some(c)) => (vec![Mode::Calibrated], rows(points, c, Some(c))),
+        (None, None) => (Vec::new(), Vec::new()),
+    }
+}
+
+/// The prediction of `row` in the column of `mode`, if the row has one.
+#[must_use]
+pub fn check_in(row: &ValidationRow, mode: Mode) -> Option<&Result<Check, Error>> {
+    match mode {
+        Mode::Datasheet => Some(&row.spec),
+        Mode::Reference => Some(&row.reference),
+        Mode::Calibrated => row.calibrated.as_ref(),
+    }
+}
+
+/// The error of `row` in the column of `mode`, if it has a prediction there.
+#[must_use]
+pub fn error_in(row: &ValidationRow, mode: Mode) -> Option<f64> {
+    match mode {
+        Mode::Datasheet => spec_error(row),
+        Mode::Reference => reference_error(row),
+        Mode::Calibrated => calibrated_error(row),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use roofline_core::{HardwareSpec, Precision, Provenance};
+
+    use super::*;
+    use crate::measured::tests::measured_point;
+
+    #[test]
+    fn one_column_per_mode_the_device_has() {
+        let point = measured_point("1x4096x4096", Precision::Fp16, 150e-6, 0.0);
+        let gb10 = DeviceSpecs::of("gb10", &[]);
+        let (modes, rows) = table(std::slice::from_ref(&point), &gb10);
+        assert_eq!(modes, [Mode::Datasheet, Mode::Reference]);
+        let (datasheet, reference) = (
+            check_in(&rows[0], Mode::Datasheet).unwrap().as_ref().unwrap(),
+            check_in(&rows[0], Mode::Reference).unwrap().as_ref().unwrap(),
+        );
+        assert!(
+            reference.predicted_s > datasheet.predicted_s,
+            "reference ceilings are lower"
+        );
+        assert_eq!(error_in(&rows[0], Mode::Reference), Some(reference.error_pct));
+        assert_eq!(error_in(&rows[0], Mode::Calibrated), None);
+
+        let cpu = HardwareSpec {
+            provenance: Provenance::Measured,
+            ..HardwareSpec::uncatalogued("cpu_host_measured", "Host CPU", "x86-64", 64e9)
+        };
+        let (modes, _) = table(&[point], &DeviceSpecs::of("cpu_host_measured", &[cpu]));
+        assert_eq!(modes, [Mode::Calibrated]);
     }
 }

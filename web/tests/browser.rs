@@ -92,8 +92,14 @@ async fn mounted_page_recovers_from_bad_storage_and_exposes_hooks() {
     assert!(q("[data-testid=storage-notice]").is_some(), "notice shown");
     let canvas: web_sys::HtmlCanvasElement = q("[data-testid=roofline-canvas]").unwrap().unchecked_into();
     assert!(foreground_pixels(&canvas) > 5_000, "the roofline was drawn");
+    // The default mode is reference: GB10's FP16 GEMV at its achievable bandwidth plus the matrix floor.
+    let op = roofline_core::Operator::gemv(4096, 4096, roofline_core::Precision::Fp16.into()).unwrap();
+    let reference = roofline_core::find_hardware("gb10").unwrap().reference().unwrap();
+    let expected = roofline_core::predict(&reference, &op).unwrap().time_s;
     let time = q("[data-testid=predictions] tr[data-precision=FP16] [data-testid=time-us]").unwrap();
-    assert_eq!(time.text_content().unwrap(), "122.970");
+    assert_eq!(time.text_content().unwrap(), format!("{:.3}", expected * 1e6));
+    let badge = q("[data-testid=mode-badge]").unwrap();
+    assert_eq!(badge.get_attribute("data-value").as_deref(), Some("reference"));
     let tpot = q("[data-testid=summary-tpot]").unwrap();
     assert!(tpot.get_attribute("data-value").unwrap().parse::<f64>().unwrap() > 0.0);
     for id in [
@@ -105,6 +111,7 @@ async fn mounted_page_recovers_from_bad_storage_and_exposes_hooks() {
         "summary-tokens-per-s",
         "summary-memory-fit",
         "endpoint-status",
+        "mode-select",
     ] {
         assert!(q(&format!("[data-testid={id}]")).is_some(), "{id}");
     }

@@ -228,13 +228,20 @@ mod tests {
     use plotters_svg::SVGBackend;
 
     use super::*;
-    use crate::charts::series::{kernel_points, plot_data};
+    use crate::charts::series::{kernel_points, plot_data, with_other};
     use crate::state::{KernelSpec, resolve_hardware};
 
     #[test]
     fn svg_has_every_roof_label_and_point() {
         let hw = resolve_hardware("gb10", &[]).unwrap();
-        let data = plot_data(&hw, kernel_points(&KernelSpec::default().evaluate(&hw)));
+        let reference = hw.reference().unwrap();
+        let data = with_other(
+            plot_data(
+                &reference,
+                kernel_points(&KernelSpec::default().evaluate(&reference)),
+            ),
+            &hw,
+        );
         let mut svg = String::new();
         let hits = {
             let root = SVGBackend::with_string(&mut svg, (900, 560)).into_drawing_area();
@@ -248,7 +255,8 @@ mod tests {
         for roof in &data.roofs {
             assert!(svg.contains(&roof.label), "missing {}", roof.label);
         }
-        assert!(svg.contains("DRAM 273 GB/s"));
+        assert!(svg.contains("ideal (datasheet) DRAM 273 GB/s"));
+        assert!(svg.contains("reference · "), "the title says the mode");
         assert!(svg.matches("<circle").count() >= data.points.len());
     }
 }

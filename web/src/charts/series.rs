@@ -1,8 +1,9 @@
 //! Turns `roofline_core` results into plain plot data: roofs, points, axis ranges. Pure and natively testable.
 
 use roofline_core::wire::RooflinePoint;
-use roofline_core::{HardwareSpec, ModelAnalysis, OpKind, Precision, Prediction, Provenance};
+use roofline_core::{HardwareSpec, Mode, ModelAnalysis, OpKind, Precision, Prediction};
 
+use crate::calibration::mode_label;
 use crate::format;
 use crate::palette::{Rgb, precision_rgb};
 use crate::state::KernelRow;
@@ -54,7 +55,7 @@ pub struct Roof {
     pub ridge: f64,
     /// Colour of the first precision in the group.
     pub color: Rgb,
-    /// Calibrated (measured) roofs are dashed, datasheet ones solid.
+    /// Roofs drawn beside the ones predictions use are dashed.
     pub dashed: bool,
 }
 
@@ -65,7 +66,7 @@ pub struct Slope {
     pub bandwidth: f64,
     /// Legend text.
     pub label: String,
-    /// Calibrated (measured) slopes are dashed.
+    /// Slopes drawn beside the one predictions use are dashed.
     pub dashed: bool,
     /// Where the slope ends: the highest ridge point of its spec, FLOP/byte.
     pub ridge: f64,
@@ -74,9 +75,9 @@ pub struct Slope {
 /// Everything the drawing code needs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlotData {
-    /// Caption.
+    /// Caption: the mode, device and architecture.
     pub title: String,
-    /// Memory slopes: the spec predictions use, then a reference spec's (datasheet or calibrated).
+    /// Memory slopes: the spec predictions use, then the one drawn beside it ([`with_other`]).
     pub slopes: Vec<Slope>,
     /// Ceilings, lowest peak first.
     pub roofs: Vec<Roof>,
@@ -88,12 +89,20 @@ pub struct PlotData {
     pub y: (f64, f64),
 }
 
-/// One ceiling per distinct peak among the precisions `hw` supports. Precisions with the same peak (FP16 and
-/// BF16, FP8 and INT8, NVFP4 and MXFP4) share one line, labelled with their compute paths and the peak, so
-/// lines never hide each other.
+/// Legend prefix of a spec's roofs and slope: its mode, `ideal (datasheet)` for datasheet roofs drawn
+/// beside others.
+fn legend_prefix(hw: &HardwareSpec, beside: bool) -> &'static str {
+    match (Mode::of(hw), beside) {
+        (Mode::Datasheet, true) => "ideal (datasheet)",
+        (mode, _) => mode.name(),
+    }
+}
+
+/// One ceiling per distinct peak among the precisions `hw` supports, dashed when drawn `beside` the ones
+/// predictions use. Precisions with the same peak (FP16 and BF16, FP8 and INT8, NVFP4 and MXFP4) share one
+/// line, labelled with the mode, their compute paths and the peak, so lines never hide each other.
 #[must_use]
-pub fn roofs(hw: &HardwareSpec) -> Vec<Roof> {
-    let measured = hw.provenance == Provenance::Measured;
+pub fn roofs(hw: &HardwareSpec, beside: bool) -> Vec<Roof> {
     let mut groups: Vec<(f64, Vec<Precision>)> = Vec::new();
     for p in hw.supported_precisions() {
         let Ok(peak) = hw.dense_peak_for(p) else { continue };
@@ -107,15 +116,15 @@ pub fn roofs(hw: &HardwareSpec) -> Vec<Roof> {
         .into_iter()
         .map(|(peak, members)| Roof {
             label: format!(
-                "{}{} {}",
-                if measured { "calibrated " } else { "" },
+                "{} {} {}",
+                legend_prefix(hw, beside),
                 path_names(&members),
                 format::flop_rate(peak)
             ),
             peak,
             ridge: peak / hw.dram_bandwidth_bytes_per_s,
             color: precision_rgb(members[0]),
-            dashed: measured,
+            dashed: beside,
         })
         .collect()
 }
@@ -188,7 +197,10 @@ pub fn analysis_points(a: &ModelAnalysis, pin: Option<(Rgb, &str)>) -> Vec<PlotP
         .filter(|op| op.arithmetic_intensity > 0.0 && op.attainable_flop_per_s > 0.0)
         .map(|op| {
             let title = match pin {
-                Some((_, label)) => format!("{} ×{} [{}] — pin {label}", op.name, op.count, op.precision),
+                Some((_, label)) => format!(
+                    "{} ×{} [{}] — pin {label} · {}",
+                    op.name, op.count, op.precision, a.mode
+                ),
                 None => format!("{} ×{} [{}]", op.name, op.count, op.precision),
             };
             PlotPoint {
@@ -258,42 +270,37 @@ fn decades(lo: f64, hi: f64) -> (f64, f64) {
     (10f64.powf(lo.log10().floor()), 10f64.powf(hi.log10().ceil()))
 }
 
-/// The slope of `hw`.
-fn slope(hw: &HardwareSpec) -> Slope {
-    let measured = hw.provenance == Provenance::Measured;
+/// The slope of `hw`, dashed when drawn `beside` the one predictions use.
+fn slope(hw: &HardwareSpec, beside: bool) -> Slope {
     let bw = hw.dram_bandwidth_bytes_per_s;
     Slope {
         bandwidth: bw,
-        label: format!(
-            "{}DRAM {}",
-            if measured { "calibrated " } else { "" },
-            format::bandwidth(bw)
-        ),
-        dashed: measured,
-        ridge: roofs(hw).iter().map(|r| r.ridge).fold(0.0, f64::max),
+        label: format!("{} DRAM {}", legend_prefix(hw, beside), format::bandwidth(bw)),
+        dashed: beside,
+        ridge: roofs(hw, beside).iter().map(|r| r.ridge).fold(0.0, f64::max),
     }
 }
 
-/// Adds the roofs and slope of `reference` (the datasheet beside calibrated roofs, or the other way round),
-/// widening the axes to cover them.
+/// Adds the dashed roofs and slope of `other` (the datasheet's ideal bound beside reference or calibrated
+/// roofs, the calibrated ones beside the datasheet's), widening the axes to cover them.
 #[must_use]
-pub fn with_reference(mut data: PlotData, reference: &HardwareSpec) -> PlotData {
-    let extra = roofs(reference);
+pub fn with_other(mut data: PlotData, other: &HardwareSpec) -> PlotData {
+    let extra = roofs(other, true);
     for r in &extra {
         data.x = decades(data.x.0, data.x.1.max(r.ridge * 4.0));
         data.y = decades(data.y.0.min(r.peak / 3.0), data.y.1.max(r.peak * 2.0));
     }
-    let reference_slope = slope(reference);
-    data.y = decades(data.y.0.min(reference_slope.bandwidth * data.x.0), data.y.1);
+    let other_slope = slope(other, true);
+    data.y = decades(data.y.0.min(other_slope.bandwidth * data.x.0), data.y.1);
     data.roofs.extend(extra);
-    data.slopes.push(reference_slope);
+    data.slopes.push(other_slope);
     data
 }
 
 /// Assembles the chart for `hw` with `points`; the axes cover every ridge point and every point.
 #[must_use]
 pub fn plot_data(hw: &HardwareSpec, points: Vec<PlotPoint>) -> PlotData {
-    let roofs = roofs(hw);
+    let roofs = roofs(hw, false);
     let bw = hw.dram_bandwidth_bytes_per_s;
     let finite = |v: &f64| v.is_finite() && *v > 0.0;
     let ais = points
@@ -320,8 +327,8 @@ pub fn plot_data(hw: &HardwareSpec, points: Vec<PlotPoint>) -> PlotData {
     let mut sorted = points;
     sorted.sort_by_key(|p| !p.faint);
     PlotData {
-        title: format!("{} — {}", hw.name, hw.arch_label),
-        slopes: vec![slope(hw)],
+        title: format!("{} — {}", mode_label(hw), hw.arch_label),
+        slopes: vec![slope(hw, false)],
         roofs,
         points: sorted,
         x,
@@ -335,39 +342,61 @@ mod tests {
     use crate::state::{KernelSpec, resolve_hardware};
 
     #[test]
-    fn calibrated_reference_roofs_are_dashed_and_inside_the_axes() {
+    fn roofs_beside_are_dashed_labelled_and_inside_the_axes() {
         let hw = resolve_hardware("gb10", &[]).unwrap();
         let calibrated = HardwareSpec {
             key: "gb10_measured".into(),
-            provenance: Provenance::Measured,
+            provenance: roofline_core::Provenance::Measured,
             dram_bandwidth_bytes_per_s: 1e9,
             ..hw.clone()
         };
-        let data = with_reference(plot_data(&hw, Vec::new()), &calibrated);
+        let data = with_other(plot_data(&hw, Vec::new()), &calibrated);
         assert_eq!(
             data.slopes.iter().map(|s| s.dashed).collect::<Vec<_>>(),
             [false, true]
         );
-        assert_eq!(data.roofs.iter().filter(|r| r.dashed).count(), roofs(&hw).len());
+        assert_eq!(
+            data.roofs.iter().filter(|r| r.dashed).count(),
+            roofs(&hw, false).len()
+        );
         assert!(
             data.roofs
                 .iter()
                 .all(|r| r.ridge <= data.x.1 && data.y.0 <= r.peak && r.peak <= data.y.1)
         );
-        assert!(data.roofs.iter().any(|r| r.label.starts_with("calibrated ")));
+        assert!(
+            data.roofs
+                .iter()
+                .any(|r| r.dashed && r.label.starts_with("calibrated "))
+        );
+        // Reference predictions with the datasheet's ideal bound beside them.
+        let reference = hw.reference().unwrap();
+        let data = with_other(plot_data(&reference, Vec::new()), &hw);
+        assert!(
+            data.title.starts_with(&format!("reference · {}", hw.name)),
+            "{}",
+            data.title
+        );
+        assert!(
+            data.roofs
+                .iter()
+                .all(|r| r.dashed == r.label.starts_with("ideal (datasheet) "))
+        );
+        assert!(data.roofs.iter().any(|r| r.label.starts_with("reference FP4 ")));
+        assert_eq!(data.slopes[1].label, "ideal (datasheet) DRAM 273 GB/s");
     }
 
     #[test]
     fn gb10_roofs_group_equal_peaks() {
         let hw = resolve_hardware("gb10", &[]).unwrap();
-        let labels: Vec<_> = roofs(&hw).into_iter().map(|r| r.label).collect();
+        let labels: Vec<_> = roofs(&hw, false).into_iter().map(|r| r.label).collect();
         assert_eq!(
             labels,
             [
-                "FP32 31.0 TFLOP/s",
-                "FP16·BF16 125 TFLOP/s",
-                "FP8·INT8 250 TFLOP/s",
-                "FP4 500 TFLOP/s"
+                "datasheet FP32 31.0 TFLOP/s",
+                "datasheet FP16·BF16 125 TFLOP/s",
+                "datasheet FP8·INT8 250 TFLOP/s",
+                "datasheet FP4 500 TFLOP/s"
             ]
         );
     }

@@ -6,7 +6,7 @@ use roofline_core::wire::{
     BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkJob, BenchmarkPointEvent, BenchmarkRequest,
     RUN_ALL_PRECISIONS,
 };
-use roofline_core::{HardwareSpec, Precision, find_hardware};
+use roofline_core::{HardwareSpec, Mode, Precision, find_hardware};
 use serde::de::DeserializeOwned;
 
 use crate::api::{self, ApiError};
@@ -142,7 +142,7 @@ pub fn job_tracker() -> JobTracker {
 pub fn BenchmarkTab(
     /// The scenario: its kernel shape is the default job.
     scenario: RwSignal<Scenario>,
-    /// The device measured points are predicted on (datasheet or calibrated).
+    /// The spec measured points are predicted on (in the scenario's mode).
     #[prop(into)]
     hardware: Signal<HardwareSpec>,
     /// The job being followed, from [`job_tracker`].
@@ -202,11 +202,17 @@ pub fn BenchmarkTab(
             Ok(s) => s,
             Err(e) => return form_error.set(Some(e)),
         };
+        // The endpoint predicts from its catalog: in the page's mode where it can (it has no calibrated spec).
+        let mode = match hardware.with_untracked(Mode::of) {
+            Mode::Datasheet => Mode::Datasheet,
+            Mode::Reference | Mode::Calibrated => Mode::Reference,
+        };
         let hardware = scenario.with_untracked(|s| s.hardware.clone());
         let request = BenchmarkRequest {
             shapes,
             precisions: precisions(),
             hardware_key: find_hardware(&hardware).is_ok().then_some(hardware),
+            mode,
         };
         submit.dispatch(request);
     };

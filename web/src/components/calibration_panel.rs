@@ -1,24 +1,24 @@
 //! Calibration against the endpoint: measured bandwidth and peaks become a calibrated spec, and predictions
-//! switch between the datasheet and the calibrated roofs.
+//! switch to the calibrated mode.
 
 use leptos::prelude::*;
-use roofline_core::HardwareSpec;
 use roofline_core::wire::{CalibrateRequest, CalibrationResult};
+use roofline_core::{HardwareSpec, Mode};
 
 use crate::api::{self, ApiError};
-use crate::calibration::{has_datasheet, upsert};
+use crate::calibration::{DeviceSpecs, upsert};
 use crate::endpoint::use_endpoint;
 use crate::format;
 use crate::measured::use_measured;
 use crate::state::Scenario;
 
 /// The Calibrate button (`data-testid="calibrate-button"`, POST `/api/calibrate` starting from the detected
-/// catalog device). The calibrated spec is kept among the custom devices and switched on for the detected
-/// device (the Corrections toggle `calibrated-toggle` switches back); a device with no datasheet (a host CPU)
-/// is offered as its own device (`use-calibrated-device`).
+/// catalog device). The calibrated spec is kept among the custom devices and the detected device switches to
+/// the calibrated mode (`mode-select` switches back); a device with no datasheet (a host CPU) is offered as
+/// its own device (`use-calibrated-device`), in the calibrated mode.
 #[component]
 pub fn CalibrationPanel(
-    /// The scenario (its device and the calibrated flag).
+    /// The scenario (its device and mode).
     scenario: RwSignal<Scenario>,
     /// Custom devices, where calibrated specs are kept.
     custom: RwSignal<Vec<HardwareSpec>>,
@@ -47,11 +47,11 @@ pub fn CalibrationPanel(
                 match r.spec.validate() {
                     Ok(()) => {
                         custom.update(|c| upsert(c, r.spec.clone()));
-                        // The detected device now predicts with its calibrated roofs.
+                        // The detected device now predicts in the calibrated mode.
                         if let Some(base) = hardware_key {
                             scenario.update(|s| {
                                 s.hardware = base;
-                                s.corrections.calibrated = true;
+                                s.corrections.mode = Mode::Calibrated;
                             });
                         }
                     }
@@ -76,9 +76,12 @@ pub fn CalibrationPanel(
                 // A device without a datasheet (a host CPU) is offered as its own device.
                 let offer = move || {
                     let key = key.clone();
-                    let own_device = custom.with(|c| !has_datasheet(&key, c));
+                    let own_device = custom.with(|c| DeviceSpecs::of(&key, c).datasheet.is_none());
                     (own_device && scenario.with(|s| s.hardware != key)).then(|| view! {
-                        <button type="button" data-testid="use-calibrated-device" on:click=move |_| scenario.update(|s| s.hardware = key.clone())>
+                        <button type="button" data-testid="use-calibrated-device" on:click=move |_| scenario.update(|s| {
+                            s.hardware = key.clone();
+                            s.corrections.mode = Mode::Calibrated;
+                        })>
                             "Predict on this calibrated device"
                         </button>
                     })
@@ -110,7 +113,7 @@ pub fn CalibrationPanel(
             >
                 {move || if calibrate.pending().get() { "Calibrating…" } else { "Calibrate on the endpoint" }}
             </button>
-            <p class="hint">"Switch between datasheet and calibrated roofs with " <em>"Calibrated roofs"</em> " under Corrections."</p>
+            <p class="hint">"Calibrating switches predictions to the " <em>"Calibrated"</em> " mode; pick " <em>"Datasheet"</em> ", " <em>"Reference"</em> " or " <em>"Calibrated"</em> " under Mode."</p>
             {result}
         </fieldset>
     }

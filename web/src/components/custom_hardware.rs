@@ -14,7 +14,8 @@ pub fn CustomHardware(
     scenario: RwSignal<Scenario>,
     /// User-defined devices.
     custom: RwSignal<Vec<HardwareSpec>>,
-    /// The selected device.
+    /// The selected device as catalogued or entered (never its reference spec: importing one would scale its
+    /// ceilings twice).
     #[prop(into)]
     hardware: Signal<HardwareSpec>,
 ) -> impl IntoView {

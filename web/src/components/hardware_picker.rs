@@ -1,18 +1,18 @@
 //! Device picker over the catalog and the user's custom devices.
 
 use leptos::prelude::*;
-use roofline_core::HardwareSpec;
+use roofline_core::{HardwareSpec, Mode};
 
 use crate::format;
 use crate::state::{Scenario, all_hardware};
 
 /// A labelled `<select>` (`data-testid="hardware-select"`) listing every catalogued device, then custom ones,
-/// with the chosen device's bandwidth, memory and architecture underneath.
+/// with the chosen device's architecture, bandwidth (in the mode predictions use) and memory underneath.
 #[component]
 pub fn HardwarePicker(
     /// The scenario whose device is picked.
     scenario: RwSignal<Scenario>,
-    /// The resolved selected device.
+    /// The spec predictions use.
     #[prop(into)]
     hardware: Signal<HardwareSpec>,
     /// User-defined devices.
@@ -33,8 +33,9 @@ pub fn HardwarePicker(
     let facts = move || {
         hardware.with(|h| {
             format!(
-                "{} · {} · {}",
+                "{} · {} {} · {}",
                 h.arch_label,
+                Mode::of(h),
                 format::bandwidth(h.dram_bandwidth_bytes_per_s),
                 format::capacity(h.memory_bytes)
             )

@@ -39,13 +39,17 @@ fn rows(a: &ModelAnalysis) -> Vec<Row> {
         .collect()
 }
 
-/// Operators sorted by total time (count × time): op, count, AI, GFLOP, MB, µs and share of the step, bound.
-/// Rows are keyed by position and update their text in place while a slider moves.
+/// Operators sorted by total time (count × time): op, count, AI, GFLOP, MB, µs and share of the step, bound,
+/// under a caption naming the mode and device. Rows are keyed by position and update their text in place
+/// while a slider moves.
 #[component]
 pub fn OperatorTable(
     /// The analysis, or why there is none (then the table is empty).
     #[prop(into)]
     analysis: Signal<Result<ModelAnalysis, Error>>,
+    /// The mode and device of the numbers, e.g. `reference · NVIDIA GB10`.
+    #[prop(into)]
+    caption: Signal<String>,
 ) -> impl IntoView {
     let table = Memo::new(move |_| analysis.with(|a| a.as_ref().map(rows).unwrap_or_default()));
     let len = Memo::new(move |_| table.with(Vec::len));
@@ -64,7 +68,7 @@ pub fn OperatorTable(
     };
     view! {
         <table class="ops" data-testid="operators">
-            <caption>"Operators by time"</caption>
+            <caption>{move || format!("Operators by time — {}", caption.read())}</caption>
             <thead>
                 <tr>
                     <th scope="col">"Op"</th>

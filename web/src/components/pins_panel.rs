@@ -8,8 +8,8 @@ use crate::palette::{PIN_RGB, css};
 use crate::state::Scenario;
 use crate::storage::MAX_PINS;
 
-/// Up to four pinned scenarios, each analysed on its own hardware and drawn faintly on the chart, with a
-/// comparison table against the current scenario.
+/// Up to four pinned scenarios, each analysed on its own hardware in its own mode and drawn faintly on the
+/// chart, with a comparison table (mode, TPOT/TTFT, tokens/s, bound, fit) against the current scenario.
 #[component]
 pub fn PinsPanel(
     /// The current scenario.
@@ -34,13 +34,14 @@ pub fn PinsPanel(
     let row = |label: String, colour: Option<String>, a: &Result<ModelAnalysis, Error>| {
         let cells = match a {
             Ok(a) => view! {
+                <td>{a.mode.name()}</td>
                 <td class="num">{a.tpot_s.or(a.ttft_s).map_or("—".to_owned(), format::duration)}</td>
                 <td class="num">{format::tokens_per_s(a.tokens_per_s)}</td>
                 <td>{a.bound.name()}</td>
                 <td>{if a.fits_in_memory { "yes" } else { "no" }}</td>
             }
             .into_any(),
-            Err(e) => view! { <td colspan="4" class="hint">{format::failure(e)}</td> }.into_any(),
+            Err(e) => view! { <td colspan="5" class="hint">{format::failure(e)}</td> }.into_any(),
         };
         let swatch = colour.map(|c| view! { <span class="swatch" style=format!("background:{c}")></span> });
         view! { <tr><td>{swatch}{label}</td>{cells}</tr> }
@@ -55,7 +56,7 @@ pub fn PinsPanel(
                     .map(|(i, (s, a))| {
                         let remove = move |_| pins.update(|p| { p.remove(i); });
                         view! {
-                            <tr class="pin-actions"><td colspan="5">
+                            <tr class="pin-actions"><td colspan="6">
                                 <button type="button" class="link" on:click=move |_| scenario.set(list_get(pins, i))>"load"</button>
                                 <button type="button" class="link" aria-label=format!("Remove pin {}", i + 1) on:click=remove>"✕ remove"</button>
                             </td></tr>
@@ -67,7 +68,7 @@ pub fn PinsPanel(
             view! {
                 <table class="pins" data-testid="pins">
                     <caption>"Pinned scenarios"</caption>
-                    <thead><tr><th>"Scenario"</th><th class="num">"TPOT/TTFT"</th><th class="num">"tok/s"</th><th>"Bound"</th><th>"Fits"</th></tr></thead>
+                    <thead><tr><th>"Scenario"</th><th>"Mode"</th><th class="num">"TPOT/TTFT"</th><th class="num">"tok/s"</th><th>"Bound"</th><th>"Fits"</th></tr></thead>
                     <tbody>
                         {current.with(|a| row(format!("current: {}", scenario.with(Scenario::label)), None, a))}
                         {pinned_rows}

@@ -13,7 +13,8 @@ fn caption(rows: &[KernelRow]) -> String {
         .map_or_else(|| "invalid shape".to_owned(), |op| op.name.clone())
 }
 
-/// One row per requested precision (`data-precision`), with AI, time (`data-testid="time-us"`, µs with three
+/// One row per requested precision (`data-precision`) under a caption naming the operator, mode and device,
+/// with AI, time (`data-testid="time-us"`, µs with three
 /// decimals, raw seconds in `data-value`), TFLOP/s and bound. A precision without a prediction keeps its row
 /// and says why (`data-supported="false"`), e.g. "unsupported on Hopper sm_90 (no FP4 path)".
 #[component]
@@ -21,6 +22,9 @@ pub fn PredictionTable(
     /// Rows to show.
     #[prop(into)]
     rows: Signal<Vec<KernelRow>>,
+    /// The mode and device of the predictions, e.g. `reference · NVIDIA GB10`.
+    #[prop(into)]
+    mode: Signal<String>,
 ) -> impl IntoView {
     let body = move || {
         rows.get()
@@ -57,7 +61,7 @@ pub fn PredictionTable(
     };
     view! {
         <table class="predictions" data-testid="predictions">
-            <caption>{move || format!("Kernel predictions — {}", caption(&rows.read()))}</caption>
+            <caption>{move || format!("Kernel predictions — {} — {}", caption(&rows.read()), mode.read())}</caption>
             <thead>
                 <tr>
                     <th scope="col">"Precision"</th>

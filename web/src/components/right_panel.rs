@@ -4,6 +4,7 @@ use leptos::prelude::*;
 use roofline_core::{Advice, Error, HardwareSpec};
 use wasm_bindgen::JsCast;
 
+use crate::calibration::mode_label;
 use crate::components::benchmark_tab::job_tracker;
 use crate::components::spot_check::spot_check_state;
 use crate::components::{
@@ -78,7 +79,7 @@ pub fn RightPanel(
                         <div class="kernel-tab">
                             <ShapeForm scenario=scenario />
                             <PrecisionSelect scenario=scenario hardware=hardware />
-                            <PredictionTable rows=rows />
+                            <PredictionTable rows=rows mode=Signal::derive(move || hardware.with(mode_label)) />
                             <SpotCheck scenario=scenario hardware=hardware state=spot />
                         </div>
                     }

@@ -6,6 +6,7 @@ use roofline_core::wire::{AnalyzeRequest, AnalyzeResponse};
 use roofline_core::{HardwareSpec, Precision, find_hardware};
 
 use crate::api::{self, ApiError};
+use crate::calibration::mode_label;
 use crate::endpoint::use_endpoint;
 use crate::format;
 use crate::measured::use_measured;
@@ -160,7 +161,7 @@ pub fn SpotCheck(
                 .collect_view();
             view! {
                 <table class="spot-results" data-testid="spot-results">
-                    <caption>{format!("Measured on the endpoint, predicted on {}", hardware.with(|h| h.name.clone()))}</caption>
+                    <caption>{format!("Measured on the endpoint, predicted in {}", hardware.with(mode_label))}</caption>
                     <thead>
                         <tr>
                             <th scope="col">"Precision"</th>

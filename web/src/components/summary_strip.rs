@@ -1,9 +1,11 @@
-//! Headline numbers of the analysed model step.
+//! Headline numbers of the analysed model step, with the mode and device they come from.
 
 use leptos::prelude::*;
-use roofline_core::{Error, ModelAnalysis};
+use roofline_core::{Error, HardwareSpec, Mode, ModelAnalysis};
 
+use crate::calibration::mode_label;
 use crate::format;
+use crate::state::{CeilingValue, UsedCeiling};
 
 /// Reads one field of the analysis: formatted text and raw base-unit value.
 type Field = fn(&ModelAnalysis) -> (String, String);
@@ -44,27 +46,80 @@ fn optional_duration(v: Option<f64>) -> (String, String) {
     )
 }
 
-/// The summary strip: aggregate AI, FLOPs, bytes, step time, TTFT, TPOT (`summary-tpot`, seconds),
-/// tokens/s (`summary-tokens-per-s`), bound, weight and KV bits, and memory fit (`summary-memory-fit`,
-/// `true`/`false`). An analysis that cannot run shows why (`analysis-error`) in place of the numbers.
+/// A reference ceiling's figure: `89.9 % of datasheet` or `5.00 µs per kernel`.
+fn ceiling_value(v: CeilingValue) -> String {
+    match v {
+        CeilingValue::Fraction(f) => format!("{} of datasheet", format::percent(f)),
+        CeilingValue::Seconds(s) => format!("{} per kernel", format::duration(s)),
+    }
+}
+
+/// The reference ceilings behind the numbers (`reference-ceilings`), one row per figure with its basis.
+fn ceilings_view(rows: Vec<UsedCeiling>) -> impl IntoView {
+    let rows = rows
+        .into_iter()
+        .map(|r| {
+            view! {
+                <tr>
+                    <th scope="row">{r.what}</th>
+                    <td class="num">{ceiling_value(r.value)}</td>
+                    <td class="hint">{r.basis}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <details class="ceilings" data-testid="reference-ceilings">
+            <summary>"Reference ceilings used"</summary>
+            <table><tbody>{rows}</tbody></table>
+        </details>
+    }
+}
+
+/// The summary strip under the mode badge (`mode-badge`, e.g. `reference · NVIDIA GB10`, `data-value` = the
+/// mode) and, when the mode asked for cannot be had, why (`mode-notice`): aggregate AI, FLOPs, bytes, step
+/// time, the step's launch overhead when there is one (`summary-launch`), TTFT, TPOT (`summary-tpot`,
+/// seconds), tokens/s (`summary-tokens-per-s`), bound, weight and KV bits, and memory fit
+/// (`summary-memory-fit`, `true`/`false`); in reference mode the ceilings used, with their basis. An analysis
+/// that cannot run shows why (`analysis-error`) in place of the numbers.
 #[component]
 pub fn SummaryStrip(
     /// The analysis, or why there is none.
     #[prop(into)]
     analysis: Signal<Result<ModelAnalysis, Error>>,
+    /// The spec the analysis runs on.
+    #[prop(into)]
+    hardware: Signal<HardwareSpec>,
+    /// Why the mode asked for is not the one shown, if it is not.
+    #[prop(into)]
+    notice: Signal<Option<String>>,
+    /// The reference ceilings used (reference mode only).
+    #[prop(into)]
+    ceilings: Signal<Option<Vec<UsedCeiling>>>,
 ) -> impl IntoView {
     let error = Memo::new(move |_| analysis.with(|a| a.as_ref().err().map(format::failure)));
+    let badge = Memo::new(move |_| hardware.with(|h| (Mode::of(h).name(), mode_label(h))));
+    let has_launch =
+        Memo::new(move |_| analysis.with(|a| a.as_ref().is_ok_and(|a| a.launch_overhead_s > 0.0)));
     let stat = move |label: &'static str, testid: &'static str, field: Field| {
         view! { <Stat label=label analysis=analysis field=field testid=testid /> }
     };
     view! {
         <div class="summary-box">
+            <div class="mode-line">
+                <span class="badge mode" data-testid="mode-badge" data-value=move || badge.with(|b| b.0)>
+                    {move || badge.with(|b| b.1.clone())}
+                </span>
+                {move || notice.get().map(|n| view! { <span class="warning" role="status" data-testid="mode-notice">{n}</span> })}
+            </div>
+            <div class="summary-area">
             {move || error.get().map(|e| view! { <div class="error-strip" data-testid="analysis-error">{e}</div> })}
             <div class="summary" class:hidden=move || error.with(Option::is_some)>
                 {stat("Aggregate AI", "", |a| (format!("{} FLOP/B", format::intensity(a.aggregate_arithmetic_intensity)), a.aggregate_arithmetic_intensity.to_string()))}
                 {stat("Work", "", |a| (format::flops(a.total_flops), a.total_flops.to_string()))}
                 {stat("Traffic", "", |a| (format::bytes(a.total_bytes), a.total_bytes.to_string()))}
                 {stat("Step time", "", |a| (format::duration(a.total_time_s), a.total_time_s.to_string()))}
+                {move || has_launch.get().then(|| stat("Step launch", "summary-launch", |a| (format::duration(a.launch_overhead_s), a.launch_overhead_s.to_string())))}
                 {stat("TTFT", "summary-ttft", |a| optional_duration(a.ttft_s))}
                 {stat("TPOT", "summary-tpot", |a| optional_duration(a.tpot_s))}
                 {stat("Throughput", "summary-tokens-per-s", |a| (format::tokens_per_s(a.tokens_per_s), a.tokens_per_s.to_string()))}
@@ -77,6 +132,8 @@ pub fn SummaryStrip(
                     a.fits_in_memory.to_string(),
                 ))}
             </div>
+            </div>
+            {move || ceilings.get().map(ceilings_view)}
         </div>
     }
 }

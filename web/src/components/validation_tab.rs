@@ -1,36 +1,32 @@
-//! Validation: every measured point against its prediction on the datasheet and the calibrated spec, with
-//! error statistics by precision and regime.
+//! Validation: every measured point against its prediction in each mode the device has (datasheet,
+//! reference, calibrated), with error statistics by precision and regime.
 
 use leptos::prelude::*;
-use roofline_core::{HardwareSpec, Provenance};
+use roofline_core::{HardwareSpec, Mode};
 
-use crate::calibration::datasheet_and_calibrated;
+use crate::calibration::{DeviceSpecs, mode_explanation, mode_title};
 use crate::components::CalibrationPanel;
 use crate::format;
 use crate::measured::use_measured;
 use crate::state::Scenario;
-use crate::validation::{self, Band, Check, ErrorStats, calibrated_error, spec_error};
+use crate::validation::{self, Band, Check, ErrorStats, check_in, error_in};
 
-/// A prediction cell and its error cell, coloured by band.
-fn check_cells(check: &Result<Check, roofline_core::Error>) -> AnyView {
+/// A prediction cell and its error cell, coloured by band; `data-mode` names the column's mode.
+fn check_cells(mode: Mode, check: Option<&Result<Check, roofline_core::Error>>) -> AnyView {
     match check {
-        Err(e) => view! { <td colspan="2" class="unsupported">{format::failure(e)}</td> }.into_any(),
-        Ok(c) => view! {
-            <td class="num">{format::duration(c.predicted_s)}</td>
-            <td class=format!("num {}", validation::band_class(Band::of(c.error_pct))) data-testid="error-pct" data-value=c.error_pct.to_string()>
+        None => view! { <td colspan="2"></td> }.into_any(),
+        Some(Err(e)) => {
+            view! { <td colspan="2" class="unsupported" data-mode=mode.name()>{format::failure(e)}</td> }
+                .into_any()
+        }
+        Some(Ok(c)) => view! {
+            <td class="num" data-mode=mode.name()>{format::duration(c.predicted_s)}</td>
+            <td class=format!("num {}", validation::band_class(Band::of(c.error_pct))) data-testid="error-pct"
+                data-mode=mode.name() data-value=c.error_pct.to_string()>
                 {format::signed_percent(c.error_pct)}
             </td>
         }
         .into_any(),
-    }
-}
-
-/// `Calibrated` or `Datasheet`: where a spec's numbers come from.
-fn kind(spec: &HardwareSpec) -> &'static str {
-    if spec.provenance == Provenance::Measured {
-        "Calibrated"
-    } else {
-        "Datasheet"
     }
 }
 
@@ -52,10 +48,11 @@ fn stats_rows(stats: Vec<ErrorStats>) -> impl IntoView {
         .collect_view()
 }
 
-/// The Validation tab: calibration controls, `data-testid="validation-table"` (one `validation-row` per
-/// measured point, the device it ran on in its title: measured time, datasheet prediction and error,
-/// calibrated prediction and error; errors coloured < 10 %, 10–25 %, > 25 %), and median / p90 |error| by
-/// precision and regime (`validation-stats`).
+/// The Validation tab: calibration controls, an intro saying what each column's mode is
+/// (`validation-intro`), `data-testid="validation-table"` (one `validation-row` per measured point, the
+/// device it ran on in its title: measured time, then prediction and error in each mode the device has —
+/// Datasheet and Reference, and Calibrated once calibrated; errors coloured < 10 %, 10–25 %, > 25 %), and
+/// median / p90 |error| by precision and regime per mode (`validation-stats`).
 #[component]
 pub fn ValidationTab(
     /// The scenario (selected device).
@@ -64,73 +61,86 @@ pub fn ValidationTab(
     custom: RwSignal<Vec<HardwareSpec>>,
 ) -> impl IntoView {
     let measured = use_measured();
-    let specs =
-        Memo::new(move |_| scenario.with(|s| custom.with(|c| datasheet_and_calibrated(&s.hardware, c))));
-    let rows = Memo::new(move |_| {
-        specs.with(|(datasheet, calibrated)| {
-            datasheet.as_ref().map_or_else(Vec::new, |d| {
-                measured
-                    .shown
-                    .with(|m| validation::rows(m, d, calibrated.as_ref()))
-            })
-        })
-    });
-    // `Datasheet: <name>` of the first spec (a host CPU's calibration is its only spec), `Calibrated: <name>`.
-    let names = move || {
-        specs.with(|(d, c)| {
-            (
-                d.as_ref()
-                    .map_or_else(String::new, |h| format!("{}: {}", kind(h), h.name)),
-                c.as_ref().map(|h| format!("{}: {}", kind(h), h.name)),
+    let specs = Memo::new(move |_| scenario.with(|s| custom.with(|c| DeviceSpecs::of(&s.hardware, c))));
+    let table = Memo::new(move |_| specs.with(|d| measured.shown.with(|m| validation::table(m, d))));
+    let modes = Memo::new(move |_| table.with(|t| t.0.clone()));
+    // `Datasheet: NVIDIA GB10` — the spec behind a column.
+    let column_name = move |mode: Mode| {
+        specs.with(|d| {
+            let spec = if mode == Mode::Calibrated {
+                &d.calibrated
+            } else {
+                &d.datasheet
+            };
+            format!(
+                "{}: {}",
+                mode_title(mode),
+                spec.as_ref().map_or("", |h| h.name.as_str())
             )
         })
     };
-    let first_kind = move || specs.with(|(d, _)| d.as_ref().map_or("Datasheet", kind));
-    let body = move || {
-        rows.get()
+    let device = move || specs.with(|d| d.own().map(|h| h.name.clone()));
+    let intro = move || {
+        modes
+            .get()
             .into_iter()
-            .map(|r| {
+            .map(|m| view! { <li><strong>{mode_title(m)}</strong>": " {mode_explanation(m)}</li> })
+            .collect_view()
+    };
+    let body = move || {
+        let modes = modes.get();
+        table.with(|(_, rows)| {
+            rows.iter()
+                .map(|r| {
+                    view! {
+                        <tr
+                            data-testid="validation-row"
+                            data-precision=r.precision.name()
+                            title=format!("measured on {}", r.device)
+                        >
+                            <td>{r.precision.name()}</td>
+                            <td>{r.shape.clone()} " " <small class="what">{r.regime.name()}</small></td>
+                            <td class="num">{format::duration(r.measured_s)}</td>
+                            {modes.iter().map(|&m| check_cells(m, check_in(r, m))).collect_view()}
+                        </tr>
+                    }
+                })
+                .collect_view()
+        })
+    };
+    let stats = move || {
+        modes
+            .get()
+            .into_iter()
+            .map(|m| {
+                let stats = table.with(|(_, rows)| validation::stats(rows, |r| error_in(r, m)));
                 view! {
-                    <tr
-                        data-testid="validation-row"
-                        data-precision=r.precision.name()
-                        title=format!("measured on {}", r.device)
-                    >
-                        <td>{r.precision.name()}</td>
-                        <td>{r.shape.clone()} " " <small class="what">{r.regime.name()}</small></td>
-                        <td class="num">{format::duration(r.measured_s)}</td>
-                        {check_cells(&r.spec)}
-                        {r.calibrated.as_ref().map(check_cells)}
-                    </tr>
+                    <tr><th colspan="5" scope="rowgroup">{column_name(m)}</th></tr>
+                    {stats_rows(stats)}
                 }
             })
             .collect_view()
     };
-    let stats = move |calibrated: bool| {
-        let pick = if calibrated { calibrated_error } else { spec_error };
-        rows.with(|r| validation::stats(r, pick))
-    };
     view! {
         <div class="validation-tab">
             <CalibrationPanel scenario=scenario custom=custom />
+            <ul class="hint" data-testid="validation-intro">{intro}</ul>
             <table class="validation" data-testid="validation-table">
-                <caption>{move || format!("Measured vs predicted ({})", names().0)}</caption>
+                <caption>{move || format!("Measured vs predicted on {}", device().unwrap_or_default())}</caption>
                 <thead>
                     <tr>
                         <th scope="col">"Precision"</th>
                         <th scope="col">"Shape"</th>
                         <th scope="col" class="num">"Measured"</th>
-                        <th scope="col" class="num">{first_kind}</th>
-                        <th scope="col" class="num">"Error"</th>
-                        {move || names().1.map(|_| view! {
-                            <th scope="col" class="num">"Calibrated"</th>
+                        {move || modes.get().into_iter().map(|m| view! {
+                            <th scope="col" class="num" data-mode=m.name()>{mode_title(m)}</th>
                             <th scope="col" class="num">"Error"</th>
-                        })}
+                        }).collect_view()}
                     </tr>
                 </thead>
                 <tbody>{body}</tbody>
             </table>
-            {move || rows.with(Vec::is_empty).then(|| view! {
+            {move || table.with(|t| t.1.is_empty()).then(|| view! {
                 <p class="hint">"No measured points yet: run the Kernel Spot Check or a benchmark job on the endpoint, or import results."</p>
             })}
             <table class="validation-stats" data-testid="validation-stats">
@@ -144,12 +154,7 @@ pub fn ValidationTab(
                         <th scope="col" class="num">"p90"</th>
                     </tr>
                 </thead>
-                <tbody>
-                    <tr><th colspan="5" scope="rowgroup">{move || names().0}</th></tr>
-                    {move || stats_rows(stats(false))}
-                    {move || names().1.map(|name| view! { <tr><th colspan="5" scope="rowgroup">{name}</th></tr> })}
-                    {move || stats_rows(stats(true))}
-                </tbody>
+                <tbody>{stats}</tbody>
             </table>
         </div>
     }

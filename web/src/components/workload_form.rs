@@ -1,8 +1,9 @@
-//! Model, precision config, phase, context, batch and corrections.
+//! Model, precision config, phase, context, batch, prediction mode and corrections.
 
 use leptos::prelude::*;
-use roofline_core::{HardwareSpec, model_presets, quant_configs};
+use roofline_core::{HardwareSpec, Mode, model_presets, quant_configs};
 
+use crate::calibration::{DeviceSpecs, mode_explanation, mode_title};
 use crate::state::{BATCH_RANGE, CONTEXT_RANGE, Scenario, log_slider_position, log_slider_value};
 
 /// A log-scale slider with an exact number input beside it, both editing one integer of the scenario.
@@ -59,9 +60,48 @@ fn LogSlider(
     }
 }
 
+/// The prediction mode: one radio per mode (`data-value` = its name) with its one-line meaning, in a group
+/// `data-testid="mode-select"` whose `data-value` is the scenario's mode. A mode the device lacks (no
+/// calibration; no datasheet for a measured-only device) is disabled and says why.
+#[component]
+fn ModeSelect(
+    /// The scenario whose mode is picked.
+    scenario: RwSignal<Scenario>,
+    /// The device's specs, to tell which modes it has.
+    #[prop(into)]
+    specs: Signal<DeviceSpecs>,
+) -> impl IntoView {
+    let option = move |mode: Mode| {
+        let why_not = Memo::new(move |_| specs.with(|d| d.unavailable(mode)));
+        view! {
+            <label class="check mode-option" class:unsupported=move || why_not.with(Option::is_some)
+                title=move || why_not.get().unwrap_or_default()>
+                <input
+                    type="radio"
+                    name="mode"
+                    value=mode.name()
+                    data-value=mode.name()
+                    prop:checked=move || scenario.with(|s| s.corrections.mode == mode)
+                    disabled=move || why_not.with(Option::is_some)
+                    on:change=move |_| scenario.update(|s| s.corrections.mode = mode)
+                />
+                <strong>{mode_title(mode)}</strong>
+                <small class="hint">{move || why_not.get().unwrap_or_else(|| mode_explanation(mode).to_owned())}</small>
+            </label>
+        }
+    };
+    view! {
+        <div class="field modes" role="radiogroup" aria-label="Prediction mode" data-testid="mode-select"
+            data-value=move || scenario.with(|s| s.corrections.mode.name())>
+            <span>"Mode"</span>
+            {Mode::ALL.map(option).to_vec()}
+        </div>
+    }
+}
+
 /// The workload: model preset (`model-select`), precision config (`config-select`, configs the device cannot
 /// run are marked), prefill/decode, context and batch (log sliders with exact inputs `context-input`,
-/// `batch-input`) and the corrections to the ideal roofline.
+/// `batch-input`), the prediction mode (`mode-select`) and the corrections added on top of it.
 #[component]
 pub fn WorkloadForm(
     /// The scenario being edited.
@@ -69,9 +109,9 @@ pub fn WorkloadForm(
     /// The device, to mark configs it cannot run.
     #[prop(into)]
     hardware: Signal<HardwareSpec>,
-    /// Whether the device has a calibrated spec to switch to.
+    /// The device's specs in each mode, to tell which modes it has.
     #[prop(into)]
-    calibration_available: Signal<bool>,
+    specs: Signal<DeviceSpecs>,
 ) -> impl IntoView {
     let models = model_presets()
         .iter()
@@ -158,24 +198,11 @@ pub fn WorkloadForm(
                 get=|s| s.context set=|s, v| s.context = v />
             <LogSlider label="Batch" testid="batch-input" range=BATCH_RANGE scenario=scenario
                 get=|s| s.batch set=|s, v| s.batch = v />
+            <ModeSelect scenario=scenario specs=specs />
             <div class="field" role="group" aria-label="Corrections">
-                <span>"Corrections"</span>
+                <span>"Corrections added"</span>
                 {toggle("Kernel launch floor", |s| s.corrections.launch_floor, |s, v| s.corrections.launch_floor = v)}
                 {toggle("Wave quantization", |s| s.corrections.wave_quantization, |s, v| s.corrections.wave_quantization = v)}
-                <label
-                    class="check"
-                    class:unsupported=move || !calibration_available.get()
-                    title="Measured ceilings: Calibrate on the endpoint (Validation tab)"
-                >
-                    <input
-                        type="checkbox"
-                        data-testid="calibrated-toggle"
-                        prop:checked=move || scenario.with(|s| s.corrections.calibrated)
-                        disabled=move || !calibration_available.get()
-                        on:change=move |ev| scenario.update(|s| s.corrections.calibrated = event_target_checked(&ev))
-                    />
-                    "Calibrated roofs (dashed)"
-                </label>
             </div>
         </fieldset>
     }

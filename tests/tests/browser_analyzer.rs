@@ -4,27 +4,52 @@
 use std::time::Duration;
 
 use roofline_core::{
-    Corrections, Phase, Workload, analyze_model, find_hardware, find_model, find_quant_config,
+    Corrections, Mode, Phase, Workload, analyze_model, find_hardware, find_model, find_quant_config,
 };
 use roofline_tests::{Endpoint, browser::Browser, require_browser};
 
 const WAIT: Duration = Duration::from_secs(30);
 
-/// Core's decode analysis of a scenario with no corrections: (TPOT in s, tokens/s, fits in memory).
-fn core_decode(hardware: &str, model: &str, config: &str, batch: u32, context: u32) -> (f64, f64, bool) {
-    let a = analyze_model(
-        find_hardware(hardware).unwrap(),
-        find_model(model).unwrap(),
-        find_quant_config(config).unwrap(),
-        &Workload {
-            phase: Phase::Decode,
-            batch,
-            context,
-        },
-        &Corrections::NONE,
-    )
-    .unwrap();
+/// Core's decode analysis of a scenario in `mode`: (TPOT in s, tokens/s, fits in memory). Reference mode (the
+/// page's default) is the reference spec with the realistic corrections, datasheet mode the datasheet spec
+/// with none.
+fn core_decode(
+    mode: Mode,
+    hardware: &str,
+    model: &str,
+    config: &str,
+    batch: u32,
+    context: u32,
+) -> (f64, f64, bool) {
+    let datasheet = find_hardware(hardware).unwrap();
+    let (spec, corrections) = match mode {
+        Mode::Reference => (datasheet.reference().unwrap(), Corrections::REALISTIC),
+        Mode::Datasheet => (datasheet.clone(), Corrections::NONE),
+        Mode::Calibrated => panic!("this test has no calibration"),
+    };
+    let workload = Workload {
+        phase: Phase::Decode,
+        batch,
+        context,
+    };
+    let (model, config) = (find_model(model).unwrap(), find_quant_config(config).unwrap());
+    let a = analyze_model(&spec, model, config, &workload, &corrections).unwrap();
     (a.tpot_s.unwrap(), a.tokens_per_s, a.fits_in_memory)
+}
+
+/// Waits until the mode badge says `mode`, and returns its text.
+async fn assert_badge(browser: &Browser, mode: Mode) -> String {
+    let js = format!(
+        "document.querySelector('[data-testid=mode-badge]')?.dataset.value === '{}'",
+        mode.name()
+    );
+    browser.wait_for_js(&js, WAIT).await;
+    browser
+        .element("[data-testid=mode-badge]")
+        .await
+        .text()
+        .await
+        .unwrap()
 }
 
 async fn data_value(browser: &Browser, testid: &str) -> String {
@@ -74,11 +99,14 @@ async fn shared_link_controls_pins_and_corrupted_storage() {
         endpoint.url()
     );
     browser.client.goto(&link).await.unwrap();
-    assert_summary(
-        &browser,
-        core_decode("h100_sxm", "llama-3.1-70b", "fp8", 16, 8192),
-    )
-    .await;
+    let h100_reference = core_decode(Mode::Reference, "h100_sxm", "llama-3.1-70b", "fp8", 16, 8192);
+    assert_summary(&browser, h100_reference).await;
+    // A link without a mode is in reference mode, and the badge says so with the device.
+    let h100 = &find_hardware("h100_sxm").unwrap().name;
+    assert_eq!(
+        assert_badge(&browser, Mode::Reference).await,
+        format!("reference · {h100}")
+    );
     let hw = browser
         .element("[data-testid=hardware-select]")
         .await
@@ -101,11 +129,34 @@ async fn shared_link_controls_pins_and_corrupted_storage() {
     let set_batch = "const e = document.querySelector('[data-testid=batch-input]'); e.value = '8';\
                      e.dispatchEvent(new Event('change', { bubbles: true })); return true;";
     browser.client.execute(set_batch, vec![]).await.unwrap();
-    assert_summary(
-        &browser,
-        core_decode("gb10", "llama-3.1-8b", "nvfp4-w4a16", 8, 8192),
-    )
-    .await;
+    let gb10_reference = core_decode(Mode::Reference, "gb10", "llama-3.1-8b", "nvfp4-w4a16", 8, 8192);
+    assert_summary(&browser, gb10_reference).await;
+
+    // One click switches to the datasheet bound: core's datasheet numbers, and the badge says so.
+    browser
+        .element("[data-testid=mode-select] input[data-value=datasheet]")
+        .await
+        .click()
+        .await
+        .unwrap();
+    let datasheet = core_decode(Mode::Datasheet, "gb10", "llama-3.1-8b", "nvfp4-w4a16", 8, 8192);
+    assert!(datasheet.0 < gb10_reference.0, "the ideal bound is faster");
+    assert_summary(&browser, datasheet).await;
+    let gb10 = &find_hardware("gb10").unwrap().name;
+    assert_eq!(
+        assert_badge(&browser, Mode::Datasheet).await,
+        format!("datasheet · {gb10}")
+    );
+    let caption = browser
+        .element("[data-testid=operators] caption")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        caption.ends_with(&format!("datasheet · {gb10}")),
+        "caption: {caption}"
+    );
     // The URL follows the scenario, so the same link can be shared.
     let url = browser.client.current_url().await.unwrap();
     let query = url.query().unwrap_or_default();
@@ -115,6 +166,7 @@ async fn shared_link_controls_pins_and_corrupted_storage() {
         "cfg=nvfp4-w4a16",
         "b=8",
         "s=8192",
+        "mode=datasheet",
     ] {
         assert!(query.split('&').any(|p| p == part), "URL {url} lacks {part}");
     }
@@ -151,11 +203,7 @@ async fn shared_link_controls_pins_and_corrupted_storage() {
         .unwrap();
     browser.client.goto(&link).await.unwrap();
     browser.element("[data-testid=storage-notice]").await;
-    assert_summary(
-        &browser,
-        core_decode("h100_sxm", "llama-3.1-70b", "fp8", 16, 8192),
-    )
-    .await;
+    assert_summary(&browser, h100_reference).await;
     assert!(
         browser
             .non_background_pixels("[data-testid=roofline-canvas]")

@@ -179,9 +179,16 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
             WAIT,
         )
         .await;
-    browser.wait_for_js("document.querySelector('[data-testid=validation-table] caption').textContent.includes('Calibrated')", WAIT).await;
+    // A measured-only device predicts in the calibrated mode, and its one prediction column is calibrated.
     browser
-        .element("[data-testid=validation-table] [data-testid=error-pct]")
+        .wait_for_js(
+            "document.querySelector('[data-testid=mode-badge]')?.dataset.value === 'calibrated'",
+            WAIT,
+        )
+        .await;
+    browser.wait_for_js("[...document.querySelectorAll('[data-testid=validation-table] th[data-mode]')].map(e => e.dataset.mode).join() === 'calibrated'", WAIT).await;
+    browser
+        .element("[data-testid=validation-table] [data-testid=error-pct][data-mode=calibrated]")
         .await;
     browser
         .element("[data-testid=hardware-select]")
@@ -189,6 +196,23 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         .select_by_value("gb10")
         .await
         .unwrap();
+    // GB10 has no calibration: the page says so and shows reference, never silently.
+    browser
+        .wait_for_js(
+            "document.querySelector('[data-testid=mode-badge]')?.dataset.value === 'reference'",
+            WAIT,
+        )
+        .await;
+    let notice = browser
+        .element("[data-testid=mode-notice]")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        notice.starts_with("no calibration for ") && notice.ends_with("showing reference"),
+        "notice: {notice}"
+    );
 
     // 5. A reload keeps the measured points: they are saved in this browser, not only on the endpoint.
     let saved = js(

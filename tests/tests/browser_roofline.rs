@@ -3,13 +3,22 @@
 
 use std::time::Duration;
 
-use roofline_core::{Operator, Precision, find_hardware, predict};
+use roofline_core::{HardwareSpec, Operator, Precision, find_hardware, predict};
 use roofline_tests::{Endpoint, browser::Browser, require_browser};
 
-/// The default kernel scenario of the page: GB10, GEMV 1×4096×4096, FP16.
-fn gb10_fp16_gemv_time_us() -> f64 {
+/// The default kernel scenario of the page (GB10, GEMV 1×4096×4096, FP16) on `spec`, in µs.
+fn fp16_gemv_time_us(spec: &HardwareSpec) -> f64 {
     let op = Operator::gemv(4096, 4096, Precision::Fp16.into()).unwrap();
-    predict(find_hardware("gb10").unwrap(), &op).unwrap().time_s * 1e6
+    predict(spec, &op).unwrap().time_s * 1e6
+}
+
+/// Waits until the kernel table's FP16 time reads `expected` µs (three decimals, as shown).
+async fn assert_fp16_time(browser: &Browser, expected: f64) {
+    let js = format!(
+        "document.querySelector('[data-testid=predictions] [data-precision=FP16] [data-testid=time-us]')\
+           ?.textContent.trim() === '{expected:.3}'"
+    );
+    browser.wait_for_js(&js, Duration::from_secs(30)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -41,23 +50,54 @@ async fn page_draws_the_roofline_and_shows_core_predictions() {
             > 2000
     );
 
-    // 33,570,816 B / 273 GB/s = 122.970 µs (roofline-core computes it independently of the page).
-    let cell = browser
-        .element("[data-testid=predictions] [data-precision=FP16] [data-testid=time-us]")
+    // The default mode is reference: GB10's achievable bandwidth plus the 5 µs matrix-kernel floor.
+    let gb10 = find_hardware("gb10").unwrap();
+    let badge = browser.element("[data-testid=mode-badge]").await;
+    assert_eq!(
+        badge.attr("data-value").await.unwrap().as_deref(),
+        Some("reference")
+    );
+    assert_eq!(badge.text().await.unwrap(), format!("reference · {}", gb10.name));
+    let reference = fp16_gemv_time_us(&gb10.reference().unwrap());
+    assert_fp16_time(&browser, reference).await;
+    browser.element("[data-testid=reference-ceilings]").await;
+
+    // One click to the datasheet bound: 33,570,816 B / 273 GB/s = 122.970 µs (roofline-core computes it
+    // independently of the page).
+    browser
+        .element("[data-testid=mode-select] input[data-value=datasheet]")
+        .await
+        .click()
+        .await
+        .unwrap();
+    let datasheet = fp16_gemv_time_us(gb10);
+    assert!((datasheet - 122.970).abs() < 1e-3);
+    assert!(
+        reference > datasheet + 5.0,
+        "reference {reference} µs, datasheet {datasheet} µs"
+    );
+    assert_fp16_time(&browser, datasheet).await;
+    browser
+        .wait_for_js(
+            "!document.querySelector('[data-testid=reference-ceilings]')",
+            Duration::from_secs(30),
+        )
         .await;
-    let shown: f64 = cell
+    let caption = browser
+        .element("[data-testid=predictions] caption")
+        .await
         .text()
         .await
-        .unwrap()
-        .trim()
-        .replace(',', "")
-        .parse()
-        .expect("a number in µs");
-    let expected = gb10_fp16_gemv_time_us();
-    assert!((expected - 122.970).abs() < 1e-3);
+        .unwrap();
     assert!(
-        (shown - expected).abs() < 1e-3,
-        "page shows {shown} µs, core says {expected} µs"
+        caption.ends_with(&format!("datasheet · {}", gb10.name)),
+        "caption: {caption}"
+    );
+    assert!(
+        browser
+            .non_background_pixels("[data-testid=roofline-canvas]")
+            .await
+            > 2000
     );
 
     browser.close().await;

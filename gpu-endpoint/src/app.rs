@@ -121,6 +121,7 @@ pub fn configure(state: web::Data<AppState>) -> impl FnOnce(&mut web::ServiceCon
                     .default_service(web::to(api_not_found))
                     .wrap(actix_web::middleware::from_fn(require_token))
                     .wrap(cors(&origins))
+                    .wrap(actix_web::middleware::from_fn(refuse_encoded_bodies))
                     .wrap(actix_web::middleware::from_fn(json_errors)),
             );
         }
@@ -137,6 +138,26 @@ fn cors(origins: &[String]) -> Cors {
         cors = cors.allowed_origin(origin);
     }
     cors
+}
+
+/// Refuses a request body with any `Content-Encoding` but `identity` (415 `unsupported_encoding`) before it is
+/// read: actix would decompress it before the [`MAX_BODY_BYTES`] limit applies, so a small zstd body could
+/// expand to gigabytes. Response compression is unaffected.
+async fn refuse_encoded_bodies(
+    req: ServiceRequest,
+    next: Next<impl actix_web::body::MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let encoded = req.headers().get_all(header::CONTENT_ENCODING).any(|v| {
+        !v.to_str()
+            .is_ok_and(|v| v.trim().eq_ignore_ascii_case("identity"))
+    });
+    if encoded {
+        let error = ApiError::UnsupportedEncoding(
+            "compressed request bodies are not accepted; send the body without Content-Encoding".into(),
+        );
+        return Ok(req.into_response(actix_web::ResponseError::error_response(&error)));
+    }
+    next.call(req).await.map(ServiceResponse::map_into_boxed_body)
 }
 
 /// Bearer-token check on every /api route except health and CORS preflights.

@@ -34,6 +34,9 @@ pub enum ApiError {
     /// 415: wrong content type.
     #[error("{0}")]
     UnsupportedMediaType(String),
+    /// 415: a compressed request body (refused before it is read, so it cannot expand past the body limit).
+    #[error("{0}")]
+    UnsupportedEncoding(String),
     /// 503 + Retry-After: the device is busy with another measurement.
     #[error("the device is busy with another measurement; retry later")]
     Busy,
@@ -62,6 +65,7 @@ impl ApiError {
             ApiError::NotFound(_) => "not_found",
             ApiError::TooLarge(_) => "too_large",
             ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
+            ApiError::UnsupportedEncoding(_) => "unsupported_encoding",
             ApiError::Busy => "busy",
             ApiError::Unavailable { code, .. } => code,
             ApiError::Internal(_) => "internal",
@@ -87,7 +91,9 @@ impl ResponseError for ApiError {
                 StatusCode::NOT_FOUND
             }
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::UnsupportedMediaType(_) | ApiError::UnsupportedEncoding(_) => {
+                StatusCode::UNSUPPORTED_MEDIA_TYPE
+            }
             ApiError::Busy | ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }

@@ -1,10 +1,11 @@
 //! `gpu-endpoint` binary: parse the command line, start logging, run the subcommand.
-//! Exit codes: 0 success, 1 runtime failure, 2 usage error (bad flag, unknown key, unsafe bind).
+//! Exit codes: 0 success, 1 runtime failure, 2 usage error (bad flag, unknown key, unsafe bind). Errors are
+//! printed as one `error: …` line, never with a backtrace.
 
 use clap::Parser;
-use gpu_endpoint::cli::{Cli, CliError, run};
+use gpu_endpoint::cli::{Cli, run};
 
-fn main() -> anyhow::Result<()> {
+fn main() {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -13,9 +14,7 @@ fn main() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(cli.default_log_filter())),
         )
         .init();
-    match run(cli) {
-        Ok(()) => Ok(()),
-        Err(e @ CliError::Usage(_)) => std::process::exit(roofline_cli::report(&e)),
-        Err(e) => Err(anyhow::anyhow!(e)),
+    if let Err(e) = run(cli) {
+        std::process::exit(roofline_cli::report(&e));
     }
 }

@@ -133,6 +133,36 @@ fn bench_and_compare_print_what_ran() {
 }
 
 #[test]
+fn runtime_failures_print_one_error_line_and_exit_1_without_a_backtrace() {
+    let dir = tempfile::tempdir().unwrap();
+    // A data directory below a regular file cannot be created.
+    let file = dir.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    let data = file.join("data");
+    let out = Command::new(BIN)
+        .args([
+            "calibrate",
+            "--backend",
+            "fake",
+            "--data-dir",
+            data.to_str().unwrap(),
+        ])
+        .env_remove("ROOFLINE_TOKEN")
+        .env("RUST_LOG", "warn")
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("error: cannot open the store in "), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        !stderr.contains("stack backtrace") && !stderr.contains("Stack backtrace"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn device_on_the_cpu_backend_has_no_catalog_key() {
     let out = run(&["device", "--backend", "cpu", "--json"]);
     assert!(out.status.success());

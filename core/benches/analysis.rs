@@ -1,17 +1,22 @@
 //! Whole-model analysis cost: what the page recomputes on every slider move.
 //!
-//! Llama-3.1-70B on a B200 (every config is native there): every precision config in decode and prefill,
-//! and the model advisor (which analyses every config once more plus its baseline).
+//! Llama-3.1-70B on a B200 in reference mode, the default (every config is native there): every precision
+//! config in decode and prefill, the model advisor (which analyses every config once more plus its
+//! baseline), and building a reference spec from the catalog (done on every device change).
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use roofline_core::{
-    Corrections, Phase, Workload, advise_model, analyze_model, find_hardware, find_model, quant_configs,
+    Corrections, Mode, Phase, Workload, advise_model, analyze_model, find_hardware, find_hardware_in,
+    find_model, quant_configs,
 };
 
 fn analysis(c: &mut Criterion) {
-    let hardware = find_hardware("b200").unwrap();
+    let hardware = find_hardware_in("b200", Mode::Reference).unwrap();
+    c.bench_function("b200/reference spec", |b| {
+        b.iter(|| black_box(find_hardware("b200").unwrap().reference().unwrap()));
+    });
     let model = find_model("llama-3.1-70b").unwrap();
     for (label, phase) in [("decode", Phase::Decode), ("prefill", Phase::Prefill)] {
         let workload = Workload {
@@ -25,7 +30,8 @@ fn analysis(c: &mut Criterion) {
                 b.iter(|| {
                     for config in quant_configs() {
                         black_box(
-                            analyze_model(hardware, model, config, &workload, &Corrections::ALL).unwrap(),
+                            analyze_model(hardware, model, config, &workload, &Corrections::REALISTIC)
+                                .unwrap(),
                         );
                     }
                 });
@@ -38,7 +44,9 @@ fn analysis(c: &mut Criterion) {
         context: 4096,
     };
     c.bench_function("llama-3.1-70b/advise_model", |b| {
-        b.iter(|| black_box(advise_model(hardware, model, &decode, "bf16", &Corrections::ALL).unwrap()));
+        b.iter(|| {
+            black_box(advise_model(hardware, model, &decode, "bf16", &Corrections::REALISTIC).unwrap())
+        });
     });
 }
 

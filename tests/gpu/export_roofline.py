@@ -19,7 +19,7 @@ points = []
 for name in ("ours.json", "ours-fp32.json"):
     points += [e["point"] for e in json.load(open(os.path.join(data_dir, name)))["points"]]
 calibrated = json.load(open(os.path.join(data_dir, "calibration.json")))["spec"]
-scenario = "/?hw=h100_sxm&m=1&n=4096&k=4096&p=FP32,TF32,FP16,BF16,FP8_E4M3,INT8,INT4,NVFP4&corr=c"
+scenario = "/?hw=h100_sxm&m=1&n=4096&k=4096&p=FP32,TF32,FP16,BF16,FP8_E4M3,INT8,INT4,NVFP4&mode=calibrated"
 
 def drawn(p):
     for _ in range(200):

@@ -15,7 +15,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::backend::{Device, Selected, Telemetry};
 use crate::error::ApiError;
-use crate::jobs::JobManager;
+use crate::jobs::{JobManager, JobRetention};
 use crate::routes;
 use crate::store::Store;
 
@@ -33,6 +33,8 @@ pub struct AppConfig {
     pub web_dir: PathBuf,
     /// Default interval of `/api/nvml/stream`.
     pub nvml_interval: Duration,
+    /// How many finished jobs (and bytes of their events) are kept for replay.
+    pub job_retention: JobRetention,
 }
 
 impl Default for AppConfig {
@@ -42,6 +44,7 @@ impl Default for AppConfig {
             cors_origins: default_cors_origins(),
             web_dir: PathBuf::from("dist"),
             nvml_interval: Duration::from_millis(500),
+            job_retention: JobRetention::default(),
         }
     }
 }
@@ -76,7 +79,7 @@ impl AppState {
     pub fn new(selected: Selected, store: Option<Arc<Store>>, config: AppConfig) -> AppState {
         let device = Arc::new(Device::new(selected.backend));
         AppState {
-            jobs: JobManager::new(device.clone(), store.clone()),
+            jobs: JobManager::new(device.clone(), store.clone(), config.job_retention),
             device,
             backend_reason: selected.reason,
             telemetry: selected.telemetry,

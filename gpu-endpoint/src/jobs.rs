@@ -3,7 +3,7 @@
 //! between points, and [`run_points`], the shape × precision loop shared with the `bench` CLI.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::Duration;
 
@@ -21,8 +21,30 @@ pub const MAX_SHAPES: usize = 64;
 pub const MAX_PRECISIONS: usize = 16;
 /// Most jobs waiting in the queue.
 pub const MAX_QUEUED: usize = 16;
-/// Jobs whose events are kept for replay before finished ones are forgotten.
+/// Finished jobs whose events are kept for replay; older finished ones are forgotten.
 pub const MAX_REMEMBERED: usize = 256;
+/// Total size of the events kept for finished jobs, in bytes of their JSON payloads (64 MiB).
+pub const MAX_REMEMBERED_BYTES: usize = 64 * 1024 * 1024;
+
+/// How many finished jobs, and how many bytes of their events, are kept for replay. The oldest finished jobs
+/// beyond either bound are forgotten (their events URL answers 404; their points stay in the store). The most
+/// recently finished job is always kept; queued and running jobs are never forgotten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobRetention {
+    /// Most finished jobs kept.
+    pub max_jobs: usize,
+    /// Most bytes of event payloads kept over all finished jobs.
+    pub max_event_bytes: usize,
+}
+
+impl Default for JobRetention {
+    fn default() -> Self {
+        JobRetention {
+            max_jobs: MAX_REMEMBERED,
+            max_event_bytes: MAX_REMEMBERED_BYTES,
+        }
+    }
+}
 
 /// One event of a job.
 #[derive(Debug, Clone, PartialEq)]
@@ -181,6 +203,10 @@ pub struct Job {
     request: BenchmarkRequest,
     hardware: Option<&'static HardwareSpec>,
     events: Mutex<Vec<JobEvent>>,
+    /// Sum of the events' JSON payload sizes, in bytes.
+    event_bytes: AtomicUsize,
+    /// The manager, told when the job finishes.
+    manager: Weak<Inner>,
     notify: tokio::sync::watch::Sender<usize>,
     cancel: AtomicBool,
     finished: AtomicBool,
@@ -192,10 +218,17 @@ impl Job {
             .events
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if matches!(event, JobEvent::Done(_)) {
-            self.finished.store(true, Ordering::SeqCst);
-        }
+        let done = matches!(event, JobEvent::Done(_));
+        let size = event.json().len();
+        let bytes = self.event_bytes.fetch_add(size, Ordering::SeqCst) + size;
         events.push(event);
+        if done {
+            self.finished.store(true, Ordering::SeqCst);
+            // Before subscribers are woken: whoever sees `done` also sees older jobs forgotten.
+            if let Some(manager) = self.manager.upgrade() {
+                manager.retire(&self.id, bytes);
+            }
+        }
         self.notify.send_replace(events.len());
     }
 
@@ -226,6 +259,9 @@ struct Inner {
     queue: Mutex<VecDeque<Arc<Job>>>,
     wake: Condvar,
     jobs: Mutex<HashMap<String, Arc<Job>>>,
+    /// Finished jobs still in `jobs`, oldest first, with their event bytes, and the sum of those bytes.
+    finished: Mutex<(VecDeque<(String, usize)>, usize)>,
+    retention: JobRetention,
     running: AtomicBool,
     device: Arc<Device>,
     store: Option<Arc<Store>>,
@@ -247,11 +283,13 @@ pub enum SubmitError {
 impl JobManager {
     /// Starts the worker thread (it exits when the manager is dropped).
     #[must_use]
-    pub fn new(device: Arc<Device>, store: Option<Arc<Store>>) -> JobManager {
+    pub fn new(device: Arc<Device>, store: Option<Arc<Store>>, retention: JobRetention) -> JobManager {
         let inner = Arc::new(Inner {
             queue: Mutex::new(VecDeque::new()),
             wake: Condvar::new(),
             jobs: Mutex::new(HashMap::new()),
+            finished: Mutex::new((VecDeque::new(), 0)),
+            retention,
             running: AtomicBool::new(false),
             device,
             store,
@@ -293,6 +331,8 @@ impl JobManager {
             request,
             hardware,
             events: Mutex::new(Vec::new()),
+            event_bytes: AtomicUsize::new(0),
+            manager: Arc::downgrade(&self.inner),
             notify,
             cancel: AtomicBool::new(false),
             finished: AtomicBool::new(false),
@@ -351,6 +391,32 @@ impl JobManager {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .is_empty()
+    }
+}
+
+impl Inner {
+    /// Records a finished job, then forgets the oldest finished jobs beyond the retention bounds.
+    fn retire(&self, id: &str, bytes: usize) {
+        let mut guard = self
+            .finished
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (finished, total) = &mut *guard;
+        finished.push_back((id.to_owned(), bytes));
+        *total += bytes;
+        while finished.len() > self.retention.max_jobs.max(1)
+            || (finished.len() > 1 && *total > self.retention.max_event_bytes)
+        {
+            let Some((oldest, bytes)) = finished.pop_front() else {
+                break;
+            };
+            *total -= bytes;
+            self.jobs
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .remove(&oldest);
+            tracing::debug!(job_id = %oldest, "finished job forgotten");
+        }
     }
 }
 

@@ -22,13 +22,32 @@ pub fn fake_state(token: Option<&str>, delay_ms: u64) -> (web::Data<AppState>, t
 
 /// An app state for an arbitrary backend selection.
 pub fn state_with(selected: Selected, token: Option<&str>) -> (web::Data<AppState>, tempfile::TempDir) {
+    configured_state(selected, |config| config.token = token.map(str::to_owned))
+}
+
+/// A fake-backend app state whose configuration `edit` changes.
+pub fn fake_state_configured(
+    delay_ms: u64,
+    edit: impl FnOnce(&mut AppConfig),
+) -> (web::Data<AppState>, tempfile::TempDir) {
+    let options = BackendOptions {
+        fake_delay: Duration::from_millis(delay_ms),
+        ..BackendOptions::default()
+    };
+    configured_state(select(BackendChoice::Fake, &options).unwrap(), edit)
+}
+
+fn configured_state(
+    selected: Selected,
+    edit: impl FnOnce(&mut AppConfig),
+) -> (web::Data<AppState>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("data")).unwrap();
-    let config = AppConfig {
-        token: token.map(str::to_owned),
+    let mut config = AppConfig {
         web_dir: dir.path().join("dist"),
         ..AppConfig::default()
     };
+    edit(&mut config);
     (
         web::Data::new(AppState::new(selected, Some(Arc::new(store)), config)),
         dir,

@@ -5,9 +5,17 @@ mod common;
 
 use actix_web::http::StatusCode;
 use actix_web::{App, test};
-use common::fake_state;
+use common::{fake_state, fake_state_configured, parse_sse};
 use gpu_endpoint::configure;
-use roofline_core::wire::ErrorBody;
+use gpu_endpoint::jobs::JobRetention;
+use roofline_core::wire::{BenchmarkJob, ErrorBody, StoredResult};
+use serde_json::json;
+
+macro_rules! app {
+    ($state:expr) => {
+        test::init_service(App::new().configure(configure($state.clone()))).await
+    };
+}
 
 const GOOD: &str = r#"{"M":1,"N":64,"K":64,"precision":"FP32"}"#;
 
@@ -44,4 +52,101 @@ async fn compressed_request_bodies_are_refused_before_they_are_read() {
         test::call_service(&app, req.to_request()).await.status(),
         StatusCode::OK
     );
+}
+
+/// Submits a one-point FP32 job and returns its `BenchmarkJob`.
+macro_rules! submit {
+    ($app:expr) => {{
+        let req = test::TestRequest::post()
+            .uri("/api/benchmarks")
+            .set_json(json!({"shapes":[[1,64,64]],"precisions":["FP32"]}));
+        let resp = test::call_service(&$app, req.to_request()).await;
+        assert_eq!(resp.status(), StatusCode::ACCEPTED);
+        let job: BenchmarkJob = test::read_body_json(resp).await;
+        job
+    }};
+}
+
+/// The status of a job's events URL; a 404 must be the usual JSON error.
+macro_rules! events_status {
+    ($app:expr, $job:expr) => {{
+        let resp =
+            test::call_service(&$app, test::TestRequest::get().uri(&$job.events_url).to_request()).await;
+        let status = resp.status();
+        if status == StatusCode::NOT_FOUND {
+            let error: ErrorBody = test::read_body_json(resp).await;
+            assert_eq!(error.code, "not_found");
+        }
+        status
+    }};
+}
+
+/// Reads a job's events up to its `done` (the stream ends there) and returns their names.
+macro_rules! events_until_done {
+    ($app:expr, $job:expr) => {{
+        let body =
+            test::call_and_read_body(&$app, test::TestRequest::get().uri(&$job.events_url).to_request())
+                .await;
+        parse_sse(std::str::from_utf8(&body).unwrap())
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect::<Vec<_>>()
+    }};
+}
+
+#[actix_web::test]
+async fn only_the_newest_finished_jobs_are_remembered_and_queued_ones_never_forgotten() {
+    let (state, _dir) = fake_state_configured(200, |c| {
+        c.job_retention = JobRetention {
+            max_jobs: 1,
+            max_event_bytes: usize::MAX,
+        };
+    });
+    let app = app!(state);
+    // One running and two queued jobs (each point takes 200 ms): none is forgotten.
+    let jobs = [submit!(app), submit!(app), submit!(app)];
+    for job in &jobs {
+        assert_eq!(events_status!(app, job), StatusCode::OK, "{}", job.id);
+    }
+    assert_eq!(events_until_done!(app, &jobs[2]), ["point", "done"]);
+    // All three finished; only the newest is kept.
+    assert_eq!(events_status!(app, &jobs[0]), StatusCode::NOT_FOUND);
+    assert_eq!(events_status!(app, &jobs[1]), StatusCode::NOT_FOUND);
+    assert_eq!(events_until_done!(app, &jobs[2]), ["point", "done"]);
+    // Cancelling a forgotten job is a 404 too; its points stay in the store.
+    let resp = test::call_service(
+        &app,
+        test::TestRequest::delete()
+            .uri(&format!("/api/benchmarks/{}", jobs[0].id))
+            .to_request(),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+    let rows: Vec<StoredResult> =
+        test::call_and_read_body_json(&app, test::TestRequest::get().uri("/api/results").to_request()).await;
+    let mut ids: Vec<_> = rows.iter().filter_map(|r| r.job_id.clone()).collect();
+    ids.sort();
+    let mut expected: Vec<_> = jobs.iter().map(|j| j.id.clone()).collect();
+    expected.sort();
+    assert_eq!(ids, expected);
+}
+
+#[actix_web::test]
+async fn finished_jobs_beyond_the_event_byte_bound_are_forgotten() {
+    // A one-point job's events are far over 100 bytes of JSON, so two jobs exceed the bound.
+    let (state, _dir) = fake_state_configured(0, |c| {
+        c.job_retention = JobRetention {
+            max_jobs: 100,
+            max_event_bytes: 100,
+        };
+    });
+    let app = app!(state);
+    let first = submit!(app);
+    assert_eq!(events_until_done!(app, &first), ["point", "done"]);
+    // The newest finished job is kept even alone over the bound.
+    assert_eq!(events_status!(app, &first), StatusCode::OK);
+    let second = submit!(app);
+    assert_eq!(events_until_done!(app, &second), ["point", "done"]);
+    assert_eq!(events_status!(app, &first), StatusCode::NOT_FOUND);
+    assert_eq!(events_status!(app, &second), StatusCode::OK);
 }

@@ -27,8 +27,11 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 pub struct AppConfig {
     /// Bearer token required on every /api route but health, when set.
     pub token: Option<String>,
-    /// Allowed CORS origins (besides same-origin requests, which need none).
+    /// Allowed CORS origins (besides same-origin requests, which need none). Also the only foreign origins
+    /// allowed to make state-changing requests.
     pub cors_origins: Vec<String>,
+    /// `Host` names accepted besides the loopback names (the bound address, `--allowed-host`), without port.
+    pub allowed_hosts: Vec<String>,
     /// Directory of the built web page.
     pub web_dir: PathBuf,
     /// Default interval of `/api/nvml/stream`.
@@ -42,6 +45,7 @@ impl Default for AppConfig {
         AppConfig {
             token: None,
             cors_origins: default_cors_origins(),
+            allowed_hosts: Vec::new(),
             web_dir: PathBuf::from("dist"),
             nvml_interval: Duration::from_millis(500),
             job_retention: JobRetention::default(),
@@ -125,6 +129,7 @@ pub fn configure(state: web::Data<AppState>) -> impl FnOnce(&mut web::ServiceCon
                     .wrap(actix_web::middleware::from_fn(require_token))
                     .wrap(cors(&origins))
                     .wrap(actix_web::middleware::from_fn(refuse_encoded_bodies))
+                    .wrap(actix_web::middleware::from_fn(refuse_cross_site))
                     .wrap(actix_web::middleware::from_fn(json_errors)),
             );
         }
@@ -141,6 +146,96 @@ fn cors(origins: &[String]) -> Cors {
         cors = cors.allowed_origin(origin);
     }
     cors
+}
+
+/// `Host` names accepted with any port, besides [`AppConfig::allowed_hosts`].
+pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+
+/// Refuses, before any work: a `Host` not on the allowlist (403 `forbidden_host`, against DNS rebinding), and
+/// on state-changing methods a foreign `Origin` (403 `forbidden_origin`) or a body that is not
+/// `application/json` (415; a request with an empty body may omit the content type). A form or `no-cors`
+/// fetch from another site can send neither JSON nor an allowed origin.
+async fn refuse_cross_site(
+    req: ServiceRequest,
+    next: Next<impl actix_web::body::MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let config = req.app_data::<web::Data<AppState>>().map(|s| &s.config);
+    let refusal = config.and_then(|config| cross_site_refusal(req.request(), config));
+    if let Some(error) = refusal {
+        return Ok(req.into_response(actix_web::ResponseError::error_response(&error)));
+    }
+    next.call(req).await.map(ServiceResponse::map_into_boxed_body)
+}
+
+fn cross_site_refusal(req: &HttpRequest, config: &AppConfig) -> Option<ApiError> {
+    let headers = req.headers();
+    // HTTP/1.1 sends `Host`; HTTP/2 the URI authority. A request with neither is not from a browser.
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| req.uri().authority().map(ToString::to_string));
+    if let Some(host) = &host {
+        let name = host_name(host);
+        let allowed = LOOPBACK_HOSTS
+            .iter()
+            .copied()
+            .chain(config.allowed_hosts.iter().map(String::as_str))
+            .any(|a| a.eq_ignore_ascii_case(name));
+        if !allowed {
+            return Some(ApiError::Forbidden {
+                code: "forbidden_host",
+                message: format!(
+                    "Host '{host}' is not allowed; use localhost or the bound address, or start the server with \
+                     --allowed-host NAME"
+                ),
+            });
+        }
+    }
+    if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
+        return None;
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or_default();
+        let own = host.as_deref().is_some_and(|host| {
+            ["http://", "https://"].iter().any(|scheme| {
+                origin
+                    .strip_prefix(scheme)
+                    .is_some_and(|a| a.eq_ignore_ascii_case(host))
+            })
+        });
+        if !own && !config.cors_origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) {
+            return Some(ApiError::Forbidden {
+                code: "forbidden_origin",
+                message: format!(
+                    "origin '{origin}' may not make {} requests; allow it with --cors-origin",
+                    req.method()
+                ),
+            });
+        }
+    }
+    let json = match headers.get(header::CONTENT_TYPE) {
+        Some(value) => value.to_str().is_ok_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("application/json"))
+        }),
+        None => {
+            let length = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok());
+            !headers.contains_key(header::TRANSFER_ENCODING) && length.is_none_or(|l| l.trim() == "0")
+        }
+    };
+    (!json).then(|| {
+        ApiError::UnsupportedMediaType("request body must be JSON (Content-Type: application/json)".into())
+    })
+}
+
+/// The name part of a `Host` value: `[::1]:8000` → `[::1]`, `localhost:8000` → `localhost`.
+fn host_name(host: &str) -> &str {
+    match host.find(']') {
+        Some(end) if host.starts_with('[') => &host[..=end],
+        _ => host.split(':').next().unwrap_or(host),
+    }
 }
 
 /// Refuses a request body with any `Content-Encoding` but `identity` (415 `unsupported_encoding`) before it is

@@ -110,6 +110,10 @@ pub struct ServeArgs {
     /// Allowed CORS origin (repeatable; default: trunk's dev server on 127.0.0.1:8080 and localhost:8080).
     #[arg(long = "cors-origin")]
     pub cors_origins: Vec<String>,
+    /// Extra accepted `Host` name, e.g. the machine's DNS name (repeatable; loopback names and the bound
+    /// address are always accepted).
+    #[arg(long = "allowed-host")]
+    pub allowed_hosts: Vec<String>,
     /// Data directory of the result store (default: the user's data dir + /roofline).
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
@@ -252,6 +256,13 @@ fn run_serve(args: ServeArgs) -> Result<(), CliError> {
         } else {
             args.cors_origins.clone()
         },
+        allowed_hosts: std::iter::once(&args.host)
+            .chain(&args.allowed_hosts)
+            .map(|h| match h.parse::<IpAddr>() {
+                Ok(IpAddr::V6(ip)) => format!("[{ip}]"),
+                _ => h.clone(),
+            })
+            .collect(),
         web_dir: args.web_dir.clone(),
         ..AppConfig::default()
     };

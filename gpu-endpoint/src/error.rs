@@ -19,6 +19,14 @@ pub enum ApiError {
     /// 401: a bearer token is required and was missing or wrong.
     #[error("a valid bearer token is required (Authorization: Bearer <token>)")]
     Unauthorized,
+    /// 403: a foreign `Origin` on a state-changing request, or a `Host` not on the allowlist.
+    #[error("{message}")]
+    Forbidden {
+        /// `forbidden_origin` or `forbidden_host`.
+        code: &'static str,
+        /// Why.
+        message: String,
+    },
     /// 404: unknown hardware key.
     #[error("{0}")]
     UnknownHardware(String),
@@ -60,6 +68,7 @@ impl ApiError {
         match self {
             ApiError::BadRequest(_) => "invalid_input",
             ApiError::Unauthorized => "unauthorized",
+            ApiError::Forbidden { code, .. } => code,
             ApiError::UnknownHardware(_) => "unknown_hardware",
             ApiError::UnknownKey(_) => "unknown_key",
             ApiError::NotFound(_) => "not_found",
@@ -87,6 +96,7 @@ impl ResponseError for ApiError {
         match self {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden { .. } => StatusCode::FORBIDDEN,
             ApiError::UnknownHardware(_) | ApiError::UnknownKey(_) | ApiError::NotFound(_) => {
                 StatusCode::NOT_FOUND
             }

@@ -8,7 +8,7 @@ use actix_web::{App, test};
 use common::{fake_state, fake_state_configured, parse_sse};
 use gpu_endpoint::configure;
 use gpu_endpoint::jobs::JobRetention;
-use roofline_core::wire::{BenchmarkJob, ErrorBody, StoredResult};
+use roofline_core::wire::{BenchmarkJob, CalibrationResult, ErrorBody, StoredResult};
 use serde_json::json;
 
 macro_rules! app {
@@ -149,4 +149,149 @@ async fn finished_jobs_beyond_the_event_byte_bound_are_forgotten() {
     assert_eq!(events_until_done!(app, &second), ["point", "done"]);
     assert_eq!(events_status!(app, &first), StatusCode::NOT_FOUND);
     assert_eq!(events_status!(app, &second), StatusCode::OK);
+}
+
+/// Whether a calibration was stored, seen through the store itself.
+fn calibrations_stored(dir: &tempfile::TempDir) -> i64 {
+    let db = rusqlite::Connection::open(dir.path().join("data/roofline.sqlite3")).unwrap();
+    db.query_row("SELECT COUNT(*) FROM calibrations", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[actix_web::test]
+async fn a_foreign_origin_cannot_calibrate_or_submit_whatever_the_content_type() {
+    let (state, dir) = fake_state(None, 0);
+    let app = app!(state);
+    for content_type in ["text/plain", "application/json"] {
+        let req = test::TestRequest::post()
+            .uri("/api/calibrate")
+            .insert_header(("host", "127.0.0.1:8000"))
+            .insert_header(("origin", "http://evil.example"))
+            .insert_header(("content-type", content_type))
+            .set_payload("{}");
+        let resp = test::call_service(&app, req.to_request()).await;
+        assert_eq!(resp.status(), StatusCode::FORBIDDEN, "{content_type}");
+        let error: ErrorBody = test::read_body_json(resp).await;
+        assert_eq!(error.code, "forbidden_origin");
+    }
+    // A bodiless cross-site POST (`fetch(url, {method: "POST", mode: "no-cors"})`) and a DELETE: refused too.
+    for method in [actix_web::http::Method::POST, actix_web::http::Method::DELETE] {
+        let uri = if method == actix_web::http::Method::POST {
+            "/api/calibrate"
+        } else {
+            "/api/benchmarks/x"
+        };
+        let req = test::TestRequest::default()
+            .method(method.clone())
+            .uri(uri)
+            .insert_header(("origin", "http://evil.example"));
+        assert_eq!(
+            test::call_service(&app, req.to_request()).await.status(),
+            StatusCode::FORBIDDEN,
+            "{method}"
+        );
+    }
+    assert_eq!(calibrations_stored(&dir), 0);
+    let req = test::TestRequest::post()
+        .uri("/api/benchmarks")
+        .insert_header(("origin", "null"))
+        .set_json(json!({"shapes":[[1,64,64]],"precisions":["FP32"]}));
+    assert_eq!(
+        test::call_service(&app, req.to_request()).await.status(),
+        StatusCode::FORBIDDEN
+    );
+}
+
+#[actix_web::test]
+async fn state_changing_requests_need_a_json_body_or_none() {
+    let (state, dir) = fake_state(None, 0);
+    let app = app!(state);
+    for (content_type, body) in [("text/plain", "{}"), ("application/x-www-form-urlencoded", "a=1")] {
+        let req = test::TestRequest::post()
+            .uri("/api/calibrate")
+            .insert_header(("content-type", content_type))
+            .set_payload(body);
+        let resp = test::call_service(&app, req.to_request()).await;
+        assert_eq!(
+            resp.status(),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "{content_type}"
+        );
+        let error: ErrorBody = test::read_body_json(resp).await;
+        assert_eq!(error.code, "unsupported_media_type");
+    }
+    // A body without a content type.
+    let req = test::TestRequest::post().uri("/api/calibrate").set_payload("{}");
+    assert_eq!(
+        test::call_service(&app, req.to_request()).await.status(),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE
+    );
+    assert_eq!(calibrations_stored(&dir), 0);
+    // No body and no content type: the defaults.
+    let req = test::TestRequest::post().uri("/api/calibrate");
+    assert_eq!(
+        test::call_service(&app, req.to_request()).await.status(),
+        StatusCode::OK
+    );
+    assert_eq!(calibrations_stored(&dir), 1);
+}
+
+#[actix_web::test]
+async fn allowed_and_own_origins_work() {
+    let (state, dir) = fake_state(None, 0);
+    let app = app!(state);
+    for (host, origin) in [
+        // Trunk's dev server, a default CORS origin.
+        ("127.0.0.1:8000", "http://127.0.0.1:8080"),
+        // The page served by this server.
+        ("127.0.0.1:8000", "http://127.0.0.1:8000"),
+        ("localhost:9123", "http://localhost:9123"),
+    ] {
+        let req = test::TestRequest::post()
+            .uri("/api/calibrate")
+            .insert_header(("host", host))
+            .insert_header(("origin", origin))
+            .set_json(json!({"precisions":["FP32"]}));
+        let resp = test::call_service(&app, req.to_request()).await;
+        assert_eq!(resp.status(), StatusCode::OK, "{origin}");
+        let result: CalibrationResult = test::read_body_json(resp).await;
+        assert_eq!(result.peaks.len(), 1);
+    }
+    assert_eq!(calibrations_stored(&dir), 3);
+    // A different port of the same host is another origin.
+    let req = test::TestRequest::post()
+        .uri("/api/calibrate")
+        .insert_header(("host", "127.0.0.1:8000"))
+        .insert_header(("origin", "http://127.0.0.1:8001"))
+        .set_json(json!({}));
+    assert_eq!(
+        test::call_service(&app, req.to_request()).await.status(),
+        StatusCode::FORBIDDEN
+    );
+}
+
+#[actix_web::test]
+async fn only_loopback_and_allowed_host_names_are_served() {
+    let (state, _dir) = fake_state_configured(0, |c| c.allowed_hosts = vec!["gpu-box.lan".into()]);
+    let app = app!(state);
+    for (host, status) in [
+        ("localhost:8000", StatusCode::OK),
+        ("127.0.0.1", StatusCode::OK),
+        ("[::1]:8000", StatusCode::OK),
+        ("GPU-box.lan:8000", StatusCode::OK),
+        ("evil.example", StatusCode::FORBIDDEN),
+        ("evil.example:8000", StatusCode::FORBIDDEN),
+        ("localhost.evil.example", StatusCode::FORBIDDEN),
+        ("127.0.0.2:8000", StatusCode::FORBIDDEN),
+    ] {
+        let req = test::TestRequest::get()
+            .uri("/api/device")
+            .insert_header(("host", host));
+        let resp = test::call_service(&app, req.to_request()).await;
+        assert_eq!(resp.status(), status, "{host}");
+        if status == StatusCode::FORBIDDEN {
+            let error: ErrorBody = test::read_body_json(resp).await;
+            assert_eq!(error.code, "forbidden_host");
+        }
+    }
 }

@@ -22,6 +22,14 @@ pub use roofline_cli::CliError;
 use roofline_cli::output::{emit, json, table};
 use roofline_cli::predict::SpecArgs;
 
+/// Time a client has to send a request's head (line and headers) after connecting; slower ones get a 408
+/// and are closed, so idle or trickling connections cannot hold the few workers' sockets.
+pub const CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// Time a client has to acknowledge the shutdown of a connection before it is dropped.
+pub const CLIENT_DISCONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long an idle keep-alive connection stays open between requests (SSE streams are not idle).
+pub const KEEP_ALIVE: Duration = Duration::from_secs(30);
+
 /// `gpu-endpoint`: roofline server and measurement CLI.
 #[derive(Debug, Parser)]
 #[command(name = "gpu-endpoint", version, about, args_conflicts_with_subcommands = true)]
@@ -277,6 +285,9 @@ fn run_serve(args: ServeArgs) -> Result<(), CliError> {
                 .wrap(actix_web::middleware::Logger::default())
         })
         .workers(args.workers.max(1))
+        .client_request_timeout(CLIENT_REQUEST_TIMEOUT)
+        .client_disconnect_timeout(CLIENT_DISCONNECT_TIMEOUT)
+        .keep_alive(KEEP_ALIVE)
         .bind((args.host.as_str(), args.port))
         .map_err(|e| CliError::Runtime(format!("cannot bind {}:{}: {e}", args.host, args.port)))?;
         for addr in server.addrs() {

@@ -115,6 +115,10 @@ pub struct ServeArgs {
     /// Bearer token required on every /api route but health.
     #[arg(long, env = "ROOFLINE_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// File holding the bearer token, read once at start and trimmed, so the token is in neither the process
+    /// list nor the environment (conflicts with --token and ROOFLINE_TOKEN).
+    #[arg(long, conflicts_with = "token")]
+    pub token_file: Option<PathBuf>,
     /// Allowed CORS origin (repeatable; default: trunk's dev server on 127.0.0.1:8080 and localhost:8080).
     #[arg(long = "cors-origin")]
     pub cors_origins: Vec<String>,
@@ -252,13 +256,34 @@ fn open_store(data_dir: Option<&PathBuf>) -> Result<Arc<Store>, CliError> {
         .map_err(|e| CliError::Runtime(format!("cannot open the store in {}: {e}", dir.display())))
 }
 
+/// The token of `--token-file`, else of `--token` / `ROOFLINE_TOKEN`.
+///
+/// # Errors
+/// [`CliError::Usage`] when the file cannot be read or holds only whitespace.
+fn serve_token(args: &ServeArgs) -> Result<Option<String>, CliError> {
+    let Some(path) = &args.token_file else {
+        return Ok(args.token.clone());
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::Usage(format!("cannot read the token file {}: {e}", path.display())))?;
+    let token = text.trim();
+    if token.is_empty() {
+        return Err(CliError::Usage(format!(
+            "the token file {} is empty",
+            path.display()
+        )));
+    }
+    Ok(Some(token.to_owned()))
+}
+
 fn run_serve(args: ServeArgs) -> Result<(), CliError> {
-    check_bind(&args.host, args.token.as_deref())?;
+    let token = serve_token(&args)?;
+    check_bind(&args.host, token.as_deref())?;
     let selected = args.backend.select()?;
     let store = open_store(args.data_dir.as_ref())?;
     tracing::info!(path = %store.path().display(), "result store");
     let config = AppConfig {
-        token: args.token.clone().filter(|t| !t.trim().is_empty()),
+        token: token.filter(|t| !t.trim().is_empty()),
         cors_origins: if args.cors_origins.is_empty() {
             default_cors_origins()
         } else {

@@ -34,6 +34,83 @@ fn serve_on_a_public_address_without_a_token_refuses_to_start() {
     }
 }
 
+/// Sends `GET path` with an optional bearer token over HTTP/1.0 and returns the status code.
+fn http_status(port: u16, path: &str, token: Option<&str>) -> u16 {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let auth = token.map_or_else(String::new, |t| format!("Authorization: Bearer {t}\r\n"));
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n{auth}\r\n").unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response.split(' ').nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn the_token_can_come_from_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, "  s3cret-from-file\n").unwrap();
+    let data = dir.path().join("data");
+    let (token_path, data) = (token_file.to_str().unwrap(), data.to_str().unwrap());
+    // --token and --token-file conflict; an empty file is refused.
+    let out = run(&[
+        "serve",
+        "--token",
+        "x",
+        "--token-file",
+        token_path,
+        "--data-dir",
+        data,
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let empty = dir.path().join("empty");
+    std::fs::write(&empty, " \n").unwrap();
+    let out = run(&[
+        "serve",
+        "--port",
+        "0",
+        "--token-file",
+        empty.to_str().unwrap(),
+        "--data-dir",
+        data,
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is empty"));
+
+    let mut child = Command::new(BIN)
+        .args([
+            "serve",
+            "--backend",
+            "fake",
+            "--port",
+            "0",
+            "--token-file",
+            token_path,
+        ])
+        .args(["--data-dir", data, "--web-dir", dir.path().to_str().unwrap()])
+        .env_remove("ROOFLINE_TOKEN")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first stderr line that names the address (after any log lines).
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let line = std::io::BufRead::lines(stderr)
+        .map(Result::unwrap)
+        .find(|l| l.starts_with("listening on http://127.0.0.1:"))
+        .unwrap();
+    let port: u16 = line.rsplit(':').next().unwrap().parse().unwrap();
+    let statuses = [
+        http_status(port, "/api/device", None),
+        http_status(port, "/api/device", Some("s3cret-from-fil")),
+        http_status(port, "/api/device", Some("s3cret-from-file")),
+    ];
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(statuses, [401, 401, 200]);
+}
+
 #[test]
 fn unknown_keys_exit_2_listing_the_valid_ones() {
     let out = run(&[

@@ -21,6 +21,20 @@ fn stdout_of(args: &[&str]) -> Vec<u8> {
     out.stdout
 }
 
+/// `calibrate --json` of the fake backend (1 TB/s, 100 TFLOP/s) on top of the H100 SXM, `precision` measured.
+fn fake_h100_calibration(precision: &str) -> Vec<u8> {
+    stdout_of(&[
+        "calibrate",
+        "--backend",
+        "fake",
+        "--hardware",
+        "h100_sxm",
+        "--json",
+        "--precisions",
+        precision,
+    ])
+}
+
 fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&stdout_of(args)).expect("JSON on stdout")
 }
@@ -129,16 +143,7 @@ fn fp8_configs_quantize_activations_in_their_own_kernels() {
 #[test]
 fn a_calibrate_output_is_a_spec_for_calibrated_predictions() {
     let dir = tempfile::tempdir().unwrap();
-    let calibration = stdout_of(&[
-        "calibrate",
-        "--backend",
-        "fake",
-        "--hardware",
-        "h100_sxm",
-        "--json",
-        "--precisions",
-        "BF16",
-    ]);
+    let calibration = fake_h100_calibration("BF16");
     let path = dir.path().join("calibration.json");
     std::fs::write(&path, calibration).unwrap();
     let mut args = vec!["predict"];
@@ -310,16 +315,7 @@ fn validate_predicts_saved_points_on_the_datasheet_and_the_calibrated_spec() {
     let measured = dir.path().join("bench.json");
     std::fs::write(&measured, bench).unwrap();
     // The calibration of the same fake device: its spec has the fake's 1 TB/s.
-    let calibration = stdout_of(&[
-        "calibrate",
-        "--backend",
-        "fake",
-        "--hardware",
-        "h100_sxm",
-        "--json",
-        "--precisions",
-        "FP16",
-    ]);
+    let calibration = fake_h100_calibration("FP16");
     let overhead: serde_json::Value = serde_json::from_slice(&calibration).unwrap();
     // The fake GEMV runs at exactly its bytes over the fake's copy bandwidth: no overhead.
     assert_eq!(overhead["kernel_overhead"]["shape"], "1x2048x2048");

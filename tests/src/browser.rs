@@ -77,6 +77,15 @@ impl Browser {
             .unwrap_or_else(|e| panic!("element {css} did not appear: {e}"))
     }
 
+    /// Clicks the page's prediction-mode control on `mode` (`datasheet`, `reference` or `calibrated`).
+    pub async fn select_mode(&self, mode: &str) {
+        self.element(&format!("[data-testid=mode-select] input[data-value={mode}]"))
+            .await
+            .click()
+            .await
+            .unwrap_or_else(|e| panic!("clicking mode {mode}: {e}"));
+    }
+
     /// Polls `check` (a JS expression returning a value) until it returns something truthy, and returns it.
     ///
     /// # Panics

@@ -133,12 +133,7 @@ async fn shared_link_controls_pins_and_corrupted_storage() {
     assert_summary(&browser, gb10_reference).await;
 
     // One click switches to the datasheet bound: core's datasheet numbers, and the badge says so.
-    browser
-        .element("[data-testid=mode-select] input[data-value=datasheet]")
-        .await
-        .click()
-        .await
-        .unwrap();
+    browser.select_mode("datasheet").await;
     let datasheet = core_decode(Mode::Datasheet, "gb10", "llama-3.1-8b", "nvfp4-w4a16", 8, 8192);
     assert!(datasheet.0 < gb10_reference.0, "the ideal bound is faster");
     assert_summary(&browser, datasheet).await;

@@ -64,12 +64,7 @@ async fn page_draws_the_roofline_and_shows_core_predictions() {
 
     // One click to the datasheet bound: 33,570,816 B / 273 GB/s = 122.970 µs (roofline-core computes it
     // independently of the page).
-    browser
-        .element("[data-testid=mode-select] input[data-value=datasheet]")
-        .await
-        .click()
-        .await
-        .unwrap();
+    browser.select_mode("datasheet").await;
     let datasheet = fp16_gemv_time_us(gb10);
     assert!((datasheet - 122.970).abs() < 1e-3);
     assert!(

@@ -111,15 +111,10 @@ fn percent(fraction: f64) -> String {
     format!("{:.1} %", 100.0 * fraction)
 }
 
+/// `measured: <what> (<sources>)`. The research file lists a device's measurement sources together, not per
+/// figure, so all of them are cited rather than guessing which one gave this figure.
 fn measured_basis(entry: &CatalogEntry, what: &str) -> String {
-    format!(
-        "measured: {what} ({})",
-        entry
-            .measured_sources
-            .first()
-            .copied()
-            .unwrap_or("hardware-sources.toml")
-    )
+    format!("measured: {what} ({})", entry.measured_sources.join("; "))
 }
 
 /// The catalog-wide medians used by rule 3, so custom devices can be given the same defaults.

@@ -72,6 +72,14 @@ pub struct AnalyzeQuery {
     /// Ceilings of the predictions sent beside the measurements: `datasheet` or `reference` (the default).
     #[serde(default)]
     pub mode: Mode,
+    /// Measure on the device (the default). `measure=false` answers the predictions only: it never takes the
+    /// device, so it is never refused as busy, and `measured` is empty.
+    #[serde(default = "default_true")]
+    pub measure: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 fn default_hardware_key() -> String {
@@ -127,6 +135,11 @@ pub struct Measurement {
     pub kernel: String,
     /// Device name.
     pub device_name: String,
+    /// Catalog key of the device that ran it (`h100_sxm`), when the device was detected as a catalog entry
+    /// (the `matched_key` of `GET /api/device`); absent on the CPU and fake backends, on unknown GPUs and in
+    /// older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_key: Option<String>,
     /// Version strings: driver, CUDA, cuBLAS, … (name → version).
     #[serde(default)]
     pub versions: Vec<(String, String)>,
@@ -443,6 +456,32 @@ pub struct ResultsQuery {
     /// At most this many results (newest first; default 100, max 1000).
     #[serde(default)]
     pub limit: Option<u32>,
+}
+
+/// `DELETE /api/results` query: which stored measurements to delete. The filters are those of
+/// [`ResultsQuery`] (without `shape` and `limit`); at least one filter, or `all=true`, is required, so an
+/// empty query never deletes everything by accident.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DeleteResultsQuery {
+    /// Device name, substring match, case-insensitive.
+    #[serde(default)]
+    pub device: Option<String>,
+    /// Precision name.
+    #[serde(default)]
+    pub precision: Option<String>,
+    /// Only results at or after this Unix time, in seconds.
+    #[serde(default)]
+    pub since: Option<f64>,
+    /// Delete every stored measurement (needed when no filter is given).
+    #[serde(default)]
+    pub all: bool,
+}
+
+/// `DELETE /api/results` answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeletedResults {
+    /// How many stored measurements were deleted.
+    pub deleted: u64,
 }
 
 /// One stored measurement (`GET /api/results`).

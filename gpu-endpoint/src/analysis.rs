@@ -86,6 +86,26 @@ pub fn simulate(
     (points, failed)
 }
 
+/// The predictions alone (`measure=false`): no device, no lock, no store.
+///
+/// # Errors
+/// [`ApiError::BadRequest`] for a shape core refuses (a zero size).
+pub fn predict_only(
+    hardware: &HardwareSpec,
+    request: &AnalyzeRequest,
+    precisions: &[Precision],
+) -> Result<AnalyzeResponse, ApiError> {
+    Operator::matmul(request.m, request.n, request.k, request.precision.into())?;
+    let (simulated, failed) = simulate(hardware, request, precisions);
+    Ok(AnalyzeResponse {
+        hardware: hardware.name.clone(),
+        hardware_key: hardware.key.clone(),
+        simulated,
+        measured: Vec::new(),
+        failed,
+    })
+}
+
 /// Runs the whole analysis: predictions, then measurements one precision after another while holding the
 /// device (503 busy if a job holds it). Measured points are committed to the store.
 ///

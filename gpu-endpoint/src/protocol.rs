@@ -292,14 +292,21 @@ pub struct RunInfo {
     pub padding: Option<String>,
 }
 
-/// Builds the wire record of one measurement.
+/// Builds the wire record of one measurement. Its `device_key` is the catalog key matched from the device
+/// name on the CUDA backend (as `GET /api/device` reports it), and none on the CPU and fake backends.
 #[must_use]
 pub fn measurement(run: RunInfo, stats: &SampleStats, telemetry: TelemetrySummary) -> Measurement {
+    let device_key = if run.backend == "cuda" {
+        crate::backend::match_catalog_key(&run.device_name)
+    } else {
+        None
+    };
     Measurement {
         backend: run.backend,
         library: run.library,
         kernel: run.kernel,
         device_name: run.device_name,
+        device_key,
         versions: run.versions,
         median_s: stats.median_s,
         p10_s: stats.p10_s,
@@ -456,5 +463,36 @@ mod tests {
         assert_eq!(verify_sampled((2, 2, 2), &a, &b, &a, 1e-6, 1).unwrap(), 4);
         let wrong = [1.0f32, 2.0, 3.0, 5.0];
         assert!(verify_sampled((2, 2, 2), &a, &b, &wrong, 1e-6, 1).is_err());
+    }
+
+    #[test]
+    fn every_record_names_the_catalog_device_that_ran_it() {
+        let stats = summarize(&[1e-3, 1e-3], false);
+        let record = |backend: &str, device_name: &str| {
+            let run = RunInfo {
+                backend: backend.into(),
+                library: "lib".into(),
+                kernel: "kernel".into(),
+                device_name: device_name.into(),
+                versions: Vec::new(),
+                flushed: true,
+                verified: true,
+                padding: None,
+            };
+            measurement(run, &stats, TelemetrySummary::default())
+        };
+        let h100 = record("cuda", "NVIDIA H100 80GB HBM3");
+        assert_eq!(h100.device_key.as_deref(), Some("h100_sxm"));
+        assert_eq!(record("cuda", "NVIDIA GB10").device_key.as_deref(), Some("gb10"));
+        assert_eq!(record("cuda", "Some Future GPU").device_key, None);
+        assert_eq!(record("cpu", "AMD EPYC H100-lookalike").device_key, None);
+        // The key travels in the JSON, and an older record without it still loads.
+        let json = serde_json::to_value(&h100).unwrap();
+        assert_eq!(json["device_key"], "h100_sxm");
+        let mut old = json.clone();
+        old.as_object_mut().unwrap().remove("device_key");
+        let loaded: Measurement = serde_json::from_value(old).unwrap();
+        assert_eq!(loaded.device_key, None);
+        assert!(serde_json::to_value(&loaded).unwrap().get("device_key").is_none());
     }
 }

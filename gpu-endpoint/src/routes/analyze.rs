@@ -1,5 +1,6 @@
-//! `POST /api/analyze?hardware_key=KEY&run_all_precisions=BOOL&mode=MODE`: predictions (in `mode`, default
-//! reference) and measurements of one shape.
+//! `POST /api/analyze?hardware_key=KEY&run_all_precisions=BOOL&mode=MODE&measure=BOOL`: predictions (in
+//! `mode`, default reference) and measurements of one shape. `measure=false` answers the predictions alone,
+//! on the executor (they are microseconds of arithmetic), and never takes the device.
 
 use actix_web::web;
 use roofline_core::find_hardware_in;
@@ -18,6 +19,9 @@ pub(super) async fn analyze(
     let hardware = find_hardware_in(&query.hardware_key, query.mode)?;
     let request = body.into_inner();
     let precisions = analysis::requested_precisions(&request, query.run_all_precisions)?;
+    if !query.measure {
+        return Ok(web::Json(analysis::predict_only(hardware, &request, &precisions)?));
+    }
     // The fit check may call the driver or read /proc: off the executor, like the measurement.
     let response = blocking(move || {
         analysis::validate(&state.device, &request, &precisions)?;

@@ -1,0 +1,243 @@
+//! The CUDA backend (feature `cuda`; the only module that names `cudarc`). Compiled and type-checked without a
+//! GPU; run on an H100 SXM (sm_90, CUDA 13.0 driver, cuBLASLt 13.1) for docs/validation/README.md.
+//!
+//! - GEMM/GEMV through cuBLASLt's `result` layer: FP32, TF32, FP16, BF16, FP8 E4M3/E5M2 (per-tensor scale
+//!   pointers) and INT8 (IMMA, INT32 output); layouts are "TN" (weights `W[N,K]` row-major = column-major
+//!   `K×N` transposed, activations `X[M,K]` row-major), so `D[M,N] = X·Wᵀ` row-major.
+//! - NVFP4 / MXFP4 block-scaled GEMM on sm_100+ (E2M1 data with uniform block scales of 1.0, so the
+//!   swizzled scale layout does not change the result); below sm_100 it is `unsupported`, naming the arch.
+//! - INT4 GEMV as W4A16: packed signed INT4 weights with FP16 group scales (group 128) and FP16
+//!   activations, an NVRTC kernel labelled `W4A16-dequant`.
+//! - DRAM bandwidth with an NVRTC `float4` copy kernel (16 KiB per block).
+//!
+//! Protocol (docs/research/benchmarking.md §2): seeded random inputs, the output checked against a host
+//! reference before timing, best of up to 8 cuBLASLt heuristic algorithms (5 timed runs each, median), an L2
+//! flush before every sample without a stream sync in between, CUDA events around the kernel only, warm-up,
+//! samples until 1 % noise or the time cap, NVML sampled throughout. The flush *reads* a max(2 × L2, 256 MB)
+//! buffer: a memset flush leaves L2 full of dirty lines whose write-back the timed kernel then pays (on an
+//! H100 it added 2–9.5 µs to memory-bound kernels, +25 % on a 4096² FP16 GEMV; see docs/validation).
+//!
+//! Modules: this one opens the device (context, stream, versions, memory budget) and implements
+//! [`Backend`]; `gemm` drives cuBLASLt, `buffers` holds the element formats and host/device buffers,
+//! `nvrtc` compiles `kernels.cu` and measures its kernels (W4A16 GEMV, copy), `timing` is the L2 flush
+//! and CUDA-event protocol. NVML telemetry comes from `super::nvml`.
+
+#![allow(unsafe_code)]
+
+mod buffers;
+mod gemm;
+mod nvrtc;
+mod timing;
+
+use std::sync::{Arc, Mutex};
+
+use cudarc::cublaslt::result as lt;
+use cudarc::cublaslt::sys as lt_sys;
+use cudarc::driver::sys as drv_sys;
+use cudarc::driver::{CudaContext, CudaStream};
+use roofline_core::Precision;
+use roofline_core::wire::DeviceInfo;
+
+use self::gemm::{LtHandle, LtKind, WORKSPACE_BYTES};
+use self::nvrtc::Kernels;
+use super::nvml::NvmlTelemetry;
+use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, match_catalog_key};
+use crate::protocol::{RunInfo, SamplingPolicy};
+
+/// Headroom kept free on the device, in bytes.
+const MEMORY_HEADROOM: u64 = 512 << 20;
+
+pub(super) fn cuda_err(context: &str, e: impl std::fmt::Debug) -> BackendError {
+    BackendError::Cuda(format!("{context}: {e:?}"))
+}
+
+pub(super) fn to_usize(v: u64) -> Result<usize, BackendError> {
+    usize::try_from(v).map_err(|_| BackendError::InvalidInput(format!("{v} does not fit in memory")))
+}
+
+/// The CUDA device 0.
+pub struct CudaBackend {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    lt: LtHandle,
+    kernels: Mutex<Option<Arc<Kernels>>>,
+    name: String,
+    cc: (i32, i32),
+    sm_count: u32,
+    l2_bytes: usize,
+    total_mem: u64,
+    versions: Vec<(String, String)>,
+    nvml: Option<Arc<NvmlTelemetry>>,
+    policy: SamplingPolicy,
+}
+
+impl CudaBackend {
+    /// Opens device 0 after checking that the driver, cuBLASLt and NVRTC libraries load (cudarc panics on
+    /// first use of a missing library; the caller also wraps this in `catch_unwind`).
+    ///
+    /// # Errors
+    /// Why the CUDA backend cannot be used.
+    pub fn open() -> Result<CudaBackend, String> {
+        // SAFETY: `is_culib_present` only attempts to dlopen the library; it calls no CUDA function.
+        if !unsafe { drv_sys::is_culib_present() } {
+            return Err("libcuda not found (no NVIDIA driver)".into());
+        }
+        // SAFETY: as above.
+        if !unsafe { lt_sys::is_culib_present() } {
+            return Err(
+                "libcublasLt not found (install the CUDA toolkit or the cuBLAS redistributable)".into(),
+            );
+        }
+        // SAFETY: as above.
+        if !unsafe { cudarc::cublas::sys::is_culib_present() } {
+            return Err("libcublas not found".into());
+        }
+        // SAFETY: as above.
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            return Err("libnvrtc not found (needed for the W4A16 and copy kernels)".into());
+        }
+        let ctx = CudaContext::new(0).map_err(|e| format!("cannot open CUDA device 0: {e:?}"))?;
+        let stream = ctx.default_stream();
+        let handle = lt::create_handle().map_err(|e| format!("cublasLtCreate failed: {e:?}"))?;
+        let name = ctx.name().unwrap_or_else(|_| "CUDA device 0".into());
+        let cc = ctx
+            .compute_capability()
+            .map_err(|e| format!("compute capability: {e:?}"))?;
+        let attr = |a| ctx.attribute(a).unwrap_or(0);
+        let sm_count = u32::try_from(attr(
+            drv_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        ))
+        .unwrap_or(0);
+        let l2_bytes = usize::try_from(attr(
+            drv_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+        ))
+        .unwrap_or(0);
+        let (_, total) = ctx.mem_get_info().map_err(|e| format!("cuMemGetInfo: {e:?}"))?;
+        let nvml = NvmlTelemetry::open().ok();
+        let mut versions = vec![("endpoint".to_owned(), env!("CARGO_PKG_VERSION").to_owned())];
+        let mut driver_version = 0i32;
+        // SAFETY: cuDriverGetVersion writes one int to a valid pointer.
+        if unsafe { drv_sys::cuDriverGetVersion(&mut driver_version) } == drv_sys::CUresult::CUDA_SUCCESS {
+            versions.push((
+                "cuda_driver_api".into(),
+                format!("{}.{}", driver_version / 1000, (driver_version % 1000) / 10),
+            ));
+        }
+        // SAFETY: cublasLtGetVersion takes no arguments; the library is present (checked above).
+        let lt_version = unsafe { lt_sys::cublasLtGetVersion() };
+        versions.push((
+            "cublasLt".into(),
+            format!(
+                "{}.{}.{}",
+                lt_version / 10_000,
+                (lt_version / 100) % 100,
+                lt_version % 100
+            ),
+        ));
+        let (mut major, mut minor) = (0i32, 0i32);
+        // SAFETY: nvrtcVersion writes two ints to valid pointers.
+        if unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) }
+            == cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS
+        {
+            versions.push(("nvrtc".into(), format!("{major}.{minor}")));
+        }
+        versions.push(("cudarc_bindings".into(), "cuda-12080".into()));
+        if let Some(n) = &nvml {
+            versions.extend(n.versions());
+        }
+        Ok(CudaBackend {
+            ctx,
+            stream,
+            lt: LtHandle(handle),
+            kernels: Mutex::new(None),
+            name,
+            cc,
+            sm_count,
+            l2_bytes,
+            total_mem: total as u64,
+            versions,
+            nvml,
+            policy: SamplingPolicy::gpu(),
+        })
+    }
+
+    fn arch(&self) -> String {
+        format!("sm_{}{}", self.cc.0, self.cc.1)
+    }
+
+    fn run_info(&self, library: String, kernel: String, verified: bool, padding: Option<String>) -> RunInfo {
+        RunInfo {
+            backend: "cuda".into(),
+            library,
+            kernel,
+            device_name: self.name.clone(),
+            versions: self.versions.clone(),
+            flushed: true,
+            verified,
+            padding,
+        }
+    }
+}
+
+impl Backend for CudaBackend {
+    fn kind(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn device_info(&self) -> DeviceInfo {
+        let free = self.ctx.mem_get_info().ok().map(|(free, _)| free as f64 / 1e6);
+        let (sm_max, mem_max) = self.nvml.as_ref().map_or((None, None), |n| n.max_clocks_mhz());
+        DeviceInfo {
+            backend: "cuda".into(),
+            name: self.name.clone(),
+            arch: self.arch(),
+            compute_capability: Some([
+                u32::try_from(self.cc.0).unwrap_or(0),
+                u32::try_from(self.cc.1).unwrap_or(0),
+            ]),
+            memory_total_mb: self.total_mem as f64 / 1e6,
+            memory_free_mb: free,
+            sm_count: Some(self.sm_count),
+            cpu_cores: None,
+            sm_clock_max_mhz: sm_max,
+            mem_clock_max_mhz: mem_max,
+            l2_mb: Some(self.l2_bytes as f64 / 1e6),
+            versions: self.versions.clone(),
+            matched_key: match_catalog_key(&self.name),
+            measurable_precisions: self.measurable(),
+        }
+    }
+
+    fn measurable(&self) -> Vec<Precision> {
+        Precision::ALL
+            .into_iter()
+            .filter(|&p| p == Precision::Int4 || LtKind::of(p, self.cc).is_ok())
+            .collect()
+    }
+
+    fn memory_budget_bytes(&self) -> u64 {
+        let free = self.ctx.mem_get_info().map_or(0, |(free, _)| free as u64);
+        let fixed = (WORKSPACE_BYTES + (2 * self.l2_bytes).max(256 << 20)) as u64;
+        free.saturating_sub(MEMORY_HEADROOM + fixed)
+    }
+
+    fn measure_matmul(&self, spec: &MatmulSpec) -> Result<Measured, BackendError> {
+        if spec.precision == Precision::Int4 {
+            self.measure_w4a16(spec)
+        } else {
+            self.measure_lt(spec)
+        }
+    }
+
+    fn measure_bandwidth(&self) -> Result<MeasuredBandwidth, BackendError> {
+        self.measure_copy()
+    }
+
+    fn calibration_shape(&self, precision: Precision) -> (u64, u64, u64) {
+        if precision == Precision::Int4 {
+            (1, 16_384, 16_384)
+        } else {
+            (8192, 8192, 8192)
+        }
+    }
+}

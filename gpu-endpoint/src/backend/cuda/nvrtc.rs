@@ -1,0 +1,236 @@
+//! NVRTC kernels (`kernels.cu`, compiled once per process) and the measurements that use them: the W4A16
+//! dequantizing GEMV and the DRAM copy.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use roofline_core::{OperandPrecisions, Operator, Precision};
+
+use super::{CudaBackend, cuda_err, to_usize};
+use crate::backend::{BackendError, MatmulSpec, Measured, MeasuredBandwidth};
+use crate::protocol::{measurement, random_normal, verify_with};
+
+/// Weights per FP16 scale in the W4A16 kernel.
+const W4A16_GROUP: usize = 128;
+
+/// CUDA C source of every NVRTC kernel.
+const KERNELS_SRC: &str = include_str!("kernels.cu");
+
+/// NVRTC-compiled kernels, loaded once.
+pub(super) struct Kernels {
+    w4a16: CudaFunction,
+    copy: CudaFunction,
+    pub(super) flush_read: CudaFunction,
+}
+
+impl CudaBackend {
+    pub(super) fn kernels(&self) -> Result<Arc<Kernels>, BackendError> {
+        let mut slot = self
+            .kernels
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(k) = slot.as_ref() {
+            return Ok(k.clone());
+        }
+        let ptx = cudarc::nvrtc::compile_ptx_with_opts(
+            KERNELS_SRC,
+            cudarc::nvrtc::CompileOptions {
+                options: vec!["-std=c++14".into()],
+                ..Default::default()
+            },
+        )
+        .map_err(|e| cuda_err("NVRTC compile", e))?;
+        let module = self
+            .ctx
+            .load_module(ptx)
+            .map_err(|e| cuda_err("load module", e))?;
+        let kernels = Arc::new(Kernels {
+            w4a16: module
+                .load_function("w4a16_gemv")
+                .map_err(|e| cuda_err("load w4a16_gemv", e))?,
+            copy: module
+                .load_function("copy_f4")
+                .map_err(|e| cuda_err("load copy_f4", e))?,
+            flush_read: module
+                .load_function("flush_read")
+                .map_err(|e| cuda_err("load flush_read", e))?,
+        });
+        *slot = Some(kernels.clone());
+        Ok(kernels)
+    }
+
+    pub(super) fn measure_w4a16(&self, spec: &MatmulSpec) -> Result<Measured, BackendError> {
+        if spec.m > 1 {
+            return Err(BackendError::Unsupported(format!(
+                "INT4 GEMM (M = {}) has no native tensor path on {} ({}); only the W4A16 GEMV (M = 1) is implemented",
+                spec.m,
+                self.arch(),
+                self.name
+            )));
+        }
+        let (n, k_req) = (to_usize(spec.n)?, to_usize(spec.k)?);
+        let k = k_req.next_multiple_of(W4A16_GROUP);
+        let padding = (k != k_req).then(|| format!("K {k_req} padded to {k} (group size {W4A16_GROUP})"));
+        let seed = spec.n ^ (spec.k << 32) ^ 0x4a16;
+        let noise = random_normal(seed, n * k);
+        let q: Vec<i8> = noise
+            .iter()
+            .map(|v| ((v * 3.0).round() as i32).clamp(-8, 7) as i8)
+            .collect();
+        let packed: Vec<u32> = q
+            .chunks(8)
+            .map(|c| {
+                c.iter().enumerate().fold(0u32, |acc, (j, &v)| {
+                    acc | ((u32::from((v + 8) as u8) & 0xF) << (4 * j))
+                })
+            })
+            .collect();
+        let scales: Vec<half::f16> = random_normal(seed + 1, n * k / W4A16_GROUP)
+            .iter()
+            .map(|v| half::f16::from_f32(0.01 + v.abs() * 0.01))
+            .collect();
+        let x: Vec<half::f16> = random_normal(seed + 2, k)
+            .iter()
+            .map(|&v| half::f16::from_f32(v))
+            .collect();
+        let kernels = self.kernels()?;
+        let w_dev = self
+            .stream
+            .clone_htod(&packed)
+            .map_err(|e| cuda_err("upload", e))?;
+        let s_dev = self
+            .stream
+            .clone_htod(&scales)
+            .map_err(|e| cuda_err("upload", e))?;
+        let x_dev = self.stream.clone_htod(&x).map_err(|e| cuda_err("upload", e))?;
+        let mut y_dev = self
+            .stream
+            .alloc_zeros::<half::f16>(n)
+            .map_err(|e| cuda_err("alloc", e))?;
+        let (n_i, k_i) = (
+            i32::try_from(n).map_err(|_| BackendError::InvalidInput("N too large".into()))?,
+            i32::try_from(k).map_err(|_| BackendError::InvalidInput("K too large".into()))?,
+        );
+        let threads = 256u32;
+        let cfg = LaunchConfig {
+            grid_dim: (
+                u32::try_from((n * 32).div_ceil(threads as usize)).unwrap_or(u32::MAX),
+                1,
+                1,
+            ),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let launch = |y_dev: &mut CudaSlice<half::f16>| -> Result<(), BackendError> {
+            let mut builder = self.stream.launch_builder(&kernels.w4a16);
+            builder
+                .arg(&w_dev)
+                .arg(&s_dev)
+                .arg(&x_dev)
+                .arg(y_dev)
+                .arg(&n_i)
+                .arg(&k_i);
+            // SAFETY: the kernel reads N·K/8 u32 words, N·K/128 scales and K activations and writes N
+            // outputs — exactly the sizes allocated above; K is a multiple of 128 (padded).
+            unsafe { builder.launch(cfg) }
+                .map(|_| ())
+                .map_err(|e| cuda_err("w4a16_gemv launch", e))
+        };
+        launch(&mut y_dev)?;
+        let y = self
+            .stream
+            .clone_dtoh(&y_dev)
+            .map_err(|e| cuda_err("download", e))?;
+        verify_with(
+            (1, n, k),
+            |_, kk| f64::from(x[kk].to_f32()),
+            |kk, j| f64::from(scales[(j * k + kk) / W4A16_GROUP].to_f32()) * f64::from(q[j * k + kk]),
+            |_, j| f64::from(y[j].to_f32()),
+            1e-2,
+            seed,
+        )
+        .map_err(BackendError::Verification)?;
+        let (stats, telemetry) = self.protocol(&mut || launch(&mut y_dev))?;
+        // INT4 with an FP16 scale per 128 weights: 4.125 bits per weight, the scales counted as traffic.
+        let operands = OperandPrecisions {
+            weight: Precision::Int4G128,
+            activation: Precision::Fp16,
+            output: Precision::Fp16,
+        };
+        let op = Operator::gemv(n as u64, k as u64, operands)
+            .map_err(|e| BackendError::InvalidInput(e.to_string()))?;
+        let kernel = format!(
+            "W4A16-dequant (NVRTC w4a16_gemv: INT4 weights, FP16 scale per {W4A16_GROUP}, FP16 x/y, FP32 accumulate, warp per row, 16-byte loads)"
+        );
+        Ok(Measured {
+            op,
+            precision: Precision::Int4,
+            label_suffix: " W4A16-dequant".into(),
+            measurement: measurement(
+                self.run_info("NVRTC".into(), kernel, true, padding),
+                &stats,
+                telemetry,
+            ),
+        })
+    }
+
+    /// DRAM bandwidth of the `copy_f4` kernel over max(8 × L2, 1 GiB) (at most a quarter of free memory).
+    pub(super) fn measure_copy(&self) -> Result<MeasuredBandwidth, BackendError> {
+        let kernels = self.kernels()?;
+        let free = self.ctx.mem_get_info().map_or(0, |(free, _)| free);
+        let bytes = (8 * self.l2_bytes).max(1 << 30).min(free / 4) / 16 * 16;
+        let n4 = bytes / 16;
+        let src_host = random_normal(11, bytes / 4);
+        let src = self
+            .stream
+            .clone_htod(&src_host)
+            .map_err(|e| cuda_err("upload", e))?;
+        let mut dst = self
+            .stream
+            .alloc_zeros::<f32>(bytes / 4)
+            .map_err(|e| cuda_err("alloc", e))?;
+        let n4_u64 = n4 as u64;
+        let cfg = LaunchConfig {
+            grid_dim: (
+                u32::try_from(n4.div_ceil(4 * 256))
+                    .map_err(|_| BackendError::InvalidInput("copy buffer too large".into()))?,
+                1,
+                1,
+            ),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let launch = |dst: &mut CudaSlice<f32>| -> Result<(), BackendError> {
+            let mut builder = self.stream.launch_builder(&kernels.copy);
+            builder.arg(&src).arg(dst).arg(&n4_u64);
+            // SAFETY: src and dst hold `bytes` bytes = n4 float4 values each (16-byte aligned allocations).
+            unsafe { builder.launch(cfg) }
+                .map(|_| ())
+                .map_err(|e| cuda_err("copy_f4 launch", e))
+        };
+        launch(&mut dst)?;
+        let back = self
+            .stream
+            .clone_dtoh(&dst)
+            .map_err(|e| cuda_err("download", e))?;
+        if back != src_host {
+            return Err(BackendError::Verification(
+                "copy kernel output differs from its input".into(),
+            ));
+        }
+        let (stats, telemetry) = self.protocol(&mut || launch(&mut dst))?;
+        let kernel = format!(
+            "NVRTC copy_f4 float4 copy (16 KiB per block), {} MiB → {} MiB",
+            bytes >> 20,
+            bytes >> 20
+        );
+        Ok(MeasuredBandwidth {
+            bytes: 2.0 * bytes as f64,
+            measurement: measurement(
+                self.run_info("NVRTC".into(), kernel, true, None),
+                &stats,
+                telemetry,
+            ),
+        })
+    }
+}

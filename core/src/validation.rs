@@ -80,15 +80,47 @@ pub struct ValidationRow {
     pub calibrated: Option<Result<Check, Error>>,
 }
 
-/// `MxNxK` → `(m, n, k)`.
-#[must_use]
-pub fn parse_shape(shape: &str) -> Option<(u64, u64, u64)> {
-    let mut dims = shape.split(['x', '×']).map(|d| d.trim().parse::<u64>().ok());
-    let dims = (dims.next()??, dims.next()??, dims.next()??, dims.next());
-    match dims {
-        (m, n, k, None) => Some((m, n, k)),
-        _ => None,
+/// Parses one GEMM shape `MxNxK` → `(m, n, k)`: three sizes of at least 1, separated by `x`, `X` or `×`
+/// (spaces around them allowed). The one shape grammar of the page, the CLI and stored points.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming the shape and what is wrong with it.
+///
+/// # Examples
+/// ```
+/// use roofline_core::validation::parse_shape;
+/// assert_eq!(parse_shape("1×4096X4096").unwrap(), (1, 4096, 4096));
+/// assert!(parse_shape("1x0x4").unwrap_err().to_string().contains("at least 1"));
+/// ```
+pub fn parse_shape(shape: &str) -> Result<(u64, u64, u64), Error> {
+    let invalid = |why: String| Error::InvalidInput(format!("shape '{}' {why}", shape.trim()));
+    let parts: Vec<&str> = shape.trim().split(['x', 'X', '×']).collect();
+    let [m, n, k] = parts.as_slice() else {
+        return Err(invalid("must be MxNxK, e.g. 1x4096x4096".into()));
+    };
+    let dim = |v: &str| match v.trim().parse::<u64>() {
+        Ok(0) => Err(invalid("has a size of 0; every size must be at least 1".into())),
+        Ok(d) => Ok(d),
+        Err(e) => Err(invalid(format!("has '{}', which is not a size ({e})", v.trim()))),
+    };
+    Ok((dim(m)?, dim(n)?, dim(k)?))
+}
+
+/// Parses a list of shapes (`1x4096x4096, 64×256×256`: commas, spaces or new lines between them) with
+/// [`parse_shape`].
+///
+/// # Errors
+/// [`Error::InvalidInput`] for the first unreadable shape, or an empty list.
+pub fn parse_shapes(text: &str) -> Result<Vec<[u64; 3]>, Error> {
+    let shapes = text
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|s| !s.is_empty())
+        .map(|s| parse_shape(s).map(|(m, n, k)| [m, n, k]))
+        .collect::<Result<Vec<_>, _>>()?;
+    if shapes.is_empty() {
+        return Err(Error::InvalidInput("no shape given".into()));
     }
+    Ok(shapes)
 }
 
 /// (measured − predicted) / predicted, in percent (the endpoint's `error_pct`).
@@ -111,7 +143,7 @@ pub fn measured_seconds(p: &RooflinePoint) -> f64 {
 /// An unreadable shape, or core's reason for having no prediction (e.g. the precision is unsupported).
 pub fn check(p: &RooflinePoint, hw: &HardwareSpec) -> Result<Check, Error> {
     let (m, n, k) =
-        parse_shape(&p.shape).ok_or_else(|| Error::InvalidInput(format!("shape '{}'", p.shape)))?;
+        parse_shape(&p.shape)?;
     let op = Operator::matmul(m, n, k, p.operands.unwrap_or_else(|| p.precision.into()))?;
     let prediction = analyze_operator(hw, &op, &Corrections::for_mode(Mode::of(hw)))?;
     let predicted_s = prediction.time_s;
@@ -135,7 +167,7 @@ pub fn rows(
         .iter()
         .map(|p| ValidationRow {
             precision: p.precision,
-            regime: if parse_shape(&p.shape).is_some_and(|(m, _, _)| m <= 1) {
+            regime: if parse_shape(&p.shape).is_ok_and(|(m, _, _)| m <= 1) {
                 Regime::Gemv
             } else {
                 Regime::Gemm
@@ -260,11 +292,24 @@ mod tests {
 
     #[test]
     fn shapes_parse_strictly() {
-        assert_eq!(parse_shape("64x256x256"), Some((64, 256, 256)));
-        assert_eq!(parse_shape("1×4096×4096"), Some((1, 4096, 4096)));
-        assert_eq!(parse_shape("1x2"), None);
-        assert_eq!(parse_shape("1x2x3x4"), None);
-        assert_eq!(parse_shape("axbxc"), None);
+        assert_eq!(parse_shape("64x256x256").unwrap(), (64, 256, 256));
+        assert_eq!(parse_shape(" 1 × 4096 X 4096 ").unwrap(), (1, 4096, 4096));
+        for (bad, why) in [
+            ("1x2", "must be MxNxK"),
+            ("1x2x3x4", "must be MxNxK"),
+            ("axbxc", "'a', which is not a size"),
+            ("1x0x4", "at least 1"),
+            ("1x-2x4", "'-2', which is not a size"),
+        ] {
+            let message = parse_shape(bad).unwrap_err().to_string();
+            assert!(message.contains(bad) && message.contains(why), "{bad}: {message}");
+        }
+        assert_eq!(
+            parse_shapes("1x4096x4096, 64×256×256\n2x2x2").unwrap(),
+            [[1, 4096, 4096], [64, 256, 256], [2, 2, 2]]
+        );
+        assert!(parse_shapes(" , ").unwrap_err().to_string().contains("no shape"));
+        assert!(parse_shapes("1x1x1, 1x0x4").unwrap_err().to_string().contains("1x0x4"));
     }
 
     #[test]

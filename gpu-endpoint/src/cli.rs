@@ -198,16 +198,9 @@ pub struct DeviceArgs {
 }
 
 fn parse_shape(s: &str) -> Result<[u64; 3], String> {
-    let parts: Vec<&str> = s.trim().split(['x', 'X']).collect();
-    let [m, n, k] = parts.as_slice() else {
-        return Err(format!("shape '{s}' must be MxNxK, e.g. 1x4096x4096"));
-    };
-    let dim = |v: &str| {
-        v.trim()
-            .parse::<u64>()
-            .map_err(|e| format!("shape '{s}': '{v}' is not a size ({e})"))
-    };
-    Ok([dim(m)?, dim(n)?, dim(k)?])
+    roofline_core::validation::parse_shape(s)
+        .map(|(m, n, k)| [m, n, k])
+        .map_err(|e| e.to_string())
 }
 
 fn parse_precision(s: &str) -> Result<Precision, String> {

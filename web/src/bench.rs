@@ -1,27 +1,8 @@
-//! Benchmark jobs on the page: parsing the shape list, and the progress of one job as its SSE events arrive
-//! (each point counted once, however often the stream replays it). Pure.
+//! Benchmark jobs on the page: the shape list's text (read back by `roofline_core::validation::parse_shapes`)
+//! and the progress of one job as its SSE events arrive (each point counted once, however often the stream
+//! replays it). Pure.
 
 use roofline_core::wire::{BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkJob, BenchmarkPointEvent};
-
-/// Parses `1x4096x4096, 64x256x256` (commas, spaces or new lines between shapes; `x` or `×` inside).
-///
-/// # Errors
-/// The first unreadable shape, or an empty list.
-pub fn parse_shapes(text: &str) -> Result<Vec<[u64; 3]>, String> {
-    let shapes = text
-        .split(|c: char| c == ',' || c.is_whitespace())
-        .filter(|s| !s.is_empty())
-        .map(|s| match crate::validation::parse_shape(s) {
-            Some((m, n, k)) if m > 0 && n > 0 && k > 0 => Ok([m, n, k]),
-            _ => Err(format!("'{s}' is not a shape M×N×K")),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    if shapes.is_empty() {
-        Err("no shape given".to_owned())
-    } else {
-        Ok(shapes)
-    }
-}
 
 /// `M×N×K` list text of shapes.
 #[must_use]
@@ -140,13 +121,10 @@ mod tests {
     }
 
     #[test]
-    fn shapes_parse_with_any_separator() {
-        assert_eq!(
-            parse_shapes("1x4096x4096, 64×256×256\n2x2x2").unwrap(),
-            [[1, 4096, 4096], [64, 256, 256], [2, 2, 2]]
-        );
-        assert!(parse_shapes(" , ").is_err());
-        assert!(parse_shapes("1x0x4").unwrap_err().contains("1x0x4"));
+    fn shape_text_is_the_parsed_grammar() {
+        // `shapes_text` writes what `roofline_core::validation::parse_shapes` reads back.
+        let shapes = [[1, 2, 3], [4, 5, 6]];
+        assert_eq!(roofline_core::validation::parse_shapes(&shapes_text(&shapes)).unwrap(), shapes);
         assert_eq!(shapes_text(&[[1, 2, 3], [4, 5, 6]]), "1x2x3, 4x5x6");
     }
 

@@ -10,7 +10,8 @@ use roofline_core::{HardwareSpec, Mode, Precision, find_hardware};
 use serde::de::DeserializeOwned;
 
 use crate::api::{self, ApiError};
-use crate::bench::{JobProgress, parse_shapes, shapes_text};
+use crate::bench::{JobProgress, shapes_text};
+use crate::validation::parse_shapes;
 use crate::components::TelemetryPanel;
 use crate::endpoint::{join, use_endpoint};
 use crate::format;
@@ -200,7 +201,7 @@ pub fn BenchmarkTab(
         form_error.set(None);
         let shapes = match parse_shapes(&shapes.get_untracked()) {
             Ok(s) => s,
-            Err(e) => return form_error.set(Some(e)),
+            Err(e) => return form_error.set(Some(e.to_string())),
         };
         // The endpoint predicts from its catalog: in the page's mode where it can (it has no calibrated spec).
         let mode = match hardware.with_untracked(Mode::of) {

@@ -5,8 +5,9 @@
 use crate::wire::RooflinePoint;
 use crate::{Bound, Corrections, Error, HardwareSpec, Mode, Operator, Precision, analyze_operator};
 
-/// GEMV (M = 1) or GEMM.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// GEMV (M = 1) or GEMM (`GEMV` / `GEMM` in JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
 pub enum Regime {
     /// Matrix-vector product (M ≤ 1): memory-bound on every current device.
     Gemv,
@@ -195,7 +196,7 @@ pub fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
 }
 
 /// Median and p90 of |error| of one precision in one regime.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ErrorStats {
     /// Precision.
     pub precision: Precision,

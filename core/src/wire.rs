@@ -501,3 +501,97 @@ pub struct StoredResult {
     /// Unix time it was stored, in seconds.
     pub created_unix_s: f64,
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Command-line JSON outputs (`bench --json`, `validate --json`): the same types are written and read back.
+// ---------------------------------------------------------------------------------------------------------
+
+/// `gpu-endpoint bench --json` / `compare --json` output; `validate --measured` reads it back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchReport {
+    /// Measured points, in the order they ran.
+    pub points: Vec<BenchmarkPointEvent>,
+    /// Points that produced no measurement, and why.
+    #[serde(default)]
+    pub failed: Vec<BenchmarkFailedEvent>,
+}
+
+/// One mode's prediction of a measured point (`validate --json`); every field but `reason` is absent when
+/// there is no prediction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModeCheck {
+    /// Predicted time, in seconds.
+    pub predicted_s: Option<f64>,
+    /// The roof that limits the prediction.
+    pub bound: Option<crate::Bound>,
+    /// (measured − predicted) / predicted, in percent.
+    pub error_pct: Option<f64>,
+    /// Why there is no prediction.
+    pub reason: Option<String>,
+}
+
+impl ModeCheck {
+    /// The check of one mode, or why there is none.
+    #[must_use]
+    pub fn of(check: &Result<crate::validation::Check, crate::Error>) -> ModeCheck {
+        match check {
+            Ok(c) => ModeCheck {
+                predicted_s: Some(c.predicted_s),
+                bound: Some(c.bound),
+                error_pct: Some(c.error_pct),
+                reason: None,
+            },
+            Err(e) => ModeCheck {
+                predicted_s: None,
+                bound: None,
+                error_pct: None,
+                reason: Some(e.to_string()),
+            },
+        }
+    }
+}
+
+/// One measured point and its predictions in every mode (`validate --json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValidatedPoint {
+    /// Shape `MxNxK`.
+    pub shape: String,
+    /// Precision that ran.
+    pub precision: Precision,
+    /// GEMV or GEMM.
+    pub regime: crate::validation::Regime,
+    /// What ran (the measurement's kernel).
+    pub kernel: String,
+    /// Measured median, in seconds.
+    pub measured_s: f64,
+    /// On the datasheet spec.
+    pub datasheet: ModeCheck,
+    /// On the reference spec.
+    pub reference: ModeCheck,
+    /// On the calibrated spec, when one was given.
+    pub calibrated: Option<ModeCheck>,
+}
+
+/// Error statistics of each mode (`validate --json`); empty for a mode without predictions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModeStats {
+    /// Datasheet mode.
+    pub datasheet: Vec<crate::validation::ErrorStats>,
+    /// Reference mode.
+    pub reference: Vec<crate::validation::ErrorStats>,
+    /// Calibrated mode.
+    pub calibrated: Vec<crate::validation::ErrorStats>,
+}
+
+/// `roofline validate --json` output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValidationReport {
+    /// The catalog spec the datasheet predictions used.
+    pub datasheet_spec: crate::HardwareSpec,
+    /// The calibrated spec, when one was given.
+    pub calibrated_spec: Option<crate::HardwareSpec>,
+    /// Every measured point.
+    pub rows: Vec<ValidatedPoint>,
+    /// Median and p90 |error| by precision and regime, per mode.
+    pub stats: ModeStats,
+}

@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use roofline_core::wire::{BenchmarkFailedEvent, BenchmarkPointEvent, BenchmarkRequest};
+use roofline_core::wire::{BenchReport, BenchmarkFailedEvent, BenchmarkPointEvent, BenchmarkRequest};
 use roofline_core::{Mode, Precision, find_hardware};
 
 use crate::app::{AppConfig, AppState, configure, default_cors_origins};
@@ -378,7 +378,10 @@ fn print_bench(
     failed: &[BenchmarkFailedEvent],
 ) -> Result<(), CliError> {
     if args.json {
-        return json(&serde_json::json!({ "points": points, "failed": failed }));
+        return json(&BenchReport {
+            points: points.to_vec(),
+            failed: failed.to_vec(),
+        });
     }
     let header = [
         "shape",

@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use comfy_table::presets::ASCII_MARKDOWN;
-use roofline_core::validation::{
-    self, Check, ErrorStats, ValidationRow, calibrated_error, reference_error, spec_error,
+use roofline_core::validation::{self, Check, ValidationRow, calibrated_error, reference_error, spec_error};
+use roofline_core::wire::{
+    BenchReport, CalibrationResult, ModeCheck, ModeStats, RooflinePoint, ValidatedPoint, ValidationReport,
 };
-use roofline_core::wire::{BenchmarkPointEvent, CalibrationResult, RooflinePoint};
 use roofline_core::{Error, Mode, find_hardware};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::CliError;
 use crate::output::{emit, json, table};
@@ -41,77 +41,6 @@ pub struct ValidateArgs {
     pub markdown: bool,
 }
 
-/// The part of `bench --json` output this command reads.
-#[derive(Debug, Deserialize)]
-struct BenchOutput {
-    points: Vec<BenchmarkPointEvent>,
-}
-
-/// One prediction in the JSON output.
-#[derive(Debug, Serialize)]
-struct PredictionOut {
-    predicted_s: Option<f64>,
-    /// `memory` or `compute`.
-    bound: Option<&'static str>,
-    error_pct: Option<f64>,
-    /// Why there is no prediction.
-    reason: Option<String>,
-}
-
-impl PredictionOut {
-    fn of(check: &Result<Check, Error>) -> PredictionOut {
-        match check {
-            Ok(c) => PredictionOut {
-                predicted_s: Some(c.predicted_s),
-                bound: Some(c.bound.name()),
-                error_pct: Some(c.error_pct),
-                reason: None,
-            },
-            Err(e) => PredictionOut {
-                predicted_s: None,
-                bound: None,
-                error_pct: None,
-                reason: Some(e.to_string()),
-            },
-        }
-    }
-}
-
-/// One point in the JSON output.
-#[derive(Debug, Serialize)]
-struct RowOut {
-    shape: String,
-    precision: String,
-    regime: &'static str,
-    kernel: String,
-    measured_s: f64,
-    datasheet: PredictionOut,
-    reference: PredictionOut,
-    calibrated: Option<PredictionOut>,
-}
-
-/// Median / p90 |error| of one group in the JSON output.
-#[derive(Debug, Serialize)]
-struct StatsOut {
-    precision: String,
-    regime: &'static str,
-    n_points: usize,
-    median_abs_pct: f64,
-    p90_abs_pct: f64,
-}
-
-impl From<&ErrorStats> for StatsOut {
-    fn from(s: &ErrorStats) -> StatsOut {
-        StatsOut {
-            precision: s.precision.name().to_owned(),
-            regime: s.regime.name(),
-            n_points: s.n_points,
-            median_abs_pct: s.median_abs_pct,
-            p90_abs_pct: s.p90_abs_pct,
-        }
-    }
-}
-
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, CliError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", path.display())))?;
@@ -134,23 +63,17 @@ pub fn run_validate(args: &ValidateArgs) -> Result<(), CliError> {
     let mut points: Vec<RooflinePoint> = Vec::new();
     for path in &args.measured {
         points.extend(
-            read_json::<BenchOutput>(path)?
+            read_json::<BenchReport>(path)?
                 .points
                 .into_iter()
                 .map(|e| e.point),
         );
     }
     let rows = validation::rows(&points, datasheet, calibrated.as_ref());
-    let all_stats = [
-        (Mode::Datasheet, validation::stats(&rows, spec_error)),
-        (Mode::Reference, validation::stats(&rows, reference_error)),
-        (Mode::Calibrated, validation::stats(&rows, calibrated_error)),
-    ];
-    let stats_of = |mode: Mode| {
-        all_stats
-            .iter()
-            .find(|(m, _)| *m == mode)
-            .map(|(_, s)| s.iter().map(StatsOut::from).collect::<Vec<_>>())
+    let stats = ModeStats {
+        datasheet: validation::stats(&rows, spec_error),
+        reference: validation::stats(&rows, reference_error),
+        calibrated: validation::stats(&rows, calibrated_error),
     };
     if args.json {
         let kernels = points.iter().map(|p| {
@@ -158,30 +81,26 @@ pub fn run_validate(args: &ValidateArgs) -> Result<(), CliError> {
                 .as_ref()
                 .map_or_else(String::new, |m| m.kernel.clone())
         });
-        let rows_out: Vec<RowOut> = rows
+        let rows = rows
             .iter()
             .zip(kernels)
-            .map(|(r, kernel)| RowOut {
+            .map(|(r, kernel)| ValidatedPoint {
                 shape: r.shape.clone(),
-                precision: r.precision.name().to_owned(),
-                regime: r.regime.name(),
+                precision: r.precision,
+                regime: r.regime,
                 kernel,
                 measured_s: r.measured_s,
-                datasheet: PredictionOut::of(&r.spec),
-                reference: PredictionOut::of(&r.reference),
-                calibrated: r.calibrated.as_ref().map(PredictionOut::of),
+                datasheet: ModeCheck::of(&r.spec),
+                reference: ModeCheck::of(&r.reference),
+                calibrated: r.calibrated.as_ref().map(ModeCheck::of),
             })
             .collect();
-        return json(&serde_json::json!({
-            "datasheet_spec": datasheet,
-            "calibrated_spec": calibrated,
-            "rows": rows_out,
-            "stats": {
-                "datasheet": stats_of(Mode::Datasheet),
-                "reference": stats_of(Mode::Reference),
-                "calibrated": stats_of(Mode::Calibrated),
-            },
-        }));
+        return json(&ValidationReport {
+            datasheet_spec: datasheet.clone(),
+            calibrated_spec: calibrated,
+            rows,
+            stats,
+        });
     }
     let style = |mut t: comfy_table::Table| {
         if args.markdown {
@@ -190,8 +109,13 @@ pub fn run_validate(args: &ValidateArgs) -> Result<(), CliError> {
         t
     };
     let mut text = format!("{}\n\n", style(points_table(&rows)));
-    for (mode, stats) in &all_stats {
-        if stats.is_empty() || args.mode.is_some_and(|m| m != *mode) {
+    let all_stats = [
+        (Mode::Datasheet, &stats.datasheet),
+        (Mode::Reference, &stats.reference),
+        (Mode::Calibrated, &stats.calibrated),
+    ];
+    for (mode, stats) in all_stats {
+        if stats.is_empty() || args.mode.is_some_and(|m| m != mode) {
             continue;
         }
         let mut t = table(&["precision", "regime", "points", "median |error|", "p90 |error|"]);

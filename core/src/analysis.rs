@@ -6,6 +6,8 @@
 //!   head_dim·S·batch KV elements per layer) and writes its own K and V.
 //! - Prefill of S tokens: Sq = Skv = S with causal masking; the logits head runs on the last token of each
 //!   sequence only, as serving engines do.
+//! - Sliding-window layers ([`crate::SlidingWindow`]) attend as `window_attention` over at most `window` keys
+//!   per query and cache at most `window` tokens per sequence ([`ModelConfig::kv_cache_bytes`]).
 //! - Attention is fused (FlashAttention-style); embeddings, logits head and norms stay at the hidden
 //!   precision ([`QuantConfig::hidden`]).
 //! - With [`Corrections::activation_quantization`], a config whose linear inputs are narrower than the hidden
@@ -233,7 +235,17 @@ pub fn analyze_model(
         output: hidden,
     };
     for op in Operator::attention(&attention_shape, attention_precisions)? {
-        add(op, layers)?;
+        add(op, layers - model.window_layers())?;
+    }
+    if let Some(window) = model.sliding_window {
+        let windowed = AttentionShape {
+            window: Some(window.window),
+            ..attention_shape
+        };
+        for op in Operator::attention(&windowed, attention_precisions)? {
+            let name = format!("window_{}", op.name);
+            add(op.named(&name), window.layers)?;
+        }
     }
     let attention_width = model
         .mla
@@ -313,6 +325,7 @@ fn base_attention(model: &ModelConfig, batch: u64, query_len: u64, context: u64)
         causal: true,
         fused: true,
         shared_kv: false,
+        window: None,
     }
 }
 
@@ -381,15 +394,22 @@ fn summarize(
         Phase::Decode => (None, Some(total_time_s), batch / total_time_s),
     };
     let weight_bytes = model.weight_bytes(config);
-    let kv_cache_bytes = batch * f64::from(workload.context) * model.kv_bytes_per_token(config.kv_cache);
+    let kv_cache_bytes = batch * model.kv_cache_bytes(config.kv_cache, u64::from(workload.context));
     let memory_required_bytes = weight_bytes + kv_cache_bytes;
     let memory_bound_fraction = memory_time_s / kernels_s;
+    let chunked = model.sliding_window.filter(|w| w.chunked).map(|w| {
+        format!(
+            "chunked attention ({} tokens) analysed as a sliding window of that size: an upper bound on the keys read",
+            w.window
+        )
+    });
     let approximations = model
         .mla
         .map(|_| {
             "MLA approximated: projections exact; attention as MQA over the cached latent (kv_lora_rank + rope_head_dim per token, K and V share it)".to_owned()
         })
         .into_iter()
+        .chain(chunked)
         .collect();
     ModelAnalysis {
         hardware: hardware.key.clone(),
@@ -510,6 +530,27 @@ mod tests {
         // MLA caches 576 elements per token and layer: 61 · 576 · 1 B (FP8).
         assert_eq!(ds.kv_cache_bytes, 1024.0 * 61.0 * 576.0);
         assert!(!ds.fits_in_memory);
+    }
+
+    #[test]
+    fn sliding_window_layers_read_only_the_window() {
+        // gpt-oss-20b decode at 32K: 12 full layers read 32768 cached tokens, 12 sliding layers 128.
+        let a = run("h100_sxm", "gpt-oss-20b", "bf16", Phase::Decode, 1, 32_768);
+        let kv = |name: &str| {
+            let op = a.ops.iter().find(|o| o.name == name).unwrap();
+            (op.count, op.kv_bytes)
+        };
+        let per_token = 2.0 * 8.0 * 64.0 * 2.0;
+        assert_eq!(kv("attention"), (12, 32_768.0 * per_token));
+        assert_eq!(kv("window_attention"), (12, 128.0 * per_token));
+        assert_eq!(a.kv_cache_bytes, (12.0 * 32_768.0 + 12.0 * 128.0) * per_token);
+        // Llama 4 says its chunked attention is approximated.
+        let scout = run("b200", "llama-4-scout", "fp8", Phase::Decode, 1, 16_384);
+        assert!(
+            scout.approximations.iter().any(|n| n.contains("chunked")),
+            "{:?}",
+            scout.approximations
+        );
     }
 
     #[cfg(feature = "serde")]

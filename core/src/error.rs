@@ -4,9 +4,9 @@ use crate::{ComputePath, Precision};
 
 /// Why a computation in `roofline-core` could not produce a value.
 ///
-/// Invalid input ([`Error::InvalidInput`], [`Error::UnknownPrecision`]) is distinct from an unknown id
-/// ([`Error::UnknownHardware`], [`Error::UnknownModel`], [`Error::UnknownConfig`]) and from a precision the
-/// device cannot run ([`Error::Unsupported`]), so the
+/// Invalid input ([`Error::InvalidInput`], [`Error::UnknownPrecision`], [`Error::InvalidModelConfig`]) is
+/// distinct from an unknown id ([`Error::UnknownHardware`], [`Error::UnknownModel`], [`Error::UnknownConfig`])
+/// and from a precision the device cannot run ([`Error::Unsupported`]), so the
 /// endpoint can map them to 400, 404 and an explicit `unsupported` entry.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -58,4 +58,13 @@ pub enum Error {
     /// A shape, size or spec value is out of range (zero, negative, not finite, too large).
     #[error("invalid input: {0}")]
     InvalidInput(String),
+    /// A Hugging Face `config.json` the importer cannot use: not JSON, an unsupported `architectures` entry,
+    /// or a required field missing, mistyped or out of range.
+    #[error("invalid model config: {field}: {message}")]
+    InvalidModelConfig {
+        /// The field, as `config.json` names it (`text_config.hidden_size` where nested).
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
 }

@@ -68,7 +68,7 @@ pub use hardware::{
     Architecture, ComputePath, HardwareSpec, Mode, Peak, Provenance, ReferenceCeilings, catalog,
     find_hardware, find_hardware_in,
 };
-pub use model::{MlaConfig, ModelConfig, MoeConfig, ParamCount, find_model, model_presets};
+pub use model::{MlaConfig, ModelConfig, MoeConfig, ParamCount, SlidingWindow, find_model, model_presets};
 pub use ops::{Activation, AttentionShape, GemmShape, MoeShape, Norm, OpKind, OperandPrecisions, Operator};
 pub use precision::{BlockScale, Precision, int4_group_bits};
 pub use roofline::{Bound, Prediction, predict};

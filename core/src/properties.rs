@@ -53,7 +53,7 @@ proptest! {
                 prop_assert!(r.time_s.is_finite() && r.time_s > 0.0);
             }
         }
-        let shape = AttentionShape { batch: a, query_len: b, kv_len: c, heads: d, kv_heads: a, head_dim: b, causal, fused, shared_kv: fused };
+        let shape = AttentionShape { batch: a, query_len: b, kv_len: c, heads: d, kv_heads: a, head_dim: b, causal, fused, shared_kv: fused, window: None };
         if let Ok(ops) = Operator::attention(&shape, p.into()) {
             for op in ops {
                 if let Ok(r) = predict(hardware, &op) {

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use roofline_core::{
-    Corrections, HardwareSpec, Mode, Phase, StepLaunch, Workload, advise_model, analyze_model, find_hardware,
-    find_model, find_quant_config,
+    Corrections, HardwareSpec, Mode, ModelConfig, Phase, StepLaunch, Workload, advise_model, analyze_model,
+    find_hardware, find_model, find_quant_config,
 };
 
 use crate::CliError;
@@ -76,6 +76,26 @@ fn read_spec(path: &std::path::Path) -> Result<HardwareSpec, CliError> {
     HardwareSpec::from_json(&spec.to_string()).map_err(|e| usage(e.to_string()))
 }
 
+/// Reads and imports a Hugging Face `config.json` (core parses; the CLI only reads the file).
+fn read_model(path: &std::path::Path) -> Result<ModelConfig, CliError> {
+    let usage = |e: String| CliError::Usage(format!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| usage(e.to_string()))?;
+    let stem = path
+        .file_stem()
+        .map_or_else(|| "model".to_owned(), |s| s.to_string_lossy().into_owned());
+    let name_or_path = || -> Option<String> {
+        let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let name = value.get("_name_or_path")?.as_str()?;
+        name.rsplit('/').find(|part| !part.is_empty()).map(str::to_owned)
+    };
+    let key = match name_or_path() {
+        Some(name) if stem == "config" => name,
+        _ => stem,
+    }
+    .to_ascii_lowercase();
+    ModelConfig::from_hf_config_json(&key, &text).map_err(|e| usage(e.to_string()))
+}
+
 fn parse_mode(s: &str) -> Result<Mode, String> {
     Mode::parse(s).map_err(|e| e.to_string())
 }
@@ -98,8 +118,13 @@ pub struct ScenarioArgs {
     #[command(flatten)]
     pub device: SpecArgs,
     /// Model preset key, e.g. `llama-3.1-8b`.
-    #[arg(long, value_parser = parse_model)]
-    pub model: String,
+    #[arg(long, value_parser = parse_model, required_unless_present = "model_file")]
+    pub model: Option<String>,
+    /// A Hugging Face `config.json` instead of a preset (Llama, Mistral, Mixtral, Qwen2/3, Qwen3-MoE,
+    /// DeepSeek-V3, gpt-oss, Gemma 3, Llama 4). The model's key is the file's stem, or the config's
+    /// `_name_or_path` when the file is called `config.json`.
+    #[arg(long, value_name = "FILE", conflicts_with = "model")]
+    pub model_file: Option<PathBuf>,
     /// Prefill or decode.
     #[arg(long, value_enum, default_value = "decode")]
     pub phase: PhaseArg,
@@ -124,6 +149,21 @@ pub struct ScenarioArgs {
 }
 
 impl ScenarioArgs {
+    /// The preset of `--model`, or the model `--model-file` describes.
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] for an unknown preset, or a model file that cannot be read or imported (the
+    /// message names the file and the field).
+    pub fn model(&self) -> Result<ModelConfig, CliError> {
+        match (&self.model, &self.model_file) {
+            (_, Some(path)) => read_model(path),
+            (Some(key), None) => find_model(key).cloned().map_err(CliError::from),
+            (None, None) => Err(CliError::Usage(
+                "give the model: --model KEY or --model-file config.json".into(),
+            )),
+        }
+    }
+
     fn workload(&self) -> Workload {
         let phase = match self.phase {
             PhaseArg::Prefill => Phase::Prefill,
@@ -196,7 +236,7 @@ fn parse_config(s: &str) -> Result<String, String> {
 pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
     let s = &args.scenario;
     let hardware = s.device.require()?;
-    let model = find_model(&s.model).map_err(CliError::from)?;
+    let model = &s.model()?;
     let config = find_quant_config(&args.config).map_err(CliError::from)?;
     let analysis = analyze_model(&hardware, model, config, &s.workload(), &s.corrections(&hardware))
         .map_err(CliError::from)?;
@@ -232,6 +272,7 @@ pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
         "{} · {} · {} · {:?} batch {} context {} · {} mode\n{ops}\n",
         hardware.name, model.name, config.name, s.phase, s.batch, s.context, analysis.mode
     );
+    let params = model.parameters();
     let mut totals = table(&["metric", "value"]);
     let time_row = match (analysis.ttft_s, analysis.tpot_s) {
         (Some(t), _) => ("TTFT", format!("{:.3} ms", t * 1e3)),
@@ -256,6 +297,10 @@ pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
             format!("{:.2}", analysis.aggregate_arithmetic_intensity),
         ),
         ("bound", analysis.bound.name().to_owned()),
+        (
+            "parameters (total, active)",
+            format!("{:.2} B, {:.2} B", params.total / 1e9, params.active / 1e9),
+        ),
         ("weights", format!("{:.2} GB", analysis.weight_bytes / 1e9)),
         ("KV cache", format!("{:.3} GB", analysis.kv_cache_bytes / 1e9)),
         (
@@ -284,7 +329,7 @@ pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
 pub fn run_advise(args: &AdviseArgs) -> Result<(), CliError> {
     let s = &args.scenario;
     let hardware = s.device.require()?;
-    let model = find_model(&s.model).map_err(CliError::from)?;
+    let model = &s.model()?;
     let advice = advise_model(
         &hardware,
         model,

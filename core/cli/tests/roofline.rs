@@ -43,7 +43,7 @@ fn predict_says_its_mode_and_defaults_to_reference() {
 
 #[test]
 fn listings_cover_the_catalog_and_fit_120_columns() {
-    for (what, count) in [("hardware", 25), ("models", 11), ("configs", 18)] {
+    for (what, count) in [("hardware", 25), ("models", 26), ("configs", 18)] {
         let text = stdout(&[what]);
         for line in text.lines() {
             assert!(line.chars().count() <= 120, "{what}: {line}");
@@ -69,4 +69,71 @@ fn usage_errors_exit_2_and_name_the_problem() {
         "bf16",
     ]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn predict_imports_a_hugging_face_config_json() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/hf/qwen3-8b.json");
+    let args = [
+        "predict",
+        "--hardware",
+        "h100_sxm",
+        "--model-file",
+        file,
+        "--config",
+        "bf16",
+    ];
+    // Qwen3-8B: 8.2B parameters per the model card; the structure gives 8.19B, all active.
+    let text = stdout(&args);
+    assert!(text.contains("8.19 B, 8.19 B"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&stdout(&[&args[..], &["--json"]].concat())).unwrap();
+    assert_eq!(json["model"], "qwen3-8b");
+    let weights = json["weight_bytes"].as_f64().unwrap();
+    assert!((weights / (2.0 * 8.2e9) - 1.0).abs() < 0.01, "{weights}");
+    // The file and the preset transcribed from it predict the same step.
+    let preset_args = [&args[..3], &["--model", "qwen3-8b", "--config", "bf16", "--json"]].concat();
+    let preset: serde_json::Value = serde_json::from_str(&stdout(&preset_args)).unwrap();
+    assert_eq!(json["tpot_s"], preset["tpot_s"]);
+    // advise takes the file too.
+    assert!(stdout(&["advise", "--hardware", "h100_sxm", "--model-file", file]).contains("rank"));
+}
+
+#[test]
+fn unusable_model_files_are_usage_errors_naming_the_problem() {
+    let dir = std::env::temp_dir().join(format!("roofline-cli-model-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let unknown = dir.join("config.json");
+    std::fs::write(
+        &unknown,
+        r#"{"architectures": ["MambaForCausalLM"], "hidden_size": 768}"#,
+    )
+    .unwrap();
+    let missing = dir.join("absent.json");
+    for (path, expected) in [(&unknown, "architectures"), (&missing, "absent.json")] {
+        let out = roofline(&[
+            "predict",
+            "--hardware",
+            "h100_sxm",
+            "--model-file",
+            path.to_str().unwrap(),
+            "--config",
+            "bf16",
+        ]);
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(expected), "{stderr}");
+    }
+    let both = roofline(&[
+        "predict",
+        "--hardware",
+        "h100_sxm",
+        "--model",
+        "qwen3-8b",
+        "--model-file",
+        unknown.to_str().unwrap(),
+        "--config",
+        "bf16",
+    ]);
+    assert_eq!(both.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
 }

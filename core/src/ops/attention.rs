@@ -28,19 +28,46 @@ pub struct AttentionShape {
     pub fused: bool,
     /// K and V are one cached tensor read once (MLA's compressed latent); otherwise K and V are separate.
     pub shared_kv: bool,
+    /// Sliding window (causal only): a query sees at most this many most recent keys, itself included
+    /// (Mistral, Gemma 3, gpt-oss). `None`: every key the mask allows. Absent in older JSON, which reads as
+    /// `None`.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub window: Option<u64>,
 }
 
 impl AttentionShape {
     /// Query-key pairs scored per sequence and head: Sq·Skv, or with causal masking
     /// Sq·(Skv − Sq) + Sq·(Sq + 1)/2 (so prefill with Sq = Skv = S scores S·(S + 1)/2, about half).
+    /// With a window W the query at key position j (1-based, the last Sq of Skv) scores min(j, W) pairs.
     #[must_use]
     pub fn scored_pairs(&self) -> f64 {
         let (sq, skv) = (self.query_len as f64, self.kv_len as f64);
-        if self.causal {
-            sq * (skv - sq).max(0.0) + sq * (sq.min(skv) + 1.0) / 2.0
-        } else {
-            sq * skv
+        match (self.causal, self.window) {
+            (true, Some(window)) => {
+                // Σ min(j, W) over j = Skv − Sq + 1 ..= Skv: the part below the window plus W per query above.
+                let (first, last, w) = (skv - sq + 1.0, skv, window as f64);
+                let below_end = last.min(w);
+                let below = if below_end >= first {
+                    (first + below_end) * (below_end - first + 1.0) / 2.0
+                } else {
+                    0.0
+                };
+                let above = (last - first.max(w + 1.0) + 1.0).max(0.0) * w;
+                below + above
+            }
+            (true, None) => sq * (skv - sq).max(0.0) + sq * (sq.min(skv) + 1.0) / 2.0,
+            (false, _) => sq * skv,
         }
+    }
+
+    /// Cached tokens read per sequence: Skv, or with a window the keys some query sees, min(Skv, Sq + W − 1)
+    /// (decode: min(Skv, W)).
+    #[must_use]
+    pub fn kv_tokens_read(&self) -> u64 {
+        self.window.map_or(self.kv_len, |w| {
+            self.kv_len
+                .min(self.query_len.saturating_add(w).saturating_sub(1))
+        })
     }
 
     /// Cached elements per token and layer: 2·kv_heads·head_dim, or kv_heads·head_dim with `shared_kv`.
@@ -69,6 +96,14 @@ impl AttentionShape {
                 self.heads, self.kv_heads
             )));
         }
+        if let Some(window) = self.window {
+            check_dims(&[("window", window)])?;
+            if !self.causal {
+                return Err(Error::InvalidInput(
+                    "a sliding window needs causal attention".into(),
+                ));
+            }
+        }
         if self.causal && self.query_len > self.kv_len {
             return Err(Error::InvalidInput(format!(
                 "causal attention needs query_len ({}) <= kv_len ({})",
@@ -89,6 +124,8 @@ impl Operator {
     /// - unfused, three operators (`qk_scores`, `softmax`, `pv`): the batched matmuls compute every
     ///   Sq·Skv score (the mask is applied afterwards, so no causal saving) and the score matrix
     ///   (B·H·Sq·Skv) is written by QKᵀ, read and written by softmax, and read by P·V.
+    /// - With a sliding window, Skv in the bytes (and in the unfused score matrix) is
+    ///   [`AttentionShape::kv_tokens_read`]: keys outside every query's window are never read.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for a zero or oversized dimension, `heads` not a multiple of `kv_heads`, or
@@ -100,7 +137,7 @@ impl Operator {
     /// // Llama-3.1-8B decode, one token over 4096 cached tokens, BF16: the KV read dominates.
     /// let shape = AttentionShape {
     ///     batch: 1, query_len: 1, kv_len: 4096, heads: 32, kv_heads: 8, head_dim: 128,
-    ///     causal: true, fused: true, shared_kv: false,
+    ///     causal: true, fused: true, shared_kv: false, window: None,
     /// };
     /// let ops = Operator::attention(&shape, Precision::Bf16.into()).unwrap();
     /// assert_eq!(ops.len(), 1);
@@ -109,13 +146,14 @@ impl Operator {
     pub fn attention(shape: &AttentionShape, precisions: OperandPrecisions) -> Result<Vec<Operator>, Error> {
         shape.validate()?;
         let (b, h, d) = (shape.batch as f64, shape.heads as f64, shape.head_dim as f64);
-        let (sq, skv) = (shape.query_len as f64, shape.kv_len as f64);
+        let (sq, skv) = (shape.query_len as f64, shape.kv_tokens_read() as f64);
         let q_elements = b * h * sq * d;
         let kv_tensor_elements = b * (shape.kv_heads as f64) * skv * d;
         let kv_bytes = |tensors: f64| tensors * precisions.weight.tensor_bytes(kv_tensor_elements);
         let kv_tensors = if shape.shared_kv { 1.0 } else { 2.0 };
+        let window_label = shape.window.map_or_else(String::new, |w| format!("xW{w}"));
         let shape_label = format!(
-            "B{}xH{}/{}xSq{}xSkv{}xd{}",
+            "B{}xH{}/{}xSq{}xSkv{}xd{}{window_label}",
             shape.batch, shape.heads, shape.kv_heads, shape.query_len, shape.kv_len, shape.head_dim
         );
         let activation = precisions.activation;
@@ -192,6 +230,7 @@ mod tests {
             causal,
             fused,
             shared_kv: false,
+            window: None,
         }
     }
 
@@ -207,6 +246,47 @@ mod tests {
         );
         // Decode sees every cached key.
         assert_eq!(shape(1, 4096, true, true).scored_pairs(), 4096.0);
+    }
+
+    #[test]
+    fn sliding_windows_bound_pairs_and_kv_reads() {
+        let windowed = |query_len, kv_len, window| AttentionShape {
+            window: Some(window),
+            ..shape(query_len, kv_len, true, true)
+        };
+        // Decode over 8192 cached tokens with a 4096 window: 4096 pairs and 4096 keys read.
+        assert_eq!(windowed(1, 8192, 4096).scored_pairs(), 4096.0);
+        assert_eq!(windowed(1, 8192, 4096).kv_tokens_read(), 4096);
+        // Within the window nothing changes.
+        assert_eq!(windowed(1, 100, 4096).scored_pairs(), 100.0);
+        assert_eq!(
+            windowed(1000, 1000, 4096).scored_pairs(),
+            shape(1000, 1000, true, true).scored_pairs()
+        );
+        // Prefill of S = 8192 with W = 128: the first 128 queries score 1..=128, the other 8064 score 128 each;
+        // every key is read once.
+        assert_eq!(
+            windowed(8192, 8192, 128).scored_pairs(),
+            128.0 * 129.0 / 2.0 + 8064.0 * 128.0
+        );
+        assert_eq!(windowed(8192, 8192, 128).kv_tokens_read(), 8192);
+        // Chunked prefill of 512 queries after 3584 cached tokens, W = 1024: 1024 pairs each, 1535 keys read.
+        assert_eq!(windowed(512, 4096, 1024).scored_pairs(), 512.0 * 1024.0);
+        assert_eq!(windowed(512, 4096, 1024).kv_tokens_read(), 1535);
+        let p = Precision::Fp16.into();
+        let decode = Operator::attention(&windowed(1, 8192, 4096), p)
+            .unwrap()
+            .remove(0);
+        let full = Operator::attention(&shape(1, 4096, true, true), p)
+            .unwrap()
+            .remove(0);
+        assert_eq!((decode.flops, decode.kv_bytes), (full.flops, full.kv_bytes));
+        // A window without the causal mask is refused.
+        let acausal = AttentionShape {
+            window: Some(16),
+            ..shape(8, 8, false, true)
+        };
+        assert!(Operator::attention(&acausal, p).is_err());
     }
 
     #[test]

@@ -1,0 +1,503 @@
+//! Import of a Hugging Face `config.json`: [`ModelConfig::from_hf_config_json`] parses the text (core reads
+//! no files) into a [`ModelConfig`] whose parameter count, weights, KV cache and operators follow from the
+//! published structure.
+//!
+//! Architectures (the first entry of `architectures`) and the fields read, by the names of `config.json`:
+//! - every one: `num_hidden_layers`, `hidden_size`, `num_attention_heads`, `num_key_value_heads`,
+//!   `head_dim`, `intermediate_size`, `vocab_size`, `tie_word_embeddings`;
+//! - `LlamaForCausalLM`, `Qwen2ForCausalLM`, `Qwen3ForCausalLM`: dense; Qwen's sliding window only with
+//!   `use_sliding_window` (`sliding_window` on the layers from `max_window_layers` on);
+//! - `MistralForCausalLM`, `MixtralForCausalLM`: `sliding_window` on every layer when not null; Mixtral's
+//!   `num_local_experts`, `num_experts_per_tok`, experts `intermediate_size` wide;
+//! - `Qwen3MoeForCausalLM`: `num_experts`, `num_experts_per_tok`, `moe_intermediate_size`, and the dense
+//!   layers of `decoder_sparse_step` and `mlp_only_layers`;
+//! - `DeepseekV3ForCausalLM` (DeepSeek-V3, R1, Kimi K2): `n_routed_experts`, `n_shared_experts`,
+//!   `num_experts_per_tok`, `moe_intermediate_size`, `first_k_dense_replace`, `moe_layer_freq`, and MLA's
+//!   `q_lora_rank`, `kv_lora_rank`, `qk_rope_head_dim`, `qk_nope_head_dim`, `v_head_dim` (`head_dim` is
+//!   taken as `v_head_dim`);
+//! - `GptOssForCausalLM`: `num_local_experts`, `num_experts_per_tok` (or `experts_per_token`), experts
+//!   `intermediate_size` wide, `sliding_window` on the `layer_types` that say `sliding_attention`;
+//! - `Gemma3ForCausalLM`, `Gemma3ForConditionalGeneration` (fields under `text_config`): `sliding_window` on
+//!   the layers `layer_types` (or `sliding_window_pattern`) marks;
+//! - `Llama4ForCausalLM`, `Llama4ForConditionalGeneration` (under `text_config`): `num_local_experts`,
+//!   `num_experts_per_tok`, experts and the shared expert `intermediate_size` wide, dense layers
+//!   `intermediate_size_mlp` wide where `moe_layers` / `interleave_moe_layer_step` put no experts, and
+//!   chunked attention of `attention_chunk_size` on the RoPE layers of `no_rope_layers`.
+//!
+//! A `layer_types` list, where given, decides which layers slide (`sliding_attention`, `chunked_attention`).
+//! Defaults are used only where the transformers config class defines one and published files omit the
+//! field; each is named at its use. Every other missing field is an error.
+//!
+//! Not modelled, all below 0.1 % of the bytes: QKV, output and expert biases (Qwen2, gpt-oss), gpt-oss's
+//! attention sinks (one scalar per head and layer), QK norms (Qwen3, Gemma 3), Gemma's extra norms;
+//! vision towers and DeepSeek's multi-token-prediction layers (`num_nextn_predict_layers`) are not part of
+//! text decoding. Gemma's GeGLU is analysed as a gated FFN. `published_params` is 0: a `config.json` states
+//! no parameter count.
+//!
+//! # Errors
+//! [`Error::InvalidModelConfig`] naming the field (`text_config.` prefixed where nested): text that is not
+//! JSON, an unknown architecture, a missing or null required field, a value of the wrong type or out of
+//! range; [`ModelConfig::validate`]'s errors for an inconsistent structure.
+
+use serde_json::{Map, Value};
+
+use super::{MlaConfig, ModelConfig, MoeConfig, SlidingWindow};
+use crate::{Error, Norm};
+
+/// Model families the importer knows, by their `architectures` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Llama,
+    Mistral,
+    Qwen2,
+    Qwen3,
+    Mixtral,
+    Qwen3Moe,
+    DeepseekV3,
+    GptOss,
+    Gemma3,
+    Llama4,
+}
+
+/// `architectures` names, their family, and whether the text model's fields sit under `text_config`.
+const ARCHITECTURES: [(&str, Family, bool); 12] = [
+    ("LlamaForCausalLM", Family::Llama, false),
+    ("MistralForCausalLM", Family::Mistral, false),
+    ("Qwen2ForCausalLM", Family::Qwen2, false),
+    ("Qwen3ForCausalLM", Family::Qwen3, false),
+    ("MixtralForCausalLM", Family::Mixtral, false),
+    ("Qwen3MoeForCausalLM", Family::Qwen3Moe, false),
+    ("DeepseekV3ForCausalLM", Family::DeepseekV3, false),
+    ("GptOssForCausalLM", Family::GptOss, false),
+    ("Gemma3ForCausalLM", Family::Gemma3, false),
+    ("Gemma3ForConditionalGeneration", Family::Gemma3, true),
+    ("Llama4ForCausalLM", Family::Llama4, false),
+    ("Llama4ForConditionalGeneration", Family::Llama4, true),
+];
+
+/// The fields of one JSON object, with the path prefix errors name them by.
+struct Fields<'a> {
+    map: &'a Map<String, Value>,
+    prefix: &'static str,
+}
+
+impl Fields<'_> {
+    fn error(&self, name: &str, message: impl Into<String>) -> Error {
+        Error::InvalidModelConfig {
+            field: format!("{}{name}", self.prefix),
+            message: message.into(),
+        }
+    }
+
+    /// The value, `None` when absent or null.
+    fn get(&self, name: &str) -> Option<&Value> {
+        self.map.get(name).filter(|v| !v.is_null())
+    }
+
+    fn optional_uint(&self, name: &str) -> Result<Option<u64>, Error> {
+        self.get(name)
+            .map(|v| {
+                v.as_u64()
+                    .ok_or_else(|| self.error(name, format!("must be a non-negative integer, not {v}")))
+            })
+            .transpose()
+    }
+
+    fn uint(&self, name: &str) -> Result<u64, Error> {
+        self.optional_uint(name)?
+            .ok_or_else(|| self.error(name, "missing (required for this architecture)"))
+    }
+
+    fn uint_or(&self, name: &str, default: u64) -> Result<u64, Error> {
+        Ok(self.optional_uint(name)?.unwrap_or(default))
+    }
+
+    fn bool_or(&self, name: &str, default: bool) -> Result<bool, Error> {
+        self.get(name).map_or(Ok(default), |v| {
+            v.as_bool()
+                .ok_or_else(|| self.error(name, format!("must be true or false, not {v}")))
+        })
+    }
+
+    /// A list of non-negative integers, `None` when absent or null.
+    fn uint_list(&self, name: &str) -> Result<Option<Vec<u64>>, Error> {
+        let Some(value) = self.get(name) else {
+            return Ok(None);
+        };
+        let not_a_list = || self.error(name, "must be a list of non-negative integers");
+        value
+            .as_array()
+            .ok_or_else(not_a_list)?
+            .iter()
+            .map(|v| v.as_u64().ok_or_else(not_a_list))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    /// Sliding (or chunked) layers of `layer_types`: `None` when absent; (count, any chunked) otherwise.
+    fn layer_types(&self, layers: u32) -> Result<Option<(u32, bool)>, Error> {
+        let Some(value) = self.get("layer_types") else {
+            return Ok(None);
+        };
+        let types = value
+            .as_array()
+            .ok_or_else(|| self.error("layer_types", "must be a list of strings"))?;
+        if types.len() != layers as usize {
+            return Err(self.error(
+                "layer_types",
+                format!("has {} entries for {layers} layers", types.len()),
+            ));
+        }
+        let (mut sliding, mut chunked) = (0, false);
+        for kind in types {
+            match kind.as_str() {
+                Some("full_attention") => {}
+                Some("sliding_attention") => sliding += 1,
+                Some("chunked_attention") => {
+                    sliding += 1;
+                    chunked = true;
+                }
+                _ => {
+                    return Err(self.error(
+                        "layer_types",
+                        format!(
+                            "unknown layer type {kind} (full_attention, sliding_attention, chunked_attention)"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(Some((sliding, chunked)))
+    }
+}
+
+/// Layers `0..layers` for which `is_sliding` holds, as a count.
+fn count_layers(layers: u32, is_sliding: impl Fn(u32) -> bool) -> u32 {
+    (0..layers).filter(|&i| is_sliding(i)).count() as u32
+}
+
+impl ModelConfig {
+    /// Parses a Hugging Face `config.json` into a model named `key` (see the module documentation for the
+    /// architectures and fields).
+    ///
+    /// # Errors
+    /// [`Error::InvalidModelConfig`] naming the field that is missing, mistyped or out of range, or
+    /// `architectures` for an architecture the importer does not know; [`Error::InvalidInput`] from
+    /// [`ModelConfig::validate`].
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::{Error, ModelConfig};
+    /// let json = r#"{"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 16, "hidden_size": 2048,
+    ///     "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 8192,
+    ///     "vocab_size": 128256, "tie_word_embeddings": true}"#;
+    /// let model = ModelConfig::from_hf_config_json("llama-3.2-1b", json).unwrap();
+    /// assert_eq!(model.head_dim, 64);
+    /// // 16 · (10,485,760 attention + 50,331,648 FFN + 4096 norm) + 2048 + 128,256 · 2048 tied embedding.
+    /// assert_eq!(model.parameters().total, 1_235_814_400.0);
+    /// let unknown = json.replace("LlamaForCausalLM", "MambaForCausalLM");
+    /// assert!(matches!(ModelConfig::from_hf_config_json("x", &unknown),
+    ///     Err(Error::InvalidModelConfig { field, .. }) if field == "architectures"));
+    /// ```
+    pub fn from_hf_config_json(key: &str, json: &str) -> Result<Self, Error> {
+        let root_value: Value = serde_json::from_str(json).map_err(|e| Error::InvalidModelConfig {
+            field: "config.json".into(),
+            message: format!("not JSON: {e}"),
+        })?;
+        let root = Fields {
+            map: root_value.as_object().ok_or_else(|| Error::InvalidModelConfig {
+                field: "config.json".into(),
+                message: "must be a JSON object".into(),
+            })?,
+            prefix: "",
+        };
+        let architecture = root
+            .get("architectures")
+            .and_then(Value::as_array)
+            .and_then(|list| list.first())
+            .and_then(Value::as_str)
+            .ok_or_else(|| root.error("architectures", "missing (a list naming the model class)"))?;
+        let (family, nested) = ARCHITECTURES
+            .iter()
+            .find(|(name, ..)| *name == architecture)
+            .map(|&(_, family, nested)| (family, nested))
+            .ok_or_else(|| {
+                let known: Vec<_> = ARCHITECTURES.iter().map(|(name, ..)| *name).collect();
+                root.error(
+                    "architectures",
+                    format!(
+                        "unsupported architecture '{architecture}'; supported: {}",
+                        known.join(", ")
+                    ),
+                )
+            })?;
+        let text = if nested {
+            Fields {
+                map: root
+                    .get("text_config")
+                    .and_then(Value::as_object)
+                    .ok_or_else(|| root.error("text_config", "missing (the language model's config)"))?,
+                prefix: "text_config.",
+            }
+        } else {
+            Fields {
+                map: root.map,
+                prefix: "",
+            }
+        };
+        let model = parse(key, architecture, family, &root, &text)?;
+        model.validate()?;
+        Ok(model)
+    }
+}
+
+fn parse(
+    key: &str,
+    architecture: &str,
+    family: Family,
+    root: &Fields<'_>,
+    text: &Fields<'_>,
+) -> Result<ModelConfig, Error> {
+    let layers_u64 = text.uint("num_hidden_layers")?;
+    let layers = u32::try_from(layers_u64)
+        .map_err(|_| text.error("num_hidden_layers", format!("{layers_u64} is too large")))?;
+    let hidden = text.uint("hidden_size")?;
+    let heads = text.uint("num_attention_heads")?;
+    // Every class here except Gemma 3 and gpt-oss sets `num_key_value_heads = num_attention_heads` when it
+    // is absent (multi-head attention); Gemma 3 and gpt-oss configs always give it.
+    let kv_heads = match family {
+        Family::Gemma3 | Family::GptOss => text.uint("num_key_value_heads")?,
+        _ => text.uint_or("num_key_value_heads", heads)?,
+    };
+    // Gemma 3 configs may omit `vocab_size`: Gemma3TextConfig's default is 262,208.
+    let vocab = match family {
+        Family::Gemma3 => text.uint_or("vocab_size", 262_208)?,
+        _ => text.uint("vocab_size")?,
+    };
+    // `tie_word_embeddings`: the text config's, else the top level's, else the class default (True for
+    // Gemma 3, False for the others).
+    let tied_default = root.bool_or("tie_word_embeddings", family == Family::Gemma3)?;
+    let tied_embeddings = text.bool_or("tie_word_embeddings", tied_default)?;
+
+    let mut mla = None;
+    let head_dim = match family {
+        Family::DeepseekV3 => {
+            let m = MlaConfig {
+                q_lora_rank: text.optional_uint("q_lora_rank")?.ok_or_else(|| {
+                    text.error(
+                        "q_lora_rank",
+                        "missing or null: MLA without a Q down-projection (DeepSeek-V2-Lite) is not supported",
+                    )
+                })?,
+                kv_lora_rank: text.uint("kv_lora_rank")?,
+                rope_head_dim: text.uint("qk_rope_head_dim")?,
+                nope_head_dim: text.uint("qk_nope_head_dim")?,
+                v_head_dim: text.uint("v_head_dim")?,
+            };
+            mla = Some(m);
+            m.v_head_dim
+        }
+        _ => match text.optional_uint("head_dim")? {
+            Some(d) => d,
+            // The Llama, Mistral, Qwen and Mixtral classes use hidden_size / num_attention_heads.
+            None if heads > 0 && hidden.is_multiple_of(heads) => hidden / heads,
+            None => {
+                return Err(text.error(
+                    "head_dim",
+                    "missing, and hidden_size is not a multiple of num_attention_heads",
+                ));
+            }
+        },
+    };
+
+    let sparse = |step: u64, exempt: &[u64], first_dense: u64| {
+        count_layers(layers, |i| {
+            let i = u64::from(i);
+            i >= first_dense && (i + 1).is_multiple_of(step) && !exempt.contains(&i)
+        })
+    };
+    let (ffn_dim, moe) = match family {
+        Family::Mixtral => (
+            text.uint("intermediate_size")?,
+            Some(MoeConfig {
+                experts: text.uint("num_local_experts")?,
+                top_k: text.uint("num_experts_per_tok")?,
+                shared_experts: 0,
+                expert_ffn: text.uint("intermediate_size")?,
+                dense_layers: 0,
+            }),
+        ),
+        Family::Qwen3Moe => {
+            // Qwen3MoeConfig defaults: decoder_sparse_step 1, mlp_only_layers [].
+            let step = text.uint_or("decoder_sparse_step", 1)?.max(1);
+            let exempt = text.uint_list("mlp_only_layers")?.unwrap_or_default();
+            let moe_layers = sparse(step, &exempt, 0);
+            (
+                text.uint("intermediate_size")?,
+                Some(MoeConfig {
+                    experts: text.uint("num_experts")?,
+                    top_k: text.uint("num_experts_per_tok")?,
+                    shared_experts: 0,
+                    expert_ffn: text.uint("moe_intermediate_size")?,
+                    dense_layers: layers - moe_layers,
+                }),
+            )
+        }
+        Family::DeepseekV3 => {
+            // DeepseekV3Config: a layer has experts when i >= first_k_dense_replace and i % moe_layer_freq == 0
+            // (moe_layer_freq defaults to 1).
+            let first_dense = text.uint("first_k_dense_replace")?;
+            let frequency = text.uint_or("moe_layer_freq", 1)?.max(1);
+            let moe_layers = count_layers(layers, |i| {
+                u64::from(i) >= first_dense && u64::from(i).is_multiple_of(frequency)
+            });
+            (
+                text.uint("intermediate_size")?,
+                Some(MoeConfig {
+                    experts: text.uint("n_routed_experts")?,
+                    top_k: text.uint("num_experts_per_tok")?,
+                    shared_experts: text.uint("n_shared_experts")?,
+                    expert_ffn: text.uint("moe_intermediate_size")?,
+                    dense_layers: layers - moe_layers,
+                }),
+            )
+        }
+        Family::GptOss => {
+            let top_k = match text.optional_uint("num_experts_per_tok")? {
+                Some(k) => k,
+                None => text.uint("experts_per_token")?,
+            };
+            let expert_ffn = text.uint("intermediate_size")?;
+            (
+                expert_ffn,
+                Some(MoeConfig {
+                    experts: text.uint("num_local_experts")?,
+                    top_k,
+                    shared_experts: 0,
+                    expert_ffn,
+                    dense_layers: 0,
+                }),
+            )
+        }
+        Family::Llama4 => {
+            // Llama4TextConfig: `moe_layers`, else every `interleave_moe_layer_step`-th layer (default 1);
+            // each MoE layer has one shared expert as wide as the routed ones.
+            let moe_layers = match text.uint_list("moe_layers")? {
+                Some(list) => {
+                    if list.iter().any(|&i| i >= layers_u64) {
+                        return Err(text.error("moe_layers", "names a layer beyond num_hidden_layers"));
+                    }
+                    list.len() as u32
+                }
+                None => sparse(text.uint_or("interleave_moe_layer_step", 1)?.max(1), &[], 0),
+            };
+            (
+                text.uint("intermediate_size_mlp")?,
+                Some(MoeConfig {
+                    experts: text.uint("num_local_experts")?,
+                    top_k: text.uint("num_experts_per_tok")?,
+                    shared_experts: 1,
+                    expert_ffn: text.uint("intermediate_size")?,
+                    dense_layers: layers - moe_layers,
+                }),
+            )
+        }
+        Family::Llama | Family::Mistral | Family::Qwen2 | Family::Qwen3 | Family::Gemma3 => {
+            (text.uint("intermediate_size")?, None)
+        }
+    };
+
+    let sliding_window = sliding_window(family, text, layers)?;
+    let name = root
+        .get("_name_or_path")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+        .unwrap_or(key);
+    Ok(ModelConfig {
+        key: key.to_owned(),
+        name: name.to_owned(),
+        layers,
+        hidden,
+        heads,
+        kv_heads,
+        head_dim,
+        ffn_dim,
+        vocab,
+        gated_ffn: true,
+        tied_embeddings,
+        norm: Norm::RmsNorm,
+        moe,
+        mla,
+        sliding_window,
+        published_params: 0.0,
+        published_active_params: None,
+        source: format!("Hugging Face config.json ({architecture})"),
+    })
+}
+
+/// The sliding-window layout of the config, `None` when no layer slides.
+fn sliding_window(family: Family, text: &Fields<'_>, layers: u32) -> Result<Option<SlidingWindow>, Error> {
+    let from_types = text.layer_types(layers)?;
+    let (window, sliding_layers, chunked) = match family {
+        Family::Llama | Family::DeepseekV3 => (None, 0, false),
+        Family::Mistral | Family::Mixtral => {
+            // MistralConfig's default window is 4096, MixtralConfig's none.
+            let default = (family == Family::Mistral).then_some(4096);
+            let window = match text.map.get("sliding_window") {
+                None => default,
+                Some(_) => text.optional_uint("sliding_window")?,
+            };
+            (window, layers, false)
+        }
+        Family::Qwen2 | Family::Qwen3 | Family::Qwen3Moe => {
+            // Qwen classes: no window unless use_sliding_window; then on the layers from max_window_layers
+            // (default 28) on.
+            if text.bool_or("use_sliding_window", false)? {
+                let first = text.uint_or("max_window_layers", 28)?.min(u64::from(layers)) as u32;
+                (Some(text.uint("sliding_window")?), layers - first, false)
+            } else {
+                (None, 0, false)
+            }
+        }
+        Family::GptOss => {
+            // GptOssConfig: sliding_window 128 on every other layer, the first one sliding, by default.
+            let window = text.uint_or("sliding_window", 128)?;
+            (Some(window), count_layers(layers, |i| i % 2 == 0), false)
+        }
+        Family::Gemma3 => {
+            // Gemma3TextConfig: sliding_window 4096 by default; without layer_types, layer i slides unless
+            // (i + 1) is a multiple of sliding_window_pattern (default 6).
+            let window = text.uint_or("sliding_window", 4096)?;
+            let pattern = text.uint_or("sliding_window_pattern", 6)?.max(1);
+            let sliding = count_layers(layers, |i| !(u64::from(i) + 1).is_multiple_of(pattern));
+            (Some(window), sliding, false)
+        }
+        Family::Llama4 => {
+            // Llama4TextConfig: attention_chunk_size 8192 by default; an empty `no_rope_layers` means every
+            // 4th layer is NoPE (global attention) and the others use RoPE with chunked attention.
+            let window = match text.map.get("attention_chunk_size") {
+                None => Some(8192),
+                Some(_) => text.optional_uint("attention_chunk_size")?,
+            };
+            let rope_layers = match text.uint_list("no_rope_layers")? {
+                Some(list) if !list.is_empty() => {
+                    if list.len() != layers as usize {
+                        return Err(text.error(
+                            "no_rope_layers",
+                            format!("has {} entries for {layers} layers", list.len()),
+                        ));
+                    }
+                    list.iter().filter(|&&uses_rope| uses_rope != 0).count() as u32
+                }
+                _ => count_layers(layers, |i| !(i + 1).is_multiple_of(4)),
+            };
+            (window, rope_layers, true)
+        }
+    };
+    let (sliding_layers, chunked) = from_types.unwrap_or((sliding_layers, chunked));
+    Ok(window.filter(|_| sliding_layers > 0).map(|window| SlidingWindow {
+        window,
+        layers: sliding_layers,
+        chunked,
+    }))
+}

@@ -1,0 +1,264 @@
+//! Hugging Face `config.json` import: the published files in `tests/data/hf` parse to the presets' structure
+//! and to the published parameter counts; unknown architectures and missing fields are errors naming the field.
+#![cfg(feature = "serde")]
+
+use roofline_core::{Error, ModelConfig, find_model};
+use serde_json::{Value, json};
+
+/// The published `config.json` files (see `tests/data/hf/README.md` for their sources) and the preset each
+/// describes.
+const FILES: [(&str, &str, &str); 7] = [
+    ("qwen3-8b", "qwen3-8b", include_str!("data/hf/qwen3-8b.json")),
+    (
+        "qwen3-30b-a3b",
+        "qwen3-30b-a3b",
+        include_str!("data/hf/qwen3-30b-a3b.json"),
+    ),
+    (
+        "gpt-oss-20b",
+        "gpt-oss-20b",
+        include_str!("data/hf/gpt-oss-20b.json"),
+    ),
+    (
+        "deepseek-v3",
+        "deepseek-v3",
+        include_str!("data/hf/deepseek-v3.json"),
+    ),
+    (
+        "mistral-7b",
+        "mistral-7b",
+        include_str!("data/hf/mistral-7b.json"),
+    ),
+    (
+        "gemma-3-27b",
+        "gemma-3-27b",
+        include_str!("data/hf/gemma-3-27b.json"),
+    ),
+    (
+        "llama-4-scout",
+        "llama-4-scout",
+        include_str!("data/hf/llama-4-scout.json"),
+    ),
+];
+
+fn parse(json: &str) -> ModelConfig {
+    ModelConfig::from_hf_config_json("imported", json).unwrap()
+}
+
+/// `imported` with the preset's identity and published figures, so the two compare on structure alone.
+fn assert_same_structure(imported: &ModelConfig, preset_key: &str) {
+    let preset = find_model(preset_key).unwrap();
+    let structure = ModelConfig {
+        key: preset.key.clone(),
+        name: preset.name.clone(),
+        published_params: preset.published_params,
+        published_active_params: preset.published_active_params,
+        source: preset.source.clone(),
+        ..imported.clone()
+    };
+    assert_eq!(&structure, preset, "{preset_key}");
+}
+
+fn edited(json: &str, edit: impl FnOnce(&mut Value)) -> String {
+    let mut value: Value = serde_json::from_str(json).unwrap();
+    edit(&mut value);
+    value.to_string()
+}
+
+fn field_error(json: &str) -> String {
+    match ModelConfig::from_hf_config_json("x", json) {
+        Err(Error::InvalidModelConfig { field, .. }) => field,
+        other => panic!("expected InvalidModelConfig, got {other:?}"),
+    }
+}
+
+#[test]
+fn published_configs_parse_to_the_presets() {
+    for (_, preset, json) in FILES {
+        assert_same_structure(&parse(json), preset);
+    }
+}
+
+#[test]
+fn parameter_counts_match_the_model_cards() {
+    // Published totals: Qwen3-8B 8.2B and Qwen3-30B-A3B 30.5B (3.3B active) per their model cards;
+    // gpt-oss-20b 20.91B (gpt-oss model card, arXiv:2508.10925); DeepSeek-V3 671B (technical report, MTP
+    // excluded); Mistral 7B 7.24B; Gemma 3 27B's text model 1,416M + 25,600M (Gemma 3 report, Table 1).
+    let published = [
+        ("qwen3-8b", 8.2e9),
+        ("qwen3-30b-a3b", 30.5e9),
+        ("gpt-oss-20b", 20.91e9),
+        ("deepseek-v3", 671e9),
+        ("mistral-7b", 7.24e9),
+        ("gemma-3-27b", 27.016e9),
+        // Llama 4 Scout's card says 109B including the vision encoder: 34 layers · (4·1408² + 2·1408·5632)
+        // and the 4096 → 5120 projector of its vision_config, 0.83B, which the text model lacks.
+        (
+            "llama-4-scout",
+            109e9 - (34.0 * (4.0 * 1408.0 * 1408.0 + 2.0 * 1408.0 * 5632.0) + 4096.0 * 5120.0),
+        ),
+    ];
+    for ((name, _, json), (key, total)) in FILES.iter().zip(published) {
+        assert_eq!(*name, key);
+        let params = parse(json).parameters();
+        assert!(
+            (params.total / total - 1.0).abs() < 0.01,
+            "{name}: {:.4e} vs {total:.4e}",
+            params.total
+        );
+    }
+    // Qwen3-30B-A3B: 3.3B active (the card counts the input embedding).
+    let active = parse(FILES[1].2).parameters().active;
+    assert!((active / 3.3e9 - 1.0).abs() < 0.02, "{active:.4e}");
+}
+
+#[test]
+fn sibling_configs_parse_to_their_presets() {
+    let [qwen3, _, gpt_oss, deepseek, _, gemma, scout] = FILES.map(|(_, _, json)| json);
+    // Llama 4 Maverick: Scout's text model with 128 experts on every other layer.
+    let maverick = edited(scout, |v| {
+        v["text_config"]["num_local_experts"] = json!(128);
+        v["text_config"]["interleave_moe_layer_step"] = json!(2);
+    });
+    assert_same_structure(&parse(&maverick), "llama-4-maverick");
+    // Kimi K2: the DeepSeek-V3 architecture with 384 experts, 64 heads, one dense layer, a 163,840 vocabulary.
+    let kimi = edited(deepseek, |v| {
+        for (field, value) in [
+            ("n_routed_experts", 384),
+            ("num_attention_heads", 64),
+            ("num_key_value_heads", 64),
+            ("first_k_dense_replace", 1),
+            ("vocab_size", 163_840),
+        ] {
+            v[field] = json!(value);
+        }
+    });
+    assert_same_structure(&parse(&kimi), "kimi-k2");
+    // gpt-oss-120b: 36 layers, 128 experts, the window on alternate layers.
+    let big_oss = edited(gpt_oss, |v| {
+        v["num_hidden_layers"] = json!(36);
+        v["num_local_experts"] = json!(128);
+        let types: Vec<_> = (0..36)
+            .map(|i| {
+                if i % 2 == 0 {
+                    "sliding_attention"
+                } else {
+                    "full_attention"
+                }
+            })
+            .collect();
+        v["layer_types"] = json!(types);
+    });
+    assert_same_structure(&parse(&big_oss), "gpt-oss-120b");
+    // Without layer_types gpt-oss's class default alternates the same way.
+    let no_types = edited(gpt_oss, |v| {
+        v.as_object_mut().unwrap().remove("layer_types");
+    });
+    assert_eq!(parse(&no_types), parse(gpt_oss));
+    // Gemma 3 written by newer transformers lists layer_types: the same 52 sliding layers.
+    let with_types = edited(gemma, |v| {
+        let types: Vec<_> = (0..62)
+            .map(|i| {
+                if (i + 1) % 6 == 0 {
+                    "full_attention"
+                } else {
+                    "sliding_attention"
+                }
+            })
+            .collect();
+        v["text_config"]["layer_types"] = json!(types);
+    });
+    assert_eq!(parse(&with_types), parse(gemma));
+    // Gemma3ForCausalLM keeps the text fields at the top level.
+    let flat = edited(gemma, |v| {
+        let mut text = v["text_config"].clone();
+        text["architectures"] = json!(["Gemma3ForCausalLM"]);
+        *v = text;
+    });
+    let (flat, nested) = (parse(&flat), parse(gemma));
+    assert_eq!(flat.source, "Hugging Face config.json (Gemma3ForCausalLM)");
+    assert_eq!(
+        ModelConfig {
+            source: nested.source.clone(),
+            ..flat
+        },
+        nested
+    );
+    // Qwen3 with the sliding window switched on slides from max_window_layers on.
+    let sliding = edited(qwen3, |v| {
+        v["use_sliding_window"] = json!(true);
+        v["sliding_window"] = json!(4096);
+        v["max_window_layers"] = json!(28);
+    });
+    let window = parse(&sliding).sliding_window.unwrap();
+    assert_eq!((window.window, window.layers), (4096, 8));
+    // Qwen3-MoE's mlp_only_layers and decoder_sparse_step make dense layers.
+    let sparse = edited(FILES[1].2, |v| {
+        v["decoder_sparse_step"] = json!(2);
+        v["mlp_only_layers"] = json!([1]);
+    });
+    assert_eq!(parse(&sparse).moe.unwrap().dense_layers, 25);
+}
+
+#[test]
+fn unknown_architectures_and_missing_fields_name_the_field() {
+    let qwen3 = FILES[0].2;
+    let mamba = edited(qwen3, |v| v["architectures"] = json!(["MambaForCausalLM"]));
+    assert_eq!(field_error(&mamba), "architectures");
+    let message = ModelConfig::from_hf_config_json("x", &mamba)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("MambaForCausalLM") && message.contains("Qwen3ForCausalLM"),
+        "{message}"
+    );
+    let no_architectures = edited(qwen3, |v| {
+        v.as_object_mut().unwrap().remove("architectures");
+    });
+    assert_eq!(field_error(&no_architectures), "architectures");
+    let no_hidden = edited(qwen3, |v| {
+        v.as_object_mut().unwrap().remove("hidden_size");
+    });
+    assert_eq!(field_error(&no_hidden), "hidden_size");
+    let message = ModelConfig::from_hf_config_json("x", &no_hidden)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("hidden_size") && message.contains("missing"),
+        "{message}"
+    );
+    let nested = edited(FILES[5].2, |v| {
+        v["text_config"].as_object_mut().unwrap().remove("hidden_size");
+    });
+    assert_eq!(field_error(&nested), "text_config.hidden_size");
+    let null_layers = edited(qwen3, |v| v["num_hidden_layers"] = Value::Null);
+    assert_eq!(field_error(&null_layers), "num_hidden_layers");
+    let text_layers = edited(qwen3, |v| v["num_hidden_layers"] = json!("36"));
+    assert_eq!(field_error(&text_layers), "num_hidden_layers");
+    let no_experts = edited(FILES[1].2, |v| {
+        v.as_object_mut().unwrap().remove("num_experts");
+    });
+    assert_eq!(field_error(&no_experts), "num_experts");
+    let lite = edited(FILES[3].2, |v| v["q_lora_rank"] = Value::Null);
+    assert_eq!(field_error(&lite), "q_lora_rank");
+    let short_types = edited(FILES[2].2, |v| v["layer_types"] = json!(["full_attention"]));
+    assert_eq!(field_error(&short_types), "layer_types");
+    assert_eq!(field_error("{not json"), "config.json");
+    assert_eq!(field_error("[1, 2]"), "config.json");
+    // A structurally inconsistent config is refused by validation (heads not a multiple of KV heads).
+    let odd = edited(qwen3, |v| v["num_key_value_heads"] = json!(5));
+    assert!(matches!(
+        ModelConfig::from_hf_config_json("x", &odd),
+        Err(Error::InvalidInput(_))
+    ));
+}
+
+#[test]
+fn imported_models_are_named_and_carry_no_published_count() {
+    let model = ModelConfig::from_hf_config_json("my-qwen", FILES[0].2).unwrap();
+    assert_eq!((model.key.as_str(), model.name.as_str()), ("my-qwen", "my-qwen"));
+    assert_eq!(model.published_params, 0.0);
+    assert!(model.source.contains("Qwen3ForCausalLM"), "{}", model.source);
+    let named = edited(FILES[0].2, |v| v["_name_or_path"] = json!("Qwen/Qwen3-8B"));
+    assert_eq!(parse(&named).name, "Qwen/Qwen3-8B");
+}

@@ -2,12 +2,17 @@
 //!
 //! Candidates are every config that passes [`QuantConfig::check_support`] on the device, except the one the
 //! user already runs. Speedups are against the BF16 baseline (FP16 where the device lacks BF16). Caveats
-//! (accuracy, memory fit) are warnings on the result, never errors.
+//! (accuracy, memory fit) are warnings on the result, never errors. For a model, every candidate also says
+//! the smallest tensor-parallel group (1, 2, 4 or 8 GPUs within the device's scale-up domain) whose per-GPU
+//! weights and KV cache fit ([`Candidate::min_gpus`]).
 
 use crate::{
-    Bound, Corrections, Error, GemmShape, HardwareSpec, Mode, ModelConfig, Operator, QuantConfig, Workload,
-    analyze_model, analyze_operator, find_quant_config, quant_configs,
+    Bound, Corrections, Error, GemmShape, HardwareSpec, Mode, ModelConfig, Operator, Parallelism,
+    QuantConfig, Workload, analyze_model_parallel, analyze_operator, find_quant_config, quant_configs,
 };
+
+/// Tensor-parallel degrees the advisor tries for memory fit, smallest first.
+pub const TENSOR_PARALLEL_DEGREES: [u32; 4] = [1, 2, 4, 8];
 
 /// One ranked candidate config.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +34,9 @@ pub struct Candidate {
     pub memory_saved_bytes: f64,
     /// Whether `memory_bytes` fits in device memory.
     pub fits_in_memory: bool,
+    /// Model advice: the smallest tensor-parallel degree of [`TENSOR_PARALLEL_DEGREES`] within the device's
+    /// scale-up domain whose per-GPU weights and KV cache fit (`None`: none does, or operator advice).
+    pub min_gpus: Option<u32>,
     /// The roof that limits it.
     pub bound: Bound,
     /// For weight-only configs: the batch (tokens per GEMM) at which the largest weight GEMM crosses the
@@ -75,6 +83,24 @@ struct Evaluation {
     time_s: f64,
     memory_bytes: f64,
     bound: Bound,
+    min_gpus: Option<u32>,
+}
+
+/// The smallest degree of [`TENSOR_PARALLEL_DEGREES`] that `model` under `config` may be split into on
+/// `hardware` ([`Parallelism::check`]) and whose per-GPU memory fits.
+fn smallest_fitting_group(
+    hardware: &HardwareSpec,
+    model: &ModelConfig,
+    config: &QuantConfig,
+    workload: &Workload,
+) -> Option<u32> {
+    TENSOR_PARALLEL_DEGREES.into_iter().find(|&t| {
+        let p = Parallelism::tensor(t);
+        p.check(model, hardware).is_ok() && {
+            let (weights, kv) = p.memory_per_gpu_bytes(model, config, workload.batch, workload.context);
+            weights + kv <= hardware.memory_bytes
+        }
+    })
 }
 
 /// The GEMM whose ridge crossing decides a weight-only config's break-even batch.
@@ -113,6 +139,41 @@ pub fn advise_model(
     current_config: &str,
     corrections: &Corrections,
 ) -> Result<Advice, Error> {
+    advise_model_parallel(
+        hardware,
+        model,
+        workload,
+        &Parallelism::SINGLE,
+        current_config,
+        corrections,
+    )
+}
+
+/// [`advise_model`] with the step split over GPUs as `parallelism` says: times, memory and fit are per GPU
+/// ([`crate::analyze_model_parallel`]); [`Candidate::min_gpus`] is independent of `parallelism`.
+///
+/// # Errors
+/// As [`advise_model`], and the errors of [`Parallelism::check`].
+///
+/// # Examples
+/// ```
+/// use roofline_core::*;
+/// let h200 = find_hardware("h200_sxm").unwrap();
+/// let model = find_model("deepseek-v3").unwrap();
+/// let decode = Workload { phase: Phase::Decode, batch: 1, context: 4096 };
+/// let advice = advise_model(h200, model, &decode, "bf16", &Corrections::NONE).unwrap();
+/// // 671B parameters in FP8 need ~84 GB per GPU on 8 GPUs, more than 141 GB on 4.
+/// let fp8 = advice.candidates.iter().find(|c| c.config == "fp8").unwrap();
+/// assert_eq!(fp8.min_gpus, Some(8));
+/// ```
+pub fn advise_model_parallel(
+    hardware: &HardwareSpec,
+    model: &ModelConfig,
+    workload: &Workload,
+    parallelism: &Parallelism,
+    current_config: &str,
+    corrections: &Corrections,
+) -> Result<Advice, Error> {
     let ridge_gemm = match model.moe {
         Some(m) if model.moe_layers() > 0 => RidgeGemm {
             n: if model.gated_ffn {
@@ -134,11 +195,12 @@ pub fn advise_model(
         },
     };
     advise(hardware, current_config, &ridge_gemm, |config| {
-        let a = analyze_model(hardware, model, config, workload, corrections)?;
+        let a = analyze_model_parallel(hardware, model, config, workload, parallelism, corrections)?;
         Ok(Evaluation {
             time_s: a.total_time_s,
             memory_bytes: a.memory_required_bytes,
             bound: a.bound,
+            min_gpus: smallest_fitting_group(hardware, model, config, workload),
         })
     })
 }
@@ -184,6 +246,7 @@ pub fn advise_operator(
             time_s: a.time_s,
             memory_bytes: op.weight_bytes,
             bound: a.bound,
+            min_gpus: None,
         })
     })
 }
@@ -305,10 +368,17 @@ fn candidate(
     if let Some(batch) = break_even_batch {
         reason.push_str(&format!("; weight-only gains stop at batch ~{batch}"));
     }
+    if let Some(gpus) = e.min_gpus.filter(|&g| g > 1) {
+        reason.push_str(&format!("; fits on {gpus} GPUs (tensor parallel)"));
+    }
     let mut caveats = Vec::new();
     if !fits_in_memory {
+        let group = match e.min_gpus {
+            Some(gpus) => format!("; fits on {gpus}× {} with tensor parallel {gpus}", hardware.key),
+            None => String::new(),
+        };
         caveats.push(format!(
-            "needs {:.1} GB, the device has {:.1} GB",
+            "needs {:.1} GB, the device has {:.1} GB{group}",
             e.memory_bytes / 1e9,
             hardware.memory_bytes / 1e9
         ));
@@ -331,6 +401,7 @@ fn candidate(
         memory_bytes: e.memory_bytes,
         memory_saved_bytes,
         fits_in_memory,
+        min_gpus: e.min_gpus,
         bound: e.bound,
         break_even_batch,
         reason,

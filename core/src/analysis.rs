@@ -13,11 +13,16 @@
 //! - With [`Corrections::activation_quantization`], a config whose linear inputs are narrower than the hidden
 //!   format (FP8, INT8, FP4 activations) quantizes each linear layer's input in its own kernel.
 //! - The step time is the sum of kernel times plus the host launch overhead of [`Corrections::step_launch`].
-//! - Memory fit counts weights and the KV cache (activations and framework overhead are not modelled).
+//! - Memory fit counts weights and the KV cache (activations and framework overhead are not modelled), per
+//!   GPU.
+//! - Multi-GPU ([`analyze_model_parallel`], rules in [`Parallelism`]): operators are one GPU's shapes (heads,
+//!   FFN widths and vocabulary divided by the tensor degree) and the collectives appear as operators of kind
+//!   [`crate::OpKind::Collective`], timed from the device's interconnect; the step time is one GPU's.
 
+use crate::hardware::Collective;
 use crate::{
-    AttentionShape, Bound, Corrections, Error, HardwareSpec, Mode, ModelConfig, MoeShape, OpAnalysis,
-    OperandPrecisions, Operator, QuantConfig, analyze_operator,
+    AttentionShape, Bound, Corrections, Error, HardwareSpec, Mode, ModelConfig, MoeShape, OpAnalysis, OpKind,
+    OperandPrecisions, Operator, Parallelism, QuantConfig, analyze_operator,
 };
 
 /// Which phase of inference.
@@ -55,6 +60,10 @@ pub struct ModelAnalysis {
     pub config: String,
     /// The workload analysed.
     pub workload: Workload,
+    /// How the step is split over GPUs ([`Parallelism::SINGLE`] for one GPU).
+    pub parallelism: Parallelism,
+    /// GPUs the step runs on (tensor · pipeline degree).
+    pub gpus: u32,
     /// The ceilings the times come from ([`Mode::of`] the spec).
     pub mode: Mode,
     /// The corrections applied.
@@ -63,8 +72,14 @@ pub struct ModelAnalysis {
     pub ops: Vec<OpAnalysis>,
     /// Σ count · FLOPs, in FLOP.
     pub total_flops: f64,
-    /// Σ count · bytes, in bytes.
+    /// Σ count · bytes over every operator but the collectives: the DRAM bytes of one GPU, in bytes.
     pub total_bytes: f64,
+    /// Σ count · bytes over the collectives: the bytes one GPU sends over its link, in bytes.
+    pub communication_bytes: f64,
+    /// Σ count · time over the collectives, in seconds (0 on one GPU).
+    pub communication_time_s: f64,
+    /// Share of the step time spent in collectives, in [0, 1].
+    pub communication_fraction: f64,
     /// Σ count · time plus the step's host launch overhead: the time of the step, in seconds.
     pub total_time_s: f64,
     /// Host launch overhead of the step ([`crate::StepLaunch`]), in seconds.
@@ -77,19 +92,23 @@ pub struct ModelAnalysis {
     pub tokens_per_s: f64,
     /// Kernel launches in the step (Σ count).
     pub kernel_launches: u32,
-    /// Bytes of all weights, in bytes.
+    /// Bytes of all weights (the whole model, over all GPUs), in bytes.
     pub weight_bytes: f64,
-    /// Bytes of the KV cache of `batch · context` tokens, in bytes.
+    /// Bytes of the KV cache of `batch · context` tokens (the whole model, one copy), in bytes.
     pub kv_cache_bytes: f64,
-    /// Weights + KV cache, in bytes.
+    /// Bytes of the weights one GPU holds (equal to `weight_bytes` on one GPU), in bytes.
+    pub weight_bytes_per_gpu: f64,
+    /// Bytes of the KV cache one GPU holds, replicated KV heads included, in bytes.
+    pub kv_cache_bytes_per_gpu: f64,
+    /// Weights + KV cache of one GPU, in bytes.
     pub memory_required_bytes: f64,
-    /// Device memory, in bytes.
+    /// Memory of one device, in bytes.
     pub memory_capacity_bytes: f64,
-    /// Whether weights and KV cache fit in device memory.
+    /// Whether one GPU's weights and KV cache fit in its memory.
     pub fits_in_memory: bool,
     /// Total FLOPs / total bytes, in FLOP/byte (a summary; times are not derived from it).
     pub aggregate_arithmetic_intensity: f64,
-    /// The roof that limits the larger share of the step time.
+    /// The roof that limits the largest share of the step time (memory, compute or the interconnect).
     pub bound: Bound,
     /// Share of the step time spent in memory-bound operators, in [0, 1].
     pub memory_bound_fraction: f64,
@@ -127,11 +146,56 @@ pub fn analyze_model(
     workload: &Workload,
     corrections: &Corrections,
 ) -> Result<ModelAnalysis, Error> {
+    analyze_model_parallel(
+        hardware,
+        model,
+        config,
+        workload,
+        &Parallelism::SINGLE,
+        corrections,
+    )
+}
+
+/// Analyses one step of `model` split over GPUs as `parallelism` says (rules in [`Parallelism`]): per-GPU
+/// operators, the collectives between them, and per-GPU memory. [`Parallelism::SINGLE`] gives exactly
+/// [`analyze_model`].
+///
+/// # Errors
+/// As [`analyze_model`], and [`Error::InvalidInput`] from [`Parallelism::check`]: invalid degrees, a device
+/// without an interconnect figure, more GPUs than its scale-up domain.
+///
+/// # Examples
+/// ```
+/// use roofline_core::*;
+/// let h100 = find_hardware("h100_sxm").unwrap();
+/// let model = find_model("llama-3.1-70b").unwrap();
+/// let bf16 = find_quant_config("bf16").unwrap();
+/// let decode = Workload { phase: Phase::Decode, batch: 1, context: 4096 };
+/// let one = analyze_model(h100, model, bf16, &decode, &Corrections::NONE).unwrap();
+/// let four = analyze_model_parallel(h100, model, bf16, &decode, &Parallelism::tensor(4), &Corrections::NONE)
+///     .unwrap();
+/// // 141 GB of BF16 weights do not fit one 80 GB H100; a quarter of them fits each of four.
+/// assert!(!one.fits_in_memory && four.fits_in_memory);
+/// assert!(four.communication_time_s > 0.0 && four.tpot_s < one.tpot_s);
+/// ```
+pub fn analyze_model_parallel(
+    hardware: &HardwareSpec,
+    model: &ModelConfig,
+    config: &QuantConfig,
+    workload: &Workload,
+    parallelism: &Parallelism,
+    corrections: &Corrections,
+) -> Result<ModelAnalysis, Error> {
     if workload.batch == 0 || workload.context == 0 {
         return Err(Error::InvalidInput("batch and context must be at least 1".into()));
     }
     model.validate()?;
     config.check_support(hardware)?;
+    parallelism.check(model, hardware)?;
+    let full_model = model;
+    let shard = parallelism.shard(model);
+    let model = &shard;
+    let (tp, ep) = (parallelism.tensor, parallelism.expert);
     let batch = u64::from(workload.batch);
     let context = u64::from(workload.context);
     let query_len = match workload.phase {
@@ -163,7 +227,19 @@ pub fn analyze_model(
             .transpose()
     };
 
+    // One GPU's partial sums of a tokens × hidden tensor, summed over the tensor-parallel group.
+    let all_reduce = |name: &str| -> Result<Option<Operator>, Error> {
+        (tp > 1)
+            .then(|| {
+                Operator::collective(Collective::AllReduce, tokens, h, hidden, tp).map(|op| op.named(name))
+            })
+            .transpose()
+    };
+
     add(Operator::embedding(tokens, h, hidden, hidden)?, 1)?;
+    if let Some(op) = all_reduce("embed_all_reduce")? {
+        add(op, 1)?;
+    }
     add(
         Operator::norm(model.norm, tokens, h, hidden)?.named("attn_norm"),
         layers,
@@ -257,6 +333,9 @@ pub fn analyze_model(
         Operator::matmul(tokens, h, attention_width, linear)?.named("o_proj"),
         layers,
     )?;
+    if let Some(op) = all_reduce("attn_all_reduce")? {
+        add(op, layers)?;
+    }
     add(Operator::residual_add(tokens, h, hidden)?, 2 * layers)?;
     add(
         Operator::norm(model.norm, tokens, h, hidden)?.named("ffn_norm"),
@@ -284,8 +363,26 @@ pub fn analyze_model(
             expert_ffn: moe.expert_ffn,
             gated: model.gated_ffn,
         };
+        // Expert parallel: each GPU dispatches the routed rows of the tokens / e it owns, and gets them back.
+        let all_to_all = (ep > 1)
+            .then(|| {
+                Operator::collective(
+                    Collective::AllToAll,
+                    (tokens * moe.top_k).div_ceil(u64::from(ep)),
+                    h,
+                    hidden,
+                    ep,
+                )
+            })
+            .transpose()?;
+        if let Some(op) = &all_to_all {
+            add(op.clone().named("moe_dispatch_all_to_all"), model.moe_layers())?;
+        }
         for op in Operator::moe_experts(&shape, linear)? {
             add(op, model.moe_layers())?;
+        }
+        if let Some(op) = all_to_all {
+            add(op.named("moe_combine_all_to_all"), model.moe_layers())?;
         }
         if let Some(op) = quantize_op(tokens * moe.top_k, moe.expert_ffn, "quantize_expert_down_in")? {
             add(op, model.moe_layers())?;
@@ -301,6 +398,9 @@ pub fn analyze_model(
             model.moe_layers(),
         )?;
     }
+    if let Some(op) = all_reduce("ffn_all_reduce")? {
+        add(op, layers)?;
+    }
     add(
         Operator::norm(model.norm, tokens, h, hidden)?.named("final_norm"),
         1,
@@ -309,8 +409,17 @@ pub fn analyze_model(
         Operator::matmul(batch, model.vocab, h, hidden.into())?.named("logits"),
         1,
     )?;
+    if tp > 1 {
+        let gather = Operator::collective(Collective::AllGather, batch, full_model.vocab, hidden, tp)?;
+        add(gather.named("logits_all_gather"), 1)?;
+    }
 
-    Ok(summarize(hardware, model, config, workload, corrections, ops))
+    let models = Models {
+        full: full_model,
+        shard: model,
+        parallelism: *parallelism,
+    };
+    Ok(summarize(hardware, &models, config, workload, corrections, ops))
 }
 
 /// Attention of a standard (MHA/GQA) layer; MLA overrides the KV layout.
@@ -364,17 +473,33 @@ fn add_ffn(
     )
 }
 
+/// The whole model, the part one GPU runs, and how it is split.
+struct Models<'a> {
+    full: &'a ModelConfig,
+    shard: &'a ModelConfig,
+    parallelism: Parallelism,
+}
+
 fn summarize(
     hardware: &HardwareSpec,
-    model: &ModelConfig,
+    models: &Models<'_>,
     config: &QuantConfig,
     workload: &Workload,
     corrections: &Corrections,
     ops: Vec<OpAnalysis>,
 ) -> ModelAnalysis {
+    let model = models.full;
     let total = |f: fn(&OpAnalysis) -> f64| ops.iter().map(|o| f64::from(o.count) * f(o)).sum::<f64>();
+    let communication = |f: fn(&OpAnalysis) -> f64| {
+        ops.iter()
+            .filter(|o| o.kind == OpKind::Collective)
+            .map(|o| f64::from(o.count) * f(o))
+            .fold(0.0, |sum, x| sum + x)
+    };
     let total_flops = total(|o| o.flops);
-    let total_bytes = total(|o| o.bytes);
+    let communication_bytes = communication(|o| o.bytes);
+    let communication_time_s = communication(|o| o.time_s);
+    let total_bytes = total(|o| o.bytes) - communication_bytes;
     let kernels_s = total(|o| o.time_s);
     let kernel_launches = ops.iter().map(|o| o.count).sum();
     let launch_overhead_s = corrections.step_launch.overhead_s(kernels_s, kernel_launches);
@@ -395,8 +520,39 @@ fn summarize(
     };
     let weight_bytes = model.weight_bytes(config);
     let kv_cache_bytes = batch * model.kv_cache_bytes(config.kv_cache, u64::from(workload.context));
-    let memory_required_bytes = weight_bytes + kv_cache_bytes;
+    let (weight_bytes_per_gpu, kv_cache_bytes_per_gpu) =
+        models
+            .parallelism
+            .memory_per_gpu_bytes(model, config, workload.batch, workload.context);
+    let memory_required_bytes = weight_bytes_per_gpu + kv_cache_bytes_per_gpu;
     let memory_bound_fraction = memory_time_s / kernels_s;
+    let compute_time_s = kernels_s - memory_time_s - communication_time_s;
+    let bound = if communication_time_s > memory_time_s && communication_time_s > compute_time_s {
+        Bound::Interconnect
+    } else if memory_time_s >= compute_time_s {
+        Bound::Memory
+    } else {
+        Bound::Compute
+    };
+    let parallel = (models.parallelism != Parallelism::SINGLE).then(|| {
+        let p = models.parallelism;
+        let kv = if model.mla.is_some() {
+            "MLA latent on every GPU".to_owned()
+        } else if models.shard.kv_heads * u64::from(p.tensor) > model.kv_heads {
+            format!("{} KV heads replicated to one per GPU", model.kv_heads)
+        } else {
+            format!("{} KV heads per GPU", models.shard.kv_heads)
+        };
+        format!(
+            "TP {} (EP {}): per-GPU shapes, {kv}; ring collectives over {}, not overlapped with compute",
+            p.tensor,
+            p.expert,
+            hardware
+                .interconnect
+                .as_ref()
+                .map_or("the interconnect", |i| i.link.name())
+        )
+    });
     let chunked = model.sliding_window.filter(|w| w.chunked).map(|w| {
         format!(
             "chunked attention ({} tokens) analysed as a sliding window of that size: an upper bound on the keys read",
@@ -410,12 +566,15 @@ fn summarize(
         })
         .into_iter()
         .chain(chunked)
+        .chain(parallel)
         .collect();
     ModelAnalysis {
         hardware: hardware.key.clone(),
         model: model.key.clone(),
         config: config.key.clone(),
         workload: *workload,
+        parallelism: models.parallelism,
+        gpus: models.parallelism.gpus(),
         mode: Mode::of(hardware),
         corrections: *corrections,
         kernel_launches,
@@ -423,21 +582,22 @@ fn summarize(
         ops,
         total_flops,
         total_bytes,
+        communication_bytes,
+        communication_time_s,
+        communication_fraction: communication_time_s / total_time_s,
         total_time_s,
         ttft_s,
         tpot_s,
         tokens_per_s,
         weight_bytes,
         kv_cache_bytes,
+        weight_bytes_per_gpu,
+        kv_cache_bytes_per_gpu,
         memory_required_bytes,
         memory_capacity_bytes: hardware.memory_bytes,
         fits_in_memory: memory_required_bytes <= hardware.memory_bytes,
         aggregate_arithmetic_intensity: total_flops / total_bytes,
-        bound: if memory_bound_fraction >= 0.5 {
-            Bound::Memory
-        } else {
-            Bound::Compute
-        },
+        bound,
         memory_bound_fraction,
         weight_bits_per_element: config.weights.effective_bits(),
         kv_bits_per_element: config.kv_cache.effective_bits(),

@@ -245,7 +245,9 @@ pub fn analyze_operator(
         ideal_time_s: p.time_s,
         kernel_overhead_s: p.kernel_overhead_s,
         time_s,
-        bound: if p.memory_time_s >= compute_time_s {
+        bound: if p.bound == Bound::Interconnect {
+            Bound::Interconnect
+        } else if p.memory_time_s >= compute_time_s {
             Bound::Memory
         } else {
             Bound::Compute

@@ -14,7 +14,9 @@
 //! - [`QuantConfig`] and [`quant_configs`]: weight / activation / KV-cache / attention formats of a model.
 //! - [`Operator`]: FLOP and byte models (GEMV, GEMM, batched GEMM, attention, MoE, vector operators).
 //! - [`predict`] and [`Prediction`]: the roofline itself; [`analyze_operator`] adds the [`Corrections`].
-//! - [`ModelConfig`], [`model_presets`] and [`analyze_model`]: whole-model prefill and decode analysis.
+//! - [`ModelConfig`], [`model_presets`] and [`analyze_model`]: whole-model prefill and decode analysis;
+//!   [`analyze_model_parallel`] splits it over GPUs ([`Parallelism`], collectives over the device's
+//!   [`hardware::Interconnect`]).
 //! - [`advise_model`] and [`advise_operator`]: quantization advice ranked by predicted time.
 //! - [`wire`]: the JSON types shared by the web page and the endpoint (feature `serde`).
 //!
@@ -42,6 +44,7 @@ mod formats;
 pub mod hardware;
 mod model;
 pub mod ops;
+mod parallel;
 pub mod precision;
 #[cfg(test)]
 mod properties;
@@ -52,8 +55,10 @@ pub mod validation;
 #[cfg(feature = "serde")]
 pub mod wire;
 
-pub use advisor::{Advice, Candidate, Skipped, advise_model, advise_operator};
-pub use analysis::{ModelAnalysis, Phase, Workload, analyze_model};
+pub use advisor::{
+    Advice, Candidate, Skipped, TENSOR_PARALLEL_DEGREES, advise_model, advise_model_parallel, advise_operator,
+};
+pub use analysis::{ModelAnalysis, Phase, Workload, analyze_model, analyze_model_parallel};
 pub use config::{QuantConfig, find_quant_config, quant_configs};
 pub use corrections::{
     Corrections, EAGER_LAUNCH_S, GRAPH_LAUNCH_S, KERNEL_LAUNCH_FLOOR_S, OpAnalysis, StepLaunch, WAVE_TILE,
@@ -70,5 +75,6 @@ pub use hardware::{
 };
 pub use model::{MlaConfig, ModelConfig, MoeConfig, ParamCount, SlidingWindow, find_model, model_presets};
 pub use ops::{Activation, AttentionShape, GemmShape, MoeShape, Norm, OpKind, OperandPrecisions, Operator};
+pub use parallel::Parallelism;
 pub use precision::{BlockScale, Precision, int4_group_bits};
 pub use roofline::{Bound, Prediction, predict};

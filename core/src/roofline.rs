@@ -1,5 +1,6 @@
 //! The roofline: time = max(FLOPs / peak, bytes / bandwidth).
 
+use crate::ops::CollectiveShape;
 use crate::{Error, HardwareSpec, Mode, Operator};
 
 /// Which roof limits an operator.
@@ -11,15 +12,18 @@ pub enum Bound {
     Memory,
     /// FLOPs / peak > bytes / bandwidth.
     Compute,
+    /// A collective: limited by the GPU-to-GPU link (its bandwidth and latency), not by DRAM or compute.
+    Interconnect,
 }
 
 impl Bound {
-    /// `memory` or `compute`, the original toolkit's `bottleneck` values.
+    /// `memory` or `compute` (the original toolkit's `bottleneck` values), or `interconnect`.
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
             Bound::Memory => "memory",
             Bound::Compute => "compute",
+            Bound::Interconnect => "interconnect",
         }
     }
 }
@@ -37,7 +41,7 @@ pub struct Prediction {
     pub arithmetic_intensity: f64,
     /// Dense peak of the compute path, in FLOP/s.
     pub peak_flop_per_s: f64,
-    /// DRAM bandwidth used, in bytes/s.
+    /// DRAM bandwidth used (a collective: the link bandwidth of its group, one direction), in bytes/s.
     pub bandwidth_bytes_per_s: f64,
     /// Ridge point = peak / bandwidth, in FLOP/byte.
     pub ridge_point: f64,
@@ -45,7 +49,7 @@ pub struct Prediction {
     pub attainable_flop_per_s: f64,
     /// FLOPs / peak, in seconds.
     pub compute_time_s: f64,
-    /// Bytes / bandwidth, in seconds.
+    /// Bytes / bandwidth (a collective: link bytes / link bandwidth), in seconds.
     pub memory_time_s: f64,
     /// Fixed time the kernel adds ([`HardwareSpec::kernel_overhead_for`]; 0 on datasheet specs), in seconds.
     pub kernel_overhead_s: f64,
@@ -59,10 +63,14 @@ pub struct Prediction {
 ///
 /// time = max(FLOPs / peak, bytes / bandwidth) + [`HardwareSpec::kernel_overhead_for`] the operator's path
 /// (0 on datasheet specs, the floors on reference specs, measured on calibrated ones). Matrix operators use the dense peak of their compute path;
-/// vector operators (norms, activations, lookups) use [`HardwareSpec::vector_flop_per_s`].
+/// vector operators (norms, activations, lookups) use [`HardwareSpec::vector_flop_per_s`]. A collective
+/// ([`crate::OpKind::Collective`]) takes link bytes / link bandwidth + the collective's latency from the
+/// spec's [`crate::hardware::Interconnect`], bound [`Bound::Interconnect`].
 ///
 /// # Errors
-/// [`Error::Unsupported`] when the device has no native path for a matrix operator's compute precision.
+/// [`Error::Unsupported`] when the device has no native path for a matrix operator's compute precision;
+/// [`Error::InvalidInput`] for a collective on a device without an interconnect figure or beyond its
+/// scale-up domain.
 ///
 /// # Examples
 /// ```
@@ -74,6 +82,9 @@ pub struct Prediction {
 /// assert!((p.time_s - 2.0 * 8192f64.powi(3) / 989.4e12).abs() < 1e-12);
 /// ```
 pub fn predict(hardware: &HardwareSpec, op: &Operator) -> Result<Prediction, Error> {
+    if let Some(c) = op.collective {
+        return predict_collective(hardware, op, c);
+    }
     let (peak, path) = if op.kind.uses_matrix_units() {
         let precision = op.precisions.compute();
         (
@@ -108,6 +119,37 @@ pub fn predict(hardware: &HardwareSpec, op: &Operator) -> Result<Prediction, Err
         kernel_overhead_s,
         time_s: compute_time_s.max(memory_time_s) + kernel_overhead_s,
         bound,
+    })
+}
+
+/// A collective: link bytes over the group's link bandwidth plus the collective's latency (its
+/// `kernel_overhead_s`); no FLOPs, so intensity, peak, ridge point and attainable throughput are 0.
+fn predict_collective(
+    hardware: &HardwareSpec,
+    op: &Operator,
+    c: CollectiveShape,
+) -> Result<Prediction, Error> {
+    let link = hardware
+        .interconnect_for(c.gpus)?
+        .ok_or_else(|| Error::InvalidInput(format!("{} runs on one GPU: no collective", hardware.key)))?;
+    let bandwidth = link.group_bandwidth_bytes_per_s(c.gpus);
+    let bytes = op.bytes();
+    let memory_time_s = bytes / bandwidth;
+    let kernel_overhead_s = link.latency_s(c.collective, c.gpus);
+    Ok(Prediction {
+        mode: Mode::of(hardware),
+        flops: 0.0,
+        bytes,
+        arithmetic_intensity: 0.0,
+        peak_flop_per_s: 0.0,
+        bandwidth_bytes_per_s: bandwidth,
+        ridge_point: 0.0,
+        attainable_flop_per_s: 0.0,
+        compute_time_s: 0.0,
+        memory_time_s,
+        kernel_overhead_s,
+        time_s: memory_time_s + kernel_overhead_s,
+        bound: Bound::Interconnect,
     })
 }
 

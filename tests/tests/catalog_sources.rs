@@ -33,6 +33,19 @@ struct SourceDevice {
     measured: std::collections::BTreeMap<String, f64>,
     #[serde(default)]
     measured_sources: Vec<String>,
+    /// Per-GPU GPU-to-GPU bandwidth, bidirectional, in GB/s.
+    interconnect_gbs: Option<f64>,
+    /// The scale-up link kind; absent where no scale-up link is modelled.
+    interconnect_link: Option<String>,
+    interconnect_topology: Option<String>,
+    scale_up_gpus: Option<u32>,
+    #[serde(default)]
+    interconnect_sources: Vec<String>,
+    /// nccl-tests ring bus bandwidth measurements.
+    #[serde(default)]
+    interconnect_measured: std::collections::BTreeMap<String, f64>,
+    #[serde(default)]
+    interconnect_measured_sources: Vec<String>,
 }
 
 fn path(name: &str) -> ComputePath {
@@ -189,6 +202,122 @@ fn reference_mode_reproduces_the_published_matmul_ceilings() {
             (p.time_s / expected - 1.0).abs() < 5e-3,
             "{key} {precision}: {} vs {expected}",
             p.time_s
+        );
+    }
+}
+
+/// The scale-up interconnect of every device equals the research file: link, wiring, half the published
+/// bidirectional bandwidth each way, the domain size and the sources; a device without a link there has none.
+/// Reference specs scale the bandwidth by the measured ring bus-bandwidth fraction (or a stated derivation)
+/// and take NCCL's latencies.
+#[test]
+fn every_interconnect_matches_its_sources() {
+    use roofline_core::hardware::{
+        COLLECTIVE_BASE_LATENCY_S, NVLINK_STEP_LATENCY_S, PCIE_STEP_LATENCY_S, Topology,
+    };
+    use roofline_core::{Mode, find_hardware_in};
+    let file = sources();
+    let mut linked = 0;
+    for d in &file.device {
+        let key = &d.key;
+        let h = find_hardware(key).unwrap();
+        let Some(link_name) = &d.interconnect_link else {
+            assert!(
+                h.interconnect.is_none(),
+                "{key} has an interconnect the research file lacks"
+            );
+            continue;
+        };
+        linked += 1;
+        let link = h
+            .interconnect
+            .as_ref()
+            .unwrap_or_else(|| panic!("{key} lacks its interconnect"));
+        let gbs = d
+            .interconnect_gbs
+            .unwrap_or_else(|| panic!("{key}: interconnect_link without interconnect_gbs"));
+        assert_eq!(link.link.name(), link_name, "{key} link");
+        assert_eq!(
+            Some(link.topology.name()),
+            d.interconnect_topology.as_deref(),
+            "{key} topology"
+        );
+        // Published figures are bidirectional; the catalog stores one direction.
+        assert_eq!(link.bandwidth_bytes_per_s, gbs / 2.0 * 1e9, "{key} bandwidth");
+        assert_eq!(Some(link.max_gpus), d.scale_up_gpus, "{key} domain");
+        assert_eq!(link.sources, d.interconnect_sources, "{key} sources");
+        assert!(!link.sources.is_empty(), "{key} interconnect without a source");
+        assert_eq!(
+            (link.collective_latency_s, link.step_latency_s),
+            (0.0, 0.0),
+            "{key} datasheet latency"
+        );
+        if link.topology == Topology::FullMesh {
+            assert!(link.max_gpus > 1, "{key}");
+        }
+
+        let r = h.reference.as_ref().unwrap();
+        let fraction = r
+            .collective_fraction
+            .as_ref()
+            .unwrap_or_else(|| panic!("{key} collective fraction"));
+        match d.interconnect_measured.get("allreduce_busbw_frac") {
+            Some(&f) => {
+                assert_eq!(fraction.value, f, "{key}");
+                assert!(fraction.basis.starts_with("measured: "), "{key}");
+                for source in &d.interconnect_measured_sources {
+                    assert!(
+                        fraction.basis.contains(source.as_str()),
+                        "{key}: {}",
+                        fraction.basis
+                    );
+                }
+                // The fraction is the measured bus bandwidth over the per-direction line rate (3 digits).
+                let busbw = d.interconnect_measured["allreduce_busbw_gbs"];
+                assert!((busbw / (gbs / 2.0) - f).abs() < 5e-4, "{key}: {busbw} / {gbs}");
+            }
+            None => assert!(
+                fraction.basis.starts_with("derived: "),
+                "{key}: {}",
+                fraction.basis
+            ),
+        }
+        let reference = find_hardware_in(key, Mode::Reference).unwrap();
+        let rl = reference.interconnect.as_ref().unwrap();
+        assert!(
+            (rl.bandwidth_bytes_per_s - link.bandwidth_bytes_per_s * fraction.value).abs() < 1.0,
+            "{key}"
+        );
+        let step = if link_name.starts_with("PCIe") {
+            PCIE_STEP_LATENCY_S
+        } else {
+            NVLINK_STEP_LATENCY_S
+        };
+        assert_eq!(
+            (rl.collective_latency_s, rl.step_latency_s),
+            (COLLECTIVE_BASE_LATENCY_S, step),
+            "{key}"
+        );
+    }
+    assert!(linked >= 14, "{linked} devices with an interconnect");
+    // Datasheet figures quoted by NVIDIA and AMD, one direction: H100 SXM 900 GB/s -> 450, B200 1.8 TB/s -> 900,
+    // A100 SXM 600 -> 300, H100 PCIe bridge 600 -> 300, L40S PCIe Gen4 x16 64 -> 32, MI300X 896 -> 448.
+    for (key, per_direction, gpus) in [
+        ("h100_sxm", 450e9, 8),
+        ("h200_sxm", 450e9, 8),
+        ("b200", 900e9, 8),
+        ("gb200", 900e9, 72),
+        ("a100_sxm_80gb", 300e9, 8),
+        ("h100_pcie", 300e9, 2),
+        ("l40s", 32e9, 8),
+        ("mi300x", 448e9, 8),
+        ("gb10", 300e9, 1),
+    ] {
+        let link = find_hardware(key).unwrap().interconnect.clone().unwrap();
+        assert_eq!(
+            (link.bandwidth_bytes_per_s, link.max_gpus),
+            (per_direction, gpus),
+            "{key}"
         );
     }
 }

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use roofline_core::{
-    Corrections, HardwareSpec, Mode, ModelConfig, Phase, StepLaunch, Workload, advise_model, analyze_model,
-    find_hardware, find_model, find_quant_config,
+    Corrections, HardwareSpec, Mode, ModelConfig, Parallelism, Phase, StepLaunch, Workload,
+    advise_model_parallel, analyze_model_parallel, find_hardware, find_model, find_quant_config,
 };
 
 use crate::CliError;
@@ -134,6 +134,14 @@ pub struct ScenarioArgs {
     /// Prompt length (prefill) or tokens already in the KV cache (decode).
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
     pub context: u32,
+    /// Tensor-parallel degree: GPUs of one scale-up domain the heads, FFN and vocabulary are split over
+    /// (needs the device's interconnect figures; at most its domain size).
+    #[arg(long = "tp", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub tensor_parallel: u32,
+    /// Expert-parallel degree (MoE models): GPUs of the tensor-parallel group the routed experts are divided
+    /// between (dispatch and combine all-to-alls); must divide --tp.
+    #[arg(long = "ep", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub expert_parallel: u32,
     /// Host launch of the whole step (default: graphs, none in datasheet mode).
     #[arg(long, value_enum)]
     pub launch: Option<LaunchArg>,
@@ -173,6 +181,14 @@ impl ScenarioArgs {
             phase,
             batch: self.batch,
             context: self.context,
+        }
+    }
+
+    fn parallelism(&self) -> Parallelism {
+        Parallelism {
+            tensor: self.tensor_parallel,
+            expert: self.expert_parallel,
+            pipeline: 1,
         }
     }
 
@@ -238,8 +254,15 @@ pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
     let hardware = s.device.require()?;
     let model = &s.model()?;
     let config = find_quant_config(&args.config).map_err(CliError::from)?;
-    let analysis = analyze_model(&hardware, model, config, &s.workload(), &s.corrections(&hardware))
-        .map_err(CliError::from)?;
+    let analysis = analyze_model_parallel(
+        &hardware,
+        model,
+        config,
+        &s.workload(),
+        &s.parallelism(),
+        &s.corrections(&hardware),
+    )
+    .map_err(CliError::from)?;
     if s.json {
         return json(&analysis);
     }
@@ -268,8 +291,14 @@ pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
             op.bound.name().to_owned(),
         ]);
     }
+    let p = analysis.parallelism;
+    let gpus = match (analysis.gpus, p.expert) {
+        (1, _) => String::new(),
+        (n, 1) => format!(" ×{n} (TP {})", p.tensor),
+        (n, e) => format!(" ×{n} (TP {}, EP {e})", p.tensor),
+    };
     let mut out = format!(
-        "{} · {} · {} · {:?} batch {} context {} · {} mode\n{ops}\n",
+        "{}{gpus} · {} · {} · {:?} batch {} context {} · {} mode\n{ops}\n",
         hardware.name, model.name, config.name, s.phase, s.batch, s.context, analysis.mode
     );
     let params = model.parameters();
@@ -303,13 +332,31 @@ pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
         ),
         ("weights", format!("{:.2} GB", analysis.weight_bytes / 1e9)),
         ("KV cache", format!("{:.3} GB", analysis.kv_cache_bytes / 1e9)),
+        ("GPUs", analysis.gpus.to_string()),
         (
-            "fits in memory",
+            "weights, KV cache per GPU",
+            format!(
+                "{:.2} GB, {:.3} GB",
+                analysis.weight_bytes_per_gpu / 1e9,
+                analysis.kv_cache_bytes_per_gpu / 1e9
+            ),
+        ),
+        (
+            "fits in memory (per GPU)",
             format!(
                 "{} ({:.1} of {:.1} GB)",
                 analysis.fits_in_memory,
                 analysis.memory_required_bytes / 1e9,
                 analysis.memory_capacity_bytes / 1e9
+            ),
+        ),
+        (
+            "communication",
+            format!(
+                "{:.1} µs, {:.1} % of the step, {:.3} MB sent per GPU",
+                analysis.communication_time_s * 1e6,
+                100.0 * analysis.communication_fraction,
+                analysis.communication_bytes / 1e6
             ),
         ),
     ] {
@@ -330,10 +377,11 @@ pub fn run_advise(args: &AdviseArgs) -> Result<(), CliError> {
     let s = &args.scenario;
     let hardware = s.device.require()?;
     let model = &s.model()?;
-    let advice = advise_model(
+    let advice = advise_model_parallel(
         &hardware,
         model,
         &s.workload(),
+        &s.parallelism(),
         &args.current,
         &s.corrections(&hardware),
     )
@@ -348,6 +396,7 @@ pub fn run_advise(args: &AdviseArgs) -> Result<(), CliError> {
         "speedup",
         "memory saved GB",
         "fits",
+        "min GPUs",
         "break-even batch",
         "reason",
     ]);
@@ -359,6 +408,7 @@ pub fn run_advise(args: &AdviseArgs) -> Result<(), CliError> {
             format!("{:.2}×", c.speedup),
             format!("{:.2}", c.memory_saved_bytes / 1e9),
             c.fits_in_memory.to_string(),
+            c.min_gpus.map_or_else(|| "—".to_owned(), |g| g.to_string()),
             c.break_even_batch
                 .map_or_else(|| "—".to_owned(), |b| b.to_string()),
             c.reason.clone(),

@@ -3,10 +3,12 @@
 //! Transcribed from `core/data/hardware-sources.toml` (the project's research file; every figure there carries
 //! its source). Units follow that file: memory in GB (1e9 bytes, TPU/Trainium as marketed), DRAM bandwidth in
 //! GB/s (1e9), L2 in MB, clocks in MHz, power in W, peaks in dense TFLOP/s (TOPS for integer paths, no 2:4
-//! sparsity). Conversion to base units happens once, in [`super::catalog`]. The test
+//! sparsity), scale-up interconnect bandwidth bidirectional per GPU in GB/s as published (stored one
+//! direction once converted). Conversion to base units happens once, in [`super::catalog`]. The test
 //! `tests/tests/catalog_sources.rs` checks this table against the TOML so the two cannot drift apart.
 
 use super::CatalogEntry;
+use super::interconnect::{InterconnectEntry, Link, Topology};
 use super::{Architecture, ComputePath::*};
 
 /// Every catalogued accelerator, in the order of the research file.
@@ -57,6 +59,17 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
             "NVIDIA Developer Forums 'SM121 CUTLASS kernel optimization results: NVFP4 356 TFLOPS' (measured NVFP4 356 TF, FP8 188 TF)",
             "GitHub code comments in GB10 benchmark scripts: 'GB10 nameplate BF16 dense ~125 TFLOPS', 'Carmack et al. ~60 TFLOPS sustained', 'healthy GB10 ~80-125 TFLOP/s burst'",
         ],
+        interconnect: Some(InterconnectEntry {
+            link: Link::NvLinkC2c,
+            topology: Topology::Switched,
+            bidirectional_gbs: 600.0,
+            max_gpus: 1,
+            sources: &[
+                "Hot Chips 2025 GB10 presentation as reported by The Register / meterpreter.org: NVLink-C2C 600 GB/s between the Grace CPU and the GPU (not a GPU-to-GPU link); two DGX Spark pair over 2x 200GbE ConnectX-7 (scale-out, not modelled)",
+            ],
+            measured_busbw_fraction: None,
+            measured_sources: &[],
+        }),
     },
     CatalogEntry {
         key: "b200",
@@ -99,6 +112,17 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         measured_sources: &[
             "ml-engineering 'Maximum Achievable Matmul FLOPS' tables (torch.matmul, best shape, mean of 100 iters after 50 warmup)",
         ],
+        interconnect: Some(InterconnectEntry {
+            link: Link::NvLink5,
+            topology: Topology::Switched,
+            bidirectional_gbs: 1800.0,
+            max_gpus: 8,
+            sources: &[
+                "NVIDIA DGX B200 / HGX B200 datasheet: 8 Blackwell GPUs, fifth-generation NVLink 1.8 TB/s per GPU (bidirectional), NVSwitch 14.4 TB/s aggregate",
+            ],
+            measured_busbw_fraction: None,
+            measured_sources: &[],
+        }),
     },
     CatalogEntry {
         key: "gb200",
@@ -139,6 +163,17 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         measured_sources: &[
             "ml-engineering 'Maximum Achievable Matmul FLOPS' tables (torch.matmul, best shape, mean of 100 iters after 50 warmup)",
         ],
+        interconnect: Some(InterconnectEntry {
+            link: Link::NvLink5,
+            topology: Topology::Switched,
+            bidirectional_gbs: 1800.0,
+            max_gpus: 72,
+            sources: &[
+                "NVIDIA GB200 NVL72 spec page: 72 Blackwell GPUs in one NVLink domain, 130 TB/s NVLink Switch aggregate = 1.8 TB/s per GPU (bidirectional)",
+            ],
+            measured_busbw_fraction: None,
+            measured_sources: &[],
+        }),
     },
     CatalogEntry {
         key: "b300",
@@ -186,6 +221,17 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         measured_sources: &[
             "ml-engineering 'Maximum Achievable Matmul FLOPS' tables (torch.matmul, best shape, mean of 100 iters after 50 warmup)",
         ],
+        interconnect: Some(InterconnectEntry {
+            link: Link::NvLink5,
+            topology: Topology::Switched,
+            bidirectional_gbs: 1800.0,
+            max_gpus: 8,
+            sources: &[
+                "NVIDIA DGX B300 datasheet: 8 Blackwell Ultra GPUs, fifth-generation NVLink 1.8 TB/s per GPU (bidirectional), 14.4 TB/s aggregate",
+            ],
+            measured_busbw_fraction: None,
+            measured_sources: &[],
+        }),
     },
     CatalogEntry {
         key: "gb300",
@@ -224,6 +270,17 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         measured_gemm_fraction: &[],
         measured_dram_fraction: None,
         measured_sources: &[],
+        interconnect: Some(InterconnectEntry {
+            link: Link::NvLink5,
+            topology: Topology::Switched,
+            bidirectional_gbs: 1800.0,
+            max_gpus: 72,
+            sources: &[
+                "NVIDIA GB300 NVL72 spec page: 72 Blackwell Ultra GPUs in one NVLink domain, 130 TB/s aggregate = 1.8 TB/s per GPU (bidirectional)",
+            ],
+            measured_busbw_fraction: None,
+            measured_sources: &[],
+        }),
     },
     CatalogEntry {
         key: "h100_sxm",
@@ -262,6 +319,19 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
             "ml-engineering 'Maximum Achievable Matmul FLOPS' tables (torch.matmul, best shape, mean of 100 iters after 50 warmup)",
             "roofline docs/validation/README.md (H100 80GB HBM3 SXM, 2026-11-23): gpu-endpoint calibrate copy kernel 3011 GB/s",
         ],
+        interconnect: Some(InterconnectEntry {
+            link: Link::NvLink4,
+            topology: Topology::Switched,
+            bidirectional_gbs: 900.0,
+            max_gpus: 8,
+            sources: &[
+                "NVIDIA H100 Tensor Core GPU datasheet: H100 SXM NVLink 900 GB/s (bidirectional), PCIe Gen5 128 GB/s; HGX H100: 8 GPUs over NVSwitch",
+            ],
+            measured_busbw_fraction: Some(0.822),
+            measured_sources: &[
+                "NVIDIA/nccl-tests issue #212 (NCCL maintainer, 2024-05-06): 450 GB/s NVLink line rate per direction on H100, ~370 GB/s effective bus bandwidth for ring collectives after ~20 % protocol overhead (NCCL_ALGO=RING)",
+            ],
+        }),
     },
     CatalogEntry {
         key: "h100_pcie",
@@ -297,6 +367,17 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         measured_gemm_fraction: &[],
         measured_dram_fraction: Some(0.97),
         measured_sources: &["te42kyfo/gpu-benches (gpu-stream, gpu-l2-cache measured data files)"],
+        interconnect: Some(InterconnectEntry {
+            link: Link::NvLink4,
+            topology: Topology::Switched,
+            bidirectional_gbs: 600.0,
+            max_gpus: 2,
+            sources: &[
+                "NVIDIA H100 Tensor Core GPU datasheet: H100 PCIe NVLink 600 GB/s (bidirectional) through a 2-way NVLink bridge, PCIe Gen5 128 GB/s",
+            ],
+            measured_busbw_fraction: None,
+            measured_sources: &[],
+        }),
     },
     CatalogEntry {
         key: "h200_sxm",
@@ -334,6 +415,17 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
             "te42kyfo/gpu-benches (gpu-stream, gpu-l2-cache measured data files)",
             "ml-engineering 'Maximum Achievable Matmul FLOPS' tables (torch.matmul, best shape, mean of 100 iters after 50 warmup)",
         ],
+        interconnect: Some(InterconnectEntry {
+            link: Link::NvLink4,
+            topology: Topology::Switched,
+            bidirectional_gbs: 900.0,
+            max_gpus: 8,
+            sources: &[
+                "NVIDIA H200 datasheet (nvidia.com/en-us/data-center/h200): H200 SXM NVLink 900 GB/s (bidirectional), PCIe Gen5 128 GB/s; HGX H200: 4 or 8 GPUs over NVSwitch",
+            ],
+            measured_busbw_fraction: None,
+            measured_sources: &[],
+        }),
     },
     CatalogEntry {
         key: "h20",
@@ -367,6 +459,17 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         measured_gemm_fraction: &[],
         measured_dram_fraction: None,
         measured_sources: &[],
+        interconnect: Some(InterconnectEntry {
+            link: Link::NvLink4,
+            topology: Topology::Switched,
+            bidirectional_gbs: 900.0,
+            max_gpus: 8,
+            sources: &[
+                "Reported H20 specs (no public NVIDIA datasheet): NVLink 900 GB/s, 8-GPU HGX boards - secondary, unverified",
+            ],
+            measured_busbw_fraction: None,
+            measured_sources: &[],
+        }),
     },
     CatalogEntry {
         key: "a100_sxm_80gb",
@@ -405,6 +508,17 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
             "te42kyfo/gpu-benches (gpu-stream, gpu-l2-cache measured data files)",
             "ml-engineering 'Maximum Achievable Matmul FLOPS' tables (torch.matmul, best shape, mean of 100 iters after 50 warmup)",
         ],
+        interconnect: Some(InterconnectEntry {
+            link: Link::NvLink3,
+            topology: Topology::Switched,
+            bidirectional_gbs: 600.0,
+            max_gpus: 8,
+            sources: &[
+                "NVIDIA A100 datasheet nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf: A100 SXM NVLink 600 GB/s (bidirectional), PCIe Gen4 64 GB/s; HGX A100: 8 GPUs over NVSwitch",
+            ],
+            measured_busbw_fraction: None,
+            measured_sources: &[],
+        }),
     },
     CatalogEntry {
         key: "l40s",
@@ -440,6 +554,18 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         measured_gemm_fraction: &[],
         measured_dram_fraction: Some(0.977),
         measured_sources: &["te42kyfo/gpu-benches (gpu-stream, gpu-l2-cache measured data files)"],
+        interconnect: Some(InterconnectEntry {
+            link: Link::PcieGen4,
+            topology: Topology::Switched,
+            bidirectional_gbs: 64.0,
+            max_gpus: 8,
+            sources: &[
+                "NVIDIA L40S datasheet (resources.nvidia.com/en-us-l40s/l40s-datasheet): PCIe Gen4 x16 64 GB/s bidirectional, NVLink not supported",
+                "8 GPUs per PCIe server as in NVIDIA OVX L40S configurations - an assumption about the server, not a property of the GPU",
+            ],
+            measured_busbw_fraction: None,
+            measured_sources: &[],
+        }),
     },
     CatalogEntry {
         key: "l4",
@@ -470,6 +596,18 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         measured_gemm_fraction: &[],
         measured_dram_fraction: None,
         measured_sources: &[],
+        interconnect: Some(InterconnectEntry {
+            link: Link::PcieGen4,
+            topology: Topology::Switched,
+            bidirectional_gbs: 64.0,
+            max_gpus: 8,
+            sources: &[
+                "NVIDIA L4 datasheet (nvidia.com/en-us/data-center/l4): PCIe Gen4 x16 64 GB/s bidirectional, no NVLink",
+                "8 GPUs per PCIe server as in Google Cloud g2-standard-96 (8x L4) - an assumption about the server, not a property of the GPU",
+            ],
+            measured_busbw_fraction: None,
+            measured_sources: &[],
+        }),
     },
     CatalogEntry {
         key: "rtx_4090",
@@ -504,6 +642,7 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         measured_gemm_fraction: &[],
         measured_dram_fraction: None,
         measured_sources: &[],
+        interconnect: None,
     },
     CatalogEntry {
         key: "rtx_5090",
@@ -539,6 +678,7 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         measured_gemm_fraction: &[],
         measured_dram_fraction: None,
         measured_sources: &[],
+        interconnect: None,
     },
     CatalogEntry {
         key: "rtx_pro_6000_bw",
@@ -582,6 +722,7 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         measured_gemm_fraction: &[],
         measured_dram_fraction: None,
         measured_sources: &[],
+        interconnect: None,
     },
     CatalogEntry {
         key: "jetson_agx_orin_64gb",
@@ -613,6 +754,7 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         measured_gemm_fraction: &[],
         measured_dram_fraction: None,
         measured_sources: &[],
+        interconnect: None,
     },
     CatalogEntry {
         key: "jetson_agx_thor",
@@ -650,6 +792,7 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         measured_gemm_fraction: &[],
         measured_dram_fraction: None,
         measured_sources: &[],
+        interconnect: None,
     },
     CatalogEntry {
         key: "mi300x",
@@ -689,6 +832,17 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
             "ROCm/rocm-systems PR #2934 (rocprofiler-compute HBM roofline expected values: MI300X 3910.62 GB/s, MI325X 4287.31 GB/s); ROCm issue legacy-rocm-build #5070 (MI300X 4.2 TB/s)",
             "ml-engineering 'Maximum Achievable Matmul FLOPS' tables (torch.matmul, best shape, mean of 100 iters after 50 warmup)",
         ],
+        interconnect: Some(InterconnectEntry {
+            link: Link::InfinityFabric,
+            topology: Topology::FullMesh,
+            bidirectional_gbs: 896.0,
+            max_gpus: 8,
+            sources: &[
+                "AMD Instinct MI300X datasheet: 7 AMD Infinity Fabric links of 128 GB/s (bidirectional) each, 896 GB/s aggregate peer-to-peer; the 8 OAM accelerators of the MI300X platform are fully connected, one link to each peer",
+            ],
+            measured_busbw_fraction: None,
+            measured_sources: &[],
+        }),
     },
     CatalogEntry {
         key: "mi325x",
@@ -727,6 +881,17 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
             "ROCm/rocm-systems PR #2934 (rocprofiler-compute HBM roofline expected values: MI300X 3910.62 GB/s, MI325X 4287.31 GB/s); ROCm issue legacy-rocm-build #5070 (MI300X 4.2 TB/s)",
             "ml-engineering 'Maximum Achievable Matmul FLOPS' tables (torch.matmul, best shape, mean of 100 iters after 50 warmup)",
         ],
+        interconnect: Some(InterconnectEntry {
+            link: Link::InfinityFabric,
+            topology: Topology::FullMesh,
+            bidirectional_gbs: 896.0,
+            max_gpus: 8,
+            sources: &[
+                "AMD Instinct MI325X product page: 7 AMD Infinity Fabric links, 896 GB/s aggregate peer-to-peer (bidirectional); 8 accelerators fully connected on the MI325X platform",
+            ],
+            measured_busbw_fraction: None,
+            measured_sources: &[],
+        }),
     },
     CatalogEntry {
         key: "mi355x",
@@ -768,6 +933,7 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
             "ROCm/rocm-systems PR #8480 (MI350X: TransferBench 7200 GB/s, new read kernel 6914 GB/s)",
             "ml-engineering 'Maximum Achievable Matmul FLOPS' tables (torch.matmul, best shape, mean of 100 iters after 50 warmup)",
         ],
+        interconnect: None,
     },
     CatalogEntry {
         key: "apple_m4_max",
@@ -794,6 +960,7 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         measured_gemm_fraction: &[],
         measured_dram_fraction: None,
         measured_sources: &[],
+        interconnect: None,
     },
     CatalogEntry {
         key: "tpu_v5e",
@@ -821,6 +988,7 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         measured_gemm_fraction: &[],
         measured_dram_fraction: None,
         measured_sources: &[],
+        interconnect: None,
     },
     CatalogEntry {
         key: "tpu_v6e",
@@ -848,6 +1016,7 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         measured_gemm_fraction: &[],
         measured_dram_fraction: None,
         measured_sources: &[],
+        interconnect: None,
     },
     CatalogEntry {
         key: "trainium2",
@@ -880,6 +1049,7 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         measured_gemm_fraction: &[],
         measured_dram_fraction: None,
         measured_sources: &[],
+        interconnect: None,
     },
     CatalogEntry {
         key: "gaudi3",
@@ -914,5 +1084,6 @@ pub(super) const ENTRIES: &[CatalogEntry] = &[
         measured_sources: &[
             "ml-engineering 'Maximum Achievable Matmul FLOPS' tables (torch.matmul, best shape, mean of 100 iters after 50 warmup)",
         ],
+        interconnect: None,
     },
 ];

@@ -1,10 +1,15 @@
-//! Hardware specs: the sourced catalog, custom devices and measured (calibrated) specs share one type.
+//! Hardware specs: the sourced catalog, custom devices and measured (calibrated) specs share one type, with
+//! the scale-up interconnect multi-GPU analysis needs ([`Interconnect`], `interconnect.rs`).
 
 mod catalog;
+mod interconnect;
 mod reference;
 
+pub use interconnect::{Collective, Interconnect, Link, Topology};
+
 pub use reference::{
-    GemmFraction, MATRIX_KERNEL_FLOOR_S, ReferenceCeilings, Sourced, VECTOR_KERNEL_FLOOR_S, fallback_paths,
+    COLLECTIVE_BASE_LATENCY_S, GemmFraction, MATRIX_KERNEL_FLOOR_S, NVLINK_STEP_LATENCY_S,
+    PCIE_STEP_LATENCY_S, ReferenceCeilings, Sourced, VECTOR_KERNEL_FLOOR_S, fallback_paths,
 };
 
 use std::fmt;
@@ -12,6 +17,7 @@ use std::sync::LazyLock;
 
 use crate::units::{GIGA, MEGA, TERA};
 use crate::{Error, Precision};
+use interconnect::InterconnectEntry;
 
 /// A class of matrix-unit (or vector-unit) throughput a device publishes a peak for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -386,6 +392,10 @@ pub struct HardwareSpec {
     /// them; `None` on a custom device takes the catalog-wide defaults).
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub reference: Option<ReferenceCeilings>,
+    /// Scale-up GPU-to-GPU interconnect, where the research file publishes one (`None`: multi-GPU analysis
+    /// is refused, naming the missing figure).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub interconnect: Option<Interconnect>,
 }
 
 impl HardwareSpec {
@@ -425,6 +435,7 @@ impl HardwareSpec {
                 catalog::ENTRIES,
                 self.arch,
                 self.peaks.iter().map(|p| p.path),
+                self.interconnect.as_ref().map(|i| i.link),
                 *MEDIANS,
             )
         })
@@ -481,6 +492,13 @@ impl HardwareSpec {
             ceilings.vector_kernel_floor.value * 1e6,
             ceilings.vector_kernel_floor.basis
         ));
+        if let Some(link) = &mut spec.interconnect {
+            ceilings.apply_to_interconnect(link);
+            spec.sources.push(format!(
+                "reference interconnect: {}",
+                ceilings.interconnect_basis()
+            ));
+        }
         spec.provenance = Provenance::Reference;
         spec.reference = Some(ceilings);
         spec.validate()?;
@@ -551,6 +569,38 @@ impl HardwareSpec {
         )
     }
 
+    /// The interconnect a group of `gpus` GPUs of this device communicates over: `None` for one GPU.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for zero GPUs, for more than one GPU on a device without a published
+    /// interconnect figure (the message names the missing figure), and for more GPUs than its scale-up
+    /// domain holds.
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::find_hardware;
+    /// let h100 = find_hardware("h100_sxm").unwrap();
+    /// assert_eq!(h100.interconnect_for(8).unwrap().unwrap().bandwidth_bytes_per_s, 450e9);
+    /// assert!(h100.interconnect_for(16).is_err());
+    /// assert!(find_hardware("rtx_4090").unwrap().interconnect_for(2).is_err());
+    /// ```
+    pub fn interconnect_for(&self, gpus: u32) -> Result<Option<&Interconnect>, Error> {
+        match (gpus, &self.interconnect) {
+            (0, _) => Err(Error::InvalidInput("the GPU count must be at least 1".into())),
+            (1, _) => Ok(None),
+            (_, None) => Err(Error::InvalidInput(format!(
+                "{} has no scale-up interconnect figure (GPU-to-GPU link bandwidth and domain size) in the \
+                 catalog, so {gpus} GPUs cannot be analysed; add `interconnect` to a custom spec",
+                self.key
+            ))),
+            (_, Some(link)) if gpus > link.max_gpus => Err(Error::InvalidInput(format!(
+                "{gpus} GPUs exceed the scale-up domain of {} ({} GPUs over {})",
+                self.key, link.max_gpus, link.link
+            ))),
+            (_, Some(link)) => Ok(Some(link)),
+        }
+    }
+
     /// A spec to calibrate a device with no catalog entry from (a host CPU, an unknown GPU): architecture
     /// [`Architecture::Custom`], no peaks yet, key `key`.
     #[must_use]
@@ -575,6 +625,7 @@ impl HardwareSpec {
             unverified: Vec::new(),
             notes: String::new(),
             reference: None,
+            interconnect: None,
         }
     }
 
@@ -632,6 +683,13 @@ impl HardwareSpec {
         spec.name = format!("{} (measured on {})", self.name, calibration.device_name);
         spec.dram_bandwidth_bytes_per_s = calibration.dram_bandwidth_bytes_per_s;
         spec.kernel_overhead_s = calibration.kernel_overhead_s;
+        // Calibration measures one GPU: the link keeps its reference figures (achievable fraction, NCCL's
+        // latencies), not the ideal datasheet bound.
+        if matches!(self.provenance, Provenance::Datasheet | Provenance::Custom)
+            && let Some(link) = &mut spec.interconnect
+        {
+            self.reference_ceilings().apply_to_interconnect(link);
+        }
         spec.reference = None;
         for peak in &mut spec.peaks {
             peak.kernel_overhead_s = None;
@@ -731,6 +789,9 @@ impl HardwareSpec {
         {
             positive("optional field", v)?;
         }
+        if let Some(link) = &self.interconnect {
+            link.validate(&self.key)?;
+        }
         if self.peaks.is_empty() {
             return Err(Error::InvalidInput(format!(
                 "{}: at least one peak is required",
@@ -827,6 +888,8 @@ struct CatalogEntry {
     measured_dram_fraction: Option<f64>,
     /// Sources of the measured fractions.
     measured_sources: &'static [&'static str],
+    /// Scale-up GPU-to-GPU interconnect, where published.
+    interconnect: Option<InterconnectEntry>,
 }
 
 impl CatalogEntry {
@@ -870,6 +933,7 @@ impl CatalogEntry {
             unverified: strings(self.unverified),
             notes,
             reference: Some(reference::for_entry(catalog::ENTRIES, self, medians)),
+            interconnect: self.interconnect.as_ref().map(InterconnectEntry::to_interconnect),
         }
     }
 }

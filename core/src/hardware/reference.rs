@@ -14,8 +14,30 @@
 //!
 //! The kernel floors ([`MATRIX_KERNEL_FLOOR_S`], [`VECTOR_KERNEL_FLOOR_S`]) are the same for every device:
 //! no per-device figure is published.
+//!
+//! A device with a scale-up interconnect also gets a collective fraction (the share of its per-direction
+//! link bandwidth a ring collective reaches, nccl-tests' bus bandwidth): its own measurement, else the first
+//! device with the same link kind that has one, else the median of the measured ones; and NCCL's own cost
+//! model for the latencies ([`COLLECTIVE_BASE_LATENCY_S`] per collective plus [`NVLINK_STEP_LATENCY_S`] or
+//! [`PCIE_STEP_LATENCY_S`] per ring step).
 
+use super::interconnect::{Interconnect, Link};
 use super::{Architecture, CatalogEntry, ComputePath};
+
+/// Fixed time of one collective on a reference spec, in seconds (6.6 µs).
+///
+/// Source: NCCL's cost model, `src/graph/tuning.cc` `baseLat` of the ring algorithm with the LL protocol
+/// (the one NCCL picks for the small messages of decode), as quoted in NVIDIA/nccl issue #1334.
+pub const COLLECTIVE_BASE_LATENCY_S: f64 = 6.6e-6;
+
+/// Time of one ring step over NVLink (and, for want of a published RCCL figure, Infinity Fabric), in
+/// seconds (0.6 µs). Source: NCCL `tuning.cc` `hwLat` NVLink ring LL, as for [`COLLECTIVE_BASE_LATENCY_S`].
+pub const NVLINK_STEP_LATENCY_S: f64 = 0.6e-6;
+
+/// Time of one ring step over PCIe, in seconds (1.0 µs). Source: NCCL `tuning.cc` `hwLat` PCI ring LL.
+pub const PCIE_STEP_LATENCY_S: f64 = 1.0e-6;
+
+const NCCL_COST_MODEL: &str = "NCCL src/graph/tuning.cc ring/LL latencies (NVIDIA/nccl issue #1334)";
 
 /// Fixed time of one matrix kernel (GEMM, GEMV, attention) on top of its roofline time, in seconds (5 µs).
 ///
@@ -37,7 +59,8 @@ pub const VECTOR_KERNEL_FLOOR_S: f64 = 2e-6;
 pub struct Sourced {
     /// The value (a fraction in (0, 1] for ceilings, seconds for floors).
     pub value: f64,
-    /// `measured: …` (with the source) or `derived: …` (with the rule).
+    /// `measured: …` (with the source), `derived: …` (with the rule) or `source: …` (a published model
+    /// constant, e.g. NCCL's latencies).
     pub basis: String,
 }
 
@@ -63,6 +86,16 @@ pub struct ReferenceCeilings {
     pub matrix_kernel_floor: Sourced,
     /// Fixed time per vector kernel, in seconds.
     pub vector_kernel_floor: Sourced,
+    /// Achievable fraction of the per-direction link bandwidth for ring collectives, in (0, 1] (`None`
+    /// without an interconnect).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub collective_fraction: Option<Sourced>,
+    /// Fixed time per collective, in seconds (`None` without an interconnect).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub collective_base_latency: Option<Sourced>,
+    /// Time per ring step, in seconds (`None` without an interconnect).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub collective_step_latency: Option<Sourced>,
 }
 
 impl ReferenceCeilings {
@@ -73,6 +106,38 @@ impl ReferenceCeilings {
             .iter()
             .find(|g| g.path == path)
             .map(|g| &g.fraction)
+    }
+
+    /// Scales a datasheet interconnect to these ceilings: bandwidth times the collective fraction, and the
+    /// collective and step latencies. No-op where the ceilings have no interconnect figures.
+    pub fn apply_to_interconnect(&self, link: &mut Interconnect) {
+        if let Some(f) = &self.collective_fraction {
+            link.bandwidth_bytes_per_s *= f.value;
+        }
+        if let Some(l) = &self.collective_base_latency {
+            link.collective_latency_s = l.value;
+        }
+        if let Some(l) = &self.collective_step_latency {
+            link.step_latency_s = l.value;
+        }
+    }
+
+    /// The basis of the interconnect figures, for a spec's sources.
+    #[must_use]
+    pub fn interconnect_basis(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(f) = &self.collective_fraction {
+            parts.push(format!("bandwidth ×{:.3}: {}", f.value, f.basis));
+        }
+        if let (Some(base), Some(step)) = (&self.collective_base_latency, &self.collective_step_latency) {
+            parts.push(format!(
+                "latency {:.1} µs + {:.1} µs per step: {}",
+                base.value * 1e6,
+                step.value * 1e6,
+                base.basis
+            ));
+        }
+        parts.join("; ")
     }
 }
 
@@ -241,15 +306,93 @@ fn floors() -> (Sourced, Sourced) {
     )
 }
 
+fn measured_busbw(entry: &CatalogEntry) -> Option<f64> {
+    entry
+        .interconnect
+        .as_ref()
+        .and_then(|i| i.measured_busbw_fraction)
+}
+
+/// The collective fraction of a device with link `link` (rules in the module docs).
+fn collective_fraction(entries: &[CatalogEntry], device: Device<'_>, link: Link) -> Sourced {
+    if let Some((entry, f)) = device.entry.and_then(|e| measured_busbw(e).map(|f| (e, f))) {
+        let sources = entry
+            .interconnect
+            .as_ref()
+            .map_or(String::new(), |i| i.measured_sources.join("; "));
+        return Sourced {
+            value: f,
+            basis: format!(
+                "measured: ring collective bus bandwidth {} ({sources})",
+                percent(f)
+            ),
+        };
+    }
+    let same_link = entries.iter().find_map(|e| {
+        let i = e.interconnect.as_ref()?;
+        (i.link == link && device.entry.is_none_or(|own| own.key != e.key))
+            .then_some(())
+            .and(i.measured_busbw_fraction.map(|f| (e, f)))
+    });
+    if let Some((other, f)) = same_link {
+        return Sourced {
+            value: f,
+            basis: format!(
+                "derived: {}'s measured ring collective bus bandwidth {} (same link, {link})",
+                other.key,
+                percent(f)
+            ),
+        };
+    }
+    let all = median(entries.iter().filter_map(measured_busbw).collect());
+    Sourced {
+        value: all,
+        basis: format!(
+            "derived: median of the catalog's measured ring collective bus bandwidth fractions, {}",
+            percent(all)
+        ),
+    }
+}
+
+fn collective_latencies(link: Link) -> (Sourced, Sourced) {
+    let step = if link.is_pcie() {
+        PCIE_STEP_LATENCY_S
+    } else {
+        NVLINK_STEP_LATENCY_S
+    };
+    let step_basis = match link {
+        Link::InfinityFabric => {
+            format!("derived: NCCL's NVLink ring step latency, no RCCL figure published ({NCCL_COST_MODEL})")
+        }
+        _ if link.is_pcie() => format!("source: NCCL's PCIe ring step latency ({NCCL_COST_MODEL})"),
+        _ => format!("source: NCCL's NVLink ring step latency ({NCCL_COST_MODEL})"),
+    };
+    (
+        Sourced {
+            value: COLLECTIVE_BASE_LATENCY_S,
+            basis: format!("source: NCCL ring base latency ({NCCL_COST_MODEL})"),
+        },
+        Sourced {
+            value: step,
+            basis: step_basis,
+        },
+    )
+}
+
 /// The reference ceilings of catalog entry `entry` under the rules of this module.
 fn ceilings(
     entries: &[CatalogEntry],
     device: Device<'_>,
     paths: impl Iterator<Item = ComputePath>,
+    link: Option<Link>,
     m: Medians,
 ) -> ReferenceCeilings {
     let (matrix_kernel_floor, vector_kernel_floor) = floors();
+    let latencies = link.map(collective_latencies);
     ReferenceCeilings {
+        collective_fraction: link.map(|l| collective_fraction(entries, device, l)),
+        collective_base_latency: latencies.as_ref().map(|(base, _)| base.clone()),
+        collective_step_latency: latencies.map(|(_, step)| step),
         dram_fraction: dram_fraction(entries, device, m),
         gemm_fractions: paths
             .map(|path| GemmFraction {
@@ -268,7 +411,13 @@ pub(super) fn for_entry(entries: &[CatalogEntry], entry: &CatalogEntry, m: Media
         arch: entry.arch,
         entry: Some(entry),
     };
-    ceilings(entries, device, entry.dense_tflops.iter().map(|&(p, _)| p), m)
+    ceilings(
+        entries,
+        device,
+        entry.dense_tflops.iter().map(|&(p, _)| p),
+        entry.interconnect.as_ref().map(|i| i.link),
+        m,
+    )
 }
 
 /// Reference ceilings for a device outside the catalog (or a spec whose ceilings were dropped): the rules
@@ -277,8 +426,9 @@ pub(super) fn for_custom(
     entries: &[CatalogEntry],
     arch: Architecture,
     paths: impl Iterator<Item = ComputePath>,
+    link: Option<Link>,
     m: Medians,
 ) -> ReferenceCeilings {
     let device = Device { arch, entry: None };
-    ceilings(entries, device, paths, m)
+    ceilings(entries, device, paths, link, m)
 }

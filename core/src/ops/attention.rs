@@ -170,6 +170,7 @@ impl Operator {
                     kv_bytes: kv,
                     output_bytes,
                     gemm: None,
+                    collective: None,
                 }
             };
         if shape.fused {

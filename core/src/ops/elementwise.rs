@@ -49,6 +49,7 @@ fn vector_op(
         kv_bytes: 0.0,
         output_bytes: precision.tensor_bytes(elements),
         gemm: None,
+        collective: None,
     }
 }
 
@@ -146,6 +147,7 @@ impl Operator {
             kv_bytes: 0.0,
             output_bytes: to.tensor_bytes(elements),
             gemm: None,
+            collective: None,
         })
     }
 
@@ -199,6 +201,7 @@ impl Operator {
             kv_bytes: 0.0,
             output_bytes: output.tensor_bytes(elements),
             gemm: None,
+            collective: None,
         })
     }
 
@@ -255,6 +258,7 @@ impl Operator {
             kv_bytes: tokens as f64 * kv_cache.tensor_bytes(elements_per_token as f64),
             output_bytes: 0.0,
             gemm: None,
+            collective: None,
         })
     }
 }

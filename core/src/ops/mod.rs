@@ -13,6 +13,7 @@ pub use attention::AttentionShape;
 pub use elementwise::{Activation, Norm};
 pub use moe::MoeShape;
 
+use crate::hardware::Collective;
 use crate::{Error, Precision};
 
 /// The largest dimension accepted for one operator axis (2^24), so products stay exact in `f64`.
@@ -38,6 +39,9 @@ pub enum OpKind {
     Embedding,
     /// KV-cache read or write (data movement, no FLOPs).
     KvCache,
+    /// Communication between GPUs over the scale-up link (all-reduce, all-gather, all-to-all, send/receive):
+    /// no FLOPs, its bytes are link bytes and its time comes from the interconnect, not the DRAM roof.
+    Collective,
 }
 
 impl OpKind {
@@ -51,7 +55,7 @@ impl OpKind {
         )
     }
 
-    /// `gemv`, `gemm`, `batched_gemm`, `attention`, `elementwise`, `embedding` or `kv_cache`.
+    /// `gemv`, `gemm`, `batched_gemm`, `attention`, `elementwise`, `embedding`, `kv_cache` or `collective`.
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
@@ -62,6 +66,7 @@ impl OpKind {
             OpKind::Elementwise => "elementwise",
             OpKind::Embedding => "embedding",
             OpKind::KvCache => "kv_cache",
+            OpKind::Collective => "collective",
         }
     }
 }
@@ -138,6 +143,21 @@ pub struct Operator {
     pub output_bytes: f64,
     /// Matrix dimensions, for GEMM-like operators (used by wave quantization).
     pub gemm: Option<GemmShape>,
+    /// The collective, for communication operators ([`OpKind::Collective`]).
+    pub collective: Option<CollectiveShape>,
+}
+
+/// What a communication operator moves: which collective, over how many GPUs, of how large a tensor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct CollectiveShape {
+    /// The collective.
+    pub collective: Collective,
+    /// GPUs taking part (at least 2).
+    pub gpus: u32,
+    /// The tensor it runs on (the full result of an all-reduce or all-gather, one GPU's rows of an
+    /// all-to-all, the sent tensor of a send/receive), in bytes.
+    pub payload_bytes: f64,
 }
 
 pub(crate) fn check_dims(dims: &[(&str, u64)]) -> Result<(), Error> {
@@ -173,6 +193,7 @@ impl Operator {
             kv_bytes: 0.0,
             output_bytes: precisions.output.tensor_bytes(n_f),
             gemm: Some(GemmShape { batch: 1, m: 1, n, k }),
+            collective: None,
         })
     }
 
@@ -227,6 +248,62 @@ impl Operator {
             kv_bytes: 0.0,
             output_bytes: b_f * precisions.output.tensor_bytes(m_f * n_f),
             gemm: Some(GemmShape { batch, m, n, k }),
+            collective: None,
+        })
+    }
+
+    /// A collective over `gpus` GPUs on a `rows`×`width` tensor in `precision` (see
+    /// [`crate::hardware::Interconnect`] for its time).
+    ///
+    /// FLOPs = 0 (reductions are negligible next to the transfer). Bytes = the bytes each GPU sends over its
+    /// link, [`Collective::link_bytes`] of the tensor's bytes (counted as activation bytes); none of them is
+    /// DRAM traffic.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a zero or oversized dimension or fewer than 2 GPUs.
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::{Operator, OpKind, Precision};
+    /// use roofline_core::hardware::Collective;
+    /// // Llama-3.1-70B decode, one token: 8192 BF16 values = 16,384 B; a ring over 4 GPUs sends 2·3/4 of it.
+    /// let op = Operator::collective(Collective::AllReduce, 1, 8192, Precision::Bf16, 4).unwrap();
+    /// assert_eq!((op.kind, op.flops, op.bytes()), (OpKind::Collective, 0.0, 24_576.0));
+    /// ```
+    pub fn collective(
+        collective: Collective,
+        rows: u64,
+        width: u64,
+        precision: Precision,
+        gpus: u32,
+    ) -> Result<Operator, Error> {
+        check_dims(&[("rows", rows), ("width", width)])?;
+        if gpus < 2 {
+            return Err(Error::InvalidInput(format!(
+                "a collective needs at least 2 GPUs, got {gpus}"
+            )));
+        }
+        let payload_bytes = precision.tensor_bytes(rows as f64 * width as f64);
+        Ok(Operator {
+            name: collective.name().to_owned(),
+            kind: OpKind::Collective,
+            shape: format!("{rows}x{width} over {gpus} GPUs"),
+            precisions: OperandPrecisions {
+                weight: precision,
+                activation: precision,
+                output: precision,
+            },
+            flops: 0.0,
+            weight_bytes: 0.0,
+            activation_bytes: collective.link_bytes(payload_bytes, gpus),
+            kv_bytes: 0.0,
+            output_bytes: 0.0,
+            gemm: None,
+            collective: Some(CollectiveShape {
+                collective,
+                gpus,
+                payload_bytes,
+            }),
         })
     }
 

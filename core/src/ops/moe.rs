@@ -97,6 +97,7 @@ impl Operator {
                     n,
                     k,
                 }),
+                collective: None,
             }
         };
         let activation = if shape.gated {

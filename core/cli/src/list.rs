@@ -15,7 +15,8 @@ pub struct ListArgs {
     pub json: bool,
 }
 
-/// Lists the catalog: memory, DRAM bandwidth, dense BF16/FP8/FP4 peaks and the reference fractions.
+/// Lists the catalog: memory, DRAM bandwidth, dense BF16/FP8/FP4 peaks, the reference fractions and the
+/// scale-up link (per-direction bandwidth and GPUs per domain).
 ///
 /// # Errors
 /// [`CliError::Runtime`] when writing fails.
@@ -37,6 +38,7 @@ pub fn hardware(args: &ListArgs) -> Result<(), CliError> {
         "FP4 TF",
         "ref DRAM",
         "ref BF16",
+        "link GB/s ×GPUs",
     ]);
     for h in catalog() {
         let r = h.reference_ceilings();
@@ -53,10 +55,15 @@ pub fn hardware(args: &ListArgs) -> Result<(), CliError> {
             tflops(h, ComputePath::Fp4),
             format!("{:.0} %", 100.0 * r.dram_fraction.value),
             bf16,
+            h.interconnect.as_ref().map_or_else(
+                || "—".to_owned(),
+                |i| format!("{} {:.0} ×{}", i.link, i.bandwidth_bytes_per_s / 1e9, i.max_gpus),
+            ),
         ]);
     }
     emit(&format!(
-        "{t}\nDense peaks (no sparsity); `ref` = the reference-mode fractions (`--json` has every figure's source).\n"
+        "{t}\nDense peaks (no sparsity); `ref` = the reference-mode fractions (`--json` has every figure's source);\n\
+         link = the scale-up interconnect, GB/s in one direction per GPU (half the published bidirectional figure).\n"
     ))
 }
 

@@ -113,3 +113,11 @@ fn advice_shows_the_smallest_gpu_count_that_fits() {
     let table = stdout(&["advise", "--hardware", "h200_sxm", "--model", "deepseek-v3"]);
     assert!(table.contains("min GPUs"), "{table}");
 }
+
+#[test]
+fn the_hardware_listing_shows_each_scale_up_link() {
+    let text = stdout(&["hardware"]);
+    // H100 SXM: NVLink 4, 900 GB/s bidirectional = 450 each way, 8 GPUs per HGX board (cells may wrap).
+    assert!(text.contains("NVLink 4 450"), "{text}");
+    assert!(text.contains("one direction"), "{text}");
+}

@@ -381,8 +381,10 @@ pub struct BenchmarkDoneEvent {
     pub cancelled: bool,
 }
 
-/// `POST /api/calibrate` body (every field optional).
+/// `POST /api/calibrate` body (every field optional; an unknown field is refused, so a misspelt one cannot
+/// silently start a full calibration).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub struct CalibrateRequest {
     /// Precisions whose achieved peak is measured (default: every precision the backend runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -6,6 +6,7 @@ use roofline_core::{HardwareSpec, Operator, Precision, predict};
 
 use crate::backend::{BackendError, Device, MatmulSpec, point_of};
 use crate::error::ApiError;
+use crate::protocol::PointLimits;
 use crate::store::Store;
 
 /// Most precisions one analyze request may list.
@@ -107,16 +108,19 @@ pub fn predict_only(
 }
 
 /// Runs the whole analysis: predictions, then measurements one precision after another while holding the
-/// device (503 busy if a job holds it). Measured points are committed to the store.
+/// device (503 busy if a job holds it). Measured points are committed to the store. Each point runs under
+/// `limits`: past its cap it is a `time_limit` entry in `failed` and the next precision runs; once `limits`
+/// is cancelled (the client went away) the measurement stops within one sample and the device is free.
 ///
 /// # Errors
-/// [`ApiError::Busy`] when the device is taken.
+/// [`ApiError::Busy`] when the device is taken; `cancelled` when `limits` was cancelled.
 pub fn analyze(
     device: &Device,
     store: Option<&Store>,
     hardware: &'static HardwareSpec,
     request: &AnalyzeRequest,
     precisions: &[Precision],
+    limits: &PointLimits,
 ) -> Result<AnalyzeResponse, ApiError> {
     let (simulated, mut failed) = simulate(hardware, request, precisions);
     let guard = device.try_acquire()?;
@@ -128,7 +132,7 @@ pub fn analyze(
             k: request.k,
             precision,
         };
-        match guard.measure_matmul(&spec) {
+        match limits.run(|| guard.measure_matmul(&spec)) {
             Ok(result) => {
                 let predicted = simulated.iter().find(|p| p.precision == result.precision);
                 let point = point_of(result, predicted.map(|p| p.bottleneck.as_str()));
@@ -139,7 +143,7 @@ pub fn analyze(
                 }
                 measured.push(point);
             }
-            Err(BackendError::Busy) => return Err(ApiError::Busy),
+            Err(e @ (BackendError::Busy | BackendError::Cancelled)) => return Err(e.into()),
             Err(e) => {
                 let mut failure = e.failure(precision.name());
                 failure.message = format!("measurement: {}", failure.message);

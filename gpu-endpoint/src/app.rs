@@ -38,6 +38,9 @@ pub struct AppConfig {
     pub nvml_interval: Duration,
     /// How many finished jobs (and bytes of their events) are kept for replay.
     pub job_retention: JobRetention,
+    /// Wall-clock cap of one measured point (`--max-point-seconds`); a point past it is a `time_limit`
+    /// failure and the next point runs.
+    pub max_point: Duration,
 }
 
 impl Default for AppConfig {
@@ -49,6 +52,7 @@ impl Default for AppConfig {
             web_dir: PathBuf::from("dist"),
             nvml_interval: Duration::from_millis(500),
             job_retention: JobRetention::default(),
+            max_point: crate::protocol::DEFAULT_MAX_POINT,
         }
     }
 }
@@ -83,7 +87,12 @@ impl AppState {
     pub fn new(selected: Selected, store: Option<Arc<Store>>, config: AppConfig) -> AppState {
         let device = Arc::new(Device::new(selected.backend));
         AppState {
-            jobs: JobManager::new(device.clone(), store.clone(), config.job_retention),
+            jobs: JobManager::new(
+                device.clone(),
+                store.clone(),
+                config.job_retention,
+                config.max_point,
+            ),
             device,
             backend_reason: selected.reason,
             telemetry: selected.telemetry,
@@ -276,7 +285,7 @@ async fn require_token(
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
             .map(str::trim);
-        if !presented.is_some_and(|p| constant_time_eq(p.as_bytes(), token.as_bytes())) {
+        if !presented.is_some_and(|p| token_matches(p.as_bytes(), token.as_bytes())) {
             let response = actix_web::ResponseError::error_response(&ApiError::Unauthorized);
             return Ok(req.into_response(response).map_into_right_body());
         }
@@ -338,8 +347,14 @@ async fn json_errors(
     Ok(ServiceResponse::new(request, rebuilt.json(body)))
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// Whether a presented token equals the configured one, in time independent of both: their SHA-256 digests
+/// (fixed length, so not even the token's length leaks) compared with `subtle`'s constant-time equality.
+#[must_use]
+pub fn token_matches(presented: &[u8], token: &[u8]) -> bool {
+    use sha2::{Digest as _, Sha256};
+    use subtle::ConstantTimeEq as _;
+    let (presented, token) = (Sha256::digest(presented), Sha256::digest(token));
+    presented.as_slice().ct_eq(token.as_slice()).into()
 }
 
 fn json_error(err: JsonPayloadError, _req: &HttpRequest) -> actix_web::Error {
@@ -408,5 +423,31 @@ fn static_files(cfg: &mut web::ServiceConfig, web_dir: &std::path::Path) {
                     .body(message)
             }
         }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_match_only_when_equal_whatever_their_lengths() {
+        let token = b"s3cret-token";
+        assert!(token_matches(token, token));
+        for presented in [
+            &b""[..],
+            b"s",
+            b"s3cret-toke",
+            b"s3cret-tokeN",
+            b"s3cret-token ",
+            b"s3cret-token-and-more",
+        ] {
+            assert!(
+                !token_matches(presented, token),
+                "{}",
+                String::from_utf8_lossy(presented)
+            );
+        }
+        assert!(token_matches(b"", b""));
     }
 }

@@ -34,6 +34,12 @@ pub enum BackendError {
     /// Another measurement holds the device.
     #[error("the device is busy")]
     Busy,
+    /// The point ran past its time cap (`--max-point-seconds`) and was stopped.
+    #[error("{0}")]
+    TimeLimit(String),
+    /// The measurement was cancelled (its client went away, or its job was cancelled).
+    #[error("the measurement was cancelled")]
+    Cancelled,
     /// No device / library.
     #[error("{0}")]
     Unavailable(String),
@@ -57,6 +63,8 @@ impl BackendError {
             BackendError::TooLarge(_) => "too_large",
             BackendError::InvalidInput(_) => "invalid_input",
             BackendError::Busy => "busy",
+            BackendError::TimeLimit(_) => "time_limit",
+            BackendError::Cancelled => "cancelled",
             BackendError::Unavailable(_) => "no_gpu",
             BackendError::Cuda(_) => "cuda_error",
             BackendError::Verification(_) => "verification_failed",

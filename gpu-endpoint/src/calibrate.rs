@@ -7,13 +7,16 @@ use roofline_core::wire::{CalibratedPeak, CalibrationResult, Failure, KernelOver
 use roofline_core::{HardwareSpec, Precision};
 
 use crate::backend::{BackendError, DeviceGuard, MatmulSpec};
-use crate::protocol::unix_now;
+use crate::protocol::{PointLimits, unix_now};
 
 /// Measures and builds the calibrated spec. `base` is the datasheet spec to start from (its unmeasured peaks
-/// are kept and named in `notes`); without one, only measured peaks are in the spec.
+/// are kept and named in `notes`); without one, only measured peaks are in the spec. Every measurement runs
+/// under `limits` (a peak past its time cap is a `time_limit` failure).
 ///
 /// # Errors
-/// The bandwidth measurement's error (a spec without bandwidth is meaningless).
+/// The bandwidth measurement's error (a spec without bandwidth is meaningless), or
+/// [`BackendError::Cancelled`].
+#[allow(clippy::too_many_arguments)]
 pub fn calibrate(
     guard: &DeviceGuard<'_>,
     backend_kind: &str,
@@ -22,12 +25,13 @@ pub fn calibrate(
     memory_total_bytes: f64,
     base: Option<&HardwareSpec>,
     precisions: &[Precision],
+    limits: &PointLimits,
 ) -> Result<CalibrationResult, BackendError> {
-    let bandwidth = guard.measure_bandwidth()?;
+    let bandwidth = limits.run(|| guard.measure_bandwidth())?;
     let bandwidth_bytes_per_s = bandwidth.bytes / bandwidth.measurement.median_s;
     let mut peaks = Vec::new();
     let mut failed = Vec::new();
-    let kernel_overhead = match measure_overhead(guard, bandwidth_bytes_per_s) {
+    let kernel_overhead = match measure_overhead(guard, bandwidth_bytes_per_s, limits) {
         Ok(overhead) => Some(overhead),
         Err(failure) => {
             failed.push(failure);
@@ -35,9 +39,12 @@ pub fn calibrate(
         }
     };
     for &precision in precisions {
+        if limits.is_cancelled() {
+            return Err(BackendError::Cancelled);
+        }
         let (m, n, k) = guard.calibration_shape(precision);
         let spec = MatmulSpec { m, n, k, precision };
-        match guard.measure_matmul(&spec) {
+        match limits.run(|| guard.measure_matmul(&spec)) {
             Ok(result) => peaks.push(CalibratedPeak {
                 precision: result.precision,
                 achieved_tflops: result.op.flops / result.measurement.median_s / 1e12,
@@ -85,7 +92,11 @@ pub const OVERHEAD_SHAPE: (u64, u64, u64) = (1, 2048, 2048);
 
 /// Times the [`OVERHEAD_SHAPE`] GEMV in FP16 (else FP32) and subtracts its bytes over the copy bandwidth.
 /// A failure names the precision it tried and says in its message that it was the overhead GEMV.
-fn measure_overhead(guard: &DeviceGuard<'_>, bandwidth_bytes_per_s: f64) -> Result<KernelOverhead, Failure> {
+fn measure_overhead(
+    guard: &DeviceGuard<'_>,
+    bandwidth_bytes_per_s: f64,
+    limits: &PointLimits,
+) -> Result<KernelOverhead, Failure> {
     let measurable = guard.measurable();
     let Some(precision) = [Precision::Fp16, Precision::Fp32]
         .into_iter()
@@ -97,8 +108,8 @@ fn measure_overhead(guard: &DeviceGuard<'_>, bandwidth_bytes_per_s: f64) -> Resu
         );
     };
     let (m, n, k) = OVERHEAD_SHAPE;
-    let result = guard
-        .measure_matmul(&MatmulSpec { m, n, k, precision })
+    let result = limits
+        .run(|| guard.measure_matmul(&MatmulSpec { m, n, k, precision }))
         .map_err(|e| {
             let mut failure = e.failure(precision.name());
             failure.message = format!("kernel-overhead GEMV {m}x{n}x{k}: {}", failure.message);

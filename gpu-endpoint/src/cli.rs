@@ -7,7 +7,6 @@
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
@@ -132,9 +131,26 @@ pub struct ServeArgs {
     /// Actix worker threads (default: 2).
     #[arg(long, default_value_t = 2)]
     pub workers: usize,
+    /// Wall-clock cap of one measured point, in seconds: a point past it stops (within one sample) and is a
+    /// `time_limit` failure; the next point runs.
+    #[arg(long, default_value = "60", value_parser = parse_max_point)]
+    pub max_point_seconds: Duration,
     /// Backend.
     #[command(flatten)]
     pub backend: BackendArgs,
+}
+
+fn parse_max_point(s: &str) -> Result<Duration, String> {
+    let seconds: f64 = s
+        .trim()
+        .parse()
+        .map_err(|e| format!("'{s}' is not a number of seconds: {e}"))?;
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0) {
+        return Err(format!(
+            "--max-point-seconds must be above 0 and at most 86400, got {s}"
+        ));
+    }
+    Ok(Duration::from_secs_f64(seconds))
 }
 
 /// `bench` / `compare` options.
@@ -290,6 +306,7 @@ fn run_serve(args: ServeArgs) -> Result<(), CliError> {
             })
             .collect(),
         web_dir: args.web_dir.clone(),
+        max_point: args.max_point_seconds,
         ..AppConfig::default()
     };
     if !config.web_dir.join("index.html").is_file() {
@@ -306,6 +323,9 @@ fn run_serve(args: ServeArgs) -> Result<(), CliError> {
         .client_request_timeout(CLIENT_REQUEST_TIMEOUT)
         .client_disconnect_timeout(CLIENT_DISCONNECT_TIMEOUT)
         .keep_alive(KEEP_ALIVE)
+        // A client that closes its side has gone: the connection ends, its handler future is dropped, and a
+        // measurement it started is cancelled (routes::measuring) instead of holding the device for nobody.
+        .h1_allow_half_closed(false)
         .bind((args.host.as_str(), args.port))
         .map_err(|e| CliError::Runtime(format!("cannot bind {}:{}: {e}", args.host, args.port)))?;
         for addr in server.addrs() {
@@ -352,7 +372,7 @@ fn run_bench(args: &BenchArgs, compare: bool) -> Result<(), CliError> {
         &request,
         hardware.as_ref(),
         store.as_deref(),
-        &AtomicBool::new(false),
+        &crate::protocol::PointLimits::default(),
         |event| match event {
             JobEvent::Point(p) => {
                 bar.set_message(format!("{} {}", p.point.shape, p.point.precision));
@@ -480,6 +500,7 @@ fn run_calibrate(args: &CalibrateArgs) -> Result<(), CliError> {
         info.memory_total_mb * 1e6,
         base,
         &precisions,
+        &crate::protocol::PointLimits::default(),
     )
     .map_err(|e| CliError::Runtime(e.to_string()))?;
     drop(guard);

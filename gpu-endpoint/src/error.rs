@@ -145,6 +145,14 @@ impl From<BackendError> for ApiError {
             BackendError::TooLarge(m) => ApiError::TooLarge(m),
             BackendError::InvalidInput(m) => ApiError::BadRequest(m),
             BackendError::Busy => ApiError::Busy,
+            BackendError::TimeLimit(m) => ApiError::Unavailable {
+                code: "time_limit",
+                message: m,
+            },
+            BackendError::Cancelled => ApiError::Unavailable {
+                code: "cancelled",
+                message: "the measurement was cancelled".into(),
+            },
             BackendError::Unavailable(m) => ApiError::Unavailable {
                 code: "no_gpu",
                 message: m,

@@ -12,7 +12,8 @@ use roofline_core::wire::{
 };
 use roofline_core::{HardwareSpec, Operator, predict};
 
-use crate::backend::{Device, DeviceGuard, MatmulSpec, point_of};
+use crate::backend::{BackendError, Device, DeviceGuard, MatmulSpec, point_of};
+use crate::protocol::PointLimits;
 use crate::store::Store;
 
 /// Most shapes in one job.
@@ -119,14 +120,16 @@ pub fn validate_request(request: &BenchmarkRequest) -> Result<(), String> {
 }
 
 /// Measures every shape × precision in order, calling `emit` after each point (after it is committed to the
-/// store). Stops between points when `cancel` is set. Returns the `done` event (also emitted).
+/// store). Each point runs under `limits`: past its time cap it becomes a `failed` event with code
+/// `time_limit` and the next point runs; once `limits` is cancelled the job stops (within one sample) and
+/// reports `cancelled`. Returns the `done` event (also emitted).
 pub fn run_points(
     guard: &DeviceGuard<'_>,
     job_id: &str,
     request: &BenchmarkRequest,
     hardware: Option<&HardwareSpec>,
     store: Option<&Store>,
-    cancel: &AtomicBool,
+    limits: &PointLimits,
     mut emit: impl FnMut(JobEvent),
 ) -> BenchmarkDoneEvent {
     let total = u32::try_from(request.shapes.len() * request.precisions.len()).unwrap_or(u32::MAX);
@@ -134,7 +137,7 @@ pub fn run_points(
     let mut cancelled = false;
     'outer: for shape in &request.shapes {
         for &precision in &request.precisions {
-            if cancel.load(Ordering::SeqCst) {
+            if limits.is_cancelled() {
                 cancelled = true;
                 break 'outer;
             }
@@ -145,7 +148,11 @@ pub fn run_points(
                 precision,
             };
             let shape_label = format!("{}x{}x{}", shape[0], shape[1], shape[2]);
-            match guard.measure_matmul(&spec) {
+            match limits.run(|| guard.measure_matmul(&spec)) {
+                Err(BackendError::Cancelled) => {
+                    cancelled = true;
+                    break 'outer;
+                }
                 Ok(result) => {
                     let predicted = predicted_point(hardware, &result.op);
                     let point = point_of(result, predicted.as_ref().map(|p| p.bottleneck.as_str()));
@@ -208,7 +215,7 @@ pub struct Job {
     /// The manager, told when the job finishes.
     manager: Weak<Inner>,
     notify: tokio::sync::watch::Sender<usize>,
-    cancel: AtomicBool,
+    limits: PointLimits,
     finished: AtomicBool,
 }
 
@@ -262,6 +269,7 @@ struct Inner {
     /// Finished jobs still in `jobs`, oldest first, with their event bytes, and the sum of those bytes.
     finished: Mutex<(VecDeque<(String, usize)>, usize)>,
     retention: JobRetention,
+    max_point: Duration,
     running: AtomicBool,
     device: Arc<Device>,
     store: Option<Arc<Store>>,
@@ -281,15 +289,22 @@ pub enum SubmitError {
 }
 
 impl JobManager {
-    /// Starts the worker thread (it exits when the manager is dropped).
+    /// Starts the worker thread (it exits when the manager is dropped). Every point of a job is capped at
+    /// `max_point` of wall-clock time.
     #[must_use]
-    pub fn new(device: Arc<Device>, store: Option<Arc<Store>>, retention: JobRetention) -> JobManager {
+    pub fn new(
+        device: Arc<Device>,
+        store: Option<Arc<Store>>,
+        retention: JobRetention,
+        max_point: Duration,
+    ) -> JobManager {
         let inner = Arc::new(Inner {
             queue: Mutex::new(VecDeque::new()),
             wake: Condvar::new(),
             jobs: Mutex::new(HashMap::new()),
             finished: Mutex::new((VecDeque::new(), 0)),
             retention,
+            max_point,
             running: AtomicBool::new(false),
             device,
             store,
@@ -334,7 +349,7 @@ impl JobManager {
             event_bytes: AtomicUsize::new(0),
             manager: Arc::downgrade(&self.inner),
             notify,
-            cancel: AtomicBool::new(false),
+            limits: PointLimits::new(self.inner.max_point),
             finished: AtomicBool::new(false),
         });
         let ahead = queue.len() + usize::from(self.inner.running.load(Ordering::SeqCst));
@@ -363,7 +378,7 @@ impl JobManager {
     #[must_use]
     pub fn cancel(&self, id: &str) -> bool {
         let Some(job) = self.get(id) else { return false };
-        job.cancel.store(true, Ordering::SeqCst);
+        job.limits.cancel();
         let mut queue = self
             .inner
             .queue
@@ -447,7 +462,7 @@ fn worker(weak: &Weak<Inner>) {
                 &job.request,
                 job.hardware,
                 inner.store.as_deref(),
-                &job.cancel,
+                &job.limits,
                 |event| job.push(event),
             );
             drop(guard);

@@ -3,6 +3,9 @@
 //! cap is hit, and median / p10 / p90 statistics. Backends supply the timed closure; nothing here is
 //! backend-specific, so the CPU, CUDA and fake backends produce records of the same shape.
 
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
@@ -118,12 +121,135 @@ pub fn summarize(samples: &[f64], hit_time_cap: bool) -> SampleStats {
     }
 }
 
+/// Why a measurement stopped before its end: the point ran past its time cap, or its client went away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interrupted {
+    /// The point ran longer than this cap (`--max-point-seconds`).
+    TimeLimit(Duration),
+    /// The measurement was cancelled (its client disconnected, or its job was cancelled).
+    Cancelled,
+}
+
+impl From<Interrupted> for crate::backend::BackendError {
+    fn from(why: Interrupted) -> Self {
+        match why {
+            Interrupted::TimeLimit(cap) => crate::backend::BackendError::TimeLimit(format!(
+                "the point ran longer than its {:.3} s time cap (--max-point-seconds) and was stopped",
+                cap.as_secs_f64()
+            )),
+            Interrupted::Cancelled => crate::backend::BackendError::Cancelled,
+        }
+    }
+}
+
+/// The limits of the measurements a caller runs: a wall-clock cap per point and a cancellation flag.
+///
+/// [`PointLimits::run`] makes them visible to [`sample`] on the running thread (the backends time on the
+/// caller's thread), which checks them after every warm-up run and sample; a run that is already going is
+/// never interrupted, so a point stops within one run of its cap. A point that returns after its cap (a
+/// backend without a sampling loop, a single very long run) is refused afterwards all the same.
+#[derive(Debug, Clone)]
+pub struct PointLimits {
+    /// Wall-clock cap of one point (preparation, verification, warm-up and samples).
+    pub max_point: Duration,
+    cancel: Arc<AtomicBool>,
+}
+
+/// The default per-point cap (`--max-point-seconds`).
+pub const DEFAULT_MAX_POINT: Duration = Duration::from_secs(60);
+
+impl Default for PointLimits {
+    fn default() -> Self {
+        PointLimits::new(DEFAULT_MAX_POINT)
+    }
+}
+
+struct ActiveLimits {
+    deadline: Instant,
+    cap: Duration,
+    cancel: Arc<AtomicBool>,
+}
+
+thread_local! {
+    static ACTIVE: RefCell<Option<ActiveLimits>> = const { RefCell::new(None) };
+}
+
+impl PointLimits {
+    /// Limits with a per-point cap and a fresh (unset) cancellation flag.
+    #[must_use]
+    pub fn new(max_point: Duration) -> PointLimits {
+        PointLimits {
+            max_point,
+            cancel: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Asks every measurement under these limits to stop at its next check.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether [`PointLimits::cancel`] was called.
+    #[must_use]
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::SeqCst)
+    }
+
+    /// Runs one point under the limits: [`sample`] on this thread stops with [`Interrupted`] once the cap has
+    /// passed or the flag is set, and a point that succeeds after its cap becomes
+    /// [`crate::backend::BackendError::TimeLimit`].
+    ///
+    /// # Errors
+    /// `point`'s error, or the interruption.
+    pub fn run<T>(
+        &self,
+        point: impl FnOnce() -> Result<T, crate::backend::BackendError>,
+    ) -> Result<T, crate::backend::BackendError> {
+        if self.is_cancelled() {
+            return Err(Interrupted::Cancelled.into());
+        }
+        let start = Instant::now();
+        let active = ActiveLimits {
+            deadline: start + self.max_point,
+            cap: self.max_point,
+            cancel: self.cancel.clone(),
+        };
+        let previous = ACTIVE.with(|a| a.replace(Some(active)));
+        let result = point();
+        ACTIVE.with(|a| a.replace(previous));
+        match result {
+            Ok(_) if start.elapsed() > self.max_point => Err(Interrupted::TimeLimit(self.max_point).into()),
+            other => other,
+        }
+    }
+}
+
+/// The interruption due on this thread, if any (none outside [`PointLimits::run`]).
+fn interruption() -> Option<Interrupted> {
+    ACTIVE.with(|a| {
+        a.borrow().as_ref().and_then(|limits| {
+            if limits.cancel.load(Ordering::SeqCst) {
+                Some(Interrupted::Cancelled)
+            } else if Instant::now() >= limits.deadline {
+                Some(Interrupted::TimeLimit(limits.cap))
+            } else {
+                None
+            }
+        })
+    })
+}
+
+fn check_interruption<E: From<Interrupted>>() -> Result<(), E> {
+    interruption().map_or(Ok(()), |why| Err(why.into()))
+}
+
 /// Runs the protocol: `flush` before every run (untimed), `timed` returns the seconds of one run.
-/// Warm-up runs are discarded. At least one sample is always taken.
+/// Warm-up runs are discarded. At least one sample is always taken. After every run the limits of the
+/// enclosing [`PointLimits::run`] are checked.
 ///
 /// # Errors
-/// The first error of `flush` or `timed`.
-pub fn sample<E>(
+/// The first error of `flush` or `timed`, or the [`Interrupted`] reason.
+pub fn sample<E: From<Interrupted>>(
     policy: &SamplingPolicy,
     mut flush: impl FnMut() -> Result<(), E>,
     mut timed: impl FnMut() -> Result<f64, E>,
@@ -132,6 +258,7 @@ pub fn sample<E>(
     for _ in 0..policy.warmup_runs.max(1) {
         flush()?;
         timed()?;
+        check_interruption()?;
         if start.elapsed() >= policy.time_cap / 2 {
             break;
         }
@@ -141,6 +268,7 @@ pub fn sample<E>(
     loop {
         flush()?;
         samples.push(timed()?);
+        check_interruption()?;
         let n = samples.len() as u32;
         if n >= policy.max_samples {
             break;
@@ -390,7 +518,7 @@ mod tests {
             ..SamplingPolicy::cpu()
         };
         let mut calls = 0;
-        let stats = sample::<()>(
+        let stats = sample::<Interrupted>(
             &policy,
             || Ok(()),
             || {
@@ -414,7 +542,7 @@ mod tests {
             ..SamplingPolicy::cpu()
         };
         let mut i = 0u32;
-        let stats = sample::<()>(
+        let stats = sample::<Interrupted>(
             &policy,
             || Ok(()),
             || {
@@ -463,6 +591,58 @@ mod tests {
         assert_eq!(verify_sampled((2, 2, 2), &a, &b, &a, 1e-6, 1).unwrap(), 4);
         let wrong = [1.0f32, 2.0, 3.0, 5.0];
         assert!(verify_sampled((2, 2, 2), &a, &b, &wrong, 1e-6, 1).is_err());
+    }
+
+    #[test]
+    fn sampling_stops_at_the_point_cap_and_on_cancellation() {
+        use crate::backend::BackendError;
+        // Noisy 5 ms runs would sample for the policy's 1.5 s; the 50 ms point cap stops them.
+        let noisy = |i: &mut u32| {
+            *i += 1;
+            std::thread::sleep(Duration::from_millis(5));
+            Ok(if i.is_multiple_of(2) { 1.0e-3 } else { 3.0e-3 })
+        };
+        let limits = PointLimits::new(Duration::from_millis(50));
+        let start = Instant::now();
+        let mut i = 0;
+        let result =
+            limits.run(|| sample::<BackendError>(&SamplingPolicy::cpu(), || Ok(()), || noisy(&mut i)));
+        assert!(matches!(result, Err(BackendError::TimeLimit(_))), "{result:?}");
+        assert_eq!(result.unwrap_err().code(), "time_limit");
+        assert!(
+            start.elapsed() < Duration::from_millis(500),
+            "{:?}",
+            start.elapsed()
+        );
+        // Outside `run` nothing is limited: the policy's 200 samples (1 s) are taken.
+        let mut i = 0;
+        let stats = sample::<BackendError>(&SamplingPolicy::cpu(), || Ok(()), || noisy(&mut i)).unwrap();
+        assert_eq!(stats.samples, 200);
+        // A cancelled flag stops the next check, and every later point before it starts.
+        let limits = PointLimits::new(Duration::from_secs(60));
+        let canceller = limits.clone();
+        let mut i = 0;
+        let result = limits.run(|| {
+            sample::<BackendError>(
+                &SamplingPolicy::cpu(),
+                || Ok(()),
+                || {
+                    canceller.cancel();
+                    noisy(&mut i)
+                },
+            )
+        });
+        assert_eq!(result.unwrap_err(), BackendError::Cancelled);
+        assert_eq!(i, 1);
+        assert_eq!(limits.run(|| Ok(())), Err(BackendError::Cancelled));
+        // A point that returns after its cap (no sampling loop) is refused; one within it is kept.
+        let limits = PointLimits::new(Duration::from_millis(20));
+        let slow = limits.run(|| {
+            std::thread::sleep(Duration::from_millis(40));
+            Ok(1)
+        });
+        assert_eq!(slow.unwrap_err().code(), "time_limit");
+        assert_eq!(limits.run(|| Ok(2)), Ok(2));
     }
 
     #[test]

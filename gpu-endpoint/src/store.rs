@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use roofline_core::wire::{CalibrationResult, ResultsQuery, RooflinePoint, StoredResult};
+use roofline_core::wire::{CalibrationResult, DeleteResultsQuery, ResultsQuery, RooflinePoint, StoredResult};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::protocol::unix_now;
@@ -209,6 +209,23 @@ impl Store {
         Ok(out)
     }
 
+    /// Deletes the stored points that match every given filter (all of them with no filter; the route
+    /// requires `all=true` for that). Returns how many were deleted.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    pub fn delete_results(&self, query: &DeleteResultsQuery) -> Result<u64, StoreError> {
+        let device = query.device.as_ref().map(|d| format!("%{}%", d.to_lowercase()));
+        let deleted = self.conn().execute(
+            "DELETE FROM points
+             WHERE (?1 IS NULL OR lower(device) LIKE ?1)
+               AND (?2 IS NULL OR precision = ?2)
+               AND (?3 IS NULL OR created_unix_s >= ?3)",
+            params![device, query.precision, query.since],
+        )?;
+        Ok(deleted as u64)
+    }
+
     /// Number of stored points.
     ///
     /// # Errors
@@ -254,6 +271,55 @@ mod tests {
         assert_eq!(v, MIGRATIONS.len() as i64);
         let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
         assert_eq!(mode, "wal");
+    }
+
+    fn point(device: &str, precision: roofline_core::Precision) -> RooflinePoint {
+        let op = roofline_core::Operator::matmul(1, 64, 64, precision.into()).unwrap();
+        let measurement = roofline_core::wire::Measurement {
+            backend: "cpu".into(),
+            device_name: device.into(),
+            median_s: 1e-5,
+            ..roofline_core::wire::Measurement::default()
+        };
+        crate::protocol::measured_point(&op, precision, measurement, "memory", "")
+    }
+
+    #[test]
+    fn deleting_results_applies_every_filter() {
+        use roofline_core::Precision::{Fp16, Fp32};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        for (device, precision) in [("Host CPU", Fp32), ("Host CPU", Fp16), ("NVIDIA H100", Fp32)] {
+            store
+                .insert_point(None, None, &point(device, precision), None)
+                .unwrap();
+        }
+        let delete = |query: DeleteResultsQuery| store.delete_results(&query).unwrap();
+        let remaining = |store: &Store| store.count_points().unwrap();
+        // Nothing is newer than the far future.
+        let future = DeleteResultsQuery {
+            since: Some(unix_now() + 3600.0),
+            ..DeleteResultsQuery::default()
+        };
+        assert_eq!(delete(future), 0);
+        let cpu_fp32 = DeleteResultsQuery {
+            device: Some("cpu".into()),
+            precision: Some("FP32".into()),
+            ..DeleteResultsQuery::default()
+        };
+        assert_eq!(delete(cpu_fp32), 1);
+        assert_eq!(remaining(&store), 2);
+        let h100 = ResultsQuery {
+            device: Some("h100".into()),
+            ..ResultsQuery::default()
+        };
+        assert_eq!(store.results(&h100).unwrap().len(), 1);
+        let everything = DeleteResultsQuery {
+            all: true,
+            ..DeleteResultsQuery::default()
+        };
+        assert_eq!(delete(everything), 2);
+        assert_eq!(remaining(&store), 0);
     }
 
     #[test]

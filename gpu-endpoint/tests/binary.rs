@@ -320,3 +320,110 @@ fn kill_9_mid_job_keeps_every_committed_point() {
         assert!(row.predicted.is_some());
     }
 }
+
+/// Starts `serve` on a free loopback port with extra arguments and environment; returns the child and port.
+fn spawn_serve(dir: &std::path::Path, args: &[&str], envs: &[(&str, &str)]) -> (std::process::Child, u16) {
+    let data = dir.join("data");
+    let mut child = Command::new(BIN)
+        .args(["serve", "--port", "0"])
+        .args(args)
+        .args([
+            "--data-dir",
+            data.to_str().unwrap(),
+            "--web-dir",
+            dir.to_str().unwrap(),
+        ])
+        .env_remove("ROOFLINE_TOKEN")
+        .envs(envs.iter().copied())
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let line = std::io::BufRead::lines(stderr)
+        .map(Result::unwrap)
+        .find(|l| l.starts_with("listening on http://127.0.0.1:"))
+        .unwrap();
+    (child, line.rsplit(':').next().unwrap().parse().unwrap())
+}
+
+#[test]
+fn the_token_can_come_from_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, port) = spawn_serve(
+        dir.path(),
+        &["--backend", "fake"],
+        &[("ROOFLINE_TOKEN", "env-s3cret")],
+    );
+    let statuses = [
+        http_status(port, "/api/device", None),
+        http_status(port, "/api/device", Some("env-s3cre")),
+        http_status(port, "/api/device", Some("env-s3cret-and-more")),
+        http_status(port, "/api/device", Some("env-s3cret")),
+        http_status(port, "/api/health", None),
+    ];
+    // Not in the process's arguments.
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", child.id())).unwrap_or_default();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(statuses, [401, 401, 401, 200, 200]);
+    assert!(!String::from_utf8_lossy(&cmdline).contains("env-s3cret"));
+}
+
+/// Sends a measuring `POST /api/analyze` of `precisions` on an open connection (the response is not read).
+fn send_analyze(stream: &mut std::net::TcpStream, precisions: &[&str]) {
+    use std::io::Write;
+    let body = format!(
+        r#"{{"M":1,"N":64,"K":64,"precision":"FP32","precisions":{}}}"#,
+        serde_json::to_string(precisions).unwrap()
+    );
+    write!(
+        stream,
+        "POST /api/analyze HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+}
+
+/// The status of a one-precision measuring analyze (HTTP/1.0, read to the end).
+fn analyze_status(port: u16) -> u16 {
+    use std::io::Read;
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    send_analyze(&mut stream, &["FP32"]);
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response.split(' ').nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_measurement_stops_when_its_client_disconnects() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, port) = spawn_serve(dir.path(), &["--backend", "fake", "--fake-delay-ms", "400"], &[]);
+    // 8 points of 400 ms: 3.2 s of device time.
+    let precisions = [
+        "FP32", "FP16", "BF16", "FP64", "TF32", "FP8_E4M3", "FP8_E5M2", "INT8",
+    ];
+    let mut long = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    send_analyze(&mut long, &precisions);
+    std::thread::sleep(Duration::from_millis(500));
+    // The long measurement holds the device.
+    let busy = analyze_status(port);
+    // The client goes away; the rest of its 2.7 s of points must not keep the device.
+    drop(long);
+    let gone = Instant::now();
+    let mut free_after = None;
+    while gone.elapsed() < Duration::from_secs(5) {
+        if analyze_status(port) == 200 {
+            free_after = Some(gone.elapsed());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(busy, 503);
+    let free_after = free_after.expect("the device stayed busy for 5 s after the client left");
+    // The point in flight (≤ 400 ms) plus the poll's own 400 ms point; without cancellation ≥ 2.7 s.
+    assert!(free_after < Duration::from_millis(1800), "{free_after:?}");
+}

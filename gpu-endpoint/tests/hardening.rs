@@ -1,5 +1,6 @@
-//! Hardening against hostile clients: compressed request bodies, cross-site requests, foreign Host headers and
-//! unbounded job memory.
+//! Hardening against hostile clients: compressed request bodies, cross-site requests, foreign Host headers,
+//! unbounded job memory, predictions that must not wait for the device, points past their time cap, calibrate
+//! bodies that are not requests, and deleting stored results.
 
 mod common;
 
@@ -8,7 +9,10 @@ use actix_web::{App, test};
 use common::{fake_state, fake_state_configured, parse_sse};
 use gpu_endpoint::configure;
 use gpu_endpoint::jobs::JobRetention;
-use roofline_core::wire::{BenchmarkJob, CalibrationResult, ErrorBody, StoredResult};
+use roofline_core::wire::{
+    AnalyzeResponse, BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkJob, CalibrationResult,
+    DeletedResults, ErrorBody, StoredResult,
+};
 use serde_json::json;
 
 macro_rules! app {
@@ -294,4 +298,232 @@ async fn only_loopback_and_allowed_host_names_are_served() {
             assert_eq!(error.code, "forbidden_host");
         }
     }
+}
+
+/// `POST /api/analyze` of `precisions` with an extra query string; returns the status and the body.
+macro_rules! analyze {
+    ($app:expr, $query:expr, $precisions:expr) => {{
+        let req = test::TestRequest::post()
+            .uri(&format!("/api/analyze?{}", $query))
+            .set_json(json!({"M":1,"N":64,"K":64,"precision":"FP32","precisions":$precisions}));
+        let resp = test::call_service(&$app, req.to_request()).await;
+        let status = resp.status();
+        let body: serde_json::Value = test::read_body_json(resp).await;
+        (status, body)
+    }};
+}
+
+#[actix_web::test]
+async fn prediction_only_analyze_never_waits_for_the_device() {
+    // A job of 4 points of 300 ms holds the device for 1.2 s.
+    let (state, _dir) = fake_state(None, 300);
+    let app = app!(state);
+    let req = test::TestRequest::post()
+        .uri("/api/benchmarks")
+        .set_json(json!({"shapes":[[1,64,64],[1,128,64],[1,192,64],[1,256,64]],"precisions":["FP32"]}));
+    assert_eq!(
+        test::call_service(&app, req.to_request()).await.status(),
+        StatusCode::ACCEPTED
+    );
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    // Measuring needs the device: busy.
+    let (status, body) = analyze!(app, "hardware_key=h100_sxm", ["FP32"]);
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["code"], "busy");
+    // Predictions alone do not: every one answers at once, in the mode asked for.
+    let start = std::time::Instant::now();
+    for _ in 0..50 {
+        let (status, body) = analyze!(
+            app,
+            "hardware_key=h100_sxm&measure=false&mode=datasheet",
+            ["FP16", "FP8_E4M3", "NVFP4"]
+        );
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let response: AnalyzeResponse = serde_json::from_value(body).unwrap();
+        assert_eq!(response.hardware_key, "h100_sxm");
+        assert_eq!(response.simulated.len(), 2);
+        assert!(response.measured.is_empty());
+        assert_eq!(response.failed.len(), 1, "NVFP4 has no Hopper path");
+        assert!(response.failed[0].message.starts_with("prediction:"));
+    }
+    assert!(start.elapsed() < std::time::Duration::from_secs(1));
+    // Still the job's: it was never interrupted, and predictions validate like the rest.
+    let (status, _) = analyze!(app, "", ["FP32"]);
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    let req = test::TestRequest::post()
+        .uri("/api/analyze?measure=false")
+        .set_json(json!({"M":1,"N":0,"K":64,"precision":"FP32"}));
+    let resp = test::call_service(&app, req.to_request()).await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let (status, _) = analyze!(app, "measure=maybe", ["FP32"]);
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}
+
+#[actix_web::test]
+async fn a_point_past_its_time_cap_is_a_time_limit_failure_and_the_next_one_runs() {
+    // Every fake point takes 120 ms; the cap is 40 ms.
+    let (state, dir) = fake_state_configured(120, |c| {
+        c.max_point = std::time::Duration::from_millis(40);
+    });
+    let app = app!(state);
+    let (status, body) = analyze!(app, "", ["FP32", "FP16", "INT4"]);
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let response: AnalyzeResponse = serde_json::from_value(body).unwrap();
+    assert!(response.measured.is_empty());
+    let measurement_failures: Vec<_> = response
+        .failed
+        .iter()
+        .filter(|f| f.message.starts_with("measurement:"))
+        .collect();
+    let codes: Vec<(&str, &str)> = measurement_failures
+        .iter()
+        .map(|f| (f.precision.as_str(), f.code.as_str()))
+        .collect();
+    // Each precision ran (INT4 is refused by the fake at once, not timed out).
+    assert_eq!(
+        codes,
+        [
+            ("FP32", "time_limit"),
+            ("FP16", "time_limit"),
+            ("INT4", "unsupported")
+        ]
+    );
+    assert!(
+        measurement_failures[0].message.contains("time cap"),
+        "{}",
+        measurement_failures[0].message
+    );
+    // In a job: one `failed` event per point, the job goes on to its end.
+    let job = submit!(app);
+    let body =
+        test::call_and_read_body(&app, test::TestRequest::get().uri(&job.events_url).to_request()).await;
+    let events = parse_sse(std::str::from_utf8(&body).unwrap());
+    assert_eq!(events.len(), 2, "{events:?}");
+    let failed: BenchmarkFailedEvent = serde_json::from_str(&events[0].1).unwrap();
+    assert_eq!(failed.failure.code, "time_limit");
+    let done: BenchmarkDoneEvent = serde_json::from_str(&events[1].1).unwrap();
+    assert_eq!((done.measured, done.failed, done.cancelled), (0, 1, false));
+    // Nothing over the cap was stored; with the default cap (60 s) the same points measure.
+    let db = rusqlite::Connection::open(dir.path().join("data/roofline.sqlite3")).unwrap();
+    let stored: i64 = db
+        .query_row("SELECT COUNT(*) FROM points", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(stored, 0);
+    let (state, _dir) = fake_state(None, 120);
+    let app = app!(state);
+    let (status, body) = analyze!(app, "", ["FP32", "FP16"]);
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["measured"].as_array().unwrap().len(), 2);
+}
+
+#[actix_web::test]
+async fn calibrate_refuses_a_body_that_is_not_a_request_object() {
+    let (state, dir) = fake_state(None, 0);
+    let app = app!(state);
+    for body in [
+        "[]",
+        "null",
+        "42",
+        r#""FP32""#,
+        r#"{"precisions":"FP32"}"#,
+        r#"{"precisions":[1]}"#,
+        r#"{"precisions":["FP7"]}"#,
+        r#"{"precisions":[]}"#,
+        r#"{"precision":["FP32"]}"#,
+        r#"{"hardware_key":7}"#,
+        "{",
+    ] {
+        let req = test::TestRequest::post()
+            .uri("/api/calibrate")
+            .insert_header(("content-type", "application/json"))
+            .set_payload(body);
+        let resp = test::call_service(&app, req.to_request()).await;
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "{body}");
+        let error: ErrorBody = test::read_body_json(resp).await;
+        assert_eq!(error.code, "invalid_input", "{body}");
+        assert!(!error.message.is_empty());
+    }
+    assert_eq!(calibrations_stored(&dir), 0);
+    // An object, or nothing at all, calibrates.
+    let req = test::TestRequest::post()
+        .uri("/api/calibrate")
+        .set_json(json!({"precisions":["FP32"]}));
+    assert_eq!(
+        test::call_service(&app, req.to_request()).await.status(),
+        StatusCode::OK
+    );
+    assert_eq!(calibrations_stored(&dir), 1);
+}
+
+#[actix_web::test]
+async fn stored_results_are_deleted_by_filter_and_all_needs_saying() {
+    let (state, _dir) = fake_state_configured(0, |c| c.token = Some("t0ken".into()));
+    let app = app!(state);
+    let auth = ("authorization", "Bearer t0ken");
+    for precisions in [json!(["FP32", "FP16"]), json!(["FP32"])] {
+        let req = test::TestRequest::post()
+            .uri("/api/analyze")
+            .insert_header(auth)
+            .set_json(json!({"M":1,"N":64,"K":64,"precision":"FP32","precisions":precisions}));
+        assert_eq!(
+            test::call_service(&app, req.to_request()).await.status(),
+            StatusCode::OK
+        );
+    }
+    let delete = |uri: &str| test::TestRequest::delete().uri(uri).insert_header(auth);
+    let stored = |app| async move {
+        let rows: Vec<StoredResult> = test::call_and_read_body_json(
+            app,
+            test::TestRequest::get()
+                .uri("/api/results")
+                .insert_header(auth)
+                .to_request(),
+        )
+        .await;
+        rows.len()
+    };
+    assert_eq!(stored(&app).await, 3);
+    // No filter and no all=true, a bad filter, no token, a foreign origin: 4xx, nothing deleted.
+    for (req, status) in [
+        (delete("/api/results"), StatusCode::BAD_REQUEST),
+        (delete("/api/v1/results?all=false"), StatusCode::BAD_REQUEST),
+        (delete("/api/results?precision=FP7"), StatusCode::BAD_REQUEST),
+        (delete("/api/results?since=abc"), StatusCode::BAD_REQUEST),
+        (delete("/api/results?device="), StatusCode::BAD_REQUEST),
+        (
+            test::TestRequest::delete().uri("/api/results?all=true"),
+            StatusCode::UNAUTHORIZED,
+        ),
+        (
+            delete("/api/results?all=true").insert_header(("origin", "http://evil.example")),
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            delete("/api/results?all=true")
+                .insert_header(("content-type", "text/plain"))
+                .set_payload("x"),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ),
+    ] {
+        let resp = test::call_service(&app, req.to_request()).await;
+        assert_eq!(resp.status(), status);
+        let error: ErrorBody = test::read_body_json(resp).await;
+        assert!(!error.code.is_empty());
+    }
+    assert_eq!(stored(&app).await, 3);
+    let deleted = |uri: &'static str| {
+        let app = &app;
+        async move {
+            let resp = test::call_service(app, delete(uri).to_request()).await;
+            assert_eq!(resp.status(), StatusCode::OK, "{uri}");
+            let body: DeletedResults = test::read_body_json(resp).await;
+            body.deleted
+        }
+    };
+    assert_eq!(deleted("/api/results?device=no-such-device").await, 0);
+    assert_eq!(deleted("/api/v1/results?precision=fp16&device=FAKE").await, 1);
+    assert_eq!(stored(&app).await, 2);
+    assert_eq!(deleted("/api/results?since=0").await, 2);
+    assert_eq!(stored(&app).await, 0);
+    assert_eq!(deleted("/api/results?all=true").await, 0);
 }

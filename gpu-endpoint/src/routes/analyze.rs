@@ -6,7 +6,7 @@ use actix_web::web;
 use roofline_core::find_hardware_in;
 use roofline_core::wire::{AnalyzeQuery, AnalyzeRequest, AnalyzeResponse};
 
-use super::blocking;
+use super::measuring;
 use crate::analysis;
 use crate::app::AppState;
 use crate::error::ApiError;
@@ -20,10 +20,16 @@ pub(super) async fn analyze(
     let request = body.into_inner();
     let precisions = analysis::requested_precisions(&request, query.run_all_precisions)?;
     if !query.measure {
-        return Ok(web::Json(analysis::predict_only(hardware, &request, &precisions)?));
+        return Ok(web::Json(analysis::predict_only(
+            hardware,
+            &request,
+            &precisions,
+        )?));
     }
-    // The fit check may call the driver or read /proc: off the executor, like the measurement.
-    let response = blocking(move || {
+    // The fit check may call the driver or read /proc: off the executor, like the measurement. A client that
+    // disconnects cancels the measurement.
+    let max_point = state.config.max_point;
+    let response = measuring(max_point, move |limits| {
         analysis::validate(&state.device, &request, &precisions)?;
         analysis::analyze(
             &state.device,
@@ -31,6 +37,7 @@ pub(super) async fn analyze(
             hardware,
             &request,
             &precisions,
+            limits,
         )
     })
     .await?;

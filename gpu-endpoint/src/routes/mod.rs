@@ -24,7 +24,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(resource("/benchmarks/{id}").route(web::delete().to(benchmarks::cancel)))
         .service(resource("/benchmarks/{id}/events").route(web::get().to(benchmarks::events)))
         .service(resource("/calibrate").route(web::post().to(calibrate::calibrate)))
-        .service(resource("/results").route(web::get().to(results::results)));
+        .service(
+            resource("/results")
+                .route(web::get().to(results::results))
+                .route(web::delete().to(results::delete)),
+        );
 }
 
 fn resource(path: &str) -> actix_web::Resource {
@@ -37,6 +41,33 @@ async fn method_not_allowed(req: HttpRequest) -> HttpResponse {
         message: format!("{} is not allowed on {}", req.method(), req.path()),
     };
     HttpResponse::MethodNotAllowed().json(body)
+}
+
+/// Cancels its limits when dropped. A handler holds one while it awaits a measurement: actix drops the
+/// handler's future when the client disconnects, so the measurement stops within one sample and frees the
+/// device instead of running on for nobody.
+struct CancelOnDrop(Option<crate::protocol::PointLimits>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(limits) = self.0.take() {
+            limits.cancel();
+        }
+    }
+}
+
+/// Runs measuring work off the executor under fresh limits (the server's per-point cap), cancelled when the
+/// returned future is dropped (the client went away).
+async fn measuring<T: Send + 'static>(
+    max_point: std::time::Duration,
+    work: impl FnOnce(&crate::protocol::PointLimits) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let limits = crate::protocol::PointLimits::new(max_point);
+    let mut cancel_on_drop = CancelOnDrop(Some(limits.clone()));
+    let result = blocking(move || work(&limits)).await;
+    // Finished: nothing is left to cancel.
+    cancel_on_drop.0 = None;
+    result
 }
 
 /// Runs blocking work off the executor, mapping a lost worker to a 500.

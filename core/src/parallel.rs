@@ -402,6 +402,49 @@ mod tests {
     }
 
     #[test]
+    fn every_preset_splits_consistently_over_1_2_4_8_gpus() {
+        for hw in ["h100_sxm", "b200", "mi300x"] {
+            let hardware = find_hardware_in(hw, crate::Mode::Reference).unwrap();
+            for model in model_presets() {
+                let mut previous: Option<ModelAnalysis> = None;
+                for t in [1, 2, 4, 8] {
+                    let p = Parallelism::tensor(t);
+                    if p.check(model, hardware).is_err() {
+                        continue;
+                    }
+                    let config = find_quant_config("fp8").unwrap();
+                    let a = analyze_model_parallel(
+                        hardware,
+                        model,
+                        config,
+                        &decode(4, 2048),
+                        &p,
+                        &Corrections::REALISTIC,
+                    )
+                    .unwrap();
+                    let key = format!("{hw} {} tp {t}", model.key);
+                    assert!(a.total_time_s.is_finite() && a.total_time_s > 0.0, "{key}");
+                    assert!((0.0..1.0).contains(&a.communication_fraction), "{key}");
+                    // Replication (norms, router, KV heads, MLA latent) only adds to the even split.
+                    assert!(
+                        f64::from(t) * a.weight_bytes_per_gpu >= a.weight_bytes * (1.0 - 1e-12),
+                        "{key}"
+                    );
+                    assert!(
+                        f64::from(t) * a.kv_cache_bytes_per_gpu >= a.kv_cache_bytes * (1.0 - 1e-12),
+                        "{key}"
+                    );
+                    if let Some(prev) = &previous {
+                        assert!(a.memory_required_bytes < prev.memory_required_bytes, "{key}");
+                        assert!(a.communication_time_s > 0.0, "{key}");
+                    }
+                    previous = Some(a);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn a_mesh_pair_gets_one_infinity_fabric_link() {
         // MI300X: 896 GB/s bidirectional over 7 links = 448e9 B/s each way in all, 64e9 per link; a pair of
         // GPUs uses one link. 16,384 B over 2 GPUs: 2·1/2 · 16384 / 64e9 = 256 ns.

@@ -632,7 +632,8 @@ impl HardwareSpec {
     /// The calibrated spec: the measured DRAM bandwidth, per-kernel overhead and best achieved dense peak of
     /// each measured path replace this spec's, with [`Provenance::Measured`], key `<key>_measured`, and
     /// `calibration.source` as its one source; paths that were not measured keep their peaks (named in
-    /// `notes`), sparse peaks of measured paths are dropped. Every prediction runs unchanged on the result
+    /// `notes`), sparse peaks of measured paths are dropped; the interconnect, which a one-GPU calibration does
+    /// not measure, takes its reference figures. Every prediction runs unchanged on the result
     /// (this is the one calibration model: the endpoint's `calibrate` and the page both use it).
     ///
     /// # Errors

@@ -1,8 +1,9 @@
 //! Precision configs: which format the weights, activations, KV cache and attention of a model run in.
 //!
 //! The table keeps the original toolkit's 16 configs (seed-inventory §3) under stable keys, plus W8A8 INT8
-//! and W8A16 FP8. The matrix unit runs on the activation format; a weight-only config (weights narrower
-//! than activations) dequantizes its weights to the activation format first.
+//! and W8A16 FP8, and `fp32` (FP32 throughout, what a CPU runs natively). The matrix unit runs on the
+//! activation format; a weight-only config (weights narrower than activations) dequantizes its weights to
+//! the activation format first.
 
 use std::sync::LazyLock;
 
@@ -106,7 +107,7 @@ type Row = (
     &'static str,
 );
 
-const ROWS: [Row; 18] = {
+const ROWS: [Row; 19] = {
     use Precision::*;
     [
         ("bf16", "BF16 baseline", Bf16, Bf16, Bf16, Bf16, "none"),
@@ -255,6 +256,8 @@ const ROWS: [Row; 18] = {
             Fp16,
             "FP8 weight-only",
         ),
+        // FP32 throughout: what a CPU (or an FP32-only path) runs natively, e.g. the CPU backend's model steps.
+        ("fp32", "FP32", Fp32, Fp32, Fp32, Fp32, "none"),
     ]
 };
 
@@ -280,7 +283,7 @@ static CONFIGS: LazyLock<Vec<QuantConfig>> = LazyLock::new(|| {
 /// ```
 /// let keys: Vec<_> = roofline_core::quant_configs().iter().map(|c| c.key.as_str()).collect();
 /// assert_eq!(&keys[..3], ["bf16", "fp16", "fp8"]);
-/// assert_eq!(keys.len(), 18);
+/// assert_eq!(keys.len(), 19);
 /// ```
 #[must_use]
 pub fn quant_configs() -> &'static [QuantConfig] {
@@ -332,9 +335,9 @@ mod tests {
         let mut keys: Vec<_> = quant_configs().iter().map(|c| c.key.as_str()).collect();
         keys.sort_unstable();
         keys.dedup();
-        assert_eq!(keys.len(), 18);
+        assert_eq!(keys.len(), 19);
         assert!(
-            matches!(find_quant_config("int3"), Err(Error::UnknownConfig { valid, .. }) if valid.len() == 18)
+            matches!(find_quant_config("int3"), Err(Error::UnknownConfig { valid, .. }) if valid.len() == 19)
         );
     }
 
@@ -374,6 +377,9 @@ mod tests {
         check("mi355x", "nvfp4-w4a4", false);
         check("tpu_v6e", "fp16", false);
         check("tpu_v6e", "bf16", true);
+        // FP32 wherever the device publishes an FP32 peak.
+        check("h100_sxm", "fp32", true);
+        check("tpu_v6e", "fp32", false);
     }
 
     #[test]

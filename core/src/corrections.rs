@@ -178,6 +178,9 @@ pub struct OpAnalysis {
     pub wave_efficiency: f64,
     /// Whether the launch floor set the time.
     pub launch_bound: bool,
+    /// The operator itself (operand precisions, GEMM shape or kernel description): what a measurement runs.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub operator: Operator,
 }
 
 impl OpAnalysis {
@@ -254,6 +257,7 @@ pub fn analyze_operator(
         },
         wave_efficiency,
         launch_bound,
+        operator: op.clone(),
     })
 }
 

@@ -1,6 +1,6 @@
 //! Attention: QKᵀ, softmax and P·V over `query_len` queries and `kv_len` keys, with GQA/MQA and causal masking.
 
-use super::{OpKind, OperandPrecisions, Operator, check_dims};
+use super::{AttentionPart, KernelShape, OpKind, OperandPrecisions, Operator, RowKind, check_dims};
 use crate::Error;
 
 /// FLOPs of a softmax per score: max, subtract, exponential, sum, divide.
@@ -159,6 +159,21 @@ impl Operator {
         let activation = precisions.activation;
         let attention_op =
             |name: &str, kind: OpKind, flops: f64, activation_bytes: f64, kv: f64, output_bytes: f64| {
+                let part = match name {
+                    "qk_scores" => AttentionPart::Scores,
+                    "pv" => AttentionPart::Values,
+                    _ => AttentionPart::Fused,
+                };
+                let kernel = if kind == OpKind::Attention {
+                    KernelShape::Attention { shape: *shape, part }
+                } else {
+                    // The unfused softmax: one row of scores per sequence, head and query.
+                    KernelShape::Rows {
+                        rows: shape.batch * shape.heads * shape.query_len,
+                        width: shape.kv_tokens_read(),
+                        kind: RowKind::Softmax,
+                    }
+                };
                 Operator {
                     name: name.to_owned(),
                     kind,
@@ -171,6 +186,7 @@ impl Operator {
                     output_bytes,
                     gemm: None,
                     collective: None,
+                    kernel: Some(kernel),
                 }
             };
         if shape.fused {

@@ -3,7 +3,7 @@
 //! FLOPs per element are the usual operation counts (documented per constructor); these operators are
 //! memory-bound on every catalogued device, so the counts matter only for the arithmetic intensity.
 
-use super::{OpKind, OperandPrecisions, Operator, check_dims};
+use super::{KernelShape, OpKind, OperandPrecisions, Operator, RowKind, check_dims};
 use crate::{Error, Precision};
 
 /// Which normalization a model uses.
@@ -28,16 +28,17 @@ pub enum Activation {
     Gelu,
 }
 
-/// A vector-unit operator over `elements` elements of `precision`: `flop_per_element` FLOPs, `inputs`
-/// tensors read and one written, plus `extra_read_bytes` (norm weights).
+/// A vector-unit operator over `rows` × `width` elements of `precision` doing `kind` to each row:
+/// `flop_per_element` FLOPs, `inputs` tensors read and one written, plus `extra_read_bytes` (norm weights).
 fn vector_op(
     name: &str,
-    elements: f64,
+    (rows, width, kind): (u64, u64, RowKind),
     precision: Precision,
     flop_per_element: f64,
     inputs: f64,
     extra_read_bytes: f64,
 ) -> Operator {
+    let elements = rows as f64 * width as f64;
     Operator {
         name: name.to_owned(),
         kind: OpKind::Elementwise,
@@ -50,6 +51,7 @@ fn vector_op(
         output_bytes: precision.tensor_bytes(elements),
         gemm: None,
         collective: None,
+        kernel: Some(KernelShape::Rows { rows, width, kind }),
     }
 }
 
@@ -73,10 +75,9 @@ impl Operator {
             Norm::RmsNorm => ("rms_norm", 4.0, 1.0),
             Norm::LayerNorm => ("layer_norm", 7.0, 2.0),
         };
-        let elements = (tokens * hidden) as f64;
         Ok(vector_op(
             name,
-            elements,
+            (tokens, hidden, norm.into()),
             precision,
             flop_per_element,
             1.0,
@@ -97,10 +98,10 @@ impl Operator {
         precision: Precision,
     ) -> Result<Operator, Error> {
         check_dims(&[("tokens", tokens), ("ffn_dim", ffn_dim)])?;
-        let elements = (tokens * ffn_dim) as f64;
+        let rows = (tokens, ffn_dim, activation.into());
         Ok(match activation {
-            Activation::SiluMul => vector_op("silu_mul", elements, precision, 5.0, 2.0, 0.0),
-            Activation::Gelu => vector_op("gelu", elements, precision, 8.0, 1.0, 0.0),
+            Activation::SiluMul => vector_op("silu_mul", rows, precision, 5.0, 2.0, 0.0),
+            Activation::Gelu => vector_op("gelu", rows, precision, 8.0, 1.0, 0.0),
         })
     }
 
@@ -112,7 +113,7 @@ impl Operator {
         check_dims(&[("tokens", tokens), ("hidden", hidden)])?;
         Ok(vector_op(
             "residual_add",
-            (tokens * hidden) as f64,
+            (tokens, hidden, RowKind::ResidualAdd),
             precision,
             1.0,
             2.0,
@@ -148,6 +149,11 @@ impl Operator {
             output_bytes: to.tensor_bytes(elements),
             gemm: None,
             collective: None,
+            kernel: Some(KernelShape::Rows {
+                rows: tokens,
+                width,
+                kind: RowKind::Quantize,
+            }),
         })
     }
 
@@ -169,8 +175,16 @@ impl Operator {
             ("kv_heads", kv_heads),
             ("head_dim", head_dim),
         ])?;
-        let elements = tokens as f64 * (heads + kv_heads) as f64 * head_dim as f64;
-        Ok(vector_op("rope", elements, precision, 3.0, 1.0, 0.0))
+        // One row per token and rotated head.
+        let rows = tokens * (heads + kv_heads);
+        Ok(vector_op(
+            "rope",
+            (rows, head_dim, RowKind::Rope),
+            precision,
+            3.0,
+            1.0,
+            0.0,
+        ))
     }
 
     /// Embedding lookup of `tokens` rows of `hidden` from a table in `table` precision, written in
@@ -202,6 +216,10 @@ impl Operator {
             output_bytes: output.tensor_bytes(elements),
             gemm: None,
             collective: None,
+            kernel: Some(KernelShape::Gather {
+                rows: tokens,
+                width: hidden,
+            }),
         })
     }
 
@@ -233,6 +251,10 @@ impl Operator {
             output: kv_cache,
         };
         op.activation_bytes = hidden.tensor_bytes((tokens * elements_per_token) as f64);
+        op.kernel = Some(KernelShape::KvWrite {
+            tokens,
+            elements: elements_per_token,
+        });
         Ok(op)
     }
 
@@ -259,6 +281,10 @@ impl Operator {
             output_bytes: 0.0,
             gemm: None,
             collective: None,
+            kernel: Some(KernelShape::KvRead {
+                tokens,
+                elements: elements_per_token,
+            }),
         })
     }
 }

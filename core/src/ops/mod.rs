@@ -7,10 +7,12 @@
 
 mod attention;
 mod elementwise;
+mod kernel;
 mod moe;
 
 pub use attention::AttentionShape;
 pub use elementwise::{Activation, Norm};
+pub use kernel::{AttentionPart, KernelShape, RowKind};
 pub use moe::MoeShape;
 
 use crate::hardware::Collective;
@@ -145,6 +147,9 @@ pub struct Operator {
     pub gemm: Option<GemmShape>,
     /// The collective, for communication operators ([`OpKind::Collective`]).
     pub collective: Option<CollectiveShape>,
+    /// What the kernel computes, for the operators that are not GEMM-like (norms, activations, residual
+    /// adds, RoPE, quantization, embeddings, KV-cache copies, attention): enough to build and run it.
+    pub kernel: Option<KernelShape>,
 }
 
 /// What a communication operator moves: which collective, over how many GPUs, of how large a tensor.
@@ -194,6 +199,7 @@ impl Operator {
             output_bytes: precisions.output.tensor_bytes(n_f),
             gemm: Some(GemmShape { batch: 1, m: 1, n, k }),
             collective: None,
+            kernel: None,
         })
     }
 
@@ -249,6 +255,7 @@ impl Operator {
             output_bytes: b_f * precisions.output.tensor_bytes(m_f * n_f),
             gemm: Some(GemmShape { batch, m, n, k }),
             collective: None,
+            kernel: None,
         })
     }
 
@@ -304,6 +311,7 @@ impl Operator {
                 gpus,
                 payload_bytes,
             }),
+            kernel: None,
         })
     }
 

@@ -98,6 +98,7 @@ impl Operator {
                     k,
                 }),
                 collective: None,
+                kernel: None,
             }
         };
         let activation = if shape.gated {

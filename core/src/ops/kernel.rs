@@ -1,0 +1,282 @@
+//! What a kernel of an operator computes, in enough detail to build and run it: the row-wise vector
+//! operators (norms, activations, residual adds, RoPE, quantization, softmax), embedding gathers, KV-cache
+//! copies and attention. GEMM-like operators are described by [`super::GemmShape`] instead.
+//!
+//! The description is set by the operator constructors of this module's siblings
+//! ([`super::Operator::kernel`]); the FLOP and byte counts stay the constructors' own, the description only
+//! says what to run.
+
+use super::{Activation, AttentionShape, Norm};
+
+/// What a row-wise operator does to each row of `width` elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[non_exhaustive]
+pub enum RowKind {
+    /// RMSNorm with a γ of `width` elements.
+    RmsNorm,
+    /// LayerNorm with γ and β of `width` elements.
+    LayerNorm,
+    /// `silu(gate) · up`: two inputs of `width` elements per row, one output.
+    SiluMul,
+    /// GELU (tanh approximation): one input, one output.
+    Gelu,
+    /// Residual add `x + f(x)`: two inputs, one output.
+    ResidualAdd,
+    /// Rotary position embedding: each row is one head of one token, `width` = head dim, rotated in pairs.
+    Rope,
+    /// Run-time quantization of a linear layer's input to the operator's output precision.
+    Quantize,
+    /// Softmax over a row of attention scores (unfused attention).
+    Softmax,
+}
+
+impl RowKind {
+    /// `rms_norm`, `layer_norm`, `silu_mul`, `gelu`, `residual_add`, `rope`, `quantize` or `softmax`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            RowKind::RmsNorm => "rms_norm",
+            RowKind::LayerNorm => "layer_norm",
+            RowKind::SiluMul => "silu_mul",
+            RowKind::Gelu => "gelu",
+            RowKind::ResidualAdd => "residual_add",
+            RowKind::Rope => "rope",
+            RowKind::Quantize => "quantize",
+            RowKind::Softmax => "softmax",
+        }
+    }
+}
+
+impl From<Norm> for RowKind {
+    fn from(norm: Norm) -> Self {
+        match norm {
+            Norm::RmsNorm => RowKind::RmsNorm,
+            Norm::LayerNorm => RowKind::LayerNorm,
+        }
+    }
+}
+
+impl From<Activation> for RowKind {
+    fn from(activation: Activation) -> Self {
+        match activation {
+            Activation::SiluMul => RowKind::SiluMul,
+            Activation::Gelu => RowKind::Gelu,
+        }
+    }
+}
+
+/// Which part of attention an operator is: the whole fused kernel, or one stage of unfused attention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[non_exhaustive]
+pub enum AttentionPart {
+    /// QKᵀ, softmax and P·V in one kernel (scores stay on chip).
+    Fused,
+    /// Unfused QKᵀ: the scores are written to DRAM.
+    Scores,
+    /// Unfused P·V: the probabilities are read from DRAM.
+    Values,
+}
+
+/// The structured description of a non-GEMM operator's kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[non_exhaustive]
+pub enum KernelShape {
+    /// A row-wise operator over `rows` rows of `width` elements.
+    Rows {
+        /// Independent rows (tokens, or token × head for RoPE and softmax).
+        rows: u64,
+        /// Elements per row, in elements.
+        width: u64,
+        /// What is done to each row.
+        kind: RowKind,
+    },
+    /// An embedding lookup: `rows` rows of `width` elements gathered from a table by token id.
+    Gather {
+        /// Rows gathered (tokens).
+        rows: u64,
+        /// Elements per row (the hidden size).
+        width: u64,
+    },
+    /// A KV-cache write: `tokens` new tokens of `elements` cached elements each (K and V together).
+    KvWrite {
+        /// Tokens written.
+        tokens: u64,
+        /// Cached elements per token.
+        elements: u64,
+    },
+    /// A KV-cache read (a pure stream): `tokens` cached tokens of `elements` elements each.
+    KvRead {
+        /// Tokens read.
+        tokens: u64,
+        /// Cached elements per token.
+        elements: u64,
+    },
+    /// Attention over a contiguous KV cache.
+    Attention {
+        /// The attention call.
+        shape: AttentionShape,
+        /// Fused, or which unfused stage.
+        part: AttentionPart,
+    },
+}
+
+impl KernelShape {
+    /// A short label, e.g. `rms_norm 1x2048`, `gather 1x2048`, `kv_write 1x512`,
+    /// `attention B1xH32/4xSq1xSkv256xd64`.
+    #[must_use]
+    pub fn label(&self) -> String {
+        match self {
+            KernelShape::Rows { rows, width, kind } => format!("{} {rows}x{width}", kind.name()),
+            KernelShape::Gather { rows, width } => format!("gather {rows}x{width}"),
+            KernelShape::KvWrite { tokens, elements } => format!("kv_write {tokens}x{elements}"),
+            KernelShape::KvRead { tokens, elements } => format!("kv_read {tokens}x{elements}"),
+            KernelShape::Attention { shape, part } => {
+                let part = match part {
+                    AttentionPart::Fused => "attention",
+                    AttentionPart::Scores => "attention_scores",
+                    AttentionPart::Values => "attention_values",
+                };
+                format!(
+                    "{part}{} B{}xH{}/{}xSq{}xSkv{}xd{}",
+                    if shape.causal { " causal" } else { "" },
+                    shape.batch,
+                    shape.heads,
+                    shape.kv_heads,
+                    shape.query_len,
+                    shape.kv_tokens_read(),
+                    shape.head_dim
+                )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        Corrections, OpKind, Phase, Workload, analyze_model, find_hardware, find_model, find_quant_config,
+    };
+
+    /// Every operator of the step says what to run: a GEMM shape or a kernel description (collectives
+    /// aside, which no single device runs).
+    fn check_step(model: &str, config: &str, phase: Phase, batch: u32, context: u32) {
+        let analysis = analyze_model(
+            find_hardware("h100_sxm").unwrap(),
+            find_model(model).unwrap(),
+            find_quant_config(config).unwrap(),
+            &Workload {
+                phase,
+                batch,
+                context,
+            },
+            &Corrections::REALISTIC,
+        )
+        .unwrap();
+        assert!(!analysis.ops.is_empty());
+        for op in &analysis.ops {
+            let operator = &op.operator;
+            assert_eq!(
+                (operator.name.as_str(), operator.kind),
+                (op.name.as_str(), op.kind)
+            );
+            let described = match op.kind {
+                OpKind::Gemv | OpKind::Gemm | OpKind::BatchedGemm => {
+                    operator.gemm.is_some() && operator.kernel.is_none()
+                }
+                OpKind::Collective => true,
+                _ => operator.kernel.is_some() && operator.gemm.is_none(),
+            };
+            assert!(
+                described,
+                "{model} {config} {phase:?}: {} has no kernel description",
+                op.name
+            );
+        }
+    }
+
+    #[test]
+    fn every_operator_of_llama_decode_has_a_kernel_description() {
+        check_step("llama-3.1-8b", "bf16", Phase::Decode, 1, 4096);
+        check_step("llama-3.1-8b", "fp8", Phase::Decode, 32, 4096);
+        check_step("llama-3.1-8b", "bf16", Phase::Prefill, 1, 512);
+    }
+
+    #[test]
+    fn llama_decode_kernels_have_the_model_shapes() {
+        let analysis = analyze_model(
+            find_hardware("h100_sxm").unwrap(),
+            find_model("llama-3.1-8b").unwrap(),
+            find_quant_config("bf16").unwrap(),
+            &Workload {
+                phase: Phase::Decode,
+                batch: 1,
+                context: 4096,
+            },
+            &Corrections::REALISTIC,
+        )
+        .unwrap();
+        let kernel = |name: &str| {
+            analysis
+                .ops
+                .iter()
+                .find(|op| op.name == name)
+                .and_then(|op| op.operator.kernel)
+                .unwrap()
+        };
+        assert_eq!(
+            kernel("attn_norm"),
+            KernelShape::Rows {
+                rows: 1,
+                width: 4096,
+                kind: RowKind::RmsNorm
+            }
+        );
+        assert_eq!(
+            kernel("ffn_act"),
+            KernelShape::Rows {
+                rows: 1,
+                width: 14_336,
+                kind: RowKind::SiluMul
+            }
+        );
+        // RoPE rotates 32 query heads and 8 key heads of 128 elements.
+        assert_eq!(
+            kernel("rope"),
+            KernelShape::Rows {
+                rows: 40,
+                width: 128,
+                kind: RowKind::Rope
+            }
+        );
+        assert_eq!(kernel("embedding"), KernelShape::Gather { rows: 1, width: 4096 });
+        assert_eq!(
+            kernel("kv_cache_write"),
+            KernelShape::KvWrite {
+                tokens: 1,
+                elements: 2048
+            }
+        );
+        let KernelShape::Attention { shape, part } = kernel("attention") else {
+            panic!("attention is not described as attention")
+        };
+        assert_eq!(
+            (shape.kv_len, shape.heads, shape.kv_heads, part),
+            (4096, 32, 8, AttentionPart::Fused)
+        );
+        assert_eq!(kernel("attn_norm").label(), "rms_norm 1x4096");
+    }
+
+    #[test]
+    fn every_preset_describes_its_kernels() {
+        for model in crate::model_presets() {
+            check_step(&model.key, "bf16", Phase::Decode, 2, 1024);
+        }
+    }
+}

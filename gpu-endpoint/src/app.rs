@@ -41,7 +41,13 @@ pub struct AppConfig {
     /// Wall-clock cap of one measured point (`--max-point-seconds`); a point past it is a `time_limit`
     /// failure and the next point runs.
     pub max_point: Duration,
+    /// Time a client has to send a whole request body once its head has arrived (408 `request_timeout`
+    /// after it, and the connection closes).
+    pub body_read_timeout: Duration,
 }
+
+/// The default [`AppConfig::body_read_timeout`].
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Default for AppConfig {
     fn default() -> Self {
@@ -53,6 +59,7 @@ impl Default for AppConfig {
             nvml_interval: Duration::from_millis(500),
             job_retention: JobRetention::default(),
             max_point: crate::protocol::DEFAULT_MAX_POINT,
+            body_read_timeout: BODY_READ_TIMEOUT,
         }
     }
 }
@@ -137,6 +144,7 @@ pub fn configure(state: web::Data<AppState>) -> impl FnOnce(&mut web::ServiceCon
                     .default_service(web::to(api_not_found))
                     .wrap(actix_web::middleware::from_fn(require_token))
                     .wrap(cors(&origins))
+                    .wrap(actix_web::middleware::from_fn(body_deadline))
                     .wrap(actix_web::middleware::from_fn(refuse_encoded_bodies))
                     .wrap(actix_web::middleware::from_fn(refuse_cross_site))
                     .wrap(actix_web::middleware::from_fn(json_errors)),
@@ -267,6 +275,48 @@ async fn refuse_encoded_bodies(
     next.call(req).await.map(ServiceResponse::map_into_boxed_body)
 }
 
+/// Gives a request's body a deadline ([`AppConfig::body_read_timeout`] from now): a client that stops
+/// sending part-way gets 408 `request_timeout` and the connection closes, instead of holding it forever
+/// (actix's `client_request_timeout` covers only the head).
+async fn body_deadline(
+    mut req: ServiceRequest,
+    next: Next<impl actix_web::body::MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    use actix_web::HttpMessage as _;
+    use futures_util::StreamExt as _;
+    let timeout = req
+        .app_data::<web::Data<AppState>>()
+        .map_or(BODY_READ_TIMEOUT, |s| s.config.body_read_timeout);
+    let deadline = tokio::time::Instant::now() + timeout;
+    let payload = req.take_payload();
+    // After a timeout the stream ends, so nothing more is read from a client that stopped sending.
+    let timed = futures_util::stream::unfold(Some(payload), move |payload| async move {
+        let mut payload = payload?;
+        match tokio::time::timeout_at(deadline, payload.next()).await {
+            Ok(Some(item)) => Some((item, Some(payload))),
+            Ok(None) => None,
+            Err(_) => Some((
+                Err(actix_web::error::PayloadError::Io(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    BODY_TIMED_OUT,
+                ))),
+                None,
+            )),
+        }
+    });
+    req.set_payload(actix_web::dev::Payload::from(
+        Box::pin(timed) as std::pin::Pin<Box<dyn futures_util::Stream<Item = _>>>
+    ));
+    next.call(req).await.map(ServiceResponse::map_into_boxed_body)
+}
+
+const BODY_TIMED_OUT: &str = "the request body did not arrive in time";
+
+/// Whether a payload error is [`body_deadline`]'s timeout.
+fn is_body_timeout(error: &actix_web::error::PayloadError) -> bool {
+    matches!(error, actix_web::error::PayloadError::Io(e) if e.kind() == std::io::ErrorKind::TimedOut)
+}
+
 /// Bearer-token check on every /api route except health and CORS preflights.
 async fn require_token(
     req: ServiceRequest,
@@ -365,6 +415,9 @@ fn json_error(err: JsonPayloadError, _req: &HttpRequest) -> actix_web::Error {
         JsonPayloadError::ContentType => ApiError::UnsupportedMediaType(
             "request body must be JSON (Content-Type: application/json)".into(),
         ),
+        JsonPayloadError::Payload(payload) if is_body_timeout(payload) => {
+            ApiError::RequestTimeout(BODY_TIMED_OUT.into())
+        }
         other => ApiError::BadRequest(format!("invalid JSON body: {other}")),
     };
     api.into()

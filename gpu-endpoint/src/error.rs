@@ -39,6 +39,9 @@ pub enum ApiError {
     /// 413: body or shape too large.
     #[error("{0}")]
     TooLarge(String),
+    /// 408: the request body did not arrive within the body read timeout (the connection is closed).
+    #[error("{0}")]
+    RequestTimeout(String),
     /// 415: wrong content type.
     #[error("{0}")]
     UnsupportedMediaType(String),
@@ -73,6 +76,7 @@ impl ApiError {
             ApiError::UnknownKey(_) => "unknown_key",
             ApiError::NotFound(_) => "not_found",
             ApiError::TooLarge(_) => "too_large",
+            ApiError::RequestTimeout(_) => "request_timeout",
             ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
             ApiError::UnsupportedEncoding(_) => "unsupported_encoding",
             ApiError::Busy => "busy",
@@ -101,6 +105,7 @@ impl ResponseError for ApiError {
                 StatusCode::NOT_FOUND
             }
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             ApiError::UnsupportedMediaType(_) | ApiError::UnsupportedEncoding(_) => {
                 StatusCode::UNSUPPORTED_MEDIA_TYPE
             }
@@ -120,6 +125,10 @@ impl ResponseError for ApiError {
             }
             ApiError::Unauthorized => {
                 response.insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer")));
+            }
+            // The rest of the body may still come: the connection cannot be reused.
+            ApiError::RequestTimeout(_) => {
+                response.force_close();
             }
             _ => {}
         }

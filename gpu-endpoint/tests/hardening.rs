@@ -527,3 +527,42 @@ async fn stored_results_are_deleted_by_filter_and_all_needs_saying() {
     assert_eq!(stored(&app).await, 0);
     assert_eq!(deleted("/api/results?all=true").await, 0);
 }
+
+#[actix_web::test]
+async fn a_body_that_stops_arriving_gets_408_and_the_connection_closes() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let (state, _dir) = fake_state_configured(0, |c| {
+        c.body_read_timeout = std::time::Duration::from_millis(300);
+    });
+    let server = actix_web::HttpServer::new(move || App::new().configure(configure(state.clone())))
+        .workers(1)
+        .bind(("127.0.0.1", 0))
+        .unwrap();
+    let addr = server.addrs()[0];
+    let server = server.run();
+    let handle = server.handle();
+    actix_web::rt::spawn(server);
+    for path in ["/api/analyze", "/api/calibrate", "/api/v1/benchmarks"] {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        // 100 bytes announced, 6 sent.
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"M\":1"
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let start = std::time::Instant::now();
+        let mut response = vec![0u8; 4096];
+        let n = tokio::time::timeout(std::time::Duration::from_secs(5), stream.read(&mut response))
+            .await
+            .expect("no answer within 5 s")
+            .unwrap();
+        let response = String::from_utf8_lossy(&response[..n]).into_owned();
+        assert!(response.starts_with("HTTP/1.1 408"), "{path}: {response}");
+        assert!(response.contains("\"code\":\"request_timeout\""), "{response}");
+        assert!(
+            response.to_ascii_lowercase().contains("connection: close"),
+            "{response}"
+        );
+        assert!(start.elapsed() < std::time::Duration::from_secs(3), "{path}");
+    }
+    handle.stop(true).await;
+}

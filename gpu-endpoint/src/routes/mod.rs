@@ -82,7 +82,12 @@ async fn read_body(mut payload: web::Payload) -> Result<web::Bytes, ApiError> {
     use futures_util::StreamExt as _;
     let mut body = web::BytesMut::new();
     while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|e| ApiError::BadRequest(format!("could not read the body: {e}")))?;
+        let chunk = chunk.map_err(|e| match &e {
+            actix_web::error::PayloadError::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => {
+                ApiError::RequestTimeout(e.to_string())
+            }
+            _ => ApiError::BadRequest(format!("could not read the body: {e}")),
+        })?;
         if body.len() + chunk.len() > crate::app::MAX_BODY_BYTES {
             return Err(ApiError::TooLarge(format!(
                 "request body too large (limit {} bytes)",

@@ -177,6 +177,10 @@ pub struct BenchArgs {
     /// Do not store the points.
     #[arg(long)]
     pub no_store: bool,
+    /// Wall-clock cap of one measured point, in seconds: a point past it stops (within one sample) and is a
+    /// `time_limit` failure; the next point runs.
+    #[arg(long, default_value = "60", value_parser = parse_max_point)]
+    pub max_point_seconds: Duration,
     /// Backend.
     #[command(flatten)]
     pub backend: BackendArgs,
@@ -197,6 +201,10 @@ pub struct CalibrateArgs {
     /// Data directory of the result store.
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
+    /// Wall-clock cap of one measured point, in seconds: a point past it stops (within one sample) and is a
+    /// `time_limit` failure; the next point runs.
+    #[arg(long, default_value = "60", value_parser = parse_max_point)]
+    pub max_point_seconds: Duration,
     /// Backend.
     #[command(flatten)]
     pub backend: BackendArgs,
@@ -372,7 +380,7 @@ fn run_bench(args: &BenchArgs, compare: bool) -> Result<(), CliError> {
         &request,
         hardware.as_ref(),
         store.as_deref(),
-        &crate::protocol::PointLimits::default(),
+        &crate::protocol::PointLimits::new(args.max_point_seconds),
         |event| match event {
             JobEvent::Point(p) => {
                 bar.set_message(format!("{} {}", p.point.shape, p.point.precision));
@@ -500,7 +508,7 @@ fn run_calibrate(args: &CalibrateArgs) -> Result<(), CliError> {
         info.memory_total_mb * 1e6,
         base,
         &precisions,
-        &crate::protocol::PointLimits::default(),
+        &crate::protocol::PointLimits::new(args.max_point_seconds),
     )
     .map_err(|e| CliError::Runtime(e.to_string()))?;
     drop(guard);

@@ -427,3 +427,43 @@ fn a_measurement_stops_when_its_client_disconnects() {
     // The point in flight (≤ 400 ms) plus the poll's own 400 ms point; without cancellation ≥ 2.7 s.
     assert!(free_after < Duration::from_millis(1800), "{free_after:?}");
 }
+
+#[test]
+fn points_past_max_point_seconds_fail_with_time_limit() {
+    let out = run(&[
+        "bench",
+        "--backend",
+        "fake",
+        "--fake-delay-ms",
+        "100",
+        "--max-point-seconds",
+        "0.05",
+        "--shapes",
+        "1x64x64",
+        "--precisions",
+        "FP32,FP16",
+        "--no-store",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["points"].as_array().unwrap().len(), 0);
+    let codes: Vec<&str> = report["failed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["failure"]["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["time_limit", "time_limit"]);
+    // The cap must be a positive number of seconds, for every measuring subcommand.
+    for (subcommand, value) in [("bench", "0"), ("serve", "-1"), ("calibrate", "soon")] {
+        let flag = format!("--max-point-seconds={value}");
+        let mut args = vec![subcommand, "--backend", "fake", flag.as_str()];
+        if subcommand == "bench" {
+            args.extend(["--shapes", "1x64x64"]);
+        }
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{subcommand} {value}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("max-point-seconds"));
+    }
+}

@@ -291,11 +291,11 @@ fn advise(
             current.key, hardware.key
         )),
         Some((_, e)) if e.memory_bytes > hardware.memory_bytes => warnings.push(format!(
-            "The current config '{}' needs {:.1} GB; {} has {:.1} GB.",
+            "The current config '{}' needs {}; {} has {}.",
             current.key,
-            e.memory_bytes / 1e9,
+            crate::format::bytes(e.memory_bytes),
             hardware.key,
-            hardware.memory_bytes / 1e9
+            crate::format::bytes(hardware.memory_bytes)
         )),
         Some(_) => {}
     }
@@ -353,9 +353,9 @@ fn candidate(
     let memory_saved_bytes = base.memory_bytes - e.memory_bytes;
     let fits_in_memory = e.memory_bytes <= hardware.memory_bytes;
     let mut reason = format!(
-        "{speedup:.2}x vs baseline ({} vs {}), {}-bound; weights {:.3} b/elem, {} {:.2} GB",
-        seconds(e.time_s),
-        seconds(base.time_s),
+        "{speedup:.2}x vs baseline ({} vs {}), {}-bound; weights {:.3} b/elem, {} {}",
+        crate::format::duration(e.time_s),
+        crate::format::duration(base.time_s),
         e.bound.name(),
         config.weights.effective_bits(),
         if memory_saved_bytes >= 0.0 {
@@ -363,7 +363,7 @@ fn candidate(
         } else {
             "needs an extra"
         },
-        memory_saved_bytes.abs() / 1e9,
+        crate::format::bytes(memory_saved_bytes.abs()),
     );
     if let Some(batch) = break_even_batch {
         reason.push_str(&format!("; weight-only gains stop at batch ~{batch}"));
@@ -378,9 +378,9 @@ fn candidate(
             None => String::new(),
         };
         caveats.push(format!(
-            "needs {:.1} GB, the device has {:.1} GB{group}",
-            e.memory_bytes / 1e9,
-            hardware.memory_bytes / 1e9
+            "needs {}, the device has {}{group}",
+            crate::format::bytes(e.memory_bytes),
+            crate::format::bytes(hardware.memory_bytes)
         ));
     }
     if config.activations.effective_bits() < 8.0 {
@@ -426,15 +426,6 @@ fn break_even_batch(hardware: &HardwareSpec, config: &QuantConfig, gemm: &RidgeG
     }
     let tokens = (ridge * w * n * k / denominator * gemm.tokens_per_row).ceil();
     (tokens <= f64::from(u32::MAX)).then_some(tokens as u32)
-}
-
-/// A duration for a reason string: µs below 1 ms, ms otherwise.
-fn seconds(s: f64) -> String {
-    if s < 1e-3 {
-        format!("{:.1} us", s * 1e6)
-    } else {
-        format!("{:.2} ms", s * 1e3)
-    }
 }
 
 #[cfg(test)]

@@ -40,6 +40,7 @@ mod analysis;
 mod config;
 mod corrections;
 mod error;
+pub mod format;
 mod formats;
 pub mod hardware;
 mod model;

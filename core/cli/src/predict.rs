@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use roofline_core::{
     Corrections, HardwareSpec, Mode, ModelConfig, Parallelism, Phase, StepLaunch, Workload,
-    advise_model_parallel, analyze_model_parallel, find_hardware, find_model, find_quant_config,
+    advise_model_parallel, analyze_model_parallel, find_hardware, find_model, find_quant_config, format,
 };
 
 use crate::CliError;
@@ -304,59 +304,63 @@ pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
     let params = model.parameters();
     let mut totals = table(&["metric", "value"]);
     let time_row = match (analysis.ttft_s, analysis.tpot_s) {
-        (Some(t), _) => ("TTFT", format!("{:.3} ms", t * 1e3)),
-        (_, Some(t)) => ("TPOT", format!("{:.3} ms", t * 1e3)),
-        _ => ("step", format!("{:.3} ms", analysis.total_time_s * 1e3)),
+        (Some(t), _) => ("TTFT", format::duration(t)),
+        (_, Some(t)) => ("TPOT", format::duration(t)),
+        _ => ("step", format::duration(analysis.total_time_s)),
     };
     for (name, value) in [
         time_row,
-        ("tokens/s (whole batch)", format!("{:.1}", analysis.tokens_per_s)),
+        ("tokens/s (whole batch)", format::tokens_per_s(analysis.tokens_per_s)),
         (
             "kernels, launch overhead",
             format!(
-                "{}, {:.1} µs",
+                "{}, {}",
                 analysis.kernel_launches,
-                analysis.launch_overhead_s * 1e6
+                format::duration(analysis.launch_overhead_s)
             ),
         ),
-        ("total FLOP", format!("{:.3e}", analysis.total_flops)),
-        ("total bytes", format!("{:.3e}", analysis.total_bytes)),
+        ("total FLOP", format::flops(analysis.total_flops)),
+        ("total bytes", format::bytes(analysis.total_bytes)),
         (
             "aggregate AI (FLOP/B)",
-            format!("{:.2}", analysis.aggregate_arithmetic_intensity),
+            format::intensity(analysis.aggregate_arithmetic_intensity),
         ),
         ("bound", analysis.bound.name().to_owned()),
         (
             "parameters (total, active)",
-            format!("{:.2} B, {:.2} B", params.total / 1e9, params.active / 1e9),
+            format!(
+                "{}, {}",
+                format::parameters(params.total),
+                format::parameters(params.active)
+            ),
         ),
-        ("weights", format!("{:.2} GB", analysis.weight_bytes / 1e9)),
-        ("KV cache", format!("{:.3} GB", analysis.kv_cache_bytes / 1e9)),
+        ("weights", format::bytes(analysis.weight_bytes)),
+        ("KV cache", format::bytes(analysis.kv_cache_bytes)),
         ("GPUs", analysis.gpus.to_string()),
         (
             "weights, KV cache per GPU",
             format!(
-                "{:.2} GB, {:.3} GB",
-                analysis.weight_bytes_per_gpu / 1e9,
-                analysis.kv_cache_bytes_per_gpu / 1e9
+                "{}, {}",
+                format::bytes(analysis.weight_bytes_per_gpu),
+                format::bytes(analysis.kv_cache_bytes_per_gpu)
             ),
         ),
         (
             "fits in memory (per GPU)",
             format!(
-                "{} ({:.1} of {:.1} GB)",
+                "{} ({} of {})",
                 analysis.fits_in_memory,
-                analysis.memory_required_bytes / 1e9,
-                analysis.memory_capacity_bytes / 1e9
+                format::bytes(analysis.memory_required_bytes),
+                format::bytes(analysis.memory_capacity_bytes)
             ),
         ),
         (
             "communication",
             format!(
-                "{:.1} µs, {:.1} % of the step, {:.3} MB sent per GPU",
-                analysis.communication_time_s * 1e6,
-                100.0 * analysis.communication_fraction,
-                analysis.communication_bytes / 1e6
+                "{}, {} of the step, {} sent per GPU",
+                format::duration(analysis.communication_time_s),
+                format::percent(analysis.communication_fraction),
+                format::bytes(analysis.communication_bytes)
             ),
         ),
     ] {

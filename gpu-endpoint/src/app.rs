@@ -82,6 +82,8 @@ pub struct AppState {
     pub telemetry_reason: String,
     /// Benchmark jobs.
     pub jobs: JobManager,
+    /// Model-step measurement jobs.
+    pub steps: crate::step::StepJobs,
     /// The result store.
     pub store: Option<Arc<Store>>,
     /// Configuration.
@@ -100,6 +102,7 @@ impl AppState {
                 config.job_retention,
                 config.max_point,
             ),
+            steps: crate::step::StepJobs::new(device.clone(), store.clone(), config.max_point),
             device,
             backend_reason: selected.reason,
             telemetry: selected.telemetry,
@@ -445,21 +448,27 @@ fn static_files(cfg: &mut web::ServiceConfig, web_dir: &std::path::Path) {
     let index = web_dir.join("index.html");
     if index.is_file() {
         let index_for_fallback = index.clone();
+        // The page's assets go out compressed (brotli, zstd or gzip, as the browser accepts: the 1.1 MB .wasm
+        // is about a quarter of that over the wire). Only here: the API's SSE streams stay uncompressed so
+        // every event is flushed at once, and request bodies are never decompressed (`refuse_encoded_bodies`).
         cfg.service(
-            actix_files::Files::new("/", web_dir)
-                .index_file("index.html")
-                .default_handler(web::to(move |req: HttpRequest| {
-                    let index = index_for_fallback.clone();
-                    async move {
-                        match actix_files::NamedFile::open_async(&index).await {
-                            Ok(file) => file.into_response(&req),
-                            Err(e) => actix_web::ResponseError::error_response(&ApiError::Internal(format!(
-                                "cannot read {}: {e}",
-                                index.display()
-                            ))),
-                        }
-                    }
-                })),
+            web::scope("")
+                .wrap(actix_web::middleware::Compress::default())
+                .service(
+                    actix_files::Files::new("/", web_dir)
+                        .index_file("index.html")
+                        .default_handler(web::to(move |req: HttpRequest| {
+                            let index = index_for_fallback.clone();
+                            async move {
+                                match actix_files::NamedFile::open_async(&index).await {
+                                    Ok(file) => file.into_response(&req),
+                                    Err(e) => actix_web::ResponseError::error_response(&ApiError::Internal(
+                                        format!("cannot read {}: {e}", index.display()),
+                                    )),
+                                }
+                            }
+                        })),
+                ),
         );
     } else {
         let message = format!(

@@ -487,6 +487,47 @@ async fn static_page_with_spa_fallback_and_json_404_under_api() {
 }
 
 #[actix_web::test]
+async fn page_assets_are_served_compressed_and_api_responses_are_not() {
+    let (state, dir) = fake_state(None, 0);
+    std::fs::create_dir_all(dir.path().join("dist")).unwrap();
+    std::fs::write(dir.path().join("dist/index.html"), "<html>roofline page</html>").unwrap();
+    // A compressible stand-in for the .wasm: 64 KiB of one repeated pattern.
+    let wasm = b"\0asm roofline ".repeat(4096);
+    std::fs::write(dir.path().join("dist/app_bg.wasm"), &wasm).unwrap();
+    let app = app!(state);
+    for (accept, encoding) in [("br", "br"), ("gzip", "gzip"), ("identity", "")] {
+        let req = test::TestRequest::get()
+            .uri("/app_bg.wasm")
+            .insert_header(("accept-encoding", accept));
+        let resp = test::call_service(&app, req.to_request()).await;
+        assert_eq!(resp.status(), StatusCode::OK);
+        let got = resp
+            .headers()
+            .get("content-encoding")
+            .map_or("", |v| v.to_str().unwrap())
+            .to_owned();
+        assert_eq!(got, encoding, "Accept-Encoding: {accept}");
+        let body = test::read_body(resp).await;
+        if encoding.is_empty() {
+            assert_eq!(body.as_ref(), wasm.as_slice());
+        } else {
+            assert!(
+                body.len() * 10 < wasm.len(),
+                "{accept}: {} of {} bytes",
+                body.len(),
+                wasm.len()
+            );
+        }
+    }
+    // JSON (and the SSE streams beside it) stays uncompressed.
+    let req = test::TestRequest::get()
+        .uri("/api/health")
+        .insert_header(("accept-encoding", "br, gzip"));
+    let resp = test::call_service(&app, req.to_request()).await;
+    assert!(resp.headers().get("content-encoding").is_none());
+}
+
+#[actix_web::test]
 async fn missing_page_gives_a_message_page() {
     let (state, _dir) = fake_state(None, 0);
     let app = app!(state);

@@ -43,12 +43,15 @@ mod error;
 pub mod format;
 mod formats;
 pub mod hardware;
+#[cfg(feature = "serde")]
+pub mod measured_device;
 mod model;
 pub mod ops;
 mod parallel;
 pub mod precision;
 #[cfg(test)]
 mod properties;
+mod recommendation;
 pub mod roofline;
 pub mod units;
 #[cfg(feature = "serde")]
@@ -78,4 +81,5 @@ pub use model::{MlaConfig, ModelConfig, MoeConfig, ParamCount, SlidingWindow, fi
 pub use ops::{Activation, AttentionShape, GemmShape, MoeShape, Norm, OpKind, OperandPrecisions, Operator};
 pub use parallel::Parallelism;
 pub use precision::{BlockScale, Precision, int4_group_bits};
+pub use recommendation::{MemoryFit, Pick, Recommendation, memory_fit, recommend_model};
 pub use roofline::{Bound, Prediction, predict};

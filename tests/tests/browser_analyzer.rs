@@ -208,3 +208,142 @@ async fn shared_link_controls_pins_and_corrupted_storage() {
 
     browser.close().await;
 }
+
+/// Text of every pin row.
+async fn pin_rows(browser: &Browser) -> serde_json::Value {
+    browser
+        .client
+        .execute(
+            "return [...document.querySelectorAll('[data-testid=pins] tbody tr')].map(r => r.textContent);",
+            vec![],
+        )
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_share_link_carries_custom_devices_and_pins_and_unknown_keys_say_so() {
+    if !require_browser() {
+        return;
+    }
+    let endpoint = Endpoint::start(&[]);
+    let browser = Browser::start().await;
+    browser
+        .client
+        .goto(&format!(
+            "{}/?hw=h100_sxm&model=llama-3.1-8b&cfg=bf16&phase=decode&b=4&s=2048",
+            endpoint.url()
+        ))
+        .await
+        .unwrap();
+
+    // 1. A custom device (an H100 at half the bandwidth) is imported and selected, a pin is taken, the batch
+    // changes.
+    let mut spec = find_hardware("h100_sxm").unwrap().clone();
+    spec.key = "my_h100".into();
+    spec.name = "My H100 (half bandwidth)".into();
+    spec.dram_bandwidth_bytes_per_s /= 2.0;
+    spec.provenance = roofline_core::Provenance::Custom;
+    let json = serde_json::to_string(&spec).unwrap();
+    browser.element(".custom-hw summary").await.click().await.unwrap();
+    browser
+        .client
+        .execute(
+            "const t = document.getElementById('custom-json'); t.value = arguments[0];\
+             t.dispatchEvent(new Event('input', { bubbles: true })); return true;",
+            vec![serde_json::json!(json)],
+        )
+        .await
+        .unwrap();
+    browser
+        .element(".custom-hw .row button:nth-child(2)")
+        .await
+        .click()
+        .await
+        .unwrap();
+    browser
+        .wait_for_js(
+            "document.querySelector('[data-testid=hardware-select]').value === 'my_h100'",
+            WAIT,
+        )
+        .await;
+    browser.element("[data-testid=pin-current]").await.click().await.unwrap();
+    let set_batch = "const e = document.querySelector('[data-testid=batch-input]'); e.value = '8';\
+                     e.dispatchEvent(new Event('change', { bubbles: true })); return true;";
+    browser.client.execute(set_batch, vec![]).await.unwrap();
+    let expected = core_on(&spec, 8);
+    browser
+        .wait_for_js(
+            &format!(
+                "Math.abs(parseFloat(document.querySelector('[data-testid=summary-tpot]').dataset.value) - {expected:e}) <= 1e-9 * {expected:e}"
+            ),
+            WAIT,
+        )
+        .await;
+    let tpot = data_value(&browser, "summary-tpot").await;
+    let pins = pin_rows(&browser).await;
+    assert!(pins.to_string().contains("my_h100"), "pins: {pins}");
+    let link = browser.client.current_url().await.unwrap().to_string();
+    assert!(link.contains("dev="), "the link carries the device: {link}");
+    browser.close().await;
+
+    // 2. A fresh profile opens the link identically: the same device, numbers and pins, no notice.
+    let fresh = Browser::start().await;
+    fresh.client.goto(&link).await.unwrap();
+    fresh
+        .wait_for_js(
+            "document.querySelector('[data-testid=hardware-select]').value === 'my_h100'",
+            WAIT,
+        )
+        .await;
+    fresh
+        .wait_for_js(
+            &format!("document.querySelector('[data-testid=summary-tpot]')?.dataset.value === '{tpot}'"),
+            WAIT,
+        )
+        .await;
+    assert_eq!(pin_rows(&fresh).await, pins);
+    let notices = fresh
+        .client
+        .execute(
+            "return document.querySelectorAll('[data-testid=unknown-device], [data-testid=storage-notice], [data-testid=mode-notice]').length;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(notices, 0);
+
+    // 3. An unknown key opens with a visible notice naming it; the select shows it, not another device.
+    fresh
+        .client
+        .goto(&format!("{}/?hw=no_such_gpu&model=llama-3.1-8b", endpoint.url()))
+        .await
+        .unwrap();
+    let notice = fresh.element("[data-testid=unknown-device]").await;
+    assert_eq!(notice.attr("data-value").await.unwrap().as_deref(), Some("no_such_gpu"));
+    assert!(notice.is_displayed().await.unwrap());
+    let selected = fresh
+        .client
+        .execute(
+            "const s = document.querySelector('[data-testid=hardware-select]'); return s.options[s.selectedIndex].textContent;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(selected, "unknown device: no_such_gpu");
+    fresh.close().await;
+}
+
+/// Core's reference-mode decode TPOT of llama-3.1-8b BF16 at context 2048 on a custom spec.
+fn core_on(spec: &roofline_core::HardwareSpec, batch: u32) -> f64 {
+    let workload = Workload {
+        phase: Phase::Decode,
+        batch,
+        context: 2048,
+    };
+    let (model, config) = (find_model("llama-3.1-8b").unwrap(), find_quant_config("bf16").unwrap());
+    analyze_model(&spec.reference().unwrap(), model, config, &workload, &Corrections::REALISTIC)
+        .unwrap()
+        .tpot_s
+        .unwrap()
+}

@@ -149,19 +149,48 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         .text()
         .await
         .unwrap();
-    assert!(row.contains("64x256x256") && row.contains('%'), "spot row: {row}");
+    // The CPU measured it, and GB10 is selected: no prediction error against another device, and a note
+    // that says why.
+    assert!(
+        row.contains("64x256x256") && row.contains("not compared") && !row.contains('%'),
+        "spot row: {row}"
+    );
     assert!(measured_count(&browser).await > 0);
     eprintln!(
         "page opened → first measured point on the plot: {:.1} s",
         to_first_point.as_secs_f64()
     );
 
-    // 3. The Validation tab lists the point with its prediction and error.
-    click(&browser, "#tab-4").await;
-    browser.wait_for_js("document.querySelectorAll('[data-testid=validation-table] [data-testid=validation-row]').length > 0", WAIT).await;
+    // 3. A CPU measurement next to an H100 selection: the chart leaves it out with a note naming the CPU, the
+    // Validation tab lists no row and no error for it, and nothing on the page shows an error figure.
     browser
-        .element("[data-testid=validation-table] [data-testid=error-pct]")
+        .element("[data-testid=hardware-select]")
+        .await
+        .select_by_value("h100_sxm")
+        .await
+        .unwrap();
+    let note = browser
+        .element("[data-testid=measured-other-note]")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        note.contains("never compared with NVIDIA H100"),
+        "note: {note}"
+    );
+    assert_eq!(
+        js(&browser, "return document.querySelector('[data-testid=measured-on-device]').textContent;").await,
+        "0"
+    );
+    click(&browser, "#tab-4").await;
+    browser
+        .element("[data-testid=validation-other-note]")
         .await;
+    assert_eq!(
+        js(&browser, "return document.querySelectorAll('[data-testid=validation-row], [data-testid=error-pct]').length;").await,
+        0
+    );
 
     // 4. Calibration measures the CPU's bandwidth and peaks; with no datasheet to start from, the calibrated
     // spec is offered as its own device, and the validation table predicts on it. Then back to GB10.
@@ -364,4 +393,89 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
 
     browser.close().await;
     eprintln!("closed-loop test took {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// Clear really clears: after a confirmation, the points saved in this browser and the endpoint's stored
+/// history are deleted, so a reload shows none and the endpoint lists none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clear_deletes_measured_points_here_and_on_the_endpoint() {
+    if !require_browser() {
+        return;
+    }
+    let endpoint = Endpoint::start(&["--backend", "cpu"]);
+    let browser = Browser::start().await;
+    browser.client.goto(&endpoint.url()).await.unwrap();
+    browser
+        .wait_for_js(
+            "document.querySelector('[data-testid=endpoint-status]')?.dataset.value === 'online'",
+            WAIT,
+        )
+        .await;
+    type_into(&browser, "spot-m", "64").await;
+    type_into(&browser, "spot-n", "256").await;
+    type_into(&browser, "spot-k", "256").await;
+    browser
+        .element("[data-testid=spot-precision]")
+        .await
+        .select_by_value("FP32")
+        .await
+        .unwrap();
+    browser
+        .wait_for_js(
+            "!document.querySelector('[data-testid=analyze-button]').disabled",
+            WAIT,
+        )
+        .await;
+    click(&browser, "[data-testid=analyze-button]").await;
+    browser
+        .wait_for_js(
+            "document.querySelector('[data-testid=spot-row][data-precision=FP32]')",
+            WAIT,
+        )
+        .await;
+    // The point is stored on the endpoint too: a reload (history merged in) still shows it.
+    browser.client.refresh().await.unwrap();
+    browser
+        .wait_for_js(
+            "parseInt(document.querySelector('[data-testid=measured-count]')?.textContent) > 0",
+            WAIT,
+        )
+        .await;
+    let stored = js(
+        &browser,
+        "return fetch('/api/v1/results').then(r => r.json()).then(rows => rows.length);",
+    )
+    .await;
+    assert!(stored.as_u64().is_some_and(|n| n > 0), "stored: {stored}");
+
+    // Declining the confirmation changes nothing; accepting it clears here and on the endpoint.
+    js(&browser, "window.confirm = () => false; return true;").await;
+    click(&browser, ".results-io summary").await;
+    click(&browser, "[data-testid=clear-measured]").await;
+    assert!(measured_count(&browser).await > 0, "declined: nothing cleared");
+    js(&browser, "window.confirm = () => true; return true;").await;
+    click(&browser, "[data-testid=clear-measured]").await;
+    browser
+        .wait_for_js(
+            "document.querySelector('[data-testid=results-message]')?.textContent.includes('deleted on the endpoint')",
+            WAIT,
+        )
+        .await;
+    browser.client.refresh().await.unwrap();
+    browser
+        .wait_for_js(
+            "document.querySelector('[data-testid=endpoint-status]')?.dataset.value === 'online'",
+            WAIT,
+        )
+        .await;
+    // Give the history fetch time to land, then check the chart holds no measured point.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(measured_count(&browser).await, 0, "cleared after reload");
+    let stored = js(
+        &browser,
+        "return fetch('/api/v1/results').then(r => r.json()).then(rows => rows.length);",
+    )
+    .await;
+    assert_eq!(stored, 0, "the endpoint's store is empty");
+    browser.close().await;
 }

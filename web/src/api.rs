@@ -6,7 +6,7 @@ use std::fmt;
 use gloo_net::http::{Request, Response};
 use roofline_core::wire::{
     AnalyzeRequest, AnalyzeResponse, BenchmarkJob, BenchmarkRequest, CalibrateRequest, CalibrationResult,
-    DeviceInfo, ErrorBody, Health, NvmlStatus, StoredResult,
+    DeletedResults, DeviceInfo, ErrorBody, Health, NvmlStatus, StoredResult,
 };
 use serde::de::DeserializeOwned;
 
@@ -156,4 +156,12 @@ pub async fn calibrate(base: &str, request: &CalibrateRequest) -> Result<Calibra
 /// [`ApiError`].
 pub async fn results(base: &str) -> Result<Vec<StoredResult>, ApiError> {
     get(base, "/api/results?limit=1000").await
+}
+
+/// `DELETE /api/v1/results?all=true`: deletes every measurement stored on the endpoint.
+///
+/// # Errors
+/// [`ApiError`] (an endpoint without the route answers 404 or 405).
+pub async fn delete_all_results(base: &str) -> Result<DeletedResults, ApiError> {
+    decode(Request::delete(&join(base, "/api/v1/results?all=true")).send().await).await
 }

@@ -1,20 +1,23 @@
 //! Top-level state and layout.
 
 use leptos::prelude::*;
+use roofline_core::measured_device::same_device;
 use roofline_core::wire::RooflinePoint;
 use roofline_core::{Error, HardwareSpec, ModelAnalysis, find_hardware};
 
 use crate::calibration::{effective_hardware, mode_label, resolve};
 use crate::charts::RooflineChart;
-use crate::charts::series::{analysis_points, kernel_points, measured_points, plot_data, with_other};
+use crate::charts::series::{
+    analysis_points, kernel_points, measured_points, other_device_points, plot_data, with_other,
+};
 use crate::components::{
     CustomHardware, EndpointBanner, EndpointStatus, HardwarePicker, MeasuredCount, OperatorTable, PinsPanel,
     ResultsIo, RightPanel, SummaryStrip, WorkloadForm,
 };
 use crate::endpoint::Endpoint;
-use crate::measured::Measured;
+use crate::measured::{Measured, PointFilter};
 use crate::palette::PIN_RGB;
-use crate::state::Scenario;
+use crate::state::{Scenario, SharedLink};
 use crate::{export, history, storage};
 
 /// Analyses `s` on its own device (catalog or custom) in its own mode.
@@ -32,14 +35,31 @@ fn analyze_on_own_hardware(s: &Scenario, custom: &[HardwareSpec]) -> Result<Mode
 /// local storage, else defaults; it is written back to both on every change.
 #[component]
 pub fn App() -> impl IntoView {
-    let (stored, notice) = storage::load();
-    let scenario = RwSignal::new(history::read().unwrap_or_else(|| stored.settings.clone()));
-    let custom = RwSignal::new(stored.custom_hardware);
-    let pins = RwSignal::new(stored.pins);
+    let (stored, mut notice) = storage::load();
+    let link = history::read();
+    let mut custom_hardware = stored.custom_hardware;
+    let mut saved_pins = stored.pins;
+    if let Some(link) = &link {
+        // The link's devices win over saved ones of the same key: it opens as it was shared.
+        for spec in &link.devices {
+            custom_hardware.retain(|h| h.key != spec.key);
+            custom_hardware.push(spec.clone());
+        }
+        if let Some(p) = &link.pins {
+            saved_pins.clone_from(p);
+        }
+        if !link.bad_devices.is_empty() {
+            notice = Some(format!("The link's custom device could not be read: {}", link.bad_devices.join("; ")));
+        }
+    }
+    let scenario = RwSignal::new(link.map_or_else(|| stored.settings.clone(), |l| l.scenario));
+    let custom = RwSignal::new(custom_hardware);
+    let pins = RwSignal::new(saved_pins);
     let measured = RwSignal::new(stored.measured);
     let notice = RwSignal::new(notice);
     let endpoint = Endpoint::provide();
     let shown_measured = Measured::provide(measured, endpoint).shown;
+    let point_filter = RwSignal::new(PointFilter::default());
 
     // The device and mode alone decide the specs, so slider moves do not resolve them again.
     let device = Memo::new(move |_| scenario.with(|s| (s.hardware.clone(), s.corrections.mode)));
@@ -63,12 +83,22 @@ pub fn App() -> impl IntoView {
         })
     });
     let advice = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.advise(h))));
+    let recommendation = Memo::new(move |_| {
+        advice.with(|a| {
+            let a = a.as_ref().map_err(Clone::clone)?;
+            hardware.with(|h| scenario.with(|s| s.recommend(h, a)))
+        })
+    });
     let plot = Memo::new(move |_| {
         let mut points = Vec::new();
         pins.with(|p| {
             pinned.with(|all| {
+                // A pin on another device is compared in the pins table, not drawn against this device's roofs.
+                let here = scenario.with(|s| s.hardware.clone());
                 for (i, (s, a)) in p.iter().zip(all).enumerate() {
-                    if let Ok(a) = a {
+                    if let Ok(a) = a
+                        && s.hardware == here
+                    {
                         points.extend(analysis_points(a, Some((PIN_RGB[i % PIN_RGB.len()], &s.label()))));
                     }
                 }
@@ -76,7 +106,19 @@ pub fn App() -> impl IntoView {
         });
         analysis.with(|a| points.extend(a.as_ref().map(|a| analysis_points(a, None)).unwrap_or_default()));
         rows.with(|r| points.extend(kernel_points(r)));
-        shown_measured.with(|m| points.extend(measured_points(m)));
+        // A measurement is only ever compared with the roofs of the device that ran it; others, when asked
+        // for, are drawn grey and say so.
+        let filter = point_filter.get();
+        shown_measured.with(|m| {
+            hardware.with(|h| {
+                let (mine, others): (Vec<_>, Vec<_>) =
+                    m.iter().filter(|p| filter.keeps(p)).cloned().partition(|p| same_device(p, h));
+                if filter.other_devices {
+                    points.extend(other_device_points(&others));
+                }
+                points.extend(measured_points(&mine));
+            })
+        });
         hardware.with(|h| {
             let data = plot_data(h, points);
             match specs.with(|d| d.beside(h).cloned()) {
@@ -86,6 +128,11 @@ pub fn App() -> impl IntoView {
         })
     });
 
+    // Device, model, config, phase, batch, context and mode: printed under an exported PNG.
+    let chart_caption = Signal::derive(move || {
+        let label = scenario.with(Scenario::label);
+        hardware.with(|h| format!("{} · {label}", mode_label(h)))
+    });
     Effect::new(move |_| {
         let settings = scenario.get();
         storage::save(&storage::Stored {
@@ -98,12 +145,13 @@ pub fn App() -> impl IntoView {
     });
     Effect::new(move |previous: Option<Scenario>| {
         let next = scenario.get();
-        history::write(previous.as_ref(), &next);
+        let query = custom.with(|c| pins.with(|p| SharedLink::query(&next, c, p)));
+        history::write(previous.as_ref(), &next, &query);
         next
     });
     let _ = window_event_listener(leptos::ev::popstate, move |_| {
-        if let Some(s) = history::read() {
-            scenario.set(s);
+        if let Some(link) = history::read() {
+            scenario.set(link.scenario);
         }
     });
 
@@ -156,12 +204,12 @@ pub fn App() -> impl IntoView {
             </aside>
             <section class="centre" aria-label="Analysis">
                 <SummaryStrip analysis=analysis hardware=hardware notice=mode_notice ceilings=ceilings />
-                <RooflineChart data=plot />
-                <MeasuredCount />
+                <RooflineChart data=plot caption=chart_caption />
+                <MeasuredCount hardware=hardware filter=point_filter />
                 <PinsPanel scenario=scenario pins=pins current=analysis pinned=pinned />
                 <OperatorTable analysis=analysis caption=mode_caption />
             </section>
-            <RightPanel scenario=scenario hardware=hardware rows=rows advice=advice custom=custom />
+            <RightPanel scenario=scenario hardware=hardware rows=rows advice=advice recommendation=recommendation custom=custom />
         </main>
     }
 }

@@ -22,8 +22,26 @@ fn si(v: f64, unit: &str) -> String {
     if !v.is_finite() {
         return "—".to_owned();
     }
+    if v.abs() >= 1e18 {
+        return format!("{} {unit}", number(v));
+    }
     let (scale, p) = prefix(v);
     format!("{} {p}{unit}", sig3(v / scale))
+}
+
+/// A plain number: three significant digits, or scientific notation (`1.80e308`, `6.10e-5`) beyond 1e6 or
+/// below 1e-3, so an extreme value never prints hundreds of digits.
+#[must_use]
+pub fn number(v: f64) -> String {
+    let a = v.abs();
+    if !v.is_finite() {
+        if v.is_nan() { "—".to_owned() } else if v > 0.0 { "∞".to_owned() } else { "−∞".to_owned() }
+    } else if a == 0.0 || (1e-3..1e6).contains(&a) {
+        let s = sig3(v);
+        if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_owned() } else { s }
+    } else {
+        format!("{v:.2e}")
+    }
 }
 
 /// Three significant digits without trailing noise: 1.23, 12.3, 123, 1234.
@@ -160,11 +178,28 @@ pub fn levels(n: u64) -> String {
 #[must_use]
 pub fn failure(e: &roofline_core::Error) -> String {
     match e {
-        roofline_core::Error::Unsupported { arch, path, .. } => {
-            format!("unsupported on {arch} (no {path} path)")
+        roofline_core::Error::Unsupported {
+            arch,
+            path,
+            device,
+            precision,
+        } => {
+            if missing_figure(device, *precision) {
+                format!("no published {path} figure in the catalog ({arch} has the path)")
+            } else {
+                format!("unsupported on {arch} (no {path} path)")
+            }
         }
         other => other.to_string(),
     }
+}
+
+/// Whether catalog device `device` has the tensor-core path of `precision` on its architecture but no
+/// published figure for it: unknown, not unsupported.
+#[must_use]
+pub fn missing_figure(device: &str, precision: roofline_core::Precision) -> bool {
+    roofline_core::find_hardware(device)
+        .is_ok_and(|h| h.arch.runs_format(precision) && h.peak(precision.compute_path()).is_none())
 }
 
 /// A signed prediction error in percent, e.g. `+12.5 %`, `-3.0 %`, `+20431 %`.
@@ -198,6 +233,16 @@ pub fn celsius(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn extremes_are_in_scientific_notation() {
+        assert_eq!(number(f64::MAX), "1.80e308");
+        assert_eq!(number(448.0), "448");
+        assert_eq!(number(6.0), "6");
+        assert_eq!(number(0.5), "0.5");
+        assert_eq!(number(6.1e-5), "6.10e-5");
+        assert_eq!(bytes(2e20), "2.00e20 B");
+    }
 
     #[test]
     fn micros_keep_three_decimals() {

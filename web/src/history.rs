@@ -1,21 +1,22 @@
 //! The scenario in the address bar. Rule: a discrete change (device, model, config, phase, precisions, mode,
 //! corrections, quick shape) pushes a history entry; a continuous one (batch or context slider, typing
-//! M/N/K) replaces the current entry, so Back walks discrete steps, not every slider pixel.
+//! M/N/K) replaces the current entry, so Back walks discrete steps, not every slider pixel. The URL also
+//! carries the custom devices in use and the pins ([`SharedLink`]), so a link opens identically elsewhere.
 
-use crate::state::Scenario;
+use crate::state::{Scenario, SharedLink};
 
-/// The scenario in the current URL's query, if it names one.
+/// The share link in the current URL's query, if it names a scenario.
 #[must_use]
-pub fn read() -> Option<Scenario> {
+pub fn read() -> Option<SharedLink> {
     let search = web_sys::window()?.location().search().ok()?;
-    Scenario::from_query(&search)
+    SharedLink::from_query(&search)
 }
 
-/// Writes `next` to the URL: pushes when it differs discretely from `previous`, else replaces.
-/// Does nothing when the URL already holds it (e.g. after Back restored it).
-pub fn write(previous: Option<&Scenario>, next: &Scenario) {
+/// Writes `query` (the link of `next`) to the URL: pushes when `next` differs discretely from `previous`,
+/// else replaces. Does nothing when the URL already holds it (e.g. after Back restored it).
+pub fn write(previous: Option<&Scenario>, next: &Scenario, query: &str) {
     let Some(window) = web_sys::window() else { return };
-    let query = format!("?{}", next.to_query());
+    let query = format!("?{query}");
     if window.location().search().ok().as_deref() == Some(query.as_str()) {
         return;
     }

@@ -4,6 +4,8 @@
 use std::collections::HashSet;
 
 use leptos::prelude::*;
+use roofline_core::HardwareSpec;
+use roofline_core::measured_device::{PointDevice, same_device};
 use roofline_core::wire::RooflinePoint;
 
 use crate::api;
@@ -93,6 +95,46 @@ impl Measured {
     }
 }
 
+/// The points measured on `spec`'s device (core's [`same_device`]): the only ones compared with its
+/// predictions.
+#[must_use]
+pub fn on_device(points: &[RooflinePoint], spec: &HardwareSpec) -> Vec<RooflinePoint> {
+    points.iter().filter(|p| same_device(p, spec)).cloned().collect()
+}
+
+/// Which measured points the chart shows: this device's only (the default) or every device's (the others
+/// greyed and never compared), and optionally one precision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PointFilter {
+    /// Also draw points from other devices, greyed.
+    pub other_devices: bool,
+    /// Only this precision, when set.
+    pub precision: Option<roofline_core::Precision>,
+}
+
+impl PointFilter {
+    /// Whether `p` passes the precision filter.
+    #[must_use]
+    pub fn keeps(&self, p: &RooflinePoint) -> bool {
+        self.precision.is_none_or(|q| q == p.precision)
+    }
+}
+
+/// The points measured elsewhere, counted per device (label, count), most first.
+#[must_use]
+pub fn other_devices(points: &[RooflinePoint], spec: &HardwareSpec) -> Vec<(String, usize)> {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for p in points.iter().filter(|p| !same_device(p, spec)) {
+        let label = PointDevice::of(p).label();
+        match counts.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((label, 1)),
+        }
+    }
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    counts
+}
+
 /// The measured-points context provided by the app.
 ///
 /// # Panics
@@ -136,6 +178,14 @@ pub(crate) mod tests {
             }),
             mode: None,
         }
+    }
+
+    #[test]
+    fn points_from_other_devices_are_set_apart() {
+        let cpu = measured_point("64x256x256", Precision::Fp32, 1e-4, 1.0);
+        let h100 = roofline_core::find_hardware("h100_sxm").unwrap();
+        assert!(on_device(std::slice::from_ref(&cpu), h100).is_empty());
+        assert_eq!(other_devices(&[cpu.clone(), cpu], h100), vec![("Test CPU".to_owned(), 2)]);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 use roofline_core::hardware::Sourced;
 use roofline_core::{
     Advice, Corrections, Error, HardwareSpec, Mode, ModelAnalysis, Operator, Phase, Precision, Prediction,
-    Workload, advise_model, analyze_model, catalog, find_model, find_quant_config, predict,
+    Recommendation, Workload, advise_model, analyze_model, catalog, find_model, find_quant_config, predict,
+    recommend_model,
 };
 use serde::{Deserialize, Serialize};
 
@@ -265,6 +266,21 @@ impl Scenario {
         )
     }
 
+    /// The advisor's one answer on `hw` from `advice` (this scenario's advice on `hw`): the fastest config
+    /// that fits, or what to change.
+    ///
+    /// # Errors
+    /// An unknown model key, or anything `recommend_model` rejects.
+    pub fn recommend(&self, hw: &HardwareSpec, advice: &Advice) -> Result<Recommendation, Error> {
+        recommend_model(
+            hw,
+            find_model(&self.model)?,
+            &self.workload(),
+            &self.core_corrections(Mode::of(hw)),
+            advice,
+        )
+    }
+
     /// The reference ceilings behind predictions on `hw` when it is a reference spec: the DRAM fraction, the
     /// GEMM fraction of the config's compute path (when the device has that path) and the kernel floors.
     #[must_use]
@@ -426,6 +442,96 @@ impl Scenario {
         }
         s.corrections.mode = mode.unwrap_or(legacy_mode(legacy_calibrated));
         any.then_some(s)
+    }
+}
+
+/// What a share link carries: the scenario, the custom devices it and its pins need (compact JSON, validated
+/// on the way in), and the pins (`None` when the link has none: older links keep the saved pins).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedLink {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// Custom devices named by the scenario or its pins.
+    pub devices: Vec<HardwareSpec>,
+    /// Links that could not be read as devices (shown as a notice, never silently dropped).
+    pub bad_devices: Vec<String>,
+    /// The pins, when the link lists them.
+    pub pins: Option<Vec<Scenario>>,
+}
+
+impl SharedLink {
+    /// The URL query (without `?`) for `scenario` with the custom devices that it and `pins` use, and the
+    /// pins: `…&dev=<compact JSON>&pins=<n>&pin=<query>…` (`pins=0` when there are none).
+    #[must_use]
+    pub fn query(scenario: &Scenario, custom: &[HardwareSpec], pins: &[Scenario]) -> String {
+        let mut q = scenario.to_query();
+        let mut keys: Vec<&str> = Vec::new();
+        for key in std::iter::once(&scenario.hardware).chain(pins.iter().map(|p| &p.hardware)) {
+            if !keys.contains(&key.as_str()) {
+                keys.push(key);
+            }
+        }
+        for spec in keys.iter().filter_map(|k| custom.iter().find(|h| h.key == *k)) {
+            let json = serde_json::to_string(spec).unwrap_or_default();
+            q.push_str(&format!("&dev={}", percent_encode(&json)));
+        }
+        q.push_str(&format!("&pins={}", pins.len()));
+        for pin in pins {
+            q.push_str(&format!("&pin={}", percent_encode(&pin.to_query())));
+        }
+        q
+    }
+
+    /// Reads a link's query; `None` when it names no scenario field.
+    #[must_use]
+    pub fn from_query(query: &str) -> Option<SharedLink> {
+        let scenario = Scenario::from_query(query)?;
+        let (mut devices, mut bad_devices, mut pins, mut any_pins) = (Vec::new(), Vec::new(), Vec::new(), false);
+        for pair in query.trim_start_matches('?').split('&') {
+            let (key, raw) = pair.split_once('=').unwrap_or((pair, ""));
+            match key {
+                "dev" => match HardwareSpec::from_json(&percent_decode(raw)) {
+                    Ok(mut spec) if roofline_core::find_hardware(&spec.key).is_err() => {
+                        if spec.provenance != roofline_core::Provenance::Measured {
+                            spec.provenance = roofline_core::Provenance::Custom;
+                        }
+                        devices.push(spec);
+                    }
+                    Ok(spec) => bad_devices.push(format!("'{}' is a catalog key", spec.key)),
+                    Err(e) => bad_devices.push(e.to_string()),
+                },
+                "pins" => any_pins = true,
+                "pin" => {
+                    any_pins = true;
+                    pins.extend(Scenario::from_query(&percent_decode(raw)));
+                }
+                _ => {}
+            }
+        }
+        Some(SharedLink {
+            scenario,
+            devices,
+            bad_devices,
+            pins: any_pins.then_some(pins),
+        })
+    }
+}
+
+/// Reads a typed whole number in `lo..=hi`, or says why it is not one (shown beside the input; the scenario
+/// keeps its previous value, and the message says so).
+///
+/// # Errors
+/// `not a whole number`, `must be at least …` or `must be at most …`.
+pub fn parse_in_range(text: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    let t = text.trim();
+    if t.strip_prefix('-').is_some_and(|rest| rest.parse::<f64>().is_ok()) {
+        return Err(format!("must be at least {lo}"));
+    }
+    match t.parse::<u64>() {
+        Ok(v) if v < lo => Err(format!("must be at least {lo}")),
+        Ok(v) if v > hi => Err(format!("must be at most {hi}")),
+        Ok(v) => Ok(v),
+        Err(_) => Err("not a whole number".to_owned()),
     }
 }
 
@@ -678,6 +784,44 @@ mod tests {
                 .all(|c| c.basis.starts_with("measured") || c.basis.starts_with("derived")),
             "{used:?}"
         );
+    }
+
+    #[test]
+    fn share_links_carry_custom_devices_and_pins() {
+        let mut mine = resolve_hardware("h100_sxm", &[]).unwrap();
+        mine.key = "my_gpu".into();
+        mine.name = "My GPU".into();
+        mine.provenance = roofline_core::Provenance::Custom;
+        let s = Scenario {
+            hardware: "my_gpu".into(),
+            batch: 8,
+            ..Scenario::default()
+        };
+        let pin = Scenario {
+            hardware: "h100_sxm".into(),
+            ..Scenario::default()
+        };
+        let query = SharedLink::query(&s, std::slice::from_ref(&mine), std::slice::from_ref(&pin));
+        let link = SharedLink::from_query(&query).unwrap();
+        assert_eq!(link.scenario, s);
+        assert_eq!(link.devices, vec![mine.clone()]);
+        assert_eq!(link.pins, Some(vec![pin]));
+        assert!(link.bad_devices.is_empty());
+        // No pins listed: the saved ones stay; an unreadable device is reported.
+        let link = SharedLink::from_query("hw=my_gpu&dev=%7Bnope").unwrap();
+        assert_eq!((link.pins, link.devices.len(), link.bad_devices.len()), (None, 0, 1));
+        // Removing the last pin is carried too.
+        let none = SharedLink::query(&s, &[mine], &[]);
+        assert_eq!(SharedLink::from_query(&none).unwrap().pins, Some(Vec::new()));
+    }
+
+    #[test]
+    fn typed_numbers_are_checked_with_a_reason() {
+        assert_eq!(parse_in_range(" 8 ", 1, 512), Ok(8));
+        assert_eq!(parse_in_range("-5", 1, 512), Err("must be at least 1".to_owned()));
+        assert_eq!(parse_in_range("0", 1, 512), Err("must be at least 1".to_owned()));
+        assert_eq!(parse_in_range("600", 1, 512), Err("must be at most 512".to_owned()));
+        assert_eq!(parse_in_range("2.5", 1, 512), Err("not a whole number".to_owned()));
     }
 
     #[test]

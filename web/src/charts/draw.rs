@@ -49,6 +49,9 @@ fn rgb(c: Rgb) -> RGBColor {
     RGBColor(c.0, c.1, c.2)
 }
 
+/// Below this width in CSS pixels the legend is not drawn inside the chart (the page shows it below).
+pub const NARROW_CSS_PX: f64 = 560.0;
+
 /// Marker radius in CSS pixels.
 const RADIUS: f64 = 6.0;
 
@@ -210,17 +213,46 @@ fn draw_inner<DB: DrawingBackend>(
         hits.push(Hit { x, y, index });
     }
 
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .label_font(font(12.0))
-        .legend_area_size(px(30.0, scale) as u32)
-        .margin(px(10.0, scale) as u32)
-        .background_style(rgb(theme.background).mix(0.85))
-        .border_style(rgb(theme.grid))
-        .draw()?;
+    // On a narrow chart (a phone) the legend would cover the data: the page lists it under the chart instead.
+    if f64::from(root.dim_in_pixel().0) / scale >= NARROW_CSS_PX {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font(font(12.0))
+            .legend_area_size(px(30.0, scale) as u32)
+            .margin(px(10.0, scale) as u32)
+            .background_style(rgb(theme.background).mix(0.85))
+            .border_style(rgb(theme.grid))
+            .draw()?;
+    }
     root.present()?;
     Ok(hits)
+}
+
+/// Draws the chart with a caption line under it (device, model, config, mode): the exported image says what
+/// it shows.
+///
+/// # Errors
+/// The backend's error, as text.
+pub fn draw_captioned<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    data: &PlotData,
+    theme: &Theme,
+    scale: f64,
+    caption: &str,
+) -> Result<(), String> {
+    let (_, height) = root.dim_in_pixel();
+    let foot = px(26.0, scale).max(1) as u32;
+    let (chart, below) = root.split_vertically(height.saturating_sub(foot));
+    below.fill(&rgb(theme.background)).map_err(|e| e.to_string())?;
+    draw(&chart, data, theme, scale)?;
+    let font = ("sans-serif", 13.0 * scale)
+        .into_font()
+        .color(&rgb(theme.foreground));
+    below
+        .draw(&Text::new(caption.to_owned(), (px(10.0, scale), px(5.0, scale)), font))
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -258,5 +290,17 @@ mod tests {
         assert!(svg.contains("ideal (datasheet) DRAM 273 GB/s"));
         assert!(svg.contains("reference · "), "the title says the mode");
         assert!(svg.matches("<circle").count() >= data.points.len());
+    }
+
+    #[test]
+    fn the_exported_chart_has_its_caption() {
+        let hw = resolve_hardware("gb10", &[]).unwrap();
+        let data = plot_data(&hw, kernel_points(&KernelSpec::default().evaluate(&hw)));
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (900, 600)).into_drawing_area();
+            draw_captioned(&root, &data, &Theme::LIGHT, 2.0, "NVIDIA GB10 · llama-3.1-8b · NVFP4 · reference").unwrap();
+        }
+        assert!(svg.contains("NVIDIA GB10 · llama-3.1-8b · NVFP4 · reference"));
     }
 }

@@ -5,9 +5,10 @@ use leptos::prelude::*;
 use plotters::prelude::IntoDrawingArea;
 use plotters_canvas::CanvasBackend;
 use plotters_svg::SVGBackend;
+use wasm_bindgen::JsCast;
 
 use crate::browser;
-use crate::charts::draw::{Hit, Theme, draw};
+use crate::charts::draw::{Hit, NARROW_CSS_PX, Theme, draw, draw_captioned};
 use crate::charts::series::PlotData;
 
 /// Hover radius in CSS pixels.
@@ -29,6 +30,9 @@ pub fn RooflineChart(
     /// What to draw.
     #[prop(into)]
     data: Signal<PlotData>,
+    /// What the chart shows (device, model, config, mode), printed under an exported PNG.
+    #[prop(into)]
+    caption: Signal<String>,
 ) -> impl IntoView {
     let canvas_ref = NodeRef::<Canvas>::new();
     let frame_ref = NodeRef::<Div>::new();
@@ -39,6 +43,8 @@ pub fn RooflineChart(
     // The frame's width is measured only on the first draw and on resize: reading it on every redraw would
     // force a synchronous layout of the whole page after each slider move.
     let width = StoredValue::new(None::<u32>);
+    // Narrow charts list their legend below the canvas instead of over the data.
+    let narrow = RwSignal::new(false);
     let _ = window_event_listener(leptos::ev::resize, move |_| {
         width.set_value(None);
         redraw.update(|n| *n += 1);
@@ -55,6 +61,10 @@ pub fn RooflineChart(
             width.set_value(Some(measured));
             measured
         });
+        let is_narrow = f64::from(css_width) < NARROW_CSS_PX;
+        if narrow.get_untracked() != is_narrow {
+            narrow.set(is_narrow);
+        }
         let scale = browser::device_pixel_ratio();
         let w = (f64::from(css_width) * scale).round() as u32;
         if canvas.width() != w {
@@ -94,9 +104,39 @@ pub fn RooflineChart(
             hover.set(nearest);
         }
     };
+    // PNG export: an offscreen canvas at twice the device pixel ratio or more, with the caption under the
+    // chart (`data-testid="png-export"` keeps the last export's size in `data-width`/`data-height`).
+    let exported = RwSignal::new(None::<(u32, u32)>);
     let export_png = move |_| {
-        if let Some(url) = canvas_ref.get_untracked().and_then(|c| c.to_data_url().ok()) {
-            browser::download_url(&url, "roofline.png");
+        let Some(canvas) = canvas_ref.get_untracked() else {
+            return;
+        };
+        let scale = browser::device_pixel_ratio().max(2.0);
+        let css = (
+            f64::from(canvas.client_width().max(320)),
+            f64::from(canvas.client_height().max(192)),
+        );
+        let (w, h) = ((css.0 * scale).round() as u32, ((css.1 + 26.0) * scale).round() as u32);
+        let Some(offscreen) = document()
+            .create_element("canvas")
+            .ok()
+            .and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok())
+        else {
+            return;
+        };
+        offscreen.set_width(w);
+        offscreen.set_height(h);
+        let Some(backend) = CanvasBackend::with_canvas_object(offscreen.clone()) else {
+            return;
+        };
+        let text = caption.get_untracked();
+        let result = data.with_untracked(|d| draw_captioned(&backend.into_drawing_area(), d, &theme(), scale, &text));
+        match result.and_then(|()| offscreen.to_data_url().map_err(|e| format!("{e:?}"))) {
+            Ok(url) => {
+                exported.set(Some((w, h)));
+                browser::download_url(&url, "roofline.png");
+            }
+            Err(e) => error.set(Some(e)),
         }
     };
     let export_svg = move |_| {
@@ -144,8 +184,26 @@ pub fn RooflineChart(
                 ></canvas>
                 {tooltip}
             </div>
+            <ul class="roof-legend" class:shown=move || narrow.get() data-testid="roof-legend">
+                {move || data.with(|d| {
+                    let slopes = d.slopes.iter().map(|sl| view! {
+                        <li class:dashed=sl.dashed><i class="line"></i>{sl.label.clone()}</li>
+                    }).collect_view();
+                    let roofs = d.roofs.iter().map(|r| view! {
+                        <li class:dashed=r.dashed><i class="line" style=format!("border-color:rgb({},{},{})", r.color.0, r.color.1, r.color.2)></i>{r.label.clone()}</li>
+                    }).collect_view();
+                    view! { {slopes} {roofs} }
+                })}
+            </ul>
+            <p class="marker-legend hint" data-testid="marker-legend">
+                <span>"● matmul"</span><span>"◆ attention"</span><span>"▲ KV cache / embedding"</span>
+                <span>"■ elementwise"</span><span>"◉ kernel spot check (outlined)"</span>
+                <span>"○ measured (M)"</span><span>"faint: pins"</span>
+            </p>
             <div class="chart-actions">
-                <button on:click=export_png>"Export PNG"</button>
+                <button on:click=export_png data-testid="png-export"
+                    data-width=move || exported.get().map(|e| e.0.to_string())
+                    data-height=move || exported.get().map(|e| e.1.to_string())>"Export PNG"</button>
                 <button on:click=export_svg>"Export SVG"</button>
                 {move || error.get().map(|e| view! { <span class="error">{e}</span> })}
             </div>

@@ -154,6 +154,23 @@ pub fn prediction_tooltip(name: &str, p: &Prediction) -> Vec<String> {
     ]
 }
 
+/// Measured points from another device than the selected one: grey, faint, and saying so (never compared).
+#[must_use]
+pub fn other_device_points(points: &[RooflinePoint]) -> Vec<PlotPoint> {
+    measured_points(points)
+        .into_iter()
+        .zip(points)
+        .map(|(mut p, r)| {
+            p.color = (148, 163, 184);
+            p.faint = true;
+            p.tag = None;
+            let device = roofline_core::measured_device::PointDevice::of(r).label();
+            p.tooltip.insert(1, format!("measured on {device}: another device, not compared"));
+            p
+        })
+        .collect()
+}
+
 /// Predicted points of the kernel view; rows without a prediction have no point.
 #[must_use]
 pub fn kernel_points(rows: &[KernelRow]) -> Vec<PlotPoint> {

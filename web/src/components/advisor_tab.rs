@@ -1,19 +1,80 @@
 //! The quantization advisor's ranked candidates for the current scenario.
 
 use leptos::prelude::*;
-use roofline_core::{Advice, Error};
+use roofline_core::{Advice, Error, Pick, Recommendation};
 
 use crate::format;
+use crate::state::Scenario;
 
-/// Ranked precision configs from `roofline_core::advise_model` with speedup, memory, break-even batch and
-/// the reason for each; configs the device cannot run are listed as skipped with why.
+/// The recommended config's line: name, speedup vs the baseline, step time and memory.
+fn pick_line(p: &Pick) -> String {
+    format!(
+        "{} · {:.2}× vs baseline · {} · {} of {}",
+        p.name,
+        p.speedup,
+        format::duration(p.time_s),
+        format::capacity(p.memory_bytes),
+        format::capacity(p.capacity_bytes)
+    )
+}
+
+/// The one answer at the top (`recommendation`, `data-kind` = `switch`, `keep` or `nothing-fits`,
+/// `data-config` = the recommended config): switch (with `apply-recommendation`, which sets the scenario's
+/// config), keep, or what to change when nothing fits (`fit-change` items).
+fn recommendation_view(r: Result<Recommendation, Error>, scenario: RwSignal<Scenario>) -> AnyView {
+    match r {
+        Err(e) => view! { <p class="error" data-testid="recommendation">{format::failure(&e)}</p> }.into_any(),
+        Ok(Recommendation::Switch(p)) => {
+            let config = p.config.clone();
+            view! {
+                <div class="recommendation" data-testid="recommendation" data-kind="switch" data-config=p.config.clone()>
+                    <h3>"Recommended: " {p.name.clone()}</h3>
+                    <p class="pick">{pick_line(&p)}</p>
+                    <p class="hint">{p.reason.clone()}</p>
+                    <button type="button" data-testid="apply-recommendation"
+                        on:click=move |_| scenario.update(|s| s.config.clone_from(&config))>
+                        {format!("Apply {}", p.name)}
+                    </button>
+                </div>
+            }
+            .into_any()
+        }
+        Ok(Recommendation::Keep(p)) => view! {
+            <div class="recommendation" data-testid="recommendation" data-kind="keep" data-config=p.config.clone()>
+                <h3>"Recommended: keep " {p.name.clone()}</h3>
+                <p class="pick">{pick_line(&p)}</p>
+                <p class="hint">{p.reason.clone()}</p>
+            </div>
+        }
+        .into_any(),
+        Ok(Recommendation::NothingFits { smallest_bytes, capacity_bytes, changes }) => view! {
+            <div class="recommendation over" data-testid="recommendation" data-kind="nothing-fits" data-config="">
+                <h3>"Nothing fits in device memory"</h3>
+                <p class="pick">{format!("The smallest config needs {} of {}. What would fit:",
+                    format::capacity(smallest_bytes), format::capacity(capacity_bytes))}</p>
+                <ul>{changes.into_iter().map(|c| view! { <li data-testid="fit-change">{c}</li> }).collect_view()}</ul>
+            </div>
+        }
+        .into_any(),
+    }
+}
+
+/// The recommendation at the top, then the ranked precision configs from `roofline_core::advise_model` with
+/// speedup, memory, break-even batch and the reason for each; configs the device cannot run are listed as
+/// skipped with why.
 #[component]
 pub fn AdvisorTab(
     /// The advice, or why there is none.
     #[prop(into)]
     advice: Signal<Result<Advice, Error>>,
+    /// The one answer drawn from the advice.
+    #[prop(into)]
+    recommendation: Signal<Result<Recommendation, Error>>,
+    /// The scenario (Apply sets its config).
+    scenario: RwSignal<Scenario>,
 ) -> impl IntoView {
-    move || match advice.get() {
+    let top = move || recommendation_view(recommendation.get(), scenario);
+    let ranked = move || match advice.get() {
         Err(e) => view! { <p class="error">{format::failure(&e)}</p> }.into_any(),
         Ok(a) => {
             let candidates = a
@@ -58,5 +119,6 @@ pub fn AdvisorTab(
             }
             .into_any()
         }
-    }
+    };
+    view! { {top} {ranked} }
 }

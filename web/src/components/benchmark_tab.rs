@@ -2,6 +2,7 @@
 //! progress, a live result table, Stop, and telemetry beside it.
 
 use leptos::prelude::*;
+use roofline_core::measured_device::{PointDevice, same_device};
 use roofline_core::wire::{
     BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkJob, BenchmarkPointEvent, BenchmarkRequest,
     RUN_ALL_PRECISIONS,
@@ -265,14 +266,24 @@ pub fn BenchmarkTab(
                 .points
                 .iter()
                 .map(|e| {
-                    let (predicted, error, class) = match hardware.with(|hw| validation::check(&e.point, hw)) {
-                        Ok(c) => (
-                            format::duration(c.predicted_s),
-                            format::signed_percent(c.error_pct),
-                            validation::band_class(Band::of(c.error_pct)),
-                        ),
-                        Err(e) => (format::failure(&e), String::new(), ""),
-                    };
+                    // A point from another device than the selected one gets no prediction and no error.
+                    let (predicted, error, class) = hardware.with(|hw| {
+                        if !same_device(&e.point, hw) {
+                            return (
+                                format!("measured on {}; not compared", PointDevice::of(&e.point).label()),
+                                String::new(),
+                                "other-device",
+                            );
+                        }
+                        match validation::check(&e.point, hw) {
+                            Ok(c) => (
+                                format::duration(c.predicted_s),
+                                format::signed_percent(c.error_pct),
+                                validation::band_class(Band::of(c.error_pct)),
+                            ),
+                            Err(e) => (format::failure(&e), String::new(), ""),
+                        }
+                    });
                     let view = view! {
                         <tr data-testid="bench-row" data-precision=e.point.precision.name()>
                             <td>{e.point.shape.clone()}</td>

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use roofline_core::{HardwareSpec, Provenance, find_hardware};
 
 use crate::browser;
-use crate::state::Scenario;
+use crate::state::{DEFAULT_HARDWARE, Scenario};
 
 /// Editor for user-defined devices. Pasted JSON goes through `HardwareSpec::from_json` (which validates);
 /// a key that collides with the catalog is refused. The chosen device can be exported as a template.
@@ -61,6 +61,10 @@ pub fn CustomHardware(
     let remove = move |_| {
         let key = scenario.with_untracked(|s| s.hardware.clone());
         custom.update(|c| c.retain(|h| h.key != key));
+        // Never leave the page on a device that no longer exists.
+        let fallback = roofline_core::find_hardware(DEFAULT_HARDWARE).map_or_else(|_| DEFAULT_HARDWARE.to_owned(), |h| h.name.clone());
+        scenario.update(|s| s.hardware = DEFAULT_HARDWARE.to_owned());
+        message.set(Some((true, format!("Removed '{key}'; now showing {fallback}."))));
     };
     let is_custom = move || hardware.with(|h| h.provenance == Provenance::Custom);
     view! {

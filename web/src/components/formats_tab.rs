@@ -68,7 +68,7 @@ pub fn FormatsTab() -> impl IntoView {
                     <td class="num">{format::bits(f.effective_bits)}</td>
                     <td>{block_text(&f)}</td>
                     <td class="num">{format::levels(f.levels)}</td>
-                    <td class="num">{format!("{}", f.max_finite)}</td>
+                    <td class="num">{format::number(f.max_finite)}</td>
                 </tr>
             }
         })
@@ -91,7 +91,7 @@ pub fn FormatsTab() -> impl IntoView {
                     <dt>"Effective bits"</dt><dd>{format::bits(f.effective_bits)}</dd>
                     <dt>"Bytes / element"</dt><dd>{format!("{}", f.bytes_per_element)}</dd>
                     <dt>"Block scale"</dt><dd>{block_text(&f)}</dd>
-                    <dt>"Largest finite"</dt><dd>{format!("±{}", f.max_finite)}</dd>
+                    <dt>"Largest finite"</dt><dd>{format!("±{}", format::number(f.max_finite))}</dd>
                     <dt>"Levels"</dt><dd>{format::levels(f.levels)}</dd>
                     <dt>"Compute path"</dt><dd>{f.compute_path.name()}{f.storage_only.then_some(" (dequantized before the multiply)")}</dd>
                     <dt>"4096² tensor"</dt><dd>{format::bytes(f.precision.tensor_bytes(COMPARE_ELEMENTS))}</dd>
@@ -126,7 +126,7 @@ pub fn FormatsTab() -> impl IntoView {
                     {compare_row("Block", block_text)}
                     {compare_row("Effective bits", |f| format::bits(f.effective_bits))}
                     {compare_row("4096² tensor", |f| format::bytes(f.precision.tensor_bytes(COMPARE_ELEMENTS)))}
-                    {compare_row("Element max", |f| format!("±{}", f.max_finite))}
+                    {compare_row("Element max", |f| format!("±{}", format::number(f.max_finite)))}
                     {compare_row("Per-tensor scale", |f| f.block_scale.map_or("—".to_owned(), |b| if b.per_tensor_bits > 0 { format!("FP32 ({} bits)", b.per_tensor_bits) } else { "none".to_owned() }))}
                 </tbody>
             </table>

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use roofline_core::{HardwareSpec, Mode};
 
 use crate::format;
-use crate::state::{Scenario, all_hardware};
+use crate::state::{Scenario, all_hardware, resolve_hardware};
 
 /// A labelled `<select>` (`data-testid="hardware-select"`) listing every catalogued device, then custom ones,
 /// with the chosen device's architecture, bandwidth (in the mode predictions use) and memory underneath.
@@ -30,6 +30,11 @@ pub fn HardwarePicker(
                 .collect_view()
         })
     };
+    // A key that names no device (an old link, a removed custom device) stays visible as what was asked for;
+    // the numbers shown are the fallback device's, and the notice says which.
+    let unknown = Memo::new(move |_| {
+        scenario.with(|s| custom.with(|c| resolve_hardware(&s.hardware, c).is_none().then(|| s.hardware.clone())))
+    });
     let facts = move || {
         hardware.with(|h| {
             format!(
@@ -50,8 +55,14 @@ pub fn HardwarePicker(
                 prop:value=move || scenario.with(|s| s.hardware.clone())
                 on:change=move |ev| scenario.update(|s| s.hardware = event_target_value(&ev))
             >
+                {move || unknown.get().map(|k| view! { <option value=k.clone() disabled=true selected=true>{format!("unknown device: {k}")}</option> })}
                 {options}
             </select>
+            {move || unknown.get().map(|k| view! {
+                <p class="error" role="alert" data-testid="unknown-device" data-value=k.clone()>
+                    {format!("No device '{k}' in the catalog or among your custom devices. The numbers below are for {} until you pick a device.", hardware.with(|h| h.name.clone()))}
+                </p>
+            })}
             <p class="hint">{facts}</p>
         </div>
     }

@@ -9,7 +9,7 @@ use crate::state::Scenario;
 use crate::storage::MAX_PINS;
 
 /// Up to four pinned scenarios, each analysed on its own hardware in its own mode and drawn faintly on the
-/// chart, with a comparison table (mode, TPOT/TTFT, tokens/s, bound, fit) against the current scenario.
+/// chart when on the selected device (never against another device's roofs), with a comparison table (mode, TPOT/TTFT, tokens/s, bound, fit) against the current scenario.
 #[component]
 pub fn PinsPanel(
     /// The current scenario.
@@ -67,7 +67,7 @@ pub fn PinsPanel(
             });
             view! {
                 <table class="pins" data-testid="pins">
-                    <caption>"Pinned scenarios"</caption>
+                    <caption>"Pinned scenarios (drawn faintly on the chart when on the selected device)"</caption>
                     <thead><tr><th>"Scenario"</th><th>"Mode"</th><th class="num">"TPOT/TTFT"</th><th class="num">"tok/s"</th><th>"Bound"</th><th>"Fits"</th></tr></thead>
                     <tbody>
                         {current.with(|a| row(format!("current: {}", scenario.with(Scenario::label)), None, a))}

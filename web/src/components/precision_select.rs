@@ -21,8 +21,19 @@ pub fn PrecisionSelect(
         .map(|p| {
             let checked = move || scenario.with(|s| s.kernel.precisions.contains(&p));
             let supported = move || hardware.with(|h| h.dense_peak_for(p).is_ok());
+            // The architecture has the path but the catalog has no figure for it: unknown, not unsupported.
+            let unknown = move || hardware.with(|h| h.arch.runs_format(p) && h.peak(p.compute_path()).is_none());
+            let title = move || {
+                if unknown() {
+                    "no published figure in the catalog"
+                } else if supported() {
+                    ""
+                } else {
+                    "no such tensor-core path on this architecture"
+                }
+            };
             view! {
-                <label class="check" class:unsupported=move || !supported()>
+                <label class="check" class:unsupported=move || !supported() && !unknown() class:unknown=unknown title=title>
                     <input
                         type="checkbox"
                         data-precision=p.name()

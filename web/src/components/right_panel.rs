@@ -1,7 +1,7 @@
 //! The right-hand tabs: Kernel, Advisor, Formats, Benchmark, Validation.
 
 use leptos::prelude::*;
-use roofline_core::{Advice, Error, HardwareSpec};
+use roofline_core::{Advice, Error, HardwareSpec, Recommendation};
 use wasm_bindgen::JsCast;
 
 use crate::calibration::mode_label;
@@ -32,6 +32,9 @@ pub fn RightPanel(
     /// Advisor output.
     #[prop(into)]
     advice: Signal<Result<Advice, Error>>,
+    /// The advisor's one answer.
+    #[prop(into)]
+    recommendation: Signal<Result<Recommendation, Error>>,
     /// Custom devices (calibrated specs are kept there).
     custom: RwSignal<Vec<HardwareSpec>>,
 ) -> impl IntoView {
@@ -84,7 +87,7 @@ pub fn RightPanel(
                         </div>
                     }
                     .into_any(),
-                    1 => view! { <AdvisorTab advice=advice /> }.into_any(),
+                    1 => view! { <AdvisorTab advice=advice recommendation=recommendation scenario=scenario /> }.into_any(),
                     2 => view! { <FormatsTab /> }.into_any(),
                     3 => view! { <BenchmarkTab scenario=scenario hardware=hardware job=job /> }.into_any(),
                     _ => view! { <ValidationTab scenario=scenario custom=custom /> }.into_any(),

@@ -2,7 +2,9 @@
 
 use leptos::prelude::*;
 
-use crate::state::{KernelSpec, QUICK_SHAPES, Scenario};
+use roofline_core::ops::MAX_DIM;
+
+use crate::state::{KernelSpec, QUICK_SHAPES, Scenario, parse_in_range};
 
 /// One labelled number input bound to a dimension of the kernel spec.
 #[component]
@@ -17,10 +19,13 @@ fn DimInput(
     set: fn(&mut KernelSpec, u64),
 ) -> impl IntoView {
     let id = format!("dim-{}", label.to_lowercase());
-    let on_input = move |ev| {
-        if let Ok(v) = event_target_value(&ev).trim().parse::<u64>() {
-            scenario.update(|s| set(&mut s.kernel, v.max(1)));
+    let invalid = RwSignal::new(None::<String>);
+    let on_input = move |ev| match parse_in_range(&event_target_value(&ev), 1, MAX_DIM) {
+        Ok(v) => {
+            invalid.set(None);
+            scenario.update(|s| set(&mut s.kernel, v));
         }
+        Err(reason) => invalid.set(Some(reason)),
     };
     view! {
         <div class="dim">
@@ -32,8 +37,14 @@ fn DimInput(
                 step="1"
                 data-testid=format!("spot-{}", label.to_lowercase())
                 prop:value=move || scenario.with(|s| get(&s.kernel).to_string())
+                aria-invalid=move || invalid.with(Option::is_some).to_string()
                 on:input=on_input
             />
+            {move || invalid.get().map(|r| view! {
+                <span class="error invalid" role="alert" data-testid=format!("spot-{}-invalid", label.to_lowercase())>
+                    {format!("{label} {r}; still using {}", scenario.with(|s| get(&s.kernel)))}
+                </span>
+            })}
         </div>
     }
 }

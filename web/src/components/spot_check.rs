@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 use roofline_core::wire::{AnalyzeRequest, AnalyzeResponse};
+use roofline_core::measured_device::{PointDevice, same_device};
 use roofline_core::{HardwareSpec, Precision, find_hardware};
 
 use crate::api::{self, ApiError};
@@ -134,13 +135,18 @@ pub fn SpotCheck(
                 .measured
                 .iter()
                 .map(|p| {
-                    let check = hardware.with(|hw| validation::check(p, hw));
                     let what = p.measurement.as_ref().map_or_else(String::new, |m| format!("{} · {}", m.library, m.kernel));
                     let swatch = format!("background:{}", css(precision_rgb(p.precision)));
-                    let (predicted, error, class) = match check {
-                        Ok(c) => (format::duration(c.predicted_s), format::signed_percent(c.error_pct), validation::band_class(Band::of(c.error_pct))),
-                        Err(e) => (format::failure(&e), String::new(), ""),
-                    };
+                    // A point from another device than the selected one gets no prediction and no error.
+                    let (predicted, error, class) = hardware.with(|hw| {
+                        if !same_device(p, hw) {
+                            return (format!("measured on {}; not compared with {}", PointDevice::of(p).label(), hw.name), String::new(), "other-device");
+                        }
+                        match validation::check(p, hw) {
+                            Ok(c) => (format::duration(c.predicted_s), format::signed_percent(c.error_pct), validation::band_class(Band::of(c.error_pct))),
+                            Err(e) => (format::failure(&e), String::new(), ""),
+                        }
+                    });
                     view! {
                         <tr data-testid="spot-row" data-precision=p.precision.name()>
                             <td><span class="swatch" style=swatch></span>{p.precision.name()}</td>
@@ -149,7 +155,7 @@ pub fn SpotCheck(
                             <td class="num" data-testid="measured-time" data-value=validation::measured_seconds(p).to_string()>
                                 {format::duration(validation::measured_seconds(p))}
                             </td>
-                            <td class=format!("num {class}")>{error}</td>
+                            <td class=format!("num {class}") data-testid="spot-error-pct">{error}</td>
                         </tr>
                     }
                 })

@@ -4,6 +4,7 @@ use leptos::prelude::*;
 use roofline_core::{Error, HardwareSpec, Mode, ModelAnalysis};
 
 use crate::calibration::mode_label;
+use crate::components::MemoryBar;
 use crate::format;
 use crate::state::{CeilingValue, UsedCeiling};
 
@@ -22,18 +23,27 @@ fn Stat(
     /// Test id.
     #[prop(optional)]
     testid: &'static str,
+    /// Marks the value `does not fit` (`<testid>-fit`) when the step does not fit in device memory: a rate
+    /// that cannot be reached on this device is not shown as achievable.
+    #[prop(optional)]
+    needs_fit: bool,
 ) -> impl IntoView {
     let cell = Memo::new(move |_| analysis.with(|a| a.as_ref().map(field).unwrap_or_default()));
+    let over = Memo::new(move |_| needs_fit && analysis.with(|a| a.as_ref().is_ok_and(|a| !a.fits_in_memory)));
     view! {
-        <div class="stat">
+        <div class="stat" class:over=move || over.get()>
             <span class="stat-label">{label}</span>
             <span
                 class="stat-value"
                 data-testid=(!testid.is_empty()).then_some(testid)
                 data-value=move || cell.with(|c| c.1.clone())
+                data-fits=move || needs_fit.then(|| (!over.get()).to_string())
             >
                 {move || cell.with(|c| c.0.clone())}
             </span>
+            {move || over.get().then(|| view! {
+                <span class="does-not-fit" data-testid=format!("{testid}-fit")>"does not fit"</span>
+            })}
         </div>
     }
 }
@@ -104,6 +114,9 @@ pub fn SummaryStrip(
     let stat = move |label: &'static str, testid: &'static str, field: Field| {
         view! { <Stat label=label analysis=analysis field=field testid=testid /> }
     };
+    let rate = move |label: &'static str, testid: &'static str, field: Field| {
+        view! { <Stat label=label analysis=analysis field=field testid=testid needs_fit=true /> }
+    };
     view! {
         <div class="summary-box">
             <div class="mode-line">
@@ -120,9 +133,9 @@ pub fn SummaryStrip(
                 {stat("Traffic", "", |a| (format::bytes(a.total_bytes), a.total_bytes.to_string()))}
                 {stat("Step time", "", |a| (format::duration(a.total_time_s), a.total_time_s.to_string()))}
                 {move || has_launch.get().then(|| stat("Step launch", "summary-launch", |a| (format::duration(a.launch_overhead_s), a.launch_overhead_s.to_string())))}
-                {stat("TTFT", "summary-ttft", |a| optional_duration(a.ttft_s))}
-                {stat("TPOT", "summary-tpot", |a| optional_duration(a.tpot_s))}
-                {stat("Throughput", "summary-tokens-per-s", |a| (format::tokens_per_s(a.tokens_per_s), a.tokens_per_s.to_string()))}
+                {rate("TTFT", "summary-ttft", |a| optional_duration(a.ttft_s))}
+                {rate("TPOT", "summary-tpot", |a| optional_duration(a.tpot_s))}
+                {rate("Throughput", "summary-tokens-per-s", |a| (format::tokens_per_s(a.tokens_per_s), a.tokens_per_s.to_string()))}
                 {stat("Bound", "summary-bound", |a| (format!("{} ({} mem)", a.bound.name(), format::percent(a.memory_bound_fraction)), a.bound.name().to_owned()))}
                 {stat("W bits/elem", "", |a| (format::bits(a.weight_bits_per_element), a.weight_bits_per_element.to_string()))}
                 {stat("KV bits/elem", "", |a| (format::bits(a.kv_bits_per_element), a.kv_bits_per_element.to_string()))}
@@ -133,6 +146,7 @@ pub fn SummaryStrip(
                 ))}
             </div>
             </div>
+            <MemoryBar analysis=analysis />
             {move || ceilings.get().map(ceilings_view)}
         </div>
     }

@@ -71,17 +71,37 @@ pub fn TelemetryPanel() -> impl IntoView {
         samples.update(|w| push_sample(w, s));
         set_feed(Feed::Live);
     };
+    // Without NVML (503 `no_nvml`) the poll backs off: every 2nd, 4th, … up to every 32nd tick.
+    let backoff = StoredValue::new((1u32, 0u32));
     let poll = move || {
         let base = endpoint.base_now();
         leptos::task::spawn_local(async move {
             match api::nvml_status(&base).await {
-                Ok(s) => on_sample(s),
+                Ok(s) => {
+                    backoff.set_value((1, 0));
+                    on_sample(s);
+                }
                 Err(ApiError::Status { body, .. }) if body.code == "no_nvml" => {
+                    backoff.update_value(|(every, wait)| {
+                        *every = (*every * 2).min(32);
+                        *wait = *every - 1;
+                    });
                     set_feed(Feed::NoNvml(body.message));
                 }
                 Err(_) => set_feed(Feed::Offline),
             }
         });
+    };
+    let due = move || {
+        let mut due = false;
+        backoff.update_value(|(_, wait)| {
+            if *wait == 0 {
+                due = true;
+            } else {
+                *wait -= 1;
+            }
+        });
+        due
     };
     let url = join(
         &endpoint.base_now(),
@@ -106,7 +126,7 @@ pub fn TelemetryPanel() -> impl IntoView {
     poll();
     if let Ok(handle) = set_interval_with_handle(
         move || {
-            if !streaming.get_untracked() {
+            if !streaming.get_untracked() && due() {
                 poll()
             }
         },

@@ -7,7 +7,7 @@ use roofline_core::{HardwareSpec, Mode};
 use crate::calibration::{DeviceSpecs, mode_explanation, mode_title};
 use crate::components::CalibrationPanel;
 use crate::format;
-use crate::measured::use_measured;
+use crate::measured::{on_device, use_measured};
 use crate::state::Scenario;
 use crate::validation::{self, Band, Check, ErrorStats, check_in, error_in};
 
@@ -62,7 +62,18 @@ pub fn ValidationTab(
 ) -> impl IntoView {
     let measured = use_measured();
     let specs = Memo::new(move |_| scenario.with(|s| custom.with(|c| DeviceSpecs::of(&s.hardware, c))));
-    let table = Memo::new(move |_| specs.with(|d| measured.shown.with(|m| validation::table(m, d))));
+    // Only points measured on this device are compared with its predictions; the rest are counted in a note.
+    let table = Memo::new(move |_| {
+        specs.with(|d| {
+            measured.shown.with(|m| {
+                let mine = d.own().map(|h| on_device(m, h)).unwrap_or_default();
+                validation::table(&mine, d)
+            })
+        })
+    });
+    let elsewhere = Memo::new(move |_| {
+        specs.with(|d| measured.shown.with(|m| m.len() - d.own().map_or(0, |h| on_device(m, h).len())))
+    });
     let modes = Memo::new(move |_| table.with(|t| t.0.clone()));
     // `Datasheet: NVIDIA GB10` — the spec behind a column.
     let column_name = move |mode: Mode| {
@@ -140,6 +151,11 @@ pub fn ValidationTab(
                 </thead>
                 <tbody>{body}</tbody>
             </table>
+            {move || (elsewhere.get() > 0).then(|| view! {
+                <p class="measured-note" data-testid="validation-other-note" data-value=elsewhere.get().to_string()>
+                    {format!("{} measured point(s) from other devices are not listed: a measurement is only compared with predictions for the device that ran it.", elsewhere.get())}
+                </p>
+            })}
             {move || table.with(|t| t.1.is_empty()).then(|| view! {
                 <p class="hint">"No measured points yet: run the Kernel Spot Check or a benchmark job on the endpoint, or import results."</p>
             })}

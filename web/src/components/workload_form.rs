@@ -4,7 +4,9 @@ use leptos::prelude::*;
 use roofline_core::{HardwareSpec, Mode, model_presets, quant_configs};
 
 use crate::calibration::{DeviceSpecs, mode_explanation, mode_title};
-use crate::state::{BATCH_RANGE, CONTEXT_RANGE, Scenario, log_slider_position, log_slider_value};
+use crate::state::{
+    BATCH_RANGE, CONTEXT_RANGE, Scenario, log_slider_position, log_slider_value, parse_in_range,
+};
 
 /// A log-scale slider with an exact number input beside it, both editing one integer of the scenario.
 #[component]
@@ -29,10 +31,13 @@ fn LogSlider(
             scenario.update(|s| set(s, log_slider_value(pos, range)));
         }
     };
-    let on_number = move |ev| {
-        if let Ok(v) = event_target_value(&ev).trim().parse::<u64>() {
-            scenario.update(|s| set(s, v.clamp(range.0, range.1)));
+    let invalid = RwSignal::new(None::<String>);
+    let on_number = move |ev| match parse_in_range(&event_target_value(&ev), range.0, range.1) {
+        Ok(v) => {
+            invalid.set(None);
+            scenario.update(|s| set(s, v));
         }
+        Err(reason) => invalid.set(Some(reason)),
     };
     view! {
         <div class="slider">
@@ -54,8 +59,14 @@ fn LogSlider(
                 max=range.1.to_string()
                 data-testid=testid
                 prop:value=move || value().to_string()
+                aria-invalid=move || invalid.with(Option::is_some).to_string()
                 on:change=on_number
             />
+            {move || invalid.get().map(|r| view! {
+                <span class="error invalid" role="alert" data-testid=format!("{testid}-invalid")>
+                    {format!("Invalid: {r}; still showing {}", value())}
+                </span>
+            })}
         </div>
     }
 }

@@ -1,0 +1,213 @@
+//! Which device took a measured point, and whether a spec may be compared with it: a measurement is only
+//! ever compared with predictions for the device that ran it (feature `serde`).
+
+use crate::HardwareSpec;
+use crate::hardware::find_hardware;
+use crate::wire::RooflinePoint;
+
+/// The catalog key of the device named `device_name` by its driver (`NVIDIA H100 80GB HBM3` → `h100_sxm`,
+/// `NVIDIA GB10` → `gb10`), or `None` for anything else (CPUs, unknown GPUs).
+///
+/// # Examples
+/// ```
+/// use roofline_core::measured_device::catalog_key_of_device_name;
+/// assert_eq!(catalog_key_of_device_name("NVIDIA H100 80GB HBM3"), Some("h100_sxm"));
+/// assert_eq!(catalog_key_of_device_name("NVIDIA H100 PCIe"), Some("h100_pcie"));
+/// assert_eq!(catalog_key_of_device_name("Intel(R) Xeon(R) CPU @ 2.20GHz"), None);
+/// ```
+#[must_use]
+pub fn catalog_key_of_device_name(device_name: &str) -> Option<&'static str> {
+    let name = device_name.to_ascii_lowercase();
+    let has = |s: &str| name.contains(s);
+    let key = if has("gb10") {
+        "gb10"
+    } else if has("gb200") {
+        "gb200"
+    } else if has("gb300") {
+        "gb300"
+    } else if has("b300") {
+        "b300"
+    } else if has("b200") {
+        "b200"
+    } else if has("h200") {
+        "h200_sxm"
+    } else if has("h100") && (has("pcie") || has("nvl")) {
+        "h100_pcie"
+    } else if has("h100") {
+        "h100_sxm"
+    } else if has("h20") {
+        "h20"
+    } else if has("a100") {
+        "a100_sxm_80gb"
+    } else if has("l40s") {
+        "l40s"
+    } else if has(" l4") || name.ends_with("l4") {
+        "l4"
+    } else if has("4090") {
+        "rtx_4090"
+    } else if has("5090") {
+        "rtx_5090"
+    } else if has("rtx pro 6000") {
+        "rtx_pro_6000_bw"
+    } else if has("thor") {
+        "jetson_agx_thor"
+    } else if has("orin") {
+        "jetson_agx_orin_64gb"
+    } else if has("mi300x") {
+        "mi300x"
+    } else if has("mi325x") {
+        "mi325x"
+    } else if has("mi355x") {
+        "mi355x"
+    } else {
+        return None;
+    };
+    find_hardware(key).ok().map(|h| h.key.as_str())
+}
+
+/// The device that ran a measured point.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PointDevice {
+    /// A catalog device: its key (from the endpoint's `device_key`, else matched from the device name on a
+    /// GPU backend).
+    Catalog(String),
+    /// A device outside the catalog (a CPU, an unknown GPU), by name.
+    Named(String),
+    /// A point that does not say (a simulated point, an imported record without a device name).
+    Unknown,
+}
+
+impl PointDevice {
+    /// The device of `p`. A CPU (or fake) backend's device is never a catalog GPU, whatever its name says.
+    #[must_use]
+    pub fn of(p: &RooflinePoint) -> PointDevice {
+        let Some(m) = p.measurement.as_ref() else {
+            return PointDevice::Unknown;
+        };
+        if let Some(key) = m.device_key.as_deref().and_then(|k| find_hardware(k).ok()) {
+            return PointDevice::Catalog(key.key.clone());
+        }
+        let gpu_backend = !matches!(m.backend.as_str(), "cpu" | "fake");
+        match catalog_key_of_device_name(&m.device_name) {
+            Some(key) if gpu_backend => PointDevice::Catalog(key.to_owned()),
+            _ if m.device_name.trim().is_empty() => PointDevice::Unknown,
+            _ => PointDevice::Named(m.device_name.clone()),
+        }
+    }
+
+    /// Text for notes and filters: the catalog device's name, the device name, or `unknown device`.
+    #[must_use]
+    pub fn label(&self) -> String {
+        match self {
+            PointDevice::Catalog(k) => find_hardware(k).map_or_else(|_| k.clone(), |h| h.name.clone()),
+            PointDevice::Named(n) => n.clone(),
+            PointDevice::Unknown => "unknown device".to_owned(),
+        }
+    }
+}
+
+/// The catalog key a spec describes: its own key, or the catalog device it calibrates (`<key>_measured`).
+#[must_use]
+pub fn catalog_key_of_spec(spec: &HardwareSpec) -> Option<&'static str> {
+    [spec.key.as_str(), spec.key.trim_end_matches("_measured")]
+        .into_iter()
+        .find_map(|k| find_hardware(k).ok())
+        .map(|h| h.key.as_str())
+}
+
+/// Whether predictions on `spec` may be compared with the measured point `p`: the same catalog device, or,
+/// for a device outside the catalog, a spec calibrated on the device of that name (its name says
+/// `measured on <device>`). A point whose device is unknown is compared with nothing.
+///
+/// # Examples
+/// ```
+/// use roofline_core::find_hardware;
+/// use roofline_core::measured_device::same_device;
+/// use roofline_core::wire::{Measurement, PointSource, RooflinePoint};
+/// let point = |backend: &str, device: &str| RooflinePoint {
+///     ai: 1.0, tflops: 1.0, time_us: 1.0, precision: roofline_core::Precision::Fp32, shape: "1x1x1".into(),
+///     label: String::new(), source: PointSource::Measured, bottleneck: "memory".into(), bandwidth_gb_s: None,
+///     operands: None, mode: None,
+///     measurement: Some(Measurement { backend: backend.into(), device_name: device.into(), ..Measurement::default() }),
+/// };
+/// let h100 = find_hardware("h100_sxm").unwrap();
+/// assert!(same_device(&point("cuda", "NVIDIA H100 80GB HBM3"), h100));
+/// assert!(!same_device(&point("cpu", "AMD EPYC 7B13"), h100));
+/// assert!(!same_device(&point("cuda", "NVIDIA GB10"), h100));
+/// ```
+#[must_use]
+pub fn same_device(p: &RooflinePoint, spec: &HardwareSpec) -> bool {
+    match (PointDevice::of(p), catalog_key_of_spec(spec)) {
+        (PointDevice::Catalog(k), Some(s)) => k == s,
+        (PointDevice::Named(n), None) => spec.name.contains(&format!("measured on {n}")) || spec.name == n,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{Measurement, PointSource};
+    use crate::{Precision, Provenance};
+
+    fn point(backend: &str, device: &str, key: Option<&str>) -> RooflinePoint {
+        RooflinePoint {
+            ai: 1.0,
+            tflops: 1.0,
+            time_us: 1.0,
+            precision: Precision::Fp32,
+            shape: "1x1x1".into(),
+            label: String::new(),
+            source: PointSource::Measured,
+            bottleneck: "memory".into(),
+            bandwidth_gb_s: None,
+            operands: None,
+            mode: None,
+            measurement: Some(Measurement {
+                backend: backend.into(),
+                device_name: device.into(),
+                device_key: key.map(str::to_owned),
+                ..Measurement::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn the_device_key_wins_then_the_name_on_gpus_only() {
+        assert_eq!(
+            PointDevice::of(&point("cuda", "Some GPU", Some("h100"))),
+            PointDevice::Catalog("h100_sxm".into())
+        );
+        assert_eq!(
+            PointDevice::of(&point("cuda", "NVIDIA GB10", None)),
+            PointDevice::Catalog("gb10".into())
+        );
+        assert_eq!(
+            PointDevice::of(&point("cpu", "AMD EPYC H100-lookalike", None)),
+            PointDevice::Named("AMD EPYC H100-lookalike".into())
+        );
+        assert_eq!(PointDevice::of(&point("cpu", " ", None)), PointDevice::Unknown);
+    }
+
+    #[test]
+    fn calibrated_specs_match_their_device() {
+        let h100 = find_hardware("h100_sxm").unwrap();
+        let calibrated = HardwareSpec {
+            key: "h100_sxm_measured".into(),
+            ..h100.clone()
+        };
+        assert!(same_device(&point("cuda", "NVIDIA H100 80GB HBM3", None), &calibrated));
+        let cpu = HardwareSpec {
+            provenance: Provenance::Measured,
+            ..HardwareSpec::uncatalogued(
+                "cpu_host_measured",
+                "Host CPU (measured on AMD EPYC 7B13)",
+                "x86-64",
+                64e9,
+            )
+        };
+        assert!(same_device(&point("cpu", "AMD EPYC 7B13", None), &cpu));
+        assert!(!same_device(&point("cpu", "Intel Xeon", None), &cpu));
+        assert!(!same_device(&point("cuda", "NVIDIA H100", None), &cpu));
+    }
+}

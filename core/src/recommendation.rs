@@ -1,0 +1,401 @@
+//! One answer from the advice: the fastest config that fits in device memory for this workload, or, when
+//! nothing fits, what to change; and the memory breakdown behind the fit (weights, KV cache, headroom).
+
+use crate::{
+    Advice, Corrections, Error, HardwareSpec, ModelAnalysis, ModelConfig, Workload, analyze_model,
+    find_quant_config,
+};
+
+/// The advisor's one answer for a model step.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub enum Recommendation {
+    /// Switch to `config`: the fastest config that fits.
+    Switch(Pick),
+    /// Keep the current config: it fits and no config that fits is faster.
+    Keep(Pick),
+    /// No supported config fits in device memory under this workload.
+    NothingFits {
+        /// Memory of the config that needs least, in bytes.
+        smallest_bytes: f64,
+        /// Device memory, in bytes.
+        capacity_bytes: f64,
+        /// What would make it fit, most direct first (narrower weights, shorter context, fewer sequences,
+        /// more devices).
+        changes: Vec<String>,
+    },
+}
+
+/// A recommended config with the numbers that justify it.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Pick {
+    /// Config key.
+    pub config: String,
+    /// Config display name.
+    pub name: String,
+    /// Predicted step time, in seconds.
+    pub time_s: f64,
+    /// Baseline (BF16, else FP16) step time / this time.
+    pub speedup: f64,
+    /// Memory needed (weights + KV cache), in bytes.
+    pub memory_bytes: f64,
+    /// Device memory, in bytes.
+    pub capacity_bytes: f64,
+    /// Why, from the numbers.
+    pub reason: String,
+}
+
+/// The fastest config that fits in `hardware`'s memory for `workload`, among `advice`'s candidates and the
+/// current config; when none fits, what to change. `advice` must come from
+/// [`advise_model`](crate::advise_model) with the same arguments.
+///
+/// # Errors
+/// What [`analyze_model`] returns for the current config other than [`Error::Unsupported`] (an unsupported
+/// current config is simply not a choice).
+///
+/// # Examples
+/// ```
+/// use roofline_core::*;
+/// let h100 = find_hardware("h100_sxm").unwrap();
+/// let model = find_model("llama-3.1-70b").unwrap();
+/// let decode = Workload { phase: Phase::Decode, batch: 1, context: 4096 };
+/// let advice = advise_model(h100, model, &decode, "bf16", &Corrections::NONE).unwrap();
+/// // 141 GB of BF16 weights do not fit in 80 GB: the answer is a narrower config that does.
+/// match recommend_model(h100, model, &decode, &Corrections::NONE, &advice).unwrap() {
+///     Recommendation::Switch(p) => assert!(p.memory_bytes <= 80e9 && p.speedup > 1.0),
+///     other => panic!("{other:?}"),
+/// }
+/// ```
+pub fn recommend_model(
+    hardware: &HardwareSpec,
+    model: &ModelConfig,
+    workload: &Workload,
+    corrections: &Corrections,
+    advice: &Advice,
+) -> Result<Recommendation, Error> {
+    let capacity = hardware.memory_bytes;
+    let current = match find_quant_config(&advice.current)
+        .and_then(|c| analyze_model(hardware, model, c, workload, corrections))
+    {
+        Ok(a) => Some(a),
+        Err(Error::Unsupported { .. }) => None,
+        Err(e) => return Err(e),
+    };
+    // Baseline time from any candidate (speedup = baseline / time), else the current config is the baseline.
+    let baseline_s = advice
+        .candidates
+        .first()
+        .map(|c| c.time_s * c.speedup)
+        .or_else(|| current.as_ref().map(|a| a.total_time_s))
+        .unwrap_or(f64::NAN);
+    let best = advice
+        .candidates
+        .iter()
+        .filter(|c| c.fits_in_memory)
+        .min_by(|a, b| a.time_s.total_cmp(&b.time_s));
+    let current_fits = current.as_ref().filter(|a| a.fits_in_memory);
+    let pick = |config: &str, name: &str, time_s: f64, memory_bytes: f64, reason: String| Pick {
+        config: config.to_owned(),
+        name: name.to_owned(),
+        time_s,
+        speedup: baseline_s / time_s,
+        memory_bytes,
+        capacity_bytes: capacity,
+        reason,
+    };
+    match (best, current_fits) {
+        (Some(b), Some(cur)) if cur.total_time_s <= b.time_s => {
+            let name = config_name(&cur.config);
+            Ok(Recommendation::Keep(pick(
+                &cur.config,
+                &name,
+                cur.total_time_s,
+                cur.memory_required_bytes,
+                format!(
+                    "{name} fits ({} of {} GB) and no config that fits is faster ({} is next, {:.2}x slower)",
+                    gb(cur.memory_required_bytes),
+                    gb(capacity),
+                    b.name,
+                    b.time_s / cur.total_time_s
+                ),
+            )))
+        }
+        (None, Some(cur)) => {
+            let name = config_name(&cur.config);
+            Ok(Recommendation::Keep(pick(
+                &cur.config,
+                &name,
+                cur.total_time_s,
+                cur.memory_required_bytes,
+                format!(
+                    "{name} fits ({} of {} GB) and is the only config that does",
+                    gb(cur.memory_required_bytes),
+                    gb(capacity)
+                ),
+            )))
+        }
+        (Some(b), cur) => {
+            let versus = match (cur, current.as_ref()) {
+                (Some(c), _) => format!("{:.2}x faster than the current config", c.total_time_s / b.time_s),
+                (None, Some(c)) => format!(
+                    "the current config does not fit ({} of {} GB)",
+                    gb(c.memory_required_bytes),
+                    gb(capacity)
+                ),
+                (None, None) => "the current config does not run on this device".to_owned(),
+            };
+            Ok(Recommendation::Switch(pick(
+                &b.config,
+                &b.name,
+                b.time_s,
+                b.memory_bytes,
+                format!(
+                    "the fastest config that fits: {} of {} GB, {:.2}x vs {}; {versus}",
+                    gb(b.memory_bytes),
+                    gb(capacity),
+                    b.time_s.recip() * baseline_s,
+                    advice.baseline
+                ),
+            )))
+        }
+        (None, None) => Ok(nothing_fits(hardware, model, workload, corrections, advice, current.as_ref())),
+    }
+}
+
+/// What to change when no config fits: the config that needs least memory, then the context and batch that
+/// would fit with it, then the fewest GPUs a config fits on when split (or how many devices' memory it needs).
+fn nothing_fits(
+    hardware: &HardwareSpec,
+    model: &ModelConfig,
+    workload: &Workload,
+    corrections: &Corrections,
+    advice: &Advice,
+    current: Option<&ModelAnalysis>,
+) -> Recommendation {
+    let capacity = hardware.memory_bytes;
+    let smallest_candidate = advice
+        .candidates
+        .iter()
+        .min_by(|a, b| a.memory_bytes.total_cmp(&b.memory_bytes));
+    // The least-memory config's own analysis gives its weight / KV split.
+    let smallest = match (smallest_candidate, current) {
+        (Some(c), Some(cur)) if cur.memory_required_bytes <= c.memory_bytes => Some(cur.clone()),
+        (Some(c), _) => find_quant_config(&c.config)
+            .and_then(|q| analyze_model(hardware, model, q, workload, corrections))
+            .ok(),
+        (None, cur) => cur.cloned(),
+    };
+    let Some(s) = smallest else {
+        return Recommendation::NothingFits {
+            smallest_bytes: f64::NAN,
+            capacity_bytes: capacity,
+            changes: vec!["no supported config runs this model on this device".to_owned()],
+        };
+    };
+    let name = config_name(&s.config);
+    let mut changes = vec![format!(
+        "Smaller weights: the narrowest supported config, {name}, still needs {} GB (weights {} GB + KV cache {} GB) of {} GB",
+        gb(s.memory_required_bytes),
+        gb(s.weight_bytes),
+        gb(s.kv_cache_bytes),
+        gb(capacity)
+    )];
+    let (batch, context) = (f64::from(workload.batch), f64::from(workload.context));
+    let kv_per_token = s.kv_cache_bytes / (batch * context);
+    let room = capacity - s.weight_bytes;
+    if room > 0.0 && kv_per_token > 0.0 {
+        let max_context = (room / (batch * kv_per_token)).floor();
+        if max_context >= 1.0 {
+            changes.push(format!(
+                "Shorter context: at most {max_context:.0} tokens at batch {} fits with {name}",
+                workload.batch
+            ));
+        }
+        let max_batch = (room / (context * kv_per_token)).floor();
+        if max_batch >= 1.0 {
+            changes.push(format!(
+                "Fewer sequences: at most {max_batch:.0} at context {} fits with {name}",
+                workload.context
+            ));
+        }
+    } else {
+        changes.push(format!(
+            "The weights alone ({} GB) exceed the device's {} GB: no context or batch makes it fit",
+            gb(s.weight_bytes),
+            gb(capacity)
+        ));
+    }
+    // More GPUs: the fewest tensor-parallel GPUs any config fits on (the advisor's `min_gpus`).
+    let split = advice
+        .candidates
+        .iter()
+        .filter_map(|c| c.min_gpus.map(|n| (n, c)))
+        .min_by(|(n, a), (m, b)| n.cmp(m).then(a.time_s.total_cmp(&b.time_s)));
+    changes.push(match split {
+        Some((n, c)) => format!(
+            "More GPUs: {} fits split tensor-parallel over {n} of these GPUs (per-GPU weights and KV cache)",
+            c.name
+        ),
+        None => format!(
+            "More devices: no config fits even split over one scale-up domain; {name} needs the memory of at least {:.0} of these devices",
+            (s.memory_required_bytes / capacity).ceil()
+        ),
+    });
+    Recommendation::NothingFits {
+        smallest_bytes: s.memory_required_bytes,
+        capacity_bytes: capacity,
+        changes,
+    }
+}
+
+fn config_name(key: &str) -> String {
+    find_quant_config(key).map_or_else(|_| key.to_owned(), |c| c.name.clone())
+}
+
+fn gb(bytes: f64) -> String {
+    format!("{:.1}", bytes / 1e9)
+}
+
+/// The memory of a model step against device memory, for a bar: every share is of `scale_bytes`, the larger
+/// of what is needed and what the device has, so an over-capacity step shows how far over it is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct MemoryFit {
+    /// Weight bytes.
+    pub weight_bytes: f64,
+    /// KV-cache bytes.
+    pub kv_cache_bytes: f64,
+    /// Device memory, in bytes.
+    pub capacity_bytes: f64,
+    /// Capacity − needed, in bytes; negative when over.
+    pub headroom_bytes: f64,
+    /// Whether it fits.
+    pub fits: bool,
+    /// Weights / scale.
+    pub weight_share: f64,
+    /// KV cache / scale.
+    pub kv_share: f64,
+    /// Capacity / scale (1 when it fits).
+    pub capacity_share: f64,
+}
+
+/// The memory breakdown of `a` (weights and KV cache; activations and workspace are not modelled).
+///
+/// # Examples
+/// ```
+/// use roofline_core::*;
+/// let h100 = find_hardware("h100_sxm").unwrap();
+/// let model = find_model("llama-3.1-70b").unwrap();
+/// let decode = Workload { phase: Phase::Decode, batch: 1, context: 4096 };
+/// let a = analyze_model(h100, model, find_quant_config("bf16").unwrap(), &decode, &Corrections::NONE).unwrap();
+/// let fit = memory_fit(&a);
+/// assert!(!fit.fits && fit.headroom_bytes < 0.0 && fit.capacity_share < 1.0);
+/// ```
+#[must_use]
+pub fn memory_fit(a: &ModelAnalysis) -> MemoryFit {
+    let needed = a.weight_bytes + a.kv_cache_bytes;
+    let scale = needed.max(a.memory_capacity_bytes);
+    MemoryFit {
+        weight_bytes: a.weight_bytes,
+        kv_cache_bytes: a.kv_cache_bytes,
+        capacity_bytes: a.memory_capacity_bytes,
+        headroom_bytes: a.memory_capacity_bytes - needed,
+        fits: a.fits_in_memory,
+        weight_share: a.weight_bytes / scale,
+        kv_share: a.kv_cache_bytes / scale,
+        capacity_share: a.memory_capacity_bytes / scale,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Phase, advise_model, find_hardware, find_model};
+
+    fn recommend(hw: &str, model: &str, config: &str, batch: u32, context: u32) -> Recommendation {
+        let hw = find_hardware(hw).unwrap().reference().unwrap();
+        let model = find_model(model).unwrap();
+        let w = Workload {
+            phase: Phase::Decode,
+            batch,
+            context,
+        };
+        let advice = advise_model(&hw, model, &w, config, &Corrections::REALISTIC).unwrap();
+        recommend_model(&hw, model, &w, &Corrections::REALISTIC, &advice).unwrap()
+    }
+
+    #[test]
+    fn the_pick_is_the_fastest_config_that_fits() {
+        let hw = find_hardware("h100_sxm").unwrap().reference().unwrap();
+        let model = find_model("llama-3.1-70b").unwrap();
+        let w = Workload {
+            phase: Phase::Decode,
+            batch: 8,
+            context: 4096,
+        };
+        let advice = advise_model(&hw, model, &w, "bf16", &Corrections::REALISTIC).unwrap();
+        let Recommendation::Switch(p) = recommend_model(&hw, model, &w, &Corrections::REALISTIC, &advice).unwrap()
+        else {
+            panic!("BF16 70B does not fit on one H100");
+        };
+        let fitting = advice.candidates.iter().filter(|c| c.fits_in_memory);
+        let fastest = fitting.min_by(|a, b| a.time_s.total_cmp(&b.time_s)).unwrap();
+        assert_eq!(p.config, fastest.config);
+        assert!(p.memory_bytes <= p.capacity_bytes);
+        assert!((p.speedup - fastest.speedup).abs() < 1e-9);
+        assert!(p.reason.contains("does not fit"), "{}", p.reason);
+    }
+
+    #[test]
+    fn a_fitting_fastest_current_config_is_kept() {
+        // Switch to the pick, then ask again: the answer is to keep it.
+        let Recommendation::Switch(p) = recommend("h100_sxm", "llama-3.1-8b", "bf16", 1, 4096) else {
+            panic!("BF16 8B at batch 1 is not the fastest");
+        };
+        match recommend("h100_sxm", "llama-3.1-8b", &p.config, 1, 4096) {
+            Recommendation::Keep(k) => assert_eq!(k.config, p.config),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn nothing_fits_says_what_to_change() {
+        // 405B on one 24 GB L4: even 4-bit weights exceed memory.
+        let Recommendation::NothingFits {
+            changes,
+            smallest_bytes,
+            capacity_bytes,
+        } = recommend("l4", "llama-3.1-405b", "bf16", 1, 4096)
+        else {
+            panic!("405B fits on an L4?");
+        };
+        assert!(smallest_bytes > capacity_bytes);
+        assert!(changes[0].starts_with("Smaller weights"), "{changes:?}");
+        assert!(changes.iter().any(|c| c.contains("weights alone")), "{changes:?}");
+        assert!(changes.last().unwrap().starts_with("More"), "{changes:?}");
+        // 70B at batch 512 × 128k tokens on an H100: the weights fit in 4 bits, the KV cache does not.
+        let Recommendation::NothingFits { changes, .. } = recommend("h100_sxm", "llama-3.1-70b", "bf16", 512, 131_072)
+        else {
+            panic!("fits?");
+        };
+        assert!(changes.iter().any(|c| c.starts_with("Shorter context")), "{changes:?}");
+        assert!(changes.iter().any(|c| c.starts_with("Fewer sequences")), "{changes:?}");
+    }
+
+    #[test]
+    fn memory_fit_shares_add_up() {
+        let hw = find_hardware("h100_sxm").unwrap();
+        let model = find_model("llama-3.1-8b").unwrap();
+        let w = Workload {
+            phase: Phase::Decode,
+            batch: 1,
+            context: 4096,
+        };
+        let a = analyze_model(hw, model, find_quant_config("bf16").unwrap(), &w, &Corrections::NONE).unwrap();
+        let fit = memory_fit(&a);
+        assert!(fit.fits && fit.capacity_share == 1.0);
+        assert!((fit.weight_share + fit.kv_share - a.memory_required_bytes / hw.memory_bytes).abs() < 1e-12);
+        assert!((fit.headroom_bytes - (hw.memory_bytes - a.memory_required_bytes)).abs() < 1.0);
+    }
+}

@@ -5,6 +5,7 @@
 //! one-at-a-time lock, the memory guard and a `catch_unwind` net so no panic reaches a client.
 
 pub mod cpu;
+pub mod cpu_ops;
 #[cfg(feature = "cuda")]
 mod cuda;
 pub mod fake;
@@ -170,6 +171,23 @@ pub trait Backend: Send + Sync {
     /// # Errors
     /// [`BackendError`].
     fn measure_matmul(&self, spec: &MatmulSpec) -> Result<Measured, BackendError>;
+    /// Bytes the buffers of a non-GEMM operator need ([`Operator::kernel`]).
+    fn required_operator_bytes(&self, op: &Operator) -> u64 {
+        (op.bytes() * 2.0) as u64
+    }
+    /// Measures one non-GEMM operator of a model step (its [`Operator::kernel`]) with the protocol. GEMM-like
+    /// operators go through [`Backend::measure_matmul`] ([`DeviceGuard::measure_operator`] routes them).
+    ///
+    /// # Errors
+    /// [`BackendError`]; by default [`BackendError::Unsupported`] naming the backend and the operator kind.
+    fn measure_operator(&self, op: &Operator) -> Result<Measured, BackendError> {
+        Err(BackendError::Unsupported(format!(
+            "no {} kernel for {} ({}) yet",
+            self.kind(),
+            op.kind.name(),
+            op.name
+        )))
+    }
     /// Measures device-memory bandwidth with a copy kernel.
     ///
     /// # Errors
@@ -378,7 +396,84 @@ impl Device {
     }
 }
 
+impl Device {
+    /// Refuses a non-GEMM operator whose buffers exceed the memory budget, before any allocation.
+    ///
+    /// # Errors
+    /// [`BackendError::TooLarge`].
+    pub fn check_operator_fits(&self, op: &Operator) -> Result<(), BackendError> {
+        let needed = self.backend.required_operator_bytes(op);
+        let budget = self.backend.memory_budget_bytes();
+        if needed > budget {
+            return Err(BackendError::TooLarge(format!(
+                "{} {} needs {:.1} MB of buffers, more than the {:.1} MB available to the {} backend",
+                op.name,
+                op.shape,
+                needed as f64 / 1e6,
+                budget as f64 / 1e6,
+                self.backend.kind()
+            )));
+        }
+        Ok(())
+    }
+}
+
 impl DeviceGuard<'_> {
+    /// Measures one operator of a model step: a GEMM or GEMV through [`Backend::measure_matmul`] at its
+    /// compute precision (weights in the same format; batched and weight-only GEMMs are `unsupported` here;
+    /// the model's own dimensions may exceed [`MAX_MEASURE_DIM`]), anything else through
+    /// [`Backend::measure_operator`]. Memory is checked first and panics are caught. The measured operator
+    /// keeps the step's operator name.
+    ///
+    /// # Errors
+    /// [`BackendError`].
+    pub fn measure_operator(&self, op: &Operator) -> Result<Measured, BackendError> {
+        if let Some(gemm) = op.gemm {
+            if gemm.batch != 1 {
+                return Err(BackendError::Unsupported(format!(
+                    "{}: batched GEMMs ({} products) are not measured in a step yet",
+                    op.name, gemm.batch
+                )));
+            }
+            let precisions = op.precisions;
+            if precisions.weight != precisions.activation {
+                return Err(BackendError::Unsupported(format!(
+                    "{}: no step kernel for {} weights with {} activations yet (never measured through another \
+                     format)",
+                    op.name, precisions.weight, precisions.activation
+                )));
+            }
+            let spec = MatmulSpec {
+                m: gemm.m,
+                n: gemm.n,
+                k: gemm.k,
+                precision: precisions.compute(),
+            };
+            // A model's own shapes may exceed the request bound (a 128,256-token vocabulary): only the memory
+            // budget applies here.
+            let needed = self.device.backend.required_bytes(&spec);
+            let budget = self.device.backend.memory_budget_bytes();
+            if needed > budget {
+                return Err(BackendError::TooLarge(format!(
+                    "{} {}x{}x{} {} needs {:.1} MB of buffers, more than the {:.1} MB available to the {} backend",
+                    op.name,
+                    spec.m,
+                    spec.n,
+                    spec.k,
+                    spec.precision,
+                    needed as f64 / 1e6,
+                    budget as f64 / 1e6,
+                    self.device.backend.kind()
+                )));
+            }
+            let mut measured = guarded(|| self.device.backend.measure_matmul(&spec))?;
+            measured.op.name.clone_from(&op.name);
+            return Ok(measured);
+        }
+        self.device.check_operator_fits(op)?;
+        guarded(|| self.device.backend.measure_operator(op))
+    }
+
     /// Measures one matmul (bounds and memory checked first; panics caught).
     ///
     /// # Errors

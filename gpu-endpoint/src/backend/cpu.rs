@@ -2,7 +2,8 @@
 //! multi-threaded copy for memory bandwidth. Timing is wall clock (`Instant`); caches are flushed between
 //! samples by touching a buffer larger than the last-level cache; the output of every shape is checked
 //! against an `f64` reference on sampled entries before timing. Formats the CPU does not run natively
-//! (FP16 matrix paths, FP8, INT4, NVFP4, …) are `unsupported`, never measured through a stand-in.
+//! (FP16 matrix paths, FP8, INT4, NVFP4, …) are `unsupported`, never measured through a stand-in. The
+//! other operators of a model step run in FP32 with plain loops (`cpu_ops`).
 
 use std::time::Instant;
 
@@ -79,7 +80,12 @@ impl CpuBackend {
         self
     }
 
-    fn run_info(&self, kernel: String, verified: bool) -> RunInfo {
+    /// The architecture name, e.g. `x86_64`.
+    pub(super) fn arch(&self) -> &str {
+        self.arch
+    }
+
+    pub(super) fn run_info(&self, kernel: String, verified: bool) -> RunInfo {
         RunInfo {
             backend: "cpu".into(),
             library: GEMM_CRATE.into(),
@@ -98,7 +104,7 @@ impl CpuBackend {
 
     /// Samples `run` under the protocol, wall-clock timed, after rewriting a buffer of about twice the
     /// last-level cache before every sample (the CPU's L2/LLC flush).
-    fn sample_flushed(&self, mut run: impl FnMut()) -> Result<SampleStats, BackendError> {
+    pub(super) fn sample_flushed(&self, mut run: impl FnMut()) -> Result<SampleStats, BackendError> {
         let mut flush = vec![1u8; (2 * self.llc_bytes).max(8 << 20)];
         sample::<BackendError>(
             &self.policy,
@@ -296,6 +302,14 @@ impl Backend for CpuBackend {
                 self.arch, self.name
             ))),
         }
+    }
+
+    fn required_operator_bytes(&self, op: &Operator) -> u64 {
+        super::cpu_ops::required_bytes(op)
+    }
+
+    fn measure_operator(&self, op: &Operator) -> Result<Measured, BackendError> {
+        super::cpu_ops::measure(self, op)
     }
 
     fn measure_bandwidth(&self) -> Result<MeasuredBandwidth, BackendError> {

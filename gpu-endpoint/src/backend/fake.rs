@@ -110,6 +110,25 @@ impl Backend for FakeBackend {
         })
     }
 
+    /// The roofline time of the operator on the fake device, for every operator with a kernel description.
+    fn measure_operator(&self, op: &Operator) -> Result<Measured, BackendError> {
+        let Some(kernel) = op.kernel else {
+            return Err(BackendError::Unsupported(format!(
+                "the fake backend has no kernel for {} ({})",
+                op.name,
+                op.kind.name()
+            )));
+        };
+        std::thread::sleep(self.delay);
+        let time_s = (op.flops / FAKE_PEAK).max(op.bytes() / FAKE_BANDWIDTH);
+        Ok(Measured {
+            measurement: self.record(&format!("fake {}", kernel.label()), time_s),
+            precision: op.precisions.compute(),
+            label_suffix: String::new(),
+            op: op.clone(),
+        })
+    }
+
     fn measure_bandwidth(&self) -> Result<MeasuredBandwidth, BackendError> {
         std::thread::sleep(self.delay);
         let bytes = 2.0 * 256e6;

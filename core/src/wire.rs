@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 use crate::units::{MICRO, TERA};
 use crate::{Mode, OperandPrecisions, Operator, Precision, Prediction};
 
+mod step;
+pub use step::{StepDoneEvent, StepJob, StepOperatorEvent, StepReport, StepRequest};
+
 /// The body of every error response: a stable snake_case `code` and a human message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorBody {

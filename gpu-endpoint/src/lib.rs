@@ -9,6 +9,7 @@
 //! - [`app::configure`] and [`app::AppState`]: the whole HTTP app (used by `main` and the tests).
 //! - [`backend::Backend`], [`backend::Device`]: backends and the one-at-a-time device lock.
 //! - [`protocol`]: the sampling protocol and statistics shared by every backend.
+//! - [`step`]: model-step measurement (every operator of a prefill or decode step beside its prediction).
 //! - [`jobs`]: the benchmark queue and SSE events; [`store`]: SQLite; [`cli`]: the command line, which
 //!   embeds `roofline-cli`'s prediction subcommands (`predict`, `advise`, `validate`, listings).
 
@@ -21,6 +22,7 @@ pub mod error;
 pub mod jobs;
 pub mod protocol;
 mod routes;
+pub mod step;
 pub mod store;
 
 pub use app::{AppConfig, AppState, configure};

@@ -8,6 +8,7 @@ mod device;
 mod health;
 mod nvml;
 mod results;
+mod steps;
 
 use actix_web::{HttpRequest, HttpResponse, web};
 
@@ -24,6 +25,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(resource("/benchmarks/{id}").route(web::delete().to(benchmarks::cancel)))
         .service(resource("/benchmarks/{id}/events").route(web::get().to(benchmarks::events)))
         .service(resource("/calibrate").route(web::post().to(calibrate::calibrate)))
+        .service(resource("/steps").route(web::post().to(steps::submit)))
+        .service(resource("/steps/{id}").route(web::delete().to(steps::cancel)))
+        .service(resource("/steps/{id}/events").route(web::get().to(steps::events)))
         .service(
             resource("/results")
                 .route(web::get().to(results::results))

@@ -1,0 +1,156 @@
+//! The wire types of a model-step measurement: `POST /api/steps` measures every operator of one prefill or
+//! decode step (as [`crate::analyze_model`] lists them) beside its prediction, and streams one `operator`
+//! event per operator row, then `done`.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Failure, RooflinePoint};
+use crate::{HardwareSpec, Mode, OpKind, OperandPrecisions, Phase};
+
+/// `POST /api/steps` body: the scenario the page analyses, and the device its predictions are for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepRequest {
+    /// Model preset key, e.g. `tinyllama-1.1b`.
+    pub model: String,
+    /// Precision config key, e.g. `fp32` (the only one the CPU backend runs) or `bf16`.
+    pub config: String,
+    /// Prefill or decode.
+    pub phase: Phase,
+    /// Sequences in the batch.
+    pub batch: u32,
+    /// Prompt length (prefill) or cached tokens (decode).
+    pub context: u32,
+    /// Catalog key the step is predicted on. Without it and without `spec`, the endpoint uses the device it
+    /// measures (its catalog key) or its latest calibration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware_key: Option<String>,
+    /// A device spec to predict on instead of a catalog key (e.g. a calibrated spec, `<key>_measured`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<HardwareSpec>,
+    /// Ceilings of the predictions; default `reference`, or `calibrated` for a measured spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
+}
+
+/// `POST /api/steps` answer (202): the job and where it sits in the queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepJob {
+    /// Job id (use in `/api/steps/{id}/events` and `DELETE /api/steps/{id}`).
+    pub id: String,
+    /// Step jobs ahead of this one (0 = runs now, once the device is free).
+    pub position: u32,
+    /// Operator rows of the step (one `operator` event each).
+    pub operators: u32,
+    /// Distinct operators the job measures (rows with the same kernel, shape and precisions share one).
+    pub distinct: u32,
+    /// Device key of the predictions.
+    pub hardware_key: String,
+    /// URL of the job's SSE event stream.
+    pub events_url: String,
+}
+
+/// SSE `operator` event: one operator row of the step, its prediction, and its measurement or failure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepOperatorEvent {
+    /// Job id.
+    pub job_id: String,
+    /// Index of the row in the step's operator list (0-based, the order of the analysis).
+    pub index: u32,
+    /// Operator rows of the step.
+    pub total: u32,
+    /// Role name, e.g. `qkv_proj`, `attention`, `ffn_act`.
+    pub name: String,
+    /// Kind.
+    pub kind: OpKind,
+    /// Times the operator runs per step (e.g. once per layer).
+    pub count: u32,
+    /// Shape label of the analysis, e.g. `1x2560x2048`.
+    pub shape: String,
+    /// Precisions of its tensors.
+    pub operands: OperandPrecisions,
+    /// Predicted time of one instance, in µs.
+    pub predicted_time_us: f64,
+    /// The measured point (one instance), when the operator was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<RooflinePoint>,
+    /// measured ÷ predicted time, when measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_over_predicted: Option<f64>,
+    /// The earlier row whose measurement this row shares (same kernel, shape and precisions), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_as: Option<String>,
+    /// Why the operator has no measurement (`unsupported`, `time_limit`, `verification_failed`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+}
+
+/// SSE `done` event: the step's totals; the stream ends after it.
+///
+/// The measured step time is Σ count × measured time over the measured rows, and it is compared with the
+/// same sum of predicted times over the same rows, so a failed row changes neither side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepDoneEvent {
+    /// Job id.
+    pub job_id: String,
+    /// Device key of the predictions.
+    pub hardware_key: String,
+    /// Ceilings of the predictions.
+    pub mode: Mode,
+    /// Operator rows of the step.
+    pub operators: u32,
+    /// Rows with a measurement.
+    pub measured: u32,
+    /// Rows with a failure.
+    pub failed: u32,
+    /// Whether the job was cancelled before its last row (the rows after it have no event).
+    pub cancelled: bool,
+    /// Predicted step time (the sum of kernel times plus the step's launch overhead; TPOT in decode, TTFT in
+    /// prefill), in µs.
+    pub predicted_step_time_us: f64,
+    /// Σ count × predicted time over every row, in µs.
+    pub predicted_kernels_time_us: f64,
+    /// Σ count × predicted time over the measured rows, in µs.
+    pub predicted_measured_time_us: f64,
+    /// Σ count × measured time over the measured rows, in µs.
+    pub measured_time_us: f64,
+    /// `measured_time_us / predicted_measured_time_us`, when at least one row was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_over_predicted: Option<f64>,
+    /// Wall-clock time the measurements took, in seconds.
+    pub elapsed_s: f64,
+}
+
+/// The output of `gpu-endpoint bench-model --json`: the request, every operator row and the totals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepReport {
+    /// What was measured.
+    pub request: StepRequest,
+    /// One entry per operator row, in step order.
+    pub operators: Vec<StepOperatorEvent>,
+    /// The totals.
+    pub done: StepDoneEvent,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_reads_from_the_page_json() {
+        let request: StepRequest = serde_json::from_str(
+            r#"{"model":"tinyllama-1.1b","config":"fp32","phase":"decode","batch":1,"context":256,"hardware_key":"h100_sxm"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (request.phase, request.batch, request.mode),
+            (Phase::Decode, 1, None)
+        );
+        assert!(
+            serde_json::from_str::<StepRequest>(
+                r#"{"model":"x","config":"fp32","phase":"decode","batch":1,"context":1,"typo":1}"#
+            )
+            .is_err()
+        );
+    }
+}

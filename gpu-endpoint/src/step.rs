@@ -1,0 +1,603 @@
+//! Model-step measurement: every operator of one prefill or decode step, as `roofline-core`'s
+//! [`analyze_model`] lists them, measured on the device beside its prediction.
+//!
+//! [`plan`] analyses the scenario of a [`StepRequest`]; [`run_step`] measures each distinct operator once
+//! (rows with the same kernel, shape and precisions share one measurement), stores every measured point with
+//! its operator name, and reports one [`StepOperatorEvent`] per row and a [`StepDoneEvent`] with the step's
+//! totals. [`StepJobs`] queues step jobs for the HTTP API and streams their events; the device lock
+//! ([`Device::acquire`]) keeps them one at a time with benchmark jobs and direct measurements. The `bench-model`
+//! CLI calls [`run_step`] directly.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use roofline_core::wire::{Failure, RooflinePoint, StepDoneEvent, StepOperatorEvent, StepRequest};
+use roofline_core::{
+    Corrections, Error, HardwareSpec, Mode, ModelAnalysis, OpKind, Workload, analyze_model, find_hardware_in,
+    find_model, find_quant_config, predict,
+};
+
+use crate::backend::{BackendError, Device, DeviceGuard, point_of};
+use crate::protocol::PointLimits;
+use crate::store::Store;
+
+/// Most step jobs waiting in the queue.
+pub const MAX_QUEUED_STEPS: usize = 4;
+/// Finished step jobs whose events are kept for replay.
+pub const MAX_REMEMBERED_STEPS: usize = 32;
+/// Largest batch × context of a step measurement (tokens in the KV cache or the prompt).
+pub const MAX_STEP_TOKENS: u64 = 1 << 20;
+
+/// A step ready to measure: the request, the spec of its predictions, and the analysis.
+#[derive(Debug, Clone)]
+pub struct StepPlan {
+    /// What was asked for.
+    pub request: StepRequest,
+    /// The spec the step is predicted on (in its mode).
+    pub hardware: HardwareSpec,
+    /// The analysis: one row per operator.
+    pub analysis: ModelAnalysis,
+}
+
+impl StepPlan {
+    /// Distinct operators the step measures (rows with the same kernel, shape and precisions share one).
+    #[must_use]
+    pub fn distinct(&self) -> usize {
+        let mut keys: Vec<String> = self
+            .analysis
+            .ops
+            .iter()
+            .map(|op| operator_key(&op.operator))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys.len()
+    }
+}
+
+/// The spec a request predicts on: its `spec`, or its catalog key, in the request's mode (default reference,
+/// or calibrated for a measured spec); `None` when the request names neither.
+///
+/// # Errors
+/// [`Error::UnknownHardware`] for an unknown key; [`Error::InvalidInput`] for an invalid spec or a mode it
+/// lacks.
+pub fn requested_hardware(request: &StepRequest) -> Result<Option<HardwareSpec>, Error> {
+    match (&request.hardware_key, &request.spec) {
+        (Some(_), Some(_)) => Err(Error::InvalidInput(
+            "give either hardware_key or spec, not both".into(),
+        )),
+        (Some(key), None) => {
+            find_hardware_in(key, request.mode.unwrap_or_default()).map(|spec| Some(spec.clone()))
+        }
+        (None, Some(spec)) => {
+            spec.validate()?;
+            let mode = request.mode.unwrap_or(match Mode::of(spec) {
+                Mode::Calibrated => Mode::Calibrated,
+                _ => Mode::Reference,
+            });
+            spec.in_mode(mode).map(Some)
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+/// Analyses the step of `request` on `hardware` (corrections of the spec's mode).
+///
+/// # Errors
+/// [`Error::UnknownModel`] / [`Error::UnknownConfig`]; [`Error::Unsupported`] when the device lacks a format
+/// of the config; [`Error::InvalidInput`] for a zero or too large batch or context.
+pub fn plan(request: StepRequest, hardware: HardwareSpec) -> Result<StepPlan, Error> {
+    let model = find_model(&request.model)?;
+    let config = find_quant_config(&request.config)?;
+    let tokens = u64::from(request.batch) * u64::from(request.context);
+    if tokens > MAX_STEP_TOKENS {
+        return Err(Error::InvalidInput(format!(
+            "batch × context must be at most {MAX_STEP_TOKENS} tokens for a step measurement, got {tokens}"
+        )));
+    }
+    let workload = Workload {
+        phase: request.phase,
+        batch: request.batch,
+        context: request.context,
+    };
+    let corrections = Corrections::for_mode(Mode::of(&hardware));
+    let analysis = analyze_model(&hardware, model, config, &workload, &corrections)?;
+    Ok(StepPlan {
+        request,
+        hardware,
+        analysis,
+    })
+}
+
+/// What makes two rows the same measurement: kind, GEMM shape, kernel description and precisions.
+fn operator_key(op: &roofline_core::Operator) -> String {
+    format!("{:?}|{:?}|{:?}|{:?}", op.kind, op.gemm, op.kernel, op.precisions)
+}
+
+/// One event of a step job.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepEvent {
+    /// An operator row.
+    Operator(Box<StepOperatorEvent>),
+    /// The job ended.
+    Done(Box<StepDoneEvent>),
+}
+
+impl StepEvent {
+    /// SSE event name: `operator` or `done`.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            StepEvent::Operator(_) => "operator",
+            StepEvent::Done(_) => "done",
+        }
+    }
+
+    /// JSON payload.
+    #[must_use]
+    pub fn json(&self) -> String {
+        match self {
+            StepEvent::Operator(e) => serde_json::to_string(e),
+            StepEvent::Done(e) => serde_json::to_string(e),
+        }
+        .unwrap_or_else(|e| format!("{{\"code\":\"internal\",\"message\":\"{e}\"}}"))
+    }
+}
+
+/// Measures every operator row of `plan` in step order, each distinct operator once, calling `emit` after
+/// each row (after its point is committed to the store). Each measurement runs under `limits`: past its
+/// time cap it is a `time_limit` failure and the next operator runs; once `limits` is cancelled the job
+/// stops and reports `cancelled`. Returns the `done` event (also emitted).
+pub fn run_step(
+    guard: &DeviceGuard<'_>,
+    job_id: &str,
+    plan: &StepPlan,
+    store: Option<&Store>,
+    limits: &PointLimits,
+    mut emit: impl FnMut(StepEvent),
+) -> StepDoneEvent {
+    let start = Instant::now();
+    let rows = &plan.analysis.ops;
+    let total = u32::try_from(rows.len()).unwrap_or(u32::MAX);
+    // Measurement (or failure) of each distinct operator, with the row that took it.
+    let mut taken: HashMap<String, (String, Result<RooflinePoint, Failure>)> = HashMap::new();
+    let (mut measured, mut failed) = (0u32, 0u32);
+    let (mut predicted_measured_s, mut measured_s) = (0.0f64, 0.0f64);
+    let mut cancelled = false;
+    for (index, row) in rows.iter().enumerate() {
+        if limits.is_cancelled() {
+            cancelled = true;
+            break;
+        }
+        let op = &row.operator;
+        let key = operator_key(op);
+        let (same_as, result) = if let Some((first, result)) = taken.get(&key) {
+            (Some(first.clone()), result.clone())
+        } else {
+            let result = if op.kind == OpKind::Collective {
+                Err(BackendError::Unsupported(format!(
+                    "{}: a collective needs more than one device",
+                    op.name
+                )))
+            } else {
+                limits.run(|| guard.measure_operator(op))
+            };
+            if matches!(result, Err(BackendError::Cancelled)) {
+                cancelled = true;
+                break;
+            }
+            let result = result
+                .map(|m| {
+                    let point = point_of(m, Some(row.bound.name()));
+                    let predicted = predict(&plan.hardware, op)
+                        .ok()
+                        .map(|p| RooflinePoint::simulated(op, &p));
+                    if let Some(store) = store
+                        && let Err(e) = store.insert_point(
+                            Some(job_id),
+                            Some(plan.hardware.key.as_str()),
+                            &point,
+                            predicted.as_ref(),
+                        )
+                    {
+                        tracing::error!(job_id, error = %e, "could not store a point");
+                    }
+                    point
+                })
+                .map_err(|e| e.failure(op.precisions.compute().name()));
+            taken.insert(key, (row.name.clone(), result.clone()));
+            (None, result)
+        };
+        let predicted_time_us = row.time_s * 1e6;
+        let (measured_point, failure) = match result {
+            Ok(point) => (Some(point), None),
+            Err(failure) => (None, Some(failure)),
+        };
+        let ratio = measured_point.as_ref().map(|p| p.time_us / predicted_time_us);
+        if let Some(point) = &measured_point {
+            measured += 1;
+            measured_s += f64::from(row.count) * point.time_us * 1e-6;
+            predicted_measured_s += row.total_time_s();
+        } else {
+            failed += 1;
+        }
+        emit(StepEvent::Operator(Box::new(StepOperatorEvent {
+            job_id: job_id.to_owned(),
+            index: u32::try_from(index).unwrap_or(u32::MAX),
+            total,
+            name: row.name.clone(),
+            kind: row.kind,
+            count: row.count,
+            shape: row.shape.clone(),
+            operands: op.precisions,
+            predicted_time_us,
+            measured: measured_point,
+            measured_over_predicted: ratio,
+            same_as,
+            failure,
+        })));
+    }
+    let done = StepDoneEvent {
+        job_id: job_id.to_owned(),
+        hardware_key: plan.hardware.key.clone(),
+        mode: plan.analysis.mode,
+        operators: total,
+        measured,
+        failed,
+        cancelled,
+        predicted_step_time_us: plan.analysis.total_time_s * 1e6,
+        predicted_kernels_time_us: rows
+            .iter()
+            .map(roofline_core::OpAnalysis::total_time_s)
+            .sum::<f64>()
+            * 1e6,
+        predicted_measured_time_us: predicted_measured_s * 1e6,
+        measured_time_us: measured_s * 1e6,
+        measured_over_predicted: (measured > 0 && predicted_measured_s > 0.0)
+            .then(|| measured_s / predicted_measured_s),
+        elapsed_s: start.elapsed().as_secs_f64(),
+    };
+    emit(StepEvent::Done(Box::new(done.clone())));
+    done
+}
+
+/// One submitted step job.
+pub struct StepJobHandle {
+    /// Id.
+    pub id: String,
+    plan: StepPlan,
+    events: Mutex<Vec<StepEvent>>,
+    notify: tokio::sync::watch::Sender<usize>,
+    limits: PointLimits,
+    finished: AtomicBool,
+    manager: Weak<Inner>,
+}
+
+impl StepJobHandle {
+    fn push(&self, event: StepEvent) {
+        let mut events = self
+            .events
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let done = matches!(event, StepEvent::Done(_));
+        events.push(event);
+        if done {
+            self.finished.store(true, Ordering::SeqCst);
+            if let Some(manager) = self.manager.upgrade() {
+                manager.retire(&self.id);
+            }
+        }
+        self.notify.send_replace(events.len());
+    }
+
+    /// Events from `start` on.
+    #[must_use]
+    pub fn events_from(&self, start: usize) -> Vec<StepEvent> {
+        let events = self
+            .events
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        events.get(start..).map(<[StepEvent]>::to_vec).unwrap_or_default()
+    }
+
+    /// Whether the `done` event was pushed.
+    #[must_use]
+    pub fn is_finished(&self) -> bool {
+        self.finished.load(Ordering::SeqCst)
+    }
+
+    /// A receiver woken whenever an event is pushed.
+    #[must_use]
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<usize> {
+        self.notify.subscribe()
+    }
+}
+
+struct Inner {
+    queue: Mutex<VecDeque<Arc<StepJobHandle>>>,
+    wake: Condvar,
+    jobs: Mutex<HashMap<String, Arc<StepJobHandle>>>,
+    finished: Mutex<VecDeque<String>>,
+    max_point: Duration,
+    running: AtomicBool,
+    device: Arc<Device>,
+    store: Option<Arc<Store>>,
+    next_id: AtomicU64,
+}
+
+impl Inner {
+    fn retire(&self, id: &str) {
+        let mut finished = self
+            .finished
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        finished.push_back(id.to_owned());
+        while finished.len() > MAX_REMEMBERED_STEPS {
+            if let Some(oldest) = finished.pop_front() {
+                self.jobs
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .remove(&oldest);
+            }
+        }
+    }
+}
+
+/// The step-job queue and its worker thread (which exits when the manager is dropped).
+pub struct StepJobs {
+    inner: Arc<Inner>,
+}
+
+impl StepJobs {
+    /// Starts the worker; every operator measurement is capped at `max_point` of wall-clock time.
+    #[must_use]
+    pub fn new(device: Arc<Device>, store: Option<Arc<Store>>, max_point: Duration) -> StepJobs {
+        let inner = Arc::new(Inner {
+            queue: Mutex::new(VecDeque::new()),
+            wake: Condvar::new(),
+            jobs: Mutex::new(HashMap::new()),
+            finished: Mutex::new(VecDeque::new()),
+            max_point,
+            running: AtomicBool::new(false),
+            device,
+            store,
+            next_id: AtomicU64::new(1),
+        });
+        let weak = Arc::downgrade(&inner);
+        std::thread::Builder::new()
+            .name("step-worker".into())
+            .spawn(move || worker(&weak))
+            .map_or_else(
+                |e| tracing::error!(error = %e, "could not start the step worker"),
+                |_| (),
+            );
+        StepJobs { inner }
+    }
+
+    /// Queues a planned step; returns the job and the number of step jobs ahead of it, or `None` when the
+    /// queue is full.
+    #[must_use]
+    pub fn submit(&self, plan: StepPlan) -> Option<(Arc<StepJobHandle>, u32)> {
+        let mut queue = self
+            .inner
+            .queue
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if queue.len() >= MAX_QUEUED_STEPS {
+            return None;
+        }
+        let serial = self.inner.next_id.fetch_add(1, Ordering::SeqCst);
+        let id = format!("step-{}-{serial}", (crate::protocol::unix_now() * 1000.0) as u64);
+        let (notify, _) = tokio::sync::watch::channel(0);
+        let job = Arc::new(StepJobHandle {
+            id: id.clone(),
+            plan,
+            events: Mutex::new(Vec::new()),
+            notify,
+            limits: PointLimits::new(self.inner.max_point),
+            finished: AtomicBool::new(false),
+            manager: Arc::downgrade(&self.inner),
+        });
+        let ahead = queue.len() + usize::from(self.inner.running.load(Ordering::SeqCst));
+        queue.push_back(job.clone());
+        self.inner
+            .jobs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id, job.clone());
+        self.inner.wake.notify_all();
+        Some((job, u32::try_from(ahead).unwrap_or(u32::MAX)))
+    }
+
+    /// A job by id.
+    #[must_use]
+    pub fn get(&self, id: &str) -> Option<Arc<StepJobHandle>> {
+        self.inner
+            .jobs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(id)
+            .cloned()
+    }
+
+    /// Cancels a job: a queued job ends now, a running one stops within one sample. False if unknown.
+    #[must_use]
+    pub fn cancel(&self, id: &str) -> bool {
+        let Some(job) = self.get(id) else { return false };
+        job.limits.cancel();
+        let mut queue = self
+            .inner
+            .queue
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(pos) = queue.iter().position(|j| j.id == id) {
+            queue.remove(pos);
+            drop(queue);
+            job.push(StepEvent::Done(Box::new(empty_done(&job, true))));
+        }
+        true
+    }
+}
+
+/// The `done` event of a job that measured nothing.
+fn empty_done(job: &StepJobHandle, cancelled: bool) -> StepDoneEvent {
+    let analysis = &job.plan.analysis;
+    StepDoneEvent {
+        job_id: job.id.clone(),
+        hardware_key: job.plan.hardware.key.clone(),
+        mode: analysis.mode,
+        operators: u32::try_from(analysis.ops.len()).unwrap_or(u32::MAX),
+        measured: 0,
+        failed: 0,
+        cancelled,
+        predicted_step_time_us: analysis.total_time_s * 1e6,
+        predicted_kernels_time_us: analysis
+            .ops
+            .iter()
+            .map(roofline_core::OpAnalysis::total_time_s)
+            .sum::<f64>()
+            * 1e6,
+        predicted_measured_time_us: 0.0,
+        measured_time_us: 0.0,
+        measured_over_predicted: None,
+        elapsed_s: 0.0,
+    }
+}
+
+fn worker(weak: &Weak<Inner>) {
+    loop {
+        let Some(inner) = weak.upgrade() else { return };
+        let next = {
+            let queue = inner
+                .queue
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let (mut queue, _) = inner
+                .wake
+                .wait_timeout_while(queue, Duration::from_millis(200), |q| q.is_empty())
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let job = queue.pop_front();
+            if job.is_some() {
+                inner.running.store(true, Ordering::SeqCst);
+            }
+            job
+        };
+        if let Some(job) = next {
+            // One device user at a time: benchmark jobs and direct measurements take the same lock.
+            let guard = inner.device.acquire();
+            tracing::info!(job_id = %job.id, "step job started");
+            let done = run_step(
+                &guard,
+                &job.id,
+                &job.plan,
+                inner.store.as_deref(),
+                &job.limits,
+                |event| job.push(event),
+            );
+            drop(guard);
+            tracing::info!(
+                job_id = %job.id,
+                measured = done.measured,
+                failed = done.failed,
+                cancelled = done.cancelled,
+                elapsed_s = done.elapsed_s,
+                "step job ended"
+            );
+            inner.running.store(false, Ordering::SeqCst);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use roofline_core::Phase;
+
+    use super::*;
+    use crate::backend::fake::FakeBackend;
+
+    fn tinyllama(config: &str) -> StepRequest {
+        StepRequest {
+            model: "tinyllama-1.1b".into(),
+            config: config.into(),
+            phase: Phase::Decode,
+            batch: 1,
+            context: 256,
+            hardware_key: Some("h100_sxm".into()),
+            spec: None,
+            mode: None,
+        }
+    }
+
+    #[test]
+    fn every_row_of_a_fake_step_is_measured_once_per_distinct_operator() {
+        let request = tinyllama("bf16");
+        let hardware = requested_hardware(&request).unwrap().unwrap();
+        let plan = plan(request, hardware).unwrap();
+        let device = Device::new(Arc::new(FakeBackend::new(Duration::ZERO)));
+        let guard = device.acquire();
+        let mut events = Vec::new();
+        let done = run_step(&guard, "t", &plan, None, &PointLimits::default(), |e| {
+            events.push(e)
+        });
+        let rows: Vec<StepOperatorEvent> = events
+            .into_iter()
+            .filter_map(|e| match e {
+                StepEvent::Operator(row) => Some(*row),
+                StepEvent::Done(_) => None,
+            })
+            .collect();
+        assert_eq!(rows.len(), plan.analysis.ops.len());
+        assert_eq!(done.measured as usize, rows.len(), "{rows:#?}");
+        // The three norms of TinyLlama have one shape: measured once, shared twice.
+        let norms: Vec<_> = rows.iter().filter(|r| r.name.ends_with("norm")).collect();
+        assert_eq!(norms.len(), 3);
+        assert_eq!(norms[1].same_as.as_deref(), Some("attn_norm"));
+        assert!(
+            rows.iter()
+                .all(|r| r.measured_over_predicted.is_some_and(f64::is_finite))
+        );
+        assert!(done.measured_over_predicted.is_some_and(f64::is_finite));
+        assert!(plan.distinct() < rows.len());
+        // The measured point keeps the operator's name.
+        assert!(
+            rows[0]
+                .measured
+                .as_ref()
+                .unwrap()
+                .label
+                .starts_with(&rows[0].name)
+        );
+    }
+
+    #[test]
+    fn requests_name_one_device_and_known_keys() {
+        let both = StepRequest {
+            spec: Some(roofline_core::find_hardware("gb10").unwrap().clone()),
+            ..tinyllama("fp32")
+        };
+        assert!(requested_hardware(&both).is_err());
+        let hardware = requested_hardware(&tinyllama("fp32")).unwrap().unwrap();
+        assert!(matches!(
+            plan(
+                StepRequest {
+                    model: "no-such-model".into(),
+                    ..tinyllama("fp32")
+                },
+                hardware.clone()
+            ),
+            Err(Error::UnknownModel { .. })
+        ));
+        assert!(
+            plan(
+                StepRequest {
+                    context: 0,
+                    ..tinyllama("fp32")
+                },
+                hardware
+            )
+            .is_err()
+        );
+    }
+}

@@ -219,6 +219,13 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
     browser
         .element("[data-testid=validation-table] [data-testid=error-pct][data-mode=calibrated]")
         .await;
+    // The error column is never clipped: every error cell ends inside the tab panel.
+    let clipped = js(
+        &browser,
+        "const right = document.querySelector('.right').getBoundingClientRect().right;         return [...document.querySelectorAll('[data-testid=error-pct]')].filter(e => e.getBoundingClientRect().right > right + 1).length;",
+    )
+    .await;
+    assert_eq!(clipped, 0, "error cells outside the panel");
     browser
         .element("[data-testid=hardware-select]")
         .await

@@ -151,6 +151,12 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
     assert!(w >= 2.0 * css[0].as_f64().unwrap(), "PNG {w}×{h} for a {css} chart");
     assert!(h > 2.0 * css[1].as_f64().unwrap(), "PNG {w}×{h}: caption strip");
 
+    // The marker shapes have a legend.
+    let legend = browser.element("[data-testid=marker-legend]").await.text().await.unwrap();
+    for shape in ["● matmul", "◆ attention", "○ measured"] {
+        assert!(legend.contains(shape), "marker legend: {legend}");
+    }
+
     // 5. The endpoint badge's green meets WCAG AA (4.5:1) on its background.
     browser
         .wait_for_js(

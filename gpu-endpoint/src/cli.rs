@@ -1,8 +1,10 @@
-//! The command line (clap derive): `serve` (the default), `bench`, `compare`, `calibrate`, `device`, and the
-//! prediction subcommands of `roofline-cli` (`predict`, `advise`, `validate`, `hardware`, `models`,
-//! `configs`), which the `roofline` binary also has.
+//! The command line (clap derive): `serve` (the default), `bench`, `compare`, `calibrate`, `device`,
+//! `bench-model` (`cli/bench_model.rs`), and the prediction subcommands of `roofline-cli` (`predict`,
+//! `advise`, `validate`, `hardware`, `models`, `configs`), which the `roofline` binary also has.
 //!
 //! Adding a subcommand is one [`Command`] variant plus one `run_*` function called from [`run`].
+
+mod bench_model;
 
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -65,6 +67,8 @@ pub enum Command {
     Calibrate(CalibrateArgs),
     /// Describe the measurement device.
     Device(DeviceArgs),
+    /// Measure every operator of one model step (prefill or decode) beside its prediction.
+    BenchModel(bench_model::BenchModelArgs),
     /// The prediction subcommands (as the `roofline` binary has them).
     #[command(flatten)]
     Predictions(roofline_cli::Command),
@@ -247,6 +251,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Some(Command::Compare(args)) => run_bench(&args, true),
         Some(Command::Calibrate(args)) => run_calibrate(&args),
         Some(Command::Device(args)) => run_device(&args),
+        Some(Command::BenchModel(args)) => bench_model::run_bench_model(&args),
         Some(Command::Predictions(command)) => roofline_cli::run(&command),
     }
 }

@@ -1,0 +1,223 @@
+//! `gpu-endpoint bench-model`: every operator of one prefill or decode step measured on the device beside
+//! its prediction, with a progress bar on stderr and a table (or a `StepReport` as JSON) on stdout.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use roofline_cli::output::{emit, json, table};
+use roofline_cli::predict::{PhaseArg, SpecArgs};
+use roofline_core::wire::{StepOperatorEvent, StepReport, StepRequest};
+use roofline_core::{Phase, find_model, find_quant_config};
+
+use super::{BackendArgs, CliError, open_store, parse_max_point};
+use crate::backend::Device;
+use crate::step::{StepEvent, plan, run_step};
+
+/// `bench-model` options.
+#[derive(Debug, Clone, Args)]
+pub struct BenchModelArgs {
+    /// Model preset key, e.g. `tinyllama-1.1b`.
+    #[arg(long, value_parser = parse_model)]
+    pub model: String,
+    /// Precision config key (`fp32` is the one the CPU backend runs).
+    #[arg(long, value_parser = parse_config, default_value = "fp32")]
+    pub config: String,
+    /// Phase.
+    #[arg(long, value_enum, default_value = "decode")]
+    pub phase: PhaseArg,
+    /// Sequences in the batch.
+    #[arg(long, default_value_t = 1)]
+    pub batch: u32,
+    /// Prompt length (prefill) or cached tokens (decode).
+    #[arg(long, default_value_t = 256)]
+    pub context: u32,
+    /// The device the step is predicted on: --hardware KEY or --spec FILE (e.g. a `calibrate --json` output
+    /// of this machine); default: the measured device's catalog entry, else the latest stored calibration.
+    #[command(flatten)]
+    pub device: SpecArgs,
+    /// Print the report as JSON (a `StepReport`) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Data directory of the result store.
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// Do not store the points.
+    #[arg(long)]
+    pub no_store: bool,
+    /// Wall-clock cap of one operator's measurement, in seconds (past it: a `time_limit` failure).
+    #[arg(long, default_value = "60", value_parser = parse_max_point)]
+    pub max_point_seconds: Duration,
+    /// Backend.
+    #[command(flatten)]
+    pub backend: BackendArgs,
+}
+
+fn parse_model(s: &str) -> Result<String, String> {
+    find_model(s).map(|m| m.key.clone()).map_err(|e| e.to_string())
+}
+
+fn parse_config(s: &str) -> Result<String, String> {
+    find_quant_config(s)
+        .map(|c| c.key.clone())
+        .map_err(|e| e.to_string())
+}
+
+/// Runs `bench-model`.
+///
+/// # Errors
+/// [`CliError::Usage`] for a device the step cannot be predicted on or an unsupported config;
+/// [`CliError::Runtime`] when the store cannot be opened.
+pub fn run_bench_model(args: &BenchModelArgs) -> Result<(), CliError> {
+    let selected = args.backend.select()?;
+    let store = if args.no_store {
+        None
+    } else {
+        Some(open_store(args.data_dir.as_ref())?)
+    };
+    let info = selected.backend.device_info();
+    let hardware = match args.device.resolve()? {
+        Some(hardware) => hardware,
+        None => {
+            let matched = info
+                .matched_key
+                .as_deref()
+                .map(|key| roofline_core::find_hardware(key).cloned())
+                .transpose()?;
+            let calibrated = || {
+                store
+                    .as_ref()
+                    .and_then(|s| s.latest_calibration().ok().flatten())
+                    .map(|c| c.spec)
+            };
+            matched.or_else(calibrated).ok_or_else(|| {
+                CliError::Usage(format!(
+                    "give the device to predict on (--hardware KEY or --spec FILE): the {} device ({}) has no \
+                     catalog entry and no stored calibration; `gpu-endpoint calibrate --json > spec.json` makes one",
+                    info.backend, info.name
+                ))
+            })?
+        }
+    };
+    let request = StepRequest {
+        model: args.model.clone(),
+        config: args.config.clone(),
+        phase: match args.phase {
+            PhaseArg::Prefill => Phase::Prefill,
+            PhaseArg::Decode => Phase::Decode,
+        },
+        batch: args.batch,
+        context: args.context,
+        hardware_key: Some(hardware.key.clone()),
+        spec: None,
+        mode: Some(roofline_core::Mode::of(&hardware)),
+    };
+    let plan = plan(request.clone(), hardware).map_err(|e| CliError::Usage(e.to_string()))?;
+    let device = Device::new(selected.backend);
+    let bar = indicatif::ProgressBar::new(plan.analysis.ops.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    if let Some(first) = plan.analysis.ops.first() {
+        bar.set_message(first.name.clone());
+    }
+    let job_id = format!("cli-step-{}", (crate::protocol::unix_now() * 1000.0) as u64);
+    let mut rows: Vec<StepOperatorEvent> = Vec::new();
+    let guard = device.acquire();
+    let done = run_step(
+        &guard,
+        &job_id,
+        &plan,
+        store.as_deref(),
+        &crate::protocol::PointLimits::new(args.max_point_seconds),
+        |event| match event {
+            StepEvent::Operator(row) => {
+                bar.inc(1);
+                let next = plan.analysis.ops.get(row.index as usize + 1);
+                bar.set_message(next.map_or_else(String::new, |op| op.name.clone()));
+                rows.push(*row);
+            }
+            StepEvent::Done(_) => bar.finish_and_clear(),
+        },
+    );
+    drop(guard);
+    let report = StepReport {
+        request,
+        operators: rows,
+        done,
+    };
+    if args.json {
+        return json(&report);
+    }
+    emit(&render(&report))
+}
+
+/// The table of a report: one row per operator, then the totals and the failures.
+fn render(report: &StepReport) -> String {
+    let mut out = table(&[
+        "operator",
+        "count",
+        "predicted_us",
+        "measured_us",
+        "measured/predicted",
+        "kernel",
+    ]);
+    for row in &report.operators {
+        let measured = row.measured.as_ref();
+        let kernel = match (measured.and_then(|p| p.measurement.as_ref()), &row.failure) {
+            (Some(_), _) if row.same_as.is_some() => {
+                format!("same as {}", row.same_as.as_deref().unwrap_or_default())
+            }
+            (Some(m), _) => m.kernel.clone(),
+            (None, Some(f)) => format!("FAILED {}", f.code),
+            (None, None) => String::new(),
+        };
+        out.add_row(vec![
+            row.name.clone(),
+            row.count.to_string(),
+            format!("{:.2}", row.predicted_time_us),
+            measured.map_or_else(String::new, |p| format!("{:.2}", p.time_us)),
+            row.measured_over_predicted
+                .map_or_else(String::new, |r| format!("{r:.2}")),
+            kernel,
+        ]);
+    }
+    let done = &report.done;
+    let request = &report.request;
+    let mut text = format!("{out}\n");
+    text.push_str(&format!(
+        "{} {} {} batch {} context {} on {} ({} mode)\n",
+        request.model,
+        request.config,
+        format!("{:?}", request.phase).to_lowercase(),
+        request.batch,
+        request.context,
+        done.hardware_key,
+        format!("{:?}", done.mode).to_lowercase()
+    ));
+    text.push_str(&format!(
+        "operators: {} measured, {} failed of {}{}\n",
+        done.measured,
+        done.failed,
+        done.operators,
+        if done.cancelled { " (cancelled)" } else { "" }
+    ));
+    text.push_str(&format!(
+        "step, Σ count × time over the measured operators: measured {:.1} µs, predicted {:.1} µs, measured/predicted {}\n",
+        done.measured_time_us,
+        done.predicted_measured_time_us,
+        done.measured_over_predicted
+            .map_or_else(|| "-".to_owned(), |r| format!("{r:.2}"))
+    ));
+    text.push_str(&format!(
+        "predicted step time (all kernels + launch overhead): {:.1} µs; measurement took {:.1} s\n",
+        done.predicted_step_time_us, done.elapsed_s
+    ));
+    for row in &report.operators {
+        if let (Some(f), None) = (&row.failure, &row.same_as) {
+            text.push_str(&format!("{}  FAILED ({}): {}\n", row.name, f.code, f.message));
+        }
+    }
+    text
+}

@@ -263,7 +263,7 @@ async fn a_share_link_carries_custom_devices_and_pins_and_unknown_keys_say_so() 
         .unwrap();
     browser
         .wait_for_js(
-            "document.querySelector('[data-testid=hardware-select]').value === 'my_h100'",
+            "document.querySelector('[data-testid=hardware-select]')?.value === 'my_h100'",
             WAIT,
         )
         .await;
@@ -292,7 +292,7 @@ async fn a_share_link_carries_custom_devices_and_pins_and_unknown_keys_say_so() 
     fresh.client.goto(&link).await.unwrap();
     fresh
         .wait_for_js(
-            "document.querySelector('[data-testid=hardware-select]').value === 'my_h100'",
+            "document.querySelector('[data-testid=hardware-select]')?.value === 'my_h100'",
             WAIT,
         )
         .await;
@@ -312,6 +312,23 @@ async fn a_share_link_carries_custom_devices_and_pins_and_unknown_keys_say_so() 
         .await
         .unwrap();
     assert_eq!(notices, 0);
+
+    // Removing the custom device falls back visibly to the default device, never to a blank list.
+    fresh.element(".custom-hw summary").await.click().await.unwrap();
+    fresh
+        .element(".custom-hw .row button:nth-child(4)")
+        .await
+        .click()
+        .await
+        .unwrap();
+    fresh
+        .wait_for_js(
+            "document.querySelector('[data-testid=hardware-select]')?.value === 'gb10'",
+            WAIT,
+        )
+        .await;
+    let said = fresh.element(".custom-hw [role=status]").await.text().await.unwrap();
+    assert!(said.starts_with("Removed 'my_h100'; now showing"), "{said}");
 
     // 3. An unknown key opens with a visible notice naming it; the select shows it, not another device.
     fresh

@@ -255,3 +255,32 @@ async fn the_page_reloads_and_predicts_with_the_server_stopped() {
     );
     browser.close().await;
 }
+
+/// Without NVML (a CPU endpoint answers 503 `no_nvml`) the telemetry poll backs off instead of asking every
+/// 2 s forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nvml_polling_backs_off_when_absent() {
+    if !require_browser() {
+        return;
+    }
+    let endpoint = Endpoint::start(&["--backend", "cpu"]);
+    let browser = Browser::start().await;
+    browser.client.goto(&endpoint.url()).await.unwrap();
+    browser.element("#tab-3").await.click().await.unwrap();
+    browser
+        .wait_for_js(
+            "document.querySelector('[data-testid=telemetry]')?.dataset.state === 'no-nvml'",
+            WAIT,
+        )
+        .await;
+    tokio::time::sleep(Duration::from_secs(16)).await;
+    let polls = js(
+        &browser,
+        "return performance.getEntriesByType('resource').filter(e => e.name.includes('/nvml/status')).length;",
+    )
+    .await;
+    // Every 2 s would be 9 requests by now; backing off (2, 4, 8 … ticks) gives 3.
+    let n = polls.as_u64().unwrap();
+    assert!((1..=4).contains(&n), "{n} NVML polls in 16 s");
+    browser.close().await;
+}

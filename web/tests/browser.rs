@@ -5,7 +5,7 @@
 use plotters::prelude::IntoDrawingArea;
 use roofline_web::charts::draw::{Theme, draw};
 use roofline_web::charts::series::{kernel_points, plot_data};
-use roofline_web::state::{Scenario, resolve_hardware};
+use roofline_web::state::{Scenario, SharedLink, resolve_hardware};
 use roofline_web::{history, storage};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
@@ -57,8 +57,10 @@ fn url_round_trip_restores_the_scenario() {
     s.model = "llama-3.1-70b".into();
     s.batch = 48;
     s.prefill = true;
-    history::write(None, &s);
-    assert_eq!(history::read(), Some(s));
+    history::write(None, &s, &SharedLink::query(&s, &[], &[]));
+    let link = history::read().expect("the URL names a scenario");
+    assert_eq!(link.scenario, s);
+    assert_eq!((link.devices.len(), link.pins), (0, Some(Vec::new())));
     let clean = web_sys::window().unwrap().location().pathname().unwrap();
     web_sys::window()
         .unwrap()

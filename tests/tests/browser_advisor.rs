@@ -105,6 +105,11 @@ async fn recommendation_apply_and_memory_fit() {
         js(&browser, "return document.querySelector('[data-testid=summary-tpot]').dataset.fits;").await,
         "false"
     );
+    // TTFT is not a decode figure (`—`): nothing to mark.
+    assert_eq!(
+        js(&browser, "return document.querySelectorAll('[data-testid=summary-ttft-fit]').length;").await,
+        0
+    );
     // The weights segment is wider than the KV segment and both are drawn.
     let widths = js(
         &browser,

@@ -29,7 +29,12 @@ fn Stat(
     needs_fit: bool,
 ) -> impl IntoView {
     let cell = Memo::new(move |_| analysis.with(|a| a.as_ref().map(field).unwrap_or_default()));
-    let over = Memo::new(move |_| needs_fit && analysis.with(|a| a.as_ref().is_ok_and(|a| !a.fits_in_memory)));
+    // Only a figure that is shown can be marked (TTFT in decode is `—`).
+    let over = Memo::new(move |_| {
+        needs_fit
+            && analysis.with(|a| a.as_ref().is_ok_and(|a| !a.fits_in_memory))
+            && cell.with(|c| !c.1.is_empty())
+    });
     view! {
         <div class="stat" class:over=move || over.get()>
             <span class="stat-label">{label}</span>

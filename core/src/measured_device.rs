@@ -196,7 +196,10 @@ mod tests {
             key: "h100_sxm_measured".into(),
             ..h100.clone()
         };
-        assert!(same_device(&point("cuda", "NVIDIA H100 80GB HBM3", None), &calibrated));
+        assert!(same_device(
+            &point("cuda", "NVIDIA H100 80GB HBM3", None),
+            &calibrated
+        ));
         let cpu = HardwareSpec {
             provenance: Provenance::Measured,
             ..HardwareSpec::uncatalogued(

@@ -159,7 +159,14 @@ pub fn recommend_model(
                 ),
             )))
         }
-        (None, None) => Ok(nothing_fits(hardware, model, workload, corrections, advice, current.as_ref())),
+        (None, None) => Ok(nothing_fits(
+            hardware,
+            model,
+            workload,
+            corrections,
+            advice,
+            current.as_ref(),
+        )),
     }
 }
 
@@ -335,7 +342,8 @@ mod tests {
             context: 4096,
         };
         let advice = advise_model(&hw, model, &w, "bf16", &Corrections::REALISTIC).unwrap();
-        let Recommendation::Switch(p) = recommend_model(&hw, model, &w, &Corrections::REALISTIC, &advice).unwrap()
+        let Recommendation::Switch(p) =
+            recommend_model(&hw, model, &w, &Corrections::REALISTIC, &advice).unwrap()
         else {
             panic!("BF16 70B does not fit on one H100");
         };
@@ -375,12 +383,19 @@ mod tests {
         assert!(changes.iter().any(|c| c.contains("weights alone")), "{changes:?}");
         assert!(changes.last().unwrap().starts_with("More"), "{changes:?}");
         // 70B at batch 512 × 128k tokens on an H100: the weights fit in 4 bits, the KV cache does not.
-        let Recommendation::NothingFits { changes, .. } = recommend("h100_sxm", "llama-3.1-70b", "bf16", 512, 131_072)
+        let Recommendation::NothingFits { changes, .. } =
+            recommend("h100_sxm", "llama-3.1-70b", "bf16", 512, 131_072)
         else {
             panic!("fits?");
         };
-        assert!(changes.iter().any(|c| c.starts_with("Shorter context")), "{changes:?}");
-        assert!(changes.iter().any(|c| c.starts_with("Fewer sequences")), "{changes:?}");
+        assert!(
+            changes.iter().any(|c| c.starts_with("Shorter context")),
+            "{changes:?}"
+        );
+        assert!(
+            changes.iter().any(|c| c.starts_with("Fewer sequences")),
+            "{changes:?}"
+        );
     }
 
     #[test]
@@ -392,7 +407,14 @@ mod tests {
             batch: 1,
             context: 4096,
         };
-        let a = analyze_model(hw, model, find_quant_config("bf16").unwrap(), &w, &Corrections::NONE).unwrap();
+        let a = analyze_model(
+            hw,
+            model,
+            find_quant_config("bf16").unwrap(),
+            &w,
+            &Corrections::NONE,
+        )
+        .unwrap();
         let fit = memory_fit(&a);
         assert!(fit.fits && fit.capacity_share == 1.0);
         assert!((fit.weight_share + fit.kv_share - a.memory_required_bytes / hw.memory_bytes).abs() < 1e-12);

@@ -13,7 +13,13 @@ use roofline_tests::{Endpoint, browser::Browser, require_browser};
 const WAIT: Duration = Duration::from_secs(30);
 
 /// Core's recommendation in reference mode (the page's default) for a decode step.
-fn core_recommendation(hardware: &str, model: &str, config: &str, batch: u32, context: u32) -> Recommendation {
+fn core_recommendation(
+    hardware: &str,
+    model: &str,
+    config: &str,
+    batch: u32,
+    context: u32,
+) -> Recommendation {
     let spec = find_hardware(hardware).unwrap().reference().unwrap();
     let model = find_model(model).unwrap();
     let w = Workload {
@@ -69,8 +75,15 @@ async fn recommendation_apply_and_memory_fit() {
             WAIT,
         )
         .await;
-    let bar_class = js(&browser, "return document.querySelector('[data-testid=memory-bar]').className;").await;
-    assert!(bar_class.as_str().unwrap().contains("over"), "bar class {bar_class}");
+    let bar_class = js(
+        &browser,
+        "return document.querySelector('[data-testid=memory-bar]').className;",
+    )
+    .await;
+    assert!(
+        bar_class.as_str().unwrap().contains("over"),
+        "bar class {bar_class}"
+    );
     // Red: the track's border is the over-capacity colour, not the neutral border.
     let colours = js(
         &browser,
@@ -90,7 +103,12 @@ async fn recommendation_apply_and_memory_fit() {
             .collect();
         assert!(rgb[0] > 150 && rgb[1] < 100 && rgb[2] < 100, "not red: {c}");
     }
-    let headroom = browser.element("[data-testid=memory-headroom]").await.text().await.unwrap();
+    let headroom = browser
+        .element("[data-testid=memory-headroom]")
+        .await
+        .text()
+        .await
+        .unwrap();
     assert!(headroom.starts_with("does not fit"), "headroom: {headroom}");
     for testid in ["summary-tpot-fit", "summary-tokens-per-s-fit"] {
         let mark = browser
@@ -102,12 +120,20 @@ async fn recommendation_apply_and_memory_fit() {
         assert_eq!(mark, "does not fit", "{testid}");
     }
     assert_eq!(
-        js(&browser, "return document.querySelector('[data-testid=summary-tpot]').dataset.fits;").await,
+        js(
+            &browser,
+            "return document.querySelector('[data-testid=summary-tpot]').dataset.fits;"
+        )
+        .await,
         "false"
     );
     // TTFT is not a decode figure (`—`): nothing to mark.
     assert_eq!(
-        js(&browser, "return document.querySelectorAll('[data-testid=summary-ttft-fit]').length;").await,
+        js(
+            &browser,
+            "return document.querySelectorAll('[data-testid=summary-ttft-fit]').length;"
+        )
+        .await,
         0
     );
     // The weights segment is wider than the KV segment and both are drawn.
@@ -133,7 +159,11 @@ async fn recommendation_apply_and_memory_fit() {
         text.contains(&pick.name) && text.contains(&format!("{:.2}× vs baseline", pick.speedup)),
         "recommendation: {text}"
     );
-    let tpot_before = js(&browser, "return document.querySelector('[data-testid=summary-tpot]').dataset.value;").await;
+    let tpot_before = js(
+        &browser,
+        "return document.querySelector('[data-testid=summary-tpot]').dataset.value;",
+    )
+    .await;
     browser
         .element("[data-testid=apply-recommendation]")
         .await
@@ -158,7 +188,11 @@ async fn recommendation_apply_and_memory_fit() {
             WAIT,
         )
         .await;
-    let tpot_after = js(&browser, "return document.querySelector('[data-testid=summary-tpot]').dataset.value;").await;
+    let tpot_after = js(
+        &browser,
+        "return document.querySelector('[data-testid=summary-tpot]').dataset.value;",
+    )
+    .await;
     assert_ne!(tpot_before, tpot_after, "the summary changed");
     browser
         .wait_for_js(
@@ -167,7 +201,11 @@ async fn recommendation_apply_and_memory_fit() {
         )
         .await;
     assert_eq!(
-        js(&browser, "return document.querySelectorAll('[data-testid=summary-tpot-fit]').length;").await,
+        js(
+            &browser,
+            "return document.querySelectorAll('[data-testid=summary-tpot-fit]').length;"
+        )
+        .await,
         0
     );
     assert!(
@@ -217,7 +255,11 @@ async fn recommendation_apply_and_memory_fit() {
     assert!(shown[0].starts_with("Smaller weights"), "{shown:?}");
     assert!(shown.iter().any(|c| c.starts_with("More GPUs")), "{shown:?}");
     assert_eq!(
-        js(&browser, "return document.querySelectorAll('[data-testid=apply-recommendation]').length;").await,
+        js(
+            &browser,
+            "return document.querySelectorAll('[data-testid=apply-recommendation]').length;"
+        )
+        .await,
         0,
         "nothing to apply"
     );

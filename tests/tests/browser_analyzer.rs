@@ -267,7 +267,12 @@ async fn a_share_link_carries_custom_devices_and_pins_and_unknown_keys_say_so() 
             WAIT,
         )
         .await;
-    browser.element("[data-testid=pin-current]").await.click().await.unwrap();
+    browser
+        .element("[data-testid=pin-current]")
+        .await
+        .click()
+        .await
+        .unwrap();
     let set_batch = "const e = document.querySelector('[data-testid=batch-input]'); e.value = '8';\
                      e.dispatchEvent(new Event('change', { bubbles: true })); return true;";
     browser.client.execute(set_batch, vec![]).await.unwrap();
@@ -327,7 +332,12 @@ async fn a_share_link_carries_custom_devices_and_pins_and_unknown_keys_say_so() 
             WAIT,
         )
         .await;
-    let said = fresh.element(".custom-hw [role=status]").await.text().await.unwrap();
+    let said = fresh
+        .element(".custom-hw [role=status]")
+        .await
+        .text()
+        .await
+        .unwrap();
     assert!(said.starts_with("Removed 'my_h100'; now showing"), "{said}");
 
     // 3. An unknown key opens with a visible notice naming it; the select shows it, not another device.
@@ -337,7 +347,10 @@ async fn a_share_link_carries_custom_devices_and_pins_and_unknown_keys_say_so() 
         .await
         .unwrap();
     let notice = fresh.element("[data-testid=unknown-device]").await;
-    assert_eq!(notice.attr("data-value").await.unwrap().as_deref(), Some("no_such_gpu"));
+    assert_eq!(
+        notice.attr("data-value").await.unwrap().as_deref(),
+        Some("no_such_gpu")
+    );
     assert!(notice.is_displayed().await.unwrap());
     let selected = fresh
         .client
@@ -358,9 +371,18 @@ fn core_on(spec: &roofline_core::HardwareSpec, batch: u32) -> f64 {
         batch,
         context: 2048,
     };
-    let (model, config) = (find_model("llama-3.1-8b").unwrap(), find_quant_config("bf16").unwrap());
-    analyze_model(&spec.reference().unwrap(), model, config, &workload, &Corrections::REALISTIC)
-        .unwrap()
-        .tpot_s
-        .unwrap()
+    let (model, config) = (
+        find_model("llama-3.1-8b").unwrap(),
+        find_quant_config("bf16").unwrap(),
+    );
+    analyze_model(
+        &spec.reference().unwrap(),
+        model,
+        config,
+        &workload,
+        &Corrections::REALISTIC,
+    )
+    .unwrap()
+    .tpot_s
+    .unwrap()
 }

@@ -175,18 +175,17 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         .text()
         .await
         .unwrap();
-    assert!(
-        note.contains("never compared with NVIDIA H100"),
-        "note: {note}"
-    );
+    assert!(note.contains("never compared with NVIDIA H100"), "note: {note}");
     assert_eq!(
-        js(&browser, "return document.querySelector('[data-testid=measured-on-device]').textContent;").await,
+        js(
+            &browser,
+            "return document.querySelector('[data-testid=measured-on-device]').textContent;"
+        )
+        .await,
         "0"
     );
     click(&browser, "#tab-4").await;
-    browser
-        .element("[data-testid=validation-other-note]")
-        .await;
+    browser.element("[data-testid=validation-other-note]").await;
     assert_eq!(
         js(&browser, "return document.querySelectorAll('[data-testid=validation-row], [data-testid=error-pct]').length;").await,
         0

@@ -72,7 +72,12 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
         ))
         .await
         .unwrap();
-    let failure = |p: Precision| format!("[data-testid=predictions] tr[data-precision='{}'] [data-testid=failure]", p.name());
+    let failure = |p: Precision| {
+        format!(
+            "[data-testid=predictions] tr[data-precision='{}'] [data-testid=failure]",
+            p.name()
+        )
+    };
     let text = browser.element(&failure(unknown)).await.text().await.unwrap();
     assert!(text.starts_with("no published"), "{hw} {unknown}: {text}");
     let text = browser.element(&failure(unsupported)).await.text().await.unwrap();
@@ -100,7 +105,11 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
         .unwrap();
     assert_eq!(reason, "Invalid: must be at least 1; still showing 8");
     assert_eq!(
-        js(&browser, "return document.querySelector('[data-testid=batch-input]').getAttribute('aria-invalid');").await,
+        js(
+            &browser,
+            "return document.querySelector('[data-testid=batch-input]').getAttribute('aria-invalid');"
+        )
+        .await,
         "true"
     );
     js(
@@ -135,7 +144,12 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
         "const c = document.querySelector('[data-testid=roofline-canvas]'); return [c.clientWidth, c.clientHeight];",
     )
     .await;
-    browser.element("[data-testid=png-export]").await.click().await.unwrap();
+    browser
+        .element("[data-testid=png-export]")
+        .await
+        .click()
+        .await
+        .unwrap();
     browser
         .wait_for_js(
             "document.querySelector('[data-testid=png-export]').dataset.width",
@@ -148,11 +162,19 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
     )
     .await;
     let (w, h) = (size[0].as_f64().unwrap(), size[1].as_f64().unwrap());
-    assert!(w >= 2.0 * css[0].as_f64().unwrap(), "PNG {w}×{h} for a {css} chart");
+    assert!(
+        w >= 2.0 * css[0].as_f64().unwrap(),
+        "PNG {w}×{h} for a {css} chart"
+    );
     assert!(h > 2.0 * css[1].as_f64().unwrap(), "PNG {w}×{h}: caption strip");
 
     // The marker shapes have a legend.
-    let legend = browser.element("[data-testid=marker-legend]").await.text().await.unwrap();
+    let legend = browser
+        .element("[data-testid=marker-legend]")
+        .await
+        .text()
+        .await
+        .unwrap();
     for shape in ["● matmul", "◆ attention", "○ measured"] {
         assert!(legend.contains(shape), "marker legend: {legend}");
     }
@@ -196,7 +218,10 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
         layout[1].as_f64().unwrap(),
         layout[2].as_f64().unwrap(),
     );
-    assert!(scroll <= inner + 1.0, "page {scroll} px wide in a {inner} px window");
+    assert!(
+        scroll <= inner + 1.0,
+        "page {scroll} px wide in a {inner} px window"
+    );
     assert!(chart >= 0.8 * inner, "chart {chart} px in a {inner} px window");
 
     browser.close().await;
@@ -213,7 +238,10 @@ async fn the_page_reloads_and_predicts_with_the_server_stopped() {
     let browser = Browser::start().await;
     browser
         .client
-        .goto(&format!("{}/?hw=h100_sxm&model=llama-3.1-8b&cfg=fp8", endpoint.url()))
+        .goto(&format!(
+            "{}/?hw=h100_sxm&model=llama-3.1-8b&cfg=fp8",
+            endpoint.url()
+        ))
         .await
         .unwrap();
     let manifest = js(
@@ -221,7 +249,10 @@ async fn the_page_reloads_and_predicts_with_the_server_stopped() {
         "return fetch(document.querySelector('link[rel=manifest]').href).then(r => r.json()).then(m => m.name);",
     )
     .await;
-    assert!(manifest.as_str().is_some_and(|n| n.starts_with("roofline")), "manifest {manifest}");
+    assert!(
+        manifest.as_str().is_some_and(|n| n.starts_with("roofline")),
+        "manifest {manifest}"
+    );
     browser
         .wait_for_js("navigator.serviceWorker.controller !== null", WAIT)
         .await;

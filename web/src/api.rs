@@ -163,5 +163,10 @@ pub async fn results(base: &str) -> Result<Vec<StoredResult>, ApiError> {
 /// # Errors
 /// [`ApiError`] (an endpoint without the route answers 404 or 405).
 pub async fn delete_all_results(base: &str) -> Result<DeletedResults, ApiError> {
-    decode(Request::delete(&join(base, "/api/v1/results?all=true")).send().await).await
+    decode(
+        Request::delete(&join(base, "/api/v1/results?all=true"))
+            .send()
+            .await,
+    )
+    .await
 }

@@ -49,7 +49,10 @@ pub fn App() -> impl IntoView {
             saved_pins.clone_from(p);
         }
         if !link.bad_devices.is_empty() {
-            notice = Some(format!("The link's custom device could not be read: {}", link.bad_devices.join("; ")));
+            notice = Some(format!(
+                "The link's custom device could not be read: {}",
+                link.bad_devices.join("; ")
+            ));
         }
     }
     let scenario = RwSignal::new(link.map_or_else(|| stored.settings.clone(), |l| l.scenario));
@@ -111,8 +114,11 @@ pub fn App() -> impl IntoView {
         let filter = point_filter.get();
         shown_measured.with(|m| {
             hardware.with(|h| {
-                let (mine, others): (Vec<_>, Vec<_>) =
-                    m.iter().filter(|p| filter.keeps(p)).cloned().partition(|p| same_device(p, h));
+                let (mine, others): (Vec<_>, Vec<_>) = m
+                    .iter()
+                    .filter(|p| filter.keeps(p))
+                    .cloned()
+                    .partition(|p| same_device(p, h));
                 if filter.other_devices {
                     points.extend(other_device_points(&others));
                 }

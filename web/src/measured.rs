@@ -185,7 +185,10 @@ pub(crate) mod tests {
         let cpu = measured_point("64x256x256", Precision::Fp32, 1e-4, 1.0);
         let h100 = roofline_core::find_hardware("h100_sxm").unwrap();
         assert!(on_device(std::slice::from_ref(&cpu), h100).is_empty());
-        assert_eq!(other_devices(&[cpu.clone(), cpu], h100), vec![("Test CPU".to_owned(), 2)]);
+        assert_eq!(
+            other_devices(&[cpu.clone(), cpu], h100),
+            vec![("Test CPU".to_owned(), 2)]
+        );
     }
 
     #[test]

@@ -486,7 +486,8 @@ impl SharedLink {
     #[must_use]
     pub fn from_query(query: &str) -> Option<SharedLink> {
         let scenario = Scenario::from_query(query)?;
-        let (mut devices, mut bad_devices, mut pins, mut any_pins) = (Vec::new(), Vec::new(), Vec::new(), false);
+        let (mut devices, mut bad_devices, mut pins, mut any_pins) =
+            (Vec::new(), Vec::new(), Vec::new(), false);
         for pair in query.trim_start_matches('?').split('&') {
             let (key, raw) = pair.split_once('=').unwrap_or((pair, ""));
             match key {
@@ -524,7 +525,9 @@ impl SharedLink {
 /// `not a whole number`, `must be at least …` or `must be at most …`.
 pub fn parse_in_range(text: &str, lo: u64, hi: u64) -> Result<u64, String> {
     let t = text.trim();
-    if t.strip_prefix('-').is_some_and(|rest| rest.parse::<f64>().is_ok()) {
+    if t.strip_prefix('-')
+        .is_some_and(|rest| rest.parse::<f64>().is_ok())
+    {
         return Err(format!("must be at least {lo}"));
     }
     match t.parse::<u64>() {
@@ -809,7 +812,10 @@ mod tests {
         assert!(link.bad_devices.is_empty());
         // No pins listed: the saved ones stay; an unreadable device is reported.
         let link = SharedLink::from_query("hw=my_gpu&dev=%7Bnope").unwrap();
-        assert_eq!((link.pins, link.devices.len(), link.bad_devices.len()), (None, 0, 1));
+        assert_eq!(
+            (link.pins, link.devices.len(), link.bad_devices.len()),
+            (None, 0, 1)
+        );
         // Removing the last pin is carried too.
         let none = SharedLink::query(&s, &[mine], &[]);
         assert_eq!(SharedLink::from_query(&none).unwrap().pins, Some(Vec::new()));
@@ -820,8 +826,14 @@ mod tests {
         assert_eq!(parse_in_range(" 8 ", 1, 512), Ok(8));
         assert_eq!(parse_in_range("-5", 1, 512), Err("must be at least 1".to_owned()));
         assert_eq!(parse_in_range("0", 1, 512), Err("must be at least 1".to_owned()));
-        assert_eq!(parse_in_range("600", 1, 512), Err("must be at most 512".to_owned()));
-        assert_eq!(parse_in_range("2.5", 1, 512), Err("not a whole number".to_owned()));
+        assert_eq!(
+            parse_in_range("600", 1, 512),
+            Err("must be at most 512".to_owned())
+        );
+        assert_eq!(
+            parse_in_range("2.5", 1, 512),
+            Err("not a whole number".to_owned())
+        );
     }
 
     #[test]

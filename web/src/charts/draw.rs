@@ -250,7 +250,11 @@ pub fn draw_captioned<DB: DrawingBackend>(
         .into_font()
         .color(&rgb(theme.foreground));
     below
-        .draw(&Text::new(caption.to_owned(), (px(10.0, scale), px(5.0, scale)), font))
+        .draw(&Text::new(
+            caption.to_owned(),
+            (px(10.0, scale), px(5.0, scale)),
+            font,
+        ))
         .map_err(|e| e.to_string())?;
     root.present().map_err(|e| e.to_string())
 }
@@ -299,7 +303,14 @@ mod tests {
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, (900, 600)).into_drawing_area();
-            draw_captioned(&root, &data, &Theme::LIGHT, 2.0, "NVIDIA GB10 · llama-3.1-8b · NVFP4 · reference").unwrap();
+            draw_captioned(
+                &root,
+                &data,
+                &Theme::LIGHT,
+                2.0,
+                "NVIDIA GB10 · llama-3.1-8b · NVFP4 · reference",
+            )
+            .unwrap();
         }
         assert!(svg.contains("NVIDIA GB10 · llama-3.1-8b · NVFP4 · reference"));
     }

@@ -116,7 +116,10 @@ pub fn RooflineChart(
             f64::from(canvas.client_width().max(320)),
             f64::from(canvas.client_height().max(192)),
         );
-        let (w, h) = ((css.0 * scale).round() as u32, ((css.1 + 26.0) * scale).round() as u32);
+        let (w, h) = (
+            (css.0 * scale).round() as u32,
+            ((css.1 + 26.0) * scale).round() as u32,
+        );
         let Some(offscreen) = document()
             .create_element("canvas")
             .ok()
@@ -130,7 +133,8 @@ pub fn RooflineChart(
             return;
         };
         let text = caption.get_untracked();
-        let result = data.with_untracked(|d| draw_captioned(&backend.into_drawing_area(), d, &theme(), scale, &text));
+        let result =
+            data.with_untracked(|d| draw_captioned(&backend.into_drawing_area(), d, &theme(), scale, &text));
         match result.and_then(|()| offscreen.to_data_url().map_err(|e| format!("{e:?}"))) {
             Ok(url) => {
                 exported.set(Some((w, h)));

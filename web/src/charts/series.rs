@@ -165,7 +165,8 @@ pub fn other_device_points(points: &[RooflinePoint]) -> Vec<PlotPoint> {
             p.faint = true;
             p.tag = None;
             let device = roofline_core::measured_device::PointDevice::of(r).label();
-            p.tooltip.insert(1, format!("measured on {device}: another device, not compared"));
+            p.tooltip
+                .insert(1, format!("measured on {device}: another device, not compared"));
             p
         })
         .collect()

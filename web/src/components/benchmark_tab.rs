@@ -12,7 +12,6 @@ use serde::de::DeserializeOwned;
 
 use crate::api::{self, ApiError};
 use crate::bench::{JobProgress, shapes_text};
-use crate::validation::parse_shapes;
 use crate::components::TelemetryPanel;
 use crate::endpoint::{join, use_endpoint};
 use crate::format;
@@ -20,6 +19,7 @@ use crate::measured::use_measured;
 use crate::palette::{css, precision_rgb};
 use crate::sse::{EventStream, Handler};
 use crate::state::{QUICK_SHAPES, Scenario};
+use crate::validation::parse_shapes;
 use crate::validation::{self, Band};
 
 /// A handler that decodes an event's JSON data and passes it on (undecodable events are logged and dropped).

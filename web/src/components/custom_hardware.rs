@@ -62,7 +62,8 @@ pub fn CustomHardware(
         let key = scenario.with_untracked(|s| s.hardware.clone());
         custom.update(|c| c.retain(|h| h.key != key));
         // Never leave the page on a device that no longer exists.
-        let fallback = roofline_core::find_hardware(DEFAULT_HARDWARE).map_or_else(|_| DEFAULT_HARDWARE.to_owned(), |h| h.name.clone());
+        let fallback = roofline_core::find_hardware(DEFAULT_HARDWARE)
+            .map_or_else(|_| DEFAULT_HARDWARE.to_owned(), |h| h.name.clone());
         scenario.update(|s| s.hardware = DEFAULT_HARDWARE.to_owned());
         message.set(Some((true, format!("Removed '{key}'; now showing {fallback}."))));
     };

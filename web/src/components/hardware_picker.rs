@@ -33,7 +33,13 @@ pub fn HardwarePicker(
     // A key that names no device (an old link, a removed custom device) stays visible as what was asked for;
     // the numbers shown are the fallback device's, and the notice says which.
     let unknown = Memo::new(move |_| {
-        scenario.with(|s| custom.with(|c| resolve_hardware(&s.hardware, c).is_none().then(|| s.hardware.clone())))
+        scenario.with(|s| {
+            custom.with(|c| {
+                resolve_hardware(&s.hardware, c)
+                    .is_none()
+                    .then(|| s.hardware.clone())
+            })
+        })
     });
     let facts = move || {
         hardware.with(|h| {

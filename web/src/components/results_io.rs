@@ -44,8 +44,13 @@ pub fn ResultsIo(
         let base = endpoint.base_now();
         leptos::task::spawn_local(async move {
             match api::delete_all_results(&base).await {
-                Ok(d) => message.set(Some(format!("Measured points cleared ({} deleted on the endpoint).", d.deleted))),
-                Err(e) => message.set(Some(format!("Cleared here; the endpoint's history was not deleted: {e}"))),
+                Ok(d) => message.set(Some(format!(
+                    "Measured points cleared ({} deleted on the endpoint).",
+                    d.deleted
+                ))),
+                Err(e) => message.set(Some(format!(
+                    "Cleared here; the endpoint's history was not deleted: {e}"
+                ))),
             }
             all_measured.refresh_history();
         });

@@ -2,8 +2,8 @@
 //! set or all of the original toolkit's precisions, with each measurement beside its prediction.
 
 use leptos::prelude::*;
-use roofline_core::wire::{AnalyzeRequest, AnalyzeResponse};
 use roofline_core::measured_device::{PointDevice, same_device};
+use roofline_core::wire::{AnalyzeRequest, AnalyzeResponse};
 use roofline_core::{HardwareSpec, Precision, find_hardware};
 
 use crate::api::{self, ApiError};

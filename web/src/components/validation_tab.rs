@@ -72,7 +72,11 @@ pub fn ValidationTab(
         })
     });
     let elsewhere = Memo::new(move |_| {
-        specs.with(|d| measured.shown.with(|m| m.len() - d.own().map_or(0, |h| on_device(m, h).len())))
+        specs.with(|d| {
+            measured
+                .shown
+                .with(|m| m.len() - d.own().map_or(0, |h| on_device(m, h).len()))
+        })
     });
     let modes = Memo::new(move |_| table.with(|t| t.0.clone()));
     // `Datasheet: NVIDIA GB10` — the spec behind a column.

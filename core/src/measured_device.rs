@@ -150,6 +150,25 @@ mod tests {
     use crate::wire::{Measurement, PointSource};
     use crate::{Precision, Provenance};
 
+    #[test]
+    fn driver_names_match_catalog_keys() {
+        for (name, key) in [
+            ("NVIDIA H100 80GB HBM3", Some("h100_sxm")),
+            ("NVIDIA H100 PCIe", Some("h100_pcie")),
+            ("NVIDIA H100 NVL", Some("h100_pcie")),
+            ("NVIDIA GB10", Some("gb10")),
+            ("NVIDIA H200", Some("h200_sxm")),
+            ("NVIDIA B200", Some("b200")),
+            ("NVIDIA A100-SXM4-80GB", Some("a100_sxm_80gb")),
+            ("NVIDIA L4", Some("l4")),
+            ("NVIDIA L40S", Some("l40s")),
+            ("AMD Instinct MI300X", Some("mi300x")),
+            ("Intel(R) Xeon(R) CPU", None),
+        ] {
+            assert_eq!(catalog_key_of_device_name(name), key, "{name}");
+        }
+    }
+
     fn point(backend: &str, device: &str, key: Option<&str>) -> RooflinePoint {
         RooflinePoint {
             ai: 1.0,

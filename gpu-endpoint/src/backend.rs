@@ -521,75 +521,16 @@ pub fn point_of(measured: Measured, bottleneck: Option<&str>) -> RooflinePoint {
     )
 }
 
-/// Matches a device name to a catalog key (`NVIDIA H100 80GB HBM3` → `h100_sxm`, `NVIDIA GB10` → `gb10`).
+/// The catalog key of a device name (`NVIDIA H100 80GB HBM3` → `h100_sxm`), or `None` for CPUs and unknown
+/// GPUs: [`roofline_core::measured_device::catalog_key_of_device_name`], the page's rule too.
 #[must_use]
 pub fn match_catalog_key(device_name: &str) -> Option<String> {
-    let name = device_name.to_ascii_lowercase();
-    let has = |s: &str| name.contains(s);
-    let key = if has("gb10") {
-        "gb10"
-    } else if has("gb200") {
-        "gb200"
-    } else if has("gb300") {
-        "gb300"
-    } else if has("b300") {
-        "b300"
-    } else if has("b200") {
-        "b200"
-    } else if has("h200") {
-        "h200_sxm"
-    } else if has("h100") && (has("pcie") || has("nvl")) {
-        "h100_pcie"
-    } else if has("h100") {
-        "h100_sxm"
-    } else if has("h20") {
-        "h20"
-    } else if has("a100") {
-        "a100_sxm_80gb"
-    } else if has("l40s") {
-        "l40s"
-    } else if has(" l4") || name.ends_with("l4") {
-        "l4"
-    } else if has("4090") {
-        "rtx_4090"
-    } else if has("5090") {
-        "rtx_5090"
-    } else if has("rtx pro 6000") {
-        "rtx_pro_6000_bw"
-    } else if has("thor") {
-        "jetson_agx_thor"
-    } else if has("orin") {
-        "jetson_agx_orin_64gb"
-    } else {
-        return None;
-    };
-    roofline_core::find_hardware(key).ok().map(|h| h.key.clone())
+    roofline_core::measured_device::catalog_key_of_device_name(device_name).map(str::to_owned)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn device_names_match_catalog_keys() {
-        assert_eq!(
-            match_catalog_key("NVIDIA H100 80GB HBM3").as_deref(),
-            Some("h100_sxm")
-        );
-        assert_eq!(
-            match_catalog_key("NVIDIA H100 PCIe").as_deref(),
-            Some("h100_pcie")
-        );
-        assert_eq!(match_catalog_key("NVIDIA GB10").as_deref(), Some("gb10"));
-        assert_eq!(match_catalog_key("NVIDIA H200").as_deref(), Some("h200_sxm"));
-        assert_eq!(match_catalog_key("NVIDIA B200").as_deref(), Some("b200"));
-        assert_eq!(
-            match_catalog_key("NVIDIA A100-SXM4-80GB").as_deref(),
-            Some("a100_sxm_80gb")
-        );
-        assert_eq!(match_catalog_key("NVIDIA L4").as_deref(), Some("l4"));
-        assert_eq!(match_catalog_key("Intel(R) Xeon(R) CPU"), None);
-    }
 
     #[test]
     fn bounds_are_enforced() {

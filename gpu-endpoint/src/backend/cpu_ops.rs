@@ -165,6 +165,28 @@ fn check_row(what: &str, row: usize, got: &[f32], reference: &[f64]) -> Result<(
     Ok(())
 }
 
+/// Lanes of the partial sums of [`dot`]: independent accumulators, so the reduction vectorizes instead of
+/// waiting on one add chain.
+const LANES: usize = 8;
+
+/// Σ a·b in `f32` over [`LANES`] partial sums.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0.0f32; LANES];
+    let (a_chunks, b_chunks) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let tail: f32 = a_chunks
+        .remainder()
+        .iter()
+        .zip(b_chunks.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (ca, cb) in a_chunks.zip(b_chunks) {
+        for lane in 0..LANES {
+            acc[lane] += ca[lane] * cb[lane];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
+
 fn gelu(x: f64) -> f64 {
     let c = (2.0 / std::f64::consts::PI).sqrt();
     0.5 * x * (1.0 + (c * (x + 0.044_715 * x * x * x)).tanh())
@@ -176,7 +198,7 @@ fn row_f32(kind: RowKind, a: &[f32], b: &[f32], beta: &[f32], out: &mut [f32]) {
     let width = a.len();
     match kind {
         RowKind::RmsNorm => {
-            let sum_sq: f32 = a.iter().map(|x| x * x).sum();
+            let sum_sq = dot(a, a);
             let inv = 1.0 / (sum_sq / width as f32 + EPS as f32).sqrt();
             for ((o, x), g) in out.iter_mut().zip(a).zip(b) {
                 *o = x * inv * g;
@@ -429,7 +451,7 @@ fn attention_head(
         let mut max = f32::NEG_INFINITY;
         for j in lo..hi {
             let kj = &k[j * d..(j + 1) * d];
-            let s = qi.iter().zip(kj).map(|(a, b)| a * b).sum::<f32>() * scale;
+            let s = dot(qi, kj) * scale;
             scores[j] = s;
             max = max.max(s);
         }
@@ -667,5 +689,8 @@ mod tests {
         assert!(out[0].abs() < 1e-7 && (out[1] - 1.0).abs() < 1e-7);
         row_f32(RowKind::Softmax, &[0.0, 0.0], &[], &[], &mut out);
         assert_eq!(out, [0.5, 0.5]);
+        // 11 elements: one chunk of 8 lanes and a tail of 3; Σ i² for i = 1..=11 = 506.
+        let v: Vec<f32> = (1..=11).map(|i| i as f32).collect();
+        assert_eq!(dot(&v, &v), 506.0);
     }
 }

@@ -1,7 +1,9 @@
 //! `/api/analyze` as a plain blocking function: predictions from `roofline-core` plus measurements from the
 //! device for each requested precision, every failure listed with its reason (never an FP16 stand-in).
 
-use roofline_core::wire::{AnalyzeRequest, AnalyzeResponse, Failure, RUN_ALL_PRECISIONS, RooflinePoint};
+use roofline_core::wire::{
+    AnalyzeRequest, AnalyzeResponse, ErrorCode, Failure, RUN_ALL_PRECISIONS, RooflinePoint,
+};
 use roofline_core::{HardwareSpec, Operator, Precision, predict};
 
 use crate::backend::{BackendError, Device, MatmulSpec, point_of};
@@ -74,12 +76,12 @@ pub fn simulate(
             Ok(point) => points.push(point),
             Err(e @ roofline_core::Error::Unsupported { .. }) => failed.push(Failure {
                 precision: precision.name().to_owned(),
-                code: "unsupported".into(),
+                code: ErrorCode::Unsupported,
                 message: format!("prediction: {e}"),
             }),
             Err(e) => failed.push(Failure {
                 precision: precision.name().to_owned(),
-                code: "invalid_input".into(),
+                code: ErrorCode::InvalidInput,
                 message: e.to_string(),
             }),
         }

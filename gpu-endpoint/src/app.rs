@@ -12,6 +12,7 @@ use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::http::{Method, header};
 use actix_web::middleware::Next;
 use actix_web::{HttpRequest, HttpResponse, web};
+use roofline_core::wire::ErrorCode;
 
 use crate::backend::{Device, Selected, Telemetry};
 use crate::error::ApiError;
@@ -118,7 +119,7 @@ impl AppState {
     /// [`ApiError::Unavailable`] with code `no_nvml`.
     pub fn telemetry(&self) -> Result<Arc<dyn Telemetry>, ApiError> {
         self.telemetry.clone().ok_or_else(|| ApiError::Unavailable {
-            code: "no_nvml",
+            code: ErrorCode::NoNvml,
             message: format!("NVML telemetry is not available: {}", self.telemetry_reason),
         })
     }
@@ -204,7 +205,7 @@ fn cross_site_refusal(req: &HttpRequest, config: &AppConfig) -> Option<ApiError>
             .any(|a| a.eq_ignore_ascii_case(name));
         if !allowed {
             return Some(ApiError::Forbidden {
-                code: "forbidden_host",
+                code: ErrorCode::ForbiddenHost,
                 message: format!(
                     "Host '{host}' is not allowed; use localhost or the bound address, or start the server with \
                      --allowed-host NAME"
@@ -226,7 +227,7 @@ fn cross_site_refusal(req: &HttpRequest, config: &AppConfig) -> Option<ApiError>
         });
         if !own && !config.cors_origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) {
             return Some(ApiError::Forbidden {
-                code: "forbidden_origin",
+                code: ErrorCode::ForbiddenOrigin,
                 message: format!(
                     "origin '{origin}' may not make {} requests; allow it with --cors-origin",
                     req.method()
@@ -371,16 +372,16 @@ async fn json_errors(
         |b| String::from_utf8_lossy(&b).trim().to_owned(),
     );
     let code = match status.as_u16() {
-        400 => "invalid_input",
-        401 => "unauthorized",
-        403 => "forbidden",
-        404 => "not_found",
-        405 => "method_not_allowed",
-        413 => "too_large",
-        415 => "unsupported_media_type",
-        503 => "unavailable",
-        s if s >= 500 => "internal",
-        _ => "invalid_request",
+        400 => ErrorCode::InvalidInput,
+        401 => ErrorCode::Unauthorized,
+        403 => ErrorCode::Forbidden,
+        404 => ErrorCode::NotFound,
+        405 => ErrorCode::MethodNotAllowed,
+        413 => ErrorCode::TooLarge,
+        415 => ErrorCode::UnsupportedMediaType,
+        503 => ErrorCode::Unavailable,
+        s if s >= 500 => ErrorCode::Internal,
+        _ => ErrorCode::InvalidRequest,
     };
     let message = if text.is_empty() {
         status.canonical_reason().unwrap_or("error").to_owned()
@@ -393,10 +394,7 @@ async fn json_errors(
             rebuilt.append_header((name.clone(), value.clone()));
         }
     }
-    let body = roofline_core::wire::ErrorBody {
-        code: code.to_owned(),
-        message,
-    };
+    let body = roofline_core::wire::ErrorBody { code, message };
     Ok(ServiceResponse::new(request, rebuilt.json(body)))
 }
 

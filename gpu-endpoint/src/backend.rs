@@ -14,7 +14,7 @@ pub mod nvml;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
-use roofline_core::wire::{DeviceInfo, Failure, Measurement, NvmlStatus, RooflinePoint};
+use roofline_core::wire::{DeviceInfo, ErrorCode, Failure, Measurement, NvmlStatus, RooflinePoint};
 use roofline_core::{OperandPrecisions, Operator, Precision};
 
 /// The largest M, N or K accepted for a measurement.
@@ -58,18 +58,18 @@ pub enum BackendError {
 impl BackendError {
     /// The stable code used in `failed` entries.
     #[must_use]
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            BackendError::Unsupported(_) => "unsupported",
-            BackendError::TooLarge(_) => "too_large",
-            BackendError::InvalidInput(_) => "invalid_input",
-            BackendError::Busy => "busy",
-            BackendError::TimeLimit(_) => "time_limit",
-            BackendError::Cancelled => "cancelled",
-            BackendError::Unavailable(_) => "no_gpu",
-            BackendError::Cuda(_) => "cuda_error",
-            BackendError::Verification(_) => "verification_failed",
-            BackendError::Panicked(_) => "internal",
+            BackendError::Unsupported(_) => ErrorCode::Unsupported,
+            BackendError::TooLarge(_) => ErrorCode::TooLarge,
+            BackendError::InvalidInput(_) => ErrorCode::InvalidInput,
+            BackendError::Busy => ErrorCode::Busy,
+            BackendError::TimeLimit(_) => ErrorCode::TimeLimit,
+            BackendError::Cancelled => ErrorCode::Cancelled,
+            BackendError::Unavailable(_) => ErrorCode::NoGpu,
+            BackendError::Cuda(_) => ErrorCode::CudaError,
+            BackendError::Verification(_) => ErrorCode::VerificationFailed,
+            BackendError::Panicked(_) => ErrorCode::Internal,
         }
     }
 
@@ -85,7 +85,7 @@ impl BackendError {
         };
         Failure {
             precision: precision.to_owned(),
-            code: self.code().to_owned(),
+            code: self.code(),
             message,
         }
     }

@@ -3,7 +3,7 @@
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
-use roofline_core::wire::ErrorBody;
+use roofline_core::wire::{ErrorBody, ErrorCode};
 
 use crate::backend::BackendError;
 
@@ -23,7 +23,7 @@ pub enum ApiError {
     #[error("{message}")]
     Forbidden {
         /// `forbidden_origin` or `forbidden_host`.
-        code: &'static str,
+        code: ErrorCode,
         /// Why.
         message: String,
     },
@@ -55,7 +55,7 @@ pub enum ApiError {
     #[error("{message}")]
     Unavailable {
         /// `no_nvml` or `no_gpu`.
-        code: &'static str,
+        code: ErrorCode,
         /// Why.
         message: String,
     },
@@ -67,21 +67,20 @@ pub enum ApiError {
 impl ApiError {
     /// The stable snake_case code.
     #[must_use]
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ApiError::BadRequest(_) => "invalid_input",
-            ApiError::Unauthorized => "unauthorized",
-            ApiError::Forbidden { code, .. } => code,
-            ApiError::UnknownHardware(_) => "unknown_hardware",
-            ApiError::UnknownKey(_) => "unknown_key",
-            ApiError::NotFound(_) => "not_found",
-            ApiError::TooLarge(_) => "too_large",
-            ApiError::RequestTimeout(_) => "request_timeout",
-            ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
-            ApiError::UnsupportedEncoding(_) => "unsupported_encoding",
-            ApiError::Busy => "busy",
-            ApiError::Unavailable { code, .. } => code,
-            ApiError::Internal(_) => "internal",
+            ApiError::BadRequest(_) => ErrorCode::InvalidInput,
+            ApiError::Unauthorized => ErrorCode::Unauthorized,
+            ApiError::Forbidden { code, .. } | ApiError::Unavailable { code, .. } => *code,
+            ApiError::UnknownHardware(_) => ErrorCode::UnknownHardware,
+            ApiError::UnknownKey(_) => ErrorCode::UnknownKey,
+            ApiError::NotFound(_) => ErrorCode::NotFound,
+            ApiError::TooLarge(_) => ErrorCode::TooLarge,
+            ApiError::RequestTimeout(_) => ErrorCode::RequestTimeout,
+            ApiError::UnsupportedMediaType(_) => ErrorCode::UnsupportedMediaType,
+            ApiError::UnsupportedEncoding(_) => ErrorCode::UnsupportedEncoding,
+            ApiError::Busy => ErrorCode::Busy,
+            ApiError::Internal(_) => ErrorCode::Internal,
         }
     }
 
@@ -89,7 +88,7 @@ impl ApiError {
     #[must_use]
     pub fn body(&self) -> ErrorBody {
         ErrorBody {
-            code: self.code().to_owned(),
+            code: self.code(),
             message: self.to_string(),
         }
     }
@@ -155,15 +154,15 @@ impl From<BackendError> for ApiError {
             BackendError::InvalidInput(m) => ApiError::BadRequest(m),
             BackendError::Busy => ApiError::Busy,
             BackendError::TimeLimit(m) => ApiError::Unavailable {
-                code: "time_limit",
+                code: ErrorCode::TimeLimit,
                 message: m,
             },
             BackendError::Cancelled => ApiError::Unavailable {
-                code: "cancelled",
+                code: ErrorCode::Cancelled,
                 message: "the measurement was cancelled".into(),
             },
             BackendError::Unavailable(m) => ApiError::Unavailable {
-                code: "no_gpu",
+                code: ErrorCode::NoGpu,
                 message: m,
             },
             other => ApiError::Internal(other.to_string()),
@@ -186,13 +185,13 @@ mod tests {
         let unknown: ApiError = roofline_core::find_hardware("nope").unwrap_err().into();
         assert_eq!(
             (unknown.status_code().as_u16(), unknown.code()),
-            (404, "unknown_hardware")
+            (404, ErrorCode::UnknownHardware)
         );
         assert!(unknown.to_string().contains("gb10"), "lists the valid keys");
         let bad: ApiError = "fp7".parse::<roofline_core::Precision>().unwrap_err().into();
-        assert_eq!((bad.status_code().as_u16(), bad.code()), (400, "invalid_input"));
+        assert_eq!((bad.status_code().as_u16(), bad.code()), (400, ErrorCode::InvalidInput));
         let cuda: ApiError = BackendError::Cuda("CUBLAS_STATUS_EXECUTION_FAILED at 0x7f".into()).into();
-        assert_eq!((cuda.status_code().as_u16(), cuda.code()), (500, "internal"));
+        assert_eq!((cuda.status_code().as_u16(), cuda.code()), (500, ErrorCode::Internal));
         assert!(
             !cuda.body().message.contains("CUBLAS"),
             "the detail is logged, not returned"

@@ -6,7 +6,7 @@ use std::fmt;
 use gloo_net::http::{Request, Response};
 use roofline_core::wire::{
     AnalyzeRequest, AnalyzeResponse, BenchmarkJob, BenchmarkRequest, CalibrateRequest, CalibrationResult,
-    DeletedResults, DeviceInfo, ErrorBody, Health, NvmlStatus, StoredResult,
+    DeletedResults, DeviceInfo, ErrorBody, ErrorCode, Health, NvmlStatus, StoredResult,
 };
 use serde::de::DeserializeOwned;
 
@@ -24,17 +24,6 @@ pub enum ApiError {
         /// The decoded body (code `http_<status>` when the body was not the endpoint's JSON).
         body: ErrorBody,
     },
-}
-
-impl ApiError {
-    /// The endpoint's stable error code, if it answered.
-    #[must_use]
-    pub fn code(&self) -> Option<&str> {
-        match self {
-            ApiError::Unreachable(_) => None,
-            ApiError::Status { body, .. } => Some(&body.code),
-        }
-    }
 }
 
 impl fmt::Display for ApiError {
@@ -57,7 +46,7 @@ async fn decode<T: DeserializeOwned>(response: Result<Response, gloo_net::Error>
     }
     let status = response.status();
     let body = response.json::<ErrorBody>().await.unwrap_or_else(|_| ErrorBody {
-        code: format!("http_{status}"),
+        code: ErrorCode::Unknown,
         message: response.status_text(),
     });
     Err(ApiError::Status { status, body })

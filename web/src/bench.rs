@@ -95,7 +95,7 @@ impl JobProgress {
 #[cfg(test)]
 mod tests {
     use roofline_core::Precision;
-    use roofline_core::wire::Failure;
+    use roofline_core::wire::{ErrorCode, Failure};
 
     use super::*;
     use crate::measured::tests::measured_point;
@@ -143,7 +143,7 @@ mod tests {
             shape: "64x256x256".into(),
             failure: Failure {
                 precision: "FP16".into(),
-                code: "unsupported".into(),
+                code: ErrorCode::Unsupported,
                 message: "no FP16 on x86_64".into(),
             },
         };

@@ -11,6 +11,7 @@ mod results;
 mod steps;
 
 use actix_web::{HttpRequest, HttpResponse, web};
+use roofline_core::wire::ErrorCode;
 
 use crate::error::ApiError;
 
@@ -41,7 +42,7 @@ fn resource(path: &str) -> actix_web::Resource {
 
 async fn method_not_allowed(req: HttpRequest) -> HttpResponse {
     let body = roofline_core::wire::ErrorBody {
-        code: "method_not_allowed".into(),
+        code: ErrorCode::MethodNotAllowed,
         message: format!("{} is not allowed on {}", req.method(), req.path()),
     };
     HttpResponse::MethodNotAllowed().json(body)

@@ -6,7 +6,7 @@ use std::time::Duration;
 use actix_web::{Responder, web};
 use actix_web_lab::sse;
 use futures_util::StreamExt;
-use roofline_core::wire::NvmlStatus;
+use roofline_core::wire::{ErrorCode, NvmlStatus};
 use serde::Deserialize;
 
 use super::blocking;
@@ -17,7 +17,7 @@ pub(super) async fn status(state: web::Data<AppState>) -> Result<web::Json<NvmlS
     let telemetry = state.telemetry()?;
     let status = blocking(move || {
         telemetry.status().map_err(|e| ApiError::Unavailable {
-            code: "no_nvml",
+            code: ErrorCode::NoNvml,
             message: e,
         })
     })
@@ -53,12 +53,12 @@ pub(super) async fn stream(
             let event = match sample {
                 Ok(Ok(status)) => sse::Data::new_json(&status).map(|d| d.event("status")),
                 Ok(Err(e)) => sse::Data::new_json(roofline_core::wire::ErrorBody {
-                    code: "no_nvml".into(),
+                    code: ErrorCode::NoNvml,
                     message: e,
                 })
                 .map(|d| d.event("error")),
                 Err(e) => sse::Data::new_json(roofline_core::wire::ErrorBody {
-                    code: "internal".into(),
+                    code: ErrorCode::Internal,
                     message: e.to_string(),
                 })
                 .map(|d| d.event("error")),

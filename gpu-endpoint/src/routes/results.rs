@@ -4,7 +4,7 @@
 
 use actix_web::web;
 use roofline_core::Precision;
-use roofline_core::wire::{DeleteResultsQuery, DeletedResults, ResultsQuery, StoredResult};
+use roofline_core::wire::{DeleteResultsQuery, DeletedResults, ErrorCode, ResultsQuery, StoredResult};
 
 use super::blocking;
 use crate::app::AppState;
@@ -72,7 +72,7 @@ pub(super) async fn delete(
 
 fn store_of(state: &AppState) -> Result<std::sync::Arc<crate::store::Store>, ApiError> {
     state.store.clone().ok_or_else(|| ApiError::Unavailable {
-        code: "no_store",
+        code: ErrorCode::NoStore,
         message: "this server runs without a result store".into(),
     })
 }

@@ -163,7 +163,7 @@ pub fn SpotCheck(
             let failures = r
                 .failed
                 .iter()
-                .map(|f| view! { <li data-precision=f.precision.clone()><strong>{f.precision.clone()}</strong> " " <code>{f.code.clone()}</code> " — " {f.message.clone()}</li> })
+                .map(|f| view! { <li data-precision=f.precision.clone()><strong>{f.precision.clone()}</strong> " " <code>{f.code.to_string()}</code> " — " {f.message.clone()}</li> })
                 .collect_view();
             view! {
                 <table class="spot-results" data-testid="spot-results">

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use leptos::prelude::*;
-use roofline_core::wire::NvmlStatus;
+use roofline_core::wire::{ErrorCode, NvmlStatus};
 
 use crate::api::{self, ApiError};
 use crate::endpoint::{join, use_endpoint};
@@ -81,7 +81,7 @@ pub fn TelemetryPanel() -> impl IntoView {
                     backoff.set_value((1, 0));
                     on_sample(s);
                 }
-                Err(ApiError::Status { body, .. }) if body.code == "no_nvml" => {
+                Err(ApiError::Status { body, .. }) if body.code == ErrorCode::NoNvml => {
                     backoff.update_value(|(every, wait)| {
                         *every = (*every * 2).min(32);
                         *wait = *every - 1;

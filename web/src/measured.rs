@@ -103,20 +103,28 @@ pub fn on_device(points: &[RooflinePoint], spec: &HardwareSpec) -> Vec<RooflineP
 }
 
 /// Which measured points the chart shows: this device's only (the default) or every device's (the others
-/// greyed and never compared), and optionally one precision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// greyed and never compared), optionally one precision, and optionally only recent ones.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct PointFilter {
     /// Also draw points from other devices, greyed.
     pub other_devices: bool,
     /// Only this precision, when set.
     pub precision: Option<roofline_core::Precision>,
+    /// Only points measured at or after this Unix time, in seconds, when set.
+    pub since_unix_s: Option<f64>,
 }
 
 impl PointFilter {
-    /// Whether `p` passes the precision filter.
+    /// Whether `p` passes the precision and date filters (a point without a measurement time fails a date
+    /// filter).
     #[must_use]
     pub fn keeps(&self, p: &RooflinePoint) -> bool {
         self.precision.is_none_or(|q| q == p.precision)
+            && self.since_unix_s.is_none_or(|since| {
+                p.measurement
+                    .as_ref()
+                    .is_some_and(|m| m.timestamp_unix_s >= since)
+            })
     }
 }
 
@@ -189,6 +197,25 @@ pub(crate) mod tests {
             other_devices(&[cpu.clone(), cpu], h100),
             vec![("Test CPU".to_owned(), 2)]
         );
+    }
+
+    #[test]
+    fn the_filter_keeps_one_precision_and_recent_points() {
+        let old = measured_point("64x256x256", Precision::Fp32, 1e-4, 1_000.0);
+        let new = measured_point("64x256x256", Precision::Fp32, 1e-4, 5_000.0);
+        let fp64 = measured_point("64x256x256", Precision::Fp64, 1e-4, 5_000.0);
+        let all = PointFilter::default();
+        assert!(all.keeps(&old) && all.keeps(&fp64));
+        let recent = PointFilter {
+            since_unix_s: Some(4_000.0),
+            ..PointFilter::default()
+        };
+        assert!(!recent.keeps(&old) && recent.keeps(&new));
+        let fp32_recent = PointFilter {
+            precision: Some(Precision::Fp32),
+            ..recent
+        };
+        assert!(fp32_recent.keeps(&new) && !fp32_recent.keeps(&fp64) && !fp32_recent.keeps(&old));
     }
 
     #[test]

@@ -15,7 +15,7 @@ pub fn MeasuredCount(
     #[prop(into)]
     hardware: Signal<HardwareSpec>,
     /// Which points the chart draws: other devices' too (greyed, `measured-show-other`), one precision
-    /// (`measured-precision`).
+    /// (`measured-precision`), only recent ones (`measured-since`: the last hour, day or week).
     filter: RwSignal<PointFilter>,
 ) -> impl IntoView {
     let measured = use_measured();
@@ -63,6 +63,21 @@ pub fn MeasuredCount(
                         on:change=move |ev| filter.update(|f| f.precision = event_target_value(&ev).parse().ok())>
                         <option value="">"all"</option>
                         {Precision::ALL.into_iter().map(|p| view! { <option value=p.name()>{p.name()}</option> }).collect_view()}
+                    </select>
+                </label>
+                <label class="check">
+                    "measured "
+                    <select data-testid="measured-since"
+                        on:change=move |ev| {
+                            // A window in seconds, turned into a start time now.
+                            let window: Option<f64> = event_target_value(&ev).parse().ok();
+                            let now_unix_s = js_sys::Date::now() / 1e3;
+                            filter.update(|f| f.since_unix_s = window.map(|w| now_unix_s - w));
+                        }>
+                        <option value="">"any time"</option>
+                        <option value="3600">"in the last hour"</option>
+                        <option value="86400">"in the last day"</option>
+                        <option value="604800">"in the last week"</option>
                     </select>
                 </label>
             </div>

@@ -16,7 +16,7 @@ use roofline_core::wire::ErrorCode;
 
 use crate::backend::{Device, Selected, Telemetry};
 use crate::error::ApiError;
-use crate::jobs::{JobManager, JobRetention};
+use crate::jobs::{BenchmarkJobs, JobRetention};
 use crate::routes;
 use crate::store::Store;
 
@@ -37,8 +37,10 @@ pub struct AppConfig {
     pub web_dir: PathBuf,
     /// Default interval of `/api/nvml/stream`.
     pub nvml_interval: Duration,
-    /// How many finished jobs (and bytes of their events) are kept for replay.
+    /// How many finished benchmark jobs (and bytes of their events) are kept for replay.
     pub job_retention: JobRetention,
+    /// How many finished step jobs (and bytes of their events) are kept for replay.
+    pub step_retention: JobRetention,
     /// Wall-clock cap of one measured point (`--max-point-seconds`); a point past it is a `time_limit`
     /// failure and the next point runs.
     pub max_point: Duration,
@@ -59,6 +61,7 @@ impl Default for AppConfig {
             web_dir: PathBuf::from("dist"),
             nvml_interval: Duration::from_millis(500),
             job_retention: JobRetention::default(),
+            step_retention: crate::step::STEP_RETENTION,
             max_point: crate::protocol::DEFAULT_MAX_POINT,
             body_read_timeout: BODY_READ_TIMEOUT,
         }
@@ -82,7 +85,7 @@ pub struct AppState {
     /// Why telemetry is missing.
     pub telemetry_reason: String,
     /// Benchmark jobs.
-    pub jobs: JobManager,
+    pub jobs: BenchmarkJobs,
     /// Model-step measurement jobs.
     pub steps: crate::step::StepJobs,
     /// The result store.
@@ -97,13 +100,18 @@ impl AppState {
     pub fn new(selected: Selected, store: Option<Arc<Store>>, config: AppConfig) -> AppState {
         let device = Arc::new(Device::new(selected.backend));
         AppState {
-            jobs: JobManager::new(
+            jobs: BenchmarkJobs::new(
                 device.clone(),
                 store.clone(),
                 config.job_retention,
                 config.max_point,
             ),
-            steps: crate::step::StepJobs::new(device.clone(), store.clone(), config.max_point),
+            steps: crate::step::StepJobs::new(
+                device.clone(),
+                store.clone(),
+                config.step_retention,
+                config.max_point,
+            ),
             device,
             backend_reason: selected.reason,
             telemetry: selected.telemetry,

@@ -1,6 +1,8 @@
-//! Benchmark jobs: a FIFO queue drained by one worker thread that holds the device for a whole job (so GPU
-//! work is strictly one job at a time), per-job event logs replayed to every SSE subscriber, cancellation
-//! between points, and [`run_points`], the shape × precision loop shared with the `bench` CLI.
+//! Jobs: [`JobManager`], a FIFO queue per [`JobKind`] drained by one worker thread that holds the device for a
+//! whole job (so GPU work is strictly one job at a time), per-job event logs replayed to every SSE subscriber,
+//! cancellation (`protocol::PointLimits`) and bounded retention of finished jobs ([`JobRetention`]). Benchmark
+//! jobs ([`Benchmark`]) are defined here with [`run_points`], the shape × precision loop shared with the `bench`
+//! CLI; model-step jobs are `step::Step`.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -20,7 +22,7 @@ use crate::store::Store;
 pub const MAX_SHAPES: usize = 64;
 /// Most precisions in one job.
 pub const MAX_PRECISIONS: usize = 16;
-/// Most jobs waiting in the queue.
+/// Most benchmark jobs waiting in the queue.
 pub const MAX_QUEUED: usize = 16;
 /// Finished jobs whose events are kept for replay; older finished ones are forgotten.
 pub const MAX_REMEMBERED: usize = 256;
@@ -203,29 +205,130 @@ pub fn run_points(
     done
 }
 
+/// Benchmark jobs: the shapes × precisions of a [`BenchmarkRequest`], measured by [`run_points`].
+pub struct Benchmark;
+
+/// A validated benchmark request with the spec its predictions use.
+#[derive(Debug, Clone)]
+pub struct BenchmarkPlan {
+    /// What was asked for.
+    pub request: BenchmarkRequest,
+    /// The spec of the predictions beside each point, when the request names one.
+    pub hardware: Option<&'static HardwareSpec>,
+}
+
+impl JobEventKind for JobEvent {
+    fn name(&self) -> &'static str {
+        JobEvent::name(self)
+    }
+
+    fn json(&self) -> String {
+        JobEvent::json(self)
+    }
+
+    fn is_done(&self) -> bool {
+        matches!(self, JobEvent::Done(_))
+    }
+}
+
+impl JobKind for Benchmark {
+    type Request = BenchmarkPlan;
+    type Event = JobEvent;
+    const NAME: &'static str = "benchmark";
+    const ID_PREFIX: &'static str = "job";
+    const MAX_QUEUED: usize = MAX_QUEUED;
+
+    fn cancelled_while_queued(job_id: &str, _plan: &BenchmarkPlan) -> JobEvent {
+        JobEvent::Done(BenchmarkDoneEvent {
+            job_id: job_id.to_owned(),
+            measured: 0,
+            failed: 0,
+            cancelled: true,
+        })
+    }
+
+    fn run(
+        guard: &DeviceGuard<'_>,
+        job_id: &str,
+        plan: &BenchmarkPlan,
+        store: Option<&Store>,
+        limits: &PointLimits,
+        emit: impl FnMut(JobEvent),
+    ) {
+        let done = run_points(guard, job_id, &plan.request, plan.hardware, store, limits, emit);
+        tracing::info!(
+            job_id,
+            measured = done.measured,
+            failed = done.failed,
+            cancelled = done.cancelled,
+            "benchmark job ended"
+        );
+    }
+}
+
+/// The benchmark-job queue and its worker.
+pub type BenchmarkJobs = JobManager<Benchmark>;
+
+/// One event of a job of any kind, as its SSE subscribers see it.
+pub trait JobEventKind: Clone + Send + Sync + 'static {
+    /// SSE event name.
+    fn name(&self) -> &'static str;
+    /// JSON payload.
+    fn json(&self) -> String;
+    /// Whether this is the job's last event (`done`).
+    fn is_done(&self) -> bool;
+}
+
+/// A kind of job the [`JobManager`] queues: what a job is asked to do, what it reports, and the work that runs
+/// on the worker thread while it holds the device.
+pub trait JobKind: Send + Sync + 'static {
+    /// What a job is asked to do (validated and planned before it is queued).
+    type Request: Send + Sync + 'static;
+    /// What a job reports.
+    type Event: JobEventKind;
+    /// The kind in log lines and worker thread names (`benchmark`, `step`).
+    const NAME: &'static str;
+    /// Prefix of job ids (`<prefix>-<unix ms>-<serial>`).
+    const ID_PREFIX: &'static str;
+    /// Most jobs waiting in the queue.
+    const MAX_QUEUED: usize;
+
+    /// The `done` event of a job cancelled before it started.
+    fn cancelled_while_queued(job_id: &str, request: &Self::Request) -> Self::Event;
+
+    /// Runs a job on the worker thread, holding the device; `emit` records each event, ending with `done`.
+    fn run(
+        guard: &DeviceGuard<'_>,
+        job_id: &str,
+        request: &Self::Request,
+        store: Option<&Store>,
+        limits: &PointLimits,
+        emit: impl FnMut(Self::Event),
+    );
+}
+
 /// One submitted job.
-pub struct Job {
+pub struct Job<K: JobKind> {
     /// Id.
     pub id: String,
-    request: BenchmarkRequest,
-    hardware: Option<&'static HardwareSpec>,
-    events: Mutex<Vec<JobEvent>>,
+    request: K::Request,
+    events: Mutex<Vec<K::Event>>,
     /// Sum of the events' JSON payload sizes, in bytes.
     event_bytes: AtomicUsize,
     /// The manager, told when the job finishes.
-    manager: Weak<Inner>,
+    manager: Weak<Inner<K>>,
     notify: tokio::sync::watch::Sender<usize>,
     limits: PointLimits,
     finished: AtomicBool,
 }
 
-impl Job {
-    fn push(&self, event: JobEvent) {
+impl<K: JobKind> Job<K> {
+    fn push(&self, event: K::Event) {
         let mut events = self
             .events
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let done = matches!(event, JobEvent::Done(_));
+        let done = event.is_done();
         let size = event.json().len();
         let bytes = self.event_bytes.fetch_add(size, Ordering::SeqCst) + size;
         events.push(event);
@@ -241,12 +344,12 @@ impl Job {
 
     /// Events from `start` on.
     #[must_use]
-    pub fn events_from(&self, start: usize) -> Vec<JobEvent> {
+    pub fn events_from(&self, start: usize) -> Vec<K::Event> {
         let events = self
             .events
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        events.get(start..).map(<[JobEvent]>::to_vec).unwrap_or_default()
+        events.get(start..).map(<[K::Event]>::to_vec).unwrap_or_default()
     }
 
     /// Whether the `done` event was pushed.
@@ -262,10 +365,10 @@ impl Job {
     }
 }
 
-struct Inner {
-    queue: Mutex<VecDeque<Arc<Job>>>,
+struct Inner<K: JobKind> {
+    queue: Mutex<VecDeque<Arc<Job<K>>>>,
     wake: Condvar,
-    jobs: Mutex<HashMap<String, Arc<Job>>>,
+    jobs: Mutex<HashMap<String, Arc<Job<K>>>>,
     /// Finished jobs still in `jobs`, oldest first, with their event bytes, and the sum of those bytes.
     finished: Mutex<(VecDeque<(String, usize)>, usize)>,
     retention: JobRetention,
@@ -276,9 +379,10 @@ struct Inner {
     next_id: AtomicU64,
 }
 
-/// The job queue and its worker.
-pub struct JobManager {
-    inner: Arc<Inner>,
+/// The queue of one kind of job and its worker thread. Jobs run one at a time in submission order, each
+/// holding the device lock (shared with the other kinds and with direct measurements) for its whole run.
+pub struct JobManager<K: JobKind> {
+    inner: Arc<Inner<K>>,
 }
 
 /// Why a job was not accepted.
@@ -288,16 +392,16 @@ pub enum SubmitError {
     QueueFull,
 }
 
-impl JobManager {
+impl<K: JobKind> JobManager<K> {
     /// Starts the worker thread (it exits when the manager is dropped). Every point of a job is capped at
-    /// `max_point` of wall-clock time.
+    /// `max_point` of wall-clock time; finished jobs are kept for replay within `retention`.
     #[must_use]
     pub fn new(
         device: Arc<Device>,
         store: Option<Arc<Store>>,
         retention: JobRetention,
         max_point: Duration,
-    ) -> JobManager {
+    ) -> JobManager<K> {
         let inner = Arc::new(Inner {
             queue: Mutex::new(VecDeque::new()),
             wake: Condvar::new(),
@@ -312,39 +416,38 @@ impl JobManager {
         });
         let weak = Arc::downgrade(&inner);
         std::thread::Builder::new()
-            .name("benchmark-worker".into())
+            .name(format!("{}-worker", K::NAME))
             .spawn(move || worker(&weak))
             .map_or_else(
-                |e| tracing::error!(error = %e, "could not start the benchmark worker"),
+                |e| tracing::error!(error = %e, kind = K::NAME, "could not start the job worker"),
                 |_| (),
             );
         JobManager { inner }
     }
 
-    /// Queues a validated request; returns the job and the number of jobs ahead of it.
+    /// Queues a validated request; returns the job and the number of jobs of this kind ahead of it.
     ///
     /// # Errors
-    /// [`SubmitError::QueueFull`].
-    pub fn submit(
-        &self,
-        request: BenchmarkRequest,
-        hardware: Option<&'static HardwareSpec>,
-    ) -> Result<(Arc<Job>, u32), SubmitError> {
+    /// [`SubmitError::QueueFull`] when [`JobKind::MAX_QUEUED`] jobs are waiting.
+    pub fn submit(&self, request: K::Request) -> Result<(Arc<Job<K>>, u32), SubmitError> {
         let mut queue = self
             .inner
             .queue
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if queue.len() >= MAX_QUEUED {
+        if queue.len() >= K::MAX_QUEUED {
             return Err(SubmitError::QueueFull);
         }
         let serial = self.inner.next_id.fetch_add(1, Ordering::SeqCst);
-        let id = format!("job-{}-{serial}", (crate::protocol::unix_now() * 1000.0) as u64);
+        let id = format!(
+            "{}-{}-{serial}",
+            K::ID_PREFIX,
+            (crate::protocol::unix_now() * 1000.0) as u64
+        );
         let (notify, _) = tokio::sync::watch::channel(0);
         let job = Arc::new(Job {
             id: id.clone(),
             request,
-            hardware,
             events: Mutex::new(Vec::new()),
             event_bytes: AtomicUsize::new(0),
             manager: Arc::downgrade(&self.inner),
@@ -363,9 +466,9 @@ impl JobManager {
         Ok((job, u32::try_from(ahead).unwrap_or(u32::MAX)))
     }
 
-    /// A job by id.
+    /// A job by id (None once forgotten).
     #[must_use]
-    pub fn get(&self, id: &str) -> Option<Arc<Job>> {
+    pub fn get(&self, id: &str) -> Option<Arc<Job<K>>> {
         self.inner
             .jobs
             .lock()
@@ -374,7 +477,7 @@ impl JobManager {
             .cloned()
     }
 
-    /// Cancels a job: a queued job ends now, a running one stops before its next point. False if unknown.
+    /// Cancels a job: a queued job ends now, a running one stops within one sample. False if unknown.
     #[must_use]
     pub fn cancel(&self, id: &str) -> bool {
         let Some(job) = self.get(id) else { return false };
@@ -386,12 +489,8 @@ impl JobManager {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(pos) = queue.iter().position(|j| j.id == id) {
             queue.remove(pos);
-            job.push(JobEvent::Done(BenchmarkDoneEvent {
-                job_id: job.id.clone(),
-                measured: 0,
-                failed: 0,
-                cancelled: true,
-            }));
+            drop(queue);
+            job.push(K::cancelled_while_queued(&job.id, &job.request));
         }
         true
     }
@@ -409,7 +508,7 @@ impl JobManager {
     }
 }
 
-impl Inner {
+impl<K: JobKind> Inner<K> {
     /// Records a finished job, then forgets the oldest finished jobs beyond the retention bounds.
     fn retire(&self, id: &str, bytes: usize) {
         let mut guard = self
@@ -430,12 +529,12 @@ impl Inner {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .remove(&oldest);
-            tracing::debug!(job_id = %oldest, "finished job forgotten");
+            tracing::debug!(job_id = %oldest, kind = K::NAME, "finished job forgotten");
         }
     }
 }
 
-fn worker(weak: &Weak<Inner>) {
+fn worker<K: JobKind>(weak: &Weak<Inner<K>>) {
     loop {
         let Some(inner) = weak.upgrade() else { return };
         let next = {
@@ -454,19 +553,18 @@ fn worker(weak: &Weak<Inner>) {
             job
         };
         if let Some(job) = next {
+            // One device user at a time: every job kind and direct measurements take the same lock.
             let guard = inner.device.acquire();
-            tracing::info!(job_id = %job.id, "benchmark job started");
-            let done = run_points(
+            tracing::info!(job_id = %job.id, "{} job started", K::NAME);
+            K::run(
                 &guard,
                 &job.id,
                 &job.request,
-                job.hardware,
                 inner.store.as_deref(),
                 &job.limits,
                 |event| job.push(event),
             );
             drop(guard);
-            tracing::info!(job_id = %job.id, measured = done.measured, failed = done.failed, cancelled = done.cancelled, "benchmark job ended");
             inner.running.store(false, Ordering::SeqCst);
         }
     }

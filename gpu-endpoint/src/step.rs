@@ -4,14 +4,13 @@
 //! [`plan`] analyses the scenario of a [`StepRequest`]; [`run_step`] measures each distinct operator once
 //! (rows with the same kernel, shape and precisions share one measurement), stores every measured point with
 //! its operator name, and reports one [`StepOperatorEvent`] per row and a [`StepDoneEvent`] with the step's
-//! totals. [`StepJobs`] queues step jobs for the HTTP API and streams their events; the device lock
-//! ([`Device::acquire`]) keeps them one at a time with benchmark jobs and direct measurements. The `bench-model`
+//! totals. [`StepJobs`] (the generic `jobs::JobManager` over [`Step`]) queues step jobs for the HTTP API, streams
+//! their events and forgets the oldest finished ones beyond its `jobs::JobRetention`; the device lock
+//! ([`crate::backend::Device::acquire`]) keeps them one at a time with benchmark jobs and direct measurements. The `bench-model`
 //! CLI calls [`run_step`] directly.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::collections::HashMap;
+use std::time::Instant;
 
 use roofline_core::wire::{Failure, RooflinePoint, StepDoneEvent, StepOperatorEvent, StepRequest};
 use roofline_core::{
@@ -19,13 +18,14 @@ use roofline_core::{
     find_model, find_quant_config, predict,
 };
 
-use crate::backend::{BackendError, Device, DeviceGuard, point_of};
+use crate::backend::{BackendError, DeviceGuard, point_of};
+use crate::jobs::{Job, JobEventKind, JobKind, JobManager, JobRetention};
 use crate::protocol::PointLimits;
 use crate::store::Store;
 
 /// Most step jobs waiting in the queue.
 pub const MAX_QUEUED_STEPS: usize = 4;
-/// Finished step jobs whose events are kept for replay.
+/// Finished step jobs whose events are kept for replay by default ([`STEP_RETENTION`]).
 pub const MAX_REMEMBERED_STEPS: usize = 32;
 /// Largest batch × context of a step measurement (tokens in the KV cache or the prompt).
 pub const MAX_STEP_TOKENS: u64 = 1 << 20;
@@ -263,190 +263,72 @@ pub fn run_step(
     done
 }
 
+/// Model-step jobs: the operators of a [`StepPlan`], measured by [`run_step`].
+pub struct Step;
+
+impl JobEventKind for StepEvent {
+    fn name(&self) -> &'static str {
+        StepEvent::name(self)
+    }
+
+    fn json(&self) -> String {
+        StepEvent::json(self)
+    }
+
+    fn is_done(&self) -> bool {
+        matches!(self, StepEvent::Done(_))
+    }
+}
+
+impl JobKind for Step {
+    type Request = StepPlan;
+    type Event = StepEvent;
+    const NAME: &'static str = "step";
+    const ID_PREFIX: &'static str = "step";
+    const MAX_QUEUED: usize = MAX_QUEUED_STEPS;
+
+    fn cancelled_while_queued(job_id: &str, plan: &StepPlan) -> StepEvent {
+        StepEvent::Done(Box::new(empty_done(job_id, plan, true)))
+    }
+
+    fn run(
+        guard: &DeviceGuard<'_>,
+        job_id: &str,
+        plan: &StepPlan,
+        store: Option<&Store>,
+        limits: &PointLimits,
+        emit: impl FnMut(StepEvent),
+    ) {
+        let done = run_step(guard, job_id, plan, store, limits, emit);
+        tracing::info!(
+            job_id,
+            measured = done.measured,
+            failed = done.failed,
+            cancelled = done.cancelled,
+            elapsed_s = done.elapsed_s,
+            "step job ended"
+        );
+    }
+}
+
+/// The step-job queue and its worker thread.
+pub type StepJobs = JobManager<Step>;
+
 /// One submitted step job.
-pub struct StepJobHandle {
-    /// Id.
-    pub id: String,
-    plan: StepPlan,
-    events: Mutex<Vec<StepEvent>>,
-    notify: tokio::sync::watch::Sender<usize>,
-    limits: PointLimits,
-    finished: AtomicBool,
-    manager: Weak<Inner>,
-}
+pub type StepJobHandle = Job<Step>;
 
-impl StepJobHandle {
-    fn push(&self, event: StepEvent) {
-        let mut events = self
-            .events
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let done = matches!(event, StepEvent::Done(_));
-        events.push(event);
-        if done {
-            self.finished.store(true, Ordering::SeqCst);
-            if let Some(manager) = self.manager.upgrade() {
-                manager.retire(&self.id);
-            }
-        }
-        self.notify.send_replace(events.len());
-    }
-
-    /// Events from `start` on.
-    #[must_use]
-    pub fn events_from(&self, start: usize) -> Vec<StepEvent> {
-        let events = self
-            .events
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        events.get(start..).map(<[StepEvent]>::to_vec).unwrap_or_default()
-    }
-
-    /// Whether the `done` event was pushed.
-    #[must_use]
-    pub fn is_finished(&self) -> bool {
-        self.finished.load(Ordering::SeqCst)
-    }
-
-    /// A receiver woken whenever an event is pushed.
-    #[must_use]
-    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<usize> {
-        self.notify.subscribe()
-    }
-}
-
-struct Inner {
-    queue: Mutex<VecDeque<Arc<StepJobHandle>>>,
-    wake: Condvar,
-    jobs: Mutex<HashMap<String, Arc<StepJobHandle>>>,
-    finished: Mutex<VecDeque<String>>,
-    max_point: Duration,
-    running: AtomicBool,
-    device: Arc<Device>,
-    store: Option<Arc<Store>>,
-    next_id: AtomicU64,
-}
-
-impl Inner {
-    fn retire(&self, id: &str) {
-        let mut finished = self
-            .finished
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        finished.push_back(id.to_owned());
-        while finished.len() > MAX_REMEMBERED_STEPS {
-            if let Some(oldest) = finished.pop_front() {
-                self.jobs
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .remove(&oldest);
-            }
-        }
-    }
-}
-
-/// The step-job queue and its worker thread (which exits when the manager is dropped).
-pub struct StepJobs {
-    inner: Arc<Inner>,
-}
-
-impl StepJobs {
-    /// Starts the worker; every operator measurement is capped at `max_point` of wall-clock time.
-    #[must_use]
-    pub fn new(device: Arc<Device>, store: Option<Arc<Store>>, max_point: Duration) -> StepJobs {
-        let inner = Arc::new(Inner {
-            queue: Mutex::new(VecDeque::new()),
-            wake: Condvar::new(),
-            jobs: Mutex::new(HashMap::new()),
-            finished: Mutex::new(VecDeque::new()),
-            max_point,
-            running: AtomicBool::new(false),
-            device,
-            store,
-            next_id: AtomicU64::new(1),
-        });
-        let weak = Arc::downgrade(&inner);
-        std::thread::Builder::new()
-            .name("step-worker".into())
-            .spawn(move || worker(&weak))
-            .map_or_else(
-                |e| tracing::error!(error = %e, "could not start the step worker"),
-                |_| (),
-            );
-        StepJobs { inner }
-    }
-
-    /// Queues a planned step; returns the job and the number of step jobs ahead of it, or `None` when the
-    /// queue is full.
-    #[must_use]
-    pub fn submit(&self, plan: StepPlan) -> Option<(Arc<StepJobHandle>, u32)> {
-        let mut queue = self
-            .inner
-            .queue
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if queue.len() >= MAX_QUEUED_STEPS {
-            return None;
-        }
-        let serial = self.inner.next_id.fetch_add(1, Ordering::SeqCst);
-        let id = format!("step-{}-{serial}", (crate::protocol::unix_now() * 1000.0) as u64);
-        let (notify, _) = tokio::sync::watch::channel(0);
-        let job = Arc::new(StepJobHandle {
-            id: id.clone(),
-            plan,
-            events: Mutex::new(Vec::new()),
-            notify,
-            limits: PointLimits::new(self.inner.max_point),
-            finished: AtomicBool::new(false),
-            manager: Arc::downgrade(&self.inner),
-        });
-        let ahead = queue.len() + usize::from(self.inner.running.load(Ordering::SeqCst));
-        queue.push_back(job.clone());
-        self.inner
-            .jobs
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(id, job.clone());
-        self.inner.wake.notify_all();
-        Some((job, u32::try_from(ahead).unwrap_or(u32::MAX)))
-    }
-
-    /// A job by id.
-    #[must_use]
-    pub fn get(&self, id: &str) -> Option<Arc<StepJobHandle>> {
-        self.inner
-            .jobs
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(id)
-            .cloned()
-    }
-
-    /// Cancels a job: a queued job ends now, a running one stops within one sample. False if unknown.
-    #[must_use]
-    pub fn cancel(&self, id: &str) -> bool {
-        let Some(job) = self.get(id) else { return false };
-        job.limits.cancel();
-        let mut queue = self
-            .inner
-            .queue
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(pos) = queue.iter().position(|j| j.id == id) {
-            queue.remove(pos);
-            drop(queue);
-            job.push(StepEvent::Done(Box::new(empty_done(&job, true))));
-        }
-        true
-    }
-}
+/// How many finished step jobs, and bytes of their events, are kept for replay by default.
+pub const STEP_RETENTION: JobRetention = JobRetention {
+    max_jobs: MAX_REMEMBERED_STEPS,
+    max_event_bytes: crate::jobs::MAX_REMEMBERED_BYTES,
+};
 
 /// The `done` event of a job that measured nothing.
-fn empty_done(job: &StepJobHandle, cancelled: bool) -> StepDoneEvent {
-    let analysis = &job.plan.analysis;
+fn empty_done(job_id: &str, plan: &StepPlan, cancelled: bool) -> StepDoneEvent {
+    let analysis = &plan.analysis;
     StepDoneEvent {
-        job_id: job.id.clone(),
-        hardware_key: job.plan.hardware.key.clone(),
+        job_id: job_id.to_owned(),
+        hardware_key: plan.hardware.key.clone(),
         mode: analysis.mode,
         operators: u32::try_from(analysis.ops.len()).unwrap_or(u32::MAX),
         measured: 0,
@@ -466,55 +348,15 @@ fn empty_done(job: &StepJobHandle, cancelled: bool) -> StepDoneEvent {
     }
 }
 
-fn worker(weak: &Weak<Inner>) {
-    loop {
-        let Some(inner) = weak.upgrade() else { return };
-        let next = {
-            let queue = inner
-                .queue
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let (mut queue, _) = inner
-                .wake
-                .wait_timeout_while(queue, Duration::from_millis(200), |q| q.is_empty())
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let job = queue.pop_front();
-            if job.is_some() {
-                inner.running.store(true, Ordering::SeqCst);
-            }
-            job
-        };
-        if let Some(job) = next {
-            // One device user at a time: benchmark jobs and direct measurements take the same lock.
-            let guard = inner.device.acquire();
-            tracing::info!(job_id = %job.id, "step job started");
-            let done = run_step(
-                &guard,
-                &job.id,
-                &job.plan,
-                inner.store.as_deref(),
-                &job.limits,
-                |event| job.push(event),
-            );
-            drop(guard);
-            tracing::info!(
-                job_id = %job.id,
-                measured = done.measured,
-                failed = done.failed,
-                cancelled = done.cancelled,
-                elapsed_s = done.elapsed_s,
-                "step job ended"
-            );
-            inner.running.store(false, Ordering::SeqCst);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use roofline_core::Phase;
 
+    use std::sync::Arc;
+    use std::time::Duration;
+
     use super::*;
+    use crate::backend::Device;
     use crate::backend::fake::FakeBackend;
 
     fn tinyllama(config: &str) -> StepRequest {

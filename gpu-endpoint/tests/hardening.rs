@@ -1,6 +1,6 @@
 //! Hardening against hostile clients: compressed request bodies, cross-site requests, foreign Host headers,
-//! unbounded job memory, predictions that must not wait for the device, points past their time cap, calibrate
-//! bodies that are not requests, and deleting stored results.
+//! unbounded job memory (benchmark and step jobs), predictions that must not wait for the device, points past
+//! their time cap, calibrate bodies that are not requests, and deleting stored results.
 
 mod common;
 
@@ -11,7 +11,7 @@ use gpu_endpoint::configure;
 use gpu_endpoint::jobs::JobRetention;
 use roofline_core::wire::{
     AnalyzeResponse, BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkJob, CalibrationResult,
-    DeletedResults, ErrorBody, ErrorCode, StoredResult,
+    DeletedResults, ErrorBody, ErrorCode, StepJob, StoredResult,
 };
 use serde_json::json;
 
@@ -153,6 +153,65 @@ async fn finished_jobs_beyond_the_event_byte_bound_are_forgotten() {
     assert_eq!(events_until_done!(app, &second), ["point", "done"]);
     assert_eq!(events_status!(app, &first), StatusCode::NOT_FOUND);
     assert_eq!(events_status!(app, &second), StatusCode::OK);
+}
+
+/// Submits a TinyLlama decode step job (fake backend) and returns its `StepJob`.
+macro_rules! submit_step {
+    ($app:expr) => {{
+        let req = test::TestRequest::post().uri("/api/steps").set_json(json!({
+            "model": "tinyllama-1.1b", "config": "fp32", "phase": "decode", "batch": 1, "context": 256,
+            "hardware_key": "h100_sxm"
+        }));
+        let resp = test::call_service(&$app, req.to_request()).await;
+        assert_eq!(resp.status(), StatusCode::ACCEPTED);
+        let job: StepJob = test::read_body_json(resp).await;
+        job
+    }};
+}
+
+#[actix_web::test]
+async fn finished_step_jobs_beyond_the_retention_bounds_are_forgotten() {
+    for retention in [
+        JobRetention {
+            max_jobs: 1,
+            max_event_bytes: usize::MAX,
+        },
+        // A step's events are far over 100 bytes of JSON, so two jobs exceed the bound.
+        JobRetention {
+            max_jobs: 100,
+            max_event_bytes: 100,
+        },
+    ] {
+        let (state, _dir) = fake_state_configured(0, |c| c.step_retention = retention);
+        let app = app!(state);
+        let first = submit_step!(app);
+        assert_eq!(
+            events_until_done!(app, &first).last().map(String::as_str),
+            Some("done")
+        );
+        // The newest finished job is kept even alone over the bound.
+        assert_eq!(events_status!(app, &first), StatusCode::OK, "{retention:?}");
+        let second = submit_step!(app);
+        assert_eq!(
+            events_until_done!(app, &second).last().map(String::as_str),
+            Some("done")
+        );
+        assert_eq!(
+            events_status!(app, &first),
+            StatusCode::NOT_FOUND,
+            "{retention:?}"
+        );
+        assert_eq!(events_status!(app, &second), StatusCode::OK, "{retention:?}");
+        // Cancelling a forgotten step job is a 404 too.
+        let resp = test::call_service(
+            &app,
+            test::TestRequest::delete()
+                .uri(&format!("/api/steps/{}", first.id))
+                .to_request(),
+        )
+        .await;
+        assert_eq!(resp.status(), StatusCode::NOT_FOUND, "{retention:?}");
+    }
 }
 
 /// Whether a calibration was stored, seen through the store itself.

@@ -10,10 +10,16 @@ mod nvml;
 mod results;
 mod steps;
 
-use actix_web::{HttpRequest, HttpResponse, web};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::{HttpRequest, HttpResponse, Responder, web};
+use actix_web_lab::sse;
 use roofline_core::wire::ErrorCode;
 
 use crate::error::ApiError;
+use crate::jobs::{Job, JobEventKind, JobKind, JobManager};
 
 /// Registers every `/api` route (relative to the scope).
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -102,4 +108,60 @@ async fn read_body(mut payload: web::Payload) -> Result<web::Bytes, ApiError> {
         body.extend_from_slice(&chunk);
     }
     Ok(body.freeze())
+}
+
+/// `DELETE` of a job: 204 once cancelled, 404 `no <kind> job '<id>'` when unknown or forgotten.
+fn cancel_job<K: JobKind>(jobs: &JobManager<K>, id: &str) -> Result<HttpResponse, ApiError> {
+    if jobs.cancel(id) {
+        Ok(HttpResponse::NoContent().finish())
+    } else {
+        Err(ApiError::NotFound(format!("no {} job '{id}'", K::NAME)))
+    }
+}
+
+/// `GET` of a job's events: the SSE stream of [`job_event_stream`], or 404 `no <kind> job '<id>'`.
+fn job_events<K: JobKind>(jobs: &JobManager<K>, id: &str) -> Result<impl Responder + use<K>, ApiError> {
+    let job = jobs
+        .get(id)
+        .ok_or_else(|| ApiError::NotFound(format!("no {} job '{id}'", K::NAME)))?;
+    Ok(sse::Sse::from_stream(job_event_stream(job)).with_keep_alive(Duration::from_secs(15)))
+}
+
+/// Every event of `job` from the first, then live ones, ending after `done`.
+fn job_event_stream<K: JobKind>(
+    job: Arc<Job<K>>,
+) -> impl futures_util::Stream<Item = Result<sse::Event, std::convert::Infallible>> {
+    let receiver = job.subscribe();
+    let state = (job, receiver, 0usize, VecDeque::<K::Event>::new(), false);
+    futures_util::stream::unfold(
+        state,
+        |(job, mut receiver, mut next, mut pending, ended)| async move {
+            loop {
+                if let Some(event) = pending.pop_front() {
+                    let is_done = event.is_done();
+                    let sse_event = sse::Event::from(sse::Data::new(event.json()).event(event.name()));
+                    return Some((Ok(sse_event), (job, receiver, next, pending, is_done)));
+                }
+                if ended {
+                    return None;
+                }
+                receiver.borrow_and_update();
+                let fresh = job.events_from(next);
+                if fresh.is_empty() {
+                    if job.is_finished() || receiver.changed().await.is_err() {
+                        // Finished with nothing left to send, or the job is gone.
+                        let tail = job.events_from(next);
+                        if tail.is_empty() {
+                            return None;
+                        }
+                        next += tail.len();
+                        pending.extend(tail);
+                    }
+                    continue;
+                }
+                next += fresh.len();
+                pending.extend(fresh);
+            }
+        },
+    )
 }

@@ -2,19 +2,15 @@
 //! `GET /api/steps/{id}/events` (SSE: one `operator` event per operator row, then `done`; replayed from the
 //! start for late subscribers) and `DELETE /api/steps/{id}` (cancel within one sample).
 
-use std::collections::VecDeque;
-use std::sync::Arc;
-use std::time::Duration;
-
 use actix_web::{HttpResponse, Responder, web};
-use actix_web_lab::sse;
 use roofline_core::wire::{StepJob, StepRequest};
 use roofline_core::{HardwareSpec, Mode, find_hardware_in};
 
 use super::blocking;
 use crate::app::AppState;
 use crate::error::ApiError;
-use crate::step::{StepEvent, StepJobHandle, plan, requested_hardware};
+use crate::jobs::SubmitError;
+use crate::step::{plan, requested_hardware};
 
 pub(super) async fn submit(
     state: web::Data<AppState>,
@@ -33,7 +29,10 @@ pub(super) async fn submit(
     .await?;
     let (operators, distinct) = (plan.analysis.ops.len(), plan.distinct());
     let hardware_key = plan.hardware.key.clone();
-    let (job, position) = state.steps.submit(plan).ok_or(ApiError::Busy)?;
+    let (job, position) = state
+        .steps
+        .submit(plan)
+        .map_err(|SubmitError::QueueFull| ApiError::Busy)?;
     Ok(HttpResponse::Accepted().json(StepJob {
         events_url: format!("/api/steps/{}/events", job.id),
         id: job.id.clone(),
@@ -68,58 +67,12 @@ pub(super) async fn cancel(
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    if state.steps.cancel(&id) {
-        Ok(HttpResponse::NoContent().finish())
-    } else {
-        Err(ApiError::NotFound(format!("no step job '{id}'")))
-    }
+    super::cancel_job(&state.steps, &id)
 }
 
 pub(super) async fn events(
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Result<impl Responder, ApiError> {
-    let job = state
-        .steps
-        .get(&id)
-        .ok_or_else(|| ApiError::NotFound(format!("no step job '{id}'")))?;
-    Ok(sse::Sse::from_stream(step_event_stream(job)).with_keep_alive(Duration::from_secs(15)))
-}
-
-/// Every event of `job` from the first, then live ones, ending after `done`.
-fn step_event_stream(
-    job: Arc<StepJobHandle>,
-) -> impl futures_util::Stream<Item = Result<sse::Event, std::convert::Infallible>> {
-    let receiver = job.subscribe();
-    let state = (job, receiver, 0usize, VecDeque::<StepEvent>::new(), false);
-    futures_util::stream::unfold(
-        state,
-        |(job, mut receiver, mut next, mut pending, ended)| async move {
-            loop {
-                if let Some(event) = pending.pop_front() {
-                    let is_done = matches!(event, StepEvent::Done(_));
-                    let sse_event = sse::Event::from(sse::Data::new(event.json()).event(event.name()));
-                    return Some((Ok(sse_event), (job, receiver, next, pending, is_done)));
-                }
-                if ended {
-                    return None;
-                }
-                receiver.borrow_and_update();
-                let fresh = job.events_from(next);
-                if fresh.is_empty() {
-                    if job.is_finished() || receiver.changed().await.is_err() {
-                        let tail = job.events_from(next);
-                        if tail.is_empty() {
-                            return None;
-                        }
-                        next += tail.len();
-                        pending.extend(tail);
-                    }
-                    continue;
-                }
-                next += fresh.len();
-                pending.extend(fresh);
-            }
-        },
-    )
+    super::job_events(&state.steps, &id)
 }

@@ -109,6 +109,59 @@ impl Browser {
         }
     }
 
+    /// Runs a script (`body` ends with `return …` to get a value) and returns its value.
+    ///
+    /// # Panics
+    /// When the script fails; the message shows the script.
+    pub async fn js(&self, body: &str) -> serde_json::Value {
+        self.client
+            .execute(body, vec![])
+            .await
+            .unwrap_or_else(|e| panic!("script failed: {e}\n{body}"))
+    }
+
+    /// Picks `value` in the `<select>` with `data-testid=testid` (a real pick: WebDriver's select, which
+    /// fires `change`).
+    ///
+    /// # Panics
+    /// When the select or the option does not exist.
+    pub async fn select(&self, testid: &str, value: &str) {
+        self.element(&format!("[data-testid={testid}]"))
+            .await
+            .select_by_value(value)
+            .await
+            .unwrap_or_else(|e| panic!("selecting {value} in {testid}: {e}"));
+    }
+
+    /// The `data-value` attribute of the element with `data-testid=testid` (the machine-readable number
+    /// beside a formatted one).
+    ///
+    /// # Panics
+    /// When the element does not appear or has no `data-value`.
+    pub async fn data_value(&self, testid: &str) -> String {
+        self.element(&format!("[data-testid={testid}]"))
+            .await
+            .attr("data-value")
+            .await
+            .unwrap_or_else(|e| panic!("reading {testid}: {e}"))
+            .unwrap_or_else(|| panic!("{testid} has no data-value"))
+    }
+
+    /// Waits until the `data-value` of `testid` equals `expected` within a relative 1e-9.
+    ///
+    /// # Panics
+    /// When it does not within 30 s.
+    pub async fn wait_value(&self, testid: &str, expected: f64) {
+        self.wait_for_js(
+            &format!(
+                "Math.abs(parseFloat(document.querySelector('[data-testid={testid}]')?.dataset.value) - {expected:e}) \
+                 <= 1e-9 * Math.abs({expected:e})"
+            ),
+            Duration::from_secs(30),
+        )
+        .await;
+    }
+
     /// Counts canvas pixels that differ from the canvas's top-left (background) pixel.
     ///
     /// # Panics

@@ -46,10 +46,6 @@ fn core_tpot(hardware: &str, model: &str, config: &str, batch: u32, context: u32
         .unwrap()
 }
 
-async fn js(browser: &Browser, body: &str) -> serde_json::Value {
-    browser.client.execute(body, vec![]).await.expect("script runs")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn recommendation_apply_and_memory_fit() {
     if !require_browser() {
@@ -75,23 +71,21 @@ async fn recommendation_apply_and_memory_fit() {
             WAIT,
         )
         .await;
-    let bar_class = js(
-        &browser,
-        "return document.querySelector('[data-testid=memory-bar]').className;",
-    )
-    .await;
+    let bar_class = browser
+        .js("return document.querySelector('[data-testid=memory-bar]').className;")
+        .await;
     assert!(
         bar_class.as_str().unwrap().contains("over"),
         "bar class {bar_class}"
     );
     // Red: the track's border is the over-capacity colour, not the neutral border.
-    let colours = js(
-        &browser,
-        "const t = getComputedStyle(document.querySelector('[data-testid=memory-bar] .memory-track'));\
+    let colours = browser
+        .js(
+            "const t = getComputedStyle(document.querySelector('[data-testid=memory-bar] .memory-track'));\
          const p = getComputedStyle(document.querySelector('[data-testid=memory-headroom]'));\
          return [t.borderTopColor, p.color];",
-    )
-    .await;
+        )
+        .await;
     for c in colours.as_array().unwrap() {
         let rgb: Vec<u32> = c
             .as_str()
@@ -120,26 +114,20 @@ async fn recommendation_apply_and_memory_fit() {
         assert_eq!(mark, "does not fit", "{testid}");
     }
     assert_eq!(
-        js(
-            &browser,
-            "return document.querySelector('[data-testid=summary-tpot]').dataset.fits;"
-        )
-        .await,
+        browser
+            .js("return document.querySelector('[data-testid=summary-tpot]').dataset.fits;")
+            .await,
         "false"
     );
     // TTFT is not a decode figure (`—`): nothing to mark.
     assert_eq!(
-        js(
-            &browser,
-            "return document.querySelectorAll('[data-testid=summary-ttft-fit]').length;"
-        )
-        .await,
+        browser
+            .js("return document.querySelectorAll('[data-testid=summary-ttft-fit]').length;")
+            .await,
         0
     );
     // The weights segment is wider than the KV segment and both are drawn.
-    let widths = js(
-        &browser,
-        "return ['memory-weights', 'memory-kv'].map(t => document.querySelector(`[data-testid=${t}]`).getBoundingClientRect().width);",
+    let widths = browser.js("return ['memory-weights', 'memory-kv'].map(t => document.querySelector(`[data-testid=${t}]`).getBoundingClientRect().width);",
     )
     .await;
     let (w, kv) = (widths[0].as_f64().unwrap(), widths[1].as_f64().unwrap());
@@ -159,11 +147,9 @@ async fn recommendation_apply_and_memory_fit() {
         text.contains(&pick.name) && text.contains(&format!("{:.2}× vs baseline", pick.speedup)),
         "recommendation: {text}"
     );
-    let tpot_before = js(
-        &browser,
-        "return document.querySelector('[data-testid=summary-tpot]').dataset.value;",
-    )
-    .await;
+    let tpot_before = browser
+        .js("return document.querySelector('[data-testid=summary-tpot]').dataset.value;")
+        .await;
     browser
         .element("[data-testid=apply-recommendation]")
         .await
@@ -188,11 +174,9 @@ async fn recommendation_apply_and_memory_fit() {
             WAIT,
         )
         .await;
-    let tpot_after = js(
-        &browser,
-        "return document.querySelector('[data-testid=summary-tpot]').dataset.value;",
-    )
-    .await;
+    let tpot_after = browser
+        .js("return document.querySelector('[data-testid=summary-tpot]').dataset.value;")
+        .await;
     assert_ne!(tpot_before, tpot_after, "the summary changed");
     browser
         .wait_for_js(
@@ -201,15 +185,14 @@ async fn recommendation_apply_and_memory_fit() {
         )
         .await;
     assert_eq!(
-        js(
-            &browser,
-            "return document.querySelectorAll('[data-testid=summary-tpot-fit]').length;"
-        )
-        .await,
+        browser
+            .js("return document.querySelectorAll('[data-testid=summary-tpot-fit]').length;")
+            .await,
         0
     );
     assert!(
-        js(&browser, "return location.search;")
+        browser
+            .js("return location.search;")
             .await
             .as_str()
             .unwrap()
@@ -245,21 +228,17 @@ async fn recommendation_apply_and_memory_fit() {
     else {
         panic!("405B fits on one H100?");
     };
-    let shown = js(
-        &browser,
-        "return [...document.querySelectorAll('[data-testid=fit-change]')].map(e => e.textContent);",
-    )
-    .await;
+    let shown = browser
+        .js("return [...document.querySelectorAll('[data-testid=fit-change]')].map(e => e.textContent);")
+        .await;
     let shown: Vec<String> = serde_json::from_value(shown).unwrap();
     assert_eq!(shown, changes);
     assert!(shown[0].starts_with("Smaller weights"), "{shown:?}");
     assert!(shown.iter().any(|c| c.starts_with("More GPUs")), "{shown:?}");
     assert_eq!(
-        js(
-            &browser,
-            "return document.querySelectorAll('[data-testid=apply-recommendation]').length;"
-        )
-        .await,
+        browser
+            .js("return document.querySelectorAll('[data-testid=apply-recommendation]').length;")
+            .await,
         0,
         "nothing to apply"
     );

@@ -52,14 +52,6 @@ async fn assert_badge(browser: &Browser, mode: Mode) -> String {
         .unwrap()
 }
 
-async fn data_value(browser: &Browser, testid: &str) -> String {
-    let el = browser.element(&format!("[data-testid={testid}]")).await;
-    el.attr("data-value")
-        .await
-        .unwrap()
-        .unwrap_or_else(|| panic!("{testid} has no data-value"))
-}
-
 /// Waits until the summary shows `expected` (TPOT, tokens/s, fit) within a relative 1e-9.
 async fn assert_summary(browser: &Browser, expected: (f64, f64, bool)) {
     let (tpot, tokens_per_s, fits) = expected;
@@ -68,21 +60,12 @@ async fn assert_summary(browser: &Browser, expected: (f64, f64, bool)) {
            return e && Math.abs(parseFloat(e.dataset.value) - {tpot:e}) <= 1e-9 * {tpot:e}; }})()"
     );
     browser.wait_for_js(&js, WAIT).await;
-    let shown: f64 = data_value(browser, "summary-tokens-per-s").await.parse().unwrap();
+    let shown: f64 = browser.data_value("summary-tokens-per-s").await.parse().unwrap();
     assert!(
         (shown - tokens_per_s).abs() <= 1e-9 * tokens_per_s,
         "tokens/s {shown} vs core {tokens_per_s}"
     );
-    assert_eq!(data_value(browser, "summary-memory-fit").await, fits.to_string());
-}
-
-async fn select(browser: &Browser, testid: &str, value: &str) {
-    browser
-        .element(&format!("[data-testid={testid}]"))
-        .await
-        .select_by_value(value)
-        .await
-        .unwrap();
+    assert_eq!(browser.data_value("summary-memory-fit").await, fits.to_string());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -123,9 +106,9 @@ async fn shared_link_controls_pins_and_corrupted_storage() {
     assert_eq!(batch.as_deref(), Some("16"));
 
     // 2. Changing hardware, model, config and batch in the page gives core's numbers.
-    select(&browser, "hardware-select", "gb10").await;
-    select(&browser, "model-select", "llama-3.1-8b").await;
-    select(&browser, "config-select", "nvfp4-w4a16").await;
+    browser.select("hardware-select", "gb10").await;
+    browser.select("model-select", "llama-3.1-8b").await;
+    browser.select("config-select", "nvfp4-w4a16").await;
     let set_batch = "const e = document.querySelector('[data-testid=batch-input]'); e.value = '8';\
                      e.dispatchEvent(new Event('change', { bubbles: true })); return true;";
     browser.client.execute(set_batch, vec![]).await.unwrap();
@@ -285,7 +268,7 @@ async fn a_share_link_carries_custom_devices_and_pins_and_unknown_keys_say_so() 
             WAIT,
         )
         .await;
-    let tpot = data_value(&browser, "summary-tpot").await;
+    let tpot = browser.data_value("summary-tpot").await;
     let pins = pin_rows(&browser).await;
     assert!(pins.to_string().contains("my_h100"), "pins: {pins}");
     let link = browser.client.current_url().await.unwrap().to_string();

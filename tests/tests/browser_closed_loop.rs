@@ -10,15 +10,6 @@ use roofline_tests::{Endpoint, browser::Browser, require_browser};
 
 const WAIT: Duration = Duration::from_secs(30);
 
-/// Runs a script that returns a value.
-async fn js(browser: &Browser, body: &str) -> serde_json::Value {
-    browser
-        .client
-        .execute(body, vec![])
-        .await
-        .unwrap_or_else(|e| panic!("script failed: {e}\n{body}"))
-}
-
 /// Types `value` into the input with `testid` as a user would (an `input` event per change).
 async fn type_into(browser: &Browser, testid: &str, value: &str) {
     browser.element(&format!("[data-testid={testid}]")).await;
@@ -26,7 +17,7 @@ async fn type_into(browser: &Browser, testid: &str, value: &str) {
         "const e = document.querySelector('[data-testid={testid}]'); e.value = '{value}';\
          e.dispatchEvent(new Event('input', {{ bubbles: true }})); return true;"
     );
-    js(browser, &script).await;
+    browser.js(&script).await;
 }
 
 /// Clicks the element matching `css`.
@@ -138,7 +129,7 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         )
         .await;
     let to_first_point = opened.elapsed();
-    let seconds = js(&browser, "return parseFloat(document.querySelector('[data-testid=spot-row] [data-testid=measured-time]').dataset.value);").await;
+    let seconds = browser.js("return parseFloat(document.querySelector('[data-testid=spot-row] [data-testid=measured-time]').dataset.value);").await;
     assert!(
         seconds.as_f64().is_some_and(|s| s > 0.0),
         "measured time {seconds}"
@@ -177,17 +168,15 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         .unwrap();
     assert!(note.contains("never compared with NVIDIA H100"), "note: {note}");
     assert_eq!(
-        js(
-            &browser,
-            "return document.querySelector('[data-testid=measured-on-device]').textContent;"
-        )
-        .await,
+        browser
+            .js("return document.querySelector('[data-testid=measured-on-device]').textContent;")
+            .await,
         "0"
     );
     click(&browser, "#tab-4").await;
     browser.element("[data-testid=validation-other-note]").await;
     assert_eq!(
-        js(&browser, "return document.querySelectorAll('[data-testid=validation-row], [data-testid=error-pct]').length;").await,
+        browser.js("return document.querySelectorAll('[data-testid=validation-row], [data-testid=error-pct]').length;").await,
         0
     );
 
@@ -219,9 +208,7 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         .element("[data-testid=validation-table] [data-testid=error-pct][data-mode=calibrated]")
         .await;
     // The error column is never clipped: every error cell ends inside the tab panel.
-    let clipped = js(
-        &browser,
-        "const right = document.querySelector('.right').getBoundingClientRect().right;         return [...document.querySelectorAll('[data-testid=error-pct]')].filter(e => e.getBoundingClientRect().right > right + 1).length;",
+    let clipped = browser.js("const right = document.querySelector('.right').getBoundingClientRect().right;         return [...document.querySelectorAll('[data-testid=error-pct]')].filter(e => e.getBoundingClientRect().right > right + 1).length;",
     )
     .await;
     assert_eq!(clipped, 0, "error cells outside the panel");
@@ -250,11 +237,9 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
     );
 
     // 5. A reload keeps the measured points: they are saved in this browser, not only on the endpoint.
-    let saved = js(
-        &browser,
-        "return JSON.parse(localStorage.getItem('roofline.state')).measured.length;",
-    )
-    .await;
+    let saved = browser
+        .js("return JSON.parse(localStorage.getItem('roofline.state')).measured.length;")
+        .await;
     assert!(
         saved.as_u64().is_some_and(|n| n > 0),
         "saved measured points: {saved}"
@@ -318,11 +303,9 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         )
         .await;
     assert_eq!(
-        js(
-            &browser,
-            "return document.querySelector('[data-testid=bench-status]').dataset.value;"
-        )
-        .await,
+        browser
+            .js("return document.querySelector('[data-testid=bench-status]').dataset.value;")
+            .await,
         "running"
     );
     click(&browser, "[data-testid=bench-stop]").await;
@@ -333,19 +316,13 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         )
         .await;
     let (rows, progress, total) = (
-        js(
-            &browser,
-            "return document.querySelectorAll('[data-testid=bench-row]').length;",
+        browser.js("return document.querySelectorAll('[data-testid=bench-row]').length;",
         )
         .await,
-        js(
-            &browser,
-            "return parseInt(document.querySelector('[data-testid=bench-progress]').getAttribute('value'));",
+        browser.js("return parseInt(document.querySelector('[data-testid=bench-progress]').getAttribute('value'));",
         )
         .await,
-        js(
-            &browser,
-            "return parseInt(document.querySelector('[data-testid=bench-progress]').getAttribute('max'));",
+        browser.js("return parseInt(document.querySelector('[data-testid=bench-progress]').getAttribute('max'));",
         )
         .await,
     );
@@ -379,11 +356,9 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
             WAIT,
         )
         .await;
-    let tpot = js(
-        &browser,
-        "return parseFloat(document.querySelector('[data-testid=summary-tpot]').dataset.value);",
-    )
-    .await;
+    let tpot = browser
+        .js("return parseFloat(document.querySelector('[data-testid=summary-tpot]').dataset.value);")
+        .await;
     assert!(tpot.as_f64().is_some_and(|t| t > 0.0), "summary TPOT {tpot}");
     assert_eq!(
         measured_count(&browser).await,
@@ -447,19 +422,17 @@ async fn clear_deletes_measured_points_here_and_on_the_endpoint() {
             WAIT,
         )
         .await;
-    let stored = js(
-        &browser,
-        "return fetch('/api/v1/results').then(r => r.json()).then(rows => rows.length);",
-    )
-    .await;
+    let stored = browser
+        .js("return fetch('/api/v1/results').then(r => r.json()).then(rows => rows.length);")
+        .await;
     assert!(stored.as_u64().is_some_and(|n| n > 0), "stored: {stored}");
 
     // Declining the confirmation changes nothing; accepting it clears here and on the endpoint.
-    js(&browser, "window.confirm = () => false; return true;").await;
+    browser.js("window.confirm = () => false; return true;").await;
     click(&browser, ".results-io summary").await;
     click(&browser, "[data-testid=clear-measured]").await;
     assert!(measured_count(&browser).await > 0, "declined: nothing cleared");
-    js(&browser, "window.confirm = () => true; return true;").await;
+    browser.js("window.confirm = () => true; return true;").await;
     click(&browser, "[data-testid=clear-measured]").await;
     browser
         .wait_for_js(
@@ -477,11 +450,9 @@ async fn clear_deletes_measured_points_here_and_on_the_endpoint() {
     // Give the history fetch time to land, then check the chart holds no measured point.
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(measured_count(&browser).await, 0, "cleared after reload");
-    let stored = js(
-        &browser,
-        "return fetch('/api/v1/results').then(r => r.json()).then(rows => rows.length);",
-    )
-    .await;
+    let stored = browser
+        .js("return fetch('/api/v1/results').then(r => r.json()).then(rows => rows.length);")
+        .await;
     assert_eq!(stored, 0, "the endpoint's store is empty");
     browser.close().await;
 }

@@ -10,14 +10,6 @@ use roofline_tests::{Endpoint, browser::Browser, require_browser};
 
 const WAIT: Duration = Duration::from_secs(30);
 
-async fn js(browser: &Browser, body: &str) -> serde_json::Value {
-    browser
-        .client
-        .execute(body, vec![])
-        .await
-        .unwrap_or_else(|e| panic!("script failed: {e}\n{body}"))
-}
-
 /// The WCAG relative-luminance contrast of two `rgb(r, g, b)` strings.
 fn contrast(a: &str, b: &str) -> f64 {
     let luminance = |c: &str| {
@@ -91,12 +83,12 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
         .await
         .unwrap();
     browser.element("[data-testid=batch-input]").await;
-    js(
-        &browser,
-        "const e = document.querySelector('[data-testid=batch-input]'); e.value = '-5';\
+    browser
+        .js(
+            "const e = document.querySelector('[data-testid=batch-input]'); e.value = '-5';\
          e.dispatchEvent(new Event('change', { bubbles: true })); return true;",
-    )
-    .await;
+        )
+        .await;
     let reason = browser
         .element("[data-testid=batch-input-invalid]")
         .await
@@ -105,19 +97,17 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
         .unwrap();
     assert_eq!(reason, "Invalid: must be at least 1; still showing 8");
     assert_eq!(
-        js(
-            &browser,
-            "return document.querySelector('[data-testid=batch-input]').getAttribute('aria-invalid');"
-        )
-        .await,
+        browser
+            .js("return document.querySelector('[data-testid=batch-input]').getAttribute('aria-invalid');")
+            .await,
         "true"
     );
-    js(
-        &browser,
-        "const e = document.querySelector('[data-testid=spot-m]'); e.value = '0';\
+    browser
+        .js(
+            "const e = document.querySelector('[data-testid=spot-m]'); e.value = '0';\
          e.dispatchEvent(new Event('input', { bubbles: true })); return true;",
-    )
-    .await;
+        )
+        .await;
     let reason = browser
         .element("[data-testid=spot-m-invalid]")
         .await
@@ -131,17 +121,13 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
     browser
         .wait_for_js("document.body.innerText.includes('1.80e308')", WAIT)
         .await;
-    let long_numbers = js(
-        &browser,
-        "return [...document.querySelectorAll('td, dd')].map(e => e.textContent).filter(t => /\\d{16,}/.test(t));",
+    let long_numbers = browser.js("return [...document.querySelectorAll('td, dd')].map(e => e.textContent).filter(t => /\\d{16,}/.test(t));",
     )
     .await;
     assert_eq!(long_numbers, serde_json::json!([]), "numbers printed in full");
 
     // 4. PNG export at device pixel ratio ≥ 2, with room for the caption under the chart.
-    let css = js(
-        &browser,
-        "const c = document.querySelector('[data-testid=roofline-canvas]'); return [c.clientWidth, c.clientHeight];",
+    let css = browser.js("const c = document.querySelector('[data-testid=roofline-canvas]'); return [c.clientWidth, c.clientHeight];",
     )
     .await;
     browser
@@ -156,9 +142,7 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
             WAIT,
         )
         .await;
-    let size = js(
-        &browser,
-        "const b = document.querySelector('[data-testid=png-export]'); return [parseInt(b.dataset.width), parseInt(b.dataset.height)];",
+    let size = browser.js("const b = document.querySelector('[data-testid=png-export]'); return [parseInt(b.dataset.width), parseInt(b.dataset.height)];",
     )
     .await;
     let (w, h) = (size[0].as_f64().unwrap(), size[1].as_f64().unwrap());
@@ -186,9 +170,7 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
             WAIT,
         )
         .await;
-    let colours = js(
-        &browser,
-        "const b = document.querySelector('[data-testid=endpoint-status]');\
+    let colours = browser.js("const b = document.querySelector('[data-testid=endpoint-status]');\
          let bg = getComputedStyle(b).backgroundColor, e = b;\
          while ((bg === 'rgba(0, 0, 0, 0)' || bg === 'transparent') && e.parentElement) { e = e.parentElement; bg = getComputedStyle(e).backgroundColor; }\
          return [getComputedStyle(b).color, bg];",
@@ -207,12 +189,12 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
             WAIT,
         )
         .await;
-    let layout = js(
-        &browser,
-        "const c = document.querySelector('[data-testid=roofline-canvas]').getBoundingClientRect();\
+    let layout = browser
+        .js(
+            "const c = document.querySelector('[data-testid=roofline-canvas]').getBoundingClientRect();\
          return [document.documentElement.scrollWidth, window.innerWidth, c.width];",
-    )
-    .await;
+        )
+        .await;
     let (scroll, inner, chart) = (
         layout[0].as_f64().unwrap(),
         layout[1].as_f64().unwrap(),
@@ -244,9 +226,7 @@ async fn the_page_reloads_and_predicts_with_the_server_stopped() {
         ))
         .await
         .unwrap();
-    let manifest = js(
-        &browser,
-        "return fetch(document.querySelector('link[rel=manifest]').href).then(r => r.json()).then(m => m.name);",
+    let manifest = browser.js("return fetch(document.querySelector('link[rel=manifest]').href).then(r => r.json()).then(m => m.name);",
     )
     .await;
     assert!(
@@ -263,11 +243,9 @@ async fn the_page_reloads_and_predicts_with_the_server_stopped() {
             WAIT,
         )
         .await;
-    let online_tpot = js(
-        &browser,
-        "return document.querySelector('[data-testid=summary-tpot]').dataset.value;",
-    )
-    .await;
+    let online_tpot = browser
+        .js("return document.querySelector('[data-testid=summary-tpot]').dataset.value;")
+        .await;
 
     endpoint.process.kill();
     browser.client.refresh().await.unwrap();
@@ -305,9 +283,7 @@ async fn nvml_polling_backs_off_when_absent() {
         )
         .await;
     tokio::time::sleep(Duration::from_secs(16)).await;
-    let polls = js(
-        &browser,
-        "return performance.getEntriesByType('resource').filter(e => e.name.includes('/nvml/status')).length;",
+    let polls = browser.js("return performance.getEntriesByType('resource').filter(e => e.name.includes('/nvml/status')).length;",
     )
     .await;
     // Every 2 s would be 9 requests by now; backing off (2, 4, 8 … ticks) gives 3.

@@ -264,16 +264,18 @@ fn gb(bytes: f64) -> String {
     format!("{:.1}", bytes / 1e9)
 }
 
-/// The memory of a model step against device memory, for a bar: every share is of `scale_bytes`, the larger
-/// of what is needed and what the device has, so an over-capacity step shows how far over it is.
+/// The memory of one GPU of a model step against its memory, for a bar: every share is of `scale_bytes`, the
+/// larger of what is needed and what the device has, so an over-capacity step shows how far over it is.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct MemoryFit {
-    /// Weight bytes.
+    /// GPUs the step is split over (the figures are those of one).
+    pub gpus: u32,
+    /// Weight bytes one GPU holds.
     pub weight_bytes: f64,
-    /// KV-cache bytes.
+    /// KV-cache bytes one GPU holds.
     pub kv_cache_bytes: f64,
-    /// Device memory, in bytes.
+    /// Memory of one device, in bytes.
     pub capacity_bytes: f64,
     /// Capacity − needed, in bytes; negative when over.
     pub headroom_bytes: f64,
@@ -287,7 +289,8 @@ pub struct MemoryFit {
     pub capacity_share: f64,
 }
 
-/// The memory breakdown of `a` (weights and KV cache; activations and workspace are not modelled).
+/// The memory breakdown of one GPU of `a` (its weights and KV cache; activations and workspace are not
+/// modelled). On one GPU these are the whole model's.
 ///
 /// # Examples
 /// ```
@@ -301,16 +304,18 @@ pub struct MemoryFit {
 /// ```
 #[must_use]
 pub fn memory_fit(a: &ModelAnalysis) -> MemoryFit {
-    let needed = a.weight_bytes + a.kv_cache_bytes;
+    let (weights, kv) = (a.weight_bytes_per_gpu, a.kv_cache_bytes_per_gpu);
+    let needed = weights + kv;
     let scale = needed.max(a.memory_capacity_bytes);
     MemoryFit {
-        weight_bytes: a.weight_bytes,
-        kv_cache_bytes: a.kv_cache_bytes,
+        gpus: a.gpus,
+        weight_bytes: weights,
+        kv_cache_bytes: kv,
         capacity_bytes: a.memory_capacity_bytes,
         headroom_bytes: a.memory_capacity_bytes - needed,
         fits: a.fits_in_memory,
-        weight_share: a.weight_bytes / scale,
-        kv_share: a.kv_cache_bytes / scale,
+        weight_share: weights / scale,
+        kv_share: kv / scale,
         capacity_share: a.memory_capacity_bytes / scale,
     }
 }
@@ -419,5 +424,36 @@ mod tests {
         assert!(fit.fits && fit.capacity_share == 1.0);
         assert!((fit.weight_share + fit.kv_share - a.memory_required_bytes / hw.memory_bytes).abs() < 1e-12);
         assert!((fit.headroom_bytes - (hw.memory_bytes - a.memory_required_bytes)).abs() < 1.0);
+        assert_eq!((fit.gpus, fit.weight_bytes), (1, a.weight_bytes));
+    }
+
+    #[test]
+    fn memory_fit_is_per_gpu() {
+        // Llama-3.1-70B BF16 does not fit one H100; over four, each GPU holds a quarter of the weights.
+        let hw = find_hardware("h100_sxm").unwrap();
+        let model = find_model("llama-3.1-70b").unwrap();
+        let w = Workload {
+            phase: Phase::Decode,
+            batch: 1,
+            context: 4096,
+        };
+        let bf16 = find_quant_config("bf16").unwrap();
+        let one = memory_fit(&analyze_model(hw, model, bf16, &w, &Corrections::NONE).unwrap());
+        let four = memory_fit(
+            &crate::analyze_model_parallel(
+                hw,
+                model,
+                bf16,
+                &w,
+                &crate::Parallelism::tensor(4),
+                &Corrections::NONE,
+            )
+            .unwrap(),
+        );
+        assert!(!one.fits && four.fits && four.gpus == 4);
+        assert!((four.weight_bytes - one.weight_bytes / 4.0).abs() / one.weight_bytes < 0.01);
+        assert!(
+            (four.weight_share + four.kv_share + four.headroom_bytes / hw.memory_bytes - 1.0).abs() < 1e-9
+        );
     }
 }

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use roofline_core::measured_device::same_device;
 use roofline_core::wire::RooflinePoint;
-use roofline_core::{Error, HardwareSpec, ModelAnalysis, find_hardware};
+use roofline_core::{Error, HardwareSpec, ModelAnalysis, ModelConfig, find_hardware};
 
 use crate::calibration::{effective_hardware, mode_label, resolve};
 use crate::charts::RooflineChart;
@@ -11,8 +11,8 @@ use crate::charts::series::{
     analysis_points, kernel_points, measured_points, other_device_points, plot_data, with_other,
 };
 use crate::components::{
-    CustomHardware, EndpointBanner, EndpointStatus, HardwarePicker, MeasuredCount, OperatorTable, PinsPanel,
-    ResultsIo, RightPanel, SummaryStrip, WorkloadForm,
+    CustomHardware, EndpointBanner, EndpointStatus, HardwarePicker, MeasuredCount, ModelImport, OperatorTable,
+    PinsPanel, ResultsIo, RightPanel, SummaryStrip, WorkloadForm,
 };
 use crate::endpoint::Endpoint;
 use crate::measured::{Measured, PointFilter};
@@ -21,9 +21,13 @@ use crate::state::{Scenario, SharedLink};
 use crate::{export, history, storage};
 
 /// Analyses `s` on its own device (catalog or custom) in its own mode.
-fn analyze_on_own_hardware(s: &Scenario, custom: &[HardwareSpec]) -> Result<ModelAnalysis, Error> {
+fn analyze_on_own_hardware(
+    s: &Scenario,
+    custom: &[HardwareSpec],
+    models: &[ModelConfig],
+) -> Result<ModelAnalysis, Error> {
     match effective_hardware(s, custom) {
-        Some(e) => s.analyze(&e.spec),
+        Some(e) => s.analyze(&e.spec, models),
         None => Err(find_hardware(&s.hardware)
             .err()
             .unwrap_or_else(|| Error::InvalidInput(s.hardware.clone()))),
@@ -38,6 +42,7 @@ pub fn App() -> impl IntoView {
     let (stored, mut notice) = storage::load();
     let link = history::read();
     let mut custom_hardware = stored.custom_hardware;
+    let mut custom_models = stored.custom_models;
     let mut saved_pins = stored.pins;
     if let Some(link) = &link {
         // The link's devices win over saved ones of the same key: it opens as it was shared.
@@ -45,18 +50,23 @@ pub fn App() -> impl IntoView {
             custom_hardware.retain(|h| h.key != spec.key);
             custom_hardware.push(spec.clone());
         }
+        for model in &link.models {
+            custom_models.retain(|m| m.key != model.key);
+            custom_models.push(model.clone());
+        }
         if let Some(p) = &link.pins {
             saved_pins.clone_from(p);
         }
         if !link.bad_devices.is_empty() {
             notice = Some(format!(
-                "The link's custom device could not be read: {}",
+                "The link's custom device or model could not be read: {}",
                 link.bad_devices.join("; ")
             ));
         }
     }
     let scenario = RwSignal::new(link.map_or_else(|| stored.settings.clone(), |l| l.scenario));
     let custom = RwSignal::new(custom_hardware);
+    let models = RwSignal::new(custom_models);
     let pins = RwSignal::new(saved_pins);
     let measured = RwSignal::new(stored.measured);
     let notice = RwSignal::new(notice);
@@ -74,22 +84,26 @@ pub fn App() -> impl IntoView {
     let mode_notice = Memo::new(move |_| resolved.with(|r| r.effective.notice.clone()));
     let mode_caption = Memo::new(move |_| hardware.with(mode_label));
     let ceilings = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.used_reference_ceilings(h))));
-    let analysis = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.analyze(h))));
+    let analysis =
+        Memo::new(move |_| hardware.with(|h| models.with(|m| scenario.with(|s| s.analyze(h, m)))));
     let rows = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.kernel.evaluate(h))));
     let pinned = Memo::new(move |_| {
         custom.with(|c| {
-            pins.with(|p| {
-                p.iter()
-                    .map(|s| analyze_on_own_hardware(s, c))
-                    .collect::<Vec<_>>()
+            models.with(|m| {
+                pins.with(|p| {
+                    p.iter()
+                        .map(|s| analyze_on_own_hardware(s, c, m))
+                        .collect::<Vec<_>>()
+                })
             })
         })
     });
-    let advice = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.advise(h))));
+    let advice =
+        Memo::new(move |_| hardware.with(|h| models.with(|m| scenario.with(|s| s.advise(h, m)))));
     let recommendation = Memo::new(move |_| {
         advice.with(|a| {
             let a = a.as_ref().map_err(Clone::clone)?;
-            hardware.with(|h| scenario.with(|s| s.recommend(h, a)))
+            hardware.with(|h| models.with(|m| scenario.with(|s| s.recommend(h, m, a))))
         })
     });
     let plot = Memo::new(move |_| {
@@ -145,13 +159,15 @@ pub fn App() -> impl IntoView {
             schema: storage::SCHEMA,
             settings,
             custom_hardware: custom.get(),
+            custom_models: models.get(),
             pins: pins.get(),
             measured: measured.get(),
         });
     });
     Effect::new(move |previous: Option<Scenario>| {
         let next = scenario.get();
-        let query = custom.with(|c| pins.with(|p| SharedLink::query(&next, c, p)));
+        let query =
+            custom.with(|c| models.with(|m| pins.with(|p| SharedLink::query(&next, c, m, p))));
         history::write(previous.as_ref(), &next, &query);
         next
     });
@@ -176,6 +192,7 @@ pub fn App() -> impl IntoView {
         storage::clear();
         scenario.set(Scenario::default());
         custom.set(Vec::new());
+        models.set(Vec::new());
         pins.set(Vec::new());
         measured.set(Vec::<RooflinePoint>::new());
         notice.set(Some("Saved data cleared; defaults restored.".to_owned()));
@@ -200,7 +217,8 @@ pub fn App() -> impl IntoView {
             <aside class="left" aria-label="Device and workload">
                 <HardwarePicker scenario=scenario hardware=hardware custom=custom />
                 <CustomHardware scenario=scenario custom=custom hardware=own />
-                <WorkloadForm scenario=scenario hardware=hardware specs=specs />
+                <WorkloadForm scenario=scenario hardware=hardware specs=specs models=models />
+                <ModelImport scenario=scenario models=models />
                 <ResultsIo
                     to_json=Callback::new(move |()| results(true))
                     to_csv=Callback::new(move |()| results(false))

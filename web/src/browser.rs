@@ -92,3 +92,14 @@ pub fn download_text(text: &str, filename: &str, mime: &str) {
     download_url(&url, filename);
     let _ = web_sys::Url::revoke_object_url(&url);
 }
+
+/// The text of a file the user chose or dropped, with its name.
+///
+/// # Errors
+/// Why the browser could not read it.
+pub async fn read_file_text(file: web_sys::File) -> Result<(String, String), String> {
+    let text = wasm_bindgen_futures::JsFuture::from(file.text())
+        .await
+        .map_err(|e| format!("could not read {}: {e:?}", file.name()))?;
+    Ok((file.name(), text.as_string().unwrap_or_default()))
+}

@@ -201,7 +201,7 @@ mod tests {
     fn csv_has_provenance_on_every_row() {
         let s = Scenario::default();
         let hw = resolve_hardware(&s.hardware, &[]).unwrap();
-        let a = s.analyze(&hw).unwrap();
+        let a = s.analyze(&hw, &[]).unwrap();
         let rows = s.kernel.evaluate(&hw);
         let csv = results_csv(&s, &hw, Some(&a), &rows, &[]);
         let lines: Vec<_> = csv.lines().collect();

@@ -12,6 +12,7 @@ pub mod export;
 pub mod format;
 pub mod history;
 pub mod measured;
+pub mod models;
 pub mod palette;
 pub mod sse;
 pub mod state;

@@ -2,11 +2,13 @@
 
 use roofline_core::hardware::Sourced;
 use roofline_core::{
-    Advice, Corrections, Error, HardwareSpec, Mode, ModelAnalysis, Operator, Phase, Precision, Prediction,
-    Recommendation, Workload, advise_model, analyze_model, catalog, find_model, find_quant_config, predict,
-    recommend_model,
+    Advice, Corrections, Error, HardwareSpec, Mode, ModelAnalysis, ModelConfig, Operator, Parallelism, Phase,
+    Precision, Prediction, Recommendation, Workload, advise_model_parallel, analyze_model_parallel, catalog,
+    find_quant_config, predict, recommend_model,
 };
 use serde::{Deserialize, Serialize};
+
+use crate::models::resolve_model;
 
 /// Precisions ticked by default in the kernel view.
 pub const DEFAULT_PRECISIONS: [Precision; 6] = [
@@ -129,6 +131,10 @@ pub const DEFAULT_CONFIG: &str = "nvfp4-w4a4";
 pub const BATCH_RANGE: (u64, u64) = (1, 512);
 /// Range of the context slider, in tokens.
 pub const CONTEXT_RANGE: (u64, u64) = (32, 131_072);
+/// The GPU counts offered (tensor-parallel degrees within one scale-up domain).
+pub const GPU_COUNTS: [u32; 4] = [1, 2, 4, 8];
+/// The largest GPU count a link may ask for (core refuses what the device's domain cannot hold).
+pub const MAX_GPUS: u64 = 1024;
 
 /// The prediction mode and the corrections the user adds on top of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -188,6 +194,8 @@ pub struct Scenario {
     pub batch: u64,
     /// Context length, tokens.
     pub context: u64,
+    /// GPUs the step is split over by tensor parallelism (1 in scenarios saved before it existed).
+    pub gpus: u32,
     /// Corrections to the ideal roofline.
     pub corrections: CorrectionToggles,
     /// The kernel spot check.
@@ -203,6 +211,7 @@ impl Default for Scenario {
             prefill: false,
             batch: 1,
             context: 4096,
+            gpus: 1,
             corrections: CorrectionToggles::default(),
             kernel: KernelSpec::default(),
         }
@@ -237,30 +246,44 @@ impl Scenario {
         }
     }
 
-    /// Analyses the whole model step on `hw`, with the corrections of the mode `hw` is in ([`Mode::of`]).
+    /// How the step is split over GPUs: tensor parallel over [`Scenario::gpus`].
+    #[must_use]
+    pub const fn parallelism(&self) -> Parallelism {
+        Parallelism::tensor(self.gpus)
+    }
+
+    /// Analyses the whole model step on `hw` over the scenario's GPUs, with the corrections of the mode `hw`
+    /// is in ([`Mode::of`]); `models` are the user's imported models.
     ///
     /// # Errors
-    /// An unknown model or config key, or anything `analyze_model` rejects (unsupported formats included).
-    pub fn analyze(&self, hw: &HardwareSpec) -> Result<ModelAnalysis, Error> {
-        let (model, config) = (find_model(&self.model)?, find_quant_config(&self.config)?);
-        analyze_model(
+    /// An unknown model or config key, or anything `analyze_model_parallel` rejects (unsupported formats, a
+    /// GPU count that does not divide the heads, a device without an interconnect figure).
+    pub fn analyze(&self, hw: &HardwareSpec, models: &[ModelConfig]) -> Result<ModelAnalysis, Error> {
+        let (model, config) = (
+            resolve_model(&self.model, models)?,
+            find_quant_config(&self.config)?,
+        );
+        analyze_model_parallel(
             hw,
             model,
             config,
             &self.workload(),
+            &self.parallelism(),
             &self.core_corrections(Mode::of(hw)),
         )
     }
 
-    /// Ranks the precision configs for this scenario on `hw` (the advisor).
+    /// Ranks the precision configs for this scenario on `hw` over its GPUs (the advisor); each candidate
+    /// also says the fewest GPUs it fits on.
     ///
     /// # Errors
-    /// An unknown model key, or anything `advise_model` rejects.
-    pub fn advise(&self, hw: &HardwareSpec) -> Result<Advice, Error> {
-        advise_model(
+    /// An unknown model key, or anything `advise_model_parallel` rejects.
+    pub fn advise(&self, hw: &HardwareSpec, models: &[ModelConfig]) -> Result<Advice, Error> {
+        advise_model_parallel(
             hw,
-            find_model(&self.model)?,
+            resolve_model(&self.model, models)?,
             &self.workload(),
+            &self.parallelism(),
             &self.config,
             &self.core_corrections(Mode::of(hw)),
         )
@@ -271,10 +294,15 @@ impl Scenario {
     ///
     /// # Errors
     /// An unknown model key, or anything `recommend_model` rejects.
-    pub fn recommend(&self, hw: &HardwareSpec, advice: &Advice) -> Result<Recommendation, Error> {
+    pub fn recommend(
+        &self,
+        hw: &HardwareSpec,
+        models: &[ModelConfig],
+        advice: &Advice,
+    ) -> Result<Recommendation, Error> {
         recommend_model(
             hw,
-            find_model(&self.model)?,
+            resolve_model(&self.model, models)?,
             &self.workload(),
             &self.core_corrections(Mode::of(hw)),
             advice,
@@ -325,8 +353,13 @@ impl Scenario {
     pub fn label(&self) -> String {
         let config = find_quant_config(&self.config).map_or(self.config.clone(), |c| c.name.clone());
         let phase = if self.prefill { "prefill" } else { "decode" };
+        let gpus = if self.gpus == 1 {
+            String::new()
+        } else {
+            format!(" · {} GPUs", self.gpus)
+        };
         format!(
-            "{} · {} · {config} · {phase} B{} S{}",
+            "{} · {} · {config} · {phase} B{} S{}{gpus}",
             self.hardware, self.model, self.batch, self.context
         )
     }
@@ -368,6 +401,7 @@ impl Scenario {
             ),
             ("b", self.batch.to_string()),
             ("s", self.context.to_string()),
+            ("tp", self.gpus.to_string()),
             ("mode", c.mode.name().to_owned()),
             ("corr", flags),
             ("m", self.kernel.m.to_string()),
@@ -377,6 +411,7 @@ impl Scenario {
         ];
         pairs
             .iter()
+            .filter(|(k, _)| *k != "tp" || self.gpus != 1)
             .map(|(k, v)| format!("{k}={}", percent_encode(v)))
             .collect::<Vec<_>>()
             .join("&")
@@ -413,6 +448,10 @@ impl Scenario {
                 "b" => num(BATCH_RANGE.0, BATCH_RANGE.1).map(|v| s.batch = v).is_some(),
                 "s" => num(CONTEXT_RANGE.0, CONTEXT_RANGE.1)
                     .map(|v| s.context = v)
+                    .is_some(),
+                "tp" => num(1, MAX_GPUS)
+                    .and_then(|v| u32::try_from(v).ok())
+                    .map(|v| s.gpus = v)
                     .is_some(),
                 "mode" => {
                     mode = Mode::parse(&value).ok();
@@ -453,17 +492,25 @@ pub struct SharedLink {
     pub scenario: Scenario,
     /// Custom devices named by the scenario or its pins.
     pub devices: Vec<HardwareSpec>,
-    /// Links that could not be read as devices (shown as a notice, never silently dropped).
+    /// Imported models named by the scenario or its pins.
+    pub models: Vec<ModelConfig>,
+    /// Devices and models in the link that could not be read (shown as a notice, never silently dropped).
     pub bad_devices: Vec<String>,
     /// The pins, when the link lists them.
     pub pins: Option<Vec<Scenario>>,
 }
 
 impl SharedLink {
-    /// The URL query (without `?`) for `scenario` with the custom devices that it and `pins` use, and the
-    /// pins: `…&dev=<compact JSON>&pins=<n>&pin=<query>…` (`pins=0` when there are none).
+    /// The URL query (without `?`) for `scenario` with the custom devices and imported models that it and
+    /// `pins` use, and the pins: `…&dev=<compact JSON>&mdl=<compact JSON>&pins=<n>&pin=<query>…` (`pins=0`
+    /// when there are none).
     #[must_use]
-    pub fn query(scenario: &Scenario, custom: &[HardwareSpec], pins: &[Scenario]) -> String {
+    pub fn query(
+        scenario: &Scenario,
+        custom: &[HardwareSpec],
+        models: &[ModelConfig],
+        pins: &[Scenario],
+    ) -> String {
         let mut q = scenario.to_query();
         let mut keys: Vec<&str> = Vec::new();
         for key in std::iter::once(&scenario.hardware).chain(pins.iter().map(|p| &p.hardware)) {
@@ -474,6 +521,19 @@ impl SharedLink {
         for spec in keys.iter().filter_map(|k| custom.iter().find(|h| h.key == *k)) {
             let json = serde_json::to_string(spec).unwrap_or_default();
             q.push_str(&format!("&dev={}", percent_encode(&json)));
+        }
+        let mut model_keys: Vec<&str> = Vec::new();
+        for key in std::iter::once(&scenario.model).chain(pins.iter().map(|p| &p.model)) {
+            if !model_keys.contains(&key.as_str()) {
+                model_keys.push(key);
+            }
+        }
+        for model in model_keys
+            .iter()
+            .filter_map(|k| models.iter().find(|m| m.key == *k))
+        {
+            let json = serde_json::to_string(model).unwrap_or_default();
+            q.push_str(&format!("&mdl={}", percent_encode(&json)));
         }
         q.push_str(&format!("&pins={}", pins.len()));
         for pin in pins {
@@ -486,8 +546,8 @@ impl SharedLink {
     #[must_use]
     pub fn from_query(query: &str) -> Option<SharedLink> {
         let scenario = Scenario::from_query(query)?;
-        let (mut devices, mut bad_devices, mut pins, mut any_pins) =
-            (Vec::new(), Vec::new(), Vec::new(), false);
+        let (mut devices, mut models, mut bad_devices, mut pins, mut any_pins) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), false);
         for pair in query.trim_start_matches('?').split('&') {
             let (key, raw) = pair.split_once('=').unwrap_or((pair, ""));
             match key {
@@ -501,6 +561,16 @@ impl SharedLink {
                     Ok(spec) => bad_devices.push(format!("'{}' is a catalog key", spec.key)),
                     Err(e) => bad_devices.push(e.to_string()),
                 },
+                "mdl" => match serde_json::from_str::<ModelConfig>(&percent_decode(raw)) {
+                    Ok(model) if roofline_core::find_model(&model.key).is_ok() => {
+                        bad_devices.push(format!("model '{}' is a preset key", model.key));
+                    }
+                    Ok(model) => match model.validate() {
+                        Ok(()) => models.push(model),
+                        Err(e) => bad_devices.push(format!("model '{}': {e}", model.key)),
+                    },
+                    Err(e) => bad_devices.push(format!("model: {e}")),
+                },
                 "pins" => any_pins = true,
                 "pin" => {
                     any_pins = true;
@@ -512,6 +582,7 @@ impl SharedLink {
         Some(SharedLink {
             scenario,
             devices,
+            models,
             bad_devices,
             pins: any_pins.then_some(pins),
         })
@@ -665,6 +736,7 @@ mod tests {
             prefill: true,
             batch: 64,
             context: 131_072,
+            gpus: 4,
             corrections: CorrectionToggles {
                 launch_floor: true,
                 wave_quantization: false,
@@ -804,7 +876,7 @@ mod tests {
             hardware: "h100_sxm".into(),
             ..Scenario::default()
         };
-        let query = SharedLink::query(&s, std::slice::from_ref(&mine), std::slice::from_ref(&pin));
+        let query = SharedLink::query(&s, std::slice::from_ref(&mine), &[], std::slice::from_ref(&pin));
         let link = SharedLink::from_query(&query).unwrap();
         assert_eq!(link.scenario, s);
         assert_eq!(link.devices, vec![mine.clone()]);
@@ -817,8 +889,65 @@ mod tests {
             (None, 0, 1)
         );
         // Removing the last pin is carried too.
-        let none = SharedLink::query(&s, &[mine], &[]);
+        let none = SharedLink::query(&s, &[mine], &[], &[]);
         assert_eq!(SharedLink::from_query(&none).unwrap().pins, Some(Vec::new()));
+    }
+
+    #[test]
+    fn share_links_carry_imported_models_and_the_gpu_count_only_when_not_one() {
+        let json = include_str!("../../core/tests/data/hf/qwen3-8b.json");
+        let model = crate::models::import_model(None, json, &[]).unwrap();
+        let s = Scenario {
+            model: model.key.clone(),
+            gpus: 2,
+            ..Scenario::default()
+        };
+        let query = SharedLink::query(&s, &[], std::slice::from_ref(&model), &[]);
+        assert!(query.contains("&tp=2&"), "{query}");
+        let link = SharedLink::from_query(&query).unwrap();
+        assert_eq!((link.scenario, link.models), (s, vec![model.clone()]));
+        // Presets are not carried, one GPU is not written, and older links read as one GPU.
+        let plain = SharedLink::query(&Scenario::default(), &[], &[model], &[]);
+        assert!(!plain.contains("mdl=") && !plain.contains("tp="), "{plain}");
+        assert_eq!(SharedLink::from_query(&plain).unwrap().scenario.gpus, 1);
+        let saved: Scenario = serde_json::from_str(r#"{"batch": 4}"#).unwrap();
+        assert_eq!(saved.gpus, 1);
+        // A model link that is not a model, or claims a preset's key, is reported.
+        let preset = serde_json::to_string(roofline_core::find_model("llama-3.1-8b").unwrap()).unwrap();
+        let bad = format!("hw=gb10&mdl=%7Bnope&mdl={}", percent_encode(&preset));
+        let link = SharedLink::from_query(&bad).unwrap();
+        assert_eq!((link.models.len(), link.bad_devices.len()), (0, 2));
+    }
+
+    #[test]
+    fn the_gpu_count_splits_the_step_and_bad_counts_are_core_errors() {
+        let h100 = resolve_hardware("h100_sxm", &[]).unwrap();
+        let s = Scenario {
+            hardware: "h100_sxm".into(),
+            model: "llama-3.1-70b".into(),
+            config: "bf16".into(),
+            ..Scenario::default()
+        };
+        let one = s.analyze(&h100, &[]).unwrap();
+        let four = Scenario { gpus: 4, ..s.clone() }.analyze(&h100, &[]).unwrap();
+        assert!(!one.fits_in_memory && four.fits_in_memory && four.gpus == 4);
+        assert!(four.communication_fraction > 0.0);
+        let advice = Scenario { gpus: 4, ..s.clone() }.advise(&h100, &[]).unwrap();
+        assert!(advice.candidates.iter().any(|c| c.min_gpus.is_some()));
+        assert!(matches!(
+            Scenario { gpus: 3, ..s.clone() }.analyze(&h100, &[]),
+            Err(Error::InvalidInput(_))
+        ));
+        let rtx = resolve_hardware("rtx_5090", &[]).unwrap();
+        assert!(matches!(
+            Scenario {
+                gpus: 2,
+                hardware: "rtx_5090".into(),
+                ..s
+            }
+            .analyze(&rtx, &[]),
+            Err(Error::InvalidInput(_))
+        ));
     }
 
     #[test]
@@ -881,13 +1010,13 @@ mod tests {
     fn default_scenario_analyses_on_gb10_in_the_mode_of_its_spec() {
         let s = Scenario::default();
         let gb10 = resolve_hardware("gb10", &[]).unwrap();
-        let datasheet = s.analyze(&gb10).unwrap();
+        let datasheet = s.analyze(&gb10, &[]).unwrap();
         assert!(datasheet.tpot_s.unwrap() > 0.0 && datasheet.fits_in_memory);
         assert_eq!(
             (datasheet.mode, datasheet.launch_overhead_s),
             (Mode::Datasheet, 0.0)
         );
-        let reference = s.analyze(&gb10.reference().unwrap()).unwrap();
+        let reference = s.analyze(&gb10.reference().unwrap(), &[]).unwrap();
         assert_eq!(reference.mode, Mode::Reference);
         assert_eq!(reference.corrections, Corrections::REALISTIC);
         assert!(reference.launch_overhead_s > 0.0);

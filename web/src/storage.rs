@@ -1,8 +1,8 @@
 //! Local persistence under one versioned localStorage key. Anything unreadable is salvaged field by field or
 //! reset, and the user is told; a bad stored value never blanks the page.
 
-use roofline_core::HardwareSpec;
 use roofline_core::wire::RooflinePoint;
+use roofline_core::{HardwareSpec, ModelConfig};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -26,6 +26,10 @@ pub struct Stored {
     pub settings: Scenario,
     /// User-defined devices (each passes `HardwareSpec::validate`).
     pub custom_hardware: Vec<HardwareSpec>,
+    /// Models imported from `config.json` files (each passes `ModelConfig::validate`, none has a preset's
+    /// key); absent in values saved before imports existed.
+    #[serde(default)]
+    pub custom_models: Vec<ModelConfig>,
     /// Pinned scenarios.
     pub pins: Vec<Scenario>,
     /// Imported or measured points.
@@ -38,6 +42,7 @@ impl Default for Stored {
             schema: SCHEMA,
             settings: Scenario::default(),
             custom_hardware: vec![],
+            custom_models: vec![],
             pins: vec![],
             measured: vec![],
         }
@@ -79,6 +84,7 @@ pub fn decode(raw: Option<&str>) -> (Stored, Option<String>) {
         schema: SCHEMA,
         settings: field(&obj, "settings", &mut dropped).unwrap_or_default(),
         custom_hardware: field(&obj, "custom_hardware", &mut dropped).unwrap_or_default(),
+        custom_models: field(&obj, "custom_models", &mut dropped).unwrap_or_default(),
         pins: field(&obj, "pins", &mut dropped).unwrap_or_default(),
         measured: field(&obj, "measured", &mut dropped).unwrap_or_default(),
     };
@@ -90,6 +96,16 @@ pub fn decode(raw: Option<&str>) -> (Stored, Option<String>) {
         dropped.push(format!(
             "{} invalid custom device(s)",
             before - stored.custom_hardware.len()
+        ));
+    }
+    let before = stored.custom_models.len();
+    stored
+        .custom_models
+        .retain(|m| m.validate().is_ok() && roofline_core::find_model(&m.key).is_err());
+    if stored.custom_models.len() < before {
+        dropped.push(format!(
+            "{} invalid imported model(s)",
+            before - stored.custom_models.len()
         ));
     }
     stored.pins.truncate(MAX_PINS);
@@ -153,6 +169,10 @@ mod tests {
         let mut stored = Stored::default();
         stored.settings.batch = 32;
         stored.pins.push(Scenario::default());
+        let qwen = include_str!("../../core/tests/data/hf/qwen3-8b.json");
+        stored
+            .custom_models
+            .push(crate::models::import_model(None, qwen, &[]).unwrap());
         let json = serde_json::to_string(&stored).unwrap();
         assert_eq!(decode(Some(&json)), (stored, None));
         assert_eq!(decode(None), (Stored::default(), None));
@@ -176,6 +196,11 @@ mod tests {
         assert_eq!(stored.settings.model, Scenario::default().model);
         assert!(stored.pins.is_empty());
         assert!(notice.unwrap().contains("pins"));
+        let preset = serde_json::to_string(roofline_core::find_model("llama-3.1-8b").unwrap()).unwrap();
+        let raw = format!(r#"{{"schema": 1, "custom_models": [{preset}]}}"#);
+        let (stored, notice) = decode(Some(&raw));
+        assert!(stored.custom_models.is_empty());
+        assert!(notice.unwrap().contains("imported model"));
         let (stored, notice) = decode(Some(r#"{"settings": {"context": 512}}"#));
         assert_eq!(stored.settings.context, 512);
         assert!(notice.unwrap().contains("migrated"));

@@ -59,8 +59,9 @@ fn recommendation_view(r: Result<Recommendation, Error>, scenario: RwSignal<Scen
     }
 }
 
-/// The recommendation at the top, then the ranked precision configs from `roofline_core::advise_model` with
-/// speedup, memory, break-even batch and the reason for each; configs the device cannot run are listed as
+/// The recommendation at the top, then the ranked precision configs from `roofline_core::advise_model_parallel`
+/// with speedup, memory, the fewest GPUs each fits on (`min-gpus`, `data-value` empty when none within the
+/// domain), break-even batch and the reason for each; configs the device cannot run are listed as
 /// skipped with why.
 #[component]
 pub fn AdvisorTab(
@@ -82,6 +83,12 @@ pub fn AdvisorTab(
                 .into_iter()
                 .map(|c| {
                     let break_even = c.break_even_batch.map_or("—".to_owned(), |b| format!("B ≥ {b}"));
+                    let min_gpus = match c.min_gpus {
+                        Some(1) => "fits on 1 GPU".to_owned(),
+                        Some(n) => format!("fits on {n} GPUs"),
+                        None => "does not fit in one scale-up domain".to_owned(),
+                    };
+                    let min_gpus_value = c.min_gpus.map_or(String::new(), |n| n.to_string());
                     view! {
                         <li class="candidate" data-config=c.config.clone()>
                             <div class="candidate-head">
@@ -89,6 +96,7 @@ pub fn AdvisorTab(
                                 <span>{format!("{:.2}× vs baseline", c.speedup)}</span>
                                 <span>{format::duration(c.time_s)}</span>
                                 <span class=format!("bound {}", c.bound.name())>{c.bound.name()}</span>
+                                <span class="min-gpus" data-testid="min-gpus" data-value=min_gpus_value>{min_gpus}</span>
                             </div>
                             <div class="hint">
                                 {format!("memory {} (saves {}) · {} · break-even {break_even}",

@@ -1,11 +1,12 @@
-//! Memory fit as a bar: weights and KV cache against device memory, with the headroom or how far over.
+//! Memory fit as a bar: one GPU's weights and KV cache against its memory, with the headroom or how far over.
 
 use leptos::prelude::*;
 use roofline_core::{Error, ModelAnalysis, memory_fit};
 
 use crate::format;
 
-/// `data-testid="memory-bar"` (`data-fits` `true`/`false`, class `over` and red when it does not fit):
+/// `data-testid="memory-bar"` (`data-fits` `true`/`false`, `data-gpus`, class `over` and red when it does not
+/// fit), per GPU when the step is split over several:
 /// segments `memory-weights` and `memory-kv` (widths are shares of the larger of need and capacity), the
 /// capacity line, and `memory-headroom` saying how much is left or how much is missing. Activations and
 /// workspace are not modelled, and the caption says so.
@@ -24,9 +25,10 @@ pub fn MemoryBar(
             } else {
                 format!("does not fit: {} over", format::capacity(-f.headroom_bytes))
             };
+            let per_gpu = if f.gpus > 1 { format!(" per GPU (of {})", f.gpus) } else { String::new() };
             let capacity_left = format!("left:{:.2}%", (f.capacity_share * 100.0).clamp(0.0, 100.0));
             view! {
-                <div class="memory-bar" class:over=!f.fits data-testid="memory-bar" data-fits=f.fits.to_string()>
+                <div class="memory-bar" class:over=!f.fits data-testid="memory-bar" data-fits=f.fits.to_string() data-gpus=f.gpus.to_string()>
                     <div class="memory-track" role="img"
                         aria-label=format!("weights {}, KV cache {}, device {}; {headroom}",
                             format::capacity(f.weight_bytes), format::capacity(f.kv_cache_bytes), format::capacity(f.capacity_bytes))>
@@ -37,7 +39,7 @@ pub fn MemoryBar(
                     <div class="memory-legend">
                         <span><i class="sw weights"></i>{format!("weights {}", format::capacity(f.weight_bytes))}</span>
                         <span><i class="sw kv"></i>{format!("KV cache {}", format::capacity(f.kv_cache_bytes))}</span>
-                        <span>{format!("device {}", format::capacity(f.capacity_bytes))}</span>
+                        <span>{format!("device {}{per_gpu}", format::capacity(f.capacity_bytes))}</span>
                         <strong data-testid="memory-headroom">{headroom}</strong>
                         <span class="hint">"activations and workspace not modelled"</span>
                     </div>

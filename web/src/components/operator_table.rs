@@ -1,7 +1,7 @@
 //! Operators of the analysed step, slowest first.
 
 use leptos::prelude::*;
-use roofline_core::{Error, ModelAnalysis};
+use roofline_core::{Error, ModelAnalysis, OpKind};
 
 use crate::format;
 use crate::palette::{css, precision_rgb};
@@ -27,7 +27,12 @@ fn rows(a: &ModelAnalysis) -> Vec<Row> {
                 swatch: format!("background:{}", css(precision_rgb(op.precision))),
                 cells: [
                     op.count.to_string(),
-                    format::intensity(op.arithmetic_intensity),
+                    // A collective's bytes cross the link, not DRAM: it has no place on the roofline.
+                    if op.kind == OpKind::Collective {
+                        "—".to_owned()
+                    } else {
+                        format::intensity(op.arithmetic_intensity)
+                    },
                     format::gflop(op.flops * count),
                     format::megabytes(op.bytes * count),
                     format::micros_fixed(op.total_time_s()),
@@ -40,7 +45,8 @@ fn rows(a: &ModelAnalysis) -> Vec<Row> {
 }
 
 /// Operators sorted by total time (count × time): op, count, AI, GFLOP, MB, µs and share of the step, bound,
-/// under a caption naming the mode and device. Rows are keyed by position and update their text in place
+/// under a caption naming the mode and device. Collectives (multi-GPU) have no FLOPs and no AI (`—`), their
+/// MB are the bytes one GPU sends over the link, and they are bound by the interconnect. Rows are keyed by position and update their text in place
 /// while a slider moves.
 #[component]
 pub fn OperatorTable(

@@ -94,9 +94,12 @@ fn ceilings_view(rows: Vec<UsedCeiling>) -> impl IntoView {
 /// The summary strip under the mode badge (`mode-badge`, e.g. `reference · NVIDIA GB10`, `data-value` = the
 /// mode) and, when the mode asked for cannot be had, why (`mode-notice`): aggregate AI, FLOPs, bytes, step
 /// time, the step's launch overhead when there is one (`summary-launch`), TTFT, TPOT (`summary-tpot`,
-/// seconds), tokens/s (`summary-tokens-per-s`), bound, weight and KV bits, and memory fit
-/// (`summary-memory-fit`, `true`/`false`); in reference mode the ceilings used, with their basis. An analysis
-/// that cannot run shows why (`analysis-error`) in place of the numbers.
+/// seconds), tokens/s (`summary-tokens-per-s`), bound, weight and KV bits, GPUs (`summary-gpus`), weights
+/// (`summary-weights`, the whole model's bytes), weights and KV cache per GPU (`summary-weights-per-gpu`,
+/// `summary-kv-per-gpu`, bytes), the communication share of the step (`summary-communication`, a fraction;
+/// 0 on one GPU) and memory fit per GPU (`summary-memory-fit`, `true`/`false`); in reference mode the
+/// ceilings used, with their basis. An analysis that cannot run (an unsupported config, a GPU count the
+/// model or device cannot take) shows core's reason (`analysis-error`) in place of the numbers.
 #[component]
 pub fn SummaryStrip(
     /// The analysis, or why there is none.
@@ -144,7 +147,18 @@ pub fn SummaryStrip(
                 {stat("Bound", "summary-bound", |a| (format!("{} ({} mem)", a.bound.name(), format::percent(a.memory_bound_fraction)), a.bound.name().to_owned()))}
                 {stat("W bits/elem", "", |a| (format::bits(a.weight_bits_per_element), a.weight_bits_per_element.to_string()))}
                 {stat("KV bits/elem", "", |a| (format::bits(a.kv_bits_per_element), a.kv_bits_per_element.to_string()))}
-                {stat("Memory", "summary-memory-fit", |a| (
+                {stat("GPUs", "summary-gpus", |a| (
+                    if a.gpus == 1 { "1".to_owned() } else { format!("{} (tensor parallel)", a.gpus) },
+                    a.gpus.to_string(),
+                ))}
+                {stat("Weights", "summary-weights", |a| (format::capacity(a.weight_bytes), a.weight_bytes.to_string()))}
+                {stat("Weights per GPU", "summary-weights-per-gpu", |a| (format::capacity(a.weight_bytes_per_gpu), a.weight_bytes_per_gpu.to_string()))}
+                {stat("KV cache per GPU", "summary-kv-per-gpu", |a| (format::capacity(a.kv_cache_bytes_per_gpu), a.kv_cache_bytes_per_gpu.to_string()))}
+                {stat("Communication", "summary-communication", |a| (
+                    format!("{} ({} of step)", format::duration(a.communication_time_s), format::percent(a.communication_fraction)),
+                    a.communication_fraction.to_string(),
+                ))}
+                {stat("Memory per GPU", "summary-memory-fit", |a| (
                     format!("{} of {} — {}", format::capacity(a.memory_required_bytes), format::capacity(a.memory_capacity_bytes),
                         if a.fits_in_memory { "fits" } else { "does not fit" }),
                     a.fits_in_memory.to_string(),

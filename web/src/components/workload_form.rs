@@ -1,11 +1,11 @@
-//! Model, precision config, phase, context, batch, prediction mode and corrections.
+//! Model, precision config, GPU count, phase, context, batch, prediction mode and corrections.
 
 use leptos::prelude::*;
-use roofline_core::{HardwareSpec, Mode, model_presets, quant_configs};
+use roofline_core::{HardwareSpec, Mode, ModelConfig, model_presets, quant_configs};
 
 use crate::calibration::{DeviceSpecs, mode_explanation, mode_title};
 use crate::state::{
-    BATCH_RANGE, CONTEXT_RANGE, Scenario, log_slider_position, log_slider_value, parse_in_range,
+    BATCH_RANGE, CONTEXT_RANGE, GPU_COUNTS, Scenario, log_slider_position, log_slider_value, parse_in_range,
 };
 
 /// A log-scale slider with an exact number input beside it, both editing one integer of the scenario.
@@ -110,9 +110,11 @@ fn ModeSelect(
     }
 }
 
-/// The workload: model preset (`model-select`), precision config (`config-select`, configs the device cannot
-/// run are marked), prefill/decode, context and batch (log sliders with exact inputs `context-input`,
-/// `batch-input`), the prediction mode (`mode-select`) and the corrections added on top of it.
+/// The workload: model (`model-select`: the presets, then the imported models), precision config
+/// (`config-select`, configs the device cannot run are marked), GPU count (`gpus-select`: tensor parallel
+/// over 1, 2, 4 or 8 GPUs), prefill/decode, context and batch (log sliders with exact inputs
+/// `context-input`, `batch-input`), the prediction mode (`mode-select`) and the corrections added on top of
+/// it.
 #[component]
 pub fn WorkloadForm(
     /// The scenario being edited.
@@ -123,16 +125,32 @@ pub fn WorkloadForm(
     /// The device's specs in each mode, to tell which modes it has.
     #[prop(into)]
     specs: Signal<DeviceSpecs>,
+    /// The user's imported models.
+    models: RwSignal<Vec<ModelConfig>>,
 ) -> impl IntoView {
-    let models = model_presets()
-        .iter()
-        .map(|m| {
-            let key = m.key.clone();
+    let option = move |m: &ModelConfig| {
+        let key = m.key.clone();
+        view! {
+            <option value=m.key.clone() selected=move || scenario.with(|s| s.model == key)>{m.name.clone()}</option>
+        }
+    };
+    let presets = model_presets().iter().map(option).collect_view();
+    let imported = move || {
+        models.with(|list| {
+            (!list.is_empty()).then(|| {
+                view! { <optgroup label="Imported" data-testid="imported-models">{list.iter().map(option).collect_view()}</optgroup> }
+            })
+        })
+    };
+    let gpu_options = GPU_COUNTS
+        .map(|n| {
             view! {
-                <option value=m.key.clone() selected=move || scenario.with(|s| s.model == key)>{m.name.clone()}</option>
+                <option value=n.to_string() selected=move || scenario.with(|s| s.gpus == n)>
+                    {if n == 1 { "1 GPU".to_owned() } else { format!("{n} GPUs (tensor parallel)") }}
+                </option>
             }
         })
-        .collect_view();
+        .to_vec();
     let configs = move || {
         hardware.with(|hw| {
             quant_configs()
@@ -184,7 +202,8 @@ pub fn WorkloadForm(
                     prop:value=move || scenario.with(|s| s.model.clone())
                     on:change=move |ev| scenario.update(|s| s.model = event_target_value(&ev))
                 >
-                    {models}
+                    {presets}
+                    {imported}
                 </select>
             </div>
             <div class="field">
@@ -196,6 +215,21 @@ pub fn WorkloadForm(
                     on:change=move |ev| scenario.update(|s| s.config = event_target_value(&ev))
                 >
                     {configs}
+                </select>
+            </div>
+            <div class="field">
+                <label for="gpus-select">"GPUs"</label>
+                <select
+                    id="gpus-select"
+                    data-testid="gpus-select"
+                    prop:value=move || scenario.with(|s| s.gpus.to_string())
+                    on:change=move |ev| {
+                        if let Ok(n) = event_target_value(&ev).parse() {
+                            scenario.update(|s| s.gpus = n);
+                        }
+                    }
+                >
+                    {gpu_options}
                 </select>
             </div>
             <div class="field" role="group" aria-label="Phase">

@@ -21,44 +21,6 @@ fn decode(batch: u32, context: u32) -> Workload {
     }
 }
 
-async fn js(browser: &Browser, body: &str) -> serde_json::Value {
-    browser.client.execute(body, vec![]).await.expect("script runs")
-}
-
-/// Sets a `<select>` by test id and fires `change`, as a user's pick does.
-async fn select(browser: &Browser, testid: &str, value: &str) {
-    browser.element(&format!("[data-testid={testid}]")).await;
-    browser
-        .client
-        .execute(
-            "const e = document.querySelector(`[data-testid=${arguments[0]}]`); e.value = arguments[1];\
-             e.dispatchEvent(new Event('change', { bubbles: true })); return true;",
-            vec![serde_json::json!(testid), serde_json::json!(value)],
-        )
-        .await
-        .unwrap();
-}
-
-async fn data_value(browser: &Browser, testid: &str) -> String {
-    let el = browser.element(&format!("[data-testid={testid}]")).await;
-    el.attr("data-value")
-        .await
-        .unwrap()
-        .unwrap_or_else(|| panic!("{testid} has no data-value"))
-}
-
-/// Waits until the `data-value` of `testid` is `expected` within a relative 1e-9.
-async fn wait_value(browser: &Browser, testid: &str, expected: f64) {
-    browser
-        .wait_for_js(
-            &format!(
-                "Math.abs(parseFloat(document.querySelector('[data-testid={testid}]')?.dataset.value) - {expected:e}) <= 1e-9 * Math.abs({expected:e})"
-            ),
-            WAIT,
-        )
-        .await;
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gpu_count_splits_the_step_per_gpu_with_collectives() {
     if !require_browser() {
@@ -96,11 +58,9 @@ async fn gpu_count_splits_the_step_per_gpu_with_collectives() {
             WAIT,
         )
         .await;
-    let bar_class = js(
-        &browser,
-        "return document.querySelector('[data-testid=memory-bar]').className;",
-    )
-    .await;
+    let bar_class = browser
+        .js("return document.querySelector('[data-testid=memory-bar]').className;")
+        .await;
     assert!(bar_class.as_str().unwrap().contains("over"), "{bar_class}");
     let headroom = browser
         .element("[data-testid=memory-headroom]")
@@ -109,22 +69,22 @@ async fn gpu_count_splits_the_step_per_gpu_with_collectives() {
         .await
         .unwrap();
     assert!(headroom.starts_with("does not fit"), "{headroom}");
-    assert_eq!(data_value(&browser, "summary-gpus").await, "1");
-    assert_eq!(data_value(&browser, "summary-communication").await, "0");
+    assert_eq!(browser.data_value("summary-gpus").await, "1");
+    assert_eq!(browser.data_value("summary-communication").await, "0");
     assert_eq!(
-        js(
-            &browser,
-            "return document.querySelectorAll('[data-testid=operators] tr[data-op$=_all_reduce]').length;"
-        )
-        .await,
+        browser
+            .js(
+                "return document.querySelectorAll('[data-testid=operators] tr[data-op$=_all_reduce]').length;"
+            )
+            .await,
         0
     );
 
     // 2. Four GPUs over NVLink: each holds a quarter, the bar fits, TPOT is core's, the all-reduces show.
-    select(&browser, "gpus-select", "4").await;
+    browser.select("gpus-select", "4").await;
     let four = core(4);
     assert!(four.fits_in_memory && four.communication_fraction > 0.0);
-    wait_value(&browser, "summary-tpot", four.tpot_s.unwrap()).await;
+    browser.wait_value("summary-tpot", four.tpot_s.unwrap()).await;
     browser
         .wait_for_js(
             "document.querySelector('[data-testid=memory-bar]')?.dataset.fits === 'true'",
@@ -132,11 +92,9 @@ async fn gpu_count_splits_the_step_per_gpu_with_collectives() {
         )
         .await;
     assert_eq!(
-        js(
-            &browser,
-            "return document.querySelector('[data-testid=memory-bar]').dataset.gpus;"
-        )
-        .await,
+        browser
+            .js("return document.querySelector('[data-testid=memory-bar]').dataset.gpus;")
+            .await,
         "4"
     );
     let legend = browser
@@ -146,11 +104,17 @@ async fn gpu_count_splits_the_step_per_gpu_with_collectives() {
         .await
         .unwrap();
     assert!(legend.contains("per GPU (of 4)"), "{legend}");
-    assert_eq!(data_value(&browser, "summary-gpus").await, "4");
-    assert_eq!(data_value(&browser, "summary-memory-fit").await, "true");
-    wait_value(&browser, "summary-weights-per-gpu", four.weight_bytes_per_gpu).await;
-    wait_value(&browser, "summary-kv-per-gpu", four.kv_cache_bytes_per_gpu).await;
-    wait_value(&browser, "summary-communication", four.communication_fraction).await;
+    assert_eq!(browser.data_value("summary-gpus").await, "4");
+    assert_eq!(browser.data_value("summary-memory-fit").await, "true");
+    browser
+        .wait_value("summary-weights-per-gpu", four.weight_bytes_per_gpu)
+        .await;
+    browser
+        .wait_value("summary-kv-per-gpu", four.kv_cache_bytes_per_gpu)
+        .await;
+    browser
+        .wait_value("summary-communication", four.communication_fraction)
+        .await;
     let communication = browser
         .element("[data-testid=summary-communication]")
         .await
@@ -159,13 +123,13 @@ async fn gpu_count_splits_the_step_per_gpu_with_collectives() {
         .unwrap();
     assert!(communication.contains("% of step"), "{communication}");
     // The collectives in the operator table: no FLOPs, bound by the interconnect, a share of the time.
-    let collectives = js(
-        &browser,
-        "return [...document.querySelectorAll('[data-testid=operators] tbody tr')]\
+    let collectives = browser
+        .js(
+            "return [...document.querySelectorAll('[data-testid=operators] tbody tr')]\
            .filter(r => r.dataset.op.endsWith('all_reduce'))\
            .map(r => [...r.querySelectorAll('td')].map(td => td.textContent));",
-    )
-    .await;
+        )
+        .await;
     let collectives = collectives.as_array().unwrap();
     let expected_names: Vec<_> = four
         .ops
@@ -234,7 +198,7 @@ async fn gpu_count_splits_the_step_per_gpu_with_collectives() {
     assert!(min_gpus.iter().any(|(_, n)| *n == Some(1)), "{min_gpus:?}");
 
     // 4. A device without a link figure cannot take 4 GPUs: core's error is shown, the page keeps working.
-    select(&browser, "hardware-select", "rtx_5090").await;
+    browser.select("hardware-select", "rtx_5090").await;
     let error = browser
         .wait_for_js(
             "document.querySelector('[data-testid=analysis-error]')?.textContent",
@@ -242,11 +206,11 @@ async fn gpu_count_splits_the_step_per_gpu_with_collectives() {
         )
         .await;
     assert!(error.as_str().unwrap().contains("interconnect"), "{error}");
-    select(&browser, "gpus-select", "1").await;
+    browser.select("gpus-select", "1").await;
     browser
         .wait_for_js("!document.querySelector('[data-testid=analysis-error]')", WAIT)
         .await;
-    assert_eq!(data_value(&browser, "summary-gpus").await, "1");
+    assert_eq!(browser.data_value("summary-gpus").await, "1");
     browser.close().await;
 }
 
@@ -287,7 +251,7 @@ async fn config_json_import_is_selected_stored_and_shared() {
     };
 
     // 1. Malformed JSON: an error naming the field, nothing changes.
-    let tpot_before = data_value(&browser, "summary-tpot").await;
+    let tpot_before = browser.data_value("summary-tpot").await;
     paste("{\"architectures\": [\"Qwen3ForCausalLM\"], oops".to_owned()).await;
     browser
         .element("[data-testid=model-import-button]")
@@ -317,14 +281,12 @@ async fn config_json_import_is_selected_stored_and_shared() {
         )
         .await;
     assert_eq!(
-        js(
-            &browser,
-            "return document.querySelector('[data-testid=model-select]').value;"
-        )
-        .await,
+        browser
+            .js("return document.querySelector('[data-testid=model-select]').value;")
+            .await,
         "llama-3.1-8b"
     );
-    assert_eq!(data_value(&browser, "summary-tpot").await, tpot_before);
+    assert_eq!(browser.data_value("summary-tpot").await, tpot_before);
 
     // 2. The real file: selected under a fresh key, and the summary's weights are core's for the parsed config.
     paste(json.clone()).await;
@@ -340,16 +302,16 @@ async fn config_json_import_is_selected_stored_and_shared() {
             WAIT,
         )
         .await;
-    let key = js(
-        &browser,
-        "return document.querySelector('[data-testid=model-select]').value;",
-    )
-    .await;
+    let key = browser
+        .js("return document.querySelector('[data-testid=model-select]').value;")
+        .await;
     let key = key.as_str().unwrap().to_owned();
     assert!(find_model(&key).is_err(), "the key {key} is not a preset's");
     let parsed = ModelConfig::from_hf_config_json(&key, &json).unwrap();
     let bf16 = find_quant_config("bf16").unwrap();
-    wait_value(&browser, "summary-weights", parsed.weight_bytes(bf16)).await;
+    browser
+        .wait_value("summary-weights", parsed.weight_bytes(bf16))
+        .await;
     let spec = find_hardware("h100_sxm").unwrap().reference().unwrap();
     let core = analyze_model_parallel(
         &spec,
@@ -360,9 +322,9 @@ async fn config_json_import_is_selected_stored_and_shared() {
         &Corrections::REALISTIC,
     )
     .unwrap();
-    wait_value(&browser, "summary-tpot", core.tpot_s.unwrap()).await;
+    browser.wait_value("summary-tpot", core.tpot_s.unwrap()).await;
     assert_eq!(
-        js(&browser, &format!("return document.querySelectorAll(`[data-testid=imported-models] option[value='{key}']`).length;")).await,
+        browser.js(&format!("return document.querySelectorAll(`[data-testid=imported-models] option[value='{key}']`).length;")).await,
         1
     );
 
@@ -378,7 +340,9 @@ async fn config_json_import_is_selected_stored_and_shared() {
             WAIT,
         )
         .await;
-    wait_value(&browser, "summary-weights", parsed.weight_bytes(bf16)).await;
+    browser
+        .wait_value("summary-weights", parsed.weight_bytes(bf16))
+        .await;
     let link = browser.client.current_url().await.unwrap().to_string();
     assert!(link.contains("mdl="), "the link carries the model: {link}");
     browser.close().await;
@@ -392,13 +356,11 @@ async fn config_json_import_is_selected_stored_and_shared() {
             WAIT,
         )
         .await;
-    wait_value(&fresh, "summary-tpot", core.tpot_s.unwrap()).await;
+    fresh.wait_value("summary-tpot", core.tpot_s.unwrap()).await;
     assert_eq!(
-        js(
-            &fresh,
-            "return document.querySelectorAll('[data-testid=storage-notice]').length;"
-        )
-        .await,
+        fresh
+            .js("return document.querySelectorAll('[data-testid=storage-notice]').length;")
+            .await,
         0
     );
 
@@ -422,19 +384,15 @@ async fn config_json_import_is_selected_stored_and_shared() {
         )
         .await;
     assert_eq!(
-        js(
-            &fresh,
-            "return document.querySelectorAll('[data-testid=imported-models] option').length;"
-        )
-        .await,
+        fresh
+            .js("return document.querySelectorAll('[data-testid=imported-models] option').length;")
+            .await,
         0
     );
     assert!(
-        js(
-            &fresh,
-            "return document.querySelector('[data-testid=summary-tpot]').dataset.value;"
-        )
-        .await
+        fresh
+            .js("return document.querySelector('[data-testid=summary-tpot]').dataset.value;")
+            .await
             != ""
     );
 
@@ -454,6 +412,8 @@ async fn config_json_import_is_selected_stored_and_shared() {
         .await;
     let parsed =
         ModelConfig::from_hf_config_json("gpt-oss-20b-2", &std::fs::read_to_string(&file).unwrap()).unwrap();
-    wait_value(&fresh, "summary-weights", parsed.weight_bytes(bf16)).await;
+    fresh
+        .wait_value("summary-weights", parsed.weight_bytes(bf16))
+        .await;
     fresh.close().await;
 }

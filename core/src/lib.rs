@@ -81,5 +81,7 @@ pub use model::{MlaConfig, ModelConfig, MoeConfig, ParamCount, SlidingWindow, fi
 pub use ops::{Activation, AttentionShape, GemmShape, MoeShape, Norm, OpKind, OperandPrecisions, Operator};
 pub use parallel::Parallelism;
 pub use precision::{BlockScale, Precision, int4_group_bits};
-pub use recommendation::{MemoryFit, Pick, Recommendation, memory_fit, recommend_model};
+pub use recommendation::{
+    MemoryFit, Pick, Recommendation, memory_fit, recommend_model, recommend_model_parallel,
+};
 pub use roofline::{Bound, Prediction, predict};

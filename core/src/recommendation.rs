@@ -2,8 +2,8 @@
 //! nothing fits, what to change; and the memory breakdown behind the fit (weights, KV cache, headroom).
 
 use crate::{
-    Advice, Corrections, Error, HardwareSpec, ModelAnalysis, ModelConfig, Workload, analyze_model,
-    find_quant_config,
+    Advice, Corrections, Error, HardwareSpec, ModelAnalysis, ModelConfig, Parallelism, Workload,
+    analyze_model_parallel, find_quant_config,
 };
 
 /// The advisor's one answer for a model step.
@@ -51,7 +51,7 @@ pub struct Pick {
 /// [`advise_model`](crate::advise_model) with the same arguments.
 ///
 /// # Errors
-/// What [`analyze_model`] returns for the current config other than [`Error::Unsupported`] (an unsupported
+/// What [`crate::analyze_model`] returns for the current config other than [`Error::Unsupported`] (an unsupported
 /// current config is simply not a choice).
 ///
 /// # Examples
@@ -74,9 +74,45 @@ pub fn recommend_model(
     corrections: &Corrections,
     advice: &Advice,
 ) -> Result<Recommendation, Error> {
+    recommend_model_parallel(
+        hardware,
+        model,
+        workload,
+        &Parallelism::SINGLE,
+        corrections,
+        advice,
+    )
+}
+
+/// [`recommend_model`] with the step split over GPUs as `parallelism` says (`advice` from
+/// [`crate::advise_model_parallel`] with the same degrees): memory and fit are those of one GPU.
+///
+/// # Errors
+/// An unknown current config, or anything [`analyze_model_parallel`] rejects other than an unsupported format.
+///
+/// # Examples
+/// ```
+/// use roofline_core::*;
+/// let h100 = find_hardware("h100_sxm").unwrap();
+/// let model = find_model("llama-3.1-70b").unwrap();
+/// let decode = Workload { phase: Phase::Decode, batch: 1, context: 4096 };
+/// let four = Parallelism::tensor(4);
+/// let advice = advise_model_parallel(h100, model, &decode, &four, "bf16", &Corrections::NONE).unwrap();
+/// // Over four GPUs BF16 fits (about 35 GB of weights each): it is no longer a config that does not fit.
+/// let r = recommend_model_parallel(h100, model, &decode, &four, &Corrections::NONE, &advice).unwrap();
+/// assert!(!matches!(r, Recommendation::NothingFits { .. }));
+/// ```
+pub fn recommend_model_parallel(
+    hardware: &HardwareSpec,
+    model: &ModelConfig,
+    workload: &Workload,
+    parallelism: &Parallelism,
+    corrections: &Corrections,
+    advice: &Advice,
+) -> Result<Recommendation, Error> {
     let capacity = hardware.memory_bytes;
     let current = match find_quant_config(&advice.current)
-        .and_then(|c| analyze_model(hardware, model, c, workload, corrections))
+        .and_then(|c| analyze_model_parallel(hardware, model, c, workload, parallelism, corrections))
     {
         Ok(a) => Some(a),
         Err(Error::Unsupported { .. }) => None,
@@ -163,6 +199,7 @@ pub fn recommend_model(
             hardware,
             model,
             workload,
+            parallelism,
             corrections,
             advice,
             current.as_ref(),
@@ -176,6 +213,7 @@ fn nothing_fits(
     hardware: &HardwareSpec,
     model: &ModelConfig,
     workload: &Workload,
+    parallelism: &Parallelism,
     corrections: &Corrections,
     advice: &Advice,
     current: Option<&ModelAnalysis>,
@@ -189,7 +227,7 @@ fn nothing_fits(
     let smallest = match (smallest_candidate, current) {
         (Some(c), Some(cur)) if cur.memory_required_bytes <= c.memory_bytes => Some(cur.clone()),
         (Some(c), _) => find_quant_config(&c.config)
-            .and_then(|q| analyze_model(hardware, model, q, workload, corrections))
+            .and_then(|q| analyze_model_parallel(hardware, model, q, workload, parallelism, corrections))
             .ok(),
         (None, cur) => cur.cloned(),
     };
@@ -204,13 +242,13 @@ fn nothing_fits(
     let mut changes = vec![format!(
         "Smaller weights: the narrowest supported config, {name}, still needs {} GB (weights {} GB + KV cache {} GB) of {} GB",
         gb(s.memory_required_bytes),
-        gb(s.weight_bytes),
-        gb(s.kv_cache_bytes),
+        gb(s.weight_bytes_per_gpu),
+        gb(s.kv_cache_bytes_per_gpu),
         gb(capacity)
     )];
     let (batch, context) = (f64::from(workload.batch), f64::from(workload.context));
-    let kv_per_token = s.kv_cache_bytes / (batch * context);
-    let room = capacity - s.weight_bytes;
+    let kv_per_token = s.kv_cache_bytes_per_gpu / (batch * context);
+    let room = capacity - s.weight_bytes_per_gpu;
     if room > 0.0 && kv_per_token > 0.0 {
         let max_context = (room / (batch * kv_per_token)).floor();
         if max_context >= 1.0 {
@@ -229,7 +267,7 @@ fn nothing_fits(
     } else {
         changes.push(format!(
             "The weights alone ({} GB) exceed the device's {} GB: no context or batch makes it fit",
-            gb(s.weight_bytes),
+            gb(s.weight_bytes_per_gpu),
             gb(capacity)
         ));
     }
@@ -246,7 +284,7 @@ fn nothing_fits(
         ),
         None => format!(
             "More devices: no config fits even split over one scale-up domain; {name} needs the memory of at least {:.0} of these devices",
-            (s.memory_required_bytes / capacity).ceil()
+            (s.memory_required_bytes * f64::from(s.gpus) / capacity).ceil()
         ),
     });
     Recommendation::NothingFits {
@@ -323,7 +361,7 @@ pub fn memory_fit(a: &ModelAnalysis) -> MemoryFit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Phase, advise_model, find_hardware, find_model};
+    use crate::{Phase, advise_model, analyze_model, find_hardware, find_model};
 
     fn recommend(hw: &str, model: &str, config: &str, batch: u32, context: u32) -> Recommendation {
         let hw = find_hardware(hw).unwrap().reference().unwrap();

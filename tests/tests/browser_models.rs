@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use roofline_core::{
-    Corrections, ModelConfig, Parallelism, Phase, Workload, advise_model_parallel, analyze_model_parallel,
-    find_hardware, find_model, find_quant_config,
+    Corrections, ModelConfig, Parallelism, Phase, Recommendation, Workload, advise_model_parallel,
+    analyze_model_parallel, find_hardware, find_model, find_quant_config, recommend_model_parallel,
 };
 use roofline_tests::{Endpoint, browser::Browser, require_browser, workspace_root};
 
@@ -169,6 +169,26 @@ async fn gpu_count_splits_the_step_per_gpu_with_collectives() {
         &Corrections::REALISTIC,
     )
     .unwrap();
+    // The one answer is core's for four GPUs: BF16 fits there, so it is not "nothing fits".
+    let answer = recommend_model_parallel(
+        &spec,
+        llama,
+        &decode(batch, context),
+        &Parallelism::tensor(4),
+        &Corrections::REALISTIC,
+        &advice,
+    )
+    .unwrap();
+    let (kind, config) = match &answer {
+        Recommendation::Switch(p) => ("switch", p.config.clone()),
+        Recommendation::Keep(p) => ("keep", p.config.clone()),
+        Recommendation::NothingFits { .. } => panic!("{answer:?}"),
+    };
+    let rec = browser.element("[data-testid=recommendation]").await;
+    assert_eq!(rec.attr("data-kind").await.unwrap().as_deref(), Some(kind));
+    assert_eq!(rec.attr("data-config").await.unwrap(), Some(config));
+    let text = rec.text().await.unwrap();
+    assert!(!text.contains("does not fit"), "BF16 fits on four GPUs: {text}");
     for c in &advice.candidates {
         let css = format!("li.candidate[data-config='{}'] [data-testid=min-gpus]", c.config);
         let value = browser

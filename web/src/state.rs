@@ -4,7 +4,7 @@ use roofline_core::hardware::Sourced;
 use roofline_core::{
     Advice, Corrections, Error, HardwareSpec, Mode, ModelAnalysis, ModelConfig, Operator, Parallelism, Phase,
     Precision, Prediction, Recommendation, Workload, advise_model_parallel, analyze_model_parallel, catalog,
-    find_quant_config, predict, recommend_model,
+    find_quant_config, predict, recommend_model_parallel,
 };
 use serde::{Deserialize, Serialize};
 
@@ -289,21 +289,22 @@ impl Scenario {
         )
     }
 
-    /// The advisor's one answer on `hw` from `advice` (this scenario's advice on `hw`): the fastest config
-    /// that fits, or what to change.
+    /// The advisor's one answer on `hw` over the scenario's GPUs from `advice` (this scenario's advice on
+    /// `hw`): the fastest config that fits per GPU, or what to change.
     ///
     /// # Errors
-    /// An unknown model key, or anything `recommend_model` rejects.
+    /// An unknown model key, or anything `recommend_model_parallel` rejects.
     pub fn recommend(
         &self,
         hw: &HardwareSpec,
         models: &[ModelConfig],
         advice: &Advice,
     ) -> Result<Recommendation, Error> {
-        recommend_model(
+        recommend_model_parallel(
             hw,
             resolve_model(&self.model, models)?,
             &self.workload(),
+            &self.parallelism(),
             &self.core_corrections(Mode::of(hw)),
             advice,
         )
@@ -932,8 +933,14 @@ mod tests {
         let four = Scenario { gpus: 4, ..s.clone() }.analyze(&h100, &[]).unwrap();
         assert!(!one.fits_in_memory && four.fits_in_memory && four.gpus == 4);
         assert!(four.communication_fraction > 0.0);
-        let advice = Scenario { gpus: 4, ..s.clone() }.advise(&h100, &[]).unwrap();
+        let split = Scenario { gpus: 4, ..s.clone() };
+        let advice = split.advise(&h100, &[]).unwrap();
         assert!(advice.candidates.iter().any(|c| c.min_gpus.is_some()));
+        let answer = split.recommend(&h100, &[], &advice).unwrap();
+        assert!(
+            !matches!(answer, Recommendation::NothingFits { .. }),
+            "{answer:?}"
+        );
         assert!(matches!(
             Scenario { gpus: 3, ..s.clone() }.analyze(&h100, &[]),
             Err(Error::InvalidInput(_))

@@ -231,6 +231,43 @@ async fn gpu_count_splits_the_step_per_gpu_with_collectives() {
         .wait_for_js("!document.querySelector('[data-testid=analysis-error]')", WAIT)
         .await;
     assert_eq!(browser.data_value("summary-gpus").await, "1");
+
+    // 5. Expert parallel, offered for MoE models only: the all-to-alls appear and TPOT is core's.
+    assert_eq!(
+        browser
+            .js("return document.querySelectorAll('[data-testid=ep-select]').length;")
+            .await,
+        0,
+        "Llama is dense: no expert-parallel control"
+    );
+    browser.select("hardware-select", hw).await;
+    browser.select("model-select", "qwen3-30b-a3b").await;
+    browser.select("gpus-select", "4").await;
+    browser.select("ep-select", "4").await;
+    let moe = analyze_model_parallel(
+        &spec,
+        find_model("qwen3-30b-a3b").unwrap(),
+        bf16,
+        &decode(batch, context),
+        &Parallelism {
+            tensor: 4,
+            expert: 4,
+            pipeline: 1,
+        },
+        &Corrections::REALISTIC,
+    )
+    .unwrap();
+    browser.wait_value("summary-tpot", moe.tpot_s.unwrap()).await;
+    assert_eq!(
+        browser
+            .js(
+                "return document.querySelectorAll('[data-testid=operators] tr[data-op$=_all_to_all]').length;"
+            )
+            .await,
+        2
+    );
+    let url = browser.client.current_url().await.unwrap().to_string();
+    assert!(url.contains("tp=4") && url.contains("ep=4"), "{url}");
     browser.close().await;
 }
 

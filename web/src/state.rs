@@ -196,6 +196,8 @@ pub struct Scenario {
     pub context: u64,
     /// GPUs the step is split over by tensor parallelism (1 in scenarios saved before it existed).
     pub gpus: u32,
+    /// Expert-parallel degree within those GPUs (MoE models; 1 = experts split like the dense FFN).
+    pub experts: u32,
     /// Corrections to the ideal roofline.
     pub corrections: CorrectionToggles,
     /// The kernel spot check.
@@ -212,6 +214,7 @@ impl Default for Scenario {
             batch: 1,
             context: 4096,
             gpus: 1,
+            experts: 1,
             corrections: CorrectionToggles::default(),
             kernel: KernelSpec::default(),
         }
@@ -246,10 +249,23 @@ impl Scenario {
         }
     }
 
-    /// How the step is split over GPUs: tensor parallel over [`Scenario::gpus`].
+    /// How the step is split over GPUs: tensor parallel over [`Scenario::gpus`], the routed experts divided
+    /// between [`Scenario::experts`] of them.
     #[must_use]
     pub const fn parallelism(&self) -> Parallelism {
-        Parallelism::tensor(self.gpus)
+        Parallelism {
+            tensor: self.gpus,
+            expert: self.experts,
+            pipeline: 1,
+        }
+    }
+
+    /// Sets the GPU count; an expert-parallel degree that no longer divides it goes back to 1.
+    pub fn set_gpus(&mut self, gpus: u32) {
+        self.gpus = gpus;
+        if self.experts == 0 || !gpus.is_multiple_of(self.experts) {
+            self.experts = 1;
+        }
     }
 
     /// Analyses the whole model step on `hw` over the scenario's GPUs, with the corrections of the mode `hw`
@@ -403,6 +419,7 @@ impl Scenario {
             ("b", self.batch.to_string()),
             ("s", self.context.to_string()),
             ("tp", self.gpus.to_string()),
+            ("ep", self.experts.to_string()),
             ("mode", c.mode.name().to_owned()),
             ("corr", flags),
             ("m", self.kernel.m.to_string()),
@@ -412,7 +429,7 @@ impl Scenario {
         ];
         pairs
             .iter()
-            .filter(|(k, _)| *k != "tp" || self.gpus != 1)
+            .filter(|(k, _)| (*k != "tp" || self.gpus != 1) && (*k != "ep" || self.experts != 1))
             .map(|(k, v)| format!("{k}={}", percent_encode(v)))
             .collect::<Vec<_>>()
             .join("&")
@@ -453,6 +470,10 @@ impl Scenario {
                 "tp" => num(1, MAX_GPUS)
                     .and_then(|v| u32::try_from(v).ok())
                     .map(|v| s.gpus = v)
+                    .is_some(),
+                "ep" => num(1, MAX_GPUS)
+                    .and_then(|v| u32::try_from(v).ok())
+                    .map(|v| s.experts = v)
                     .is_some(),
                 "mode" => {
                     mode = Mode::parse(&value).ok();
@@ -738,6 +759,7 @@ mod tests {
             batch: 64,
             context: 131_072,
             gpus: 4,
+            experts: 2,
             corrections: CorrectionToggles {
                 launch_floor: true,
                 wave_quantization: false,
@@ -932,6 +954,28 @@ mod tests {
         let one = s.analyze(&h100, &[]).unwrap();
         let four = Scenario { gpus: 4, ..s.clone() }.analyze(&h100, &[]).unwrap();
         assert!(!one.fits_in_memory && four.fits_in_memory && four.gpus == 4);
+        // Expert parallel on a MoE model adds the all-to-alls; a GPU count it does not divide resets it.
+        let moe = Scenario {
+            model: "qwen3-30b-a3b".into(),
+            gpus: 4,
+            experts: 4,
+            ..s.clone()
+        };
+        let a = moe.analyze(&h100, &[]).unwrap();
+        assert!(a.ops.iter().any(|o| o.name == "moe_dispatch_all_to_all"));
+        let mut fewer = moe.clone();
+        fewer.set_gpus(2);
+        assert_eq!((fewer.gpus, fewer.experts), (2, 1));
+        fewer.set_gpus(8);
+        assert_eq!(fewer.experts, 1);
+        assert!(matches!(
+            Scenario {
+                experts: 2,
+                ..s.clone()
+            }
+            .analyze(&h100, &[]),
+            Err(Error::InvalidInput(_))
+        ));
         assert!(four.communication_fraction > 0.0);
         let split = Scenario { gpus: 4, ..s.clone() };
         let advice = split.advise(&h100, &[]).unwrap();

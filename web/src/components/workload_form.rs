@@ -4,6 +4,7 @@ use leptos::prelude::*;
 use roofline_core::{HardwareSpec, Mode, ModelConfig, model_presets, quant_configs};
 
 use crate::calibration::{DeviceSpecs, mode_explanation, mode_title};
+use crate::models::resolve_model;
 use crate::state::{
     BATCH_RANGE, CONTEXT_RANGE, GPU_COUNTS, Scenario, log_slider_position, log_slider_value, parse_in_range,
 };
@@ -112,7 +113,8 @@ fn ModeSelect(
 
 /// The workload: model (`model-select`: the presets, then the imported models), precision config
 /// (`config-select`, configs the device cannot run are marked), GPU count (`gpus-select`: tensor parallel
-/// over 1, 2, 4 or 8 GPUs), prefill/decode, context and batch (log sliders with exact inputs
+/// over 1, 2, 4 or 8 GPUs), for MoE models the expert-parallel degree (`ep-select`: divisors of the GPU
+/// count), prefill/decode, context and batch (log sliders with exact inputs
 /// `context-input`, `batch-input`), the prediction mode (`mode-select`) and the corrections added on top of
 /// it.
 #[component]
@@ -141,6 +143,25 @@ pub fn WorkloadForm(
                 view! { <optgroup label="Imported" data-testid="imported-models">{list.iter().map(option).collect_view()}</optgroup> }
             })
         })
+    };
+    // Expert parallelism only applies to mixture-of-experts models; its degrees divide the GPU count.
+    let is_moe = Memo::new(move |_| {
+        scenario.with(|s| models.with(|m| resolve_model(&s.model, m).is_ok_and(|m| m.moe.is_some())))
+    });
+    let expert_options = move || {
+        let gpus = scenario.with(|s| s.gpus);
+        GPU_COUNTS
+            .iter()
+            .copied()
+            .filter(|n| gpus.is_multiple_of(*n))
+            .map(|n| {
+                view! {
+                    <option value=n.to_string() selected=move || scenario.with(|s| s.experts == n)>
+                        {if n == 1 { "off (experts split like the FFN)".to_owned() } else { format!("experts over {n} GPUs") }}
+                    </option>
+                }
+            })
+            .collect_view()
     };
     let gpu_options = GPU_COUNTS
         .map(|n| {
@@ -225,13 +246,30 @@ pub fn WorkloadForm(
                     prop:value=move || scenario.with(|s| s.gpus.to_string())
                     on:change=move |ev| {
                         if let Ok(n) = event_target_value(&ev).parse() {
-                            scenario.update(|s| s.gpus = n);
+                            scenario.update(|s| s.set_gpus(n));
                         }
                     }
                 >
                     {gpu_options}
                 </select>
             </div>
+            {move || is_moe.get().then(|| view! {
+                <div class="field">
+                    <label for="ep-select">"Expert parallel"</label>
+                    <select
+                        id="ep-select"
+                        data-testid="ep-select"
+                        prop:value=move || scenario.with(|s| s.experts.to_string())
+                        on:change=move |ev| {
+                            if let Ok(n) = event_target_value(&ev).parse() {
+                                scenario.update(|s| s.experts = n);
+                            }
+                        }
+                    >
+                        {expert_options}
+                    </select>
+                </div>
+            })}
             <div class="field" role="group" aria-label="Phase">
                 <span>"Phase"</span>
                 <div class="segmented" data-testid="phase">

@@ -37,10 +37,20 @@ fn si(v: f64, unit: &str) -> String {
 pub fn number(v: f64) -> String {
     let a = v.abs();
     if !v.is_finite() {
-        if v.is_nan() { "—".to_owned() } else if v > 0.0 { "∞".to_owned() } else { "−∞".to_owned() }
+        if v.is_nan() {
+            "—".to_owned()
+        } else if v > 0.0 {
+            "∞".to_owned()
+        } else {
+            "−∞".to_owned()
+        }
     } else if a == 0.0 || (1e-3..1e6).contains(&a) {
         let s = sig3(v);
-        if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_owned() } else { s }
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            s
+        }
     } else {
         format!("{v:.2e}")
     }

@@ -143,8 +143,7 @@ pub fn measured_seconds(p: &RooflinePoint) -> f64 {
 /// # Errors
 /// An unreadable shape, or core's reason for having no prediction (e.g. the precision is unsupported).
 pub fn check(p: &RooflinePoint, hw: &HardwareSpec) -> Result<Check, Error> {
-    let (m, n, k) =
-        parse_shape(&p.shape)?;
+    let (m, n, k) = parse_shape(&p.shape)?;
     let op = Operator::matmul(m, n, k, p.operands.unwrap_or_else(|| p.precision.into()))?;
     let prediction = analyze_operator(hw, &op, &Corrections::for_mode(Mode::of(hw)))?;
     let predicted_s = prediction.time_s;
@@ -310,7 +309,12 @@ mod tests {
             [[1, 4096, 4096], [64, 256, 256], [2, 2, 2]]
         );
         assert!(parse_shapes(" , ").unwrap_err().to_string().contains("no shape"));
-        assert!(parse_shapes("1x1x1, 1x0x4").unwrap_err().to_string().contains("1x0x4"));
+        assert!(
+            parse_shapes("1x1x1, 1x0x4")
+                .unwrap_err()
+                .to_string()
+                .contains("1x0x4")
+        );
     }
 
     #[test]

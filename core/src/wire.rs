@@ -716,11 +716,25 @@ mod tests {
 
     #[test]
     fn error_codes_keep_their_wire_spelling() {
-        for code in [ErrorCode::InvalidInput, ErrorCode::ForbiddenOrigin, ErrorCode::NoNvml, ErrorCode::TimeLimit] {
-            assert_eq!(serde_json::to_string(&code).unwrap(), format!("\"{}\"", code.as_str()));
-            assert_eq!(serde_json::from_str::<ErrorCode>(&format!("\"{code}\"")).unwrap(), code);
+        for code in [
+            ErrorCode::InvalidInput,
+            ErrorCode::ForbiddenOrigin,
+            ErrorCode::NoNvml,
+            ErrorCode::TimeLimit,
+        ] {
+            assert_eq!(
+                serde_json::to_string(&code).unwrap(),
+                format!("\"{}\"", code.as_str())
+            );
+            assert_eq!(
+                serde_json::from_str::<ErrorCode>(&format!("\"{code}\"")).unwrap(),
+                code
+            );
         }
         // A code from a newer server still parses.
-        assert_eq!(serde_json::from_str::<ErrorCode>("\"quota_exceeded\"").unwrap(), ErrorCode::Unknown);
+        assert_eq!(
+            serde_json::from_str::<ErrorCode>("\"quota_exceeded\"").unwrap(),
+            ErrorCode::Unknown
+        );
     }
 }

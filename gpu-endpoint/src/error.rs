@@ -189,9 +189,15 @@ mod tests {
         );
         assert!(unknown.to_string().contains("gb10"), "lists the valid keys");
         let bad: ApiError = "fp7".parse::<roofline_core::Precision>().unwrap_err().into();
-        assert_eq!((bad.status_code().as_u16(), bad.code()), (400, ErrorCode::InvalidInput));
+        assert_eq!(
+            (bad.status_code().as_u16(), bad.code()),
+            (400, ErrorCode::InvalidInput)
+        );
         let cuda: ApiError = BackendError::Cuda("CUBLAS_STATUS_EXECUTION_FAILED at 0x7f".into()).into();
-        assert_eq!((cuda.status_code().as_u16(), cuda.code()), (500, ErrorCode::Internal));
+        assert_eq!(
+            (cuda.status_code().as_u16(), cuda.code()),
+            (500, ErrorCode::Internal)
+        );
         assert!(
             !cuda.body().message.contains("CUBLAS"),
             "the detail is logged, not returned"

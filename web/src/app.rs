@@ -11,8 +11,8 @@ use crate::charts::series::{
     analysis_points, kernel_points, measured_points, other_device_points, plot_data, with_other,
 };
 use crate::components::{
-    CustomHardware, EndpointBanner, EndpointStatus, HardwarePicker, MeasuredCount, ModelImport, OperatorTable,
-    PinsPanel, ResultsIo, RightPanel, SummaryStrip, WorkloadForm,
+    CustomHardware, EndpointBanner, EndpointStatus, HardwarePicker, MeasuredCount, ModelImport,
+    OperatorTable, PinsPanel, ResultsIo, RightPanel, SummaryStrip, WorkloadForm,
 };
 use crate::endpoint::Endpoint;
 use crate::measured::{Measured, PointFilter};
@@ -84,8 +84,7 @@ pub fn App() -> impl IntoView {
     let mode_notice = Memo::new(move |_| resolved.with(|r| r.effective.notice.clone()));
     let mode_caption = Memo::new(move |_| hardware.with(mode_label));
     let ceilings = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.used_reference_ceilings(h))));
-    let analysis =
-        Memo::new(move |_| hardware.with(|h| models.with(|m| scenario.with(|s| s.analyze(h, m)))));
+    let analysis = Memo::new(move |_| hardware.with(|h| models.with(|m| scenario.with(|s| s.analyze(h, m)))));
     let rows = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.kernel.evaluate(h))));
     let pinned = Memo::new(move |_| {
         custom.with(|c| {
@@ -98,8 +97,7 @@ pub fn App() -> impl IntoView {
             })
         })
     });
-    let advice =
-        Memo::new(move |_| hardware.with(|h| models.with(|m| scenario.with(|s| s.advise(h, m)))));
+    let advice = Memo::new(move |_| hardware.with(|h| models.with(|m| scenario.with(|s| s.advise(h, m)))));
     let recommendation = Memo::new(move |_| {
         advice.with(|a| {
             let a = a.as_ref().map_err(Clone::clone)?;
@@ -166,8 +164,7 @@ pub fn App() -> impl IntoView {
     });
     Effect::new(move |previous: Option<Scenario>| {
         let next = scenario.get();
-        let query =
-            custom.with(|c| models.with(|m| pins.with(|p| SharedLink::query(&next, c, m, p))));
+        let query = custom.with(|c| models.with(|m| pins.with(|p| SharedLink::query(&next, c, m, p))));
         history::write(previous.as_ref(), &next, &query);
         next
     });

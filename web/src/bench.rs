@@ -124,7 +124,10 @@ mod tests {
     fn shape_text_is_the_parsed_grammar() {
         // `shapes_text` writes what `roofline_core::validation::parse_shapes` reads back.
         let shapes = [[1, 2, 3], [4, 5, 6]];
-        assert_eq!(roofline_core::validation::parse_shapes(&shapes_text(&shapes)).unwrap(), shapes);
+        assert_eq!(
+            roofline_core::validation::parse_shapes(&shapes_text(&shapes)).unwrap(),
+            shapes
+        );
         assert_eq!(shapes_text(&[[1, 2, 3], [4, 5, 6]]), "1x2x3, 4x5x6");
     }
 

@@ -310,7 +310,10 @@ pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
     };
     for (name, value) in [
         time_row,
-        ("tokens/s (whole batch)", format::tokens_per_s(analysis.tokens_per_s)),
+        (
+            "tokens/s (whole batch)",
+            format::tokens_per_s(analysis.tokens_per_s),
+        ),
         (
             "kernels, launch overhead",
             format!(

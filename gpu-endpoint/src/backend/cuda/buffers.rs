@@ -171,7 +171,10 @@ impl DeviceBuf {
         }
     }
 
-    pub(super) fn ptr_mut<'a>(&'a mut self, stream: &'a Arc<CudaStream>) -> (drv_sys::CUdeviceptr, PtrGuard<'a>) {
+    pub(super) fn ptr_mut<'a>(
+        &'a mut self,
+        stream: &'a Arc<CudaStream>,
+    ) -> (drv_sys::CUdeviceptr, PtrGuard<'a>) {
         fn boxed<'a, T: DeviceRepr>(
             s: &'a mut CudaSlice<T>,
             stream: &'a Arc<CudaStream>,

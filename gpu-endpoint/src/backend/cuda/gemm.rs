@@ -584,4 +584,3 @@ impl Drop for Pref {
         let _ = unsafe { lt::destroy_matmul_pref(self.0) };
     }
 }
-

@@ -1,24 +1,9 @@
 //! `roofline predict --tp N [--ep N]` and `advise`: collectives in the table, per-GPU memory, the
 //! communication share, and usage errors for degrees the model or device cannot take.
 
-use std::process::Command;
+mod common;
 
-fn roofline(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_roofline"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
-
-fn stdout(args: &[&str]) -> String {
-    let out = roofline(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8")
-}
+use common::{roofline, stdout};
 
 const LLAMA_70B_ON_H100: [&str; 8] = [
     "predict",

@@ -1,23 +1,8 @@
 //! The `roofline` binary: predictions in reference mode by default, listings that fit 120 columns.
 
-use std::process::Command;
+mod common;
 
-fn roofline(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_roofline"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
-
-fn stdout(args: &[&str]) -> String {
-    let out = roofline(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8")
-}
+use common::{roofline, stdout};
 
 #[test]
 fn predict_says_its_mode_and_defaults_to_reference() {

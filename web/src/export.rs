@@ -9,15 +9,6 @@ use crate::state::{KernelRow, Scenario};
 /// This page's version, recorded in every export.
 pub const TOOL: &str = concat!("roofline-web ", env!("CARGO_PKG_VERSION"));
 
-/// Quotes a CSV field when needed.
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
-    }
-}
-
 /// Provenance shared by every exported row: device key, the mode of the predictions and where the device's
 /// numbers come from, scenario, corrections, tool.
 fn provenance(s: &Scenario, hw: &HardwareSpec) -> Vec<String> {
@@ -31,6 +22,8 @@ fn provenance(s: &Scenario, hw: &HardwareSpec) -> Vec<String> {
         if s.prefill { "prefill" } else { "decode" }.to_owned(),
         s.batch.to_string(),
         s.context.to_string(),
+        s.gpus.to_string(),
+        s.experts.to_string(),
         format!(
             "launch_floor={} wave_quantization={} activation_quantization={} step_launch={:?}",
             c.launch_floor, c.wave_quantization, c.activation_quantization, c.step_launch
@@ -69,11 +62,12 @@ fn measurement_columns(point: Option<&RooflinePoint>) -> Vec<String> {
 
 /// Header of [`results_csv`].
 pub const CSV_HEADER: &str = "source,item,count,precision,ai_flop_per_byte,flops,bytes,time_s,bound,\
-hardware,mode,hardware_provenance,model,config,phase,batch,context,corrections,tool,\
+hardware,mode,hardware_provenance,model,config,phase,batch,context,gpus,expert_parallel,corrections,tool,\
 measured_device,measured_backend,measured_library,measured_kernel,measured_versions,measured_samples,\
 measured_sm_clock_mhz,measured_power_w,measured_throttle,measured_at_unix_s";
 
-/// One CSV line per model operator (`predicted`), kernel prediction (`kernel`) and measured point (`measured`).
+/// One CSV record per model operator (`predicted`), kernel prediction (`kernel`) and measured point
+/// (`measured`), quoted by the `csv` crate where a field needs it.
 #[must_use]
 pub fn results_csv(
     s: &Scenario,
@@ -83,17 +77,14 @@ pub fn results_csv(
     measured: &[RooflinePoint],
 ) -> String {
     let prov = provenance(s, hw);
-    let mut lines = vec![CSV_HEADER.to_owned()];
+    let mut records = vec![CSV_HEADER.split(',').map(str::to_owned).collect::<Vec<_>>()];
     let mut push = |fields: Vec<String>, point: Option<&RooflinePoint>| {
-        let run = measurement_columns(point);
-        lines.push(
+        records.push(
             fields
-                .iter()
-                .chain(&prov)
-                .chain(&run)
-                .map(|f| csv_field(f))
-                .collect::<Vec<_>>()
-                .join(","),
+                .into_iter()
+                .chain(prov.iter().cloned())
+                .chain(measurement_columns(point))
+                .collect(),
         );
     };
     for op in analysis.map_or(&[][..], |a| &a.ops) {
@@ -146,7 +137,17 @@ pub fn results_csv(
             Some(m),
         );
     }
-    lines.join("\n") + "\n"
+    let mut writer = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    for record in &records {
+        // Writing to memory cannot fail.
+        let _ = writer.write_record(record);
+    }
+    writer
+        .into_inner()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default()
 }
 
 /// The same results as JSON: the mode, scenario, corrections, device (its `sources` give the basis of every
@@ -197,6 +198,16 @@ mod tests {
     use super::*;
     use crate::state::resolve_hardware;
 
+    /// The records of `csv` as a CSV reader sees them (quoted fields unquoted).
+    fn records(csv: &str) -> Vec<csv::StringRecord> {
+        csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(csv.as_bytes())
+            .records()
+            .map(Result::unwrap)
+            .collect()
+    }
+
     #[test]
     fn csv_has_provenance_on_every_row() {
         let s = Scenario::default();
@@ -208,10 +219,12 @@ mod tests {
         assert_eq!(lines[0], CSV_HEADER);
         let columns = CSV_HEADER.split(',').count();
         assert!(
-            lines[1..]
+            records(&csv)[1..]
                 .iter()
-                .all(|l| l.split(',').count() == columns && l.contains("gb10,datasheet,datasheet,"))
+                .all(|r| r.len() == columns && (&r[9], &r[10], &r[11]) == ("gb10", "datasheet", "datasheet"))
         );
+        // One GPU, no expert parallel: the `gpus` and `expert_parallel` columns.
+        assert_eq!((&records(&csv)[1][17], &records(&csv)[1][18]), ("1", "1"));
         assert_eq!(lines.len(), 1 + a.ops.len() + 5);
         let reference = hw.reference().unwrap();
         let csv = results_csv(&s, &reference, None, &s.kernel.evaluate(&reference), &[]);
@@ -227,15 +240,21 @@ mod tests {
     fn measured_rows_say_what_ran() {
         let s = Scenario::default();
         let hw = resolve_hardware(&s.hardware, &[]).unwrap();
-        let point =
+        let mut point =
             crate::measured::tests::measured_point("64x256x256", roofline_core::Precision::Fp32, 1e-4, 1.7e9);
-        let csv = results_csv(&s, &hw, None, &[], &[point]);
+        let csv = results_csv(&s, &hw, None, &[], &[point.clone()]);
         let row = csv.lines().nth(1).unwrap();
-        assert_eq!(row.split(',').count(), CSV_HEADER.split(',').count());
+        assert_eq!(records(&csv)[1].len(), CSV_HEADER.split(',').count());
         assert!(
             row.starts_with("measured,") && row.contains(",Test CPU,cpu,") && row.ends_with(",1700000000"),
             "{row}"
         );
+        // A label with a comma and a quote stays one field and reads back intact.
+        point.label = "GEMM 64x256x256 [FP32], \"W4A16\"".to_owned();
+        let csv = results_csv(&s, &hw, None, &[], &[point]);
+        let record = &records(&csv)[1];
+        assert_eq!(record.len(), CSV_HEADER.split(',').count());
+        assert_eq!(&record[1], "GEMM 64x256x256 [FP32], \"W4A16\"");
     }
 
     #[test]

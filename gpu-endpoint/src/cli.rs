@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use roofline_cli::predict::parse_hardware;
 use roofline_core::wire::{BenchReport, BenchmarkFailedEvent, BenchmarkPointEvent, BenchmarkRequest};
 use roofline_core::{Mode, Precision, find_hardware};
 
@@ -233,10 +234,6 @@ fn parse_shape(s: &str) -> Result<[u64; 3], String> {
 
 fn parse_precision(s: &str) -> Result<Precision, String> {
     s.parse::<Precision>().map_err(|e| e.to_string())
-}
-
-fn parse_hardware(s: &str) -> Result<String, String> {
-    find_hardware(s).map(|h| h.key.clone()).map_err(|e| e.to_string())
 }
 
 /// Runs the parsed command line.

@@ -231,15 +231,28 @@ pub struct AdviseArgs {
     pub current: String,
 }
 
-fn parse_hardware(s: &str) -> Result<String, String> {
+/// Clap value parser: a catalog device key (case-insensitive) → its canonical key, or the error listing
+/// every valid key. Shared by every subcommand that takes `--hardware`.
+///
+/// # Errors
+/// Core's unknown-hardware message.
+pub fn parse_hardware(s: &str) -> Result<String, String> {
     find_hardware(s).map(|h| h.key.clone()).map_err(|e| e.to_string())
 }
 
-fn parse_model(s: &str) -> Result<String, String> {
+/// Clap value parser: a model preset key → its canonical key, or the error listing every valid key.
+///
+/// # Errors
+/// Core's unknown-model message.
+pub fn parse_model(s: &str) -> Result<String, String> {
     find_model(s).map(|m| m.key.clone()).map_err(|e| e.to_string())
 }
 
-fn parse_config(s: &str) -> Result<String, String> {
+/// Clap value parser: a precision-config key → its canonical key, or the error listing every valid key.
+///
+/// # Errors
+/// Core's unknown-config message.
+pub fn parse_config(s: &str) -> Result<String, String> {
     find_quant_config(s)
         .map(|c| c.key.clone())
         .map_err(|e| e.to_string())

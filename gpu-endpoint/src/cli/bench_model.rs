@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use clap::Args;
 use roofline_cli::output::{emit, json, table};
-use roofline_cli::predict::{PhaseArg, SpecArgs};
+use roofline_cli::predict::{PhaseArg, SpecArgs, parse_config, parse_model};
+use roofline_core::Phase;
 use roofline_core::wire::{StepOperatorEvent, StepReport, StepRequest};
-use roofline_core::{Phase, find_model, find_quant_config};
 
 use super::{BackendArgs, CliError, open_store, parse_max_point};
 use crate::backend::Device;
@@ -51,16 +51,6 @@ pub struct BenchModelArgs {
     /// Backend.
     #[command(flatten)]
     pub backend: BackendArgs,
-}
-
-fn parse_model(s: &str) -> Result<String, String> {
-    find_model(s).map(|m| m.key.clone()).map_err(|e| e.to_string())
-}
-
-fn parse_config(s: &str) -> Result<String, String> {
-    find_quant_config(s)
-        .map(|c| c.key.clone())
-        .map_err(|e| e.to_string())
 }
 
 /// Runs `bench-model`.

@@ -6,12 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_cors::Cors;
-use actix_web::body::{BoxBody, EitherBody};
+use actix_web::body::BoxBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::http::{Method, header};
 use actix_web::middleware::Next;
 use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web_httpauth::extractors::bearer::BearerAuth;
+use actix_web_httpauth::middleware::HttpAuthentication;
 use roofline_core::wire::ErrorCode;
 
 use crate::backend::{Device, Selected, Telemetry};
@@ -154,7 +156,7 @@ pub fn configure(state: web::Data<AppState>) -> impl FnOnce(&mut web::ServiceCon
                 web::scope(prefix)
                     .configure(routes::configure)
                     .default_service(web::to(api_not_found))
-                    .wrap(actix_web::middleware::from_fn(require_token))
+                    .wrap(HttpAuthentication::with_fn(require_token))
                     .wrap(cors(&origins))
                     .wrap(actix_web::middleware::from_fn(body_deadline))
                     .wrap(actix_web::middleware::from_fn(refuse_encoded_bodies))
@@ -329,30 +331,26 @@ fn is_body_timeout(error: &actix_web::error::PayloadError) -> bool {
     matches!(error, actix_web::error::PayloadError::Io(e) if e.kind() == std::io::ErrorKind::TimedOut)
 }
 
-/// Bearer-token check on every /api route except health and CORS preflights.
+/// Bearer-token check on every /api route except health and CORS preflights, run by actix-web-httpauth's
+/// middleware: the credentials are optional there so that a missing or non-Bearer `Authorization` header
+/// reaches this check and gets the JSON 401 of [`ApiError::Unauthorized`].
 async fn require_token(
     req: ServiceRequest,
-    next: Next<BoxBody>,
-) -> Result<ServiceResponse<EitherBody<BoxBody>>, actix_web::Error> {
+    credentials: Option<BearerAuth>,
+) -> Result<ServiceRequest, (actix_web::Error, ServiceRequest)> {
     let token = req
         .app_data::<web::Data<AppState>>()
-        .and_then(|s| s.config.token.clone());
-    if let Some(token) = token
-        && !matches!(req.path(), "/api/health" | "/api/v1/health")
-        && req.method() != Method::OPTIONS
-    {
-        let presented = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim);
-        if !presented.is_some_and(|p| token_matches(p.as_bytes(), token.as_bytes())) {
-            let response = actix_web::ResponseError::error_response(&ApiError::Unauthorized);
-            return Ok(req.into_response(response).map_into_right_body());
-        }
+        .and_then(|s| s.config.token.as_deref());
+    let authorized = token.is_none_or(|token| {
+        matches!(req.path(), "/api/health" | "/api/v1/health")
+            || req.method() == Method::OPTIONS
+            || credentials.is_some_and(|c| token_matches(c.token().trim().as_bytes(), token.as_bytes()))
+    });
+    if authorized {
+        Ok(req)
+    } else {
+        Err((ApiError::Unauthorized.into(), req))
     }
-    next.call(req).await.map(ServiceResponse::map_into_left_body)
 }
 
 /// Outermost `/api` middleware: any error response that is not already JSON (CORS rejections, framework

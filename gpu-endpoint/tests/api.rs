@@ -420,24 +420,56 @@ async fn calibration_builds_a_measured_spec_from_fake_numbers() {
 async fn token_is_required_on_every_api_route_but_health() {
     let (state, _dir) = fake_state(Some("s3cret"), 0);
     let app = app!(state);
-    let resp = test::call_service(&app, test::TestRequest::get().uri("/api/health").to_request()).await;
-    assert_eq!(resp.status(), StatusCode::OK);
-    for auth in [None, Some("Bearer wrong"), Some("s3cret"), Some("Basic s3cret")] {
-        let mut req = test::TestRequest::get().uri("/api/device");
-        if let Some(a) = auth {
-            req = req.insert_header(("authorization", a));
-        }
-        let resp = test::call_service(&app, req.to_request()).await;
-        assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{auth:?}");
-        let body: ErrorBody = test::read_body_json(resp).await;
-        assert_eq!(body.code, "unauthorized");
+    for health in ["/api/health", "/api/v1/health"] {
+        let resp = test::call_service(&app, test::TestRequest::get().uri(health).to_request()).await;
+        assert_eq!(resp.status(), StatusCode::OK, "{health}");
     }
-    let req = test::TestRequest::get()
-        .uri("/api/device")
-        .insert_header(("authorization", "Bearer s3cret"));
-    assert_eq!(
-        test::call_service(&app, req.to_request()).await.status(),
-        StatusCode::OK
+    for uri in ["/api/device", "/api/v1/device"] {
+        for auth in [
+            None,
+            Some("Bearer wrong"),
+            Some("Bearer s3cret-and-more"),
+            Some("s3cret"),
+            Some("Basic s3cret"),
+            Some("bearer s3cret"),
+        ] {
+            let mut req = test::TestRequest::get().uri(uri);
+            if let Some(a) = auth {
+                req = req.insert_header(("authorization", a));
+            }
+            let resp = test::call_service(&app, req.to_request()).await;
+            assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{uri} {auth:?}");
+            assert_eq!(resp.headers().get("www-authenticate").unwrap(), "Bearer");
+            let body: ErrorBody = test::read_body_json(resp).await;
+            assert_eq!(body.code, "unauthorized");
+            assert_eq!(
+                body.message,
+                gpu_endpoint::error::ApiError::Unauthorized.to_string()
+            );
+        }
+        // Blanks around the token are not part of it.
+        for auth in ["Bearer s3cret", "Bearer  s3cret"] {
+            let req = test::TestRequest::get()
+                .uri(uri)
+                .insert_header(("authorization", auth));
+            assert_eq!(
+                test::call_service(&app, req.to_request()).await.status(),
+                StatusCode::OK,
+                "{uri} {auth:?}"
+            );
+        }
+    }
+    // A CORS preflight carries no credentials and is answered without them.
+    let req = test::TestRequest::default()
+        .method(actix_web::http::Method::OPTIONS)
+        .uri("/api/v1/device")
+        .insert_header(("origin", "http://localhost:8080"))
+        .insert_header(("access-control-request-method", "GET"));
+    assert!(
+        test::call_service(&app, req.to_request())
+            .await
+            .status()
+            .is_success()
     );
 }
 

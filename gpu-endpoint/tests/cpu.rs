@@ -84,3 +84,32 @@ fn cpu_copy_bandwidth_is_positive_and_counts_read_plus_write() {
     assert!(measured.measurement.median_s > 0.0);
     assert!(measured.measurement.verified);
 }
+
+#[test]
+fn cpu_device_info_reports_the_host_brand_and_memory() {
+    let b = backend();
+    let info = b.device_info();
+    assert_eq!(info.backend, "cpu");
+    assert!(!info.name.trim().is_empty());
+    // Where /proc/cpuinfo names the model (x86), the brand is that line's value.
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    if let Some(model) = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+    {
+        assert_eq!(info.name, model.trim());
+    }
+    if cfg!(target_os = "linux") {
+        assert!(info.memory_total_mb > 0.0, "{info:?}");
+        let free_mb = info.memory_free_mb.expect("MemAvailable is read on Linux");
+        assert!(
+            free_mb > 0.0 && free_mb <= info.memory_total_mb,
+            "{free_mb} of {}",
+            info.memory_total_mb
+        );
+        // Half the available memory, capped by the constructor's bound.
+        let budget = b.memory_budget_bytes();
+        assert!(budget > 0 && budget <= 256 << 20, "{budget}");
+    }
+}

@@ -10,6 +10,7 @@ use std::time::Instant;
 use gemm::Parallelism;
 use roofline_core::wire::DeviceInfo;
 use roofline_core::{OperandPrecisions, Operator, Precision};
+use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
 
 use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth};
 use crate::protocol::{
@@ -35,18 +36,20 @@ pub struct CpuBackend {
 }
 
 impl CpuBackend {
-    /// Describes the host; `memory_cap_bytes` bounds the buffers of one measurement.
+    /// Describes the host (CPU brand and RAM from `sysinfo`, last-level cache from sysfs); `memory_cap_bytes`
+    /// bounds the buffers of one measurement.
     #[must_use]
     pub fn new(memory_cap_bytes: u64) -> CpuBackend {
-        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let name = cpuinfo
-            .lines()
-            .find(|l| l.starts_with("model name"))
-            .and_then(|l| l.split(':').nth(1))
-            .map_or_else(
-                || format!("{} CPU", std::env::consts::ARCH),
-                |s| s.trim().to_owned(),
-            );
+        let refresh = RefreshKind::nothing()
+            .with_cpu(CpuRefreshKind::nothing())
+            .with_memory(MemoryRefreshKind::nothing().with_ram());
+        let system = System::new_with_specifics(refresh).ok();
+        let name = system
+            .as_ref()
+            .and_then(|s| s.cpus().first())
+            .map(|cpu| cpu.brand().trim())
+            .filter(|brand| !brand.is_empty())
+            .map_or_else(|| format!("{} CPU", std::env::consts::ARCH), str::to_owned);
         let llc_bytes = ["index3", "index2"]
             .iter()
             .find_map(|idx| {
@@ -60,7 +63,7 @@ impl CpuBackend {
             arch: std::env::consts::ARCH,
             threads: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
             llc_bytes,
-            memory_total_bytes: meminfo_kb("MemTotal:").map_or(0, |kb| kb * 1024),
+            memory_total_bytes: system.map_or(0, |s| s.total_memory()),
             policy: SamplingPolicy::cpu(),
             copy_bytes: COPY_BYTES,
         }
@@ -240,15 +243,11 @@ fn parse_size(s: &str) -> Option<usize> {
     digits.parse::<usize>().ok().map(|v| v * mult)
 }
 
-fn meminfo_kb(field: &str) -> Option<u64> {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()?
-        .lines()
-        .find(|l| l.starts_with(field))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
+/// RAM the host can still hand out without swapping, in bytes (`MemAvailable` on Linux); `None` where unknown.
+fn available_memory_bytes() -> Option<u64> {
+    let mut system = System::new().ok()?;
+    system.refresh_memory_specifics(MemoryRefreshKind::nothing().with_ram());
+    Some(system.available_memory()).filter(|&bytes| bytes > 0)
 }
 
 impl Backend for CpuBackend {
@@ -263,7 +262,7 @@ impl Backend for CpuBackend {
             arch: self.arch.into(),
             compute_capability: None,
             memory_total_mb: self.memory_total_bytes as f64 / 1e6,
-            memory_free_mb: meminfo_kb("MemAvailable:").map(|kb| kb as f64 * 1024.0 / 1e6),
+            memory_free_mb: available_memory_bytes().map(|bytes| bytes as f64 / 1e6),
             sm_count: None,
             cpu_cores: u32::try_from(self.threads).ok(),
             sm_clock_max_mhz: None,
@@ -283,7 +282,7 @@ impl Backend for CpuBackend {
     }
 
     fn memory_budget_bytes(&self) -> u64 {
-        let available = meminfo_kb("MemAvailable:").map_or(u64::MAX, |kb| kb * 1024 / 2);
+        let available = available_memory_bytes().map_or(u64::MAX, |bytes| bytes / 2);
         self.memory_cap_bytes.min(available)
     }
 

@@ -74,8 +74,8 @@ pub use formats::{
     format_info,
 };
 pub use hardware::{
-    Architecture, ComputePath, HardwareSpec, Mode, Peak, Provenance, ReferenceCeilings, catalog,
-    find_hardware, find_hardware_in,
+    Architecture, ComputePath, HardwareSpec, Mode, Peak, Provenance, ReferenceCeilings, calibrated_key,
+    catalog, find_hardware, find_hardware_in,
 };
 pub use model::{MlaConfig, ModelConfig, MoeConfig, ParamCount, SlidingWindow, find_model, model_presets};
 pub use ops::{Activation, AttentionShape, GemmShape, MoeShape, Norm, OpKind, OperandPrecisions, Operator};

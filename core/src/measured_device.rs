@@ -106,11 +106,12 @@ impl PointDevice {
     }
 }
 
-/// The catalog key a spec describes: its own key, or the catalog device it calibrates (`<key>_measured`).
+/// The catalog key a spec describes: its own key, or the catalog device it calibrates
+/// ([`HardwareSpec::calibrated_base`]).
 #[must_use]
 pub fn catalog_key_of_spec(spec: &HardwareSpec) -> Option<&'static str> {
-    [spec.key.as_str(), spec.key.trim_end_matches("_measured")]
-        .into_iter()
+    std::iter::once(spec.key.as_str())
+        .chain(spec.calibrated_base())
         .find_map(|k| find_hardware(k).ok())
         .map(|h| h.key.as_str())
 }
@@ -126,7 +127,7 @@ pub fn catalog_key_of_spec(spec: &HardwareSpec) -> Option<&'static str> {
 /// use roofline_core::wire::{Measurement, PointSource, RooflinePoint};
 /// let point = |backend: &str, device: &str| RooflinePoint {
 ///     ai: 1.0, tflops: 1.0, time_us: 1.0, precision: roofline_core::Precision::Fp32, shape: "1x1x1".into(),
-///     label: String::new(), source: PointSource::Measured, bottleneck: "memory".into(), bandwidth_gb_s: None,
+///     kind: None, label: String::new(), source: PointSource::Measured, bottleneck: "memory".into(), bandwidth_gb_s: None,
 ///     operands: None, mode: None,
 ///     measurement: Some(Measurement { backend: backend.into(), device_name: device.into(), ..Measurement::default() }),
 /// };
@@ -176,6 +177,7 @@ mod tests {
             time_us: 1.0,
             precision: Precision::Fp32,
             shape: "1x1x1".into(),
+            kind: None,
             label: String::new(),
             source: PointSource::Measured,
             bottleneck: "memory".into(),
@@ -213,6 +215,7 @@ mod tests {
         let h100 = find_hardware("h100_sxm").unwrap();
         let calibrated = HardwareSpec {
             key: "h100_sxm_measured".into(),
+            calibrates: Some("h100_sxm".into()),
             ..h100.clone()
         };
         assert!(same_device(

@@ -3,7 +3,7 @@
 //! Validation tab and by `gpu-endpoint validate` (docs/validation).
 
 use crate::wire::RooflinePoint;
-use crate::{Bound, Corrections, Error, HardwareSpec, Mode, Operator, Precision, analyze_operator};
+use crate::{Bound, Corrections, Error, HardwareSpec, Mode, OpKind, Operator, Precision, analyze_operator};
 
 /// GEMV (M = 1) or GEMM (`GEMV` / `GEMM` in JSON).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -154,8 +154,9 @@ pub fn check(p: &RooflinePoint, hw: &HardwareSpec) -> Result<Check, Error> {
     })
 }
 
-/// One row per point, predicted on the datasheet `spec`, on its reference spec and, when given, on
-/// `calibrated`.
+/// One row per GEMM or GEMV point, predicted on the datasheet `spec`, on its reference spec and, when given,
+/// on `calibrated`. Points of other operators (a model step's norms, attention, …, whose shape is not
+/// `MxNxK`) have no row: they are compared with their prediction where they were measured, in the step.
 #[must_use]
 pub fn rows(
     points: &[RooflinePoint],
@@ -165,6 +166,7 @@ pub fn rows(
     let reference = spec.reference();
     points
         .iter()
+        .filter(|p| p.kind.is_none_or(|k| matches!(k, OpKind::Gemm | OpKind::Gemv)))
         .map(|p| ValidationRow {
             precision: p.precision,
             regime: if parse_shape(&p.shape).is_ok_and(|(m, _, _)| m <= 1) {
@@ -275,6 +277,7 @@ mod tests {
             time_us: median_s * 1e6,
             precision,
             shape: shape.into(),
+            kind: None,
             label: format!("{shape} [{precision}] measured"),
             source: PointSource::Measured,
             bottleneck: "memory".into(),
@@ -315,6 +318,25 @@ mod tests {
                 .to_string()
                 .contains("1x0x4")
         );
+    }
+
+    #[test]
+    fn only_gemm_and_gemv_points_are_validated_as_matmuls() {
+        let h100 = find_hardware("h100_sxm").unwrap();
+        let gemv = measured_point("1x4096x4096", Precision::Fp16, 20e-6, 0.0);
+        // A model step's attention over 32 heads × 256 cached tokens × 64 dims: the label reads like a
+        // matmul shape, but it is no GEMM and must not be predicted as one.
+        let attention = RooflinePoint {
+            kind: Some(OpKind::Attention),
+            ..measured_point("32x256x64", Precision::Fp16, 20e-6, 0.0)
+        };
+        let gemm = RooflinePoint {
+            kind: Some(OpKind::Gemm),
+            ..measured_point("64x256x256", Precision::Fp16, 20e-6, 0.0)
+        };
+        let table = rows(&[gemv, attention, gemm], h100, None);
+        let shapes: Vec<&str> = table.iter().map(|r| r.shape.as_str()).collect();
+        assert_eq!(shapes, ["1x4096x4096", "64x256x256"]);
     }
 
     #[test]

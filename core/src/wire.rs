@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::units::{MICRO, TERA};
-use crate::{Mode, OperandPrecisions, Operator, Precision, Prediction};
+use crate::{Mode, OpKind, OperandPrecisions, Operator, Precision, Prediction};
 
 mod step;
 pub use step::{StepDoneEvent, StepJob, StepOperatorEvent, StepReport, StepRequest};
@@ -298,8 +298,13 @@ pub struct RooflinePoint {
     pub time_us: f64,
     /// Precision that ran (for a measured point: what really ran, never a stand-in).
     pub precision: Precision,
-    /// Shape as `MxNxK`.
+    /// Shape label of the operator: `MxNxK` for a GEMM or GEMV, the operator's own label otherwise (e.g.
+    /// `1x2048` for a norm over one token).
     pub shape: String,
+    /// Kind of the operator that ran or was predicted. Absent from older records, which are all GEMMs or
+    /// GEMVs of shape `MxNxK`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<OpKind>,
     /// Display label, e.g. `GEMV 1x4096x4096 [FP16]`.
     pub label: String,
     /// Simulated or measured.
@@ -334,6 +339,7 @@ impl RooflinePoint {
             time_us: prediction.time_s / MICRO,
             precision,
             shape: op.shape.clone(),
+            kind: Some(op.kind),
             label: format!("{} [{precision}]", op.name),
             source: PointSource::Simulated,
             bottleneck: prediction.bound.name().to_owned(),

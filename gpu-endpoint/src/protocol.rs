@@ -478,6 +478,7 @@ pub fn measured_point(
         time_us: time_s * 1e6,
         precision,
         shape: op.shape.clone(),
+        kind: Some(op.kind),
         label: format!("{} [{precision}{label_suffix}] measured", op.name),
         source: PointSource::Measured,
         bottleneck: bottleneck.to_owned(),

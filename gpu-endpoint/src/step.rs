@@ -87,9 +87,22 @@ pub fn requested_hardware(request: &StepRequest) -> Result<Option<HardwareSpec>,
 ///
 /// # Errors
 /// [`Error::UnknownModel`] / [`Error::UnknownConfig`]; [`Error::Unsupported`] when the device lacks a format
-/// of the config; [`Error::InvalidInput`] for a zero or too large batch or context.
+/// of the config; [`Error::InvalidInput`] for a zero or too large batch or context, or a `model_config` that
+/// is invalid or named other than `model`.
 pub fn plan(request: StepRequest, hardware: HardwareSpec) -> Result<StepPlan, Error> {
-    let model = find_model(&request.model)?;
+    let model = match &request.model_config {
+        Some(model) if model.key != request.model => {
+            return Err(Error::InvalidInput(format!(
+                "model_config.key {:?} differs from model {:?}",
+                model.key, request.model
+            )));
+        }
+        Some(model) => {
+            model.validate()?;
+            model
+        }
+        None => find_model(&request.model)?,
+    };
     let config = find_quant_config(&request.config)?;
     let tokens = u64::from(request.batch) * u64::from(request.context);
     if tokens > MAX_STEP_TOKENS {
@@ -362,6 +375,7 @@ mod tests {
     fn tinyllama(config: &str) -> StepRequest {
         StepRequest {
             model: "tinyllama-1.1b".into(),
+            model_config: None,
             config: config.into(),
             phase: Phase::Decode,
             batch: 1,
@@ -411,6 +425,38 @@ mod tests {
                 .label
                 .starts_with(&rows[0].name)
         );
+    }
+
+    #[test]
+    fn a_model_that_is_not_a_preset_travels_with_the_request() {
+        let hardware = requested_hardware(&tinyllama("bf16")).unwrap().unwrap();
+        let preset = plan(tinyllama("bf16"), hardware.clone()).unwrap();
+        let mut mine = find_model("tinyllama-1.1b").unwrap().clone();
+        mine.key = "my-tiny".into();
+        let custom = plan(
+            StepRequest {
+                model: "my-tiny".into(),
+                model_config: Some(mine.clone()),
+                ..tinyllama("bf16")
+            },
+            hardware.clone(),
+        )
+        .unwrap();
+        // The same architecture under another key: the same operator rows.
+        assert_eq!(custom.analysis.ops.len(), preset.analysis.ops.len());
+        assert_eq!(custom.analysis.model, "my-tiny");
+        let misnamed = StepRequest {
+            model_config: Some(mine.clone()),
+            ..tinyllama("bf16")
+        };
+        assert!(matches!(plan(misnamed, hardware.clone()), Err(Error::InvalidInput(_))));
+        mine.layers = 0;
+        let invalid = StepRequest {
+            model: "my-tiny".into(),
+            model_config: Some(mine),
+            ..tinyllama("bf16")
+        };
+        assert!(plan(invalid, hardware).is_err());
     }
 
     #[test]

@@ -1,16 +1,11 @@
 //! The spec of each prediction mode for one device: its datasheet (catalog or custom) spec, the reference spec
-//! built from it, and its calibrated spec. A calibration from the endpoint is a `HardwareSpec` with key
-//! `<base>_measured` kept among the custom devices, so every analysis runs on it unchanged. Pure.
+//! built from it, and its calibrated spec. A calibration from the endpoint is a `HardwareSpec` (key
+//! [`roofline_core::calibrated_key`], the device it calibrates in [`HardwareSpec::calibrated_base`]) kept
+//! among the custom devices, so every analysis runs on it unchanged. Pure.
 
 use roofline_core::{HardwareSpec, Mode, Provenance};
 
 use crate::state::{DEFAULT_HARDWARE, Scenario, resolve_hardware};
-
-/// The key of the calibrated spec of `key` (the endpoint's naming).
-#[must_use]
-pub fn calibrated_key(key: &str) -> String {
-    format!("{key}_measured")
-}
 
 /// The datasheet and calibrated specs of the selected device.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -34,23 +29,25 @@ impl DeviceSpecs {
     /// The specs of device `key`, which may name the datasheet spec or the calibrated one.
     #[must_use]
     pub fn of(key: &str, custom: &[HardwareSpec]) -> DeviceSpecs {
-        if let Some(base) = key
-            .strip_suffix("_measured")
+        let spec = resolve_hardware(key, custom);
+        if let Some(base) = spec
+            .as_ref()
+            .and_then(HardwareSpec::calibrated_base)
             .and_then(|base| resolve_hardware(base, custom))
         {
             return DeviceSpecs {
                 datasheet: Some(base),
-                calibrated: resolve_hardware(key, custom),
+                calibrated: spec,
             };
         }
-        match resolve_hardware(key, custom) {
+        match spec {
             Some(measured) if measured.provenance == Provenance::Measured => DeviceSpecs {
                 datasheet: None,
                 calibrated: Some(measured),
             },
             datasheet => DeviceSpecs {
                 datasheet,
-                calibrated: resolve_hardware(&calibrated_key(key), custom),
+                calibrated: custom.iter().find(|c| c.calibrated_base() == Some(key)).cloned(),
             },
         }
     }
@@ -206,7 +203,8 @@ mod tests {
     fn calibrated_gb10() -> HardwareSpec {
         let gb10 = resolve_hardware("gb10", &[]).unwrap();
         HardwareSpec {
-            key: calibrated_key("gb10"),
+            key: roofline_core::calibrated_key("gb10"),
+            calibrates: Some("gb10".into()),
             dram_bandwidth_bytes_per_s: 200e9,
             provenance: Provenance::Measured,
             ..gb10

@@ -172,6 +172,7 @@ pub(crate) mod tests {
             time_us: median_s * 1e6,
             precision,
             shape: shape.to_owned(),
+            kind: None,
             label: format!("GEMM {shape} [{precision}]"),
             source: PointSource::Measured,
             bottleneck: "memory".to_owned(),

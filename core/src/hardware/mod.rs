@@ -396,9 +396,46 @@ pub struct HardwareSpec {
     /// is refused, naming the missing figure).
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub interconnect: Option<Interconnect>,
+    /// For a calibrated spec: the key of the device it calibrates (a catalog or custom device, or
+    /// `<backend>_host` for a device without a spec). `None` for every other spec; read it through
+    /// [`HardwareSpec::calibrated_base`], which also reads specs stored before the field existed.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub calibrates: Option<String>,
 }
 
+/// The key of the calibrated spec of device `key`: `<key>_measured`.
+#[must_use]
+pub fn calibrated_key(key: &str) -> String {
+    format!("{key}{CALIBRATED_SUFFIX}")
+}
+
+/// What [`calibrated_key`] appends.
+const CALIBRATED_SUFFIX: &str = "_measured";
+
 impl HardwareSpec {
+    /// For a calibrated spec, the key of the device it calibrates: [`HardwareSpec::calibrates`], or, for a
+    /// measured spec stored before that field existed, its key without the [`calibrated_key`] suffix. `None`
+    /// for every other spec.
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::{Provenance, find_hardware};
+    /// let gb10 = find_hardware("gb10").unwrap();
+    /// assert_eq!(gb10.calibrated_base(), None);
+    /// // A calibration saved before the `calibrates` field: read from its key.
+    /// let mut saved = gb10.clone();
+    /// (saved.key, saved.provenance) = ("gb10_measured".into(), Provenance::Measured);
+    /// assert_eq!(saved.calibrated_base(), Some("gb10"));
+    /// ```
+    #[must_use]
+    pub fn calibrated_base(&self) -> Option<&str> {
+        self.calibrates.as_deref().or_else(|| {
+            (self.provenance == Provenance::Measured)
+                .then(|| self.key.strip_suffix(CALIBRATED_SUFFIX))
+                .flatten()
+        })
+    }
+
     /// The peak of `path`, if the device runs it natively.
     #[must_use]
     pub fn peak(&self, path: ComputePath) -> Option<&Peak> {
@@ -626,6 +663,7 @@ impl HardwareSpec {
             notes: String::new(),
             reference: None,
             interconnect: None,
+            calibrates: None,
         }
     }
 
@@ -680,7 +718,8 @@ impl HardwareSpec {
                 kept.join(", ")
             )
         };
-        spec.key = format!("{}_measured", self.key);
+        spec.key = calibrated_key(&self.key);
+        spec.calibrates = Some(self.key.clone());
         spec.name = format!("{} (measured on {})", self.name, calibration.device_name);
         spec.dram_bandwidth_bytes_per_s = calibration.dram_bandwidth_bytes_per_s;
         spec.kernel_overhead_s = calibration.kernel_overhead_s;
@@ -935,6 +974,7 @@ impl CatalogEntry {
             notes,
             reference: Some(reference::for_entry(catalog::ENTRIES, self, medians)),
             interconnect: self.interconnect.as_ref().map(InterconnectEntry::to_interconnect),
+            calibrates: None,
         }
     }
 }
@@ -1247,6 +1287,8 @@ mod tests {
             .calibrated(&calibration(20e9, vec![(ComputePath::Fp32, 1e12)]))
             .unwrap();
         assert_eq!(host.key, "cpu_host_measured");
+        assert_eq!(host.calibrated_base(), Some("cpu_host"));
+        assert_eq!(cal.calibrates.as_deref(), Some("h100_sxm"));
         assert_eq!(host.peaks.len(), 1);
     }
 

@@ -5,14 +5,18 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Failure, RooflinePoint};
-use crate::{HardwareSpec, Mode, OpKind, OperandPrecisions, Phase};
+use crate::{HardwareSpec, Mode, ModelConfig, OpKind, OperandPrecisions, Phase};
 
 /// `POST /api/steps` body: the scenario the page analyses, and the device its predictions are for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StepRequest {
-    /// Model preset key, e.g. `tinyllama-1.1b`.
+    /// Model preset key, e.g. `tinyllama-1.1b`; with `model_config`, that model's key.
     pub model: String,
+    /// A model that is not a preset (e.g. imported from a Hugging Face `config.json` on the page); its `key`
+    /// must equal `model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_config: Option<ModelConfig>,
     /// Precision config key, e.g. `fp32` (the only one the CPU backend runs) or `bf16`.
     pub config: String,
     /// Prefill or decode.

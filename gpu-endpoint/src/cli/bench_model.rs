@@ -91,6 +91,7 @@ pub fn run_bench_model(args: &BenchModelArgs) -> Result<(), CliError> {
     };
     let request = StepRequest {
         model: args.model.clone(),
+        model_config: None,
         config: args.config.clone(),
         phase: match args.phase {
             PhaseArg::Prefill => Phase::Prefill,

@@ -39,7 +39,7 @@ pub fn RightPanel(
     custom: RwSignal<Vec<HardwareSpec>>,
 ) -> impl IntoView {
     let tab = RwSignal::new(0usize);
-    let spot = spot_check_state(scenario);
+    let spot = spot_check_state(scenario, hardware);
     let job = job_tracker();
     let on_key = move |ev: leptos::ev::KeyboardEvent| {
         let step = match ev.key().as_str() {

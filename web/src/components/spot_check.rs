@@ -2,9 +2,9 @@
 //! set or all of the original toolkit's precisions, with each measurement beside its prediction.
 
 use leptos::prelude::*;
-use roofline_core::measured_device::{PointDevice, same_device};
+use roofline_core::measured_device::{PointDevice, catalog_key_of_spec, same_device};
 use roofline_core::wire::{AnalyzeRequest, AnalyzeResponse};
-use roofline_core::{HardwareSpec, Precision, find_hardware};
+use roofline_core::{HardwareSpec, Precision};
 
 use crate::api::{self, ApiError};
 use crate::calibration::mode_label;
@@ -17,11 +17,8 @@ use crate::validation::{self, Band};
 
 /// The catalog key the endpoint predicts on: the selected device, the datasheet of a calibrated one, else
 /// the endpoint's default.
-fn catalog_key(key: &str) -> String {
-    [key, key.trim_end_matches("_measured")]
-        .into_iter()
-        .find(|k| find_hardware(k).is_ok())
-        .map_or_else(|| "gb10".to_owned(), str::to_owned)
+fn catalog_key(spec: &HardwareSpec) -> String {
+    catalog_key_of_spec(spec).unwrap_or("gb10").to_owned()
 }
 
 /// What the spot check sends (run all precisions?, the request) and gets back.
@@ -40,13 +37,13 @@ pub struct SpotCheckState {
 
 /// Creates the state. Measured points join the page's measured points, and their precisions are ticked so
 /// their predictions are plotted beside them.
-pub fn spot_check_state(scenario: RwSignal<Scenario>) -> SpotCheckState {
+pub fn spot_check_state(scenario: RwSignal<Scenario>, hardware: Signal<HardwareSpec>) -> SpotCheckState {
     let endpoint = use_endpoint();
     let measured = use_measured();
     let analyze = Action::new_local(move |(run_all, request): &(bool, AnalyzeRequest)| {
         let (run_all, request) = (*run_all, request.clone());
         let base = endpoint.base_now();
-        let key = catalog_key(&scenario.with_untracked(|s| s.hardware.clone()));
+        let key = hardware.with_untracked(catalog_key);
         async move {
             let response = api::analyze(&base, &key, run_all, &request).await;
             if let Ok(r) = &response {

@@ -162,6 +162,40 @@ impl Browser {
         .await;
     }
 
+    /// Clicks the element matching `css`.
+    ///
+    /// # Panics
+    /// When it does not appear within 30 s or cannot be clicked.
+    pub async fn click(&self, css: &str) {
+        self.element(css)
+            .await
+            .click()
+            .await
+            .unwrap_or_else(|e| panic!("click {css}: {e}"));
+    }
+
+    /// Calibrates the endpoint's device from the Validation tab's Calibration panel and predicts on the
+    /// calibrated spec, which for a device outside the catalog is its own device, `cpu_host_measured` on the
+    /// CPU backend (`expected_key`).
+    ///
+    /// # Panics
+    /// When calibration gives no result within 120 s or the device is not selected.
+    pub async fn calibrate_and_use(&self, expected_key: &str) {
+        self.click("#tab-4").await;
+        self.click("[data-testid=calibrate-button]").await;
+        self.wait_for_js(
+            "document.querySelector('[data-testid=calibration-result]')",
+            Duration::from_secs(120),
+        )
+        .await;
+        self.click("[data-testid=use-calibrated-device]").await;
+        self.wait_for_js(
+            &format!("document.querySelector('[data-testid=hardware-select]').value === '{expected_key}'"),
+            Duration::from_secs(30),
+        )
+        .await;
+    }
+
     /// Counts canvas pixels that differ from the canvas's top-left (background) pixel.
     ///
     /// # Panics

@@ -20,16 +20,6 @@ async fn type_into(browser: &Browser, testid: &str, value: &str) {
     browser.js(&script).await;
 }
 
-/// Clicks the element matching `css`.
-async fn click(browser: &Browser, css: &str) {
-    browser
-        .element(css)
-        .await
-        .click()
-        .await
-        .unwrap_or_else(|e| panic!("click {css}: {e}"));
-}
-
 /// The number shown by `data-testid="measured-count"`.
 async fn measured_count(browser: &Browser) -> u64 {
     let text = browser
@@ -91,8 +81,8 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
             WAIT,
         )
         .await;
-    click(&browser, "[data-testid=run-all-precisions]").await;
-    click(&browser, "[data-testid=analyze-button]").await;
+    browser.click("[data-testid=run-all-precisions]").await;
+    browser.click("[data-testid=analyze-button]").await;
     browser
         .wait_for_js(
             "document.querySelectorAll('[data-testid=spot-failures] li').length >= 5",
@@ -108,7 +98,7 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         let text = failure.text().await.unwrap();
         assert!(text.contains("unsupported"), "{precision}: {text}");
     }
-    click(&browser, "[data-testid=run-all-precisions]").await;
+    browser.click("[data-testid=run-all-precisions]").await;
     browser
         .element("[data-testid=spot-precision]")
         .await
@@ -121,7 +111,7 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
             WAIT,
         )
         .await;
-    click(&browser, "[data-testid=analyze-button]").await;
+    browser.click("[data-testid=analyze-button]").await;
     browser
         .wait_for_js(
             "document.querySelector('[data-testid=spot-row][data-precision=FP32]')",
@@ -173,7 +163,7 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
             .await,
         "0"
     );
-    click(&browser, "#tab-4").await;
+    browser.click("#tab-4").await;
     browser.element("[data-testid=validation-other-note]").await;
     assert_eq!(
         browser.js("return document.querySelectorAll('[data-testid=validation-row], [data-testid=error-pct]').length;").await,
@@ -182,20 +172,7 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
 
     // 4. Calibration measures the CPU's bandwidth and peaks; with no datasheet to start from, the calibrated
     // spec is offered as its own device, and the validation table predicts on it. Then back to GB10.
-    click(&browser, "[data-testid=calibrate-button]").await;
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=calibration-result]')",
-            Duration::from_secs(90),
-        )
-        .await;
-    click(&browser, "[data-testid=use-calibrated-device]").await;
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=hardware-select]').value === 'cpu_host_measured'",
-            WAIT,
-        )
-        .await;
+    browser.calibrate_and_use("cpu_host_measured").await;
     // A measured-only device predicts in the calibrated mode, and its one prediction column is calibrated.
     browser
         .wait_for_js(
@@ -257,7 +234,7 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
 
     // 6. A benchmark job streams progress into the live table and stops on request; telemetry says calmly
     // that this endpoint has no NVML.
-    click(&browser, "#tab-3").await;
+    browser.click("#tab-3").await;
     browser
         .wait_for_js(
             "document.querySelector('[data-testid=telemetry]')?.dataset.state === 'no-nvml'",
@@ -286,7 +263,7 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
             WAIT,
         )
         .await;
-    click(&browser, "[data-testid=bench-run]").await;
+    browser.click("[data-testid=bench-run]").await;
     browser
         .wait_for_js(
             "document.querySelectorAll('[data-testid=bench-row]').length > 0",
@@ -294,8 +271,8 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         )
         .await;
     // The job keeps streaming while another tab is open.
-    click(&browser, "#tab-4").await;
-    click(&browser, "#tab-3").await;
+    browser.click("#tab-4").await;
+    browser.click("#tab-3").await;
     browser
         .wait_for_js(
             "document.querySelectorAll('[data-testid=bench-row]').length > 0",
@@ -308,7 +285,7 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
             .await,
         "running"
     );
-    click(&browser, "[data-testid=bench-stop]").await;
+    browser.click("[data-testid=bench-stop]").await;
     browser
         .wait_for_js(
             "document.querySelector('[data-testid=bench-status]')?.dataset.value === 'cancelled'",
@@ -407,7 +384,7 @@ async fn clear_deletes_measured_points_here_and_on_the_endpoint() {
             WAIT,
         )
         .await;
-    click(&browser, "[data-testid=analyze-button]").await;
+    browser.click("[data-testid=analyze-button]").await;
     browser
         .wait_for_js(
             "document.querySelector('[data-testid=spot-row][data-precision=FP32]')",
@@ -429,11 +406,11 @@ async fn clear_deletes_measured_points_here_and_on_the_endpoint() {
 
     // Declining the confirmation changes nothing; accepting it clears here and on the endpoint.
     browser.js("window.confirm = () => false; return true;").await;
-    click(&browser, ".results-io summary").await;
-    click(&browser, "[data-testid=clear-measured]").await;
+    browser.click(".results-io summary").await;
+    browser.click("[data-testid=clear-measured]").await;
     assert!(measured_count(&browser).await > 0, "declined: nothing cleared");
     browser.js("window.confirm = () => true; return true;").await;
-    click(&browser, "[data-testid=clear-measured]").await;
+    browser.click("[data-testid=clear-measured]").await;
     browser
         .wait_for_js(
             "document.querySelector('[data-testid=results-message]')?.textContent.includes('deleted on the endpoint')",

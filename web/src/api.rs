@@ -6,7 +6,7 @@ use std::fmt;
 use gloo_net::http::{Request, Response};
 use roofline_core::wire::{
     AnalyzeRequest, AnalyzeResponse, BenchmarkJob, BenchmarkRequest, CalibrateRequest, CalibrationResult,
-    DeletedResults, DeviceInfo, ErrorBody, ErrorCode, Health, NvmlStatus, StoredResult,
+    DeletedResults, DeviceInfo, ErrorBody, ErrorCode, Health, NvmlStatus, StepJob, StepRequest, StoredResult,
 };
 use serde::de::DeserializeOwned;
 
@@ -120,9 +120,28 @@ pub async fn submit_benchmark(base: &str, request: &BenchmarkRequest) -> Result<
 /// # Errors
 /// [`ApiError`].
 pub async fn cancel_benchmark(base: &str, id: &str) -> Result<(), ApiError> {
-    let response = Request::delete(&join(base, &format!("/api/benchmarks/{id}")))
-        .send()
-        .await;
+    delete(base, &format!("/api/benchmarks/{id}")).await
+}
+
+/// `POST /api/v1/steps`: queues a model-step measurement.
+///
+/// # Errors
+/// [`ApiError`].
+pub async fn submit_step(base: &str, request: &StepRequest) -> Result<StepJob, ApiError> {
+    post(base, "/api/v1/steps", request).await
+}
+
+/// `DELETE /api/v1/steps/{id}`: cancels a queued or running step measurement.
+///
+/// # Errors
+/// [`ApiError`].
+pub async fn cancel_step(base: &str, id: &str) -> Result<(), ApiError> {
+    delete(base, &format!("/api/v1/steps/{id}")).await
+}
+
+/// `DELETE base + path`, answered with an empty 2xx body.
+async fn delete(base: &str, path: &str) -> Result<(), ApiError> {
+    let response = Request::delete(&join(base, path)).send().await;
     let response = response.map_err(|e| ApiError::Unreachable(e.to_string()))?;
     if response.ok() {
         Ok(())

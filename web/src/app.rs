@@ -1,5 +1,7 @@
 //! Top-level state and layout.
 
+use std::collections::HashSet;
+
 use leptos::prelude::*;
 use roofline_core::measured_device::same_device;
 use roofline_core::wire::RooflinePoint;
@@ -8,16 +10,18 @@ use roofline_core::{Error, HardwareSpec, ModelAnalysis, ModelConfig, find_hardwa
 use crate::calibration::{effective_hardware, mode_label, resolve};
 use crate::charts::RooflineChart;
 use crate::charts::series::{
-    analysis_points, kernel_points, measured_points, other_device_points, plot_data, with_other,
+    analysis_points, kernel_points, measured_points, other_device_points, plot_data, step_points, with_other,
 };
+use crate::components::step_measure::step_tracker;
 use crate::components::{
     CustomHardware, EndpointBanner, EndpointStatus, HardwarePicker, MeasuredCount, ModelImport,
-    OperatorTable, PinsPanel, ResultsIo, RightPanel, SummaryStrip, WorkloadForm,
+    OperatorTable, PinsPanel, ResultsIo, RightPanel, StepMeasure, SummaryStrip, WorkloadForm,
 };
 use crate::endpoint::Endpoint;
-use crate::measured::{Measured, PointFilter};
+use crate::measured::{Measured, PointFilter, point_key};
 use crate::palette::PIN_RGB;
 use crate::state::{Scenario, SharedLink};
+use crate::step::{self, StepComparison};
 use crate::{export, history, storage};
 
 /// Analyses `s` on its own device (catalog or custom) in its own mode.
@@ -104,6 +108,17 @@ pub fn App() -> impl IntoView {
             hardware.with(|h| models.with(|m| scenario.with(|s| s.recommend(h, m, a))))
         })
     });
+    // The measured step, when it is the step analysed (same scenario and device).
+    let step_tracker = step_tracker();
+    let step_comparison = Memo::new(move |_| -> Option<StepComparison> {
+        step_tracker.progress.with(|p| {
+            let p = p.as_ref()?;
+            hardware.with(|h| {
+                let current = models.with(|m| scenario.with(|s| step::request(s, h, m))).ok()?;
+                analysis.with(|a| step::compare(p, &current, a.as_ref().ok()?, h))
+            })
+        })
+    });
     let plot = Memo::new(move |_| {
         let mut points = Vec::new();
         pins.with(|p| {
@@ -120,6 +135,22 @@ pub fn App() -> impl IntoView {
             })
         });
         analysis.with(|a| points.extend(a.as_ref().map(|a| analysis_points(a, None)).unwrap_or_default()));
+        // The measured step's operators are drawn as twins of their predicted points, not as plain points.
+        let twins: HashSet<String> = step_comparison.with(|c| {
+            let Some(c) = c else { return HashSet::new() };
+            analysis.with(|a| {
+                if let Ok(a) = a {
+                    points.extend(step_points(a, c));
+                }
+            });
+            step_tracker.progress.with(|p| {
+                p.iter()
+                    .flat_map(|p| &p.rows)
+                    .filter_map(|r| r.measured.as_ref())
+                    .map(point_key)
+                    .collect()
+            })
+        });
         rows.with(|r| points.extend(kernel_points(r)));
         // A measurement is only ever compared with the roofs of the device that ran it; others, when asked
         // for, are drawn grey and say so.
@@ -128,7 +159,7 @@ pub fn App() -> impl IntoView {
             hardware.with(|h| {
                 let (mine, others): (Vec<_>, Vec<_>) = m
                     .iter()
-                    .filter(|p| filter.keeps(p))
+                    .filter(|p| filter.keeps(p) && !twins.contains(&point_key(p)))
                     .cloned()
                     .partition(|p| same_device(p, h));
                 if filter.other_devices {
@@ -228,7 +259,14 @@ pub fn App() -> impl IntoView {
                 <RooflineChart data=plot caption=chart_caption />
                 <MeasuredCount hardware=hardware filter=point_filter />
                 <PinsPanel scenario=scenario pins=pins current=analysis pinned=pinned />
-                <OperatorTable analysis=analysis caption=mode_caption />
+                <StepMeasure
+                    scenario=scenario
+                    hardware=hardware
+                    models=models
+                    tracker=step_tracker
+                    comparison=step_comparison
+                />
+                <OperatorTable analysis=analysis caption=mode_caption step=step_comparison />
             </section>
             <RightPanel scenario=scenario hardware=hardware rows=rows advice=advice recommendation=recommendation custom=custom />
         </main>

@@ -16,6 +16,7 @@ pub mod models;
 pub mod palette;
 pub mod sse;
 pub mod state;
+pub mod step;
 pub mod storage;
 pub mod telemetry;
 pub mod validation;

@@ -1,65 +1,119 @@
-//! A server-sent-event stream (`web_sys::EventSource`) with named-event handlers; closed when dropped.
+//! A server-sent-event stream (gloo-net's `EventSource`) with named-event handlers, closed when dropped, and
+//! the slot of the one stream a job tracker follows.
 
-use wasm_bindgen::JsCast;
-use wasm_bindgen::closure::Closure;
-use web_sys::{Event, EventSource, MessageEvent};
+use std::cell::RefCell;
+
+use futures_util::StreamExt;
+use futures_util::stream::{self, AbortHandle};
+use gloo_net::eventsource::futures::EventSource;
+use leptos::prelude::{LocalStorage, SetValue, StoredValue, WithValue, on_cleanup};
+use serde::de::DeserializeOwned;
 
 /// A handler of one named event, called with the event's data.
 pub type Handler = Box<dyn FnMut(String)>;
 
-/// An open event stream and the closures it calls.
+/// A handler that decodes an event's JSON data and passes it on (undecodable events are logged and dropped).
+pub fn on_json<T: DeserializeOwned + 'static>(mut f: impl FnMut(T) + 'static) -> Handler {
+    Box::new(move |data| match serde_json::from_str::<T>(&data) {
+        Ok(event) => f(event),
+        Err(e) => leptos::logging::warn!("unreadable event: {e}"),
+    })
+}
+
+/// An open event stream; a task feeds its events to the handlers until it is closed.
 #[derive(Debug)]
 pub struct EventStream {
-    source: EventSource,
-    _listeners: Vec<Closure<dyn FnMut(Event)>>,
+    source: RefCell<Option<EventSource>>,
+    task: AbortHandle,
 }
 
 impl EventStream {
-    /// Opens `url` and calls the handler of each named event with the event's data. `on_error` is called
-    /// when the connection fails, with `true` when the browser gave up (an HTTP error status, or the server
-    /// closed a stream it will not reopen) rather than reconnecting.
+    /// Opens `url` and calls the handler of each named event with the event's data. `on_closed` is called
+    /// once when the browser gives up on the connection (an HTTP error status, or the server closed a stream
+    /// it will not reopen); while the browser is reconnecting it is not called.
     ///
     /// # Errors
     /// When the browser refuses the URL.
     pub fn open(
         url: &str,
-        handlers: Vec<(&'static str, Handler)>,
-        mut on_error: Box<dyn FnMut(bool)>,
+        mut handlers: Vec<(&'static str, Handler)>,
+        on_closed: Box<dyn FnOnce()>,
     ) -> Result<EventStream, String> {
-        let source = EventSource::new(url).map_err(|e| format!("{e:?}"))?;
-        let mut listeners = Vec::new();
-        for (name, mut handler) in handlers {
-            let listener = Closure::<dyn FnMut(Event)>::new(move |event: Event| {
-                if let Some(data) = event.dyn_ref::<MessageEvent>().and_then(|m| m.data().as_string()) {
+        let mut source = EventSource::new(url).map_err(|e| e.to_string())?;
+        let subscriptions = handlers
+            .iter()
+            .map(|(name, _)| source.subscribe(*name).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<_>, _>>()?;
+        // gloo-net reports an error only once the connection is closed, not while the browser reconnects.
+        let (mut events, task) = stream::abortable(stream::select_all(subscriptions));
+        wasm_bindgen_futures::spawn_local(async move {
+            while let Some(event) = events.next().await {
+                let Ok((name, message)) = event else {
+                    on_closed();
+                    return;
+                };
+                if let (Some((_, handler)), Some(data)) = (
+                    handlers.iter_mut().find(|(n, _)| *n == name),
+                    message.data().as_string(),
+                ) {
                     handler(data);
                 }
-            });
-            source
-                .add_event_listener_with_callback(name, listener.as_ref().unchecked_ref())
-                .map_err(|e| format!("{e:?}"))?;
-            listeners.push(listener);
-        }
-        let watched = source.clone();
-        let error = Closure::<dyn FnMut(Event)>::new(move |_: Event| {
-            on_error(watched.ready_state() == EventSource::CLOSED)
+            }
         });
-        source.set_onerror(Some(error.as_ref().unchecked_ref()));
-        listeners.push(error);
         Ok(EventStream {
-            source,
-            _listeners: listeners,
+            source: RefCell::new(Some(source)),
+            task,
         })
     }
 
     /// Closes the connection; no handler is called afterwards.
     pub fn close(&self) {
-        self.source.set_onerror(None);
-        self.source.close();
+        self.task.abort();
+        self.source.take();
     }
 }
 
 impl Drop for EventStream {
     fn drop(&mut self) {
         self.close();
+    }
+}
+
+/// The event stream of the job a tracker follows: one at a time (opening another closes the previous one),
+/// closed when the tracker's owner is cleaned up.
+#[derive(Debug, Clone, Copy)]
+pub struct JobStream(StoredValue<Option<EventStream>, LocalStorage>);
+
+impl JobStream {
+    /// An empty slot, closed on the current owner's cleanup.
+    #[must_use]
+    pub fn scoped() -> JobStream {
+        let stream = JobStream(StoredValue::new_local(None));
+        on_cleanup(move || stream.close());
+        stream
+    }
+
+    /// Opens `url` in place of the previous stream ([`EventStream::open`]).
+    ///
+    /// # Errors
+    /// When the browser refuses the URL.
+    pub fn open(
+        &self,
+        url: &str,
+        handlers: Vec<(&'static str, Handler)>,
+        on_closed: Box<dyn FnOnce()>,
+    ) -> Result<(), String> {
+        let stream = EventStream::open(url, handlers, on_closed)?;
+        self.0.set_value(Some(stream));
+        Ok(())
+    }
+
+    /// Closes the stream, if one is open; no handler is called afterwards.
+    pub fn close(&self) {
+        self.0.with_value(|s| {
+            if let Some(s) = s {
+                s.close()
+            }
+        });
     }
 }

@@ -399,9 +399,16 @@ impl Scenario {
         continuous(self) != continuous(next)
     }
 
-    /// The URL query (without `?`) that restores this scenario exactly.
+    /// The URL query (without `?`) that restores this scenario exactly, form-urlencoded.
     #[must_use]
     pub fn to_query(&self) -> String {
+        form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(self.query_pairs())
+            .finish()
+    }
+
+    /// The query's fields in order; `tp` and `ep` only when they are not 1.
+    fn query_pairs(&self) -> Vec<(&'static str, String)> {
         let c = self.corrections;
         let flags: String = [(c.launch_floor, 'l'), (c.wave_quantization, 'w')]
             .iter()
@@ -428,35 +435,32 @@ impl Scenario {
             ("p", precisions.join(",")),
         ];
         pairs
-            .iter()
+            .into_iter()
             .filter(|(k, _)| (*k != "tp" || self.gpus != 1) && (*k != "ep" || self.experts != 1))
-            .map(|(k, v)| format!("{k}={}", percent_encode(v)))
-            .collect::<Vec<_>>()
-            .join("&")
+            .collect()
     }
 
-    /// Reads a URL query (with or without `?`); absent or unreadable fields keep their defaults, numbers are
-    /// clamped to the slider ranges. A missing `mode` is reference, or calibrated for an older link whose
-    /// `corr` flags hold `c` (calibrated roofs on). Returns `None` when the query names no scenario field.
+    /// Reads a form-urlencoded URL query (with or without `?`; `%20` and `+` both read as a space); absent or
+    /// unreadable fields keep their defaults, numbers are clamped to the slider ranges. A missing `mode` is
+    /// reference, or calibrated for an older link whose `corr` flags hold `c` (calibrated roofs on). Returns
+    /// `None` when the query names no scenario field.
     #[must_use]
     pub fn from_query(query: &str) -> Option<Scenario> {
         let mut s = Scenario::default();
         let (mut any, mut mode, mut legacy_calibrated) = (false, None, false);
-        for pair in query.trim_start_matches('?').split('&').filter(|p| !p.is_empty()) {
-            let (key, raw) = pair.split_once('=').unwrap_or((pair, ""));
-            let value = percent_decode(raw);
+        for (key, value) in form_urlencoded::parse(query.trim_start_matches('?').as_bytes()) {
             let num = |lo: u64, hi: u64| value.parse::<u64>().ok().map(|v| v.clamp(lo, hi));
-            any |= match key {
+            any |= match key.as_ref() {
                 "hw" => {
-                    s.hardware = value;
+                    s.hardware = value.into_owned();
                     true
                 }
                 "model" => {
-                    s.model = value;
+                    s.model = value.into_owned();
                     true
                 }
                 "cfg" => {
-                    s.config = value;
+                    s.config = value.into_owned();
                     true
                 }
                 "phase" => {
@@ -523,9 +527,9 @@ pub struct SharedLink {
 }
 
 impl SharedLink {
-    /// The URL query (without `?`) for `scenario` with the custom devices and imported models that it and
-    /// `pins` use, and the pins: `…&dev=<compact JSON>&mdl=<compact JSON>&pins=<n>&pin=<query>…` (`pins=0`
-    /// when there are none).
+    /// The form-urlencoded URL query (without `?`) for `scenario` with the custom devices and imported models
+    /// that it and `pins` use, and the pins: `…&dev=<compact JSON>&mdl=<compact JSON>&pins=<n>&pin=<query>…`
+    /// (`pins=0` when there are none).
     #[must_use]
     pub fn query(
         scenario: &Scenario,
@@ -533,7 +537,8 @@ impl SharedLink {
         models: &[ModelConfig],
         pins: &[Scenario],
     ) -> String {
-        let mut q = scenario.to_query();
+        let mut q = form_urlencoded::Serializer::new(String::new());
+        q.extend_pairs(scenario.query_pairs());
         let mut keys: Vec<&str> = Vec::new();
         for key in std::iter::once(&scenario.hardware).chain(pins.iter().map(|p| &p.hardware)) {
             if !keys.contains(&key.as_str()) {
@@ -542,7 +547,7 @@ impl SharedLink {
         }
         for spec in keys.iter().filter_map(|k| custom.iter().find(|h| h.key == *k)) {
             let json = serde_json::to_string(spec).unwrap_or_default();
-            q.push_str(&format!("&dev={}", percent_encode(&json)));
+            q.append_pair("dev", &json);
         }
         let mut model_keys: Vec<&str> = Vec::new();
         for key in std::iter::once(&scenario.model).chain(pins.iter().map(|p| &p.model)) {
@@ -555,13 +560,13 @@ impl SharedLink {
             .filter_map(|k| models.iter().find(|m| m.key == *k))
         {
             let json = serde_json::to_string(model).unwrap_or_default();
-            q.push_str(&format!("&mdl={}", percent_encode(&json)));
+            q.append_pair("mdl", &json);
         }
-        q.push_str(&format!("&pins={}", pins.len()));
+        q.append_pair("pins", &pins.len().to_string());
         for pin in pins {
-            q.push_str(&format!("&pin={}", percent_encode(&pin.to_query())));
+            q.append_pair("pin", &pin.to_query());
         }
-        q
+        q.finish()
     }
 
     /// Reads a link's query; `None` when it names no scenario field.
@@ -570,10 +575,9 @@ impl SharedLink {
         let scenario = Scenario::from_query(query)?;
         let (mut devices, mut models, mut bad_devices, mut pins, mut any_pins) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), false);
-        for pair in query.trim_start_matches('?').split('&') {
-            let (key, raw) = pair.split_once('=').unwrap_or((pair, ""));
-            match key {
-                "dev" => match HardwareSpec::from_json(&percent_decode(raw)) {
+        for (key, value) in form_urlencoded::parse(query.trim_start_matches('?').as_bytes()) {
+            match key.as_ref() {
+                "dev" => match HardwareSpec::from_json(&value) {
                     Ok(mut spec) if roofline_core::find_hardware(&spec.key).is_err() => {
                         if spec.provenance != roofline_core::Provenance::Measured {
                             spec.provenance = roofline_core::Provenance::Custom;
@@ -583,7 +587,7 @@ impl SharedLink {
                     Ok(spec) => bad_devices.push(format!("'{}' is a catalog key", spec.key)),
                     Err(e) => bad_devices.push(e.to_string()),
                 },
-                "mdl" => match serde_json::from_str::<ModelConfig>(&percent_decode(raw)) {
+                "mdl" => match serde_json::from_str::<ModelConfig>(&value) {
                     Ok(model) if roofline_core::find_model(&model.key).is_ok() => {
                         bad_devices.push(format!("model '{}' is a preset key", model.key));
                     }
@@ -596,7 +600,7 @@ impl SharedLink {
                 "pins" => any_pins = true,
                 "pin" => {
                     any_pins = true;
-                    pins.extend(Scenario::from_query(&percent_decode(raw)));
+                    pins.extend(Scenario::from_query(&value));
                 }
                 _ => {}
             }
@@ -644,43 +648,6 @@ pub fn log_slider_position(value: u64, range: (u64, u64)) -> f64 {
 #[must_use]
 pub fn log_slider_value(pos: f64, range: (u64, u64)) -> u64 {
     ((range.0 as f64 * (pos / SLIDER_STEPS_PER_OCTAVE).exp2()).round() as u64).clamp(range.0, range.1)
-}
-
-/// Percent-encodes everything except unreserved characters and `,`.
-fn percent_encode(v: &str) -> String {
-    v.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b',' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-/// Decodes `%XX` escapes and `+`; malformed escapes are kept literally.
-fn percent_decode(v: &str) -> String {
-    let bytes = v.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
-        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
-            (b'%', Some(b)) => {
-                out.push(b);
-                i += 3;
-            }
-            (b'+', _) => {
-                out.push(b' ');
-                i += 1;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Finds a device among the catalog and the user's custom devices (custom keys shadow nothing: they are
@@ -774,6 +741,35 @@ mod tests {
         };
         assert_eq!(Scenario::from_query(&format!("?{}", s.to_query())), Some(s));
         assert_eq!(Scenario::from_query("?utm_source=x"), None);
+    }
+
+    #[test]
+    fn reserved_and_non_ascii_characters_round_trip_and_old_links_still_read() {
+        let awkward = "a&b=c%d+e fβ";
+        let s = Scenario {
+            hardware: awkward.to_owned(),
+            kernel: KernelSpec {
+                precisions: vec![Precision::Fp16, Precision::Int8],
+                ..KernelSpec::default()
+            },
+            ..Scenario::default()
+        };
+        let pin = Scenario {
+            model: awkward.to_owned(),
+            ..Scenario::default()
+        };
+        let query = SharedLink::query(&s, &[], &[], std::slice::from_ref(&pin));
+        let link = SharedLink::from_query(&query).unwrap();
+        assert_eq!(
+            (&link.scenario, &link.pins),
+            (&s, &Some(vec![pin.clone()])),
+            "{query}"
+        );
+        // The hand-written encoder these links had before escaped a space as `%20` and kept `,` as it is.
+        let old = "hw=a%26b%3Dc%25d%2Be%20f%CE%B2&p=FP16,INT8&pins=1\
+                   &pin=model%3Da%2526b%253Dc%2525d%252Be%2520f%25CE%25B2";
+        let link = SharedLink::from_query(old).unwrap();
+        assert_eq!((link.scenario, link.pins), (s, Some(vec![pin])));
     }
 
     #[test]
@@ -937,7 +933,12 @@ mod tests {
         assert_eq!(saved.gpus, 1);
         // A model link that is not a model, or claims a preset's key, is reported.
         let preset = serde_json::to_string(roofline_core::find_model("llama-3.1-8b").unwrap()).unwrap();
-        let bad = format!("hw=gb10&mdl=%7Bnope&mdl={}", percent_encode(&preset));
+        let bad = format!(
+            "hw=gb10&mdl=%7Bnope&{}",
+            form_urlencoded::Serializer::new(String::new())
+                .append_pair("mdl", &preset)
+                .finish()
+        );
         let link = SharedLink::from_query(&bad).unwrap();
         assert_eq!((link.models.len(), link.bad_devices.len()), (0, 2));
     }

@@ -7,6 +7,7 @@ use crate::calibration::mode_label;
 use crate::format;
 use crate::palette::{Rgb, precision_rgb};
 use crate::state::KernelRow;
+use crate::step::StepComparison;
 
 /// How a point is drawn; the shape tells the operator type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,6 +248,48 @@ pub fn analysis_points(a: &ModelAnalysis, pin: Option<(Rgb, &str)>) -> Vec<PlotP
                 ],
                 tag: None,
             }
+        })
+        .collect()
+}
+
+/// The measured twins of a model step's points: hollow, with the marker and colour of the operator's
+/// predicted point, at the measured FLOP/s (same AI: the same operator ran), tagged `M`.
+#[must_use]
+pub fn step_points(a: &ModelAnalysis, c: &StepComparison) -> Vec<PlotPoint> {
+    a.ops
+        .iter()
+        .filter(|op| op.arithmetic_intensity > 0.0)
+        .filter_map(|op| c.rows.get(&op.name).map(|r| (op, r)))
+        .filter(|(_, r)| r.flop_per_s > 0.0)
+        .map(|(op, r)| PlotPoint {
+            ai: op.arithmetic_intensity,
+            flop_per_s: r.flop_per_s,
+            color: precision_rgb(op.precision),
+            marker: marker_for(op.kind),
+            filled: false,
+            faint: false,
+            outlined: false,
+            tooltip: [
+                format!(
+                    "{} ×{} [{}] (measured in the step)",
+                    op.name, op.count, op.precision
+                ),
+                format!("measured {}", format::flop_rate(r.flop_per_s)),
+                format!("predicted {}", format::flop_rate(op.attainable_flop_per_s)),
+                format!(
+                    "time {} each, predicted {}",
+                    format::duration(r.time_s),
+                    format::duration(op.time_s)
+                ),
+            ]
+            .into_iter()
+            .chain(
+                r.error_pct
+                    .map(|e| format!("error {}", format::signed_percent(e))),
+            )
+            .chain((!r.ran.is_empty()).then(|| r.ran.clone()))
+            .collect(),
+            tag: Some("M"),
         })
         .collect()
 }

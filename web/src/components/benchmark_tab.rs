@@ -8,7 +8,6 @@ use roofline_core::wire::{
     RUN_ALL_PRECISIONS,
 };
 use roofline_core::{HardwareSpec, Mode, Precision, find_hardware};
-use serde::de::DeserializeOwned;
 
 use crate::api::{self, ApiError};
 use crate::bench::{JobProgress, shapes_text};
@@ -17,18 +16,10 @@ use crate::endpoint::{join, use_endpoint};
 use crate::format;
 use crate::measured::use_measured;
 use crate::palette::{css, precision_rgb};
-use crate::sse::{EventStream, Handler};
+use crate::sse::{JobStream, on_json};
 use crate::state::{QUICK_SHAPES, Scenario};
 use crate::validation::parse_shapes;
 use crate::validation::{self, Band};
-
-/// A handler that decodes an event's JSON data and passes it on (undecodable events are logged and dropped).
-fn on_json<T: DeserializeOwned + 'static>(mut f: impl FnMut(T) + 'static) -> Handler {
-    Box::new(move |data| match serde_json::from_str::<T>(&data) {
-        Ok(event) => f(event),
-        Err(e) => leptos::logging::warn!("unreadable benchmark event: {e}"),
-    })
-}
 
 /// What the Benchmark tab submits and cancels.
 type SubmitAction = Action<BenchmarkRequest, Result<BenchmarkJob, ApiError>>;
@@ -48,15 +39,8 @@ pub fn job_tracker() -> JobTracker {
     let endpoint = use_endpoint();
     let measured = use_measured();
     let progress = RwSignal::new(None::<JobProgress>);
-    let stream = StoredValue::new_local(None::<EventStream>);
+    let stream = JobStream::scoped();
     let error = RwSignal::new(None::<String>);
-    on_cleanup(move || {
-        stream.with_value(|s| {
-            if let Some(s) = s {
-                s.close()
-            }
-        })
-    });
     let follow = move |job: BenchmarkJob| {
         let url = join(&endpoint.base_now(), &job.events_url);
         progress.set(Some(JobProgress::new(job)));
@@ -86,11 +70,7 @@ pub fn job_tracker() -> JobTracker {
                 "done",
                 on_json(move |e: BenchmarkDoneEvent| {
                     // The server ends the stream after `done`; closing keeps the browser from reconnecting.
-                    stream.with_value(|s| {
-                        if let Some(s) = s {
-                            s.close()
-                        }
-                    });
+                    stream.close();
                     progress.update(|p| {
                         if let Some(p) = p {
                             p.done = Some(e)
@@ -100,18 +80,15 @@ pub fn job_tracker() -> JobTracker {
                 }),
             ),
         ];
-        let on_error = Box::new(move |closed: bool| {
-            if closed {
-                progress.update(|p| {
-                    if let Some(p) = p.as_mut().filter(|p| !p.is_over()) {
-                        p.lost = Some("the endpoint closed the stream".to_owned());
-                    }
-                });
-            }
+        let on_closed = Box::new(move || {
+            progress.update(|p| {
+                if let Some(p) = p.as_mut().filter(|p| !p.is_over()) {
+                    p.lost = Some("the endpoint closed the stream".to_owned());
+                }
+            });
         });
-        match EventStream::open(&url, handlers, on_error) {
-            Ok(s) => stream.set_value(Some(s)),
-            Err(e) => error.set(Some(e)),
+        if let Err(e) = stream.open(&url, handlers, on_closed) {
+            error.set(Some(e));
         }
     };
     let submit = Action::new_local(move |request: &BenchmarkRequest| {

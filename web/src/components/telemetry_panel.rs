@@ -116,11 +116,7 @@ pub fn TelemetryPanel() -> impl IntoView {
     let stream = EventStream::open(
         &url,
         vec![("status", on_status)],
-        Box::new(move |closed| {
-            if closed {
-                streaming.set(false);
-            }
-        }),
+        Box::new(move || streaming.set(false)),
     );
     let stream = StoredValue::new_local(stream.ok());
     poll();

@@ -1,0 +1,250 @@
+//! "Measure this step": every operator of the analysed prefill or decode step measured on the endpoint's
+//! device (`POST /api/v1/steps`, followed through its event stream), with the measured step time beside the
+//! predicted one. The operator table and the chart show the measured operators (`crate::step::compare`).
+
+use leptos::prelude::*;
+use roofline_core::wire::{StepDoneEvent, StepJob, StepOperatorEvent, StepRequest};
+use roofline_core::{HardwareSpec, ModelConfig};
+
+use crate::api::{self, ApiError};
+use crate::endpoint::{join, use_endpoint};
+use crate::format;
+use crate::measured::use_measured;
+use crate::sse::{JobStream, on_json};
+use crate::state::Scenario;
+use crate::step::{self, StepComparison, StepProgress};
+
+/// The latest step job and its event stream, owned by the page so a measurement keeps streaming whatever
+/// else changes.
+#[derive(Clone, Copy)]
+pub struct StepTracker {
+    /// The job, as far as it got.
+    pub progress: RwSignal<Option<StepProgress>>,
+    submit: Action<StepRequest, Result<StepJob, ApiError>>,
+    cancel: Action<String, Result<(), ApiError>>,
+}
+
+/// Creates the tracker; the stream closes when the owner is cleaned up. Each measured operator joins the
+/// page's measured points once.
+pub fn step_tracker() -> StepTracker {
+    let endpoint = use_endpoint();
+    let measured = use_measured();
+    let progress = RwSignal::new(None::<StepProgress>);
+    let stream = JobStream::scoped();
+    let follow = move |request: StepRequest, job: StepJob| {
+        let url = join(&endpoint.base_now(), &job.events_url);
+        progress.set(Some(StepProgress::new(request, job)));
+        let handlers = vec![
+            (
+                "operator",
+                on_json(move |e: StepOperatorEvent| {
+                    let point = e.measured.clone();
+                    let mut fresh = false;
+                    progress.update(|p| fresh = p.as_mut().is_some_and(|p| p.on_operator(e)));
+                    if let Some(point) = point.filter(|_| fresh) {
+                        measured.add(vec![point]);
+                    }
+                }),
+            ),
+            (
+                "done",
+                on_json(move |e: StepDoneEvent| {
+                    // The server ends the stream after `done`; closing keeps the browser from reconnecting.
+                    stream.close();
+                    progress.update(|p| {
+                        if let Some(p) = p {
+                            p.done = Some(e)
+                        }
+                    });
+                }),
+            ),
+        ];
+        let on_closed = Box::new(move || {
+            progress.update(|p| {
+                if let Some(p) = p.as_mut().filter(|p| !p.is_over()) {
+                    p.lost = Some("the endpoint closed the stream".to_owned());
+                }
+            });
+        });
+        if let Err(e) = stream.open(&url, handlers, on_closed) {
+            progress.update(|p| {
+                if let Some(p) = p {
+                    p.lost = Some(e)
+                }
+            });
+        }
+    };
+    let submit = Action::new_local(move |request: &StepRequest| {
+        let (request, base) = (request.clone(), endpoint.base_now());
+        async move {
+            let job = api::submit_step(&base, &request).await;
+            if let Ok(job) = &job {
+                follow(request, job.clone());
+            }
+            job
+        }
+    });
+    let cancel = Action::new_local(move |id: &String| {
+        let (id, base) = (id.clone(), endpoint.base_now());
+        async move { api::cancel_step(&base, &id).await }
+    });
+    StepTracker {
+        progress,
+        submit,
+        cancel,
+    }
+}
+
+/// The measured step against the prediction, e.g. `measured 372 ms for 22/22 operators · predicted 437 ms
+/// for the same operators · 0.85×`.
+fn totals_text(c: &StepComparison, prefill: bool) -> String {
+    let what = if prefill { "TTFT" } else { "TPOT" };
+    let measured = format!(
+        "measured {what} {} (Σ count × time over {}/{} operators)",
+        format::duration(c.measured_s),
+        c.rows.len(),
+        c.rows_total
+    );
+    match (&c.other_device, c.ratio()) {
+        (Some(device), _) => {
+            format!("{measured} — measured on {device}, not the device predicted: not compared")
+        }
+        (None, Some(ratio)) => format!(
+            "{measured} · predicted {} for the same operators · measured ÷ predicted {ratio:.2}× · predicted \
+             step {} (every operator and the launch overhead)",
+            format::duration(c.predicted_same_rows_s),
+            format::duration(c.predicted_step_s)
+        ),
+        (None, None) => measured,
+    }
+}
+
+/// The Measure button (`step-measure`, disabled with the reason in its title while offline, while a step is
+/// measured, or when the scenario cannot be measured), Stop (`step-stop`), the job's status (`step-status`,
+/// `data-value` = `running`/`done`/`cancelled`/`lost`), errors (`step-error`) and the measured step time
+/// (`step-totals`, `data-value` = measured ÷ predicted when comparable).
+#[component]
+pub fn StepMeasure(
+    /// The scenario whose step is measured.
+    #[prop(into)]
+    scenario: Signal<Scenario>,
+    /// The spec the page predicts on (in its mode): the endpoint predicts on the same one.
+    #[prop(into)]
+    hardware: Signal<HardwareSpec>,
+    /// The user's imported models (a non-preset model travels with the request).
+    #[prop(into)]
+    models: Signal<Vec<ModelConfig>>,
+    /// The job, from [`step_tracker`].
+    tracker: StepTracker,
+    /// The job compared with the page's analysis, when it measured the current step.
+    #[prop(into)]
+    comparison: Signal<Option<StepComparison>>,
+) -> impl IntoView {
+    let endpoint = use_endpoint();
+    let StepTracker {
+        progress,
+        submit,
+        cancel,
+    } = tracker;
+    let request =
+        Memo::new(move |_| hardware.with(|h| models.with(|m| scenario.with(|s| step::request(s, h, m)))));
+    let running = move || progress.with(|p| p.as_ref().is_some_and(|p| !p.is_over()));
+    let blocked = move || {
+        if !endpoint.is_online() {
+            Some("needs a reachable endpoint (set one in Endpoint settings)".to_owned())
+        } else if running() {
+            Some("a step is being measured".to_owned())
+        } else {
+            request.with(|r| r.as_ref().err().cloned())
+        }
+    };
+    let on_measure = move |_| {
+        if let Ok(r) = request.get_untracked() {
+            submit.dispatch(r);
+        }
+    };
+    let on_stop = move |_| {
+        if let Some(id) = progress.with_untracked(|p| p.as_ref().map(|p| p.job.id.clone())) {
+            cancel.dispatch(id);
+        }
+    };
+    let error = move || {
+        let submitted = submit
+            .value()
+            .with(|v| v.as_ref().and_then(|r| r.as_ref().err().map(ToString::to_string)));
+        submitted.or_else(|| request.with(|r| r.as_ref().err().cloned()))
+    };
+    view! {
+        <div class="step-measure" data-testid="step-measure-panel">
+            <button
+                type="button"
+                data-testid="step-measure"
+                disabled=move || blocked().is_some()
+                title=move || blocked().unwrap_or_else(|| "measure every operator of this step on the endpoint's device".to_owned())
+                on:click=on_measure
+            >
+                "Measure this step"
+            </button>
+            <Show when=running>
+                <button type="button" data-testid="step-stop" on:click=on_stop>"Stop"</button>
+            </Show>
+            {move || {
+                progress.with(|p| p.as_ref().map(|p| view! {
+                    <span class="step-status" data-testid="step-status" data-value=p.state()>{p.status()}</span>
+                }))
+            }}
+            {move || error().map(|e| view! { <p class="form-error" role="alert" data-testid="step-error">{e}</p> })}
+            {move || {
+                comparison.with(|c| c.as_ref().filter(|c| !c.rows.is_empty()).map(|c| {
+                    let prefill = scenario.with(|s| s.prefill);
+                    view! {
+                        <p class="step-totals" data-testid="step-totals" data-value=c.ratio().map(|r| format!("{r}"))>
+                            {totals_text(c, prefill)}
+                        </p>
+                    }
+                }))
+            }}
+        </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::step::MeasuredRow;
+
+    #[test]
+    fn totals_name_the_phase_and_the_ratio() {
+        let row = MeasuredRow {
+            time_s: 1e-3,
+            flop_per_s: 0.0,
+            error_pct: Some(0.0),
+            ran: String::new(),
+        };
+        let c = StepComparison {
+            rows: HashMap::from([("a".to_owned(), row)]),
+            measured_s: 0.372,
+            predicted_same_rows_s: 0.437,
+            predicted_step_s: 0.440,
+            rows_total: 22,
+            ..StepComparison::default()
+        };
+        let text = totals_text(&c, false);
+        // 0.372 / 0.437 = 0.851…
+        assert!(
+            text.contains("TPOT") && text.contains("1/22") && text.contains("0.85×"),
+            "{text}"
+        );
+        let other = StepComparison {
+            other_device: Some("NVIDIA GB10".into()),
+            ..c
+        };
+        let text = totals_text(&other, true);
+        assert!(
+            text.contains("TTFT") && text.contains("not compared") && !text.contains("÷"),
+            "{text}"
+        );
+    }
+}

@@ -10,6 +10,7 @@ pub mod cpu_ops;
 mod cuda;
 pub mod fake;
 pub mod nvml;
+mod step_reference;
 
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};

@@ -449,7 +449,10 @@ mod tests {
             model_config: Some(mine.clone()),
             ..tinyllama("bf16")
         };
-        assert!(matches!(plan(misnamed, hardware.clone()), Err(Error::InvalidInput(_))));
+        assert!(matches!(
+            plan(misnamed, hardware.clone()),
+            Err(Error::InvalidInput(_))
+        ));
         mine.layers = 0;
         let invalid = StepRequest {
             model: "my-tiny".into(),

@@ -1,4 +1,5 @@
-//! Shared helpers of the integration tests: the real app (through `configure`) on the fake backend.
+//! Shared helpers of the integration tests: the real app (through `configure`) on the fake backend, and the
+//! gate of the real-GPU tests.
 
 #![allow(dead_code)]
 
@@ -70,4 +71,20 @@ pub fn parse_sse(body: &str) -> Vec<(String, String)> {
             (!data.is_empty()).then(|| (event, data.join("\n")))
         })
         .collect()
+}
+
+/// The CUDA device of a real-GPU test, or `None` (the test is skipped) unless `ROOFLINE_GPU_TESTS=1`, so
+/// `cargo test --features cuda` passes on a machine without a GPU.
+///
+/// # Panics
+/// When `ROOFLINE_GPU_TESTS=1` and no CUDA device can be selected.
+#[cfg(feature = "cuda")]
+pub fn gpu_device() -> Option<gpu_endpoint::backend::Device> {
+    if std::env::var("ROOFLINE_GPU_TESTS").as_deref() != Ok("1") {
+        eprintln!("skipped: set ROOFLINE_GPU_TESTS=1 to run the GPU tests");
+        return None;
+    }
+    let selected = select(BackendChoice::Cuda, &BackendOptions::default())
+        .expect("ROOFLINE_GPU_TESTS=1 but no CUDA device");
+    Some(gpu_endpoint::backend::Device::new(Arc::clone(&selected.backend)))
 }

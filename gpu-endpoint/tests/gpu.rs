@@ -2,20 +2,11 @@
 //! (so `cargo test --features cuda` passes on a machine without a GPU).
 #![cfg(feature = "cuda")]
 
-use std::sync::Arc;
+mod common;
 
-use gpu_endpoint::backend::{BackendChoice, BackendOptions, Device, MatmulSpec, select};
+use common::gpu_device;
+use gpu_endpoint::backend::MatmulSpec;
 use roofline_core::Precision;
-
-fn gpu_device() -> Option<Device> {
-    if std::env::var("ROOFLINE_GPU_TESTS").as_deref() != Ok("1") {
-        eprintln!("skipped: set ROOFLINE_GPU_TESTS=1 to run the GPU tests");
-        return None;
-    }
-    let selected = select(BackendChoice::Cuda, &BackendOptions::default())
-        .expect("ROOFLINE_GPU_TESTS=1 but no CUDA device");
-    Some(Device::new(Arc::clone(&selected.backend)))
-}
 
 #[test]
 fn gpu_measures_verified_cublaslt_points_and_labels_only_what_ran() {

@@ -4,7 +4,7 @@
 //! windows).
 //!
 //! Each kernel runs on seeded inputs ([`random_normal`]), is checked against an `f64` reference on sampled
-//! rows before timing, and is timed with the protocol of [`CpuBackend::sample_flushed`]. Attention runs its
+//! rows before timing (`step_reference`, shared with the CUDA backend), and is timed with the protocol of [`CpuBackend::sample_flushed`]. Attention runs its
 //! (sequence, head) pairs on the rayon pool; every other kernel runs on one thread, and the record says so.
 //! Quantization (FP8, INT8, FP4 outputs) and every operand format but FP32 are `unsupported`: the CPU runs
 //! none of them natively, and nothing is measured through a stand-in.
@@ -16,20 +16,17 @@ use roofline_core::ops::{AttentionPart, KernelShape, RowKind};
 use roofline_core::{AttentionShape, Operator, Precision};
 
 use super::cpu::CpuBackend;
+use super::step_reference::{
+    AttentionInputs, EPS, MIN_TABLE_ROWS, RowInputs, attention_elements, check_sum, checked_rows, key_range,
+    seed_of,
+};
 use super::{BackendError, Measured};
 use crate::protocol::{SampleStats, TelemetrySummary, measurement, random_normal};
 
 /// The library label of every record of this module.
 pub const LIBRARY: &str = "plain loops (CPU)";
-/// Normalization epsilon.
-const EPS: f64 = 1e-5;
-/// Rows checked against the reference (the first, the last, and random ones).
-const CHECKED_ROWS: usize = 16;
 /// Relative tolerance of the reference check (FP32 arithmetic against `f64`).
 const REL_TOL: f64 = 1e-4;
-/// Smallest table an embedding gather picks rows from (only the gathered rows are read, so the table size
-/// does not change the bytes moved).
-const MIN_TABLE_ROWS: usize = 4096;
 
 /// Bytes of the FP32 buffers `op` needs on the CPU (inputs, outputs and tables).
 #[must_use]
@@ -42,11 +39,7 @@ pub fn required_bytes(op: &Operator) -> u64 {
         Some(KernelShape::KvWrite { tokens, elements } | KernelShape::KvRead { tokens, elements }) => {
             2 * u128::from(tokens) * u128::from(elements)
         }
-        Some(KernelShape::Attention { shape, .. }) => {
-            let q = u128::from(shape.batch * shape.heads * shape.query_len * shape.head_dim);
-            let kv = u128::from(shape.batch * shape.kv_heads * shape.kv_len * shape.head_dim);
-            2 * q + 2 * kv
-        }
+        Some(KernelShape::Attention { shape, .. }) => attention_elements(&shape),
         _ => 0,
     };
     u64::try_from(elements * 4).unwrap_or(u64::MAX)
@@ -136,35 +129,6 @@ fn size(v: u64) -> Result<usize, BackendError> {
     usize::try_from(v).map_err(|_| BackendError::InvalidInput(format!("{v} does not fit in memory")))
 }
 
-/// A seed from the kernel's description, so the same operator always gets the same inputs.
-fn seed_of(kernel: &KernelShape) -> u64 {
-    kernel.label().bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-    })
-}
-
-/// Rows to check: the first, the last and random ones.
-fn checked_rows(rows: usize, seed: u64) -> Vec<usize> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0c0f_fee0);
-    let mut picked = vec![0, rows - 1];
-    picked.extend((0..CHECKED_ROWS.min(rows)).map(|_| rng.random_range(0..rows)));
-    picked
-}
-
-/// Compares `got` with the `f64` reference of one row; the tolerance scales with the row's magnitude.
-fn check_row(what: &str, row: usize, got: &[f32], reference: &[f64]) -> Result<(), BackendError> {
-    let scale = reference.iter().fold(1.0f64, |m, v| m.max(v.abs()));
-    for (col, (&g, &r)) in got.iter().zip(reference).enumerate() {
-        let err = (f64::from(g) - r).abs();
-        if !g.is_finite() || err > REL_TOL * scale {
-            return Err(BackendError::Verification(format!(
-                "{what}: row {row} column {col} = {g}, reference {r} (error {err:.3e})"
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// Lanes of the partial sums of [`dot`]: independent accumulators, so the reduction vectorizes instead of
 /// waiting on one add chain.
 const LANES: usize = 8;
@@ -185,11 +149,6 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
         }
     }
     acc.iter().sum::<f32>() + tail
-}
-
-fn gelu(x: f64) -> f64 {
-    let c = (2.0 / std::f64::consts::PI).sqrt();
-    0.5 * x * (1.0 + (c * (x + 0.044_715 * x * x * x)).tanh())
 }
 
 /// One row of a row-wise operator, in `f32`: `a` is the input (gate for SiLU·mul), `b` the second input
@@ -257,52 +216,6 @@ fn row_f32(kind: RowKind, a: &[f32], b: &[f32], beta: &[f32], out: &mut [f32]) {
     }
 }
 
-/// The `f64` reference of one row (same argument roles as [`row_f32`]).
-fn row_f64(kind: RowKind, a: &[f32], b: &[f32], beta: &[f32]) -> Vec<f64> {
-    let x: Vec<f64> = a.iter().map(|&v| f64::from(v)).collect();
-    let y = |i: usize| f64::from(b[i]);
-    let width = x.len() as f64;
-    match kind {
-        RowKind::RmsNorm => {
-            let inv = 1.0 / (x.iter().map(|v| v * v).sum::<f64>() / width + EPS).sqrt();
-            x.iter().enumerate().map(|(i, v)| v * inv * y(i)).collect()
-        }
-        RowKind::LayerNorm => {
-            let mean = x.iter().sum::<f64>() / width;
-            let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / width;
-            let inv = 1.0 / (var + EPS).sqrt();
-            x.iter()
-                .enumerate()
-                .map(|(i, v)| (v - mean) * inv * y(i) + f64::from(beta[i]))
-                .collect()
-        }
-        RowKind::SiluMul => x
-            .iter()
-            .enumerate()
-            .map(|(i, g)| g / (1.0 + (-g).exp()) * y(i))
-            .collect(),
-        RowKind::Gelu => x.iter().map(|&v| gelu(v)).collect(),
-        RowKind::ResidualAdd => x.iter().enumerate().map(|(i, v)| v + y(i)).collect(),
-        RowKind::Rope => {
-            let half = x.len() / 2;
-            let mut out = x.clone();
-            for i in 0..half {
-                let (c, s) = (y(i), y(half + i));
-                out[2 * i] = x[2 * i] * c - x[2 * i + 1] * s;
-                out[2 * i + 1] = x[2 * i] * s + x[2 * i + 1] * c;
-            }
-            out
-        }
-        RowKind::Softmax => {
-            let max = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let e: Vec<f64> = x.iter().map(|v| (v - max).exp()).collect();
-            let sum: f64 = e.iter().sum();
-            e.iter().map(|v| v / sum).collect()
-        }
-        _ => x,
-    }
-}
-
 /// A row-wise operator over `rows` × `width`: inputs, the per-row second operand, the output.
 fn rows_op(
     cpu: &CpuBackend,
@@ -311,54 +224,22 @@ fn rows_op(
     width: usize,
     seed: u64,
 ) -> Result<SampleStats, BackendError> {
-    let n = rows * width;
-    let a = random_normal(seed, n);
-    // The second operand: a second full input (SiLU·mul's up, the residual), one row (γ; RoPE's cos and sin,
-    // the tables staying cached as the model assumes), or nothing.
-    let (b, b_per_row) = match kind {
-        RowKind::SiluMul | RowKind::ResidualAdd => (random_normal(seed.wrapping_add(1), n), true),
-        RowKind::RmsNorm | RowKind::LayerNorm => (random_normal(seed.wrapping_add(1), width), false),
-        RowKind::Rope => {
-            let half = width / 2;
-            let mut table = vec![0.0f32; 2 * half];
-            for i in 0..half {
-                // Position 1000 with the usual base of 10000.
-                let angle = 1000.0 * 10_000f64.powf(-2.0 * i as f64 / width as f64);
-                table[i] = angle.cos() as f32;
-                table[half + i] = angle.sin() as f32;
-            }
-            (table, false)
-        }
-        _ => (Vec::new(), false),
-    };
-    let beta = if kind == RowKind::LayerNorm {
-        random_normal(seed.wrapping_add(2), width)
-    } else {
-        Vec::new()
-    };
-    let mut out = vec![0.0f32; n];
+    let inputs = RowInputs::new(kind, rows, width, seed);
+    let second = inputs.second.as_deref().unwrap_or_default();
+    let beta = inputs.beta.as_deref().unwrap_or_default();
+    let mut out = vec![0.0f32; rows * width];
     let run = |out: &mut [f32]| {
         for (r, o) in out.chunks_exact_mut(width).enumerate() {
-            let x = &a[r * width..(r + 1) * width];
-            let second = if b_per_row {
-                &b[r * width..(r + 1) * width]
+            let second_row = if inputs.second_per_row {
+                &second[r * width..(r + 1) * width]
             } else {
-                &b[..]
+                second
             };
-            row_f32(kind, x, second, &beta, o);
+            row_f32(kind, &inputs.x[r * width..(r + 1) * width], second_row, beta, o);
         }
     };
     run(&mut out);
-    for r in checked_rows(rows, seed) {
-        let x = &a[r * width..(r + 1) * width];
-        let second = if b_per_row {
-            &b[r * width..(r + 1) * width]
-        } else {
-            &b[..]
-        };
-        let reference = row_f64(kind, x, second, &beta);
-        check_row(kind.name(), r, &out[r * width..(r + 1) * width], &reference)?;
-    }
+    inputs.check(kind, rows, width, seed, &out, REL_TOL)?;
     let stats = cpu.sample_flushed(|| run(&mut out))?;
     std::hint::black_box(&out);
     Ok(stats)
@@ -409,29 +290,11 @@ fn kv_write(cpu: &CpuBackend, n: usize, seed: u64) -> Result<SampleStats, Backen
 fn kv_read(cpu: &CpuBackend, n: usize, seed: u64) -> Result<SampleStats, BackendError> {
     let cache = random_normal(seed, n);
     let sum = |cache: &[f32]| cache.iter().fold(0.0f32, |s, v| s + v);
-    let got = f64::from(sum(&cache));
-    let reference: f64 = cache.iter().map(|&v| f64::from(v)).sum();
-    let magnitude: f64 = cache.iter().map(|&v| f64::from(v).abs()).sum();
-    if (got - reference).abs() > REL_TOL * magnitude.max(1.0) {
-        return Err(BackendError::Verification(format!(
-            "kv_read: sum {got}, reference {reference}"
-        )));
-    }
+    check_sum(f64::from(sum(&cache)), &cache, n)?;
     let stats = cpu.sample_flushed(|| {
         std::hint::black_box(sum(std::hint::black_box(&cache)));
     })?;
     Ok(stats)
-}
-
-/// The keys query `i` (of `query_len`, the last ones of `kv_len`) attends to: `lo..hi`.
-fn key_range(shape: &AttentionShape, i: usize) -> (usize, usize) {
-    let (sq, skv) = (shape.query_len as usize, shape.kv_len as usize);
-    let position = skv - sq + i;
-    let hi = if shape.causal { position + 1 } else { skv };
-    let lo = shape
-        .window
-        .map_or(0, |w| (position + 1).saturating_sub(w as usize));
-    (lo, hi)
 }
 
 /// Attention of one (sequence, head) pair: `q` is `query_len` × d, `k` and `v` `kv_len` × d, `out`
@@ -470,44 +333,14 @@ fn attention_head(
     }
 }
 
-/// The `f64` reference output of one query `q` of `d` elements over keys `lo..hi` of `k` and `v`.
-fn attention_reference(d: usize, (lo, hi): (usize, usize), q: &[f32], k: &[f32], v: &[f32]) -> Vec<f64> {
-    let scale = 1.0 / (d as f64).sqrt();
-    let scores: Vec<f64> = (lo..hi)
-        .map(|j| {
-            q.iter()
-                .zip(&k[j * d..(j + 1) * d])
-                .map(|(&a, &b)| f64::from(a) * f64::from(b))
-                .sum::<f64>()
-                * scale
-        })
-        .collect();
-    let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let e: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
-    let sum: f64 = e.iter().sum();
-    let mut out = vec![0.0f64; d];
-    for (idx, j) in (lo..hi).enumerate() {
-        for (o, &vj) in out.iter_mut().zip(&v[j * d..(j + 1) * d]) {
-            *o += e[idx] / sum * f64::from(vj);
-        }
-    }
-    out
-}
-
 /// Attention over a contiguous KV cache: Q `[B, H, Sq, d]`, K and V `[B, kv_heads, Skv, d]` (one tensor
 /// with `shared_kv`), O `[B, H, Sq, d]`; query head h reads KV head h / (H / kv_heads).
 fn attention(cpu: &CpuBackend, shape: &AttentionShape, seed: u64) -> Result<SampleStats, BackendError> {
     let (b, h, kvh) = (size(shape.batch)?, size(shape.heads)?, size(shape.kv_heads)?);
     let (sq, skv, d) = (size(shape.query_len)?, size(shape.kv_len)?, size(shape.head_dim)?);
     let group = h / kvh;
-    let q = random_normal(seed, b * h * sq * d);
-    let k = random_normal(seed.wrapping_add(1), b * kvh * skv * d);
-    let v = if shape.shared_kv {
-        Vec::new()
-    } else {
-        random_normal(seed.wrapping_add(2), b * kvh * skv * d)
-    };
-    let values: &[f32] = if shape.shared_kv { &k } else { &v };
+    let inputs = AttentionInputs::new(b * h * sq * d, b * kvh * skv * d, shape.shared_kv, seed);
+    let (q, k, values) = (&inputs.q, &inputs.k, inputs.values());
     let head_q = sq * d;
     let head_kv = skv * d;
     let mut out = vec![0.0f32; b * h * sq * d];
@@ -529,21 +362,7 @@ fn attention(cpu: &CpuBackend, shape: &AttentionShape, seed: u64) -> Result<Samp
         );
     };
     run(&mut out);
-    // Check sampled (sequence, head, query) rows.
-    let rows = b * h * sq;
-    for row in checked_rows(rows, seed) {
-        let (pair, i) = (row / sq, row % sq);
-        let (seq, head) = (pair / h, pair % h);
-        let kv = (seq * kvh + head / group) * head_kv;
-        let reference = attention_reference(
-            d,
-            key_range(shape, i),
-            &q[row * d..(row + 1) * d],
-            &k[kv..kv + head_kv],
-            &values[kv..kv + head_kv],
-        );
-        check_row("attention", row, &out[row * d..(row + 1) * d], &reference)?;
-    }
+    inputs.check(shape, seed, &out, REL_TOL)?;
     let stats = cpu.sample_flushed(|| run(&mut out))?;
     std::hint::black_box(&out);
     Ok(stats)
@@ -552,35 +371,6 @@ fn attention(cpu: &CpuBackend, shape: &AttentionShape, seed: u64) -> Result<Samp
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn causal_prefill_queries_see_keys_up_to_their_position() {
-        let shape = AttentionShape {
-            batch: 1,
-            query_len: 4,
-            kv_len: 4,
-            heads: 2,
-            kv_heads: 1,
-            head_dim: 8,
-            causal: true,
-            fused: true,
-            shared_kv: false,
-            window: None,
-        };
-        assert_eq!(key_range(&shape, 0), (0, 1));
-        assert_eq!(key_range(&shape, 3), (0, 4));
-        let windowed = AttentionShape {
-            window: Some(2),
-            ..shape
-        };
-        assert_eq!(key_range(&windowed, 3), (2, 4));
-        let decode = AttentionShape {
-            query_len: 1,
-            kv_len: 256,
-            ..shape
-        };
-        assert_eq!(key_range(&decode, 0), (0, 256));
-    }
 
     fn fast_cpu() -> CpuBackend {
         CpuBackend::new(1 << 30).with_policy(crate::protocol::SamplingPolicy {

@@ -9,6 +9,8 @@
 //! - INT4 GEMV as W4A16: packed signed INT4 weights with FP16 group scales (group 128) and FP16
 //!   activations, an NVRTC kernel labelled `W4A16-dequant`.
 //! - DRAM bandwidth with an NVRTC `float4` copy kernel (16 KiB per block).
+//! - The non-GEMM operators of a model step (norms, activations, residual adds, RoPE, embedding gathers,
+//!   KV-cache copies, fused attention with GQA) with NVRTC kernels in FP32, BF16 or FP16 (`step_ops`).
 //!
 //! Protocol (docs/research/benchmarking.md §2): seeded random inputs, the output checked against a host
 //! reference before timing, best of up to 8 cuBLASLt heuristic algorithms (5 timed runs each, median), an L2
@@ -19,14 +21,16 @@
 //!
 //! Modules: this one opens the device (context, stream, versions, memory budget) and implements
 //! [`Backend`]; `gemm` drives cuBLASLt, `buffers` holds the element formats and host/device buffers,
-//! `nvrtc` compiles `kernels.cu` and measures its kernels (W4A16 GEMV, copy), `timing` is the L2 flush
-//! and CUDA-event protocol. NVML telemetry comes from `super::nvml`.
+//! `nvrtc` compiles NVRTC sources and measures the kernels of `kernels.cu` (W4A16 GEMV, copy), `step_ops`
+//! measures the step operators with the kernels of `step_ops.cu`, `timing` is the L2 flush and CUDA-event
+//! protocol. NVML telemetry comes from `super::nvml`.
 
 #![allow(unsafe_code)]
 
 mod buffers;
 mod gemm;
 mod nvrtc;
+mod step_ops;
 mod timing;
 
 use std::sync::{Arc, Mutex};
@@ -34,9 +38,9 @@ use std::sync::{Arc, Mutex};
 use cudarc::cublaslt::result as lt;
 use cudarc::cublaslt::sys as lt_sys;
 use cudarc::driver::sys as drv_sys;
-use cudarc::driver::{CudaContext, CudaStream};
-use roofline_core::Precision;
+use cudarc::driver::{CudaContext, CudaModule, CudaStream};
 use roofline_core::wire::DeviceInfo;
+use roofline_core::{Operator, Precision};
 
 use self::gemm::{LtHandle, LtKind, WORKSPACE_BYTES};
 use self::nvrtc::Kernels;
@@ -61,6 +65,7 @@ pub struct CudaBackend {
     stream: Arc<CudaStream>,
     lt: LtHandle,
     kernels: Mutex<Option<Arc<Kernels>>>,
+    step_module: Mutex<Option<Arc<CudaModule>>>,
     name: String,
     cc: (i32, i32),
     sm_count: u32,
@@ -94,7 +99,7 @@ impl CudaBackend {
         }
         // SAFETY: as above.
         if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-            return Err("libnvrtc not found (needed for the W4A16 and copy kernels)".into());
+            return Err("libnvrtc not found (needed for the W4A16, copy and step kernels)".into());
         }
         let ctx = CudaContext::new(0).map_err(|e| format!("cannot open CUDA device 0: {e:?}"))?;
         let stream = ctx.default_stream();
@@ -150,6 +155,7 @@ impl CudaBackend {
             stream,
             lt: LtHandle(handle),
             kernels: Mutex::new(None),
+            step_module: Mutex::new(None),
             name,
             cc,
             sm_count,
@@ -227,6 +233,14 @@ impl Backend for CudaBackend {
         } else {
             self.measure_lt(spec)
         }
+    }
+
+    fn required_operator_bytes(&self, op: &Operator) -> u64 {
+        step_ops::required_bytes(op)
+    }
+
+    fn measure_operator(&self, op: &Operator) -> Result<Measured, BackendError> {
+        self.measure_step_operator(op)
     }
 
     fn measure_bandwidth(&self) -> Result<MeasuredBandwidth, BackendError> {

@@ -1,9 +1,11 @@
 //! NVRTC kernels (`kernels.cu`, compiled once per process) and the measurements that use them: the W4A16
-//! dequantizing GEMV and the DRAM copy.
+//! dequantizing GEMV and the DRAM copy. [`CudaBackend::load_module`] is the one NVRTC compile-and-load path
+//! (the step kernels of `step_ops` use it too) and [`cached`] the one compile-once slot.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::nvrtc::Ptx;
 use roofline_core::{OperandPrecisions, Operator, Precision};
 
 use super::{CudaBackend, cuda_err, to_usize};
@@ -23,40 +25,56 @@ pub(super) struct Kernels {
     pub(super) flush_read: CudaFunction,
 }
 
+/// The value in `slot`, made by `make` on first use (a failure is not kept, so the next call tries again).
+pub(super) fn cached<T: Clone>(
+    slot: &Mutex<Option<T>>,
+    make: impl FnOnce() -> Result<T, BackendError>,
+) -> Result<T, BackendError> {
+    let mut slot = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(value) = slot.as_ref() {
+        return Ok(value.clone());
+    }
+    let value = make()?;
+    *slot = Some(value.clone());
+    Ok(value)
+}
+
+/// Compiles CUDA C to PTX with NVRTC (C++14, NVRTC's default architecture; the driver JIT-compiles the PTX for
+/// the device at load).
+pub(super) fn compile(src: &str) -> Result<Ptx, BackendError> {
+    cudarc::nvrtc::compile_ptx_with_opts(
+        src,
+        cudarc::nvrtc::CompileOptions {
+            options: vec!["-std=c++14".into()],
+            ..Default::default()
+        },
+    )
+    .map_err(|e| cuda_err("NVRTC compile", e))
+}
+
 impl CudaBackend {
+    /// Compiles `src` and loads it as a module of this context.
+    pub(super) fn load_module(&self, src: &str) -> Result<Arc<CudaModule>, BackendError> {
+        self.ctx
+            .load_module(compile(src)?)
+            .map_err(|e| cuda_err("load module", e))
+    }
+
     pub(super) fn kernels(&self) -> Result<Arc<Kernels>, BackendError> {
-        let mut slot = self
-            .kernels
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(k) = slot.as_ref() {
-            return Ok(k.clone());
-        }
-        let ptx = cudarc::nvrtc::compile_ptx_with_opts(
-            KERNELS_SRC,
-            cudarc::nvrtc::CompileOptions {
-                options: vec!["-std=c++14".into()],
-                ..Default::default()
-            },
-        )
-        .map_err(|e| cuda_err("NVRTC compile", e))?;
-        let module = self
-            .ctx
-            .load_module(ptx)
-            .map_err(|e| cuda_err("load module", e))?;
-        let kernels = Arc::new(Kernels {
-            w4a16: module
-                .load_function("w4a16_gemv")
-                .map_err(|e| cuda_err("load w4a16_gemv", e))?,
-            copy: module
-                .load_function("copy_f4")
-                .map_err(|e| cuda_err("load copy_f4", e))?,
-            flush_read: module
-                .load_function("flush_read")
-                .map_err(|e| cuda_err("load flush_read", e))?,
-        });
-        *slot = Some(kernels.clone());
-        Ok(kernels)
+        cached(&self.kernels, || {
+            let module = self.load_module(KERNELS_SRC)?;
+            Ok(Arc::new(Kernels {
+                w4a16: module
+                    .load_function("w4a16_gemv")
+                    .map_err(|e| cuda_err("load w4a16_gemv", e))?,
+                copy: module
+                    .load_function("copy_f4")
+                    .map_err(|e| cuda_err("load copy_f4", e))?,
+                flush_read: module
+                    .load_function("flush_read")
+                    .map_err(|e| cuda_err("load flush_read", e))?,
+            }))
+        })
     }
 
     pub(super) fn measure_w4a16(&self, spec: &MatmulSpec) -> Result<Measured, BackendError> {

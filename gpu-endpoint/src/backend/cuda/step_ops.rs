@@ -1,0 +1,709 @@
+//! The CUDA backend's kernels for the non-GEMM operators of a model step (`step_ops.cu`, compiled with NVRTC
+//! once per process): RMSNorm, LayerNorm and softmax rows, SiLU·mul, GELU, residual add, RoPE, embedding gather,
+//! KV-cache write and read, and fused attention with GQA over a contiguous KV cache (causal masking, sliding
+//! windows, any query length, MLA's shared K/V).
+//!
+//! Every operand of an operator is in one format, FP32, BF16 or FP16, and all arithmetic is FP32. Each kernel
+//! runs on seeded inputs, its output is checked on sampled rows against an `f64` reference computed from the
+//! stored inputs (`step_reference`, shared with the CPU backend), and only then is it timed with the GEMMs'
+//! protocol (`timing`: L2 flush before every sample, CUDA events around the launch, warm-up, NVML). Run-time
+//! quantization, FP8/FP4/INT formats, mixed operand formats and the unfused QKᵀ and P·V stages are
+//! `unsupported`, naming the operator, the format and the architecture: nothing is measured through a
+//! stand-in format.
+
+use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use roofline_core::ops::{AttentionPart, KernelShape, RowKind};
+use roofline_core::{AttentionShape, Operator, Precision};
+
+use super::buffers::{DeviceBuf, Elem, HostBuf};
+use super::nvrtc::cached;
+use super::{CudaBackend, cuda_err, to_usize};
+use crate::backend::step_reference::{
+    AttentionInputs, EPS, MIN_TABLE_ROWS, RowInputs, Stored, attention_elements, check_close, check_sum,
+    checked_rows, seed_of,
+};
+use crate::backend::{BackendError, Measured};
+use crate::protocol::{SampleStats, TelemetrySummary, measurement, random_normal};
+
+/// CUDA C source of the step kernels.
+const STEP_KERNELS_SRC: &str = include_str!("step_ops.cu");
+/// The library label of every record of this module.
+const LIBRARY: &str = "NVRTC (roofline step kernels)";
+/// Most threads of a block-per-row kernel (`__launch_bounds__(1024)` in step_ops.cu).
+const ROW_MAX_THREADS: usize = 1024;
+/// Threads of a grid-stride kernel (`__launch_bounds__(256)`).
+const GRID_THREADS: usize = 256;
+/// Most blocks per SM of a grid-stride launch (the loop covers the rest).
+const GRID_BLOCKS_PER_SM: usize = 16;
+/// Largest grid, in blocks.
+const MAX_GRID_BLOCKS: usize = (1 << 31) - 1;
+/// Threads of an attention block (`ATTENTION_THREADS`).
+const ATTENTION_THREADS: u32 = 128;
+/// Largest head dimension of the attention kernel (`ATTENTION_THREADS · ATTENTION_DIMS_PER_THREAD`).
+const ATTENTION_MAX_HEAD_DIM: usize = 1024;
+/// Shared memory of an attention block, in floats (32 KiB: under the 48 KiB that needs no opt-in).
+const ATTENTION_SHARED_FLOATS: usize = 8192;
+/// Most keys per attention tile.
+const ATTENTION_MAX_TILE: usize = 64;
+
+/// Bytes of the device buffers `op` needs (inputs, output, tables) at its operands' element size.
+pub(super) fn required_bytes(op: &Operator) -> u64 {
+    let element = Format::of(op.precisions.activation).map_or(4, |f| f.bytes) as u128;
+    let elements: u128 = match op.kernel {
+        Some(KernelShape::Rows { rows, width, .. }) => {
+            3 * u128::from(rows) * u128::from(width) + 2 * u128::from(width)
+        }
+        Some(KernelShape::Gather { rows, width }) => {
+            (u128::from(rows).max(MIN_TABLE_ROWS as u128) + u128::from(rows)) * u128::from(width)
+                + u128::from(rows)
+        }
+        Some(KernelShape::KvWrite { tokens, elements }) => 2 * u128::from(tokens) * u128::from(elements),
+        Some(KernelShape::KvRead { tokens, elements }) => u128::from(tokens) * u128::from(elements),
+        Some(KernelShape::Attention { shape, .. }) => attention_elements(&shape),
+        _ => 0,
+    };
+    u64::try_from(elements * element).unwrap_or(u64::MAX)
+}
+
+/// The one element format of a step operator's operands.
+#[derive(Debug, Clone, Copy)]
+struct Format {
+    precision: Precision,
+    elem: Elem,
+    /// Kernel-name suffix in step_ops.cu.
+    suffix: &'static str,
+    /// Bytes per element.
+    bytes: usize,
+    /// Error allowed relative to a row's largest reference magnitude (at least 1): FP32 arithmetic and one
+    /// rounding to the format.
+    tolerance: f64,
+}
+
+impl Format {
+    fn of(precision: Precision) -> Option<Format> {
+        let (elem, suffix, bytes, tolerance) = match precision {
+            Precision::Fp32 => (Elem::F32, "f32", 4, 1e-4),
+            Precision::Bf16 => (Elem::Bf16, "bf16", 2, 1.6e-2),
+            Precision::Fp16 => (Elem::F16, "f16", 2, 4e-3),
+            _ => return None,
+        };
+        Some(Format {
+            precision,
+            elem,
+            suffix,
+            bytes,
+            tolerance,
+        })
+    }
+
+    /// Whether the kernels move `len` elements in 16-byte packs (they do when the pack width divides `len`).
+    fn packed(self, len: usize) -> bool {
+        len.is_multiple_of(16 / self.bytes)
+    }
+
+    /// Work items of a kernel over `len` elements: packs, or elements.
+    fn chunks(self, len: usize) -> usize {
+        if self.packed(len) {
+            len / (16 / self.bytes)
+        } else {
+            len
+        }
+    }
+
+    fn loads(self, len: usize) -> &'static str {
+        if self.packed(len) {
+            "16-byte loads"
+        } else {
+            "element loads"
+        }
+    }
+
+    /// The kernel `stem` in this format, e.g. `rms_norm_bf16`.
+    fn kernel(self, stem: &str) -> String {
+        format!("{stem}_{}", self.suffix)
+    }
+}
+
+/// A verified and timed kernel.
+struct Timed {
+    function: String,
+    /// The access pattern, for the record.
+    access: String,
+    stats: SampleStats,
+    telemetry: TelemetrySummary,
+}
+
+/// A scalar kernel argument.
+#[derive(Debug, Clone, Copy)]
+enum Scalar {
+    Int(i32),
+    Size(u64),
+    Float(f32),
+}
+
+/// One launch of the step kernel `name` ([`CudaBackend::step_launch`]): the arguments are the inputs, the
+/// output (given at each launch), then the scalars.
+struct Launch<'a> {
+    name: String,
+    function: CudaFunction,
+    cfg: LaunchConfig,
+    inputs: Vec<&'a DeviceBuf>,
+    scalars: Vec<Scalar>,
+}
+
+impl CudaBackend {
+    /// Measures one non-GEMM operator of a model step with the NVRTC step kernels.
+    ///
+    /// # Errors
+    /// [`BackendError::Unsupported`] for operators without a kernel description, quantization, unfused
+    /// attention stages, head dims over 1024 and operand formats other than one of FP32, BF16 and FP16;
+    /// [`BackendError::Verification`] when the output differs from the reference; CUDA failures and the
+    /// protocol's interruptions.
+    pub(super) fn measure_step_operator(&self, op: &Operator) -> Result<Measured, BackendError> {
+        let unsupported = |why: String| {
+            Err(BackendError::Unsupported(format!(
+                "{} ({}) in {}: {why} on {} ({})",
+                op.name,
+                op.kind.name(),
+                op.precisions.compute(),
+                self.arch(),
+                self.name
+            )))
+        };
+        let Some(kernel) = op.kernel else {
+            return unsupported("no kernel description to run".into());
+        };
+        match kernel {
+            KernelShape::Rows {
+                kind: RowKind::Quantize,
+                ..
+            } => return unsupported("no CUDA step kernel for run-time quantization".into()),
+            KernelShape::Attention { part, .. } if part != AttentionPart::Fused => {
+                return unsupported(
+                    "the CUDA step kernels run fused attention only, not unfused stages".into(),
+                );
+            }
+            KernelShape::Attention { shape, .. } if shape.head_dim > ATTENTION_MAX_HEAD_DIM as u64 => {
+                return unsupported(format!(
+                    "head dim {} is over the attention kernel's {ATTENTION_MAX_HEAD_DIM}",
+                    shape.head_dim
+                ));
+            }
+            _ => {}
+        }
+        let format = self.step_format(op)?;
+        let seed = seed_of(&kernel);
+        let timed = match kernel {
+            KernelShape::Rows { rows, width, kind } => {
+                self.rows_op(format, kind, to_usize(rows)?, to_usize(width)?, seed)?
+            }
+            KernelShape::Gather { rows, width } => {
+                self.gather(format, to_usize(rows)?, to_usize(width)?, seed)?
+            }
+            KernelShape::KvWrite { tokens, elements } => {
+                self.kv_write(format, to_usize(tokens)?, to_usize(elements)?, seed)?
+            }
+            KernelShape::KvRead { tokens, elements } => {
+                self.kv_read(format, len_of(to_usize(tokens)?, to_usize(elements)?)?, seed)?
+            }
+            KernelShape::Attention { shape, .. } => self.attention(format, &shape, seed)?,
+            _ => return unsupported("no CUDA step kernel for this operator yet".into()),
+        };
+        let label = format!("{} ({}), {}", timed.function, timed.access, kernel.label());
+        Ok(Measured {
+            op: op.clone(),
+            precision: format.precision,
+            label_suffix: String::new(),
+            measurement: measurement(
+                self.run_info(LIBRARY.into(), label, true, None),
+                &timed.stats,
+                timed.telemetry,
+            ),
+        })
+    }
+
+    /// The one format of `op`'s operands, or why the step kernels cannot run them.
+    fn step_format(&self, op: &Operator) -> Result<Format, BackendError> {
+        let p = op.precisions;
+        let format = |role: &str, precision: Precision| {
+            Format::of(precision).ok_or_else(|| {
+                BackendError::Unsupported(format!(
+                    "{} {role} in {precision}: no CUDA step kernel on {} ({}); the step kernels run FP32, BF16 \
+                     and FP16 operands with FP32 arithmetic, and no other format stands in",
+                    op.name,
+                    self.arch(),
+                    self.name
+                ))
+            })
+        };
+        let weight = format("weights (table, KV cache)", p.weight)?;
+        let activation = format("activations", p.activation)?;
+        let output = format("output", p.output)?;
+        if weight.precision != activation.precision || activation.precision != output.precision {
+            return Err(BackendError::Unsupported(format!(
+                "{}: {} weights (table, KV cache), {} activations and {} output: the CUDA step kernels on {} ({}) \
+                 run one operand format per operator",
+                op.name,
+                p.weight,
+                p.activation,
+                p.output,
+                self.arch(),
+                self.name
+            )));
+        }
+        Ok(activation)
+    }
+
+    /// A launch of the step kernel `name` of step_ops.cu.
+    ///
+    /// # Safety
+    /// The kernel launched with `cfg`, `inputs`, the output its caller allocates and `scalars` must access
+    /// only elements inside those buffers.
+    unsafe fn step_launch<'a>(
+        &self,
+        name: String,
+        cfg: LaunchConfig,
+        inputs: Vec<&'a DeviceBuf>,
+        scalars: Vec<Scalar>,
+    ) -> Result<Launch<'a>, BackendError> {
+        let module = cached(&self.step_module, || self.load_module(STEP_KERNELS_SRC))?;
+        let function = module
+            .load_function(&name)
+            .map_err(|e| cuda_err(&format!("load {name}"), e))?;
+        Ok(Launch {
+            name,
+            function,
+            cfg,
+            inputs,
+            scalars,
+        })
+    }
+
+    /// `n` seeded normal values stored in `elem`: the host copy (the reference reads the stored values) and
+    /// the device buffer.
+    fn random_input(&self, elem: Elem, seed: u64, n: usize) -> Result<(HostBuf, DeviceBuf), BackendError> {
+        let host = elem.encode(&random_normal(seed, n));
+        let device = host.upload(&self.stream)?;
+        Ok((host, device))
+    }
+
+    /// A grid-stride launch over `chunks` work items (the loop covers what the grid does not).
+    fn grid_config(&self, chunks: usize) -> LaunchConfig {
+        let max_blocks = GRID_BLOCKS_PER_SM * self.sm_count.max(1) as usize;
+        let blocks = chunks.div_ceil(GRID_THREADS).clamp(1, max_blocks);
+        LaunchConfig {
+            grid_dim: (u32::try_from(blocks).unwrap_or(u32::MAX), 1, 1),
+            block_dim: (GRID_THREADS as u32, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// Enqueues `launch` writing `out`.
+    fn launch(&self, launch: &Launch<'_>, out: &mut DeviceBuf) -> Result<(), BackendError> {
+        let mut pointers = Vec::with_capacity(launch.inputs.len() + 1);
+        let mut guards = Vec::with_capacity(launch.inputs.len() + 1);
+        for input in &launch.inputs {
+            let (pointer, guard) = input.ptr(&self.stream);
+            pointers.push(pointer);
+            guards.push(guard);
+        }
+        let (out_pointer, out_guard) = out.ptr_mut(&self.stream);
+        pointers.push(out_pointer);
+        guards.push(out_guard);
+        let mut builder = self.stream.launch_builder(&launch.function);
+        for pointer in &pointers {
+            builder.arg(pointer);
+        }
+        for scalar in &launch.scalars {
+            match scalar {
+                Scalar::Int(v) => builder.arg(v),
+                Scalar::Size(v) => builder.arg(v),
+                Scalar::Float(v) => builder.arg(v),
+            };
+        }
+        // SAFETY: `step_launch`'s contract: the kernel accesses only the buffers passed here; the guards keep
+        // them alive until the launch is enqueued.
+        unsafe { builder.launch(launch.cfg) }.map_err(|e| cuda_err("step kernel launch", e))?;
+        drop(guards);
+        Ok(())
+    }
+
+    /// Runs `launch` once, checks its output with `check`, then times it with the protocol; `access`
+    /// describes the kernel's access pattern for the record.
+    fn verified_timing(
+        &self,
+        launch: &Launch<'_>,
+        out: &mut DeviceBuf,
+        access: String,
+        check: impl FnOnce(&HostBuf) -> Result<(), BackendError>,
+    ) -> Result<Timed, BackendError> {
+        self.launch(launch, out)?;
+        check(&out.download(&self.stream)?)?;
+        let (stats, telemetry) = self.protocol(&mut || self.launch(launch, out))?;
+        Ok(Timed {
+            function: launch.name.clone(),
+            access,
+            stats,
+            telemetry,
+        })
+    }
+
+    /// A row-wise operator over `rows` × `width`.
+    fn rows_op(
+        &self,
+        format: Format,
+        kind: RowKind,
+        rows: usize,
+        width: usize,
+        seed: u64,
+    ) -> Result<Timed, BackendError> {
+        let n = len_of(rows, width)?;
+        let width_arg = Scalar::Int(to_i32(width)?);
+        let n_arg = Scalar::Size(n as u64);
+        let (cfg, scalars, access) = match kind {
+            RowKind::RmsNorm | RowKind::LayerNorm | RowKind::Softmax => {
+                let scalars = if kind == RowKind::Softmax {
+                    vec![width_arg]
+                } else {
+                    vec![width_arg, Scalar::Float(EPS as f32)]
+                };
+                let access = format!("block per row, {}, FP32 block reductions", format.loads(width));
+                (row_config(rows, format.chunks(width))?, scalars, access)
+            }
+            RowKind::SiluMul | RowKind::Gelu | RowKind::ResidualAdd => (
+                self.grid_config(format.chunks(n)),
+                vec![n_arg],
+                format!("grid-stride, {}", format.loads(n)),
+            ),
+            RowKind::Rope => {
+                let chunks = if format.packed(width) { format.chunks(n) } else { n };
+                let access = format!("grid-stride, {}, FP32 cos/sin table", format.loads(width));
+                (self.grid_config(chunks), vec![width_arg, n_arg], access)
+            }
+            _ => {
+                return Err(BackendError::Unsupported(format!(
+                    "{} rows in {}: no CUDA step kernel on {} ({})",
+                    kind.name(),
+                    format.precision,
+                    self.arch(),
+                    self.name
+                )));
+            }
+        };
+        let RowInputs {
+            x,
+            second,
+            second_per_row,
+            beta,
+        } = RowInputs::new(kind, rows, width, seed);
+        let encode = |values: Vec<f32>| format.elem.encode(&values);
+        let inputs = RowInputs {
+            x: encode(x),
+            // RoPE's cos/sin table stays FP32 in every format.
+            second: second.map(|values| {
+                if kind == RowKind::Rope {
+                    HostBuf::F32(values)
+                } else {
+                    encode(values)
+                }
+            }),
+            second_per_row,
+            beta: beta.map(encode),
+        };
+        let devices = std::iter::once(&inputs.x)
+            .chain(&inputs.second)
+            .chain(&inputs.beta)
+            .map(|host| host.upload(&self.stream))
+            .collect::<Result<Vec<DeviceBuf>, _>>()?;
+        let mut out = format.elem.zeros(&self.stream, n)?;
+        // SAFETY: the row kernels read rows·width elements of x (and of a full second operand), width of γ and
+        // β, width/2·2 FP32 cos/sin values, and write rows·width output elements, allocated just above; the
+        // grid is one block per row, or the grid-stride kernels get n = rows·width.
+        let launch =
+            unsafe { self.step_launch(format.kernel(kind.name()), cfg, devices.iter().collect(), scalars)? };
+        self.verified_timing(&launch, &mut out, access, |got| {
+            inputs.check(kind, rows, width, seed, got, format.tolerance)
+        })
+    }
+
+    /// An embedding gather of `rows` distinct rows of `width` from a table of at least [`MIN_TABLE_ROWS`].
+    fn gather(&self, format: Format, rows: usize, width: usize, seed: u64) -> Result<Timed, BackendError> {
+        let table_rows = rows.max(MIN_TABLE_ROWS);
+        let cfg = row_config(rows, format.chunks(width))?;
+        let width_arg = Scalar::Int(to_i32(width)?);
+        let table = self.random_input(format.elem, seed, len_of(table_rows, width)?)?;
+        // Distinct rows, so that every gathered row comes from DRAM.
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let ids = rand::seq::index::sample(&mut rng, table_rows, rows)
+            .into_iter()
+            .map(i32::try_from)
+            .collect::<Result<Vec<i32>, _>>()
+            .map_err(|_| BackendError::InvalidInput(format!("a table of {table_rows} rows is too large")))?;
+        let ids_device = HostBuf::I32(ids.clone()).upload(&self.stream)?;
+        let mut out = format.elem.zeros(&self.stream, rows * width)?;
+        // SAFETY: gather reads `rows` ids (one per block), each below table_rows, `width` elements of each
+        // chosen table row, and writes rows·width output elements.
+        let launch = unsafe {
+            self.step_launch(
+                format.kernel("gather"),
+                cfg,
+                vec![&table.1, &ids_device],
+                vec![width_arg],
+            )?
+        };
+        let access = format!(
+            "block per gathered row, {}, distinct rows of a {table_rows}-row table",
+            format.loads(width)
+        );
+        self.verified_timing(&launch, &mut out, access, |got| {
+            for row in checked_rows(rows, seed) {
+                let id = usize::try_from(ids[row]).unwrap_or(0);
+                let expected = table.0.values(id * width, width);
+                check_close("gather", row, &got.values(row * width, width), &expected, 0.0)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// A KV-cache write: `tokens` × `elements` new K and V elements copied into the cache.
+    fn kv_write(
+        &self,
+        format: Format,
+        tokens: usize,
+        elements: usize,
+        seed: u64,
+    ) -> Result<Timed, BackendError> {
+        let n = len_of(tokens, elements)?;
+        let source = self.random_input(format.elem, seed, n)?;
+        let mut cache = format.elem.zeros(&self.stream, n)?;
+        // SAFETY: copy reads n source elements and writes n cache elements.
+        let launch = unsafe {
+            self.step_launch(
+                format.kernel("copy"),
+                self.grid_config(format.chunks(n)),
+                vec![&source.1],
+                vec![Scalar::Size(n as u64)],
+            )?
+        };
+        let access = format!("grid-stride copy, {}", format.loads(n));
+        self.verified_timing(&launch, &mut cache, access, |got| {
+            for token in checked_rows(tokens, seed) {
+                let start = token * elements;
+                check_close(
+                    "kv_write",
+                    token,
+                    &got.values(start, elements),
+                    &source.0.values(start, elements),
+                    0.0,
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    /// A KV-cache read: `n` cached elements streamed and summed per block (the host checks the total).
+    fn kv_read(&self, format: Format, n: usize, seed: u64) -> Result<Timed, BackendError> {
+        let cfg = self.grid_config(format.chunks(n));
+        let blocks = cfg.grid_dim.0 as usize;
+        let cache = self.random_input(format.elem, seed, n)?;
+        let mut partial = Elem::F32.zeros(&self.stream, blocks)?;
+        // SAFETY: kv_read reads n cache elements and writes one FP32 partial sum per block (`blocks` of them).
+        let launch = unsafe {
+            self.step_launch(
+                format.kernel("kv_read"),
+                cfg,
+                vec![&cache.1],
+                vec![Scalar::Size(n as u64)],
+            )?
+        };
+        let access = format!("grid-stride stream, {}, FP32 block sums", format.loads(n));
+        self.verified_timing(&launch, &mut partial, access, |got| {
+            check_sum(got.values(0, blocks).iter().sum(), &cache.0, n)
+        })
+    }
+
+    /// Fused attention over a contiguous KV cache: Q `[B, H, Sq, d]`, K and V `[B, kv_heads, Skv, d]` (one
+    /// tensor with `shared_kv`), O `[B, H, Sq, d]`; query head h reads KV head h / (H / kv_heads).
+    fn attention(&self, format: Format, shape: &AttentionShape, seed: u64) -> Result<Timed, BackendError> {
+        let (b, h, kvh) = (
+            to_usize(shape.batch)?,
+            to_usize(shape.heads)?,
+            to_usize(shape.kv_heads)?,
+        );
+        let (sq, skv, d) = (
+            to_usize(shape.query_len)?,
+            to_usize(shape.kv_len)?,
+            to_usize(shape.head_dim)?,
+        );
+        let rows = len_of(len_of(b, h)?, sq)?;
+        let kv_elements = len_of(len_of(len_of(b, kvh)?, skv)?, d)?;
+        let tile = attention_tile(d);
+        let cfg = LaunchConfig {
+            grid_dim: (grid_blocks(rows)?, 1, 1),
+            block_dim: (ATTENTION_THREADS, 1, 1),
+            shared_mem_bytes: u32::try_from(4 * (d + 2 * tile * d + tile)).unwrap_or(u32::MAX),
+        };
+        let window = shape.window.map_or(0, |w| i32::try_from(w).unwrap_or(i32::MAX));
+        let scalars = vec![
+            Scalar::Int(to_i32(h)?),
+            Scalar::Int(to_i32(kvh)?),
+            Scalar::Int(to_i32(sq)?),
+            Scalar::Int(to_i32(skv)?),
+            Scalar::Int(to_i32(d)?),
+            Scalar::Int(i32::from(shape.causal)),
+            Scalar::Int(window),
+            Scalar::Float((1.0 / (d as f64).sqrt()) as f32),
+            Scalar::Int(to_i32(tile)?),
+        ];
+        let AttentionInputs { q, k, v } =
+            AttentionInputs::new(len_of(rows, d)?, kv_elements, shape.shared_kv, seed);
+        let encode = |values: Vec<f32>| format.elem.encode(&values);
+        let inputs = AttentionInputs {
+            q: encode(q),
+            k: encode(k),
+            v: v.map(encode),
+        };
+        let q_device = inputs.q.upload(&self.stream)?;
+        let k_device = inputs.k.upload(&self.stream)?;
+        let v_device = inputs.v.as_ref().map(|v| v.upload(&self.stream)).transpose()?;
+        let mut out = format.elem.zeros(&self.stream, rows * d)?;
+        // SAFETY: one block per (sequence, head, query) row, B·H·Sq of them: each reads d elements of Q, the
+        // keys lo..hi < Skv of its KV head in K and V (B·kv_heads·Skv·d elements each), writes d output elements,
+        // and uses 4·(d + 2·tile·d + tile) bytes of dynamic shared memory, the size set in `cfg`.
+        let launch = unsafe {
+            self.step_launch(
+                format.kernel("attention"),
+                cfg,
+                vec![&q_device, &k_device, v_device.as_ref().unwrap_or(&k_device)],
+                scalars,
+            )?
+        };
+        let access = format!(
+            "block per (sequence, head, query), K/V tiles of {tile} keys staged in shared memory with {}, online \
+             softmax, FP32 accumulators",
+            format.loads(d)
+        );
+        self.verified_timing(&launch, &mut out, access, |got| {
+            inputs.check(shape, seed, got, format.tolerance)
+        })
+    }
+}
+
+/// A block-per-row launch: one block per row, one thread per chunk of the row (a multiple of 32, at most
+/// [`ROW_MAX_THREADS`]; the kernel loops over the rest).
+fn row_config(rows: usize, chunks_per_row: usize) -> Result<LaunchConfig, BackendError> {
+    let threads = chunks_per_row.next_multiple_of(32).clamp(32, ROW_MAX_THREADS);
+    Ok(LaunchConfig {
+        grid_dim: (grid_blocks(rows)?, 1, 1),
+        block_dim: (u32::try_from(threads).unwrap_or(32), 1, 1),
+        shared_mem_bytes: 0,
+    })
+}
+
+/// `blocks` as a grid size.
+fn grid_blocks(blocks: usize) -> Result<u32, BackendError> {
+    u32::try_from(blocks)
+        .ok()
+        .filter(|_| blocks <= MAX_GRID_BLOCKS)
+        .ok_or_else(|| {
+            BackendError::InvalidInput(format!(
+                "{blocks} blocks exceed the CUDA grid limit of {MAX_GRID_BLOCKS}"
+            ))
+        })
+}
+
+/// Keys per attention tile for head dim `d`: as many as fit [`ATTENTION_SHARED_FLOATS`] with Q, the K and V
+/// tiles and the scores, at most [`ATTENTION_MAX_TILE`].
+fn attention_tile(d: usize) -> usize {
+    (ATTENTION_SHARED_FLOATS.saturating_sub(d) / (2 * d + 1)).clamp(1, ATTENTION_MAX_TILE)
+}
+
+fn to_i32(v: usize) -> Result<i32, BackendError> {
+    i32::try_from(v)
+        .map_err(|_| BackendError::InvalidInput(format!("{v} is too large for a kernel argument")))
+}
+
+/// `a · b` elements, or an error when the product overflows.
+fn len_of(a: usize, b: usize) -> Result<usize, BackendError> {
+    a.checked_mul(b)
+        .ok_or_else(|| BackendError::InvalidInput(format!("{a} × {b} elements do not fit in memory")))
+}
+
+impl Stored for HostBuf {
+    fn at(&self, i: usize) -> f64 {
+        self.get(i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kernel this module launches is in the NVRTC output, where NVRTC is installed (it needs no GPU).
+    #[test]
+    fn every_step_kernel_compiles_with_nvrtc() {
+        // SAFETY: `is_culib_present` only attempts to dlopen the library.
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            eprintln!("skipped: libnvrtc not found");
+            return;
+        }
+        let ptx = super::super::nvrtc::compile(STEP_KERNELS_SRC).unwrap().to_src();
+        let stems = [
+            RowKind::RmsNorm.name(),
+            RowKind::LayerNorm.name(),
+            RowKind::Softmax.name(),
+            RowKind::SiluMul.name(),
+            RowKind::Gelu.name(),
+            RowKind::ResidualAdd.name(),
+            RowKind::Rope.name(),
+            "gather",
+            "copy",
+            "kv_read",
+            "attention",
+        ];
+        for precision in [Precision::Fp32, Precision::Bf16, Precision::Fp16] {
+            let format = Format::of(precision).unwrap();
+            for stem in stems {
+                let name = format.kernel(stem);
+                assert!(ptx.contains(&format!(".entry {name}(")), "{name} missing");
+            }
+        }
+    }
+
+    #[test]
+    fn only_fp32_bf16_and_fp16_have_step_kernels() {
+        assert_eq!(Format::of(Precision::Bf16).unwrap().kernel("rope"), "rope_bf16");
+        for precision in [
+            Precision::Fp8E4M3,
+            Precision::Int8,
+            Precision::Nvfp4,
+            Precision::Tf32,
+        ] {
+            assert!(Format::of(precision).is_none(), "{precision}");
+        }
+        let bf16 = Format::of(Precision::Bf16).unwrap();
+        // 2048 BF16 elements are 256 packs of 8; an odd width falls back to elements.
+        assert_eq!((bf16.chunks(2048), bf16.chunks(2047)), (256, 2047));
+    }
+
+    #[test]
+    fn attention_tiles_fit_the_shared_memory_budget() {
+        for d in 1..=ATTENTION_MAX_HEAD_DIM {
+            let tile = attention_tile(d);
+            assert!(tile >= 1);
+            assert!(d + 2 * tile * d + tile <= ATTENTION_SHARED_FLOATS, "d = {d}");
+        }
+        assert_eq!((attention_tile(64), attention_tile(128)), (63, 31));
+    }
+
+    #[test]
+    fn buffers_are_sized_at_the_operand_format() {
+        let bf16 = Operator::residual_add(2, 1024, Precision::Bf16).unwrap();
+        let fp32 = Operator::residual_add(2, 1024, Precision::Fp32).unwrap();
+        // Two inputs and the output of 2 × 1024, plus two rows of slack for γ and β.
+        assert_eq!(required_bytes(&bf16), (3 * 2048 + 2 * 1024) * 2);
+        assert_eq!(required_bytes(&fp32), 2 * required_bytes(&bf16));
+    }
+}

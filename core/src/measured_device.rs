@@ -3,7 +3,7 @@
 
 use crate::HardwareSpec;
 use crate::hardware::find_hardware;
-use crate::wire::RooflinePoint;
+use crate::wire::{BackendKind, RooflinePoint};
 
 /// The catalog key of the device named `device_name` by its driver (`NVIDIA H100 80GB HBM3` → `h100_sxm`,
 /// `NVIDIA GB10` → `gb10`), or `None` for anything else (CPUs, unknown GPUs).
@@ -87,7 +87,7 @@ impl PointDevice {
         if let Some(key) = m.device_key.as_deref().and_then(|k| find_hardware(k).ok()) {
             return PointDevice::Catalog(key.key.clone());
         }
-        let gpu_backend = !matches!(m.backend.as_str(), "cpu" | "fake");
+        let gpu_backend = !matches!(m.backend, BackendKind::Cpu | BackendKind::Fake);
         match catalog_key_of_device_name(&m.device_name) {
             Some(key) if gpu_backend => PointDevice::Catalog(key.to_owned()),
             _ if m.device_name.trim().is_empty() => PointDevice::Unknown,
@@ -127,7 +127,7 @@ pub fn catalog_key_of_spec(spec: &HardwareSpec) -> Option<&'static str> {
 /// use roofline_core::wire::{Measurement, PointSource, RooflinePoint};
 /// let point = |backend: &str, device: &str| RooflinePoint {
 ///     ai: 1.0, tflops: 1.0, time_us: 1.0, precision: roofline_core::Precision::Fp32, shape: "1x1x1".into(),
-///     kind: None, label: String::new(), source: PointSource::Measured, bottleneck: "memory".into(), bandwidth_gb_s: None,
+///     kind: None, label: String::new(), source: PointSource::Measured, bottleneck: roofline_core::wire::Bottleneck::Memory, bandwidth_gb_s: None,
 ///     operands: None, mode: None,
 ///     measurement: Some(Measurement { backend: backend.into(), device_name: device.into(), ..Measurement::default() }),
 /// };
@@ -180,7 +180,7 @@ mod tests {
             kind: None,
             label: String::new(),
             source: PointSource::Measured,
-            bottleneck: "memory".into(),
+            bottleneck: crate::wire::Bottleneck::Memory,
             bandwidth_gb_s: None,
             operands: None,
             mode: None,

@@ -280,7 +280,7 @@ mod tests {
             kind: None,
             label: format!("{shape} [{precision}] measured"),
             source: PointSource::Measured,
-            bottleneck: "memory".into(),
+            bottleneck: crate::wire::Bottleneck::Memory,
             bandwidth_gb_s: None,
             operands: None,
             measurement: Some(Measurement {

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::units::{MICRO, TERA};
-use crate::{Mode, OpKind, OperandPrecisions, Operator, Precision, Prediction};
+use crate::{Bound, Mode, OpKind, OperandPrecisions, Operator, Precision, Prediction};
 
 mod step;
 pub use step::{StepDoneEvent, StepJob, StepOperatorEvent, StepReport, StepRequest};
@@ -137,8 +137,8 @@ pub struct Health {
     pub status: String,
     /// The endpoint's version (Cargo package version).
     pub version: String,
-    /// Active measurement backend: `cuda`, `cpu` or `fake`.
-    pub backend: String,
+    /// Active measurement backend.
+    pub backend: BackendKind,
     /// Why this backend was chosen (e.g. `libcuda not found`).
     #[serde(default)]
     pub backend_reason: String,
@@ -239,8 +239,8 @@ pub enum PointSource {
 /// What really ran for a measured point, and under which conditions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Measurement {
-    /// Backend: `cuda`, `cpu` or `fake`.
-    pub backend: String,
+    /// Backend that ran it.
+    pub backend: BackendKind,
     /// Library, e.g. `cuBLASLt 12.8.4`, `NVRTC`, `gemm 0.19 (CPU)`.
     pub library: String,
     /// Kernel or algorithm that ran, e.g. `cublasLt algo 21`, `W4A16-dequant`.
@@ -287,6 +287,100 @@ pub struct Measurement {
     pub timestamp_unix_s: f64,
 }
 
+/// The measurement backend of an endpoint: the GPU through CUDA, the host CPU, or the fake backend of tests;
+/// `unknown` for a value a newer endpoint sends that this build does not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendKind {
+    /// NVIDIA GPU through the CUDA driver, cuBLASLt and NVRTC.
+    Cuda,
+    /// The host CPU (the `gemm` crate and plain loops).
+    Cpu,
+    /// Tests' fake backend: sleeps, never measures.
+    Fake,
+    /// Not said, or not known to this build.
+    #[default]
+    #[serde(other)]
+    Unknown,
+}
+
+impl BackendKind {
+    /// `cuda`, `cpu`, `fake` or `unknown`: the wire spelling.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            BackendKind::Cuda => "cuda",
+            BackendKind::Cpu => "cpu",
+            BackendKind::Fake => "fake",
+            BackendKind::Unknown => "unknown",
+        }
+    }
+}
+
+impl From<&str> for BackendKind {
+    /// Reads the wire spelling; anything else is [`BackendKind::Unknown`], as in JSON.
+    fn from(name: &str) -> Self {
+        match name {
+            "cuda" => BackendKind::Cuda,
+            "cpu" => BackendKind::Cpu,
+            "fake" => BackendKind::Fake,
+            _ => BackendKind::Unknown,
+        }
+    }
+}
+
+impl std::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What limits a point: the original toolkit's `bottleneck` values (`memory`, `compute`), `interconnect` for
+/// a collective, and `unknown` for a measurement with no prediction beside it (and any value a newer
+/// endpoint sends that this build does not know).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bottleneck {
+    /// Bytes / bandwidth ≥ FLOPs / peak.
+    Memory,
+    /// FLOPs / peak > bytes / bandwidth.
+    Compute,
+    /// A collective, limited by the GPU-to-GPU link.
+    Interconnect,
+    /// Not predicted.
+    #[serde(other)]
+    Unknown,
+}
+
+impl Bottleneck {
+    /// `memory`, `compute`, `interconnect` or `unknown`: the wire spelling.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Bottleneck::Memory => "memory",
+            Bottleneck::Compute => "compute",
+            Bottleneck::Interconnect => "interconnect",
+            Bottleneck::Unknown => "unknown",
+        }
+    }
+}
+
+impl From<Bound> for Bottleneck {
+    fn from(bound: Bound) -> Self {
+        match bound {
+            Bound::Memory => Bottleneck::Memory,
+            Bound::Compute => Bottleneck::Compute,
+            Bound::Interconnect => Bottleneck::Interconnect,
+        }
+    }
+}
+
+impl std::fmt::Display for Bottleneck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One point on the roofline (the original toolkit's `RooflinePoint`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RooflinePoint {
@@ -309,8 +403,8 @@ pub struct RooflinePoint {
     pub label: String,
     /// Simulated or measured.
     pub source: PointSource,
-    /// `memory` or `compute`.
-    pub bottleneck: String,
+    /// The bound of its prediction; `unknown` for a measurement with no prediction beside it.
+    pub bottleneck: Bottleneck,
     /// Effective DRAM bandwidth = bytes / time, in GB/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bandwidth_gb_s: Option<f64>,
@@ -342,7 +436,7 @@ impl RooflinePoint {
             kind: Some(op.kind),
             label: format!("{} [{precision}]", op.name),
             source: PointSource::Simulated,
-            bottleneck: prediction.bound.name().to_owned(),
+            bottleneck: prediction.bound.into(),
             bandwidth_gb_s: Some(prediction.bytes / prediction.time_s / 1e9),
             operands: Some(op.precisions),
             measurement: None,
@@ -385,8 +479,8 @@ pub struct AnalyzeResponse {
 /// `GET /api/device`: the device the active backend measures on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceInfo {
-    /// Active backend: `cuda`, `cpu` or `fake`.
-    pub backend: String,
+    /// Active backend.
+    pub backend: BackendKind,
     /// Device name (GPU name as the driver reports it, or the host CPU model).
     pub name: String,
     /// Architecture, e.g. `sm_90` or `x86_64`.
@@ -718,7 +812,26 @@ pub struct ValidationReport {
 
 #[cfg(test)]
 mod tests {
-    use super::ErrorCode;
+    use super::{Bottleneck, ErrorCode};
+    use crate::Bound;
+
+    #[test]
+    fn bottlenecks_keep_the_original_spelling_and_read_unknown_values() {
+        for (b, text) in [
+            (Bottleneck::Memory, "\"memory\""),
+            (Bottleneck::Compute, "\"compute\""),
+            (Bottleneck::Unknown, "\"unknown\""),
+        ] {
+            assert_eq!(serde_json::to_string(&b).unwrap(), text);
+            assert_eq!(serde_json::from_str::<Bottleneck>(text).unwrap(), b);
+        }
+        // A value from a newer endpoint is not an error: it reads as unknown.
+        assert_eq!(
+            serde_json::from_str::<Bottleneck>("\"l2\"").unwrap(),
+            Bottleneck::Unknown
+        );
+        assert_eq!(Bottleneck::from(Bound::Compute), Bottleneck::Compute);
+    }
 
     #[test]
     fn error_codes_keep_their_wire_spelling() {

@@ -137,7 +137,7 @@ pub fn analyze(
         match limits.run(|| guard.measure_matmul(&spec)) {
             Ok(result) => {
                 let predicted = simulated.iter().find(|p| p.precision == result.precision);
-                let point = point_of(result, predicted.map(|p| p.bottleneck.as_str()));
+                let point = point_of(result, predicted.map(|p| p.bottleneck));
                 if let Some(store) = store
                     && let Err(e) = store.insert_point(None, Some(&hardware.key), &point, predicted)
                 {

@@ -15,7 +15,9 @@ mod step_reference;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
-use roofline_core::wire::{DeviceInfo, ErrorCode, Failure, Measurement, NvmlStatus, RooflinePoint};
+use roofline_core::wire::{
+    BackendKind, Bottleneck, DeviceInfo, ErrorCode, Failure, Measurement, NvmlStatus, RooflinePoint,
+};
 use roofline_core::{OperandPrecisions, Operator, Precision};
 
 /// The largest M, N or K accepted for a measurement.
@@ -155,7 +157,7 @@ pub struct MeasuredBandwidth {
 /// A measurement backend. Implementations do not lock: [`Device`] serializes calls.
 pub trait Backend: Send + Sync {
     /// `cuda`, `cpu` or `fake`.
-    fn kind(&self) -> &'static str;
+    fn kind(&self) -> BackendKind;
     /// Device description.
     fn device_info(&self) -> DeviceInfo;
     /// Precisions measurable natively.
@@ -512,12 +514,12 @@ fn guarded<T>(f: impl FnOnce() -> Result<T, BackendError>) -> Result<T, BackendE
 
 /// Builds the measured point of a measurement, with the bottleneck of the prediction when there is one.
 #[must_use]
-pub fn point_of(measured: Measured, bottleneck: Option<&str>) -> RooflinePoint {
+pub fn point_of(measured: Measured, bottleneck: Option<Bottleneck>) -> RooflinePoint {
     crate::protocol::measured_point(
         &measured.op,
         measured.precision,
         measured.measurement,
-        bottleneck.unwrap_or("unknown"),
+        bottleneck.unwrap_or(Bottleneck::Unknown),
         &measured.label_suffix,
     )
 }

@@ -3,7 +3,7 @@
 //! `Provenance::Measured` from them.
 
 use roofline_core::hardware::Calibration;
-use roofline_core::wire::{CalibratedPeak, CalibrationResult, Failure, KernelOverhead};
+use roofline_core::wire::{BackendKind, CalibratedPeak, CalibrationResult, Failure, KernelOverhead};
 use roofline_core::{HardwareSpec, Precision};
 
 use crate::backend::{BackendError, DeviceGuard, MatmulSpec};
@@ -19,7 +19,7 @@ use crate::protocol::{PointLimits, unix_now};
 #[allow(clippy::too_many_arguments)]
 pub fn calibrate(
     guard: &DeviceGuard<'_>,
-    backend_kind: &str,
+    backend_kind: BackendKind,
     device_name: &str,
     device_arch: &str,
     memory_total_bytes: f64,
@@ -133,7 +133,7 @@ fn measure_overhead(
 #[allow(clippy::too_many_arguments)]
 pub fn build_spec(
     base: Option<&HardwareSpec>,
-    backend_kind: &str,
+    backend_kind: BackendKind,
     device_name: &str,
     device_arch: &str,
     memory_total_bytes: f64,

@@ -96,7 +96,7 @@ impl BackendArgs {
             fake_delay: Duration::from_millis(self.fake_delay_ms),
         };
         let selected = select(self.backend, &options).map_err(CliError::Usage)?;
-        tracing::info!(backend = selected.backend.kind(), reason = %selected.reason, "backend selected");
+        tracing::info!(backend = %selected.backend.kind(), reason = %selected.reason, "backend selected");
         if !selected.telemetry_reason.is_empty() {
             tracing::info!(reason = %selected.telemetry_reason, "no NVML telemetry");
         }

@@ -157,7 +157,7 @@ pub fn run_points(
                 }
                 Ok(result) => {
                     let predicted = predicted_point(hardware, &result.op);
-                    let point = point_of(result, predicted.as_ref().map(|p| p.bottleneck.as_str()));
+                    let point = point_of(result, predicted.as_ref().map(|p| p.bottleneck));
                     let error_pct = predicted
                         .as_ref()
                         .map(|p| (point.time_us - p.time_us) / p.time_us * 100.0);

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
-use roofline_core::wire::{Measurement, PointSource, RooflinePoint};
+use roofline_core::wire::{BackendKind, Bottleneck, Measurement, PointSource, RooflinePoint};
 use roofline_core::{Operator, Precision};
 
 /// When to stop sampling.
@@ -402,8 +402,8 @@ pub struct TelemetrySummary {
 /// What ran, for [`measurement`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunInfo {
-    /// Backend name.
-    pub backend: String,
+    /// Backend.
+    pub backend: BackendKind,
     /// Library and version.
     pub library: String,
     /// Kernel or algorithm.
@@ -424,7 +424,7 @@ pub struct RunInfo {
 /// name on the CUDA backend (as `GET /api/device` reports it), and none on the CPU and fake backends.
 #[must_use]
 pub fn measurement(run: RunInfo, stats: &SampleStats, telemetry: TelemetrySummary) -> Measurement {
-    let device_key = if run.backend == "cuda" {
+    let device_key = if run.backend == BackendKind::Cuda {
         crate::backend::match_catalog_key(&run.device_name)
     } else {
         None
@@ -468,7 +468,7 @@ pub fn measured_point(
     op: &Operator,
     precision: Precision,
     measurement: Measurement,
-    bottleneck: &str,
+    bottleneck: Bottleneck,
     label_suffix: &str,
 ) -> RooflinePoint {
     let time_s = measurement.median_s;
@@ -481,7 +481,7 @@ pub fn measured_point(
         kind: Some(op.kind),
         label: format!("{} [{precision}{label_suffix}] measured", op.name),
         source: PointSource::Measured,
-        bottleneck: bottleneck.to_owned(),
+        bottleneck,
         bandwidth_gb_s: Some(op.bytes() / time_s / 1e9),
         operands: Some(op.precisions),
         measurement: Some(measurement),
@@ -649,9 +649,9 @@ mod tests {
     #[test]
     fn every_record_names_the_catalog_device_that_ran_it() {
         let stats = summarize(&[1e-3, 1e-3], false);
-        let record = |backend: &str, device_name: &str| {
+        let record = |backend: BackendKind, device_name: &str| {
             let run = RunInfo {
-                backend: backend.into(),
+                backend,
                 library: "lib".into(),
                 kernel: "kernel".into(),
                 device_name: device_name.into(),
@@ -662,11 +662,17 @@ mod tests {
             };
             measurement(run, &stats, TelemetrySummary::default())
         };
-        let h100 = record("cuda", "NVIDIA H100 80GB HBM3");
+        let h100 = record(BackendKind::Cuda, "NVIDIA H100 80GB HBM3");
         assert_eq!(h100.device_key.as_deref(), Some("h100_sxm"));
-        assert_eq!(record("cuda", "NVIDIA GB10").device_key.as_deref(), Some("gb10"));
-        assert_eq!(record("cuda", "Some Future GPU").device_key, None);
-        assert_eq!(record("cpu", "AMD EPYC H100-lookalike").device_key, None);
+        assert_eq!(
+            record(BackendKind::Cuda, "NVIDIA GB10").device_key.as_deref(),
+            Some("gb10")
+        );
+        assert_eq!(record(BackendKind::Cuda, "Some Future GPU").device_key, None);
+        assert_eq!(
+            record(BackendKind::Cpu, "AMD EPYC H100-lookalike").device_key,
+            None
+        );
         // The key travels in the JSON, and an older record without it still loads.
         let json = serde_json::to_value(&h100).unwrap();
         assert_eq!(json["device_key"], "h100_sxm");

@@ -203,7 +203,7 @@ pub fn run_step(
             }
             let result = result
                 .map(|m| {
-                    let point = point_of(m, Some(row.bound.name()));
+                    let point = point_of(m, Some(row.bound.into()));
                     let predicted = predict(&plan.hardware, op)
                         .ok()
                         .map(|p| RooflinePoint::simulated(op, &p));

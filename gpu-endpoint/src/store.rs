@@ -112,7 +112,7 @@ impl Store {
             .measurement
             .as_ref()
             .map_or((String::new(), String::new()), |m| {
-                (m.device_name.clone(), m.backend.clone())
+                (m.device_name.clone(), m.backend.name().to_owned())
             });
         let point_json = serde_json::to_string(point)?;
         let predicted_json = predicted.map(serde_json::to_string).transpose()?;
@@ -276,12 +276,18 @@ mod tests {
     fn point(device: &str, precision: roofline_core::Precision) -> RooflinePoint {
         let op = roofline_core::Operator::matmul(1, 64, 64, precision.into()).unwrap();
         let measurement = roofline_core::wire::Measurement {
-            backend: "cpu".into(),
+            backend: roofline_core::wire::BackendKind::Cpu,
             device_name: device.into(),
             median_s: 1e-5,
             ..roofline_core::wire::Measurement::default()
         };
-        crate::protocol::measured_point(&op, precision, measurement, "memory", "")
+        crate::protocol::measured_point(
+            &op,
+            precision,
+            measurement,
+            roofline_core::wire::Bottleneck::Memory,
+            "",
+        )
     }
 
     #[test]

@@ -33,14 +33,14 @@ async fn health_reports_the_backend_and_why() {
     let health: Health =
         test::call_and_read_body_json(&app, test::TestRequest::get().uri("/api/health").to_request()).await;
     assert_eq!(health.status, "ok");
-    assert_eq!(health.backend, "fake");
+    assert_eq!(health.backend, roofline_core::wire::BackendKind::Fake);
     assert_eq!(health.version, env!("CARGO_PKG_VERSION"));
     assert!(health.backend_reason.contains("fake"));
     // The versioned scope serves the same routes.
     let v1: Health =
         test::call_and_read_body_json(&app, test::TestRequest::get().uri("/api/v1/health").to_request())
             .await;
-    assert_eq!(v1.backend, "fake");
+    assert_eq!(v1.backend, roofline_core::wire::BackendKind::Fake);
 }
 
 #[actix_web::test]
@@ -162,7 +162,7 @@ async fn device_info_of_the_fake() {
     let app = app!(state);
     let info: DeviceInfo =
         test::call_and_read_body_json(&app, test::TestRequest::get().uri("/api/device").to_request()).await;
-    assert_eq!(info.backend, "fake");
+    assert_eq!(info.backend, roofline_core::wire::BackendKind::Fake);
     assert_eq!(info.name, fake::FAKE_NAME);
     assert_eq!(info.matched_key, None);
     assert!(info.measurable_precisions.contains(&Precision::Fp32));

@@ -244,7 +244,7 @@ fn device_on_the_cpu_backend_has_no_catalog_key() {
     let out = run(&["device", "--backend", "cpu", "--json"]);
     assert!(out.status.success());
     let info: roofline_core::wire::DeviceInfo = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(info.backend, "cpu");
+    assert_eq!(info.backend, roofline_core::wire::BackendKind::Cpu);
     assert_eq!(info.matched_key, None);
     assert!(info.cpu_cores.unwrap() >= 1);
     // FP32 first: the page's spot check picks the first measurable precision the device predicts.

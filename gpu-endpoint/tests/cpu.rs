@@ -31,14 +31,14 @@ fn cpu_measures_a_verified_fp32_gemm_and_gemv() {
         };
         let measured = guard.measure_matmul(&spec).unwrap();
         let rec = measured.measurement.clone();
-        assert_eq!(rec.backend, "cpu");
+        assert_eq!(rec.backend, roofline_core::wire::BackendKind::Cpu);
         assert!(rec.verified, "output checked before timing");
         assert!(rec.kernel.starts_with("gemm::gemm FP32"), "{}", rec.kernel);
         assert!(rec.samples >= 1);
         assert!(rec.p10_s <= rec.median_s && rec.median_s <= rec.p90_s);
         assert_eq!(measured.precision, Precision::Fp32);
         assert_eq!(measured.op.flops, 2.0 * (m * n * k) as f64);
-        let point = gpu_endpoint::backend::point_of(measured, Some("memory"));
+        let point = gpu_endpoint::backend::point_of(measured, Some(roofline_core::wire::Bottleneck::Memory));
         assert!((point.tflops - 2.0 * (m * n * k) as f64 / rec.median_s / 1e12).abs() < 1e-12);
     }
     let fp64 = guard
@@ -89,7 +89,7 @@ fn cpu_copy_bandwidth_is_positive_and_counts_read_plus_write() {
 fn cpu_device_info_reports_the_host_brand_and_memory() {
     let b = backend();
     let info = b.device_info();
-    assert_eq!(info.backend, "cpu");
+    assert_eq!(info.backend, roofline_core::wire::BackendKind::Cpu);
     assert!(!info.name.trim().is_empty());
     // Where /proc/cpuinfo names the model (x86), the brand is that line's value.
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();

@@ -12,7 +12,7 @@ use roofline_core::Precision;
 fn gpu_measures_verified_cublaslt_points_and_labels_only_what_ran() {
     let Some(device) = gpu_device() else { return };
     let info = device.backend().device_info();
-    assert_eq!(info.backend, "cuda");
+    assert_eq!(info.backend, roofline_core::wire::BackendKind::Cuda);
     let guard = device.acquire();
     for precision in [
         Precision::Fp32,

@@ -41,7 +41,7 @@ fn measurement_columns(point: Option<&RooflinePoint>) -> Vec<String> {
     let optional = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
     vec![
         m.device_name.clone(),
-        m.backend.clone(),
+        m.backend.name().to_owned(),
         m.library.clone(),
         m.kernel.clone(),
         m.versions
@@ -132,7 +132,7 @@ pub fn results_csv(
                 String::new(),
                 String::new(),
                 (m.time_us * 1e-6).to_string(),
-                m.bottleneck.clone(),
+                m.bottleneck.name().to_owned(),
             ],
             Some(m),
         );

@@ -175,11 +175,11 @@ pub(crate) mod tests {
             kind: None,
             label: format!("GEMM {shape} [{precision}]"),
             source: PointSource::Measured,
-            bottleneck: "memory".to_owned(),
+            bottleneck: roofline_core::wire::Bottleneck::Memory,
             bandwidth_gb_s: None,
             operands: None,
             measurement: Some(Measurement {
-                backend: "cpu".to_owned(),
+                backend: roofline_core::wire::BackendKind::Cpu,
                 device_name: "Test CPU".to_owned(),
                 median_s,
                 timestamp_unix_s: at_unix_s,

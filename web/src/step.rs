@@ -301,11 +301,11 @@ mod tests {
                 kind: Some(op.kind),
                 label: op.name.clone(),
                 source: PointSource::Measured,
-                bottleneck: "memory".into(),
+                bottleneck: roofline_core::wire::Bottleneck::Memory,
                 bandwidth_gb_s: None,
                 operands: None,
                 measurement: Some(Measurement {
-                    backend: "cuda".into(),
+                    backend: roofline_core::wire::BackendKind::Cuda,
                     device_name: device.into(),
                     library: "cuBLASLt".into(),
                     kernel: "gemm".into(),

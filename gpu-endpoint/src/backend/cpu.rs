@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use gemm::Parallelism;
-use roofline_core::wire::DeviceInfo;
+use roofline_core::wire::{BackendKind, DeviceInfo};
 use roofline_core::{OperandPrecisions, Operator, Precision};
 use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
 
@@ -90,7 +90,7 @@ impl CpuBackend {
 
     pub(super) fn run_info(&self, kernel: String, verified: bool) -> RunInfo {
         RunInfo {
-            backend: "cpu".into(),
+            backend: BackendKind::Cpu,
             library: GEMM_CRATE.into(),
             kernel,
             device_name: self.name.clone(),
@@ -251,13 +251,13 @@ fn available_memory_bytes() -> Option<u64> {
 }
 
 impl Backend for CpuBackend {
-    fn kind(&self) -> &'static str {
-        "cpu"
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cpu
     }
 
     fn device_info(&self) -> DeviceInfo {
         DeviceInfo {
-            backend: "cpu".into(),
+            backend: BackendKind::Cpu,
             name: self.name.clone(),
             arch: self.arch.into(),
             compute_capability: None,

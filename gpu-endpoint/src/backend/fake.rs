@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use roofline_core::wire::{DeviceInfo, NvmlStatus};
+use roofline_core::wire::{BackendKind, DeviceInfo, NvmlStatus};
 use roofline_core::{Operator, Precision};
 
 use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, Telemetry};
@@ -41,7 +41,7 @@ impl FakeBackend {
             hit_time_cap: false,
         };
         let run = RunInfo {
-            backend: "fake".into(),
+            backend: BackendKind::Fake,
             library: "fake".into(),
             kernel: kernel.into(),
             device_name: FAKE_NAME.into(),
@@ -55,13 +55,13 @@ impl FakeBackend {
 }
 
 impl Backend for FakeBackend {
-    fn kind(&self) -> &'static str {
-        "fake"
+    fn kind(&self) -> BackendKind {
+        BackendKind::Fake
     }
 
     fn device_info(&self) -> DeviceInfo {
         DeviceInfo {
-            backend: "fake".into(),
+            backend: BackendKind::Fake,
             name: FAKE_NAME.into(),
             arch: "fake".into(),
             compute_capability: None,

@@ -9,7 +9,7 @@ pub(super) async fn health(state: web::Data<AppState>) -> web::Json<Health> {
     web::Json(Health {
         status: "ok".into(),
         version: env!("CARGO_PKG_VERSION").into(),
-        backend: state.device.backend().kind().into(),
+        backend: state.device.backend().kind(),
         backend_reason: state.backend_reason.clone(),
     })
 }

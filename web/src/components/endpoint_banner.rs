@@ -46,7 +46,7 @@ pub fn EndpointBanner(
                 let on_click = move |_| scenario.update(|s| s.hardware = key.clone());
                 view! { <button type="button" data-testid="use-detected-hardware" on:click=on_click>{label}</button> }
             });
-            let (value, text) = if health.backend == "cuda" {
+            let (value, text) = if health.backend == roofline_core::wire::BackendKind::Cuda {
                 ("gpu", format!("Measuring on {name}."))
             } else {
                 (

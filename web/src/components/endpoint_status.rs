@@ -18,7 +18,7 @@ pub fn EndpointStatus() -> impl IntoView {
                 .health
                 .get()
                 .and_then(Result::ok)
-                .map(|h| h.backend)
+                .map(|h| h.backend.to_string())
                 .unwrap_or_default();
             let mut parts = vec!["endpoint: online".to_owned(), backend];
             if let Some(d) = endpoint.device.get().flatten() {

@@ -39,7 +39,7 @@ use cudarc::cublaslt::result as lt;
 use cudarc::cublaslt::sys as lt_sys;
 use cudarc::driver::sys as drv_sys;
 use cudarc::driver::{CudaContext, CudaModule, CudaStream};
-use roofline_core::wire::DeviceInfo;
+use roofline_core::wire::{BackendKind, DeviceInfo};
 use roofline_core::{Operator, Precision};
 
 use self::gemm::{LtHandle, LtKind, WORKSPACE_BYTES};
@@ -173,7 +173,7 @@ impl CudaBackend {
 
     fn run_info(&self, library: String, kernel: String, verified: bool, padding: Option<String>) -> RunInfo {
         RunInfo {
-            backend: "cuda".into(),
+            backend: BackendKind::Cuda,
             library,
             kernel,
             device_name: self.name.clone(),
@@ -186,15 +186,15 @@ impl CudaBackend {
 }
 
 impl Backend for CudaBackend {
-    fn kind(&self) -> &'static str {
-        "cuda"
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cuda
     }
 
     fn device_info(&self) -> DeviceInfo {
         let free = self.ctx.mem_get_info().ok().map(|(free, _)| free as f64 / 1e6);
         let (sm_max, mem_max) = self.nvml.as_ref().map_or((None, None), |n| n.max_clocks_mhz());
         DeviceInfo {
-            backend: "cuda".into(),
+            backend: BackendKind::Cuda,
             name: self.name.clone(),
             arch: self.arch(),
             compute_capability: Some([

@@ -634,6 +634,19 @@ pub struct KernelOverhead {
     pub measurement: Measurement,
 }
 
+/// The fixed overhead of a vector kernel: a one-row RMSNorm's time minus its bytes over the copy bandwidth.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VectorKernelOverhead {
+    /// Overhead, in µs (never negative).
+    pub kernel_overhead_us: f64,
+    /// The kernel's measured median, in µs.
+    pub kernel_time_us: f64,
+    /// The operator's shape label, e.g. `256` (elements of the one row).
+    pub shape: String,
+    /// What ran.
+    pub measurement: Measurement,
+}
+
 /// `POST /api/calibrate` answer: measured bandwidth and peaks, and the calibrated spec.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CalibrationResult {
@@ -643,9 +656,14 @@ pub struct CalibrationResult {
     pub bandwidth_measurement: Measurement,
     /// Achieved peak per precision.
     pub peaks: Vec<CalibratedPeak>,
-    /// The per-kernel overhead, when it could be measured (the spec's `kernel_overhead_s`, else 0).
+    /// The per-kernel overhead of matrix kernels, when it could be measured (the spec's peaks'
+    /// `kernel_overhead_s`, or its `kernel_overhead_s` without a vector-kernel figure; else 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_overhead: Option<KernelOverhead>,
+    /// The per-kernel overhead of vector kernels (norms, activations, copies), when it could be measured
+    /// (the spec's `kernel_overhead_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_kernel_overhead: Option<VectorKernelOverhead>,
     /// Precisions that could not be calibrated, and why.
     pub failed: Vec<Failure>,
     /// The calibrated spec (`provenance: measured`), usable wherever a catalog spec is.

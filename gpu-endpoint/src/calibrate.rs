@@ -1,10 +1,12 @@
-//! Calibration: measure DRAM bandwidth (copy kernel), the fixed per-kernel overhead (a small GEMV) and the
-//! achieved peak of each precision on a compute-bound shape, then build a `HardwareSpec` with
-//! `Provenance::Measured` from them.
+//! Calibration: measure DRAM bandwidth (copy kernel), the fixed per-kernel overhead of matrix kernels (a
+//! small GEMV) and of vector kernels (a one-row RMSNorm), and the achieved peak of each precision on a
+//! compute-bound shape, then build a `HardwareSpec` with `Provenance::Measured` from them.
 
 use roofline_core::hardware::Calibration;
-use roofline_core::wire::{BackendKind, CalibratedPeak, CalibrationResult, Failure, KernelOverhead};
-use roofline_core::{HardwareSpec, Precision};
+use roofline_core::wire::{
+    BackendKind, CalibratedPeak, CalibrationResult, Failure, KernelOverhead, VectorKernelOverhead,
+};
+use roofline_core::{HardwareSpec, Norm, Operator, Precision};
 
 use crate::backend::{BackendError, DeviceGuard, MatmulSpec};
 use crate::protocol::{PointLimits, unix_now};
@@ -31,13 +33,12 @@ pub fn calibrate(
     let bandwidth_bytes_per_s = bandwidth.bytes / bandwidth.measurement.median_s;
     let mut peaks = Vec::new();
     let mut failed = Vec::new();
-    let kernel_overhead = match measure_overhead(guard, bandwidth_bytes_per_s, limits) {
-        Ok(overhead) => Some(overhead),
-        Err(failure) => {
-            failed.push(failure);
-            None
-        }
-    };
+    let kernel_overhead = measure_overhead(guard, bandwidth_bytes_per_s, limits)
+        .map_err(|f| failed.push(f))
+        .ok();
+    let vector_kernel_overhead = measure_vector_overhead(guard, bandwidth_bytes_per_s, limits)
+        .map_err(|f| failed.push(f))
+        .ok();
     for &precision in precisions {
         if limits.is_cancelled() {
             return Err(BackendError::Cancelled);
@@ -64,6 +65,9 @@ pub fn calibrate(
         kernel_overhead
             .as_ref()
             .map_or(0.0, |o| o.kernel_overhead_us * 1e-6),
+        vector_kernel_overhead
+            .as_ref()
+            .map(|o| o.kernel_overhead_us * 1e-6),
         &peaks,
     )
     .map_err(|e| {
@@ -81,6 +85,7 @@ pub fn calibrate(
         bandwidth_measurement: bandwidth.measurement,
         peaks,
         kernel_overhead,
+        vector_kernel_overhead,
         failed,
         spec,
     })
@@ -125,6 +130,39 @@ fn measure_overhead(
     })
 }
 
+/// The vector kernel that measures the per-kernel overhead of norms, activations and copies: RMSNorm over
+/// one row of 256 FP32 elements moves 2 KB, so its time is the fixed part.
+pub const VECTOR_OVERHEAD_WIDTH: u64 = 256;
+
+/// Times the one-row RMSNorm of [`VECTOR_OVERHEAD_WIDTH`] in FP32 and subtracts its bytes over the copy
+/// bandwidth. A failure (a backend without step kernels) says it was the vector-overhead kernel; vector
+/// kernels then take the GEMV's overhead.
+fn measure_vector_overhead(
+    guard: &DeviceGuard<'_>,
+    bandwidth_bytes_per_s: f64,
+    limits: &PointLimits,
+) -> Result<VectorKernelOverhead, Failure> {
+    let precision = Precision::Fp32;
+    let failure = |e: BackendError| {
+        let mut failure = e.failure(precision.name());
+        failure.message = format!(
+            "vector-kernel overhead (RMSNorm 1x{VECTOR_OVERHEAD_WIDTH}): {}",
+            failure.message
+        );
+        failure
+    };
+    let op = Operator::norm(Norm::RmsNorm, 1, VECTOR_OVERHEAD_WIDTH, precision)
+        .map_err(|e| failure(BackendError::InvalidInput(e.to_string())))?;
+    let result = limits.run(|| guard.measure_operator(&op)).map_err(failure)?;
+    let time_s = result.measurement.median_s;
+    Ok(VectorKernelOverhead {
+        kernel_overhead_us: (time_s - op.bytes() / bandwidth_bytes_per_s).max(0.0) * 1e6,
+        kernel_time_us: time_s * 1e6,
+        shape: op.shape.clone(),
+        measurement: result.measurement,
+    })
+}
+
 /// The calibrated spec from measured numbers: core's one calibration model
 /// ([`HardwareSpec::calibrated`]) on `base`, or on an uncatalogued `<backend>_host` device without one.
 ///
@@ -139,6 +177,7 @@ pub fn build_spec(
     memory_total_bytes: f64,
     bandwidth_bytes_per_s: f64,
     kernel_overhead_s: f64,
+    vector_kernel_overhead_s: Option<f64>,
     peaks: &[CalibratedPeak],
 ) -> Result<HardwareSpec, roofline_core::Error> {
     let host;
@@ -158,15 +197,20 @@ pub fn build_spec(
         device_name: device_name.to_owned(),
         dram_bandwidth_bytes_per_s: bandwidth_bytes_per_s,
         kernel_overhead_s,
+        vector_kernel_overhead_s,
         peaks: peaks
             .iter()
             .map(|p| (p.precision.compute_path(), p.achieved_tflops * 1e12))
             .collect(),
         source: format!(
-            "measured by gpu-endpoint {} ({backend_kind} backend) on {device_name} at Unix time {:.0}: copy bandwidth, per-kernel overhead ({:.2} µs, a 1x2048x2048 GEMV) and best achieved GEMM throughput per precision",
+            "measured by gpu-endpoint {} ({backend_kind} backend) on {device_name} at Unix time {:.0}: copy bandwidth, per-kernel overhead of matrix kernels ({:.2} µs, a 1x2048x2048 GEMV) and of vector kernels ({}), and best achieved GEMM throughput per precision",
             env!("CARGO_PKG_VERSION"),
             unix_now(),
-            kernel_overhead_s * 1e6
+            kernel_overhead_s * 1e6,
+            vector_kernel_overhead_s.map_or_else(
+                || "not measured: the GEMV's".to_owned(),
+                |o| format!("{:.2} µs, a 1x{VECTOR_OVERHEAD_WIDTH} RMSNorm", o * 1e6)
+            )
         ),
     })
 }

@@ -326,6 +326,16 @@ fn validate_predicts_saved_points_on_the_datasheet_and_the_calibrated_spec() {
             .abs()
             < 1e-6
     );
+    // Vector kernels have their own figure: a one-row RMSNorm of 256 FP32 elements (2 KB), also exactly
+    // its bytes over the copy bandwidth on the fake.
+    assert_eq!(overhead["vector_kernel_overhead"]["shape"], "256");
+    assert!(
+        overhead["vector_kernel_overhead"]["kernel_overhead_us"]
+            .as_f64()
+            .unwrap()
+            .abs()
+            < 1e-6
+    );
     assert_eq!(overhead["spec"]["kernel_overhead_s"], 0.0);
     let calibrated = dir.path().join("calibration.json");
     std::fs::write(&calibrated, &calibration).unwrap();

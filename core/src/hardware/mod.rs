@@ -336,8 +336,11 @@ pub struct Calibration {
     pub device_name: String,
     /// Copy bandwidth (read + write bytes over time), in bytes/s.
     pub dram_bandwidth_bytes_per_s: f64,
-    /// Fixed time per kernel (a small GEMV's time minus its bytes over the copy bandwidth), in s.
+    /// Fixed time per matrix kernel (a small GEMV's time minus its bytes over the copy bandwidth), in s.
     pub kernel_overhead_s: f64,
+    /// Fixed time per vector kernel (a one-row RMSNorm's time minus its bytes over the copy bandwidth), in
+    /// s; `None` when it was not measured, and vector kernels then take `kernel_overhead_s`.
+    pub vector_kernel_overhead_s: Option<f64>,
     /// Best achieved dense throughput per measured path, in FLOP/s (several entries per path: the best).
     pub peaks: Vec<(ComputePath, f64)>,
     /// How, where and when it was measured.
@@ -687,6 +690,7 @@ impl HardwareSpec {
     ///     device_name: "NVIDIA H100 80GB HBM3".into(),
     ///     dram_bandwidth_bytes_per_s: 0.9 * 3.35e12,
     ///     kernel_overhead_s: 6.4e-6,
+    ///     vector_kernel_overhead_s: Some(2.5e-6),
     ///     peaks: vec![(ComputePath::Bf16, 794.5e12)],
     ///     source: "example".into(),
     /// };
@@ -694,6 +698,9 @@ impl HardwareSpec {
     /// assert_eq!(cal.provenance, Provenance::Measured);
     /// assert_eq!(cal.key, "h100_sxm_measured");
     /// assert_eq!(cal.peak(ComputePath::Bf16).unwrap().dense_flop_per_s, 794.5e12);
+    /// // Matrix kernels take the GEMV's overhead, vector kernels (norms, activations) the RMSNorm's.
+    /// assert_eq!(cal.kernel_overhead_for(Some(ComputePath::Bf16)), 6.4e-6);
+    /// assert_eq!(cal.kernel_overhead_for(None), 2.5e-6);
     /// ```
     pub fn calibrated(&self, calibration: &Calibration) -> Result<HardwareSpec, Error> {
         let mut spec = self.clone();
@@ -722,7 +729,13 @@ impl HardwareSpec {
         spec.calibrates = Some(self.key.clone());
         spec.name = format!("{} (measured on {})", self.name, calibration.device_name);
         spec.dram_bandwidth_bytes_per_s = calibration.dram_bandwidth_bytes_per_s;
-        spec.kernel_overhead_s = calibration.kernel_overhead_s;
+        // Like the reference ceilings' two floors: matrix kernels on the peaks, vector kernels on the spec.
+        let matrix_overhead_s = calibration
+            .vector_kernel_overhead_s
+            .map(|_| calibration.kernel_overhead_s);
+        spec.kernel_overhead_s = calibration
+            .vector_kernel_overhead_s
+            .unwrap_or(calibration.kernel_overhead_s);
         // Calibration measures one GPU: the link keeps its reference figures (achievable fraction, NCCL's
         // latencies), not the ideal datasheet bound.
         if matches!(self.provenance, Provenance::Datasheet | Provenance::Custom)
@@ -732,7 +745,7 @@ impl HardwareSpec {
         }
         spec.reference = None;
         for peak in &mut spec.peaks {
-            peak.kernel_overhead_s = None;
+            peak.kernel_overhead_s = matrix_overhead_s;
         }
         // Two precisions on one path (FP8 E4M3 and E5M2): the faster measurement wins.
         let mut best: Vec<(ComputePath, f64)> = Vec::new();
@@ -763,7 +776,7 @@ impl HardwareSpec {
                     path,
                     dense_flop_per_s: flop_per_s,
                     sparse_flop_per_s: None,
-                    kernel_overhead_s: None,
+                    kernel_overhead_s: matrix_overhead_s,
                 }),
             }
         }
@@ -1259,6 +1272,7 @@ mod tests {
             device_name: "H100".into(),
             dram_bandwidth_bytes_per_s: bandwidth,
             kernel_overhead_s: 6.4e-6,
+            vector_kernel_overhead_s: None,
             peaks,
             source: "test".into(),
         };
@@ -1271,6 +1285,9 @@ mod tests {
             .unwrap();
         assert_eq!(cal.dram_bandwidth_bytes_per_s, 3.0e12);
         assert_eq!(cal.kernel_overhead_s, 6.4e-6);
+        // Without a vector-kernel figure every kernel takes the GEMV's overhead.
+        assert_eq!(cal.kernel_overhead_for(None), 6.4e-6);
+        assert_eq!(cal.kernel_overhead_for(Some(ComputePath::Fp8)), 6.4e-6);
         assert_eq!(cal.dense_peak_for(Precision::Fp8E4M3).unwrap(), 1402.6e12);
         assert_eq!(cal.peak(ComputePath::Fp8).unwrap().sparse_flop_per_s, None);
         assert_eq!(cal.dense_peak_for(Precision::Bf16).unwrap(), 989.4e12);

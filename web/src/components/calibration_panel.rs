@@ -89,9 +89,10 @@ pub fn CalibrationPanel(
                 view! {
                     <p class="hint" data-testid="calibration-result">
                         {format!(
-                            "{}: DRAM {} · kernel overhead {} · {peaks}. {}",
+                            "{}: DRAM {} · kernel overhead {} (matrix), {} (vector) · {peaks}. {}",
                             r.spec.name,
                             format::bandwidth(r.bandwidth_gb_s * 1e9),
+                            format::duration(r.kernel_overhead.as_ref().map_or(0.0, |o| o.kernel_overhead_us * 1e-6)),
                             format::duration(r.spec.kernel_overhead_s),
                             r.spec.notes
                         )}

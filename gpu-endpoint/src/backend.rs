@@ -381,11 +381,20 @@ impl Device {
     /// [`BackendError::InvalidInput`] or [`BackendError::TooLarge`].
     pub fn check_fits(&self, spec: &MatmulSpec) -> Result<(), BackendError> {
         spec.check_bounds()?;
+        self.check_matmul_memory(spec, "")
+    }
+
+    /// Checks only that the buffers of `spec` fit the memory budget (a model's own shapes, e.g. a
+    /// 128,256-token vocabulary, may exceed the request bounds); `what` prefixes the message.
+    ///
+    /// # Errors
+    /// [`BackendError::TooLarge`].
+    fn check_matmul_memory(&self, spec: &MatmulSpec, what: &str) -> Result<(), BackendError> {
         let needed = self.backend.required_bytes(spec);
         let budget = self.backend.memory_budget_bytes();
         if needed > budget {
             return Err(BackendError::TooLarge(format!(
-                "{}x{}x{} {} needs {:.1} MB of buffers, more than the {:.1} MB available to the {} backend",
+                "{what}{}x{}x{} {} needs {:.1} MB of buffers, more than the {:.1} MB available to the {} backend",
                 spec.m,
                 spec.n,
                 spec.k,
@@ -452,23 +461,8 @@ impl DeviceGuard<'_> {
                 k: gemm.k,
                 precision: precisions.compute(),
             };
-            // A model's own shapes may exceed the request bound (a 128,256-token vocabulary): only the memory
-            // budget applies here.
-            let needed = self.device.backend.required_bytes(&spec);
-            let budget = self.device.backend.memory_budget_bytes();
-            if needed > budget {
-                return Err(BackendError::TooLarge(format!(
-                    "{} {}x{}x{} {} needs {:.1} MB of buffers, more than the {:.1} MB available to the {} backend",
-                    op.name,
-                    spec.m,
-                    spec.n,
-                    spec.k,
-                    spec.precision,
-                    needed as f64 / 1e6,
-                    budget as f64 / 1e6,
-                    self.device.backend.kind()
-                )));
-            }
+            // A model's own shapes may exceed the request bounds: only the memory budget applies here.
+            self.device.check_matmul_memory(&spec, &format!("{} ", op.name))?;
             let mut measured = guarded(|| self.device.backend.measure_matmul(&spec))?;
             measured.op.name.clone_from(&op.name);
             return Ok(measured);

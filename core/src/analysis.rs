@@ -48,6 +48,18 @@ pub struct Workload {
     pub context: u32,
 }
 
+impl Workload {
+    /// One decode step of `batch` sequences over `context` cached tokens each.
+    #[must_use]
+    pub const fn decode(batch: u32, context: u32) -> Workload {
+        Workload {
+            phase: Phase::Decode,
+            batch,
+            context,
+        }
+    }
+}
+
 /// The analysis of one step of one model on one device.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]

@@ -361,16 +361,12 @@ pub fn memory_fit(a: &ModelAnalysis) -> MemoryFit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Phase, advise_model, analyze_model, find_hardware, find_model};
+    use crate::{advise_model, analyze_model, find_hardware, find_model};
 
     fn recommend(hw: &str, model: &str, config: &str, batch: u32, context: u32) -> Recommendation {
         let hw = find_hardware(hw).unwrap().reference().unwrap();
         let model = find_model(model).unwrap();
-        let w = Workload {
-            phase: Phase::Decode,
-            batch,
-            context,
-        };
+        let w = Workload::decode(batch, context);
         let advice = advise_model(&hw, model, &w, config, &Corrections::REALISTIC).unwrap();
         recommend_model(&hw, model, &w, &Corrections::REALISTIC, &advice).unwrap()
     }
@@ -379,11 +375,7 @@ mod tests {
     fn the_pick_is_the_fastest_config_that_fits() {
         let hw = find_hardware("h100_sxm").unwrap().reference().unwrap();
         let model = find_model("llama-3.1-70b").unwrap();
-        let w = Workload {
-            phase: Phase::Decode,
-            batch: 8,
-            context: 4096,
-        };
+        let w = Workload::decode(8, 4096);
         let advice = advise_model(&hw, model, &w, "bf16", &Corrections::REALISTIC).unwrap();
         let Recommendation::Switch(p) =
             recommend_model(&hw, model, &w, &Corrections::REALISTIC, &advice).unwrap()
@@ -445,11 +437,7 @@ mod tests {
     fn memory_fit_shares_add_up() {
         let hw = find_hardware("h100_sxm").unwrap();
         let model = find_model("llama-3.1-8b").unwrap();
-        let w = Workload {
-            phase: Phase::Decode,
-            batch: 1,
-            context: 4096,
-        };
+        let w = Workload::decode(1, 4096);
         let a = analyze_model(
             hw,
             model,
@@ -470,11 +458,7 @@ mod tests {
         // Llama-3.1-70B BF16 does not fit one H100; over four, each GPU holds a quarter of the weights.
         let hw = find_hardware("h100_sxm").unwrap();
         let model = find_model("llama-3.1-70b").unwrap();
-        let w = Workload {
-            phase: Phase::Decode,
-            batch: 1,
-            context: 4096,
-        };
+        let w = Workload::decode(1, 4096);
         let bf16 = find_quant_config("bf16").unwrap();
         let one = memory_fit(&analyze_model(hw, model, bf16, &w, &Corrections::NONE).unwrap());
         let four = memory_fit(

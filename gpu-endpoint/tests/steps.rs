@@ -22,6 +22,17 @@ macro_rules! app {
     };
 }
 
+/// `POST uri` with the JSON `body` to `app`; the response.
+macro_rules! post {
+    ($app:expr, $uri:expr, $body:expr) => {
+        test::call_service(
+            &$app,
+            test::TestRequest::post().uri($uri).set_json($body).to_request(),
+        )
+        .await
+    };
+}
+
 /// The CPU backend with a short sampling policy (the protocol is the same; fewer samples).
 fn cpu_selected() -> Selected {
     let policy = SamplingPolicy {
@@ -67,14 +78,7 @@ fn step_events(body: &[u8]) -> (Vec<StepOperatorEvent>, StepDoneEvent) {
 async fn cpu_measures_every_operator_of_a_tinyllama_decode_step() {
     let (state, _dir) = state_with(cpu_selected(), None);
     let app = app!(state);
-    let resp = test::call_service(
-        &app,
-        test::TestRequest::post()
-            .uri("/api/v1/steps")
-            .set_json(tinyllama_decode(Some("h100_sxm")))
-            .to_request(),
-    )
-    .await;
+    let resp = post!(app, "/api/v1/steps", tinyllama_decode(Some("h100_sxm")));
     assert_eq!(resp.status(), StatusCode::ACCEPTED);
     let job: StepJob = test::read_body_json(resp).await;
     assert_eq!(job.hardware_key, "h100_sxm");
@@ -155,14 +159,7 @@ async fn cpu_measures_every_operator_of_a_tinyllama_decode_step() {
 async fn a_cpu_without_a_device_to_predict_on_is_told_to_name_one() {
     let (state, _dir) = state_with(cpu_selected(), None);
     let app = app!(state);
-    let resp = test::call_service(
-        &app,
-        test::TestRequest::post()
-            .uri("/api/steps")
-            .set_json(tinyllama_decode(None))
-            .to_request(),
-    )
-    .await;
+    let resp = post!(app, "/api/steps", tinyllama_decode(None));
     assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
     let body: ErrorBody = test::read_body_json(resp).await;
     assert!(body.message.contains("hardware_key"), "{}", body.message);
@@ -201,14 +198,7 @@ async fn bad_step_requests_and_unknown_jobs_are_refused() {
         ),
     ];
     for (body, status, code) in cases {
-        let resp = test::call_service(
-            &app,
-            test::TestRequest::post()
-                .uri("/api/steps")
-                .set_json(&body)
-                .to_request(),
-        )
-        .await;
+        let resp = post!(app, "/api/steps", &body);
         assert_eq!(resp.status(), status, "{body}");
         let error: ErrorBody = test::read_body_json(resp).await;
         assert_eq!(error.code, code, "{body}: {}", error.message);

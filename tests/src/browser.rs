@@ -162,6 +162,42 @@ impl Browser {
         .await;
     }
 
+    /// Opens the page at `base` (an endpoint's URL) with the share-link `query` (without `?`).
+    ///
+    /// # Panics
+    /// When the page cannot be loaded.
+    pub async fn open(&self, base: &str, query: &str) {
+        self.client
+            .goto(&format!("{base}/?{query}"))
+            .await
+            .unwrap_or_else(|e| panic!("open {base}/?{query}: {e}"));
+    }
+
+    /// The text of the element matching `css`.
+    ///
+    /// # Panics
+    /// When it does not appear within 30 s.
+    pub async fn text(&self, css: &str) -> String {
+        self.element(css)
+            .await
+            .text()
+            .await
+            .unwrap_or_else(|e| panic!("text of {css}: {e}"))
+    }
+
+    /// Waits until the element with `data-testid=testid` has `data-<key>` equal to `value` (`key` in the
+    /// dataset's camelCase).
+    ///
+    /// # Panics
+    /// When it does not within 30 s.
+    pub async fn wait_data(&self, testid: &str, key: &str, value: &str) {
+        self.wait_for_js(
+            &format!("document.querySelector('[data-testid={testid}]')?.dataset.{key} === '{value}'"),
+            Duration::from_secs(30),
+        )
+        .await;
+    }
+
     /// Clicks the element matching `css`.
     ///
     /// # Panics

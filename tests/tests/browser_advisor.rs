@@ -58,19 +58,12 @@ async fn recommendation_apply_and_memory_fit() {
     // tokens/s are marked "does not fit" instead of looking achievable.
     let (hw, model, batch, context) = ("h100_sxm", "llama-3.1-70b", 8, 4096);
     browser
-        .client
-        .goto(&format!(
-            "{}/?hw={hw}&model={model}&cfg=bf16&phase=decode&b={batch}&s={context}",
-            endpoint.url()
-        ))
-        .await
-        .unwrap();
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=memory-bar]')?.dataset.fits === 'false'",
-            WAIT,
+        .open(
+            &endpoint.url(),
+            &format!("hw={hw}&model={model}&cfg=bf16&phase=decode&b={batch}&s={context}"),
         )
         .await;
+    browser.wait_data("memory-bar", "fits", "false").await;
     let bar_class = browser
         .js("return document.querySelector('[data-testid=memory-bar]').className;")
         .await;
@@ -97,12 +90,7 @@ async fn recommendation_apply_and_memory_fit() {
             .collect();
         assert!(rgb[0] > 150 && rgb[1] < 100 && rgb[2] < 100, "not red: {c}");
     }
-    let headroom = browser
-        .element("[data-testid=memory-headroom]")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let headroom = browser.text("[data-testid=memory-headroom]").await;
     assert!(headroom.starts_with("does not fit"), "headroom: {headroom}");
     for testid in ["summary-tpot-fit", "summary-tokens-per-s-fit"] {
         let mark = browser
@@ -178,12 +166,7 @@ async fn recommendation_apply_and_memory_fit() {
         .js("return document.querySelector('[data-testid=summary-tpot]').dataset.value;")
         .await;
     assert_ne!(tpot_before, tpot_after, "the summary changed");
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=memory-bar]')?.dataset.fits === 'true'",
-            WAIT,
-        )
-        .await;
+    browser.wait_data("memory-bar", "fits", "true").await;
     assert_eq!(
         browser
             .js("return document.querySelectorAll('[data-testid=summary-tpot-fit]').length;")
@@ -200,29 +183,17 @@ async fn recommendation_apply_and_memory_fit() {
         "the applied config is in the URL"
     );
     // Now the answer is to keep it.
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=recommendation]')?.dataset.kind === 'keep'",
-            WAIT,
-        )
-        .await;
+    browser.wait_data("recommendation", "kind", "keep").await;
 
     // 3. Nothing fits (405B at batch 64 on one H100): the page says what to change, most direct first.
     browser
-        .client
-        .goto(&format!(
-            "{}/?hw=h100_sxm&model=llama-3.1-405b&cfg=bf16&phase=decode&b=64&s=8192",
-            endpoint.url()
-        ))
-        .await
-        .unwrap();
-    browser.element("#tab-1").await.click().await.unwrap();
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=recommendation]')?.dataset.kind === 'nothing-fits'",
-            WAIT,
+        .open(
+            &endpoint.url(),
+            "hw=h100_sxm&model=llama-3.1-405b&cfg=bf16&phase=decode&b=64&s=8192",
         )
         .await;
+    browser.element("#tab-1").await.click().await.unwrap();
+    browser.wait_data("recommendation", "kind", "nothing-fits").await;
     let Recommendation::NothingFits { changes, .. } =
         core_recommendation("h100_sxm", "llama-3.1-405b", "bf16", 64, 8192)
     else {

@@ -44,12 +44,7 @@ async fn assert_badge(browser: &Browser, mode: Mode) -> String {
         mode.name()
     );
     browser.wait_for_js(&js, WAIT).await;
-    browser
-        .element("[data-testid=mode-badge]")
-        .await
-        .text()
-        .await
-        .unwrap()
+    browser.text("[data-testid=mode-badge]").await
 }
 
 /// Waits until the summary shows `expected` (TPOT, tokens/s, fit) within a relative 1e-9.
@@ -125,12 +120,7 @@ async fn shared_link_controls_pins_and_corrupted_storage() {
         assert_badge(&browser, Mode::Datasheet).await,
         format!("datasheet · {gb10}")
     );
-    let caption = browser
-        .element("[data-testid=operators] caption")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let caption = browser.text("[data-testid=operators] caption").await;
     assert!(
         caption.ends_with(&format!("datasheet · {gb10}")),
         "caption: {caption}"
@@ -212,13 +202,11 @@ async fn a_share_link_carries_custom_devices_and_pins_and_unknown_keys_say_so() 
     let endpoint = Endpoint::start(&[]);
     let browser = Browser::start().await;
     browser
-        .client
-        .goto(&format!(
-            "{}/?hw=h100_sxm&model=llama-3.1-8b&cfg=bf16&phase=decode&b=4&s=2048",
-            endpoint.url()
-        ))
-        .await
-        .unwrap();
+        .open(
+            &endpoint.url(),
+            "hw=h100_sxm&model=llama-3.1-8b&cfg=bf16&phase=decode&b=4&s=2048",
+        )
+        .await;
 
     // 1. A custom device (an H100 at half the bandwidth) is imported and selected, a pin is taken, the batch
     // changes.

@@ -20,14 +20,27 @@ async fn type_into(browser: &Browser, testid: &str, value: &str) {
     browser.js(&script).await;
 }
 
+/// Measures the Spot Check's shape in FP32 on the endpoint and waits for its row.
+async fn spot_check_fp32(browser: &Browser) {
+    browser.select("spot-precision", "FP32").await;
+    browser
+        .wait_for_js(
+            "!document.querySelector('[data-testid=analyze-button]').disabled",
+            WAIT,
+        )
+        .await;
+    browser.click("[data-testid=analyze-button]").await;
+    browser
+        .wait_for_js(
+            "document.querySelector('[data-testid=spot-row][data-precision=FP32]')",
+            WAIT,
+        )
+        .await;
+}
+
 /// The number shown by `data-testid="measured-count"`.
 async fn measured_count(browser: &Browser) -> u64 {
-    let text = browser
-        .element("[data-testid=measured-count]")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let text = browser.text("[data-testid=measured-count]").await;
     text.trim()
         .parse()
         .unwrap_or_else(|_| panic!("measured-count is not a number: {text:?}"))
@@ -45,28 +58,13 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
     // 1. Same origin, no setting: the badge finds the CPU endpoint, and the banner is the calm no-GPU note.
     let opened = Instant::now();
     browser.client.goto(&endpoint.url()).await.unwrap();
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=endpoint-status]')?.dataset.value === 'online'",
-            WAIT,
-        )
-        .await;
-    let badge = browser
-        .element("[data-testid=endpoint-status]")
-        .await
-        .text()
-        .await
-        .unwrap();
+    browser.wait_data("endpoint-status", "value", "online").await;
+    let badge = browser.text("[data-testid=endpoint-status]").await;
     assert!(
         badge.contains("online") && badge.contains("cpu"),
         "badge: {badge}"
     );
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=endpoint-banner]')?.dataset.value === 'no-gpu'",
-            WAIT,
-        )
-        .await;
+    browser.wait_data("endpoint-banner", "value", "no-gpu").await;
     assert_eq!(measured_count(&browser).await, 0);
 
     // 2. Kernel Spot Check. The original toolkit's five precisions have no native CPU kernel: each is listed
@@ -99,37 +97,14 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         assert!(text.contains("unsupported"), "{precision}: {text}");
     }
     browser.click("[data-testid=run-all-precisions]").await;
-    browser
-        .element("[data-testid=spot-precision]")
-        .await
-        .select_by_value("FP32")
-        .await
-        .unwrap();
-    browser
-        .wait_for_js(
-            "!document.querySelector('[data-testid=analyze-button]').disabled",
-            WAIT,
-        )
-        .await;
-    browser.click("[data-testid=analyze-button]").await;
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=spot-row][data-precision=FP32]')",
-            WAIT,
-        )
-        .await;
+    spot_check_fp32(&browser).await;
     let to_first_point = opened.elapsed();
     let seconds = browser.js("return parseFloat(document.querySelector('[data-testid=spot-row] [data-testid=measured-time]').dataset.value);").await;
     assert!(
         seconds.as_f64().is_some_and(|s| s > 0.0),
         "measured time {seconds}"
     );
-    let row = browser
-        .element("[data-testid=spot-row][data-precision=FP32]")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let row = browser.text("[data-testid=spot-row][data-precision=FP32]").await;
     // The CPU measured it, and GB10 is selected: no prediction error against another device, and a note
     // that says why.
     assert!(
@@ -150,12 +125,7 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         .select_by_value("h100_sxm")
         .await
         .unwrap();
-    let note = browser
-        .element("[data-testid=measured-other-note]")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let note = browser.text("[data-testid=measured-other-note]").await;
     assert!(note.contains("never compared with NVIDIA H100"), "note: {note}");
     assert_eq!(
         browser
@@ -174,12 +144,7 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
     // spec is offered as its own device, and the validation table predicts on it. Then back to GB10.
     browser.calibrate_and_use("cpu_host_measured").await;
     // A measured-only device predicts in the calibrated mode, and its one prediction column is calibrated.
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=mode-badge]')?.dataset.value === 'calibrated'",
-            WAIT,
-        )
-        .await;
+    browser.wait_data("mode-badge", "value", "calibrated").await;
     browser.wait_for_js("[...document.querySelectorAll('[data-testid=validation-table] th[data-mode]')].map(e => e.dataset.mode).join() === 'calibrated'", WAIT).await;
     browser
         .element("[data-testid=validation-table] [data-testid=error-pct][data-mode=calibrated]")
@@ -196,18 +161,8 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         .await
         .unwrap();
     // GB10 has no calibration: the page says so and shows reference, never silently.
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=mode-badge]')?.dataset.value === 'reference'",
-            WAIT,
-        )
-        .await;
-    let notice = browser
-        .element("[data-testid=mode-notice]")
-        .await
-        .text()
-        .await
-        .unwrap();
+    browser.wait_data("mode-badge", "value", "reference").await;
+    let notice = browser.text("[data-testid=mode-notice]").await;
     assert!(
         notice.starts_with("no calibration for ") && notice.ends_with("showing reference"),
         "notice: {notice}"
@@ -235,18 +190,8 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
     // 6. A benchmark job streams progress into the live table and stops on request; telemetry says calmly
     // that this endpoint has no NVML.
     browser.click("#tab-3").await;
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=telemetry]')?.dataset.state === 'no-nvml'",
-            WAIT,
-        )
-        .await;
-    let telemetry = browser
-        .element("[data-testid=telemetry]")
-        .await
-        .text()
-        .await
-        .unwrap();
+    browser.wait_data("telemetry", "state", "no-nvml").await;
+    let telemetry = browser.text("[data-testid=telemetry]").await;
     assert!(
         telemetry.contains("No NVML on this endpoint (CPU backend)"),
         "telemetry: {telemetry}"
@@ -286,12 +231,7 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         "running"
     );
     browser.click("[data-testid=bench-stop]").await;
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=bench-status]')?.dataset.value === 'cancelled'",
-            WAIT,
-        )
-        .await;
+    browser.wait_data("bench-status", "value", "cancelled").await;
     let (rows, progress, total) = (
         browser.js("return document.querySelectorAll('[data-testid=bench-row]').length;",
         )
@@ -317,22 +257,12 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
     // 7. The endpoint dies: the badge and the banner say so within a few seconds, and the page keeps predicting.
     endpoint.process.kill();
     let gone = Instant::now();
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=endpoint-status]')?.dataset.value === 'offline'",
-            WAIT,
-        )
-        .await;
+    browser.wait_data("endpoint-status", "value", "offline").await;
     eprintln!(
         "endpoint killed → badge offline: {:.1} s",
         gone.elapsed().as_secs_f64()
     );
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=endpoint-banner]')?.dataset.value === 'offline'",
-            WAIT,
-        )
-        .await;
+    browser.wait_data("endpoint-banner", "value", "offline").await;
     let tpot = browser
         .js("return parseFloat(document.querySelector('[data-testid=summary-tpot]').dataset.value);")
         .await;
@@ -363,34 +293,11 @@ async fn clear_deletes_measured_points_here_and_on_the_endpoint() {
     let endpoint = Endpoint::start(&["--backend", "cpu"]);
     let browser = Browser::start().await;
     browser.client.goto(&endpoint.url()).await.unwrap();
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=endpoint-status]')?.dataset.value === 'online'",
-            WAIT,
-        )
-        .await;
+    browser.wait_data("endpoint-status", "value", "online").await;
     type_into(&browser, "spot-m", "64").await;
     type_into(&browser, "spot-n", "256").await;
     type_into(&browser, "spot-k", "256").await;
-    browser
-        .element("[data-testid=spot-precision]")
-        .await
-        .select_by_value("FP32")
-        .await
-        .unwrap();
-    browser
-        .wait_for_js(
-            "!document.querySelector('[data-testid=analyze-button]').disabled",
-            WAIT,
-        )
-        .await;
-    browser.click("[data-testid=analyze-button]").await;
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=spot-row][data-precision=FP32]')",
-            WAIT,
-        )
-        .await;
+    spot_check_fp32(&browser).await;
     // The point is stored on the endpoint too: a reload (history merged in) still shows it.
     browser.client.refresh().await.unwrap();
     browser
@@ -418,12 +325,7 @@ async fn clear_deletes_measured_points_here_and_on_the_endpoint() {
         )
         .await;
     browser.client.refresh().await.unwrap();
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=endpoint-status]')?.dataset.value === 'online'",
-            WAIT,
-        )
-        .await;
+    browser.wait_data("endpoint-status", "value", "online").await;
     // Give the history fetch time to land, then check the chart holds no measured point.
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(measured_count(&browser).await, 0, "cleared after reload");

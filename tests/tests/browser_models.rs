@@ -43,31 +43,19 @@ async fn gpu_count_splits_the_step_per_gpu_with_collectives() {
         .unwrap()
     };
     browser
-        .client
-        .goto(&format!(
-            "{}/?hw={hw}&model={model}&cfg=bf16&phase=decode&b={batch}&s={context}",
-            endpoint.url()
-        ))
-        .await
-        .unwrap();
-
-    // 1. One GPU: 141 GB of weights in 80 GB, the bar is red and says so; no communication.
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=memory-bar]')?.dataset.fits === 'false'",
-            WAIT,
+        .open(
+            &endpoint.url(),
+            &format!("hw={hw}&model={model}&cfg=bf16&phase=decode&b={batch}&s={context}"),
         )
         .await;
+
+    // 1. One GPU: 141 GB of weights in 80 GB, the bar is red and says so; no communication.
+    browser.wait_data("memory-bar", "fits", "false").await;
     let bar_class = browser
         .js("return document.querySelector('[data-testid=memory-bar]').className;")
         .await;
     assert!(bar_class.as_str().unwrap().contains("over"), "{bar_class}");
-    let headroom = browser
-        .element("[data-testid=memory-headroom]")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let headroom = browser.text("[data-testid=memory-headroom]").await;
     assert!(headroom.starts_with("does not fit"), "{headroom}");
     assert_eq!(browser.data_value("summary-gpus").await, "1");
     assert_eq!(browser.data_value("summary-communication").await, "0");
@@ -85,24 +73,14 @@ async fn gpu_count_splits_the_step_per_gpu_with_collectives() {
     let four = core(4);
     assert!(four.fits_in_memory && four.communication_fraction > 0.0);
     browser.wait_value("summary-tpot", four.tpot_s.unwrap()).await;
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=memory-bar]')?.dataset.fits === 'true'",
-            WAIT,
-        )
-        .await;
+    browser.wait_data("memory-bar", "fits", "true").await;
     assert_eq!(
         browser
             .js("return document.querySelector('[data-testid=memory-bar]').dataset.gpus;")
             .await,
         "4"
     );
-    let legend = browser
-        .element("[data-testid=memory-bar] .memory-legend")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let legend = browser.text("[data-testid=memory-bar] .memory-legend").await;
     assert!(legend.contains("per GPU (of 4)"), "{legend}");
     assert_eq!(browser.data_value("summary-gpus").await, "4");
     assert_eq!(browser.data_value("summary-memory-fit").await, "true");
@@ -115,12 +93,7 @@ async fn gpu_count_splits_the_step_per_gpu_with_collectives() {
     browser
         .wait_value("summary-communication", four.communication_fraction)
         .await;
-    let communication = browser
-        .element("[data-testid=summary-communication]")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let communication = browser.text("[data-testid=summary-communication]").await;
     assert!(communication.contains("% of step"), "{communication}");
     // The collectives in the operator table: no FLOPs, bound by the interconnect, a share of the time.
     let collectives = browser
@@ -280,13 +253,11 @@ async fn config_json_import_is_selected_stored_and_shared() {
     let browser = Browser::start().await;
     let json = std::fs::read_to_string(workspace_root().join("core/tests/data/hf/qwen3-8b.json")).unwrap();
     browser
-        .client
-        .goto(&format!(
-            "{}/?hw=h100_sxm&model=llama-3.1-8b&cfg=bf16&phase=decode&b=1&s=4096",
-            endpoint.url()
-        ))
-        .await
-        .unwrap();
+        .open(
+            &endpoint.url(),
+            "hw=h100_sxm&model=llama-3.1-8b&cfg=bf16&phase=decode&b=1&s=4096",
+        )
+        .await;
     browser
         .element("[data-testid=model-import] summary")
         .await
@@ -353,12 +324,7 @@ async fn config_json_import_is_selected_stored_and_shared() {
         .click()
         .await
         .unwrap();
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=model-import-message]')?.dataset.ok === 'true'",
-            WAIT,
-        )
-        .await;
+    browser.wait_data("model-import-message", "ok", "true").await;
     let key = browser
         .js("return document.querySelector('[data-testid=model-select]').value;")
         .await;

@@ -77,11 +77,7 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
 
     // 2. Invalid inputs: batch −5 and M = 0 are marked invalid with the reason, and say which value is still
     // used; the previous value is kept visibly, not silently.
-    browser
-        .client
-        .goto(&format!("{}/?hw=h100_sxm&b=8&m=16", endpoint.url()))
-        .await
-        .unwrap();
+    browser.open(&endpoint.url(), "hw=h100_sxm&b=8&m=16").await;
     browser.element("[data-testid=batch-input]").await;
     browser
         .js(
@@ -89,12 +85,7 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
          e.dispatchEvent(new Event('change', { bubbles: true })); return true;",
         )
         .await;
-    let reason = browser
-        .element("[data-testid=batch-input-invalid]")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let reason = browser.text("[data-testid=batch-input-invalid]").await;
     assert_eq!(reason, "Invalid: must be at least 1; still showing 8");
     assert_eq!(
         browser
@@ -108,12 +99,7 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
          e.dispatchEvent(new Event('input', { bubbles: true })); return true;",
         )
         .await;
-    let reason = browser
-        .element("[data-testid=spot-m-invalid]")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let reason = browser.text("[data-testid=spot-m-invalid]").await;
     assert_eq!(reason, "M must be at least 1; still using 16");
 
     // 3. The Formats tab prints the largest FP64 value in scientific notation, not 309 digits.
@@ -153,23 +139,13 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
     assert!(h > 2.0 * css[1].as_f64().unwrap(), "PNG {w}×{h}: caption strip");
 
     // The marker shapes have a legend.
-    let legend = browser
-        .element("[data-testid=marker-legend]")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let legend = browser.text("[data-testid=marker-legend]").await;
     for shape in ["● matmul", "◆ attention", "○ measured"] {
         assert!(legend.contains(shape), "marker legend: {legend}");
     }
 
     // 5. The endpoint badge's green meets WCAG AA (4.5:1) on its background.
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=endpoint-status]')?.dataset.value === 'online'",
-            WAIT,
-        )
-        .await;
+    browser.wait_data("endpoint-status", "value", "online").await;
     let colours = browser.js("const b = document.querySelector('[data-testid=endpoint-status]');\
          let bg = getComputedStyle(b).backgroundColor, e = b;\
          while ((bg === 'rgba(0, 0, 0, 0)' || bg === 'transparent') && e.parentElement) { e = e.parentElement; bg = getComputedStyle(e).backgroundColor; }\
@@ -219,13 +195,8 @@ async fn the_page_reloads_and_predicts_with_the_server_stopped() {
     let mut endpoint = Endpoint::start(&[]);
     let browser = Browser::start().await;
     browser
-        .client
-        .goto(&format!(
-            "{}/?hw=h100_sxm&model=llama-3.1-8b&cfg=fp8",
-            endpoint.url()
-        ))
-        .await
-        .unwrap();
+        .open(&endpoint.url(), "hw=h100_sxm&model=llama-3.1-8b&cfg=fp8")
+        .await;
     let manifest = browser.js("return fetch(document.querySelector('link[rel=manifest]').href).then(r => r.json()).then(m => m.name);",
     )
     .await;
@@ -276,12 +247,7 @@ async fn nvml_polling_backs_off_when_absent() {
     let browser = Browser::start().await;
     browser.client.goto(&endpoint.url()).await.unwrap();
     browser.element("#tab-3").await.click().await.unwrap();
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=telemetry]')?.dataset.state === 'no-nvml'",
-            WAIT,
-        )
-        .await;
+    browser.wait_data("telemetry", "state", "no-nvml").await;
     tokio::time::sleep(Duration::from_secs(16)).await;
     let polls = browser.js("return performance.getEntriesByType('resource').filter(e => e.name.includes('/nvml/status')).length;",
     )

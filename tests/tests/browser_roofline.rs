@@ -78,12 +78,7 @@ async fn page_draws_the_roofline_and_shows_core_predictions() {
             Duration::from_secs(30),
         )
         .await;
-    let caption = browser
-        .element("[data-testid=predictions] caption")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let caption = browser.text("[data-testid=predictions] caption").await;
     assert!(
         caption.ends_with(&format!("datasheet · {}", gb10.name)),
         "caption: {caption}"

@@ -19,19 +19,12 @@ async fn a_tinyllama_decode_step_is_measured_operator_by_operator_from_the_page(
     // TinyLlama (22 layers, hidden 2048, GQA 32/4 heads) decoding one sequence over 256 cached tokens, in
     // FP32: the one format the CPU backend runs natively.
     browser
-        .client
-        .goto(&format!(
-            "{}/?model=tinyllama-1.1b&cfg=fp32&phase=decode&b=1&s=256",
-            endpoint.url()
-        ))
-        .await
-        .unwrap();
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=endpoint-status]')?.dataset.value === 'online'",
-            WAIT,
+        .open(
+            &endpoint.url(),
+            "model=tinyllama-1.1b&cfg=fp32&phase=decode&b=1&s=256",
         )
         .await;
+    browser.wait_data("endpoint-status", "value", "online").await;
     // Without a device that is this CPU the step is predicted for GB10; the columns only come with a
     // measurement.
     assert_eq!(
@@ -85,12 +78,7 @@ async fn a_tinyllama_decode_step_is_measured_operator_by_operator_from_the_page(
     // The measured TPOT beside the predicted one: a finite positive ratio, and the text says TPOT.
     let ratio: f64 = browser.data_value("step-totals").await.parse().expect("a ratio");
     assert!(ratio.is_finite() && ratio > 0.0, "measured ÷ predicted {ratio}");
-    let totals = browser
-        .element("[data-testid=step-totals]")
-        .await
-        .text()
-        .await
-        .unwrap();
+    let totals = browser.text("[data-testid=step-totals]").await;
     assert!(
         totals.contains("TPOT") && totals.contains(&format!("{}/{}", rows.len(), rows.len())),
         "{totals}"

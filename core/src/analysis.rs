@@ -132,6 +132,45 @@ pub struct ModelAnalysis {
     pub approximations: Vec<String>,
 }
 
+impl ModelAnalysis {
+    /// The order in which one step launches its kernels, as indices into [`ModelAnalysis::ops`]: Σ count
+    /// entries (each row `count` times), for a model of `layers` layers.
+    ///
+    /// Rows once per step before the first repeated row (the embedding) open the step and those after the
+    /// last (final norm, logits) close it; the rows between run layer by layer, in row order, each row's
+    /// `count` instances spread evenly over the `layers` layers (instance j of a row with count c runs in
+    /// layer ⌊j·layers / c⌋: once per layer for most rows, twice for the two residual adds, every few layers
+    /// for sliding-window or MoE rows).
+    #[must_use]
+    pub fn launch_order(&self, layers: u32) -> Vec<usize> {
+        let repeated = |row: &OpAnalysis| row.count > 1;
+        let (Some(first), Some(last)) = (
+            self.ops.iter().position(repeated),
+            self.ops.iter().rposition(repeated),
+        ) else {
+            return self.rows_in_order(0..self.ops.len());
+        };
+        let layers = u64::from(layers.max(1));
+        let mut order = self.rows_in_order(0..first);
+        for layer in 0..layers {
+            for (index, row) in self.ops.iter().enumerate().take(last + 1).skip(first) {
+                // Instances j with ⌊j·layers / count⌋ = layer: ⌈(layer + 1)·count / layers⌉ − ⌈layer·count / layers⌉.
+                let count = u64::from(row.count);
+                let here = ((layer + 1) * count).div_ceil(layers) - (layer * count).div_ceil(layers);
+                order.extend(std::iter::repeat_n(index, usize::try_from(here).unwrap_or(0)));
+            }
+        }
+        order.extend(self.rows_in_order(last + 1..self.ops.len()));
+        order
+    }
+
+    /// Each row of `rows` `count` times, in row order.
+    fn rows_in_order(&self, rows: std::ops::Range<usize>) -> Vec<usize> {
+        rows.flat_map(|index| std::iter::repeat_n(index, self.ops[index].count as usize))
+            .collect()
+    }
+}
+
 /// Analyses one step (prefill or decode) of `model` under `config` on `hardware`.
 ///
 /// # Errors
@@ -665,6 +704,61 @@ mod tests {
         // One analysis per distinct operator, not one per layer.
         assert!(a.ops.len() < 20, "{}", a.ops.len());
         assert!(a.kernel_launches > 32 * 8);
+    }
+
+    #[test]
+    fn a_step_launches_its_kernels_layer_by_layer() {
+        let a = run("h100_sxm", "tinyllama-1.1b", "bf16", Phase::Decode, 1, 256);
+        let order = a.launch_order(22);
+        let name = |i: usize| a.ops[i].name.as_str();
+        // Σ count kernels: the analysis' own launch count.
+        assert_eq!(order.len(), a.kernel_launches as usize);
+        assert_eq!(name(order[0]), "embedding");
+        assert_eq!(name(*order.last().unwrap()), "logits");
+        // One layer of TinyLlama, as config.json's LlamaDecoderLayer runs it (residual add twice per layer).
+        let layer: Vec<&str> = order[1..15].iter().map(|&i| name(i)).collect();
+        assert_eq!(
+            layer,
+            [
+                "attn_norm",
+                "qkv_proj",
+                "rope",
+                "kv_cache_write",
+                "attention",
+                "o_proj",
+                "residual_add",
+                "residual_add",
+                "ffn_norm",
+                "gate_up_proj",
+                "ffn_act",
+                "down_proj",
+                "attn_norm",
+                "qkv_proj",
+            ]
+        );
+        // Every row runs exactly `count` times.
+        for (index, row) in a.ops.iter().enumerate() {
+            assert_eq!(order.iter().filter(|&&i| i == index).count(), row.count as usize);
+        }
+    }
+
+    #[test]
+    fn rows_rarer_than_layers_spread_over_the_layers() {
+        // Gemma 3 12B: 48 layers, a 1024-token window on 40 of them (5 of 6), global attention on 8.
+        let a = run("h100_sxm", "gemma-3-12b", "bf16", Phase::Decode, 1, 8192);
+        let order = a.launch_order(48);
+        assert_eq!(order.len(), a.kernel_launches as usize);
+        let row = |name: &str| a.ops.iter().position(|r| r.name == name).unwrap();
+        let (norm, global) = (row("attn_norm"), row("attention"));
+        // The layer of each global attention: attention norms launched before it, minus one.
+        let layers: Vec<usize> = order
+            .iter()
+            .enumerate()
+            .filter(|&(_, &i)| i == global)
+            .map(|(at, _)| order[..at].iter().filter(|&&i| i == norm).count() - 1)
+            .collect();
+        // 48 / 8: one global layer every 6 layers, as in the model.
+        assert_eq!(layers, [0, 6, 12, 18, 24, 30, 36, 42]);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::units::{MICRO, TERA};
 use crate::{Bound, Mode, OpKind, OperandPrecisions, Operator, Precision, Prediction};
 
 mod step;
-pub use step::{StepDoneEvent, StepJob, StepOperatorEvent, StepReport, StepRequest};
+pub use step::{StepDoneEvent, StepEndToEnd, StepJob, StepOperatorEvent, StepReport, StepRequest};
 
 /// Every stable machine-readable code of an error response ([`ErrorBody`]) or a failed point ([`Failure`]),
 /// `snake_case` on the wire. The endpoint spells codes only through this type.

@@ -145,6 +145,48 @@ pub struct Measured {
     pub measurement: Measurement,
 }
 
+/// A whole model step timed end to end ([`Backend::measure_step`]): one sample runs every kernel of the
+/// step's launch order back to back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepTiming {
+    /// Kernels launched per sample (the length of the launch order).
+    pub kernels: u32,
+    /// The record: its `kernel` says how the sequence ran (e.g. a CUDA graph, or eager launches and why),
+    /// its times are those of the whole step, in seconds.
+    pub measurement: Measurement,
+}
+
+/// The matmul a GEMM-like step operator runs as (its compute precision, weights in the same format), or
+/// `None` for the other operators, which run their [`Operator::kernel`].
+///
+/// # Errors
+/// [`BackendError::Unsupported`] for batched GEMMs and for weights in another format than the activations
+/// (weight-only kernels are not step kernels yet): nothing runs through another format.
+pub fn step_matmul(op: &Operator) -> Result<Option<MatmulSpec>, BackendError> {
+    let Some(gemm) = op.gemm else {
+        return Ok(None);
+    };
+    if gemm.batch != 1 {
+        return Err(BackendError::Unsupported(format!(
+            "{}: batched GEMMs ({} products) are not measured in a step yet",
+            op.name, gemm.batch
+        )));
+    }
+    let precisions = op.precisions;
+    if precisions.weight != precisions.activation {
+        return Err(BackendError::Unsupported(format!(
+            "{}: no step kernel for {} weights with {} activations yet (never measured through another format)",
+            op.name, precisions.weight, precisions.activation
+        )));
+    }
+    Ok(Some(MatmulSpec {
+        m: gemm.m,
+        n: gemm.n,
+        k: gemm.k,
+        precision: precisions.compute(),
+    }))
+}
+
 /// A bandwidth measurement: bytes moved (read + write) and the record.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MeasuredBandwidth {
@@ -189,6 +231,22 @@ pub trait Backend: Send + Sync {
             self.kind(),
             op.kind.name(),
             op.name
+        )))
+    }
+    /// Times a whole model step end to end. `ops` are the step's distinct operators; each is prepared and
+    /// verified once, as [`Backend::measure_matmul`] (GEMM-like operators, [`step_matmul`]) or
+    /// [`Backend::measure_operator`] would, with all their buffers held at once. One sample then runs the
+    /// kernels of `schedule` (indices into `ops`, in launch order) back to back, caches flushed before the
+    /// step only, so launch gaps and cache reuse between kernels count as they do in a real step.
+    ///
+    /// # Errors
+    /// [`BackendError`] of any operator's preparation; by default [`BackendError::Unsupported`] naming the
+    /// backend.
+    fn measure_step(&self, ops: &[Operator], schedule: &[usize]) -> Result<StepTiming, BackendError> {
+        let _ = (ops, schedule);
+        Err(BackendError::Unsupported(format!(
+            "no end-to-end step timing on the {} backend",
+            self.kind()
         )))
     }
     /// Measures device-memory bandwidth with a copy kernel.
@@ -440,27 +498,7 @@ impl DeviceGuard<'_> {
     /// # Errors
     /// [`BackendError`].
     pub fn measure_operator(&self, op: &Operator) -> Result<Measured, BackendError> {
-        if let Some(gemm) = op.gemm {
-            if gemm.batch != 1 {
-                return Err(BackendError::Unsupported(format!(
-                    "{}: batched GEMMs ({} products) are not measured in a step yet",
-                    op.name, gemm.batch
-                )));
-            }
-            let precisions = op.precisions;
-            if precisions.weight != precisions.activation {
-                return Err(BackendError::Unsupported(format!(
-                    "{}: no step kernel for {} weights with {} activations yet (never measured through another \
-                     format)",
-                    op.name, precisions.weight, precisions.activation
-                )));
-            }
-            let spec = MatmulSpec {
-                m: gemm.m,
-                n: gemm.n,
-                k: gemm.k,
-                precision: precisions.compute(),
-            };
+        if let Some(spec) = step_matmul(op)? {
             // A model's own shapes may exceed the request bounds: only the memory budget applies here.
             self.device.check_matmul_memory(&spec, &format!("{} ", op.name))?;
             let mut measured = guarded(|| self.device.backend.measure_matmul(&spec))?;
@@ -469,6 +507,48 @@ impl DeviceGuard<'_> {
         }
         self.device.check_operator_fits(op)?;
         guarded(|| self.device.backend.measure_operator(op))
+    }
+
+    /// Times a whole step end to end ([`Backend::measure_step`]): `ops` are its distinct operators,
+    /// `schedule` its launch order as indices into `ops`. The buffers of every operator, held at once, are
+    /// checked against the memory budget first; panics are caught.
+    ///
+    /// # Errors
+    /// [`BackendError::InvalidInput`] for an index outside `ops`; [`BackendError::Unsupported`] for a
+    /// collective or an operator [`step_matmul`] refuses; [`BackendError::TooLarge`]; the backend's errors.
+    pub fn measure_step(&self, ops: &[Operator], schedule: &[usize]) -> Result<StepTiming, BackendError> {
+        if let Some(index) = schedule.iter().find(|&&i| i >= ops.len()) {
+            return Err(BackendError::InvalidInput(format!(
+                "launch order names operator {index} of {}",
+                ops.len()
+            )));
+        }
+        let backend = &self.device.backend;
+        let mut needed = 0u64;
+        for op in ops {
+            if op.kind == roofline_core::OpKind::Collective {
+                return Err(BackendError::Unsupported(format!(
+                    "{}: a collective needs more than one device",
+                    op.name
+                )));
+            }
+            let bytes = match step_matmul(op)? {
+                Some(spec) => backend.required_bytes(&spec),
+                None => backend.required_operator_bytes(op),
+            };
+            needed = needed.saturating_add(bytes);
+        }
+        let budget = backend.memory_budget_bytes();
+        if needed > budget {
+            return Err(BackendError::TooLarge(format!(
+                "the whole step holds {:.1} MB of buffers at once, more than the {:.1} MB available to the {} \
+                 backend",
+                needed as f64 / 1e6,
+                budget as f64 / 1e6,
+                backend.kind()
+            )));
+        }
+        guarded(|| backend.measure_step(ops, schedule))
     }
 
     /// Measures one matmul (bounds and memory checked first; panics caught).

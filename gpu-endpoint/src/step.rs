@@ -12,10 +12,12 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use roofline_core::wire::{Failure, RooflinePoint, StepDoneEvent, StepOperatorEvent, StepRequest};
+use roofline_core::wire::{
+    Failure, RooflinePoint, StepDoneEvent, StepEndToEnd, StepOperatorEvent, StepRequest,
+};
 use roofline_core::{
-    Corrections, Error, HardwareSpec, Mode, ModelAnalysis, OpKind, Workload, analyze_model, find_hardware_in,
-    find_model, find_quant_config, predict,
+    Corrections, Error, HardwareSpec, Mode, ModelAnalysis, OpKind, Operator, Workload, analyze_model,
+    find_hardware_in, find_model, find_quant_config, predict,
 };
 
 use crate::backend::{BackendError, DeviceGuard, point_of};
@@ -39,21 +41,38 @@ pub struct StepPlan {
     pub hardware: HardwareSpec,
     /// The analysis: one row per operator.
     pub analysis: ModelAnalysis,
+    /// Layers of the model (for the step's launch order).
+    pub layers: u32,
 }
 
 impl StepPlan {
     /// Distinct operators the step measures (rows with the same kernel, shape and precisions share one).
     #[must_use]
     pub fn distinct(&self) -> usize {
-        let mut keys: Vec<String> = self
+        self.sequence().0.len()
+    }
+
+    /// The step as it runs end to end: its distinct operators, and its launch order
+    /// ([`ModelAnalysis::launch_order`]) as indices into them.
+    #[must_use]
+    pub fn sequence(&self) -> (Vec<Operator>, Vec<usize>) {
+        let mut keys: Vec<String> = Vec::new();
+        let mut ops = Vec::new();
+        let distinct_of_row: Vec<usize> = self
             .analysis
             .ops
             .iter()
-            .map(|op| operator_key(&op.operator))
+            .map(|row| {
+                let key = operator_key(&row.operator);
+                keys.iter().position(|k| *k == key).unwrap_or_else(|| {
+                    keys.push(key);
+                    ops.push(row.operator.clone());
+                    ops.len() - 1
+                })
+            })
             .collect();
-        keys.sort_unstable();
-        keys.dedup();
-        keys.len()
+        let order = self.analysis.launch_order(self.layers);
+        (ops, order.into_iter().map(|row| distinct_of_row[row]).collect())
     }
 }
 
@@ -117,10 +136,12 @@ pub fn plan(request: StepRequest, hardware: HardwareSpec) -> Result<StepPlan, Er
     };
     let corrections = Corrections::for_mode(Mode::of(&hardware));
     let analysis = analyze_model(&hardware, model, config, &workload, &corrections)?;
+    let layers = model.layers;
     Ok(StepPlan {
         request,
         hardware,
         analysis,
+        layers,
     })
 }
 
@@ -160,9 +181,10 @@ impl StepEvent {
 }
 
 /// Measures every operator row of `plan` in step order, each distinct operator once, calling `emit` after
-/// each row (after its point is committed to the store). Each measurement runs under `limits`: past its
-/// time cap it is a `time_limit` failure and the next operator runs; once `limits` is cancelled the job
-/// stops and reports `cancelled`. Returns the `done` event (also emitted).
+/// each row (after its point is committed to the store), then, when every row was measured, times the whole
+/// step end to end ([`DeviceGuard::measure_step`] over [`StepPlan::sequence`]). Each measurement runs under
+/// `limits`: past its time cap it is a `time_limit` failure and the next operator runs; once `limits` is
+/// cancelled the job stops and reports `cancelled`. Returns the `done` event (also emitted).
 pub fn run_step(
     guard: &DeviceGuard<'_>,
     job_id: &str,
@@ -179,6 +201,8 @@ pub fn run_step(
     let (mut measured, mut failed) = (0u32, 0u32);
     let (mut predicted_measured_s, mut measured_s) = (0.0f64, 0.0f64);
     let mut cancelled = false;
+    // The first row without a measurement, and why: the step is then not timed end to end.
+    let mut first_failure: Option<(String, Failure)> = None;
     for (index, row) in rows.iter().enumerate() {
         if limits.is_cancelled() {
             cancelled = true;
@@ -235,6 +259,9 @@ pub fn run_step(
             predicted_measured_s += row.total_time_s();
         } else {
             failed += 1;
+            if first_failure.is_none() {
+                first_failure = failure.clone().map(|f| (row.name.clone(), f));
+            }
         }
         emit(StepEvent::Operator(Box::new(StepOperatorEvent {
             job_id: job_id.to_owned(),
@@ -252,28 +279,54 @@ pub fn run_step(
             failure,
         })));
     }
-    let done = StepDoneEvent {
-        job_id: job_id.to_owned(),
-        hardware_key: plan.hardware.key.clone(),
-        mode: plan.analysis.mode,
-        operators: total,
-        measured,
-        failed,
-        cancelled,
-        predicted_step_time_us: plan.analysis.total_time_s * 1e6,
-        predicted_kernels_time_us: rows
-            .iter()
-            .map(roofline_core::OpAnalysis::total_time_s)
-            .sum::<f64>()
-            * 1e6,
-        predicted_measured_time_us: predicted_measured_s * 1e6,
-        measured_time_us: measured_s * 1e6,
-        measured_over_predicted: (measured > 0 && predicted_measured_s > 0.0)
-            .then(|| measured_s / predicted_measured_s),
-        elapsed_s: start.elapsed().as_secs_f64(),
-    };
+    let mut done = empty_done(job_id, plan, cancelled);
+    done.measured = measured;
+    done.failed = failed;
+    done.predicted_measured_time_us = predicted_measured_s * 1e6;
+    done.measured_time_us = measured_s * 1e6;
+    done.measured_over_predicted =
+        (measured > 0 && predicted_measured_s > 0.0).then(|| measured_s / predicted_measured_s);
+    if !cancelled {
+        match (measured, first_failure) {
+            (0, None) => {}
+            (_, Some((name, failure))) => {
+                done.end_to_end_failure = Some(Failure {
+                    message: format!(
+                        "not timed end to end: {failed} of {total} operator rows have no measurement ({name}: {})",
+                        failure.message
+                    ),
+                    ..failure
+                });
+            }
+            (_, None) => match end_to_end(guard, plan, limits, &done) {
+                Ok(timed) => done.end_to_end = Some(timed),
+                Err(BackendError::Cancelled) => done.cancelled = true,
+                Err(e) => done.end_to_end_failure = Some(e.failure(&plan.request.config)),
+            },
+        }
+    }
+    done.elapsed_s = start.elapsed().as_secs_f64();
     emit(StepEvent::Done(Box::new(done.clone())));
     done
+}
+
+/// Times the whole step of `plan` end to end, beside the per-operator sum of `done`.
+fn end_to_end(
+    guard: &DeviceGuard<'_>,
+    plan: &StepPlan,
+    limits: &PointLimits,
+    done: &StepDoneEvent,
+) -> Result<StepEndToEnd, BackendError> {
+    let (ops, order) = plan.sequence();
+    let timing = limits.run(|| guard.measure_step(&ops, &order))?;
+    let measured_time_us = timing.measurement.median_s * 1e6;
+    Ok(StepEndToEnd {
+        kernels: timing.kernels,
+        measured_time_us,
+        measured_over_predicted: measured_time_us / done.predicted_step_time_us,
+        overhead_us: measured_time_us - done.measured_time_us,
+        measurement: timing.measurement,
+    })
 }
 
 /// Model-step jobs: the operators of a [`StepPlan`], measured by [`run_step`].
@@ -357,6 +410,8 @@ fn empty_done(job_id: &str, plan: &StepPlan, cancelled: bool) -> StepDoneEvent {
         predicted_measured_time_us: 0.0,
         measured_time_us: 0.0,
         measured_over_predicted: None,
+        end_to_end: None,
+        end_to_end_failure: None,
         elapsed_s: 0.0,
     }
 }
@@ -370,7 +425,7 @@ mod tests {
 
     use super::*;
     use crate::backend::Device;
-    use crate::backend::fake::FakeBackend;
+    use crate::backend::fake::{FAKE_LAUNCH_GAP_S, FakeBackend};
 
     fn tinyllama(config: &str) -> StepRequest {
         StepRequest {
@@ -416,6 +471,22 @@ mod tests {
         );
         assert!(done.measured_over_predicted.is_some_and(f64::is_finite));
         assert!(plan.distinct() < rows.len());
+        // End to end: Σ count kernels (22 layers × 12 + embedding, final norm, logits = 267), and the fake's
+        // 2 µs gap per kernel is exactly what the per-operator sum leaves out.
+        let end_to_end = done.end_to_end.as_ref().expect("timed end to end");
+        assert_eq!(end_to_end.kernels, 22 * 12 + 3);
+        assert_eq!(end_to_end.kernels, plan.analysis.kernel_launches);
+        let gaps_us = f64::from(end_to_end.kernels) * FAKE_LAUNCH_GAP_S * 1e6;
+        assert!(
+            (end_to_end.overhead_us - gaps_us).abs() < 1e-6 * gaps_us,
+            "{end_to_end:?}"
+        );
+        assert!(
+            (end_to_end.measured_over_predicted * done.predicted_step_time_us - end_to_end.measured_time_us)
+                .abs()
+                < 1e-9 * end_to_end.measured_time_us
+        );
+        assert_eq!(done.end_to_end_failure, None);
         // The measured point keeps the operator's name.
         assert!(
             rows[0]
@@ -425,6 +496,43 @@ mod tests {
                 .label
                 .starts_with(&rows[0].name)
         );
+    }
+
+    #[test]
+    fn a_step_with_an_unmeasured_row_says_why_it_has_no_end_to_end_time() {
+        // INT4 weights with BF16 activations: the GEMMs have no step kernel, the other rows run.
+        let request = tinyllama("w4a16-int4");
+        let hardware = requested_hardware(&request).unwrap().unwrap();
+        let plan = plan(request, hardware).unwrap();
+        let device = Device::new(Arc::new(FakeBackend::new(Duration::ZERO)));
+        let done = run_step(
+            &device.acquire(),
+            "t",
+            &plan,
+            None,
+            &PointLimits::default(),
+            |_| {},
+        );
+        assert!(done.failed > 0 && done.measured > 0, "{done:?}");
+        assert_eq!(done.end_to_end, None);
+        let failure = done.end_to_end_failure.expect("a reason");
+        assert_eq!(failure.code, roofline_core::wire::ErrorCode::Unsupported);
+        assert!(failure.message.contains("qkv_proj"), "{}", failure.message);
+    }
+
+    #[test]
+    fn the_sequence_lists_each_distinct_operator_once_in_launch_order() {
+        let request = tinyllama("fp32");
+        let hardware = requested_hardware(&request).unwrap().unwrap();
+        let plan = plan(request, hardware).unwrap();
+        let (ops, order) = plan.sequence();
+        assert_eq!(ops.len(), plan.distinct());
+        assert_eq!(order.len(), plan.analysis.kernel_launches as usize);
+        // The three norms share one operator: attn_norm's, launched 22 + 22 + 1 times.
+        let norm = order[1];
+        assert_eq!(ops[norm].name, "attn_norm");
+        assert_eq!(order.iter().filter(|&&i| i == norm).count(), 45);
+        assert_eq!(ops[*order.last().unwrap()].name, "logits");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Failure, RooflinePoint};
+use super::{Failure, Measurement, RooflinePoint};
 use crate::{HardwareSpec, Mode, ModelConfig, OpKind, OperandPrecisions, Phase};
 
 /// `POST /api/steps` body: the scenario the page analyses, and the device its predictions are for.
@@ -121,8 +121,35 @@ pub struct StepDoneEvent {
     /// `measured_time_us / predicted_measured_time_us`, when at least one row was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_over_predicted: Option<f64>,
-    /// Wall-clock time the measurements took, in seconds.
+    /// The whole step timed end to end, when every row was measured and the backend times sequences.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_to_end: Option<StepEndToEnd>,
+    /// Why the step has no end-to-end time (rows without a measurement, no sequence timing on the backend,
+    /// too large, time limit), when it was not cancelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_to_end_failure: Option<Failure>,
+    /// Wall-clock time the measurements took (each operator, then the end-to-end timing), in seconds.
     pub elapsed_s: f64,
+}
+
+/// The whole step timed end to end: every kernel of the step launched back to back in the order the model
+/// runs them, layer by layer ([`crate::ModelAnalysis::launch_order`]); a CUDA graph of the step on a GPU.
+/// Beside the sum of the operators measured one by one, it shows what the sum-of-kernels model leaves out:
+/// launch gaps and per-kernel overhead, and cache reuse from one kernel to the next.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepEndToEnd {
+    /// Kernels launched per step (Σ count over the rows).
+    pub kernels: u32,
+    /// Measured time of the whole step (median over samples), in µs.
+    pub measured_time_us: f64,
+    /// `measured_time_us` ÷ the predicted step time (`predicted_step_time_us`, launch overhead included).
+    pub measured_over_predicted: f64,
+    /// `measured_time_us` − Σ count × measured time of each operator alone, in µs: launch gaps and
+    /// per-kernel overhead when positive, cache reuse between kernels when negative.
+    pub overhead_us: f64,
+    /// The record: its `kernel` says how the sequence ran (e.g. a CUDA graph), its times are the step's, in
+    /// seconds; samples, clocks and versions as for any measurement.
+    pub measurement: Measurement,
 }
 
 /// The output of `gpu-endpoint bench-model --json`: the request, every operator row and the totals.

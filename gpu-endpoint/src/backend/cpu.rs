@@ -12,7 +12,8 @@ use roofline_core::wire::{BackendKind, DeviceInfo};
 use roofline_core::{OperandPrecisions, Operator, Precision};
 use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
 
-use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth};
+use super::cpu_ops::{self, Kernel};
+use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, StepTiming, step_matmul};
 use crate::protocol::{
     RunInfo, SampleStats, SamplingPolicy, TelemetrySummary, measurement, random_normal, sample,
     verify_sampled,
@@ -123,12 +124,14 @@ impl CpuBackend {
         )
     }
 
-    fn gemm_measure<T>(
+    /// Prepares `spec` with the `gemm` crate in `T`: seeded inputs, one product checked against an `f64`
+    /// reference on sampled entries (`rel_eps` per unit of K).
+    fn gemm_kernel<T>(
         &self,
         spec: &MatmulSpec,
         cast: fn(f32) -> T,
         rel_eps: f64,
-    ) -> Result<Measured, BackendError>
+    ) -> Result<Kernel, BackendError>
     where
         T: 'static + Copy + Default + Into<f64> + Send + Sync,
     {
@@ -149,21 +152,30 @@ impl CpuBackend {
         run_gemm((m, n, k), &a, &b, &mut c, parallelism);
         let tolerance = (k as f64 * rel_eps).max(rel_eps * 16.0);
         verify_sampled((m, n, k), &a, &b, &c, tolerance, seed).map_err(BackendError::Verification)?;
-        let stats = self.sample_flushed(|| run_gemm((m, n, k), &a, &b, &mut c, parallelism))?;
-        std::hint::black_box(&c);
         let kind = if m <= 1 { "GEMV" } else { "GEMM" };
-        let kernel = format!(
+        let label = format!(
             "gemm::gemm {} {kind} row-major, {} threads",
             spec.precision, self.threads
         );
-        let op = Operator::matmul(spec.m, spec.n, spec.k, OperandPrecisions::from(spec.precision))
-            .map_err(|e| BackendError::InvalidInput(e.to_string()))?;
-        Ok(Measured {
-            op,
-            precision: spec.precision,
-            label_suffix: String::new(),
-            measurement: measurement(self.run_info(kernel, true), &stats, TelemetrySummary::default()),
-        })
+        Ok(Kernel::new(label, move || {
+            run_gemm((m, n, k), &a, &b, &mut c, parallelism);
+            std::hint::black_box(&c);
+        }))
+    }
+
+    /// Prepares `spec` in its precision: FP32 or FP64, the formats the host runs natively.
+    ///
+    /// # Errors
+    /// [`BackendError::Unsupported`] for any other precision; [`BackendError::Verification`].
+    fn matmul_kernel(&self, spec: &MatmulSpec) -> Result<Kernel, BackendError> {
+        match spec.precision {
+            Precision::Fp32 => self.gemm_kernel::<f32>(spec, |x| x, f64::from(f32::EPSILON)),
+            Precision::Fp64 => self.gemm_kernel::<f64>(spec, f64::from, f64::EPSILON),
+            other => Err(BackendError::Unsupported(format!(
+                "{other} cannot be measured natively on the host CPU ({}, {}): the CPU backend runs FP32 and FP64 only",
+                self.arch, self.name
+            ))),
+        }
     }
 }
 
@@ -293,22 +305,55 @@ impl Backend for CpuBackend {
     }
 
     fn measure_matmul(&self, spec: &MatmulSpec) -> Result<Measured, BackendError> {
-        match spec.precision {
-            Precision::Fp32 => self.gemm_measure::<f32>(spec, |x| x, f64::from(f32::EPSILON)),
-            Precision::Fp64 => self.gemm_measure::<f64>(spec, f64::from, f64::EPSILON),
-            other => Err(BackendError::Unsupported(format!(
-                "{other} cannot be measured natively on the host CPU ({}, {}): the CPU backend runs FP32 and FP64 only",
-                self.arch, self.name
-            ))),
-        }
+        let mut kernel = self.matmul_kernel(spec)?;
+        let stats = self.sample_flushed(|| kernel.run())?;
+        let op = Operator::matmul(spec.m, spec.n, spec.k, OperandPrecisions::from(spec.precision))
+            .map_err(|e| BackendError::InvalidInput(e.to_string()))?;
+        Ok(Measured {
+            op,
+            precision: spec.precision,
+            label_suffix: String::new(),
+            measurement: measurement(
+                self.run_info(kernel.label, true),
+                &stats,
+                TelemetrySummary::default(),
+            ),
+        })
     }
 
     fn required_operator_bytes(&self, op: &Operator) -> u64 {
-        super::cpu_ops::required_bytes(op)
+        cpu_ops::required_bytes(op)
     }
 
     fn measure_operator(&self, op: &Operator) -> Result<Measured, BackendError> {
-        super::cpu_ops::measure(self, op)
+        cpu_ops::measure(self, op)
+    }
+
+    fn measure_step(&self, ops: &[Operator], schedule: &[usize]) -> Result<StepTiming, BackendError> {
+        let mut kernels = ops
+            .iter()
+            .map(|op| match step_matmul(op)? {
+                Some(spec) => self.matmul_kernel(&spec),
+                None => cpu_ops::prepare(self, op),
+            })
+            .collect::<Result<Vec<Kernel>, _>>()?;
+        let stats = self.sample_flushed(|| {
+            for &index in schedule {
+                kernels[index].run();
+            }
+        })?;
+        let label = format!(
+            "{} kernels back to back in the step's launch order (GEMM/GEMV on {} threads, attention on the rayon \
+             pool, other operators on one thread); caches flushed before each step only",
+            schedule.len(),
+            self.threads
+        );
+        let mut run = self.run_info(label, true);
+        run.library = format!("{GEMM_CRATE} + {}", cpu_ops::LIBRARY);
+        Ok(StepTiming {
+            kernels: u32::try_from(schedule.len()).unwrap_or(u32::MAX),
+            measurement: measurement(run, &stats, TelemetrySummary::default()),
+        })
     }
 
     fn measure_bandwidth(&self) -> Result<MeasuredBandwidth, BackendError> {

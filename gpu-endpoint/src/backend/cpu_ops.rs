@@ -21,7 +21,7 @@ use super::step_reference::{
     seed_of,
 };
 use super::{BackendError, Measured};
-use crate::protocol::{SampleStats, TelemetrySummary, measurement, random_normal};
+use crate::protocol::{TelemetrySummary, measurement, random_normal};
 
 /// The library label of every record of this module.
 pub const LIBRARY: &str = "plain loops (CPU)";
@@ -45,13 +45,54 @@ pub fn required_bytes(op: &Operator) -> u64 {
     u64::try_from(elements * 4).unwrap_or(u64::MAX)
 }
 
-/// Measures one non-GEMM operator of a model step in FP32.
+/// A kernel ready to run on the host: inputs allocated, output checked once against the reference.
+pub struct Kernel {
+    run: Box<dyn FnMut()>,
+    /// What runs, for the record, e.g. `rms_norm 1x2048 f32, 1 thread`.
+    pub label: String,
+}
+
+impl Kernel {
+    /// A kernel that runs `run`, described by `label`.
+    pub fn new(label: String, run: impl FnMut() + 'static) -> Kernel {
+        Kernel {
+            run: Box::new(run),
+            label,
+        }
+    }
+
+    /// Runs the kernel once.
+    pub fn run(&mut self) {
+        (self.run)();
+    }
+}
+
+/// Measures one non-GEMM operator of a model step in FP32: [`prepare`], then the protocol of
+/// [`CpuBackend::sample_flushed`].
+///
+/// # Errors
+/// [`prepare`]'s; the protocol's interruptions.
+pub fn measure(cpu: &CpuBackend, op: &Operator) -> Result<Measured, BackendError> {
+    let mut kernel = prepare(cpu, op)?;
+    let stats = cpu.sample_flushed(|| kernel.run())?;
+    let mut run = cpu.run_info(kernel.label, true);
+    run.library = LIBRARY.into();
+    Ok(Measured {
+        op: op.clone(),
+        precision: Precision::Fp32,
+        label_suffix: String::new(),
+        measurement: measurement(run, &stats, TelemetrySummary::default()),
+    })
+}
+
+/// Prepares one non-GEMM operator of a model step in FP32: seeded inputs, one run checked against the
+/// reference.
 ///
 /// # Errors
 /// [`BackendError::Unsupported`] for an operand format other than FP32, quantization, unfused attention
 /// stages and operators without a kernel description; [`BackendError::Verification`] when the output
-/// differs from the reference; the protocol's interruptions.
-pub fn measure(cpu: &CpuBackend, op: &Operator) -> Result<Measured, BackendError> {
+/// differs from the reference.
+pub fn prepare(cpu: &CpuBackend, op: &Operator) -> Result<Kernel, BackendError> {
     let Some(kernel) = op.kernel else {
         return Err(BackendError::Unsupported(format!(
             "{} ({}) has no kernel description to run on the host CPU",
@@ -74,7 +115,7 @@ pub fn measure(cpu: &CpuBackend, op: &Operator) -> Result<Measured, BackendError
         }
     }
     let seed = seed_of(&kernel);
-    let (stats, threads) = match kernel {
+    let (run, threads): (Box<dyn FnMut()>, usize) = match kernel {
         KernelShape::Rows {
             kind: RowKind::Quantize,
             ..
@@ -85,16 +126,14 @@ pub fn measure(cpu: &CpuBackend, op: &Operator) -> Result<Measured, BackendError
                 cpu.arch()
             )));
         }
-        KernelShape::Rows { rows, width, kind } => (rows_op(cpu, kind, size(rows)?, size(width)?, seed)?, 1),
-        KernelShape::Gather { rows, width } => (gather(cpu, size(rows)?, size(width)?, seed)?, 1),
-        KernelShape::KvWrite { tokens, elements } => {
-            (kv_write(cpu, size(tokens)? * size(elements)?, seed)?, 1)
-        }
-        KernelShape::KvRead { tokens, elements } => (kv_read(cpu, size(tokens)? * size(elements)?, seed)?, 1),
+        KernelShape::Rows { rows, width, kind } => (rows_op(kind, size(rows)?, size(width)?, seed)?, 1),
+        KernelShape::Gather { rows, width } => (gather(size(rows)?, size(width)?, seed)?, 1),
+        KernelShape::KvWrite { tokens, elements } => (kv_write(size(tokens)? * size(elements)?, seed)?, 1),
+        KernelShape::KvRead { tokens, elements } => (kv_read(size(tokens)? * size(elements)?, seed)?, 1),
         KernelShape::Attention {
             shape,
             part: AttentionPart::Fused,
-        } => (attention(cpu, &shape, seed)?, rayon::current_num_threads()),
+        } => (attention(shape, seed)?, rayon::current_num_threads()),
         KernelShape::Attention { .. } => {
             return Err(BackendError::Unsupported(format!(
                 "{}: the CPU backend runs fused attention only, not unfused attention stages",
@@ -109,20 +148,13 @@ pub fn measure(cpu: &CpuBackend, op: &Operator) -> Result<Measured, BackendError
             )));
         }
     };
-    let kernel_label = format!(
+    let label = format!(
         "{} f32, {} thread{}",
         kernel.label(),
         threads,
         if threads == 1 { "" } else { "s" }
     );
-    let mut run = cpu.run_info(kernel_label, true);
-    run.library = LIBRARY.into();
-    Ok(Measured {
-        op: op.clone(),
-        precision: Precision::Fp32,
-        label_suffix: String::new(),
-        measurement: measurement(run, &stats, TelemetrySummary::default()),
-    })
+    Ok(Kernel { run, label })
 }
 
 fn size(v: u64) -> Result<usize, BackendError> {
@@ -217,47 +249,39 @@ fn row_f32(kind: RowKind, a: &[f32], b: &[f32], beta: &[f32], out: &mut [f32]) {
 }
 
 /// A row-wise operator over `rows` × `width`: inputs, the per-row second operand, the output.
-fn rows_op(
-    cpu: &CpuBackend,
-    kind: RowKind,
-    rows: usize,
-    width: usize,
-    seed: u64,
-) -> Result<SampleStats, BackendError> {
+fn rows_op(kind: RowKind, rows: usize, width: usize, seed: u64) -> Result<Box<dyn FnMut()>, BackendError> {
     let inputs = RowInputs::new(kind, rows, width, seed);
+    let mut out = vec![0.0f32; rows * width];
+    run_rows(kind, &inputs, width, &mut out);
+    inputs.check(kind, rows, width, seed, &out, REL_TOL)?;
+    Ok(Box::new(move || {
+        run_rows(kind, &inputs, width, &mut out);
+        std::hint::black_box(&out);
+    }))
+}
+
+/// `kind` over every row of `inputs` into `out`.
+fn run_rows(kind: RowKind, inputs: &RowInputs<Vec<f32>>, width: usize, out: &mut [f32]) {
     let second = inputs.second.as_deref().unwrap_or_default();
     let beta = inputs.beta.as_deref().unwrap_or_default();
-    let mut out = vec![0.0f32; rows * width];
-    let run = |out: &mut [f32]| {
-        for (r, o) in out.chunks_exact_mut(width).enumerate() {
-            let second_row = if inputs.second_per_row {
-                &second[r * width..(r + 1) * width]
-            } else {
-                second
-            };
-            row_f32(kind, &inputs.x[r * width..(r + 1) * width], second_row, beta, o);
-        }
-    };
-    run(&mut out);
-    inputs.check(kind, rows, width, seed, &out, REL_TOL)?;
-    let stats = cpu.sample_flushed(|| run(&mut out))?;
-    std::hint::black_box(&out);
-    Ok(stats)
+    for (r, o) in out.chunks_exact_mut(width).enumerate() {
+        let second_row = if inputs.second_per_row {
+            &second[r * width..(r + 1) * width]
+        } else {
+            second
+        };
+        row_f32(kind, &inputs.x[r * width..(r + 1) * width], second_row, beta, o);
+    }
 }
 
 /// An embedding gather of `rows` rows of `width` from a table of at least [`MIN_TABLE_ROWS`] rows.
-fn gather(cpu: &CpuBackend, rows: usize, width: usize, seed: u64) -> Result<SampleStats, BackendError> {
+fn gather(rows: usize, width: usize, seed: u64) -> Result<Box<dyn FnMut()>, BackendError> {
     let table_rows = (4 * rows).max(MIN_TABLE_ROWS);
     let table = random_normal(seed, table_rows * width);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let ids: Vec<usize> = (0..rows).map(|_| rng.random_range(0..table_rows)).collect();
     let mut out = vec![0.0f32; rows * width];
-    let run = |out: &mut [f32]| {
-        for (o, &id) in out.chunks_exact_mut(width).zip(&ids) {
-            o.copy_from_slice(&table[id * width..(id + 1) * width]);
-        }
-    };
-    run(&mut out);
+    gather_rows(&table, &ids, &mut out);
     for r in checked_rows(rows, seed) {
         let id = ids[r];
         if out[r * width..(r + 1) * width] != table[id * width..(id + 1) * width] {
@@ -266,13 +290,22 @@ fn gather(cpu: &CpuBackend, rows: usize, width: usize, seed: u64) -> Result<Samp
             )));
         }
     }
-    let stats = cpu.sample_flushed(|| run(&mut out))?;
-    std::hint::black_box(&out);
-    Ok(stats)
+    Ok(Box::new(move || {
+        gather_rows(&table, &ids, &mut out);
+        std::hint::black_box(&out);
+    }))
+}
+
+/// Copies table row `ids[r]` into row r of `out` (rows of `out.len() / ids.len()`).
+fn gather_rows(table: &[f32], ids: &[usize], out: &mut [f32]) {
+    let width = out.len() / ids.len().max(1);
+    for (o, &id) in out.chunks_exact_mut(width).zip(ids) {
+        o.copy_from_slice(&table[id * width..(id + 1) * width]);
+    }
 }
 
 /// A KV-cache write: `n` new elements (K and V of the new tokens) copied into the cache.
-fn kv_write(cpu: &CpuBackend, n: usize, seed: u64) -> Result<SampleStats, BackendError> {
+fn kv_write(n: usize, seed: u64) -> Result<Box<dyn FnMut()>, BackendError> {
     let new = random_normal(seed, n);
     let mut cache = vec![0.0f32; n];
     cache.copy_from_slice(&new);
@@ -281,20 +314,20 @@ fn kv_write(cpu: &CpuBackend, n: usize, seed: u64) -> Result<SampleStats, Backen
             "kv_write: the cache differs from the new tokens".into(),
         ));
     }
-    let stats = cpu.sample_flushed(|| cache.copy_from_slice(&new))?;
-    std::hint::black_box(&cache);
-    Ok(stats)
+    Ok(Box::new(move || {
+        cache.copy_from_slice(&new);
+        std::hint::black_box(&cache);
+    }))
 }
 
 /// A KV-cache read: `n` cached elements streamed (summed, so the read cannot be skipped).
-fn kv_read(cpu: &CpuBackend, n: usize, seed: u64) -> Result<SampleStats, BackendError> {
+fn kv_read(n: usize, seed: u64) -> Result<Box<dyn FnMut()>, BackendError> {
     let cache = random_normal(seed, n);
     let sum = |cache: &[f32]| cache.iter().fold(0.0f32, |s, v| s + v);
     check_sum(f64::from(sum(&cache)), &cache, n)?;
-    let stats = cpu.sample_flushed(|| {
+    Ok(Box::new(move || {
         std::hint::black_box(sum(std::hint::black_box(&cache)));
-    })?;
-    Ok(stats)
+    }))
 }
 
 /// Attention of one (sequence, head) pair: `q` is `query_len` × d, `k` and `v` `kv_len` × d, `out`
@@ -335,37 +368,45 @@ fn attention_head(
 
 /// Attention over a contiguous KV cache: Q `[B, H, Sq, d]`, K and V `[B, kv_heads, Skv, d]` (one tensor
 /// with `shared_kv`), O `[B, H, Sq, d]`; query head h reads KV head h / (H / kv_heads).
-fn attention(cpu: &CpuBackend, shape: &AttentionShape, seed: u64) -> Result<SampleStats, BackendError> {
+fn attention(shape: AttentionShape, seed: u64) -> Result<Box<dyn FnMut()>, BackendError> {
     let (b, h, kvh) = (size(shape.batch)?, size(shape.heads)?, size(shape.kv_heads)?);
     let (sq, skv, d) = (size(shape.query_len)?, size(shape.kv_len)?, size(shape.head_dim)?);
-    let group = h / kvh;
     let inputs = AttentionInputs::new(b * h * sq * d, b * kvh * skv * d, shape.shared_kv, seed);
-    let (q, k, values) = (&inputs.q, &inputs.k, inputs.values());
-    let head_q = sq * d;
-    let head_kv = skv * d;
     let mut out = vec![0.0f32; b * h * sq * d];
-    let run = |out: &mut [f32]| {
-        out.par_chunks_mut(head_q).enumerate().for_each_init(
-            || vec![0.0f32; skv],
-            |scores, (pair, o)| {
-                let (seq, head) = (pair / h, pair % h);
-                let kv = (seq * kvh + head / group) * head_kv;
-                attention_head(
-                    shape,
-                    &q[pair * head_q..(pair + 1) * head_q],
-                    &k[kv..kv + head_kv],
-                    &values[kv..kv + head_kv],
-                    o,
-                    scores,
-                );
-            },
-        );
-    };
-    run(&mut out);
-    inputs.check(shape, seed, &out, REL_TOL)?;
-    let stats = cpu.sample_flushed(|| run(&mut out))?;
-    std::hint::black_box(&out);
-    Ok(stats)
+    run_attention(&shape, &inputs, &mut out);
+    inputs.check(&shape, seed, &out, REL_TOL)?;
+    Ok(Box::new(move || {
+        run_attention(&shape, &inputs, &mut out);
+        std::hint::black_box(&out);
+    }))
+}
+
+/// Every (sequence, head) pair of `shape` on the rayon pool.
+fn run_attention(shape: &AttentionShape, inputs: &AttentionInputs<Vec<f32>>, out: &mut [f32]) {
+    let (h, kvh) = (shape.heads as usize, shape.kv_heads as usize);
+    let (sq, skv, d) = (
+        shape.query_len as usize,
+        shape.kv_len as usize,
+        shape.head_dim as usize,
+    );
+    let group = h / kvh;
+    let (q, k, values) = (&inputs.q, &inputs.k, inputs.values());
+    let (head_q, head_kv) = (sq * d, skv * d);
+    out.par_chunks_mut(head_q).enumerate().for_each_init(
+        || vec![0.0f32; skv],
+        |scores, (pair, o)| {
+            let (seq, head) = (pair / h, pair % h);
+            let kv = (seq * kvh + head / group) * head_kv;
+            attention_head(
+                shape,
+                &q[pair * head_q..(pair + 1) * head_q],
+                &k[kv..kv + head_kv],
+                &values[kv..kv + head_kv],
+                o,
+                scores,
+            );
+        },
+    );
 }
 
 #[cfg(test)]

@@ -7,7 +7,9 @@ use std::time::Duration;
 use roofline_core::wire::{BackendKind, DeviceInfo, NvmlStatus};
 use roofline_core::{Operator, Precision};
 
-use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, Telemetry};
+use super::{
+    Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, StepTiming, Telemetry, step_matmul,
+};
 use crate::protocol::{RunInfo, SampleStats, TelemetrySummary, measurement};
 
 /// Bandwidth of the fake device, in bytes/s.
@@ -16,6 +18,8 @@ pub const FAKE_BANDWIDTH: f64 = 1e12;
 pub const FAKE_PEAK: f64 = 100e12;
 /// Name of the fake device.
 pub const FAKE_NAME: &str = "Fake Device (tests)";
+/// Gap the fake adds after every kernel of a step timed end to end, in seconds.
+pub const FAKE_LAUNCH_GAP_S: f64 = 2e-6;
 
 /// The fake backend.
 pub struct FakeBackend {
@@ -126,6 +130,26 @@ impl Backend for FakeBackend {
             precision: op.precisions.compute(),
             label_suffix: String::new(),
             op: op.clone(),
+        })
+    }
+
+    /// The sum of the operators' fake times over the launch order, plus [`FAKE_LAUNCH_GAP_S`] per kernel.
+    fn measure_step(&self, ops: &[Operator], schedule: &[usize]) -> Result<StepTiming, BackendError> {
+        let times = ops
+            .iter()
+            .map(|op| {
+                let measured = match step_matmul(op)? {
+                    Some(spec) => self.measure_matmul(&spec)?,
+                    None => self.measure_operator(op)?,
+                };
+                Ok(measured.measurement.median_s)
+            })
+            .collect::<Result<Vec<f64>, BackendError>>()?;
+        let time_s = schedule.iter().map(|&i| times[i] + FAKE_LAUNCH_GAP_S).sum();
+        let kernels = u32::try_from(schedule.len()).unwrap_or(u32::MAX);
+        Ok(StepTiming {
+            kernels,
+            measurement: self.record(&format!("fake sequence of {kernels} kernels"), time_s),
         })
     }
 

@@ -126,7 +126,9 @@ pub fn run_bench_model(args: &BenchModelArgs) -> Result<(), CliError> {
             StepEvent::Operator(row) => {
                 bar.inc(1);
                 let next = plan.analysis.ops.get(row.index as usize + 1);
-                bar.set_message(next.map_or_else(String::new, |op| op.name.clone()));
+                bar.set_message(
+                    next.map_or_else(|| "the whole step, end to end".to_owned(), |op| op.name.clone()),
+                );
                 rows.push(*row);
             }
             StepEvent::Done(_) => bar.finish_and_clear(),
@@ -205,6 +207,15 @@ fn render(report: &StepReport) -> String {
         "predicted step time (all kernels + launch overhead): {:.1} µs; measurement took {:.1} s\n",
         done.predicted_step_time_us, done.elapsed_s
     ));
+    match (&done.end_to_end, &done.end_to_end_failure) {
+        (Some(e), _) => text.push_str(&format!(
+            "step end to end ({} kernels): measured {:.1} µs, measured/predicted step {:.2}, {:+.1} µs beside the \
+             sum of the operators alone ({})\n",
+            e.kernels, e.measured_time_us, e.measured_over_predicted, e.overhead_us, e.measurement.kernel
+        )),
+        (None, Some(f)) => text.push_str(&format!("step end to end: FAILED ({}): {}\n", f.code, f.message)),
+        (None, None) => {}
+    }
     for row in &report.operators {
         if let (Some(f), None) = (&row.failure, &row.same_as) {
             text.push_str(&format!("{}  FAILED ({}): {}\n", row.name, f.code, f.message));

@@ -1,7 +1,7 @@
 //! Real-browser test of model-step measurement against a real `gpu-endpoint` on loopback (CPU backend): the
 //! page calibrates the CPU, predicts a TinyLlama FP32 decode step on the calibrated spec, measures the step on
-//! the endpoint, and shows a measured time and an error for every operator row and the measured TPOT beside
-//! the predicted one.
+//! the endpoint, and shows a measured time and an error for every operator row, the measured TPOT beside
+//! the predicted one, and the step timed end to end.
 
 use std::time::Duration;
 
@@ -83,6 +83,20 @@ async fn a_tinyllama_decode_step_is_measured_operator_by_operator_from_the_page(
         totals.contains("TPOT") && totals.contains(&format!("{}/{}", rows.len(), rows.len())),
         "{totals}"
     );
+
+    // The whole step end to end: 22 layers × 12 kernels + embedding, final norm and logits, launched back to
+    // back, against the predicted step time.
+    let end_to_end: f64 = browser
+        .data_value("step-end-to-end")
+        .await
+        .parse()
+        .expect("an end-to-end ratio");
+    assert!(
+        end_to_end.is_finite() && end_to_end > 0.0,
+        "end to end ÷ predicted {end_to_end}"
+    );
+    let text = browser.text("[data-testid=step-end-to-end]").await;
+    assert!(text.contains("TPOT") && text.contains("267 kernels"), "{text}");
 
     // Another batch is another step: its rows are predictions only until measured.
     browser

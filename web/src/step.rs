@@ -161,6 +161,24 @@ pub struct StepComparison {
     /// The device that ran the measurements, when they ran on another device than the one predicted (then
     /// nothing is compared).
     pub other_device: Option<String>,
+    /// The whole step timed end to end, once the job is done and timed it.
+    pub end_to_end: Option<EndToEnd>,
+    /// Why the done job has no end-to-end time, e.g. `unsupported: not timed end to end: …`.
+    pub end_to_end_failure: Option<String>,
+}
+
+/// The whole step timed end to end: every kernel launched back to back (a CUDA graph on a GPU).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EndToEnd {
+    /// Measured step time, in seconds.
+    pub time_s: f64,
+    /// Kernels launched per step.
+    pub kernels: u32,
+    /// The measured step time − Σ count × measured time of the operators alone, in seconds: launch gaps and
+    /// per-kernel overhead when positive, cache reuse between kernels when negative.
+    pub overhead_s: f64,
+    /// What ran, e.g. `gemm 0.19 (CPU) + plain loops (CPU) · 267 kernels back to back …`.
+    pub ran: String,
 }
 
 impl StepComparison {
@@ -169,6 +187,14 @@ impl StepComparison {
     pub fn ratio(&self) -> Option<f64> {
         (self.other_device.is_none() && self.predicted_same_rows_s > 0.0 && !self.rows.is_empty())
             .then(|| self.measured_s / self.predicted_same_rows_s)
+    }
+
+    /// The step measured end to end ÷ the page's predicted step time, when comparable.
+    #[must_use]
+    pub fn end_to_end_ratio(&self) -> Option<f64> {
+        let end_to_end = self.end_to_end.as_ref()?;
+        (self.other_device.is_none() && self.predicted_step_s > 0.0)
+            .then(|| end_to_end.time_s / self.predicted_step_s)
     }
 }
 
@@ -226,6 +252,18 @@ pub fn compare(
                     .map_or_else(String::new, |m| format!("{} · {}", m.library, m.kernel)),
             },
         );
+    }
+    if let Some(done) = &progress.done {
+        c.end_to_end = done.end_to_end.as_ref().map(|e| EndToEnd {
+            time_s: e.measured_time_us * 1e-6,
+            kernels: e.kernels,
+            overhead_s: e.overhead_us * 1e-6,
+            ran: format!("{} · {}", e.measurement.library, e.measurement.kernel),
+        });
+        c.end_to_end_failure = done
+            .end_to_end_failure
+            .as_ref()
+            .map(|f| format!("{}: {}", f.code, f.message));
     }
     Some(c)
 }
@@ -366,6 +404,40 @@ mod tests {
         let expected = (2.0 * c0 * t0 + c1 * t1) / (c0 * t0 + c1 * t1);
         assert!((c.ratio().unwrap() - expected).abs() < 1e-9);
         assert_eq!(c.rows_total, a.ops.len());
+        assert_eq!(c.end_to_end, None);
+        // Done: the whole step took 1.5 × the page's predicted step, 3 µs more than its operators alone.
+        p.done = Some(StepDoneEvent {
+            job_id: "s1".into(),
+            hardware_key: "h100_sxm".into(),
+            mode: Mode::Reference,
+            operators: 2,
+            measured: 2,
+            failed: 0,
+            cancelled: false,
+            predicted_step_time_us: a.total_time_s * 1e6,
+            predicted_kernels_time_us: 0.0,
+            predicted_measured_time_us: 0.0,
+            measured_time_us: 0.0,
+            measured_over_predicted: None,
+            end_to_end: Some(roofline_core::wire::StepEndToEnd {
+                kernels: a.kernel_launches,
+                measured_time_us: 1.5 * a.total_time_s * 1e6,
+                measured_over_predicted: 1.5,
+                overhead_us: 3.0,
+                measurement: Measurement {
+                    library: "cuBLASLt".into(),
+                    kernel: "CUDA graph".into(),
+                    ..Measurement::default()
+                },
+            }),
+            end_to_end_failure: None,
+            elapsed_s: 1.0,
+        });
+        let c = compare(&p, &req, &a, &hw).unwrap();
+        let end_to_end = c.end_to_end.as_ref().unwrap();
+        assert!((end_to_end.overhead_s - 3e-6).abs() < 1e-15);
+        assert_eq!(end_to_end.ran, "cuBLASLt · CUDA graph");
+        assert!((c.end_to_end_ratio().unwrap() - 1.5).abs() < 1e-9);
         // Another batch is another step: nothing to compare.
         let other = request(&Scenario { batch: 8, ..s }, &hw, &[]).unwrap();
         assert!(compare(&p, &other, &a, &hw).is_none());

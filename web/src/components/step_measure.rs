@@ -119,10 +119,39 @@ fn totals_text(c: &StepComparison, prefill: bool) -> String {
     }
 }
 
+/// The step timed end to end against the predicted step, e.g. `end to end: measured TPOT 250 ms, 267
+/// kernels back to back · predicted step 195 ms · 1.28× · +5.6 ms beside the operators measured alone`.
+fn end_to_end_text(c: &StepComparison, prefill: bool) -> Option<String> {
+    let what = if prefill { "TTFT" } else { "TPOT" };
+    let Some(e) = &c.end_to_end else {
+        return c
+            .end_to_end_failure
+            .as_ref()
+            .map(|why| format!("end to end: not measured ({why})"));
+    };
+    let measured = format!(
+        "end to end: measured {what} {}, {} kernels launched in the step's order",
+        format::duration(e.time_s),
+        e.kernels
+    );
+    let sign = if e.overhead_s < 0.0 { "−" } else { "+" };
+    Some(match c.end_to_end_ratio() {
+        Some(ratio) => format!(
+            "{measured} · predicted step {} · measured ÷ predicted {ratio:.2}× · {sign}{} beside the operators \
+             measured alone (launch gaps and per-kernel overhead when +, cache reuse when −) · {}",
+            format::duration(c.predicted_step_s),
+            format::duration(e.overhead_s.abs()),
+            e.ran
+        ),
+        None => format!("{measured} · {}", e.ran),
+    })
+}
+
 /// The Measure button (`step-measure`, disabled with the reason in its title while offline, while a step is
 /// measured, or when the scenario cannot be measured), Stop (`step-stop`), the job's status (`step-status`,
 /// `data-value` = `running`/`done`/`cancelled`/`lost`), errors (`step-error`) and the measured step time
-/// (`step-totals`, `data-value` = measured ÷ predicted when comparable).
+/// (`step-totals`, `data-value` = measured ÷ predicted when comparable) and the step timed end to end
+/// (`step-end-to-end`, `data-value` = measured ÷ predicted step time when comparable).
 #[component]
 pub fn StepMeasure(
     /// The scenario whose step is measured.
@@ -201,6 +230,15 @@ pub fn StepMeasure(
                         <p class="step-totals" data-testid="step-totals" data-value=c.ratio().map(|r| format!("{r}"))>
                             {totals_text(c, prefill)}
                         </p>
+                        {end_to_end_text(c, prefill).map(|text| view! {
+                            <p
+                                class="step-totals"
+                                data-testid="step-end-to-end"
+                                data-value=c.end_to_end_ratio().map(|r| format!("{r}"))
+                            >
+                                {text}
+                            </p>
+                        })}
                     }
                 }))
             }}
@@ -213,7 +251,7 @@ mod tests {
     use std::collections::HashMap;
 
     use super::*;
-    use crate::step::MeasuredRow;
+    use crate::step::{EndToEnd, MeasuredRow};
 
     #[test]
     fn totals_name_the_phase_and_the_ratio() {
@@ -246,5 +284,41 @@ mod tests {
             text.contains("TTFT") && text.contains("not compared") && !text.contains("÷"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_step_end_to_end_is_set_against_the_predicted_step() {
+        let c = StepComparison {
+            predicted_step_s: 0.2,
+            end_to_end: Some(EndToEnd {
+                time_s: 0.25,
+                kernels: 267,
+                overhead_s: -0.004,
+                ran: "gemm 0.19 (CPU) + plain loops (CPU) · 267 kernels back to back".into(),
+            }),
+            ..StepComparison::default()
+        };
+        // 0.25 s / 0.2 s = 1.25; the step ran 4 ms faster than its operators alone.
+        assert_eq!(c.end_to_end_ratio(), Some(1.25));
+        let text = end_to_end_text(&c, false).unwrap();
+        assert!(
+            text.contains("TPOT")
+                && text.contains("267 kernels")
+                && text.contains("1.25×")
+                && text.contains("−4"),
+            "{text}"
+        );
+        let failed = StepComparison {
+            end_to_end: None,
+            end_to_end_failure: Some("unsupported: not timed end to end".into()),
+            ..c
+        };
+        assert_eq!(failed.end_to_end_ratio(), None);
+        assert!(
+            end_to_end_text(&failed, false)
+                .unwrap()
+                .contains("not measured (unsupported")
+        );
+        assert_eq!(end_to_end_text(&StepComparison::default(), true), None);
     }
 }

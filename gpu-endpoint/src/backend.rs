@@ -59,6 +59,30 @@ pub enum BackendError {
 }
 
 impl BackendError {
+    /// The error with the operator `name` in front of its message, unless the message already names it (a
+    /// step's preparation fails on one of its operators).
+    #[must_use]
+    pub fn naming(self, name: &str) -> BackendError {
+        let prefix = |message: String| {
+            if message.contains(name) {
+                message
+            } else {
+                format!("{name}: {message}")
+            }
+        };
+        match self {
+            BackendError::Unsupported(m) => BackendError::Unsupported(prefix(m)),
+            BackendError::TooLarge(m) => BackendError::TooLarge(prefix(m)),
+            BackendError::InvalidInput(m) => BackendError::InvalidInput(prefix(m)),
+            BackendError::TimeLimit(m) => BackendError::TimeLimit(prefix(m)),
+            BackendError::Unavailable(m) => BackendError::Unavailable(prefix(m)),
+            BackendError::Cuda(m) => BackendError::Cuda(prefix(m)),
+            BackendError::Verification(m) => BackendError::Verification(prefix(m)),
+            BackendError::Panicked(m) => BackendError::Panicked(prefix(m)),
+            other @ (BackendError::Busy | BackendError::Cancelled) => other,
+        }
+    }
+
     /// The stable code used in `failed` entries.
     #[must_use]
     pub fn code(&self) -> ErrorCode {
@@ -625,6 +649,19 @@ mod tests {
             precision: Precision::Fp32,
         };
         assert!(spec.check_bounds().is_err());
+    }
+
+    #[test]
+    fn errors_name_their_operator_once() {
+        assert_eq!(
+            BackendError::Verification("entry (0, 3) differs".into()).naming("o_proj"),
+            BackendError::Verification("o_proj: entry (0, 3) differs".into())
+        );
+        assert_eq!(
+            BackendError::Unsupported("o_proj (gemm) in FP8: no kernel".into()).naming("o_proj"),
+            BackendError::Unsupported("o_proj (gemm) in FP8: no kernel".into())
+        );
+        assert_eq!(BackendError::Cancelled.naming("o_proj"), BackendError::Cancelled);
     }
 
     #[test]

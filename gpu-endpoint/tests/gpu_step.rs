@@ -1,6 +1,6 @@
-//! Model-step operators on a real GPU (the CUDA backend's NVRTC step kernels): compiled only with
-//! `--features cuda` and run only when `ROOFLINE_GPU_TESTS=1` (so `cargo test --features cuda` passes on a
-//! machine without a GPU).
+//! Model-step operators on a real GPU (the CUDA backend's NVRTC step kernels), one by one and as a whole step
+//! timed end to end (a CUDA graph of the launch order): compiled only with `--features cuda` and run only
+//! when `ROOFLINE_GPU_TESTS=1` (so `cargo test --features cuda` passes on a machine without a GPU).
 #![cfg(feature = "cuda")]
 
 mod common;
@@ -8,8 +8,8 @@ mod common;
 use common::gpu_device;
 use gpu_endpoint::backend::Device;
 use roofline_core::{
-    Corrections, Error, Mode, ModelAnalysis, Phase, Workload, analyze_model, find_hardware_in, find_model,
-    find_quant_config,
+    Corrections, Error, Mode, ModelAnalysis, OpAnalysis, Operator, Phase, Workload, analyze_model,
+    find_hardware_in, find_model, find_quant_config,
 };
 
 /// TinyLlama decode (batch 1, 256 cached tokens) in `config`, predicted in reference mode on the device's
@@ -85,4 +85,68 @@ fn gpu_measures_verified_tinyllama_decode_operators_in_bf16_and_fp32() {
         assert_eq!(err.code(), "unsupported", "{err}");
         assert!(err.to_string().contains(&arch), "{err}");
     }
+}
+
+/// The step's distinct operators (rows whose kind, GEMM shape, kernel and precisions agree share one) and a
+/// launch order of `count` launches per row, rows in order.
+fn distinct_and_schedule(analysis: &ModelAnalysis) -> (Vec<Operator>, Vec<usize>) {
+    let key = |op: &Operator| format!("{:?}|{:?}|{:?}|{:?}", op.kind, op.gemm, op.kernel, op.precisions);
+    let mut ops: Vec<Operator> = Vec::new();
+    let mut schedule = Vec::new();
+    for row in &analysis.ops {
+        let index = ops
+            .iter()
+            .position(|op| key(op) == key(&row.operator))
+            .unwrap_or_else(|| {
+                ops.push(row.operator.clone());
+                ops.len() - 1
+            });
+        schedule.extend(std::iter::repeat_n(index, row.count as usize));
+    }
+    (ops, schedule)
+}
+
+#[test]
+fn gpu_times_a_whole_tinyllama_bf16_decode_step() {
+    let Some(device) = gpu_device() else { return };
+    let analysis = tinyllama_decode(&device, "bf16").unwrap();
+    let (ops, schedule) = distinct_and_schedule(&analysis);
+    let guard = device.acquire();
+    let timing = guard
+        .measure_step(&ops, &schedule)
+        .unwrap_or_else(|e| panic!("bf16 step: {e}"));
+    let launches: u32 = analysis.ops.iter().map(|row| row.count).sum();
+    assert_eq!(timing.kernels, launches);
+    let record = &timing.measurement;
+    assert!(record.verified);
+    assert!(
+        record
+            .kernel
+            .starts_with(&format!("CUDA graph of {launches} kernels"))
+            || record
+                .kernel
+                .starts_with(&format!("eager launches of {launches} kernels")),
+        "{}",
+        record.kernel
+    );
+    assert!(record.library.contains("cuBLASLt"), "{}", record.library);
+    assert!(
+        record.library.contains("NVRTC (roofline step kernels)"),
+        "{}",
+        record.library
+    );
+    let predicted: f64 = analysis.ops.iter().map(OpAnalysis::total_time_s).sum();
+    assert!(
+        record.median_s > 0.0 && (0.2 * predicted..=20.0 * predicted).contains(&record.median_s),
+        "measured {:.1} µs, predicted {:.1} µs ({})",
+        record.median_s * 1e6,
+        predicted * 1e6,
+        record.kernel
+    );
+    eprintln!(
+        "TinyLlama bf16 decode step: {:.1} µs measured, {:.1} µs predicted; {}",
+        record.median_s * 1e6,
+        predicted * 1e6,
+        record.kernel
+    );
 }

@@ -332,9 +332,12 @@ impl Backend for CpuBackend {
     fn measure_step(&self, ops: &[Operator], schedule: &[usize]) -> Result<StepTiming, BackendError> {
         let mut kernels = ops
             .iter()
-            .map(|op| match step_matmul(op)? {
-                Some(spec) => self.matmul_kernel(&spec),
-                None => cpu_ops::prepare(self, op),
+            .map(|op| {
+                match step_matmul(op)? {
+                    Some(spec) => self.matmul_kernel(&spec),
+                    None => cpu_ops::prepare(self, op),
+                }
+                .map_err(|e| e.naming(&op.name))
             })
             .collect::<Result<Vec<Kernel>, _>>()?;
         let stats = self.sample_flushed(|| {

@@ -1,17 +1,18 @@
-//! GEMM/GEMV through cuBLASLt's `result` layer: descriptors, layouts, heuristic algorithm choice, the
-//! correctness gate and the timed run of the best algorithm.
+//! GEMM/GEMV through cuBLASLt's `result` layer: descriptors, layouts, heuristic algorithm choice and the
+//! correctness gate ([`CudaBackend::prepare_lt`], a [`PreparedMatmul`] that enqueues one run), then the timed
+//! runs of the best algorithm ([`CudaBackend::measure_lt`]).
 
 use std::ffi::c_void;
 
 use cudarc::cublaslt::result as lt;
 use cudarc::cublaslt::sys as lt_sys;
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, SyncOnDrop};
 use roofline_core::{OperandPrecisions, Operator, Precision};
 
 use super::buffers::{DeviceBuf, Elem};
 use super::{CudaBackend, cuda_err, to_usize};
 use crate::backend::{BackendError, MatmulSpec, Measured};
-use crate::protocol::{measurement, random_normal, summarize, verify_with};
+use crate::protocol::{SampleStats, TelemetrySummary, measurement, random_normal, summarize, verify_with};
 
 /// cuBLASLt workspace, in bytes (32 MiB, what cudarc uses on sm_90+).
 pub(super) const WORKSPACE_BYTES: usize = 32 << 20;
@@ -36,12 +37,160 @@ impl Drop for LtHandle {
     }
 }
 
+/// The cuBLASLt workspace of a measurement ([`WORKSPACE_BYTES`]). The matmuls of a step share one: they run
+/// one after another on the backend's one stream, as a framework's matmuls share its handle's workspace.
+pub(super) struct Workspace(CudaSlice<u8>);
+
+/// One cuBLASLt matmul, `D[M,N] = X[M,K]·W[N,K]ᵀ` row-major: the operands, the descriptor and the buffers
+/// its scale pointers point at, the layouts and the algorithm. [`LtCall::enqueue`] runs it once.
+struct LtCall {
+    desc: Desc,
+    a_layout: Layout,
+    b_layout: Layout,
+    d_layout: Layout,
+    algo: lt_sys::cublasLtMatmulAlgo_t,
+    /// Host alpha and beta in the descriptor's scale type (cuBLASLt reads them when a call is enqueued, so a
+    /// captured call keeps their values).
+    alpha: [u8; 4],
+    beta: [u8; 4],
+    /// Weights, n·k elements.
+    w: DeviceBuf,
+    /// Activations, m·k elements.
+    x: DeviceBuf,
+    /// Output, m·n elements.
+    d: DeviceBuf,
+    /// Per-tensor scales (FP8: one FP32 each for A and B), set as device pointers in `desc`.
+    tensor_scales: Vec<CudaSlice<f32>>,
+    /// Block scales (FP4: A and B), set as device pointers in `desc`.
+    block_scales: Vec<CudaSlice<u8>>,
+}
+
+impl LtCall {
+    /// Enqueues the matmul once on the backend's stream.
+    fn enqueue(&mut self, backend: &CudaBackend, workspace: &mut Workspace) -> Result<(), BackendError> {
+        let stream = &backend.stream;
+        let (w_ptr, _w) = self.w.ptr(stream);
+        let (x_ptr, _x) = self.x.ptr(stream);
+        let (d_ptr, _d) = self.d.ptr_mut(stream);
+        let (ws_ptr, _ws) = workspace.0.device_ptr_mut(stream);
+        // `desc` holds the scale buffers' raw addresses (a struct cannot keep guards borrowing its own fields),
+        // so their guards are taken again for every call, like the operands', and dropped after it is enqueued.
+        let _scales: Vec<SyncOnDrop<'_>> = self
+            .tensor_scales
+            .iter()
+            .map(|s| s.device_ptr(stream).1)
+            .chain(self.block_scales.iter().map(|s| s.device_ptr(stream).1))
+            .collect();
+        // SAFETY: all pointers are live device allocations owned by `self` or `workspace` of the sizes the layouts
+        // describe (inputs n·k and m·k elements, output m·n, workspace WORKSPACE_BYTES ≥ the algorithm's need);
+        // the scale pointers in `desc` point at `tensor_scales`/`block_scales`, alive as long as `self`; alpha
+        // and beta point at host scalars of the descriptor's scale type; C = D with beta = 0.
+        unsafe {
+            lt::matmul(
+                backend.lt.0,
+                self.desc.0,
+                self.alpha.as_ptr().cast::<c_void>(),
+                self.beta.as_ptr().cast::<c_void>(),
+                w_ptr as *const c_void,
+                self.a_layout.0,
+                x_ptr as *const c_void,
+                self.b_layout.0,
+                d_ptr as *const c_void,
+                self.d_layout.0,
+                d_ptr as *mut c_void,
+                self.d_layout.0,
+                &self.algo,
+                ws_ptr as *mut c_void,
+                WORKSPACE_BYTES,
+                stream.cu_stream() as lt_sys::cudaStream_t,
+            )
+        }
+        .map_err(|e| cuda_err("cublasLtMatmul", e))
+    }
+}
+
+/// A cuBLASLt matmul prepared as [`CudaBackend::measure_lt`] measures it: inputs uploaded, output verified, the
+/// best heuristic algorithm chosen, and what its record says.
+pub(super) struct PreparedMatmul {
+    call: LtCall,
+    /// The operator that really runs (padded dimensions, the formats that ran).
+    op: Operator,
+    precision: Precision,
+    label_suffix: String,
+    /// The record's kernel text: the algorithm and how it was chosen.
+    kernel: String,
+    /// The padding note, when the exact shape had no algorithm.
+    padding: Option<String>,
+}
+
+impl PreparedMatmul {
+    /// Enqueues one run on the backend's stream.
+    pub(super) fn enqueue(
+        &mut self,
+        backend: &CudaBackend,
+        workspace: &mut Workspace,
+    ) -> Result<(), BackendError> {
+        self.call.enqueue(backend, workspace)
+    }
+
+    /// The padding note, when the exact shape had no algorithm.
+    pub(super) fn padding(&self) -> Option<&str> {
+        self.padding.as_deref()
+    }
+
+    /// The record of this matmul timed with `stats`.
+    fn measured(self, backend: &CudaBackend, stats: &SampleStats, telemetry: TelemetrySummary) -> Measured {
+        Measured {
+            op: self.op,
+            precision: self.precision,
+            label_suffix: self.label_suffix,
+            measurement: measurement(
+                backend.run_info(backend.lt_library(), self.kernel, true, self.padding),
+                stats,
+                telemetry,
+            ),
+        }
+    }
+}
+
 impl CudaBackend {
+    /// A zeroed cuBLASLt workspace.
+    pub(super) fn workspace(&self) -> Result<Workspace, BackendError> {
+        self.stream
+            .alloc_zeros::<u8>(WORKSPACE_BYTES)
+            .map(Workspace)
+            .map_err(|e| cuda_err("workspace", e))
+    }
+
+    /// The library label of cuBLASLt records, e.g. `cuBLASLt 13.1.0`.
+    pub(super) fn lt_library(&self) -> String {
+        format!(
+            "cuBLASLt {}",
+            self.versions
+                .iter()
+                .find(|(n, _)| n == "cublasLt")
+                .map_or("", |(_, v)| v.as_str())
+        )
+    }
+
+    /// Measures one matmul: [`CudaBackend::prepare_lt`], then the protocol.
     pub(super) fn measure_lt(&self, spec: &MatmulSpec) -> Result<Measured, BackendError> {
+        let mut workspace = self.workspace()?;
+        let mut matmul = self.prepare_lt(spec, &mut workspace)?;
+        let (stats, telemetry) = self.protocol(&mut || matmul.enqueue(self, &mut workspace))?;
+        Ok(matmul.measured(self, &stats, telemetry))
+    }
+
+    /// Prepares one matmul: seeded inputs, the correctness gate, and the best of the heuristic algorithms.
+    pub(super) fn prepare_lt(
+        &self,
+        spec: &MatmulSpec,
+        workspace: &mut Workspace,
+    ) -> Result<PreparedMatmul, BackendError> {
         let kind = LtKind::of(spec.precision, self.cc).map_err(BackendError::Unsupported)?;
         let (m, n, k) = (to_usize(spec.m)?, to_usize(spec.n)?, to_usize(spec.k)?);
         // First try the exact shape; if cuBLASLt has no algorithm, pad every dimension to 16 and say so.
-        match self.measure_lt_shape(spec, &kind, (m, n, k), None) {
+        match self.prepare_lt_shape(spec, &kind, (m, n, k), None, workspace) {
             Err(BackendError::Unsupported(first)) if kind.pad_on_failure => {
                 let padded = (
                     m.next_multiple_of(16),
@@ -55,54 +204,47 @@ impl CudaBackend {
                     "{m}x{n}x{k} padded to {}x{}x{} (no cuBLASLt algorithm for the exact shape)",
                     padded.0, padded.1, padded.2
                 );
-                self.measure_lt_shape(spec, &kind, padded, Some(note))
+                self.prepare_lt_shape(spec, &kind, padded, Some(note), workspace)
             }
             other => other,
         }
     }
 
     #[allow(clippy::too_many_lines)]
-    fn measure_lt_shape(
+    fn prepare_lt_shape(
         &self,
         spec: &MatmulSpec,
         kind: &LtKind,
         (m, n, k): (usize, usize, usize),
         padding: Option<String>,
-    ) -> Result<Measured, BackendError> {
+        workspace: &mut Workspace,
+    ) -> Result<PreparedMatmul, BackendError> {
         let seed = spec.m ^ (spec.n << 20) ^ (spec.k << 40) ^ 0xC0DA;
         // Host inputs, quantized to the element format; the reference uses the quantized values.
         let w_host = kind.a.encode(&random_normal(seed, n * k));
         let x_host = kind.b.encode(&random_normal(seed + 1, m * k));
-        let w_dev = w_host.upload(&self.stream)?;
-        let x_dev = x_host.upload(&self.stream)?;
-        let mut d_dev = kind.d.zeros(&self.stream, m * n)?;
-        let mut workspace = self
-            .stream
-            .alloc_zeros::<u8>(WORKSPACE_BYTES)
-            .map_err(|e| cuda_err("workspace", e))?;
-        let scale_a = self
-            .stream
-            .clone_htod(&[1.0f32])
-            .map_err(|e| cuda_err("scale", e))?;
-        let scale_b = self
-            .stream
-            .clone_htod(&[1.0f32])
-            .map_err(|e| cuda_err("scale", e))?;
+        let w = w_host.upload(&self.stream)?;
+        let x = x_host.upload(&self.stream)?;
+        let d = kind.d.zeros(&self.stream, m * n)?;
+        let scale = |values: &[f32]| self.stream.clone_htod(values).map_err(|e| cuda_err("scale", e));
+        let tensor_scales = if kind.scale_pointers {
+            vec![scale(&[1.0])?, scale(&[1.0])?]
+        } else {
+            Vec::new()
+        };
         let block_scales = if let Some(block) = kind.block_scale {
             // Uniform scales of 1.0: the swizzled layout cannot change the result. Sized generously.
             let rows = n.max(m).next_multiple_of(128);
             let cols = (k / block.elements).next_multiple_of(4);
             let one = vec![block.one; rows * cols];
-            Some((
+            let upload = || {
                 self.stream
                     .clone_htod(&one)
-                    .map_err(|e| cuda_err("block scales", e))?,
-                self.stream
-                    .clone_htod(&one)
-                    .map_err(|e| cuda_err("block scales", e))?,
-            ))
+                    .map_err(|e| cuda_err("block scales", e))
+            };
+            vec![upload()?, upload()?]
         } else {
-            None
+            Vec::new()
         };
 
         let desc = Desc::new(kind)?;
@@ -112,20 +254,21 @@ impl CudaBackend {
             lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA,
             &transpose,
         )?;
-        let (scale_a_ptr, _ga) = scale_a.device_ptr(&self.stream);
-        let (scale_b_ptr, _gb) = scale_b.device_ptr(&self.stream);
-        let mut guards = Vec::new();
-        if kind.scale_pointers {
+        // The descriptor keeps raw addresses; `LtCall` owns the buffers, so they outlive every call, and each
+        // call takes their guards again.
+        let address = |buffer: &CudaSlice<u8>| buffer.device_ptr(&self.stream).0;
+        let tensor_address = |buffer: &CudaSlice<f32>| buffer.device_ptr(&self.stream).0;
+        if let [a, b] = tensor_scales.as_slice() {
             desc.set(
                 lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
-                &scale_a_ptr,
+                &tensor_address(a),
             )?;
             desc.set(
                 lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
-                &scale_b_ptr,
+                &tensor_address(b),
             )?;
         }
-        if let (Some(block), Some((sa, sb))) = (kind.block_scale, &block_scales) {
+        if let (Some(block), [a, b]) = (kind.block_scale, block_scales.as_slice()) {
             desc.set(
                 lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_MODE,
                 &block.mode,
@@ -134,18 +277,14 @@ impl CudaBackend {
                 lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_B_SCALE_MODE,
                 &block.mode,
             )?;
-            let (pa, ga) = sa.device_ptr(&self.stream);
-            let (pb, gb) = sb.device_ptr(&self.stream);
             desc.set(
                 lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
-                &pa,
+                &address(a),
             )?;
             desc.set(
                 lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
-                &pb,
+                &address(b),
             )?;
-            guards.push(ga);
-            guards.push(gb);
         }
         // A = weights, K×N column-major (ld K), transposed → N×K. B = activations, K×M column-major (ld K).
         // D = N×M column-major (ld N) = row-major D[M,N].
@@ -191,48 +330,28 @@ impl CudaBackend {
             r.state == lt_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS && r.workspaceSize <= WORKSPACE_BYTES
         });
 
-        let (alpha, beta) = (kind.alpha_beta)();
-        let stream_ptr = self.stream.cu_stream() as lt_sys::cudaStream_t;
-        let run_algo = |algo: &lt_sys::cublasLtMatmulAlgo_t,
-                        d: &mut DeviceBuf,
-                        ws: &mut CudaSlice<u8>|
-         -> Result<(), BackendError> {
-            let (w_ptr, _g1) = w_dev.ptr(&self.stream);
-            let (x_ptr, _g2) = x_dev.ptr(&self.stream);
-            let (d_ptr, _g3) = d.ptr_mut(&self.stream);
-            let (ws_ptr, _g4) = ws.device_ptr_mut(&self.stream);
-            // SAFETY: all pointers are live device allocations of the sizes the layouts describe (inputs
-            // n·k and m·k elements, output m·n, workspace WORKSPACE_BYTES ≥ the algorithm's need); alpha and
-            // beta point at host scalars of the descriptor's scale type; C = D with beta = 0.
-            unsafe {
-                lt::matmul(
-                    self.lt.0,
-                    desc.0,
-                    alpha.as_ptr().cast::<c_void>(),
-                    beta.as_ptr().cast::<c_void>(),
-                    w_ptr as *const c_void,
-                    a_layout.0,
-                    x_ptr as *const c_void,
-                    b_layout.0,
-                    d_ptr as *const c_void,
-                    d_layout.0,
-                    d_ptr as *mut c_void,
-                    d_layout.0,
-                    algo,
-                    ws_ptr as *mut c_void,
-                    WORKSPACE_BYTES,
-                    stream_ptr,
-                )
-            }
-            .map_err(|e| cuda_err("cublasLtMatmul", e))
-        };
-
-        // Correctness gate with the first algorithm, before any timing.
         let first = results
             .first()
             .ok_or_else(|| BackendError::Unsupported(format!("{}: no usable algorithm", spec.precision)))?;
-        run_algo(&first.algo, &mut d_dev, &mut workspace)?;
-        let d_host = d_dev.download(&self.stream)?;
+        let (alpha, beta) = (kind.alpha_beta)();
+        let mut call = LtCall {
+            desc,
+            a_layout,
+            b_layout,
+            d_layout,
+            algo: first.algo,
+            alpha,
+            beta,
+            w,
+            x,
+            d,
+            tensor_scales,
+            block_scales,
+        };
+
+        // Correctness gate with the first algorithm, before any timing.
+        call.enqueue(self, workspace)?;
+        let d_host = call.d.download(&self.stream)?;
         verify_with(
             (m, n, k),
             |i, kk| x_host.get(i * k + kk),
@@ -247,10 +366,10 @@ impl CudaBackend {
         let mut flush = self.flush_buffer()?;
         let mut best: Option<(usize, f64)> = None;
         for (idx, r) in results.iter().enumerate() {
+            call.algo = r.algo;
             let mut times = Vec::with_capacity(ALGO_TRIAL_RUNS);
             for _ in 0..ALGO_TRIAL_RUNS {
-                times
-                    .push(self.time_once(&mut flush, &mut || run_algo(&r.algo, &mut d_dev, &mut workspace))?);
+                times.push(self.time_once(&mut flush, &mut || call.enqueue(self, workspace))?);
             }
             let median = summarize(&times, false).median_s;
             if best.is_none_or(|(_, t)| median < t) {
@@ -260,10 +379,8 @@ impl CudaBackend {
         drop(flush);
         let (best_idx, _) =
             best.ok_or_else(|| BackendError::Unsupported("no algorithm could be timed".into()))?;
-        let algo = results[best_idx].algo;
-        let algo_id = algo_config_id(&algo);
-        let (stats, telemetry) = self.protocol(&mut || run_algo(&algo, &mut d_dev, &mut workspace))?;
-        drop(guards);
+        call.algo = results[best_idx].algo;
+        let algo_id = algo_config_id(&call.algo);
 
         let ran_m = u64::try_from(m).unwrap_or(u64::MAX);
         let op = Operator::matmul(ran_m, n as u64, k as u64, kind.operands)
@@ -275,18 +392,13 @@ impl CudaBackend {
             best_idx,
             kind.compute
         );
-        let library = format!(
-            "cuBLASLt {}",
-            self.versions
-                .iter()
-                .find(|(n, _)| n == "cublasLt")
-                .map_or("", |(_, v)| v.as_str())
-        );
-        Ok(Measured {
+        Ok(PreparedMatmul {
+            call,
             op,
             precision: spec.precision,
             label_suffix: kind.label_suffix.clone(),
-            measurement: measurement(self.run_info(library, kernel, true, padding), &stats, telemetry),
+            kernel,
+            padding,
         })
     }
 }

@@ -11,6 +11,8 @@
 //! - DRAM bandwidth with an NVRTC `float4` copy kernel (16 KiB per block).
 //! - The non-GEMM operators of a model step (norms, activations, residual adds, RoPE, embedding gathers,
 //!   KV-cache copies, fused attention with GQA) with NVRTC kernels in FP32, BF16 or FP16 (`step_ops`).
+//! - A whole model step end to end: its distinct operators prepared once, its launch order captured into a
+//!   CUDA graph and replayed per sample, eager launches when capture fails (`sequence`).
 //!
 //! Protocol (docs/research/benchmarking.md §2): seeded random inputs, the output checked against a host
 //! reference before timing, best of up to 8 cuBLASLt heuristic algorithms (5 timed runs each, median), an L2
@@ -19,17 +21,21 @@
 //! buffer: a memset flush leaves L2 full of dirty lines whose write-back the timed kernel then pays (on an
 //! H100 it added 2–9.5 µs to memory-bound kernels, +25 % on a 4096² FP16 GEMV; see docs/validation).
 //!
+//! Everything runs on one stream of the backend's own, in stream order, with cudarc's event tracking off
+//! (see [`CudaBackend::open`]).
+//!
 //! Modules: this one opens the device (context, stream, versions, memory budget) and implements
 //! [`Backend`]; `gemm` drives cuBLASLt, `buffers` holds the element formats and host/device buffers,
 //! `nvrtc` compiles NVRTC sources and measures the kernels of `kernels.cu` (W4A16 GEMV, copy), `step_ops`
-//! measures the step operators with the kernels of `step_ops.cu`, `timing` is the L2 flush and CUDA-event
-//! protocol. NVML telemetry comes from `super::nvml`.
+//! measures the step operators with the kernels of `step_ops.cu`, `sequence` times a whole step, `timing` is
+//! the L2 flush and CUDA-event protocol. NVML telemetry comes from `super::nvml`.
 
 #![allow(unsafe_code)]
 
 mod buffers;
 mod gemm;
 mod nvrtc;
+mod sequence;
 mod step_ops;
 mod timing;
 
@@ -45,7 +51,7 @@ use roofline_core::{Operator, Precision};
 use self::gemm::{LtHandle, LtKind, WORKSPACE_BYTES};
 use self::nvrtc::Kernels;
 use super::nvml::NvmlTelemetry;
-use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, match_catalog_key};
+use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, StepTiming, match_catalog_key};
 use crate::protocol::{RunInfo, SamplingPolicy};
 
 /// Headroom kept free on the device, in bytes.
@@ -62,6 +68,7 @@ pub(super) fn to_usize(v: u64) -> Result<usize, BackendError> {
 /// The CUDA device 0.
 pub struct CudaBackend {
     ctx: Arc<CudaContext>,
+    /// The one stream of every allocation, copy, launch, cuBLASLt call and event (see [`CudaBackend::open`]).
     stream: Arc<CudaStream>,
     lt: LtHandle,
     kernels: Mutex<Option<Arc<Kernels>>>,
@@ -102,7 +109,17 @@ impl CudaBackend {
             return Err("libnvrtc not found (needed for the W4A16, copy and step kernels)".into());
         }
         let ctx = CudaContext::new(0).map_err(|e| format!("cannot open CUDA device 0: {e:?}"))?;
-        let stream = ctx.default_stream();
+        // One stream for everything, made here rather than the legacy NULL stream, which cannot be captured into
+        // a CUDA graph (`sequence`). With one stream, stream order alone orders all work. cudarc's per-buffer
+        // event tracking (active as soon as `new_stream` has been called) would only add event records and
+        // waits, and a wait on an event recorded before a capture began is illegal inside it; so it is off,
+        // before the stream and the first allocation.
+        // SAFETY: the contract is about several streams: no buffer of this context is ever used on a stream
+        // other than `stream`, so no cross-stream synchronization is missing.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx
+            .new_stream()
+            .map_err(|e| format!("cannot create a CUDA stream: {e:?}"))?;
         let handle = lt::create_handle().map_err(|e| format!("cublasLtCreate failed: {e:?}"))?;
         let name = ctx.name().unwrap_or_else(|_| "CUDA device 0".into());
         let cc = ctx
@@ -241,6 +258,10 @@ impl Backend for CudaBackend {
 
     fn measure_operator(&self, op: &Operator) -> Result<Measured, BackendError> {
         self.measure_step_operator(op)
+    }
+
+    fn measure_step(&self, ops: &[Operator], schedule: &[usize]) -> Result<StepTiming, BackendError> {
+        self.measure_sequence(ops, schedule)
     }
 
     fn measure_bandwidth(&self) -> Result<MeasuredBandwidth, BackendError> {

@@ -6,12 +6,17 @@
 //! Every operand of an operator is in one format, FP32, BF16 or FP16, and all arithmetic is FP32. Each kernel
 //! runs on seeded inputs, its output is checked on sampled rows against an `f64` reference computed from the
 //! stored inputs (`step_reference`, shared with the CPU backend), and only then is it timed with the GEMMs'
-//! protocol (`timing`: L2 flush before every sample, CUDA events around the launch, warm-up, NVML). Run-time
+//! protocol (`timing`: L2 flush before every sample, CUDA events around the launch, warm-up, NVML).
+//! [`CudaBackend::prepare_step_operator`] stops before the timing: its [`PreparedKernel`] owns the launch and
+//! its buffers and enqueues one run, for a whole step timed end to end (`sequence`). Run-time
 //! quantization, FP8/FP4/INT formats, mixed operand formats and the unfused QKᵀ and P·V stages are
 //! `unsupported`, naming the operator, the format and the architecture: nothing is measured through a
 //! stand-in format.
 
-use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use roofline_core::ops::{AttentionPart, KernelShape, RowKind};
@@ -30,7 +35,7 @@ use crate::protocol::{SampleStats, TelemetrySummary, measurement, random_normal}
 /// CUDA C source of the step kernels.
 const STEP_KERNELS_SRC: &str = include_str!("step_ops.cu");
 /// The library label of every record of this module.
-const LIBRARY: &str = "NVRTC (roofline step kernels)";
+pub(super) const LIBRARY: &str = "NVRTC (roofline step kernels)";
 /// Most threads of a block-per-row kernel (`__launch_bounds__(1024)` in step_ops.cu).
 const ROW_MAX_THREADS: usize = 1024;
 /// Threads of a grid-stride kernel (`__launch_bounds__(256)`).
@@ -126,13 +131,42 @@ impl Format {
     }
 }
 
-/// A verified and timed kernel.
-struct Timed {
-    function: String,
-    /// The access pattern, for the record.
+/// A launch checked once against the reference, and its access pattern for the record.
+struct Verified {
+    launch: Launch,
     access: String,
-    stats: SampleStats,
-    telemetry: TelemetrySummary,
+}
+
+/// A step operator prepared as [`CudaBackend::measure_step_operator`] measures it: inputs uploaded, output
+/// verified once, and what its record says.
+pub(super) struct PreparedKernel {
+    launch: Launch,
+    /// The operator it runs.
+    op: Operator,
+    precision: Precision,
+    /// The record's kernel text: the function, its access pattern and the kernel shape.
+    label: String,
+}
+
+impl PreparedKernel {
+    /// Enqueues one run on `stream`.
+    pub(super) fn enqueue(&mut self, stream: &Arc<CudaStream>) -> Result<(), BackendError> {
+        self.launch.enqueue(stream)
+    }
+
+    /// The record of this kernel timed with `stats`.
+    fn measured(self, backend: &CudaBackend, stats: &SampleStats, telemetry: TelemetrySummary) -> Measured {
+        Measured {
+            op: self.op,
+            precision: self.precision,
+            label_suffix: String::new(),
+            measurement: measurement(
+                backend.run_info(LIBRARY.into(), self.label, true, None),
+                stats,
+                telemetry,
+            ),
+        }
+    }
 }
 
 /// A scalar kernel argument.
@@ -143,14 +177,48 @@ enum Scalar {
     Float(f32),
 }
 
-/// One launch of the step kernel `name` ([`CudaBackend::step_launch`]): the arguments are the inputs, the
-/// output (given at each launch), then the scalars.
-struct Launch<'a> {
+/// One launch of the step kernel `name` ([`CudaBackend::step_launch`]) with the buffers it owns: the arguments
+/// are the inputs (shared, so that one buffer can be passed twice, e.g. MLA's shared K/V), the output, then
+/// the scalars.
+struct Launch {
     name: String,
     function: CudaFunction,
     cfg: LaunchConfig,
-    inputs: Vec<&'a DeviceBuf>,
+    inputs: Vec<Rc<DeviceBuf>>,
+    out: DeviceBuf,
     scalars: Vec<Scalar>,
+}
+
+impl Launch {
+    /// Enqueues the kernel once on `stream`.
+    fn enqueue(&mut self, stream: &Arc<CudaStream>) -> Result<(), BackendError> {
+        let mut pointers = Vec::with_capacity(self.inputs.len() + 1);
+        let mut guards = Vec::with_capacity(self.inputs.len() + 1);
+        for input in &self.inputs {
+            let (pointer, guard) = input.ptr(stream);
+            pointers.push(pointer);
+            guards.push(guard);
+        }
+        let (out_pointer, out_guard) = self.out.ptr_mut(stream);
+        pointers.push(out_pointer);
+        guards.push(out_guard);
+        let mut builder = stream.launch_builder(&self.function);
+        for pointer in &pointers {
+            builder.arg(pointer);
+        }
+        for scalar in &self.scalars {
+            match scalar {
+                Scalar::Int(v) => builder.arg(v),
+                Scalar::Size(v) => builder.arg(v),
+                Scalar::Float(v) => builder.arg(v),
+            };
+        }
+        // SAFETY: `step_launch`'s contract: the kernel accesses only the buffers passed here, which `self` owns;
+        // the guards are dropped once the launch is enqueued.
+        unsafe { builder.launch(self.cfg) }.map_err(|e| cuda_err("step kernel launch", e))?;
+        drop(guards);
+        Ok(())
+    }
 }
 
 impl CudaBackend {
@@ -162,6 +230,16 @@ impl CudaBackend {
     /// [`BackendError::Verification`] when the output differs from the reference; CUDA failures and the
     /// protocol's interruptions.
     pub(super) fn measure_step_operator(&self, op: &Operator) -> Result<Measured, BackendError> {
+        let mut kernel = self.prepare_step_operator(op)?;
+        let (stats, telemetry) = self.protocol(&mut || kernel.enqueue(&self.stream))?;
+        Ok(kernel.measured(self, &stats, telemetry))
+    }
+
+    /// Prepares one non-GEMM operator of a model step: seeded inputs, one run checked against the reference.
+    ///
+    /// # Errors
+    /// As [`CudaBackend::measure_step_operator`], without the protocol's.
+    pub(super) fn prepare_step_operator(&self, op: &Operator) -> Result<PreparedKernel, BackendError> {
         let unsupported = |why: String| {
             Err(BackendError::Unsupported(format!(
                 "{} ({}) in {}: {why} on {} ({})",
@@ -195,7 +273,7 @@ impl CudaBackend {
         }
         let format = self.step_format(op)?;
         let seed = seed_of(&kernel);
-        let timed = match kernel {
+        let verified = match kernel {
             KernelShape::Rows { rows, width, kind } => {
                 self.rows_op(format, kind, to_usize(rows)?, to_usize(width)?, seed)?
             }
@@ -211,16 +289,17 @@ impl CudaBackend {
             KernelShape::Attention { shape, .. } => self.attention(format, &shape, seed)?,
             _ => return unsupported("no CUDA step kernel for this operator yet".into()),
         };
-        let label = format!("{} ({}), {}", timed.function, timed.access, kernel.label());
-        Ok(Measured {
+        let label = format!(
+            "{} ({}), {}",
+            verified.launch.name,
+            verified.access,
+            kernel.label()
+        );
+        Ok(PreparedKernel {
+            launch: verified.launch,
             op: op.clone(),
             precision: format.precision,
-            label_suffix: String::new(),
-            measurement: measurement(
-                self.run_info(LIBRARY.into(), label, true, None),
-                &timed.stats,
-                timed.telemetry,
-            ),
+            label,
         })
     }
 
@@ -259,15 +338,16 @@ impl CudaBackend {
     /// A launch of the step kernel `name` of step_ops.cu.
     ///
     /// # Safety
-    /// The kernel launched with `cfg`, `inputs`, the output its caller allocates and `scalars` must access
-    /// only elements inside those buffers.
-    unsafe fn step_launch<'a>(
+    /// The kernel launched with `cfg`, `inputs`, `out` and `scalars` must access only elements inside those
+    /// buffers.
+    unsafe fn step_launch(
         &self,
         name: String,
         cfg: LaunchConfig,
-        inputs: Vec<&'a DeviceBuf>,
+        inputs: Vec<Rc<DeviceBuf>>,
+        out: DeviceBuf,
         scalars: Vec<Scalar>,
-    ) -> Result<Launch<'a>, BackendError> {
+    ) -> Result<Launch, BackendError> {
         let module = cached(&self.step_module, || self.load_module(STEP_KERNELS_SRC))?;
         let function = module
             .load_function(&name)
@@ -277,16 +357,22 @@ impl CudaBackend {
             function,
             cfg,
             inputs,
+            out,
             scalars,
         })
     }
 
     /// `n` seeded normal values stored in `elem`: the host copy (the reference reads the stored values) and
     /// the device buffer.
-    fn random_input(&self, elem: Elem, seed: u64, n: usize) -> Result<(HostBuf, DeviceBuf), BackendError> {
+    fn random_input(
+        &self,
+        elem: Elem,
+        seed: u64,
+        n: usize,
+    ) -> Result<(HostBuf, Rc<DeviceBuf>), BackendError> {
         let host = elem.encode(&random_normal(seed, n));
         let device = host.upload(&self.stream)?;
-        Ok((host, device))
+        Ok((host, Rc::new(device)))
     }
 
     /// A grid-stride launch over `chunks` work items (the loop covers what the grid does not).
@@ -300,54 +386,17 @@ impl CudaBackend {
         }
     }
 
-    /// Enqueues `launch` writing `out`.
-    fn launch(&self, launch: &Launch<'_>, out: &mut DeviceBuf) -> Result<(), BackendError> {
-        let mut pointers = Vec::with_capacity(launch.inputs.len() + 1);
-        let mut guards = Vec::with_capacity(launch.inputs.len() + 1);
-        for input in &launch.inputs {
-            let (pointer, guard) = input.ptr(&self.stream);
-            pointers.push(pointer);
-            guards.push(guard);
-        }
-        let (out_pointer, out_guard) = out.ptr_mut(&self.stream);
-        pointers.push(out_pointer);
-        guards.push(out_guard);
-        let mut builder = self.stream.launch_builder(&launch.function);
-        for pointer in &pointers {
-            builder.arg(pointer);
-        }
-        for scalar in &launch.scalars {
-            match scalar {
-                Scalar::Int(v) => builder.arg(v),
-                Scalar::Size(v) => builder.arg(v),
-                Scalar::Float(v) => builder.arg(v),
-            };
-        }
-        // SAFETY: `step_launch`'s contract: the kernel accesses only the buffers passed here; the guards keep
-        // them alive until the launch is enqueued.
-        unsafe { builder.launch(launch.cfg) }.map_err(|e| cuda_err("step kernel launch", e))?;
-        drop(guards);
-        Ok(())
-    }
-
-    /// Runs `launch` once, checks its output with `check`, then times it with the protocol; `access`
-    /// describes the kernel's access pattern for the record.
-    fn verified_timing(
+    /// Runs `launch` once and checks its output with `check`; `access` describes the kernel's access pattern
+    /// for the record.
+    fn verified(
         &self,
-        launch: &Launch<'_>,
-        out: &mut DeviceBuf,
+        mut launch: Launch,
         access: String,
         check: impl FnOnce(&HostBuf) -> Result<(), BackendError>,
-    ) -> Result<Timed, BackendError> {
-        self.launch(launch, out)?;
-        check(&out.download(&self.stream)?)?;
-        let (stats, telemetry) = self.protocol(&mut || self.launch(launch, out))?;
-        Ok(Timed {
-            function: launch.name.clone(),
-            access,
-            stats,
-            telemetry,
-        })
+    ) -> Result<Verified, BackendError> {
+        launch.enqueue(&self.stream)?;
+        check(&launch.out.download(&self.stream)?)?;
+        Ok(Verified { launch, access })
     }
 
     /// A row-wise operator over `rows` × `width`.
@@ -358,7 +407,7 @@ impl CudaBackend {
         rows: usize,
         width: usize,
         seed: u64,
-    ) -> Result<Timed, BackendError> {
+    ) -> Result<Verified, BackendError> {
         let n = len_of(rows, width)?;
         let width_arg = Scalar::Int(to_i32(width)?);
         let n_arg = Scalar::Size(n as u64);
@@ -415,25 +464,24 @@ impl CudaBackend {
         let devices = std::iter::once(&inputs.x)
             .chain(&inputs.second)
             .chain(&inputs.beta)
-            .map(|host| host.upload(&self.stream))
-            .collect::<Result<Vec<DeviceBuf>, _>>()?;
-        let mut out = format.elem.zeros(&self.stream, n)?;
+            .map(|host| host.upload(&self.stream).map(Rc::new))
+            .collect::<Result<Vec<_>, _>>()?;
+        let out = format.elem.zeros(&self.stream, n)?;
         // SAFETY: the row kernels read rows·width elements of x (and of a full second operand), width of γ and
         // β, width/2·2 FP32 cos/sin values, and write rows·width output elements, allocated just above; the
         // grid is one block per row, or the grid-stride kernels get n = rows·width.
-        let launch =
-            unsafe { self.step_launch(format.kernel(kind.name()), cfg, devices.iter().collect(), scalars)? };
-        self.verified_timing(&launch, &mut out, access, |got| {
+        let launch = unsafe { self.step_launch(format.kernel(kind.name()), cfg, devices, out, scalars)? };
+        self.verified(launch, access, |got| {
             inputs.check(kind, rows, width, seed, got, format.tolerance)
         })
     }
 
     /// An embedding gather of `rows` distinct rows of `width` from a table of at least [`MIN_TABLE_ROWS`].
-    fn gather(&self, format: Format, rows: usize, width: usize, seed: u64) -> Result<Timed, BackendError> {
+    fn gather(&self, format: Format, rows: usize, width: usize, seed: u64) -> Result<Verified, BackendError> {
         let table_rows = rows.max(MIN_TABLE_ROWS);
         let cfg = row_config(rows, format.chunks(width))?;
         let width_arg = Scalar::Int(to_i32(width)?);
-        let table = self.random_input(format.elem, seed, len_of(table_rows, width)?)?;
+        let (table, table_device) = self.random_input(format.elem, seed, len_of(table_rows, width)?)?;
         // Distinct rows, so that every gathered row comes from DRAM.
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let ids = rand::seq::index::sample(&mut rng, table_rows, rows)
@@ -441,15 +489,16 @@ impl CudaBackend {
             .map(i32::try_from)
             .collect::<Result<Vec<i32>, _>>()
             .map_err(|_| BackendError::InvalidInput(format!("a table of {table_rows} rows is too large")))?;
-        let ids_device = HostBuf::I32(ids.clone()).upload(&self.stream)?;
-        let mut out = format.elem.zeros(&self.stream, rows * width)?;
+        let ids_device = Rc::new(HostBuf::I32(ids.clone()).upload(&self.stream)?);
+        let out = format.elem.zeros(&self.stream, rows * width)?;
         // SAFETY: gather reads `rows` ids (one per block), each below table_rows, `width` elements of each
         // chosen table row, and writes rows·width output elements.
         let launch = unsafe {
             self.step_launch(
                 format.kernel("gather"),
                 cfg,
-                vec![&table.1, &ids_device],
+                vec![table_device, ids_device],
+                out,
                 vec![width_arg],
             )?
         };
@@ -457,10 +506,10 @@ impl CudaBackend {
             "block per gathered row, {}, distinct rows of a {table_rows}-row table",
             format.loads(width)
         );
-        self.verified_timing(&launch, &mut out, access, |got| {
+        self.verified(launch, access, |got| {
             for row in checked_rows(rows, seed) {
                 let id = usize::try_from(ids[row]).unwrap_or(0);
-                let expected = table.0.values(id * width, width);
+                let expected = table.values(id * width, width);
                 check_close("gather", row, &got.values(row * width, width), &expected, 0.0)?;
             }
             Ok(())
@@ -474,28 +523,29 @@ impl CudaBackend {
         tokens: usize,
         elements: usize,
         seed: u64,
-    ) -> Result<Timed, BackendError> {
+    ) -> Result<Verified, BackendError> {
         let n = len_of(tokens, elements)?;
-        let source = self.random_input(format.elem, seed, n)?;
-        let mut cache = format.elem.zeros(&self.stream, n)?;
+        let (source, source_device) = self.random_input(format.elem, seed, n)?;
+        let cache = format.elem.zeros(&self.stream, n)?;
         // SAFETY: copy reads n source elements and writes n cache elements.
         let launch = unsafe {
             self.step_launch(
                 format.kernel("copy"),
                 self.grid_config(format.chunks(n)),
-                vec![&source.1],
+                vec![source_device],
+                cache,
                 vec![Scalar::Size(n as u64)],
             )?
         };
         let access = format!("grid-stride copy, {}", format.loads(n));
-        self.verified_timing(&launch, &mut cache, access, |got| {
+        self.verified(launch, access, |got| {
             for token in checked_rows(tokens, seed) {
                 let start = token * elements;
                 check_close(
                     "kv_write",
                     token,
                     &got.values(start, elements),
-                    &source.0.values(start, elements),
+                    &source.values(start, elements),
                     0.0,
                 )?;
             }
@@ -504,29 +554,30 @@ impl CudaBackend {
     }
 
     /// A KV-cache read: `n` cached elements streamed and summed per block (the host checks the total).
-    fn kv_read(&self, format: Format, n: usize, seed: u64) -> Result<Timed, BackendError> {
+    fn kv_read(&self, format: Format, n: usize, seed: u64) -> Result<Verified, BackendError> {
         let cfg = self.grid_config(format.chunks(n));
         let blocks = cfg.grid_dim.0 as usize;
-        let cache = self.random_input(format.elem, seed, n)?;
-        let mut partial = Elem::F32.zeros(&self.stream, blocks)?;
+        let (cache, cache_device) = self.random_input(format.elem, seed, n)?;
+        let partial = Elem::F32.zeros(&self.stream, blocks)?;
         // SAFETY: kv_read reads n cache elements and writes one FP32 partial sum per block (`blocks` of them).
         let launch = unsafe {
             self.step_launch(
                 format.kernel("kv_read"),
                 cfg,
-                vec![&cache.1],
+                vec![cache_device],
+                partial,
                 vec![Scalar::Size(n as u64)],
             )?
         };
         let access = format!("grid-stride stream, {}, FP32 block sums", format.loads(n));
-        self.verified_timing(&launch, &mut partial, access, |got| {
-            check_sum(got.values(0, blocks).iter().sum(), &cache.0, n)
+        self.verified(launch, access, |got| {
+            check_sum(got.values(0, blocks).iter().sum(), &cache, n)
         })
     }
 
     /// Fused attention over a contiguous KV cache: Q `[B, H, Sq, d]`, K and V `[B, kv_heads, Skv, d]` (one
     /// tensor with `shared_kv`), O `[B, H, Sq, d]`; query head h reads KV head h / (H / kv_heads).
-    fn attention(&self, format: Format, shape: &AttentionShape, seed: u64) -> Result<Timed, BackendError> {
+    fn attention(&self, format: Format, shape: &AttentionShape, seed: u64) -> Result<Verified, BackendError> {
         let (b, h, kvh) = (
             to_usize(shape.batch)?,
             to_usize(shape.heads)?,
@@ -565,10 +616,14 @@ impl CudaBackend {
             k: encode(k),
             v: v.map(encode),
         };
-        let q_device = inputs.q.upload(&self.stream)?;
-        let k_device = inputs.k.upload(&self.stream)?;
-        let v_device = inputs.v.as_ref().map(|v| v.upload(&self.stream)).transpose()?;
-        let mut out = format.elem.zeros(&self.stream, rows * d)?;
+        let q_device = Rc::new(inputs.q.upload(&self.stream)?);
+        let k_device = Rc::new(inputs.k.upload(&self.stream)?);
+        // MLA's shared K/V: the one buffer is passed as both K and V.
+        let v_device = match &inputs.v {
+            Some(v) => Rc::new(v.upload(&self.stream)?),
+            None => Rc::clone(&k_device),
+        };
+        let out = format.elem.zeros(&self.stream, rows * d)?;
         // SAFETY: one block per (sequence, head, query) row, B·H·Sq of them: each reads d elements of Q, the
         // keys lo..hi < Skv of its KV head in K and V (B·kv_heads·Skv·d elements each), writes d output elements,
         // and uses 4·(d + 2·tile·d + tile) bytes of dynamic shared memory, the size set in `cfg`.
@@ -576,7 +631,8 @@ impl CudaBackend {
             self.step_launch(
                 format.kernel("attention"),
                 cfg,
-                vec![&q_device, &k_device, v_device.as_ref().unwrap_or(&k_device)],
+                vec![q_device, k_device, v_device],
+                out,
                 scalars,
             )?
         };
@@ -585,7 +641,7 @@ impl CudaBackend {
              softmax, FP32 accumulators",
             format.loads(d)
         );
-        self.verified_timing(&launch, &mut out, access, |got| {
+        self.verified(launch, access, |got| {
             inputs.check(shape, seed, got, format.tolerance)
         })
     }

@@ -111,5 +111,6 @@ async fn a_tinyllama_decode_step_is_measured_operator_by_operator_from_the_page(
             WAIT,
         )
         .await;
+    browser.close().await;
     drop(endpoint);
 }

@@ -17,8 +17,8 @@ use roofline_core::{AttentionShape, Operator, Precision};
 
 use super::cpu::CpuBackend;
 use super::step_reference::{
-    AttentionInputs, EPS, MIN_TABLE_ROWS, RowInputs, attention_elements, check_sum, checked_rows, key_range,
-    seed_of,
+    AttentionInputs, EPS, MIN_TABLE_ROWS, RowInputs, attention_dims, attention_elements, check_sum,
+    checked_rows, key_range, seed_of,
 };
 use super::{BackendError, Measured};
 use crate::protocol::{TelemetrySummary, measurement, random_normal};
@@ -383,12 +383,7 @@ fn attention(shape: AttentionShape, seed: u64) -> Result<Box<dyn FnMut()>, Backe
 
 /// Every (sequence, head) pair of `shape` on the rayon pool.
 fn run_attention(shape: &AttentionShape, inputs: &AttentionInputs<Vec<f32>>, out: &mut [f32]) {
-    let (h, kvh) = (shape.heads as usize, shape.kv_heads as usize);
-    let (sq, skv, d) = (
-        shape.query_len as usize,
-        shape.kv_len as usize,
-        shape.head_dim as usize,
-    );
+    let [h, kvh, sq, skv, d] = attention_dims(shape);
     let group = h / kvh;
     let (q, k, values) = (&inputs.q, &inputs.k, inputs.values());
     let (head_q, head_kv) = (sq * d, skv * d);

@@ -89,6 +89,19 @@ pub(super) fn check_sum(total: f64, cache: &impl Stored, n: usize) -> Result<(),
     Ok(())
 }
 
+/// Heads, KV heads, query length, KV length and head dim of `shape`, as indices (the shape's buffers are
+/// allocated before any kernel indexes them, so each fits in `usize`).
+pub(super) fn attention_dims(shape: &AttentionShape) -> [usize; 5] {
+    [
+        shape.heads,
+        shape.kv_heads,
+        shape.query_len,
+        shape.kv_len,
+        shape.head_dim,
+    ]
+    .map(|v| usize::try_from(v).unwrap_or(usize::MAX))
+}
+
 /// The inputs of a row-wise operator over `rows` × `width`.
 pub(super) struct RowInputs<B> {
     /// The input (SiLU·mul's gate), `rows · width` elements.
@@ -271,12 +284,7 @@ impl<B: Stored> AttentionInputs<B> {
         got: &impl Stored,
         tolerance: f64,
     ) -> Result<(), BackendError> {
-        let (h, kvh) = (shape.heads as usize, shape.kv_heads as usize);
-        let (sq, skv, d) = (
-            shape.query_len as usize,
-            shape.kv_len as usize,
-            shape.head_dim as usize,
-        );
+        let [h, kvh, sq, skv, d] = attention_dims(shape);
         let group = h / kvh;
         for row in checked_rows(shape.batch as usize * h * sq, seed) {
             let (pair, i) = (row / sq, row % sq);

@@ -8,6 +8,7 @@ use clap::Args;
 use roofline_cli::output::{emit, json, table};
 use roofline_cli::predict::{PhaseArg, SpecArgs, parse_config, parse_model};
 use roofline_core::Phase;
+use roofline_core::format::duration;
 use roofline_core::wire::{StepOperatorEvent, StepReport, StepRequest};
 
 use super::{BackendArgs, CliError, open_store, parse_max_point};
@@ -197,21 +198,27 @@ fn render(report: &StepReport) -> String {
         if done.cancelled { " (cancelled)" } else { "" }
     ));
     text.push_str(&format!(
-        "step, Σ count × time over the measured operators: measured {:.1} µs, predicted {:.1} µs, measured/predicted {}\n",
-        done.measured_time_us,
-        done.predicted_measured_time_us,
+        "step, Σ count × time over the measured operators: measured {}, predicted {}, measured/predicted {}\n",
+        duration(done.measured_time_us * 1e-6),
+        duration(done.predicted_measured_time_us * 1e-6),
         done.measured_over_predicted
             .map_or_else(|| "-".to_owned(), |r| format!("{r:.2}"))
     ));
     text.push_str(&format!(
-        "predicted step time (all kernels + launch overhead): {:.1} µs; measurement took {:.1} s\n",
-        done.predicted_step_time_us, done.elapsed_s
+        "predicted step time (all kernels + launch overhead): {}; measurement took {}\n",
+        duration(done.predicted_step_time_us * 1e-6),
+        duration(done.elapsed_s)
     ));
     match (&done.end_to_end, &done.end_to_end_failure) {
         (Some(e), _) => text.push_str(&format!(
-            "step end to end ({} kernels): measured {:.1} µs, measured/predicted step {:.2}, {:+.1} µs beside the \
-             sum of the operators alone ({})\n",
-            e.kernels, e.measured_time_us, e.measured_over_predicted, e.overhead_us, e.measurement.kernel
+            "step end to end ({} kernels): measured {}, measured/predicted step {:.2}, {}{} beside the sum of the \
+             operators alone ({})\n",
+            e.kernels,
+            duration(e.measured_time_us * 1e-6),
+            e.measured_over_predicted,
+            if e.overhead_us < 0.0 { "-" } else { "+" },
+            duration(e.overhead_us.abs() * 1e-6),
+            e.measurement.kernel
         )),
         (None, Some(f)) => text.push_str(&format!("step end to end: FAILED ({}): {}\n", f.code, f.message)),
         (None, None) => {}

@@ -239,7 +239,13 @@ fn interruption() -> Option<Interrupted> {
     })
 }
 
-fn check_interruption<E: From<Interrupted>>() -> Result<(), E> {
+/// The interruption due on this thread (the job cancelled, or the point past its time cap) as an error;
+/// `Ok` when none is due, and always outside [`PointLimits::run`]. [`sample`] checks it after every run; long
+/// preparations (a whole step's operators) check it between their parts.
+///
+/// # Errors
+/// The [`Interrupted`] reason.
+pub fn check_interruption<E: From<Interrupted>>() -> Result<(), E> {
     interruption().map_or(Ok(()), |why| Err(why.into()))
 }
 

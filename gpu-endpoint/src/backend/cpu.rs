@@ -15,8 +15,8 @@ use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
 use super::cpu_ops::{self, Kernel};
 use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, StepTiming, step_matmul};
 use crate::protocol::{
-    RunInfo, SampleStats, SamplingPolicy, TelemetrySummary, measurement, random_normal, sample,
-    verify_sampled,
+    RunInfo, SampleStats, SamplingPolicy, TelemetrySummary, check_interruption, measurement, random_normal,
+    sample, verify_sampled,
 };
 
 /// Version of the GEMM crate (keep in step with Cargo.toml).
@@ -333,6 +333,7 @@ impl Backend for CpuBackend {
         let mut kernels = ops
             .iter()
             .map(|op| {
+                check_interruption::<BackendError>()?;
                 match step_matmul(op)? {
                     Some(spec) => self.matmul_kernel(&spec),
                     None => cpu_ops::prepare(self, op),
@@ -419,6 +420,22 @@ mod tests {
         let mut c64 = [0.0f64; 4];
         run_gemm((2, 2, 3), &a64, &b64, &mut c64, Parallelism::None);
         assert_eq!(c64, [58.0, 64.0, 139.0, 154.0]);
+    }
+
+    #[test]
+    fn a_step_past_its_time_cap_stops_before_preparing_an_operator() {
+        let cpu = CpuBackend::new(1 << 30);
+        let fp32 = Operator::matmul(1, 64, 64, Precision::Fp32.into()).unwrap();
+        let bf16 = Operator::matmul(1, 64, 64, Precision::Bf16.into()).unwrap();
+        // Outside any limits the BF16 GEMV fails on its preparation: the CPU runs no BF16.
+        assert!(matches!(
+            cpu.measure_step(&[fp32.clone(), bf16.clone()], &[0, 1]),
+            Err(BackendError::Unsupported(_))
+        ));
+        // With a zero time cap the step stops before preparing anything.
+        let limits = crate::protocol::PointLimits::new(std::time::Duration::ZERO);
+        let stopped = limits.run(|| cpu.measure_step(&[fp32, bf16], &[0, 1]));
+        assert!(matches!(stopped, Err(BackendError::TimeLimit(_))), "{stopped:?}");
     }
 
     #[test]

@@ -19,7 +19,7 @@ use super::gemm::{PreparedMatmul, Workspace};
 use super::step_ops::{self, PreparedKernel};
 use super::{CudaBackend, cuda_err};
 use crate::backend::{BackendError, StepTiming, step_matmul};
-use crate::protocol::measurement;
+use crate::protocol::{check_interruption, measurement};
 
 /// A distinct operator of the step, ready to enqueue (boxed: large values, one per distinct operator).
 enum Prepared {
@@ -67,6 +67,7 @@ impl CudaBackend {
         let mut prepared = ops
             .iter()
             .map(|op| {
+                check_interruption::<BackendError>()?;
                 self.prepare_for_step(op, &mut workspace)
                     .map_err(|e| e.naming(&op.name))
             })

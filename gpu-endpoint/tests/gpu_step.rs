@@ -7,9 +7,11 @@ mod common;
 
 use common::gpu_device;
 use gpu_endpoint::backend::Device;
+use gpu_endpoint::step::plan;
+use roofline_core::wire::StepRequest;
 use roofline_core::{
-    Corrections, Error, Mode, ModelAnalysis, OpAnalysis, Operator, Phase, Workload, analyze_model,
-    find_hardware_in, find_model, find_quant_config,
+    Corrections, Error, Mode, ModelAnalysis, OpAnalysis, Phase, Workload, analyze_model, find_hardware_in,
+    find_model, find_quant_config,
 };
 
 /// TinyLlama decode (batch 1, 256 cached tokens) in `config`, predicted in reference mode on the device's
@@ -87,30 +89,28 @@ fn gpu_measures_verified_tinyllama_decode_operators_in_bf16_and_fp32() {
     }
 }
 
-/// The step's distinct operators (rows whose kind, GEMM shape, kernel and precisions agree share one) and a
-/// launch order of `count` launches per row, rows in order.
-fn distinct_and_schedule(analysis: &ModelAnalysis) -> (Vec<Operator>, Vec<usize>) {
-    let key = |op: &Operator| format!("{:?}|{:?}|{:?}|{:?}", op.kind, op.gemm, op.kernel, op.precisions);
-    let mut ops: Vec<Operator> = Vec::new();
-    let mut schedule = Vec::new();
-    for row in &analysis.ops {
-        let index = ops
-            .iter()
-            .position(|op| key(op) == key(&row.operator))
-            .unwrap_or_else(|| {
-                ops.push(row.operator.clone());
-                ops.len() - 1
-            });
-        schedule.extend(std::iter::repeat_n(index, row.count as usize));
-    }
-    (ops, schedule)
-}
-
 #[test]
 fn gpu_times_a_whole_tinyllama_bf16_decode_step() {
     let Some(device) = gpu_device() else { return };
     let analysis = tinyllama_decode(&device, "bf16").unwrap();
-    let (ops, schedule) = distinct_and_schedule(&analysis);
+    let step = plan(
+        StepRequest {
+            model: "tinyllama-1.1b".into(),
+            model_config: None,
+            config: "bf16".into(),
+            phase: Phase::Decode,
+            batch: 1,
+            context: 256,
+            hardware_key: None,
+            spec: None,
+            mode: None,
+        },
+        find_hardware_in(&analysis.hardware, Mode::Reference)
+            .unwrap()
+            .clone(),
+    )
+    .unwrap();
+    let (ops, schedule) = step.sequence();
     let guard = device.acquire();
     let timing = guard
         .measure_step(&ops, &schedule)

@@ -107,7 +107,8 @@ pub struct StepDoneEvent {
     pub measured: u32,
     /// Rows with a failure.
     pub failed: u32,
-    /// Whether the job was cancelled before its last row (the rows after it have no event).
+    /// Whether the job was cancelled: before its last row (the rows after it have no event), or while the
+    /// whole step was timed end to end (then `end_to_end` and `end_to_end_failure` are both absent).
     pub cancelled: bool,
     /// Predicted step time (the sum of kernel times plus the step's launch overhead; TPOT in decode, TTFT in
     /// prefill), in µs.

@@ -211,6 +211,40 @@ pub fn step_matmul(op: &Operator) -> Result<Option<MatmulSpec>, BackendError> {
     }))
 }
 
+/// Prepares each of a step's distinct operators in turn for [`Backend::measure_step`]: `matmul` for the
+/// GEMM-like ones ([`step_matmul`]), `kernel` for the others. Cancellation and the time cap are checked
+/// before each, and an error names its operator.
+///
+/// # Errors
+/// [`step_matmul`]'s, the interruption, or the first preparation error.
+pub fn prepare_step<T>(
+    ops: &[Operator],
+    mut matmul: impl FnMut(&MatmulSpec) -> Result<T, BackendError>,
+    mut kernel: impl FnMut(&Operator) -> Result<T, BackendError>,
+) -> Result<Vec<T>, BackendError> {
+    ops.iter()
+        .map(|op| {
+            crate::protocol::check_interruption::<BackendError>()?;
+            match step_matmul(op)? {
+                Some(spec) => matmul(&spec),
+                None => kernel(op),
+            }
+            .map_err(|e| e.naming(&op.name))
+        })
+        .collect()
+}
+
+/// Refuses a collective: one device cannot run it.
+fn single_device(op: &Operator) -> Result<(), BackendError> {
+    if op.kind == roofline_core::OpKind::Collective {
+        return Err(BackendError::Unsupported(format!(
+            "{}: a collective needs more than one device",
+            op.name
+        )));
+    }
+    Ok(())
+}
+
 /// A bandwidth measurement: bytes moved (read + write) and the record.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MeasuredBandwidth {
@@ -522,6 +556,7 @@ impl DeviceGuard<'_> {
     /// # Errors
     /// [`BackendError`].
     pub fn measure_operator(&self, op: &Operator) -> Result<Measured, BackendError> {
+        single_device(op)?;
         if let Some(spec) = step_matmul(op)? {
             // A model's own shapes may exceed the request bounds: only the memory budget applies here.
             self.device.check_matmul_memory(&spec, &format!("{} ", op.name))?;
@@ -538,9 +573,14 @@ impl DeviceGuard<'_> {
     /// checked against the memory budget first; panics are caught.
     ///
     /// # Errors
-    /// [`BackendError::InvalidInput`] for an index outside `ops`; [`BackendError::Unsupported`] for a
-    /// collective or an operator [`step_matmul`] refuses; [`BackendError::TooLarge`]; the backend's errors.
+    /// [`BackendError::InvalidInput`] for an empty launch order or an index outside `ops`;
+    /// [`BackendError::Unsupported`] for a collective or an operator [`step_matmul`] refuses; [`BackendError::TooLarge`]; the backend's errors.
     pub fn measure_step(&self, ops: &[Operator], schedule: &[usize]) -> Result<StepTiming, BackendError> {
+        if schedule.is_empty() {
+            return Err(BackendError::InvalidInput(
+                "a step needs at least one launch".into(),
+            ));
+        }
         if let Some(index) = schedule.iter().find(|&&i| i >= ops.len()) {
             return Err(BackendError::InvalidInput(format!(
                 "launch order names operator {index} of {}",
@@ -550,12 +590,7 @@ impl DeviceGuard<'_> {
         let backend = &self.device.backend;
         let mut needed = 0u64;
         for op in ops {
-            if op.kind == roofline_core::OpKind::Collective {
-                return Err(BackendError::Unsupported(format!(
-                    "{}: a collective needs more than one device",
-                    op.name
-                )));
-            }
+            single_device(op)?;
             let bytes = match step_matmul(op)? {
                 Some(spec) => backend.required_bytes(&spec),
                 None => backend.required_operator_bytes(op),
@@ -649,6 +684,23 @@ mod tests {
             precision: Precision::Fp32,
         };
         assert!(spec.check_bounds().is_err());
+    }
+
+    #[test]
+    fn a_step_launch_order_must_name_its_operators() {
+        let device = Device::new(Arc::new(fake::FakeBackend::new(std::time::Duration::ZERO)));
+        let guard = device.acquire();
+        let gemv = Operator::matmul(1, 64, 64, Precision::Fp32.into()).unwrap();
+        let refused = |ops: &[Operator], order: &[usize]| {
+            matches!(guard.measure_step(ops, order), Err(BackendError::InvalidInput(_)))
+        };
+        assert!(refused(std::slice::from_ref(&gemv), &[]));
+        assert!(refused(std::slice::from_ref(&gemv), &[0, 1]));
+        // Three launches of one 64×64 FP32 GEMV on the fake: 3 × (max(8192 FLOP / 100 TFLOP/s, 16,896 B /
+        // 1 TB/s) + 2 µs gap) = 3 × (16.896 ns + 2 µs).
+        let timing = guard.measure_step(&[gemv], &[0, 0, 0]).unwrap();
+        assert_eq!(timing.kernels, 3);
+        assert!((timing.measurement.median_s - 3.0 * (16.896e-9 + 2e-6)).abs() < 1e-15);
     }
 
     #[test]

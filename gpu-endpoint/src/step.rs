@@ -16,7 +16,7 @@ use roofline_core::wire::{
     Failure, RooflinePoint, StepDoneEvent, StepEndToEnd, StepOperatorEvent, StepRequest,
 };
 use roofline_core::{
-    Corrections, Error, HardwareSpec, Mode, ModelAnalysis, OpKind, Operator, Workload, analyze_model,
+    Corrections, Error, HardwareSpec, Mode, ModelAnalysis, Operator, Workload, analyze_model,
     find_hardware_in, find_model, find_quant_config, predict,
 };
 
@@ -213,14 +213,7 @@ pub fn run_step(
         let (same_as, result) = if let Some((first, result)) = taken.get(&key) {
             (Some(first.clone()), result.clone())
         } else {
-            let result = if op.kind == OpKind::Collective {
-                Err(BackendError::Unsupported(format!(
-                    "{}: a collective needs more than one device",
-                    op.name
-                )))
-            } else {
-                limits.run(|| guard.measure_operator(op))
-            };
+            let result = limits.run(|| guard.measure_operator(op));
             if matches!(result, Err(BackendError::Cancelled)) {
                 cancelled = true;
                 break;

@@ -13,10 +13,10 @@ use roofline_core::{OperandPrecisions, Operator, Precision};
 use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
 
 use super::cpu_ops::{self, Kernel};
-use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, StepTiming, step_matmul};
+use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, StepTiming, prepare_step};
 use crate::protocol::{
-    RunInfo, SampleStats, SamplingPolicy, TelemetrySummary, check_interruption, measurement, random_normal,
-    sample, verify_sampled,
+    RunInfo, SampleStats, SamplingPolicy, TelemetrySummary, measurement, random_normal, sample,
+    verify_sampled,
 };
 
 /// Version of the GEMM crate (keep in step with Cargo.toml).
@@ -330,17 +330,11 @@ impl Backend for CpuBackend {
     }
 
     fn measure_step(&self, ops: &[Operator], schedule: &[usize]) -> Result<StepTiming, BackendError> {
-        let mut kernels = ops
-            .iter()
-            .map(|op| {
-                check_interruption::<BackendError>()?;
-                match step_matmul(op)? {
-                    Some(spec) => self.matmul_kernel(&spec),
-                    None => cpu_ops::prepare(self, op),
-                }
-                .map_err(|e| e.naming(&op.name))
-            })
-            .collect::<Result<Vec<Kernel>, _>>()?;
+        let mut kernels = prepare_step(
+            ops,
+            |spec| self.matmul_kernel(spec),
+            |op| cpu_ops::prepare(self, op),
+        )?;
         let stats = self.sample_flushed(|| {
             for &index in schedule {
                 kernels[index].run();

@@ -8,7 +8,7 @@ use roofline_core::wire::{BackendKind, DeviceInfo, NvmlStatus};
 use roofline_core::{Operator, Precision};
 
 use super::{
-    Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, StepTiming, Telemetry, step_matmul,
+    Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, StepTiming, Telemetry, prepare_step,
 };
 use crate::protocol::{RunInfo, SampleStats, TelemetrySummary, measurement};
 
@@ -135,16 +135,11 @@ impl Backend for FakeBackend {
 
     /// The sum of the operators' fake times over the launch order, plus [`FAKE_LAUNCH_GAP_S`] per kernel.
     fn measure_step(&self, ops: &[Operator], schedule: &[usize]) -> Result<StepTiming, BackendError> {
-        let times = ops
-            .iter()
-            .map(|op| {
-                let measured = match step_matmul(op)? {
-                    Some(spec) => self.measure_matmul(&spec)?,
-                    None => self.measure_operator(op)?,
-                };
-                Ok(measured.measurement.median_s)
-            })
-            .collect::<Result<Vec<f64>, BackendError>>()?;
+        let times = prepare_step(
+            ops,
+            |spec| self.measure_matmul(spec).map(|m| m.measurement.median_s),
+            |op| self.measure_operator(op).map(|m| m.measurement.median_s),
+        )?;
         let time_s = schedule.iter().map(|&i| times[i] + FAKE_LAUNCH_GAP_S).sum();
         let kernels = u32::try_from(schedule.len()).unwrap_or(u32::MAX);
         Ok(StepTiming {

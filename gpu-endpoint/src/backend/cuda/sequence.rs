@@ -18,8 +18,8 @@ use roofline_core::{Operator, Precision};
 use super::gemm::{PreparedMatmul, Workspace};
 use super::step_ops::{self, PreparedKernel};
 use super::{CudaBackend, cuda_err};
-use crate::backend::{BackendError, StepTiming, step_matmul};
-use crate::protocol::{check_interruption, measurement};
+use crate::backend::{BackendError, StepTiming, prepare_step};
+use crate::protocol::measurement;
 
 /// A distinct operator of the step, ready to enqueue (boxed: large values, one per distinct operator).
 enum Prepared {
@@ -45,33 +45,30 @@ impl CudaBackend {
     /// launches) and times one whole step per sample.
     ///
     /// # Errors
-    /// [`BackendError::InvalidInput`] for an empty launch order or an index outside `ops`; the first
-    /// preparation error, naming its operator; CUDA failures and the protocol's interruptions.
+    /// The first preparation error, naming its operator; [`BackendError::InvalidInput`] for an index outside
+    /// `ops`; CUDA failures and the protocol's interruptions.
     pub(super) fn measure_sequence(
         &self,
         ops: &[Operator],
         schedule: &[usize],
     ) -> Result<StepTiming, BackendError> {
-        if schedule.is_empty() {
-            return Err(BackendError::InvalidInput(
-                "a step needs at least one launch".into(),
-            ));
-        }
-        if let Some(index) = schedule.iter().find(|&&i| i >= ops.len()) {
-            return Err(BackendError::InvalidInput(format!(
-                "launch order names operator {index} of {}",
-                ops.len()
-            )));
-        }
         let mut workspace = self.workspace()?;
-        let mut prepared = ops
-            .iter()
-            .map(|op| {
-                check_interruption::<BackendError>()?;
-                self.prepare_for_step(op, &mut workspace)
-                    .map_err(|e| e.naming(&op.name))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut prepared = prepare_step(
+            ops,
+            |spec| {
+                if spec.precision == Precision::Int4 {
+                    return Err(BackendError::Unsupported(
+                        "INT4 matmuls run as the W4A16 GEMV, which is not a step kernel yet".into(),
+                    ));
+                }
+                self.prepare_lt(spec, &mut workspace)
+                    .map(|matmul| Prepared::Matmul(Box::new(matmul)))
+            },
+            |op| {
+                self.prepare_step_operator(op)
+                    .map(|kernel| Prepared::Kernel(Box::new(kernel)))
+            },
+        )?;
         // Any earlier asynchronous failure surfaces here, as itself, not as a capture failure.
         self.stream
             .synchronize()
@@ -110,23 +107,6 @@ impl CudaBackend {
             kernels: u32::try_from(schedule.len()).unwrap_or(u32::MAX),
             measurement: measurement(self.run_info(library, kernel, true, padding), &stats, telemetry),
         })
-    }
-
-    /// Prepares one distinct operator: a matmul ([`step_matmul`]) as [`CudaBackend::measure_lt`] does, anything
-    /// else as [`CudaBackend::measure_step_operator`] does.
-    fn prepare_for_step(&self, op: &Operator, workspace: &mut Workspace) -> Result<Prepared, BackendError> {
-        match step_matmul(op)? {
-            Some(spec) if spec.precision == Precision::Int4 => Err(BackendError::Unsupported(format!(
-                "{}: INT4 matmuls run as the W4A16 GEMV, which is not a step kernel yet",
-                op.name
-            ))),
-            Some(spec) => self
-                .prepare_lt(&spec, workspace)
-                .map(|matmul| Prepared::Matmul(Box::new(matmul))),
-            None => self
-                .prepare_step_operator(op)
-                .map(|kernel| Prepared::Kernel(Box::new(kernel))),
-        }
     }
 
     /// Enqueues the launches of `schedule` (indices into `prepared`) in order on the backend's stream.

@@ -6,10 +6,15 @@
 //! the smallest tensor-parallel group (1, 2, 4 or 8 GPUs within the device's scale-up domain) whose per-GPU
 //! weights and KV cache fit ([`Candidate::min_gpus`]).
 
-use crate::{
-    Bound, Corrections, Error, GemmShape, HardwareSpec, Mode, ModelConfig, Operator, Parallelism,
-    QuantConfig, Workload, analyze_model_parallel, analyze_operator, find_quant_config, quant_configs,
-};
+use crate::analysis::{Workload, analyze_model_parallel};
+use crate::corrections::{Corrections, analyze_operator};
+use crate::error::Error;
+use crate::hardware::{HardwareSpec, Mode};
+use crate::model::ModelConfig;
+use crate::ops::{GemmShape, Operator};
+use crate::parallel::Parallelism;
+use crate::quant_config::{QuantConfig, find_quant_config, quant_configs};
+use crate::roofline::Bound;
 
 /// Tensor-parallel degrees the advisor tries for memory fit, smallest first.
 pub const TENSOR_PARALLEL_DEGREES: [u32; 4] = [1, 2, 4, 8];
@@ -150,7 +155,7 @@ pub fn advise_model(
 }
 
 /// [`advise_model`] with the step split over GPUs as `parallelism` says: times, memory and fit are per GPU
-/// ([`crate::analyze_model_parallel`]); [`Candidate::min_gpus`] is independent of `parallelism`.
+/// ([`crate::analysis::analyze_model_parallel`]); [`Candidate::min_gpus`] is independent of `parallelism`.
 ///
 /// # Errors
 /// As [`advise_model`], and the errors of [`Parallelism::check`].
@@ -279,7 +284,7 @@ fn advise(
     let (baseline, base) = find("bf16")
         .or_else(|| find("fp16"))
         .or_else(|| find(&current.key))
-        .ok_or_else(|| hardware.unsupported(crate::Precision::Bf16))?;
+        .ok_or_else(|| hardware.unsupported(crate::precision::Precision::Bf16))?;
     let current_time_s = find(&current.key).map(|(_, e)| e.time_s);
     let mut warnings = vec![
         "Accuracy is not modelled: validate every candidate on your task (4-bit and W4A4 formats need calibration)."
@@ -431,7 +436,9 @@ fn break_even_batch(hardware: &HardwareSpec, config: &QuantConfig, gemm: &RidgeG
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Phase, find_hardware, find_model};
+    use crate::analysis::Phase;
+    use crate::hardware::find_hardware;
+    use crate::model::find_model;
 
     fn decode_advice(hw: &str, model: &str, current: &str, batch: u32) -> Advice {
         let w = Workload {
@@ -458,7 +465,9 @@ mod tests {
             // FP4/FP8 weights only as weight-only storage, decoded to 16-bit activations in software.
             if matches!(
                 config.weights.compute_path(),
-                crate::ComputePath::Fp8 | crate::ComputePath::Fp4 | crate::ComputePath::Fp6
+                crate::precision::ComputePath::Fp8
+                    | crate::precision::ComputePath::Fp4
+                    | crate::precision::ComputePath::Fp6
             ) {
                 assert!(
                     config.is_weight_only() && config.activations.effective_bits() >= 16.0,
@@ -471,7 +480,9 @@ mod tests {
                 assert!(
                     !matches!(
                         path,
-                        crate::ComputePath::Fp8 | crate::ComputePath::Fp4 | crate::ComputePath::Fp6
+                        crate::precision::ComputePath::Fp8
+                            | crate::precision::ComputePath::Fp4
+                            | crate::precision::ComputePath::Fp6
                     ),
                     "{}",
                     c.config
@@ -573,7 +584,7 @@ mod tests {
         let best = &a.candidates[0];
         assert_eq!(
             find_quant_config(&best.config).unwrap().compute_path(),
-            crate::ComputePath::Fp8,
+            crate::precision::ComputePath::Fp8,
             "{best:?}"
         );
         assert!((best.speedup - 2.0).abs() < 0.05, "{}", best.speedup);

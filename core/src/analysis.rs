@@ -19,11 +19,15 @@
 //!   FFN widths and vocabulary divided by the tensor degree) and the collectives appear as operators of kind
 //!   [`crate::OpKind::Collective`], timed from the device's interconnect; the step time is one GPU's.
 
+use crate::corrections::{Corrections, OpAnalysis, analyze_operator};
+use crate::error::Error;
 use crate::hardware::Collective;
-use crate::{
-    AttentionShape, Bound, Corrections, Error, HardwareSpec, Mode, ModelConfig, MoeShape, OpAnalysis, OpKind,
-    OperandPrecisions, Operator, Parallelism, QuantConfig, analyze_operator,
-};
+use crate::hardware::{HardwareSpec, Mode};
+use crate::model::ModelConfig;
+use crate::ops::{AttentionShape, MoeShape, OpKind, OperandPrecisions, Operator};
+use crate::parallel::Parallelism;
+use crate::quant_config::QuantConfig;
+use crate::roofline::Bound;
 
 /// Which phase of inference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -240,7 +244,7 @@ pub fn analyze_model_parallel(
     if workload.batch == 0 || workload.context == 0 {
         return Err(Error::InvalidInput("batch and context must be at least 1".into()));
     }
-    model.validate()?;
+    model.check()?;
     config.check_support(hardware)?;
     parallelism.check(model, hardware)?;
     let full_model = model;
@@ -659,7 +663,9 @@ fn summarize(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{find_hardware, find_model, find_quant_config, model_presets, quant_configs};
+    use crate::hardware::find_hardware;
+    use crate::model::{find_model, model_presets};
+    use crate::quant_config::{find_quant_config, quant_configs};
 
     fn run(hw: &str, model: &str, config: &str, phase: Phase, batch: u32, context: u32) -> ModelAnalysis {
         analyze_model(

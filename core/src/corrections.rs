@@ -8,9 +8,13 @@
 //!   input at run time in its own memory-bound kernel ([`Operator::quantize_activations`]).
 //! - Step launch overhead: one CUDA graph launch per step, or an eager launch per kernel ([`StepLaunch`]).
 //! - The ceilings are not a flag: run the same analysis on [`HardwareSpec::reference`] or a calibrated spec
-//!   ([`crate::Mode`]); a spec's per-kernel floors are always added.
+//!   ([`crate::hardware::Mode`]); a spec's per-kernel floors are always added.
 
-use crate::{Bound, Error, HardwareSpec, Mode, OpKind, Operator, Precision, predict};
+use crate::error::Error;
+use crate::hardware::{HardwareSpec, Mode};
+use crate::ops::{OpKind, Operator};
+use crate::precision::Precision;
+use crate::roofline::{Bound, predict};
 
 /// Minimum time of one kernel, in seconds (4 µs).
 ///
@@ -264,7 +268,7 @@ pub fn analyze_operator(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::find_hardware;
+    use crate::hardware::find_hardware;
 
     #[test]
     fn wave_quantization_penalizes_a_partial_last_wave() {

@@ -1,6 +1,6 @@
 //! The one error type of `roofline-core`.
 
-use crate::{ComputePath, Precision};
+use crate::precision::{ComputePath, ParsePrecisionError, Precision};
 
 /// Why a computation in `roofline-core` could not produce a value.
 ///
@@ -67,4 +67,13 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
+}
+
+impl From<ParsePrecisionError> for Error {
+    fn from(e: ParsePrecisionError) -> Self {
+        Error::UnknownPrecision {
+            name: e.name,
+            valid: e.valid,
+        }
+    }
 }

@@ -194,9 +194,9 @@ pub fn levels(n: u64) -> String {
 
 /// Why a precision has no prediction, e.g. `unsupported on Blackwell sm_121 (no INT4 path)`.
 #[must_use]
-pub fn failure(e: &crate::Error) -> String {
+pub fn failure(e: &crate::error::Error) -> String {
     match e {
-        crate::Error::Unsupported {
+        crate::error::Error::Unsupported {
             arch,
             path,
             device,
@@ -215,8 +215,8 @@ pub fn failure(e: &crate::Error) -> String {
 /// Whether catalog device `device` has the tensor-core path of `precision` on its architecture but no
 /// published figure for it: unknown, not unsupported.
 #[must_use]
-pub fn missing_figure(device: &str, precision: crate::Precision) -> bool {
-    crate::find_hardware(device)
+pub fn missing_figure(device: &str, precision: crate::precision::Precision) -> bool {
+    crate::hardware::find_hardware(device)
         .is_ok_and(|h| h.arch.runs_format(precision) && h.peak(precision.compute_path()).is_none())
 }
 

@@ -37,13 +37,10 @@
 
 mod advisor;
 mod analysis;
-mod config;
 mod corrections;
 mod error;
 pub mod format;
-mod formats;
 pub mod hardware;
-#[cfg(feature = "serde")]
 pub mod measured_device;
 mod model;
 pub mod ops;
@@ -51,10 +48,10 @@ mod parallel;
 pub mod precision;
 #[cfg(test)]
 mod properties;
+mod quant_config;
 mod recommendation;
 pub mod roofline;
 pub mod units;
-#[cfg(feature = "serde")]
 pub mod validation;
 #[cfg(feature = "serde")]
 pub mod wire;
@@ -63,24 +60,23 @@ pub use advisor::{
     Advice, Candidate, Skipped, TENSOR_PARALLEL_DEGREES, advise_model, advise_model_parallel, advise_operator,
 };
 pub use analysis::{ModelAnalysis, Phase, Workload, analyze_model, analyze_model_parallel};
-pub use config::{QuantConfig, find_quant_config, quant_configs};
 pub use corrections::{
     Corrections, EAGER_LAUNCH_S, GRAPH_LAUNCH_S, KERNEL_LAUNCH_FLOOR_S, OpAnalysis, StepLaunch, WAVE_TILE,
     analyze_operator, wave_efficiency,
 };
 pub use error::Error;
-pub use formats::{
-    E2M1_CODEBOOK, ElementLayout, Encoding, FormatInfo, INT2_CODEBOOK, NF4_CODEBOOK, format_catalog,
-    format_info,
-};
 pub use hardware::{
-    Architecture, ComputePath, HardwareSpec, Mode, Peak, Provenance, ReferenceCeilings, calibrated_key,
-    catalog, find_hardware, find_hardware_in,
+    HardwareSpec, Mode, Peak, Provenance, ReferenceCeilings, calibrated_key, catalog, find_hardware,
+    find_hardware_in,
 };
 pub use model::{MlaConfig, ModelConfig, MoeConfig, ParamCount, SlidingWindow, find_model, model_presets};
 pub use ops::{Activation, AttentionShape, GemmShape, MoeShape, Norm, OpKind, OperandPrecisions, Operator};
 pub use parallel::Parallelism;
-pub use precision::{BlockScale, Precision, int4_group_bits};
+pub use precision::{
+    Architecture, BlockScale, ComputePath, E2M1_CODEBOOK, ElementLayout, Encoding, FormatInfo, INT2_CODEBOOK,
+    NF4_CODEBOOK, Precision, format_catalog, format_info, int4_group_bits,
+};
+pub use quant_config::{QuantConfig, find_quant_config, quant_configs};
 pub use recommendation::{
     MemoryFit, Pick, Recommendation, memory_fit, recommend_model, recommend_model_parallel,
 };

@@ -1,69 +1,10 @@
 //! Which device took a measured point, and whether a spec may be compared with it: a measurement is only
 //! ever compared with predictions for the device that ran it (feature `serde`).
 
-use crate::HardwareSpec;
+use crate::hardware::HardwareSpec;
+pub use crate::hardware::catalog_key_of_device_name;
 use crate::hardware::find_hardware;
 use crate::wire::{BackendKind, RooflinePoint};
-
-/// The catalog key of the device named `device_name` by its driver (`NVIDIA H100 80GB HBM3` → `h100_sxm`,
-/// `NVIDIA GB10` → `gb10`), or `None` for anything else (CPUs, unknown GPUs).
-///
-/// # Examples
-/// ```
-/// use roofline_core::measured_device::catalog_key_of_device_name;
-/// assert_eq!(catalog_key_of_device_name("NVIDIA H100 80GB HBM3"), Some("h100_sxm"));
-/// assert_eq!(catalog_key_of_device_name("NVIDIA H100 PCIe"), Some("h100_pcie"));
-/// assert_eq!(catalog_key_of_device_name("Intel(R) Xeon(R) CPU @ 2.20GHz"), None);
-/// ```
-#[must_use]
-pub fn catalog_key_of_device_name(device_name: &str) -> Option<&'static str> {
-    let name = device_name.to_ascii_lowercase();
-    let has = |s: &str| name.contains(s);
-    let key = if has("gb10") {
-        "gb10"
-    } else if has("gb200") {
-        "gb200"
-    } else if has("gb300") {
-        "gb300"
-    } else if has("b300") {
-        "b300"
-    } else if has("b200") {
-        "b200"
-    } else if has("h200") {
-        "h200_sxm"
-    } else if has("h100") && (has("pcie") || has("nvl")) {
-        "h100_pcie"
-    } else if has("h100") {
-        "h100_sxm"
-    } else if has("h20") {
-        "h20"
-    } else if has("a100") {
-        "a100_sxm_80gb"
-    } else if has("l40s") {
-        "l40s"
-    } else if has(" l4") || name.ends_with("l4") {
-        "l4"
-    } else if has("4090") {
-        "rtx_4090"
-    } else if has("5090") {
-        "rtx_5090"
-    } else if has("rtx pro 6000") {
-        "rtx_pro_6000_bw"
-    } else if has("thor") {
-        "jetson_agx_thor"
-    } else if has("orin") {
-        "jetson_agx_orin_64gb"
-    } else if has("mi300x") {
-        "mi300x"
-    } else if has("mi325x") {
-        "mi325x"
-    } else if has("mi355x") {
-        "mi355x"
-    } else {
-        return None;
-    };
-    find_hardware(key).ok().map(|h| h.key.as_str())
-}
 
 /// The device that ran a measured point.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,27 +89,9 @@ pub fn same_device(p: &RooflinePoint, spec: &HardwareSpec) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hardware::Provenance;
+    use crate::precision::Precision;
     use crate::wire::{Measurement, PointSource};
-    use crate::{Precision, Provenance};
-
-    #[test]
-    fn driver_names_match_catalog_keys() {
-        for (name, key) in [
-            ("NVIDIA H100 80GB HBM3", Some("h100_sxm")),
-            ("NVIDIA H100 PCIe", Some("h100_pcie")),
-            ("NVIDIA H100 NVL", Some("h100_pcie")),
-            ("NVIDIA GB10", Some("gb10")),
-            ("NVIDIA H200", Some("h200_sxm")),
-            ("NVIDIA B200", Some("b200")),
-            ("NVIDIA A100-SXM4-80GB", Some("a100_sxm_80gb")),
-            ("NVIDIA L4", Some("l4")),
-            ("NVIDIA L40S", Some("l40s")),
-            ("AMD Instinct MI300X", Some("mi300x")),
-            ("Intel(R) Xeon(R) CPU", None),
-        ] {
-            assert_eq!(catalog_key_of_device_name(name), key, "{name}");
-        }
-    }
 
     fn point(backend: &str, device: &str, key: Option<&str>) -> RooflinePoint {
         RooflinePoint {

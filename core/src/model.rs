@@ -6,7 +6,10 @@
 
 use std::sync::LazyLock;
 
-use crate::{Activation, Error, Norm, Precision, QuantConfig};
+use crate::error::Error;
+use crate::ops::{Activation, Norm};
+use crate::precision::Precision;
+use crate::quant_config::QuantConfig;
 
 #[cfg(feature = "serde")]
 mod hf;
@@ -323,7 +326,7 @@ impl ModelConfig {
     ///
     /// # Errors
     /// [`Error::InvalidInput`] naming the offending field.
-    pub fn validate(&self) -> Result<(), Error> {
+    pub fn check(&self) -> Result<(), Error> {
         let dims = [
             ("layers", u64::from(self.layers)),
             ("hidden", self.hidden),
@@ -754,7 +757,7 @@ const fn chunked(window: u64, layers: u32) -> Option<SlidingWindow> {
 /// ```
 /// let presets = roofline_core::model_presets();
 /// assert_eq!(presets.len(), 26);
-/// assert!(presets.iter().all(|m| m.validate().is_ok()));
+/// assert!(presets.iter().all(|m| m.check().is_ok()));
 /// ```
 #[must_use]
 pub fn model_presets() -> &'static [ModelConfig] {
@@ -785,7 +788,7 @@ pub fn find_model(key: &str) -> Result<&'static ModelConfig, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::find_quant_config;
+    use crate::quant_config::find_quant_config;
 
     #[test]
     fn every_preset_is_valid_and_keys_are_the_required_ones() {
@@ -822,7 +825,7 @@ mod tests {
             ]
         );
         for m in model_presets() {
-            m.validate().unwrap();
+            m.check().unwrap();
         }
         assert!(matches!(find_model("gpt-5"), Err(Error::UnknownModel { valid, .. }) if valid.len() == 26));
     }

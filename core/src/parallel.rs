@@ -12,7 +12,7 @@
 //! - Embedding and logits head: split over the vocabulary (rounded up); norms and the MoE router are
 //!   replicated.
 //! - Operators are per-GPU shapes; the step time is that of one GPU (all GPUs run the same shapes).
-//! - Communication (collectives, [`crate::OpKind::Collective`]): one all-reduce of tokens · hidden elements
+//! - Communication (collectives, [`crate::ops::OpKind::Collective`]): one all-reduce of tokens · hidden elements
 //!   at the hidden precision after the attention output projection and one after the MLP, in every layer;
 //!   one after the vocabulary-parallel embedding; an all-gather of the batch's logits; with e > 1, a dispatch
 //!   and a combine all-to-all per MoE layer, each GPU exchanging the routed rows (tokens / e · top_k rows of
@@ -22,8 +22,11 @@
 //!
 //! Pipeline parallelism is not modelled yet: any degree other than 1 is refused.
 
+use crate::error::Error;
+use crate::hardware::HardwareSpec;
 use crate::hardware::Interconnect;
-use crate::{Error, HardwareSpec, ModelConfig, QuantConfig};
+use crate::model::ModelConfig;
+use crate::quant_config::QuantConfig;
 
 /// Parallel degrees of one step. `Default` is one GPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -141,7 +144,7 @@ impl Parallelism {
             kv_heads,
             ffn_dim: model.ffn_dim.div_ceil(t),
             vocab: model.vocab.div_ceil(t),
-            moe: model.moe.map(|m| crate::MoeConfig {
+            moe: model.moe.map(|m| crate::model::MoeConfig {
                 expert_ffn: m.expert_ffn.div_ceil(t),
                 ..m
             }),
@@ -169,10 +172,13 @@ impl Parallelism {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{
-        Bound, Corrections, ModelAnalysis, OpKind, Phase, Workload, analyze_model, analyze_model_parallel,
-        find_hardware, find_hardware_in, find_model, find_quant_config, model_presets, quant_configs,
-    };
+    use crate::analysis::{ModelAnalysis, Phase, Workload, analyze_model, analyze_model_parallel};
+    use crate::corrections::Corrections;
+    use crate::hardware::{find_hardware, find_hardware_in};
+    use crate::model::{find_model, model_presets};
+    use crate::ops::OpKind;
+    use crate::quant_config::{find_quant_config, quant_configs};
+    use crate::roofline::Bound;
 
     fn decode(batch: u32, context: u32) -> Workload {
         Workload {
@@ -183,7 +189,7 @@ mod tests {
     }
 
     fn run(hardware: &HardwareSpec, model: &str, config: &str, w: Workload, p: Parallelism) -> ModelAnalysis {
-        let corrections = Corrections::for_mode(crate::Mode::of(hardware));
+        let corrections = Corrections::for_mode(crate::hardware::Mode::of(hardware));
         analyze_model_parallel(
             hardware,
             find_model(model).unwrap(),
@@ -195,7 +201,7 @@ mod tests {
         .unwrap()
     }
 
-    fn op<'a>(a: &'a ModelAnalysis, name: &str) -> &'a crate::OpAnalysis {
+    fn op<'a>(a: &'a ModelAnalysis, name: &str) -> &'a crate::corrections::OpAnalysis {
         a.ops
             .iter()
             .find(|o| o.name == name)
@@ -226,7 +232,7 @@ mod tests {
         assert_eq!(op(&a, "ffn_all_reduce").count, 80);
         // Reference: 450e9 · 0.822 (nccl-tests ring busbw 370 of 450 GB/s) and NCCL's ring latency
         // 6.6 µs + 2·3 steps · 0.6 µs = 10.2 µs: 24,576 / 369.9e9 + 10.2e-6 = 10.266 µs.
-        let reference = find_hardware_in("h100_sxm", crate::Mode::Reference).unwrap();
+        let reference = find_hardware_in("h100_sxm", crate::hardware::Mode::Reference).unwrap();
         let r = run(
             reference,
             "llama-3.1-70b",
@@ -248,7 +254,7 @@ mod tests {
     #[test]
     fn golden_llama_70b_bf16_fits_on_4_h100_sxm() {
         // 70.6B parameters · 2 B = 141 GB: not on one 80 GB H100; 141 / 4 = 35.3 GB per GPU on four.
-        let h100 = find_hardware_in("h100_sxm", crate::Mode::Reference).unwrap();
+        let h100 = find_hardware_in("h100_sxm", crate::hardware::Mode::Reference).unwrap();
         let one = run(
             h100,
             "llama-3.1-70b",
@@ -283,7 +289,7 @@ mod tests {
     fn golden_deepseek_v3_fp8_fits_on_8_h200() {
         // 671B parameters in FP8 ≈ 671 GB (embeddings and norms stay BF16: ~0.7 TB): ≈ 84–88 GB per GPU
         // on 8, under the H200's 141 GB; on 4 it would be ~170 GB.
-        let h200 = find_hardware_in("h200_sxm", crate::Mode::Reference).unwrap();
+        let h200 = find_hardware_in("h200_sxm", crate::hardware::Mode::Reference).unwrap();
         let eight = run(
             h200,
             "deepseek-v3",
@@ -325,7 +331,7 @@ mod tests {
     #[test]
     fn one_gpu_gives_exactly_the_single_gpu_analysis() {
         for hw in ["h100_sxm", "b200", "gb10"] {
-            let hardware = find_hardware_in(hw, crate::Mode::Reference).unwrap();
+            let hardware = find_hardware_in(hw, crate::hardware::Mode::Reference).unwrap();
             for model in model_presets() {
                 for config in quant_configs().iter().take(4) {
                     for w in [
@@ -391,7 +397,7 @@ mod tests {
             ),
         ];
         for (hw, model, config, batch, time_s, bytes) in pinned {
-            let hardware = find_hardware_in(hw, crate::Mode::Reference).unwrap();
+            let hardware = find_hardware_in(hw, crate::hardware::Mode::Reference).unwrap();
             let a = run(hardware, model, config, decode(batch, 4096), Parallelism::SINGLE);
             assert_eq!(
                 (a.total_time_s, a.total_bytes),
@@ -404,7 +410,7 @@ mod tests {
     #[test]
     fn every_preset_splits_consistently_over_1_2_4_8_gpus() {
         for hw in ["h100_sxm", "b200", "mi300x"] {
-            let hardware = find_hardware_in(hw, crate::Mode::Reference).unwrap();
+            let hardware = find_hardware_in(hw, crate::hardware::Mode::Reference).unwrap();
             for model in model_presets() {
                 let mut previous: Option<ModelAnalysis> = None;
                 for t in [1, 2, 4, 8] {

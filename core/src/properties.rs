@@ -3,10 +3,15 @@
 
 use proptest::prelude::*;
 
-use crate::{
-    AttentionShape, Corrections, GemmShape, MoeShape, Operator, Phase, Precision, Workload, advise_operator,
-    analyze_model, analyze_operator, catalog, model_presets, predict, quant_configs,
-};
+use crate::advisor::advise_operator;
+use crate::analysis::{Phase, Workload, analyze_model};
+use crate::corrections::{Corrections, analyze_operator};
+use crate::hardware::catalog;
+use crate::model::model_presets;
+use crate::ops::{AttentionShape, GemmShape, MoeShape, Operator};
+use crate::precision::Precision;
+use crate::quant_config::quant_configs;
+use crate::roofline::predict;
 
 fn precision() -> impl Strategy<Value = Precision> {
     prop::sample::select(Precision::ALL.to_vec())
@@ -108,7 +113,7 @@ proptest! {
         let (n, k) = (128 * n, 128 * k);
         let (narrow, wide) = if a.effective_bits() <= b.effective_bits() { (a, b) } else { (b, a) };
         let activation = Precision::Fp16;
-        let op = |w| Operator::gemm(m, n, k, crate::OperandPrecisions { weight: w, activation, output: activation }).unwrap();
+        let op = |w| Operator::gemm(m, n, k, crate::ops::OperandPrecisions { weight: w, activation, output: activation }).unwrap();
         let (narrow_op, wide_op) = (op(narrow), op(wide));
         if narrow.effective_bits() < wide.effective_bits() {
             prop_assert!(narrow_op.weight_bytes <= wide_op.weight_bytes, "{narrow} {wide}");

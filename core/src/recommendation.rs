@@ -1,10 +1,14 @@
 //! One answer from the advice: the fastest config that fits in device memory for this workload, or, when
 //! nothing fits, what to change; and the memory breakdown behind the fit (weights, KV cache, headroom).
 
-use crate::{
-    Advice, Corrections, Error, HardwareSpec, ModelAnalysis, ModelConfig, Parallelism, Workload,
-    analyze_model_parallel, find_quant_config,
-};
+use crate::advisor::Advice;
+use crate::analysis::{ModelAnalysis, Workload, analyze_model_parallel};
+use crate::corrections::Corrections;
+use crate::error::Error;
+use crate::hardware::HardwareSpec;
+use crate::model::ModelConfig;
+use crate::parallel::Parallelism;
+use crate::quant_config::find_quant_config;
 
 /// The advisor's one answer for a model step.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,10 +52,10 @@ pub struct Pick {
 
 /// The fastest config that fits in `hardware`'s memory for `workload`, among `advice`'s candidates and the
 /// current config; when none fits, what to change. `advice` must come from
-/// [`advise_model`](crate::advise_model) with the same arguments.
+/// [`advise_model`](crate::advisor::advise_model) with the same arguments.
 ///
 /// # Errors
-/// What [`crate::analyze_model`] returns for the current config other than [`Error::Unsupported`] (an unsupported
+/// What [`crate::analysis::analyze_model`] returns for the current config other than [`Error::Unsupported`] (an unsupported
 /// current config is simply not a choice).
 ///
 /// # Examples
@@ -85,7 +89,7 @@ pub fn recommend_model(
 }
 
 /// [`recommend_model`] with the step split over GPUs as `parallelism` says (`advice` from
-/// [`crate::advise_model_parallel`] with the same degrees): memory and fit are those of one GPU.
+/// [`crate::advisor::advise_model_parallel`] with the same degrees): memory and fit are those of one GPU.
 ///
 /// # Errors
 /// An unknown current config, or anything [`analyze_model_parallel`] rejects other than an unsupported format.
@@ -361,7 +365,10 @@ pub fn memory_fit(a: &ModelAnalysis) -> MemoryFit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{advise_model, analyze_model, find_hardware, find_model};
+    use crate::advisor::advise_model;
+    use crate::analysis::analyze_model;
+    use crate::hardware::find_hardware;
+    use crate::model::find_model;
 
     fn recommend(hw: &str, model: &str, config: &str, batch: u32, context: u32) -> Recommendation {
         let hw = find_hardware(hw).unwrap().reference().unwrap();
@@ -462,12 +469,12 @@ mod tests {
         let bf16 = find_quant_config("bf16").unwrap();
         let one = memory_fit(&analyze_model(hw, model, bf16, &w, &Corrections::NONE).unwrap());
         let four = memory_fit(
-            &crate::analyze_model_parallel(
+            &crate::analysis::analyze_model_parallel(
                 hw,
                 model,
                 bf16,
                 &w,
-                &crate::Parallelism::tensor(4),
+                &crate::parallel::Parallelism::tensor(4),
                 &Corrections::NONE,
             )
             .unwrap(),

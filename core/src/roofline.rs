@@ -1,7 +1,9 @@
 //! The roofline: time = max(FLOPs / peak, bytes / bandwidth).
 
+use crate::error::Error;
+use crate::hardware::{HardwareSpec, Mode};
 use crate::ops::CollectiveShape;
-use crate::{Error, HardwareSpec, Mode, Operator};
+use crate::ops::Operator;
 
 /// Which roof limits an operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -64,7 +66,7 @@ pub struct Prediction {
 /// time = max(FLOPs / peak, bytes / bandwidth) + [`HardwareSpec::kernel_overhead_for`] the operator's path
 /// (0 on datasheet specs, the floors on reference specs, measured on calibrated ones). Matrix operators use the dense peak of their compute path;
 /// vector operators (norms, activations, lookups) use [`HardwareSpec::vector_flop_per_s`]. A collective
-/// ([`crate::OpKind::Collective`]) takes link bytes / link bandwidth + the collective's latency from the
+/// ([`crate::ops::OpKind::Collective`]) takes link bytes / link bandwidth + the collective's latency from the
 /// spec's [`crate::hardware::Interconnect`], bound [`Bound::Interconnect`].
 ///
 /// # Errors
@@ -156,14 +158,15 @@ fn predict_collective(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Precision, find_hardware};
+    use crate::hardware::find_hardware;
+    use crate::precision::Precision;
 
     #[test]
     fn a_calibrated_kernel_overhead_is_added_to_the_roofline_time() {
         // H100 SXM FP16 GEMV 4096²: 33,570,816 B / 3.35e12 B/s = 10.021 µs, plus 5 µs of overhead.
         let mut h100 = find_hardware("h100_sxm").unwrap().clone();
         h100.kernel_overhead_s = 5e-6;
-        h100.validate().unwrap();
+        h100.check().unwrap();
         let p = predict(
             &h100,
             &Operator::gemv(4096, 4096, Precision::Fp16.into()).unwrap(),
@@ -175,7 +178,7 @@ mod tests {
         );
         assert_eq!(p.bound, Bound::Memory);
         h100.kernel_overhead_s = -1e-6;
-        assert!(h100.validate().is_err());
+        assert!(h100.check().is_err());
     }
 
     #[test]

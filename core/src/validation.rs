@@ -2,8 +2,13 @@
 //! the signed error, its band, and median / p90 |error| by precision and regime. Used by the page's
 //! Validation tab and by `gpu-endpoint validate` (docs/validation).
 
+use crate::corrections::{Corrections, analyze_operator};
+use crate::error::Error;
+use crate::hardware::{HardwareSpec, Mode};
+use crate::ops::{OpKind, Operator};
+use crate::precision::Precision;
+use crate::roofline::Bound;
 use crate::wire::RooflinePoint;
-use crate::{Bound, Corrections, Error, HardwareSpec, Mode, OpKind, Operator, Precision, analyze_operator};
 
 /// GEMV (M = 1) or GEMM (`GEMV` / `GEMM` in JSON).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -266,8 +271,9 @@ pub fn calibrated_error(row: &ValidationRow) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hardware::find_hardware;
+    use crate::ops::OperandPrecisions;
     use crate::wire::{Measurement, PointSource};
-    use crate::{OperandPrecisions, find_hardware};
 
     /// A measured point of `shape` in `precision` with median `median_s`, stamped `at` (Unix s).
     fn measured_point(shape: &str, precision: Precision, median_s: f64, at: f64) -> RooflinePoint {
@@ -359,7 +365,7 @@ mod tests {
     fn a_point_measured_at_twice_the_prediction_is_100_percent_slow() {
         let hw = find_hardware("gb10").unwrap().clone();
         let op = Operator::matmul(1, 4096, 4096, Precision::Fp16.into()).unwrap();
-        let predicted = crate::predict(&hw, &op).unwrap().time_s;
+        let predicted = crate::roofline::predict(&hw, &op).unwrap().time_s;
         let p = measured_point("1x4096x4096", Precision::Fp16, 2.0 * predicted, 0.0);
         let rows = rows(&[p], &hw, Some(&hw));
         assert_eq!(rows[0].regime, Regime::Gemv);
@@ -411,7 +417,7 @@ mod tests {
     fn statistics_group_by_precision_and_regime() {
         let hw = find_hardware("gb10").unwrap().clone();
         let predicted = |m, p: Precision| {
-            crate::predict(&hw, &Operator::matmul(m, 256, 256, p.into()).unwrap())
+            crate::roofline::predict(&hw, &Operator::matmul(m, 256, 256, p.into()).unwrap())
                 .unwrap()
                 .time_s
         };

@@ -6,8 +6,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::hardware::Mode;
+use crate::ops::{OpKind, OperandPrecisions, Operator};
+use crate::precision::Precision;
+use crate::roofline::{Bound, Prediction};
 use crate::units::{MICRO, TERA};
-use crate::{Bound, Mode, OpKind, OperandPrecisions, Operator, Precision, Prediction};
 
 mod step;
 pub use step::{StepDoneEvent, StepEndToEnd, StepJob, StepOperatorEvent, StepReport, StepRequest};
@@ -448,8 +451,8 @@ impl RooflinePoint {
 /// A precision that produced no point, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failure {
-    /// The precision that was asked for.
-    pub precision: String,
+    /// The precision that was asked for (a step's end-to-end timing: its config's compute precision).
+    pub precision: Precision,
     /// Stable code: `unsupported`, `no_gpu`, `cuda_error`, `verification_failed`, …
     pub code: ErrorCode,
     /// Human-readable reason, naming the architecture where relevant.
@@ -667,7 +670,7 @@ pub struct CalibrationResult {
     /// Precisions that could not be calibrated, and why.
     pub failed: Vec<Failure>,
     /// The calibrated spec (`provenance: measured`), usable wherever a catalog spec is.
-    pub spec: crate::HardwareSpec,
+    pub spec: crate::hardware::HardwareSpec,
 }
 
 /// `GET /api/results` query: every filter optional.
@@ -676,9 +679,9 @@ pub struct ResultsQuery {
     /// Device name, substring match, case-insensitive.
     #[serde(default)]
     pub device: Option<String>,
-    /// Precision name.
+    /// Precision that ran (any spelling `Precision` parses, e.g. `fp16`).
     #[serde(default)]
-    pub precision: Option<String>,
+    pub precision: Option<Precision>,
     /// Shape `MxNxK`.
     #[serde(default)]
     pub shape: Option<String>,
@@ -698,9 +701,9 @@ pub struct DeleteResultsQuery {
     /// Device name, substring match, case-insensitive.
     #[serde(default)]
     pub device: Option<String>,
-    /// Precision name.
+    /// Precision that ran (any spelling `Precision` parses, e.g. `fp16`).
     #[serde(default)]
-    pub precision: Option<String>,
+    pub precision: Option<Precision>,
     /// Only results at or after this Unix time, in seconds.
     #[serde(default)]
     pub since: Option<f64>,
@@ -755,7 +758,7 @@ pub struct ModeCheck {
     /// Predicted time, in seconds.
     pub predicted_s: Option<f64>,
     /// The roof that limits the prediction.
-    pub bound: Option<crate::Bound>,
+    pub bound: Option<crate::roofline::Bound>,
     /// (measured − predicted) / predicted, in percent.
     pub error_pct: Option<f64>,
     /// Why there is no prediction.
@@ -765,7 +768,7 @@ pub struct ModeCheck {
 impl ModeCheck {
     /// The check of one mode, or why there is none.
     #[must_use]
-    pub fn of(check: &Result<crate::validation::Check, crate::Error>) -> ModeCheck {
+    pub fn of(check: &Result<crate::validation::Check, crate::error::Error>) -> ModeCheck {
         match check {
             Ok(c) => ModeCheck {
                 predicted_s: Some(c.predicted_s),
@@ -819,9 +822,9 @@ pub struct ModeStats {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ValidationReport {
     /// The catalog spec the datasheet predictions used.
-    pub datasheet_spec: crate::HardwareSpec,
+    pub datasheet_spec: crate::hardware::HardwareSpec,
     /// The calibrated spec, when one was given.
-    pub calibrated_spec: Option<crate::HardwareSpec>,
+    pub calibrated_spec: Option<crate::hardware::HardwareSpec>,
     /// Every measured point.
     pub rows: Vec<ValidatedPoint>,
     /// Median and p90 |error| by precision and regime, per mode.
@@ -831,7 +834,7 @@ pub struct ValidationReport {
 #[cfg(test)]
 mod tests {
     use super::{Bottleneck, ErrorCode};
-    use crate::Bound;
+    use crate::roofline::Bound;
 
     #[test]
     fn bottlenecks_keep_the_original_spelling_and_read_unknown_values() {

@@ -75,12 +75,12 @@ pub fn simulate(
         match prediction {
             Ok(point) => points.push(point),
             Err(e @ roofline_core::Error::Unsupported { .. }) => failed.push(Failure {
-                precision: precision.name().to_owned(),
+                precision,
                 code: ErrorCode::Unsupported,
                 message: format!("prediction: {e}"),
             }),
             Err(e) => failed.push(Failure {
-                precision: precision.name().to_owned(),
+                precision,
                 code: ErrorCode::InvalidInput,
                 message: e.to_string(),
             }),
@@ -147,7 +147,7 @@ pub fn analyze(
             }
             Err(e @ (BackendError::Busy | BackendError::Cancelled)) => return Err(e.into()),
             Err(e) => {
-                let mut failure = e.failure(precision.name());
+                let mut failure = e.failure(precision);
                 failure.message = format!("measurement: {}", failure.message);
                 failed.push(failure);
             }

@@ -102,16 +102,16 @@ impl BackendError {
 
     /// A `failed` entry for `precision`; CUDA and internal failures get a generic message (full error logged).
     #[must_use]
-    pub fn failure(&self, precision: &str) -> Failure {
+    pub fn failure(&self, precision: Precision) -> Failure {
         let message = match self {
             BackendError::Cuda(_) | BackendError::Panicked(_) => {
-                tracing::error!(precision, error = %self, "measurement failed");
+                tracing::error!(precision = precision.name(), error = %self, "measurement failed");
                 "the measurement failed on the device; see the server log".to_owned()
             }
             other => other.to_string(),
         };
         Failure {
-            precision: precision.to_owned(),
+            precision,
             code: self.code(),
             message,
         }

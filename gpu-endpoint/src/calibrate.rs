@@ -52,7 +52,7 @@ pub fn calibrate(
                 shape: result.op.shape.clone(),
                 measurement: result.measurement,
             }),
-            Err(e) => failed.push(e.failure(precision.name())),
+            Err(e) => failed.push(e.failure(precision)),
         }
     }
     let spec = build_spec(
@@ -109,14 +109,14 @@ fn measure_overhead(
     else {
         return Err(
             BackendError::Unsupported("no FP16 or FP32 GEMV to time the kernel overhead".into())
-                .failure(Precision::Fp16.name()),
+                .failure(Precision::Fp16),
         );
     };
     let (m, n, k) = OVERHEAD_SHAPE;
     let result = limits
         .run(|| guard.measure_matmul(&MatmulSpec { m, n, k, precision }))
         .map_err(|e| {
-            let mut failure = e.failure(precision.name());
+            let mut failure = e.failure(precision);
             failure.message = format!("kernel-overhead GEMV {m}x{n}x{k}: {}", failure.message);
             failure
         })?;
@@ -144,7 +144,7 @@ fn measure_vector_overhead(
 ) -> Result<VectorKernelOverhead, Failure> {
     let precision = Precision::Fp32;
     let failure = |e: BackendError| {
-        let mut failure = e.failure(precision.name());
+        let mut failure = e.failure(precision);
         failure.message = format!(
             "vector-kernel overhead (RMSNorm 1x{VECTOR_OVERHEAD_WIDTH}): {}",
             failure.message

@@ -459,7 +459,7 @@ fn print_bench(
             for f in failed {
                 writer.write_record([
                     f.shape.as_str(),
-                    &f.failure.precision,
+                    f.failure.precision.name(),
                     &format!("FAILED {}: {}", f.failure.code, f.failure.message),
                 ])?;
             }

@@ -188,7 +188,8 @@ mod tests {
             (404, ErrorCode::UnknownHardware)
         );
         assert!(unknown.to_string().contains("gb10"), "lists the valid keys");
-        let bad: ApiError = "fp7".parse::<roofline_core::Precision>().unwrap_err().into();
+        let bad: ApiError =
+            roofline_core::Error::from("fp7".parse::<roofline_core::Precision>().unwrap_err()).into();
         assert_eq!(
             (bad.status_code().as_u16(), bad.code()),
             (400, ErrorCode::InvalidInput)

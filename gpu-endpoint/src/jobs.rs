@@ -188,7 +188,7 @@ pub fn run_points(
                         index,
                         total,
                         shape: shape_label,
-                        failure: e.failure(precision.name()),
+                        failure: e.failure(precision),
                     }));
                 }
             }

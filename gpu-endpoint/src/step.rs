@@ -16,7 +16,7 @@ use roofline_core::wire::{
     Failure, RooflinePoint, StepDoneEvent, StepEndToEnd, StepOperatorEvent, StepRequest,
 };
 use roofline_core::{
-    Corrections, Error, HardwareSpec, Mode, ModelAnalysis, Operator, Workload, analyze_model,
+    Corrections, Error, HardwareSpec, Mode, ModelAnalysis, Operator, Precision, Workload, analyze_model,
     find_hardware_in, find_model, find_quant_config, predict,
 };
 
@@ -43,6 +43,8 @@ pub struct StepPlan {
     pub analysis: ModelAnalysis,
     /// Layers of the model (for the step's launch order).
     pub layers: u32,
+    /// The config's compute precision (what a failure of the whole step names).
+    pub compute: Precision,
 }
 
 impl StepPlan {
@@ -91,7 +93,7 @@ pub fn requested_hardware(request: &StepRequest) -> Result<Option<HardwareSpec>,
             find_hardware_in(key, request.mode.unwrap_or_default()).map(|spec| Some(spec.clone()))
         }
         (None, Some(spec)) => {
-            spec.validate()?;
+            spec.check()?;
             let mode = request.mode.unwrap_or(match Mode::of(spec) {
                 Mode::Calibrated => Mode::Calibrated,
                 _ => Mode::Reference,
@@ -117,7 +119,7 @@ pub fn plan(request: StepRequest, hardware: HardwareSpec) -> Result<StepPlan, Er
             )));
         }
         Some(model) => {
-            model.validate()?;
+            model.check()?;
             model
         }
         None => find_model(&request.model)?,
@@ -142,6 +144,7 @@ pub fn plan(request: StepRequest, hardware: HardwareSpec) -> Result<StepPlan, Er
         hardware,
         analysis,
         layers,
+        compute: config.compute(),
     })
 }
 
@@ -236,7 +239,7 @@ pub fn run_step(
                     }
                     point
                 })
-                .map_err(|e| e.failure(op.precisions.compute().name()));
+                .map_err(|e| e.failure(op.precisions.compute()));
             taken.insert(key, (row.name.clone(), result.clone()));
             (None, result)
         };
@@ -294,7 +297,7 @@ pub fn run_step(
             (_, None) => match end_to_end(guard, plan, limits, &done) {
                 Ok(timed) => done.end_to_end = Some(timed),
                 Err(BackendError::Cancelled) => done.cancelled = true,
-                Err(e) => done.end_to_end_failure = Some(e.failure(&plan.request.config)),
+                Err(e) => done.end_to_end_failure = Some(e.failure(plan.compute)),
             },
         }
     }

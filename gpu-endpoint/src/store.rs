@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use roofline_core::Precision;
 use roofline_core::wire::{CalibrationResult, DeleteResultsQuery, ResultsQuery, RooflinePoint, StoredResult};
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -182,7 +183,13 @@ impl Store {
              ORDER BY id DESC LIMIT ?5",
         )?;
         let rows = stmt.query_map(
-            params![device, query.precision, query.shape, query.since, limit],
+            params![
+                device,
+                query.precision.map(Precision::name),
+                query.shape,
+                query.since,
+                limit
+            ],
             |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
@@ -221,7 +228,7 @@ impl Store {
              WHERE (?1 IS NULL OR lower(device) LIKE ?1)
                AND (?2 IS NULL OR precision = ?2)
                AND (?3 IS NULL OR created_unix_s >= ?3)",
-            params![device, query.precision, query.since],
+            params![device, query.precision.map(Precision::name), query.since],
         )?;
         Ok(deleted as u64)
     }
@@ -310,7 +317,7 @@ mod tests {
         assert_eq!(delete(future), 0);
         let cpu_fp32 = DeleteResultsQuery {
             device: Some("cpu".into()),
-            precision: Some("FP32".into()),
+            precision: Some(Precision::Fp32),
             ..DeleteResultsQuery::default()
         };
         assert_eq!(delete(cpu_fp32), 1);

@@ -97,7 +97,7 @@ async fn a_precision_the_device_lacks_is_listed_as_unsupported_never_replaced() 
     assert!(
         resp.failed
             .iter()
-            .all(|f| f.precision == "NVFP4" && f.code == "unsupported")
+            .all(|f| f.precision == Precision::Nvfp4 && f.code == "unsupported")
     );
     assert!(
         resp.failed.iter().any(|f| f.message.contains("Hopper")),
@@ -121,7 +121,7 @@ async fn run_all_precisions_covers_the_original_five_and_labels_only_what_ran() 
         let failed = resp
             .failed
             .iter()
-            .any(|f| f.precision == name && f.message.starts_with("prediction"));
+            .any(|f| f.precision.name() == name && f.message.starts_with("prediction"));
         assert!(
             simulated ^ failed,
             "{name}: simulated {simulated} failed {failed}"
@@ -391,7 +391,7 @@ async fn calibration_builds_a_measured_spec_from_fake_numbers() {
         .unwrap();
     assert!((fp32.achieved_tflops - 100.0).abs() < 1e-9);
     assert_eq!(result.failed.len(), 1);
-    assert_eq!(result.failed[0].precision, "NVFP4");
+    assert_eq!(result.failed[0].precision, Precision::Nvfp4);
     let spec = result.spec;
     assert_eq!(spec.provenance, Provenance::Measured);
     assert_eq!(spec.key, "h100_sxm_measured");
@@ -407,7 +407,7 @@ async fn calibration_builds_a_measured_spec_from_fake_numbers() {
             .dense_flop_per_s
     );
     assert!(spec.notes.contains("FP8"));
-    spec.validate().unwrap();
+    spec.check().unwrap();
     // Empty body = defaults (every measurable precision, no base).
     let resp = test::call_service(&app, test::TestRequest::post().uri("/api/calibrate").to_request()).await;
     assert_eq!(resp.status(), StatusCode::OK);

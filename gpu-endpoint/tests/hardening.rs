@@ -436,7 +436,7 @@ async fn a_point_past_its_time_cap_is_a_time_limit_failure_and_the_next_one_runs
         .collect();
     let codes: Vec<(&str, &str)> = measurement_failures
         .iter()
-        .map(|f| (f.precision.as_str(), f.code.as_str()))
+        .map(|f| (f.precision.name(), f.code.as_str()))
         .collect();
     // Each precision ran (INT4 is refused by the fake at once, not timed out).
     assert_eq!(

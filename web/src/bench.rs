@@ -145,7 +145,7 @@ mod tests {
             total: 3,
             shape: "64x256x256".into(),
             failure: Failure {
-                precision: "FP16".into(),
+                precision: roofline_core::Precision::Fp16,
                 code: ErrorCode::Unsupported,
                 message: "no FP16 on x86_64".into(),
             },

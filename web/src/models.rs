@@ -59,7 +59,7 @@ pub fn import_key(file_name: Option<&str>, json: &str, taken: &[ModelConfig]) ->
 ///
 /// # Errors
 /// `Error::InvalidModelConfig` naming the field (unknown architecture, missing or malformed field, not
-/// JSON), and anything `ModelConfig::validate` rejects.
+/// JSON), and anything `ModelConfig::check` rejects.
 pub fn import_model(
     file_name: Option<&str>,
     json: &str,
@@ -67,7 +67,7 @@ pub fn import_model(
 ) -> Result<ModelConfig, Error> {
     let key = import_key(file_name, json, taken);
     let mut model = ModelConfig::from_hf_config_json(&key, json)?;
-    model.validate()?;
+    model.check()?;
     if model_presets().iter().any(|p| p.name == model.name) || model.name == key {
         model.name = format!("{} (imported)", model.name);
     }

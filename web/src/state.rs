@@ -591,7 +591,7 @@ impl SharedLink {
                     Ok(model) if roofline_core::find_model(&model.key).is_ok() => {
                         bad_devices.push(format!("model '{}' is a preset key", model.key));
                     }
-                    Ok(model) => match model.validate() {
+                    Ok(model) => match model.check() {
                         Ok(()) => models.push(model),
                         Err(e) => bad_devices.push(format!("model '{}': {e}", model.key)),
                     },

@@ -24,9 +24,9 @@ pub struct Stored {
     pub schema: u64,
     /// The last scenario.
     pub settings: Scenario,
-    /// User-defined devices (each passes `HardwareSpec::validate`).
+    /// User-defined devices (each passes `HardwareSpec::check`).
     pub custom_hardware: Vec<HardwareSpec>,
-    /// Models imported from `config.json` files (each passes `ModelConfig::validate`, none has a preset's
+    /// Models imported from `config.json` files (each passes `ModelConfig::check`, none has a preset's
     /// key); absent in values saved before imports existed.
     #[serde(default)]
     pub custom_models: Vec<ModelConfig>,
@@ -91,7 +91,7 @@ pub fn decode(raw: Option<&str>) -> (Stored, Option<String>) {
     let before = stored.custom_hardware.len();
     stored
         .custom_hardware
-        .retain(|h| h.validate().is_ok() && roofline_core::find_hardware(&h.key).is_err());
+        .retain(|h| h.check().is_ok() && roofline_core::find_hardware(&h.key).is_err());
     if stored.custom_hardware.len() < before {
         dropped.push(format!(
             "{} invalid custom device(s)",
@@ -101,7 +101,7 @@ pub fn decode(raw: Option<&str>) -> (Stored, Option<String>) {
     let before = stored.custom_models.len();
     stored
         .custom_models
-        .retain(|m| m.validate().is_ok() && roofline_core::find_model(&m.key).is_err());
+        .retain(|m| m.check().is_ok() && roofline_core::find_model(&m.key).is_err());
     if stored.custom_models.len() < before {
         dropped.push(format!(
             "{} invalid imported model(s)",

@@ -18,7 +18,7 @@
 
 use std::fmt;
 
-use crate::Error;
+use crate::error::Error;
 
 /// The kind of scale-up link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -226,7 +226,7 @@ impl Interconnect {
     ///
     /// # Errors
     /// [`Error::InvalidInput`] naming the field, prefixed with `device`.
-    pub fn validate(&self, device: &str) -> Result<(), Error> {
+    pub fn check(&self, device: &str) -> Result<(), Error> {
         if !(self.bandwidth_bytes_per_s.is_finite() && self.bandwidth_bytes_per_s > 0.0) {
             return Err(Error::InvalidInput(format!(
                 "{device}: interconnect bandwidth_bytes_per_s must be finite and positive, got {}",
@@ -326,9 +326,9 @@ mod tests {
         assert_eq!(Collective::SendRecv.link_bytes(800.0, 2), 800.0);
         let mut bad = nvlink(Topology::Switched);
         bad.bandwidth_bytes_per_s = 0.0;
-        assert!(bad.validate("x").is_err());
+        assert!(bad.check("x").is_err());
         bad = nvlink(Topology::Switched);
         bad.step_latency_s = f64::NAN;
-        assert!(bad.validate("x").is_err());
+        assert!(bad.check("x").is_err());
     }
 }

@@ -21,8 +21,9 @@
 //! model for the latencies ([`COLLECTIVE_BASE_LATENCY_S`] per collective plus [`NVLINK_STEP_LATENCY_S`] or
 //! [`PCIE_STEP_LATENCY_S`] per ring step).
 
+use super::catalog::CatalogEntry;
 use super::interconnect::{Interconnect, Link};
-use super::{Architecture, CatalogEntry, ComputePath};
+use crate::precision::{Architecture, ComputePath};
 
 /// Fixed time of one collective on a reference spec, in seconds (6.6 µs).
 ///
@@ -431,4 +432,74 @@ pub(super) fn for_custom(
 ) -> ReferenceCeilings {
     let device = Device { arch, entry: None };
     ceilings(entries, device, paths, link, m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hardware::{Mode, Provenance, catalog, find_hardware, find_hardware_in};
+
+    #[test]
+    fn every_catalog_device_has_a_reference_spec_below_its_datasheet() {
+        for h in catalog() {
+            let r = find_hardware_in(&h.key, Mode::Reference).unwrap();
+            assert_eq!(Mode::of(r), Mode::Reference);
+            assert!(
+                r.dram_bandwidth_bytes_per_s < h.dram_bandwidth_bytes_per_s,
+                "{}",
+                h.key
+            );
+            assert_eq!(r.peaks.len(), h.peaks.len(), "{}", h.key);
+            for (rp, dp) in r.peaks.iter().zip(&h.peaks) {
+                assert!(rp.dense_flop_per_s < dp.dense_flop_per_s, "{} {}", h.key, dp.path);
+                assert_eq!(rp.kernel_overhead_s, Some(MATRIX_KERNEL_FLOOR_S));
+            }
+            assert_eq!(r.kernel_overhead_s, VECTOR_KERNEL_FLOOR_S);
+            // Reference of a reference would count the losses twice.
+            assert!(r.reference().is_err());
+        }
+    }
+
+    #[test]
+    fn reference_rules_pick_the_nearest_measurement() {
+        let basis = |key: &str, path| {
+            find_hardware(key)
+                .unwrap()
+                .reference_ceilings()
+                .gemm_fraction(path)
+                .unwrap()
+                .clone()
+        };
+        // H200 publishes FP8 only (73.4 %); its BF16 is H100 SXM's measured 80.3 % (same architecture).
+        let h200_bf16 = basis("h200_sxm", ComputePath::Bf16);
+        assert_eq!(h200_bf16.value, 0.803);
+        assert!(h200_bf16.basis.contains("h100_sxm"), "{}", h200_bf16.basis);
+        assert_eq!(basis("h200_sxm", ComputePath::Fp8).value, 0.734);
+        assert!(basis("h200_sxm", ComputePath::Fp8).basis.starts_with("measured"));
+        // GB10: NVFP4 measured 356 of 500 TFLOP/s; BF16 from its own FP8 (188 of 250).
+        assert_eq!(basis("gb10", ComputePath::Fp4).value, 0.71);
+        assert_eq!(basis("gb10", ComputePath::Bf16).value, 0.75);
+        // B200 has no FP4 measurement: its FP8 76.3 %.
+        assert_eq!(basis("b200", ComputePath::Fp4).value, 0.763);
+        // TPU v5e has nothing: the median of the nine measured BF16 fractions
+        // (0.511 0.600 0.622 0.677 0.729 0.776 0.786 0.803 0.869) is 0.729.
+        let tpu = basis("tpu_v5e", ComputePath::Bf16);
+        assert_eq!(tpu.value, 0.729);
+        assert!(tpu.basis.starts_with("derived: median"));
+        // DRAM: the median of the seven measured fractions (0.715 0.738 0.81 0.899 0.91 0.97 0.977) is 0.899.
+        let b200 = find_hardware("b200").unwrap().reference_ceilings();
+        assert_eq!(b200.dram_fraction.value, 0.899);
+        // A custom device gets the same rules for its architecture.
+        let mut custom = find_hardware("h100_sxm").unwrap().clone();
+        custom.provenance = Provenance::Custom;
+        custom.reference = None;
+        assert_eq!(
+            custom
+                .reference_ceilings()
+                .gemm_fraction(ComputePath::Bf16)
+                .unwrap()
+                .value,
+            0.803
+        );
+    }
 }

@@ -37,12 +37,13 @@
 //! # Errors
 //! [`Error::InvalidModelConfig`] naming the field (`text_config.` prefixed where nested): text that is not
 //! JSON, an unknown architecture, a missing or null required field, a value of the wrong type or out of
-//! range; [`ModelConfig::validate`]'s errors for an inconsistent structure.
+//! range; [`ModelConfig::check`]'s errors for an inconsistent structure.
 
 use serde_json::{Map, Value};
 
 use super::{MlaConfig, ModelConfig, MoeConfig, SlidingWindow};
-use crate::{Error, Norm};
+use crate::error::Error;
+use crate::ops::Norm;
 
 /// Model families the importer knows, by their `architectures` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,7 +184,7 @@ impl ModelConfig {
     /// # Errors
     /// [`Error::InvalidModelConfig`] naming the field that is missing, mistyped or out of range, or
     /// `architectures` for an architecture the importer does not know; [`Error::InvalidInput`] from
-    /// [`ModelConfig::validate`].
+    /// [`ModelConfig::check`].
     ///
     /// # Examples
     /// ```
@@ -246,7 +247,7 @@ impl ModelConfig {
             }
         };
         let model = parse(key, architecture, family, &root, &text)?;
-        model.validate()?;
+        model.check()?;
         Ok(model)
     }
 }

@@ -1,7 +1,7 @@
 //! Attention: QKᵀ, softmax and P·V over `query_len` queries and `kv_len` keys, with GQA/MQA and causal masking.
 
 use super::{AttentionPart, KernelShape, OpKind, OperandPrecisions, Operator, RowKind, check_dims};
-use crate::Error;
+use crate::error::Error;
 
 /// FLOPs of a softmax per score: max, subtract, exponential, sum, divide.
 const SOFTMAX_FLOP_PER_SCORE: f64 = 5.0;
@@ -81,7 +81,7 @@ impl AttentionShape {
         }
     }
 
-    fn validate(&self) -> Result<(), Error> {
+    fn check(&self) -> Result<(), Error> {
         check_dims(&[
             ("batch", self.batch),
             ("query_len", self.query_len),
@@ -144,7 +144,7 @@ impl Operator {
     /// assert_eq!(ops[0].kv_bytes, 2.0 * 8.0 * 4096.0 * 128.0 * 2.0);
     /// ```
     pub fn attention(shape: &AttentionShape, precisions: OperandPrecisions) -> Result<Vec<Operator>, Error> {
-        shape.validate()?;
+        shape.check()?;
         let (b, h, d) = (shape.batch as f64, shape.heads as f64, shape.head_dim as f64);
         let (sq, skv) = (shape.query_len as f64, shape.kv_tokens_read() as f64);
         let q_elements = b * h * sq * d;
@@ -234,7 +234,7 @@ impl Operator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Precision;
+    use crate::precision::Precision;
 
     fn shape(query_len: u64, kv_len: u64, causal: bool, fused: bool) -> AttentionShape {
         AttentionShape {

@@ -4,7 +4,8 @@
 //! memory-bound on every catalogued device, so the counts matter only for the arithmetic intensity.
 
 use super::{KernelShape, OpKind, OperandPrecisions, Operator, RowKind, check_dims};
-use crate::{Error, Precision};
+use crate::error::Error;
+use crate::precision::Precision;
 
 /// Which normalization a model uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -160,9 +160,12 @@ impl KernelShape {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{
-        Corrections, OpKind, Phase, Workload, analyze_model, find_hardware, find_model, find_quant_config,
-    };
+    use crate::analysis::{Phase, Workload, analyze_model};
+    use crate::corrections::Corrections;
+    use crate::hardware::find_hardware;
+    use crate::model::find_model;
+    use crate::ops::OpKind;
+    use crate::quant_config::find_quant_config;
 
     /// Every operator of the step says what to run: a GEMM shape or a kernel description (collectives
     /// aside, which no single device runs).
@@ -275,7 +278,7 @@ mod tests {
 
     #[test]
     fn every_preset_describes_its_kernels() {
-        for model in crate::model_presets() {
+        for model in crate::model::model_presets() {
             check_step(&model.key, "bf16", Phase::Decode, 2, 1024);
         }
     }

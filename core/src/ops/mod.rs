@@ -15,8 +15,9 @@ pub use elementwise::{Activation, Norm};
 pub use kernel::{AttentionPart, KernelShape, RowKind};
 pub use moe::MoeShape;
 
+use crate::error::Error;
 use crate::hardware::Collective;
-use crate::{Error, Precision};
+use crate::precision::Precision;
 
 /// The largest dimension accepted for one operator axis (2^24), so products stay exact in `f64`.
 pub const MAX_DIM: u64 = 1 << 24;
@@ -48,7 +49,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Whether the operator runs on the matrix (tensor) units at the compute path's peak; otherwise it runs
-    /// on the vector units ([`crate::HardwareSpec::vector_flop_per_s`]).
+    /// on the vector units ([`crate::hardware::HardwareSpec::vector_flop_per_s`]).
     #[must_use]
     pub const fn uses_matrix_units(self) -> bool {
         matches!(

@@ -5,7 +5,7 @@
 //! experts' weights are read.
 
 use super::{Activation, GemmShape, OpKind, OperandPrecisions, Operator, check_dims};
-use crate::Error;
+use crate::error::Error;
 
 /// The routed-expert part of one MoE layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,7 +124,7 @@ impl Operator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Precision;
+    use crate::precision::Precision;
 
     #[test]
     fn active_experts_grow_from_top_k_to_all() {

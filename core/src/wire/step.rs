@@ -1,11 +1,14 @@
 //! The wire types of a model-step measurement: `POST /api/steps` measures every operator of one prefill or
-//! decode step (as [`crate::analyze_model`] lists them) beside its prediction, and streams one `operator`
+//! decode step (as [`crate::analysis::analyze_model`] lists them) beside its prediction, and streams one `operator`
 //! event per operator row, then `done`.
 
 use serde::{Deserialize, Serialize};
 
 use super::{Failure, Measurement, RooflinePoint};
-use crate::{HardwareSpec, Mode, ModelConfig, OpKind, OperandPrecisions, Phase};
+use crate::analysis::Phase;
+use crate::hardware::{HardwareSpec, Mode};
+use crate::model::ModelConfig;
+use crate::ops::{OpKind, OperandPrecisions};
 
 /// `POST /api/steps` body: the scenario the page analyses, and the device its predictions are for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -134,7 +137,7 @@ pub struct StepDoneEvent {
 }
 
 /// The whole step timed end to end: every kernel of the step launched back to back in the order the model
-/// runs them, layer by layer ([`crate::ModelAnalysis::launch_order`]); a CUDA graph of the step on a GPU.
+/// runs them, layer by layer ([`crate::analysis::ModelAnalysis::launch_order`]); a CUDA graph of the step on a GPU.
 /// Beside the sum of the operators measured one by one, it shows what the sum-of-kernels model leaves out:
 /// launch gaps and per-kernel overhead, and cache reuse from one kernel to the next.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

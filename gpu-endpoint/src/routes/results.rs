@@ -3,7 +3,6 @@
 //! to delete without a filter).
 
 use actix_web::web;
-use roofline_core::Precision;
 use roofline_core::wire::{DeleteResultsQuery, DeletedResults, ErrorCode, ResultsQuery, StoredResult};
 
 use super::blocking;
@@ -14,11 +13,7 @@ pub(super) async fn results(
     state: web::Data<AppState>,
     query: web::Query<ResultsQuery>,
 ) -> Result<web::Json<Vec<StoredResult>>, ApiError> {
-    let mut query = query.into_inner();
-    if let Some(p) = &query.precision {
-        let parsed: Precision = p.parse()?;
-        query.precision = Some(parsed.name().to_owned());
-    }
+    let query = query.into_inner();
     if query.limit.is_some_and(|l| l == 0 || l > 1000) {
         return Err(ApiError::BadRequest("limit must be 1 to 1000".into()));
     }
@@ -41,11 +36,7 @@ pub(super) async fn delete(
     state: web::Data<AppState>,
     query: web::Query<DeleteResultsQuery>,
 ) -> Result<web::Json<DeletedResults>, ApiError> {
-    let mut query = query.into_inner();
-    if let Some(p) = &query.precision {
-        let parsed: Precision = p.parse()?;
-        query.precision = Some(parsed.name().to_owned());
-    }
+    let query = query.into_inner();
     if query.since.is_some_and(|s| !s.is_finite()) {
         return Err(ApiError::BadRequest(
             "since must be a finite Unix time in seconds".into(),

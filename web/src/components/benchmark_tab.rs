@@ -277,7 +277,7 @@ pub fn BenchmarkTab(
                 let view = view! {
                     <tr data-testid="bench-row" class="unsupported">
                         <td>{f.shape.clone()}</td>
-                        <td>{f.failure.precision.clone()}</td>
+                        <td>{f.failure.precision.name()}</td>
                         <td colspan="3" class="error">{format!("{}: {}", f.failure.code, f.failure.message)}</td>
                     </tr>
                 };

@@ -44,7 +44,7 @@ pub fn CalibrationPanel(
             if let Ok(r) = &result {
                 // The calibration's own measurements are stored on the endpoint too.
                 measured.refresh_history();
-                match r.spec.validate() {
+                match r.spec.check() {
                     Ok(()) => {
                         custom.update(|c| upsert(c, r.spec.clone()));
                         // The detected device now predicts in the calibrated mode.

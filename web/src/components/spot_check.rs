@@ -160,7 +160,7 @@ pub fn SpotCheck(
             let failures = r
                 .failed
                 .iter()
-                .map(|f| view! { <li data-precision=f.precision.clone()><strong>{f.precision.clone()}</strong> " " <code>{f.code.to_string()}</code> " — " {f.message.clone()}</li> })
+                .map(|f| view! { <li data-precision=f.precision.name()><strong>{f.precision.name()}</strong> " " <code>{f.code.to_string()}</code> " — " {f.message.clone()}</li> })
                 .collect_view();
             view! {
                 <table class="spot-results" data-testid="spot-results">

@@ -4,7 +4,7 @@
 //! the `FN` variant: no infinity, one NaN code per sign), OCP MX v1.0 (FP6 and FP4 have no infinity or NaN),
 //! NVIDIA NVFP4, and QLoRA's NF4 (arXiv:2305.14314).
 
-use crate::{BlockScale, ComputePath, Precision};
+use super::{BlockScale, ComputePath, Precision};
 
 /// How an element's bits encode a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,9 +1,20 @@
 //! Number formats: storage size per element (block scales included) and the matrix-unit path that runs them.
+//!
+//! The bottom of the crate: it names no other module. `path.rs` holds the compute paths and the
+//! native-support matrix of each [`Architecture`]; `layout.rs` the format reference (layout, range, levels,
+//! codebooks) the page's Formats tab lists.
+
+mod layout;
+mod path;
+
+pub use layout::{
+    E2M1_CODEBOOK, ElementLayout, Encoding, FormatInfo, INT2_CODEBOOK, NF4_CODEBOOK, format_catalog,
+    format_info,
+};
+pub use path::{Architecture, ComputePath};
 
 use std::fmt;
 use std::str::FromStr;
-
-use crate::{ComputePath, Error};
 
 /// A number format of a tensor, as stored in memory and, for matrix operands, as fed to the matrix unit.
 ///
@@ -326,13 +337,23 @@ impl fmt::Display for Precision {
     }
 }
 
+/// A name that is no precision ([`Precision::from_str`]); core's `Error` reads it as `UnknownPrecision`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown precision '{name}'; valid: {}", valid.join(", "))]
+pub struct ParsePrecisionError {
+    /// The name that was given.
+    pub name: String,
+    /// Every accepted name.
+    pub valid: Vec<String>,
+}
+
 impl FromStr for Precision {
-    type Err = Error;
+    type Err = ParsePrecisionError;
 
     /// Parses a name case-insensitively; `-` and `_` are interchangeable. The original toolkit's short names
     /// are aliases: `FP8` = `FP8_E4M3`, `MXFP8` = `MXFP8_E4M3`, `MXFP6` = `MXFP6_E3M2`, `NVFP4_KV` = `NVFP4`,
     /// `INT4_AWQ` = `INT4_G128_ZP`.
-    fn from_str(s: &str) -> Result<Self, Error> {
+    fn from_str(s: &str) -> Result<Self, ParsePrecisionError> {
         const ALIASES: [(&str, &str); 5] = [
             ("FP8", "FP8_E4M3"),
             ("MXFP8", "MXFP8_E4M3"),
@@ -348,7 +369,7 @@ impl FromStr for Precision {
         Precision::ALL
             .into_iter()
             .find(|p| p.name() == normalized)
-            .ok_or_else(|| Error::UnknownPrecision {
+            .ok_or_else(|| ParsePrecisionError {
                 name: s.to_owned(),
                 valid: Precision::ALL.iter().map(|p| p.name().to_owned()).collect(),
             })
@@ -362,8 +383,8 @@ impl From<Precision> for String {
 }
 
 impl TryFrom<String> for Precision {
-    type Error = Error;
-    fn try_from(s: String) -> Result<Self, Error> {
+    type Error = ParsePrecisionError;
+    fn try_from(s: String) -> Result<Self, ParsePrecisionError> {
         s.parse()
     }
 }
@@ -380,10 +401,9 @@ mod tests {
         assert_eq!("fp8".parse::<Precision>().unwrap(), Precision::Fp8E4M3);
         assert_eq!("nvfp4-kv".parse::<Precision>().unwrap(), Precision::Nvfp4);
         assert_eq!("MXFP6".parse::<Precision>().unwrap(), Precision::Mxfp6E3M2);
-        assert!(matches!(
-            "fp7".parse::<Precision>(),
-            Err(Error::UnknownPrecision { .. })
-        ));
+        let unknown = "fp7".parse::<Precision>().unwrap_err();
+        assert_eq!(unknown.name, "fp7");
+        assert_eq!(unknown.valid.len(), Precision::ALL.len());
     }
 
     #[test]

@@ -7,7 +7,10 @@
 
 use std::sync::LazyLock;
 
-use crate::{ComputePath, Error, HardwareSpec, OperandPrecisions, Precision};
+use crate::error::Error;
+use crate::hardware::HardwareSpec;
+use crate::ops::OperandPrecisions;
+use crate::precision::{ComputePath, Precision};
 
 /// A precision config for a whole model.
 #[derive(Debug, Clone, PartialEq)]
@@ -316,7 +319,7 @@ pub fn find_quant_config(key: &str) -> Result<&'static QuantConfig, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::find_hardware;
+    use crate::hardware::find_hardware;
 
     #[test]
     fn required_keys_exist_and_are_unique() {

@@ -1,0 +1,464 @@
+//! [`HardwareSpec`]: one accelerator's peaks, memory system and sources in base units, and the lookups of its
+//! peaks, kernel overheads, reference ceilings and interconnect.
+
+use super::catalog;
+use super::interconnect::Interconnect;
+use super::mode::{Mode, Provenance};
+use super::reference::ReferenceCeilings;
+use crate::error::Error;
+use crate::precision::{Architecture, ComputePath, Precision};
+
+/// Peak throughput of one compute path.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Peak {
+    /// The compute path.
+    pub path: ComputePath,
+    /// Dense peak (no 2:4 structured sparsity), in FLOP/s (OP/s for integer paths).
+    pub dense_flop_per_s: f64,
+    /// Peak with 2:4 structured sparsity, where the vendor publishes one, in FLOP/s. Never used for predictions.
+    pub sparse_flop_per_s: Option<f64>,
+    /// Fixed time every matrix kernel on this path adds to its roofline time, in s; `None` takes the spec's
+    /// [`HardwareSpec::kernel_overhead_s`]. Set by [`HardwareSpec::reference`].
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub kernel_overhead_s: Option<f64>,
+}
+
+/// One accelerator: peaks, memory system and the sources of every number, in base units.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct HardwareSpec {
+    /// Stable id, e.g. `h100_sxm`.
+    pub key: String,
+    /// Display name.
+    pub name: String,
+    /// Vendor.
+    pub vendor: String,
+    /// Architecture family (native format support).
+    pub arch: Architecture,
+    /// Architecture as published, e.g. `Hopper sm_90`.
+    pub arch_label: String,
+    /// Device memory capacity, in bytes.
+    pub memory_bytes: f64,
+    /// DRAM (HBM, GDDR, LPDDR) bandwidth, in bytes/s.
+    pub dram_bandwidth_bytes_per_s: f64,
+    /// Last-level on-chip cache, in bytes, where published.
+    pub l2_bytes: Option<f64>,
+    /// Streaming multiprocessors (AMD CUs, TPU TensorCores, …), where published.
+    pub sm_count: Option<u32>,
+    /// Boost clock, in Hz, where published.
+    pub boost_clock_hz: Option<f64>,
+    /// Board or SoC power, in W, where published.
+    pub tdp_w: Option<f64>,
+    /// Fixed time every kernel adds to its roofline time (launch to first byte, ramp-up, drain, a split-K
+    /// pass), in s. 0 on datasheet specs, which publish no such figure; measured by calibration (a small
+    /// GEMV's time minus its bytes over the copy bandwidth; about 6.4 µs for cuBLASLt 13.1 GEMVs on an H100
+    /// SXM, docs/validation).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub kernel_overhead_s: f64,
+    /// Peaks per compute path; a path that is absent is not supported natively.
+    pub peaks: Vec<Peak>,
+    /// Where the numbers come from.
+    pub provenance: Provenance,
+    /// Citations, one per source.
+    pub sources: Vec<String>,
+    /// Fields derived by arithmetic rather than published (names as in the research file, e.g. `peak_tflops.fp8`).
+    pub derived: Vec<String>,
+    /// Fields that are secondary-sourced or contested.
+    pub unverified: Vec<String>,
+    /// Free-text notes: derivations and contested values.
+    pub notes: String,
+    /// Achievable fractions and per-kernel floors for reference-mode predictions (catalog devices carry
+    /// them; `None` on a custom device takes the catalog-wide defaults).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub reference: Option<ReferenceCeilings>,
+    /// Scale-up GPU-to-GPU interconnect, where the research file publishes one (`None`: multi-GPU analysis
+    /// is refused, naming the missing figure).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub interconnect: Option<Interconnect>,
+    /// For a calibrated spec: the key of the device it calibrates (a catalog or custom device, or
+    /// `<backend>_host` for a device without a spec). `None` for every other spec; read it through
+    /// [`HardwareSpec::calibrated_base`], which also reads specs stored before the field existed.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub calibrates: Option<String>,
+}
+
+impl HardwareSpec {
+    /// The peak of `path`, if the device runs it natively.
+    #[must_use]
+    pub fn peak(&self, path: ComputePath) -> Option<&Peak> {
+        self.peaks.iter().find(|p| p.path == path)
+    }
+
+    /// The dense peak that a GEMM on `precision` operands runs at, in FLOP/s.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] when the device has no native path for `precision` (never an FP16 fallback).
+    pub fn dense_peak_for(&self, precision: Precision) -> Result<f64, Error> {
+        let path = precision.compute_path();
+        match self.peak(path) {
+            Some(peak) if self.arch.runs_format(precision) => Ok(peak.dense_flop_per_s),
+            _ => Err(self.unsupported(precision)),
+        }
+    }
+
+    /// Fixed time a kernel adds to its roofline time, in seconds: the peak's own figure for matrix kernels on
+    /// `path` where it has one, else [`HardwareSpec::kernel_overhead_s`]. `None` for vector kernels.
+    #[must_use]
+    pub fn kernel_overhead_for(&self, path: Option<ComputePath>) -> f64 {
+        path.and_then(|p| self.peak(p))
+            .and_then(|p| p.kernel_overhead_s)
+            .unwrap_or(self.kernel_overhead_s)
+    }
+
+    /// The reference ceilings of this device: its own, or the catalog-wide defaults for a device without
+    /// any (a custom one).
+    #[must_use]
+    pub fn reference_ceilings(&self) -> ReferenceCeilings {
+        self.reference.clone().unwrap_or_else(|| {
+            catalog::custom_ceilings(
+                self.arch,
+                self.peaks.iter().map(|p| p.path),
+                self.interconnect.as_ref().map(|i| i.link),
+            )
+        })
+    }
+
+    /// The reference spec: every dense peak times its achievable GEMM fraction, the DRAM bandwidth times its
+    /// achievable fraction, matrix kernels on each path with the matrix floor and every other kernel with the
+    /// vector floor, [`Provenance::Reference`], and the basis of every figure in `sources`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a spec that is already measured or reference (scaling it again would count
+    /// the losses twice).
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::{find_hardware, ComputePath, Provenance};
+    /// let h100 = find_hardware("h100_sxm").unwrap();
+    /// let r = h100.reference().unwrap();
+    /// // ml-engineering MAMF: 794.5 of 989.4 TFLOP/s BF16 = 80.3 %; docs/validation copy: 89.9 % of 3.35 TB/s.
+    /// assert!((r.peak(ComputePath::Bf16).unwrap().dense_flop_per_s - 0.803 * 989.4e12).abs() < 1e6);
+    /// assert!((r.dram_bandwidth_bytes_per_s - 0.899 * 3.35e12).abs() < 1.0);
+    /// assert_eq!(r.provenance, Provenance::Reference);
+    /// ```
+    pub fn reference(&self) -> Result<HardwareSpec, Error> {
+        if matches!(self.provenance, Provenance::Measured | Provenance::Reference) {
+            return Err(Error::InvalidInput(format!(
+                "{} already holds achievable ceilings ({:?}); reference mode starts from a datasheet or custom spec",
+                self.key, self.provenance
+            )));
+        }
+        let ceilings = self.reference_ceilings();
+        let mut spec = self.clone();
+        spec.dram_bandwidth_bytes_per_s *= ceilings.dram_fraction.value;
+        spec.kernel_overhead_s = ceilings.vector_kernel_floor.value;
+        spec.sources.push(format!(
+            "reference DRAM ×{:.3}: {}",
+            ceilings.dram_fraction.value, ceilings.dram_fraction.basis
+        ));
+        for peak in &mut spec.peaks {
+            if let Some(f) = ceilings.gemm_fraction(peak.path) {
+                peak.dense_flop_per_s *= f.value;
+                peak.sparse_flop_per_s = None;
+                spec.sources.push(format!(
+                    "reference {} GEMM ×{:.3}: {}",
+                    peak.path, f.value, f.basis
+                ));
+            }
+            peak.kernel_overhead_s = Some(ceilings.matrix_kernel_floor.value);
+        }
+        spec.sources.push(format!(
+            "reference kernel floors: matrix {:.1} µs ({}), vector {:.1} µs ({})",
+            ceilings.matrix_kernel_floor.value * 1e6,
+            ceilings.matrix_kernel_floor.basis,
+            ceilings.vector_kernel_floor.value * 1e6,
+            ceilings.vector_kernel_floor.basis
+        ));
+        if let Some(link) = &mut spec.interconnect {
+            ceilings.apply_to_interconnect(link);
+            spec.sources.push(format!(
+                "reference interconnect: {}",
+                ceilings.interconnect_basis()
+            ));
+        }
+        spec.provenance = Provenance::Reference;
+        spec.reference = Some(ceilings);
+        spec.check()?;
+        Ok(spec)
+    }
+
+    /// This device's spec in `mode`: datasheet as it is, reference through [`HardwareSpec::reference`],
+    /// calibrated only when it is measured (a calibrated spec comes from `calibrate`, never from a guess).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when the spec cannot be put in `mode`: a measured spec asked for datasheet or
+    /// reference, a datasheet spec asked for calibrated (no measurement), a reference spec asked for another
+    /// mode.
+    pub fn in_mode(&self, mode: Mode) -> Result<HardwareSpec, Error> {
+        match (mode, Mode::of(self)) {
+            (wanted, have) if wanted == have => Ok(self.clone()),
+            (Mode::Reference, Mode::Datasheet) => self.reference(),
+            (Mode::Calibrated, _) => Err(Error::InvalidInput(format!(
+                "no calibration of {}: measure one (`gpu-endpoint calibrate --json > spec.json`, or the page's \
+                 Calibration panel) and pass it (`--spec spec.json`)",
+                self.key
+            ))),
+            (wanted, have) => Err(Error::InvalidInput(format!(
+                "{} is a {have} spec and cannot give {wanted} predictions; start from its catalog entry",
+                self.key
+            ))),
+        }
+    }
+
+    /// The error saying that this device cannot run or store `precision` natively.
+    #[must_use]
+    pub fn unsupported(&self, precision: Precision) -> Error {
+        Error::Unsupported {
+            precision,
+            path: precision.compute_path(),
+            device: self.key.clone(),
+            arch: self.arch_label.clone(),
+        }
+    }
+
+    /// Checks that tensors can be kept in `precision` on this device ([`Architecture::stores_format`]).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for a floating-point format the architecture does not know (FP8 on Ampere).
+    pub fn check_storage(&self, precision: Precision) -> Result<(), Error> {
+        if self.arch.stores_format(precision) {
+            Ok(())
+        } else {
+            Err(self.unsupported(precision))
+        }
+    }
+
+    /// Peak of the vector (non-tensor) units that run elementwise operators, in FLOP/s.
+    ///
+    /// Rule: the dense FP32 peak. A device that publishes none (TPU v5e, v6e) gets its lowest published
+    /// peak, a conservative stand-in; elementwise operators are memory-bound on every catalogued device
+    /// either way.
+    #[must_use]
+    pub fn vector_flop_per_s(&self) -> f64 {
+        self.peak(ComputePath::Fp32).map_or_else(
+            || {
+                self.peaks
+                    .iter()
+                    .map(|p| p.dense_flop_per_s)
+                    .fold(f64::INFINITY, f64::min)
+            },
+            |p| p.dense_flop_per_s,
+        )
+    }
+
+    /// The interconnect a group of `gpus` GPUs of this device communicates over: `None` for one GPU.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for zero GPUs, for more than one GPU on a device without a published
+    /// interconnect figure (the message names the missing figure), and for more GPUs than its scale-up
+    /// domain holds.
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::find_hardware;
+    /// let h100 = find_hardware("h100_sxm").unwrap();
+    /// assert_eq!(h100.interconnect_for(8).unwrap().unwrap().bandwidth_bytes_per_s, 450e9);
+    /// assert!(h100.interconnect_for(16).is_err());
+    /// assert!(find_hardware("rtx_4090").unwrap().interconnect_for(2).is_err());
+    /// ```
+    pub fn interconnect_for(&self, gpus: u32) -> Result<Option<&Interconnect>, Error> {
+        match (gpus, &self.interconnect) {
+            (0, _) => Err(Error::InvalidInput("the GPU count must be at least 1".into())),
+            (1, _) => Ok(None),
+            (_, None) => Err(Error::InvalidInput(format!(
+                "{} has no scale-up interconnect figure (GPU-to-GPU link bandwidth and domain size) in the \
+                 catalog, so {gpus} GPUs cannot be analysed; add `interconnect` to a custom spec",
+                self.key
+            ))),
+            (_, Some(link)) if gpus > link.max_gpus => Err(Error::InvalidInput(format!(
+                "{gpus} GPUs exceed the scale-up domain of {} ({} GPUs over {})",
+                self.key, link.max_gpus, link.link
+            ))),
+            (_, Some(link)) => Ok(Some(link)),
+        }
+    }
+
+    /// Ridge point of `precision` (peak FLOP/s ÷ DRAM bytes/s), in FLOP/byte.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] as for [`HardwareSpec::dense_peak_for`].
+    pub fn ridge_point(&self, precision: Precision) -> Result<f64, Error> {
+        Ok(self.dense_peak_for(precision)? / self.dram_bandwidth_bytes_per_s)
+    }
+
+    /// The precisions this device runs natively, in [`Precision::ALL`] order.
+    #[must_use]
+    pub fn supported_precisions(&self) -> Vec<Precision> {
+        Precision::ALL
+            .into_iter()
+            .filter(|p| self.dense_peak_for(*p).is_ok())
+            .collect()
+    }
+
+    /// Checks that every number is finite and positive, that sparse peaks are at least the dense ones, and
+    /// that each peak is for a distinct path the architecture has natively.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the first offending field.
+    pub fn check(&self) -> Result<(), Error> {
+        let positive = |name: &str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(Error::InvalidInput(format!(
+                    "{}: {name} must be finite and positive, got {v}",
+                    self.key
+                )))
+            }
+        };
+        if self.key.trim().is_empty() {
+            return Err(Error::InvalidInput("hardware key must not be empty".into()));
+        }
+        positive("memory_bytes", self.memory_bytes)?;
+        if let Some(0) = self.sm_count {
+            return Err(Error::InvalidInput(format!(
+                "{}: sm_count must be positive",
+                self.key
+            )));
+        }
+        positive("dram_bandwidth_bytes_per_s", self.dram_bandwidth_bytes_per_s)?;
+        if !(self.kernel_overhead_s.is_finite() && (0.0..1.0).contains(&self.kernel_overhead_s)) {
+            return Err(Error::InvalidInput(format!(
+                "{}: kernel_overhead_s must be in [0, 1) s, got {}",
+                self.key, self.kernel_overhead_s
+            )));
+        }
+        for v in [self.l2_bytes, self.boost_clock_hz, self.tdp_w]
+            .into_iter()
+            .flatten()
+        {
+            positive("optional field", v)?;
+        }
+        if let Some(link) = &self.interconnect {
+            link.check(&self.key)?;
+        }
+        if self.peaks.is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "{}: at least one peak is required",
+                self.key
+            )));
+        }
+        for (i, peak) in self.peaks.iter().enumerate() {
+            if self.peaks[..i].iter().any(|p| p.path == peak.path) {
+                return Err(Error::InvalidInput(format!(
+                    "{}: two peaks for {}",
+                    self.key, peak.path
+                )));
+            }
+            if !self.arch.runs_path(peak.path) {
+                return Err(Error::InvalidInput(format!(
+                    "{}: {} has no native {} path (use Architecture::Custom for other devices)",
+                    self.key, self.arch_label, peak.path
+                )));
+            }
+            positive(peak.path.name(), peak.dense_flop_per_s)?;
+            if let Some(o) = peak.kernel_overhead_s
+                && !(o.is_finite() && (0.0..1.0).contains(&o))
+            {
+                return Err(Error::InvalidInput(format!(
+                    "{}: {} kernel_overhead_s must be in [0, 1) s, got {o}",
+                    self.key, peak.path
+                )));
+            }
+            if let Some(sparse) = peak.sparse_flop_per_s {
+                positive(peak.path.name(), sparse)?;
+                if sparse < peak.dense_flop_per_s {
+                    return Err(Error::InvalidInput(format!(
+                        "{}: sparse {} peak {sparse} is below the dense peak {}",
+                        self.key, peak.path, peak.dense_flop_per_s
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hardware::find_hardware;
+
+    #[test]
+    fn datasheet_values_are_in_base_units() {
+        // NVIDIA H100 SXM datasheet: 3.35 TB/s, 989.4 dense BF16 TFLOP/s (1,978.9 with sparsity).
+        let h100 = find_hardware("h100_sxm").unwrap();
+        assert_eq!(h100.dram_bandwidth_bytes_per_s, 3.35e12);
+        let bf16 = h100.peak(ComputePath::Bf16).unwrap();
+        assert_eq!(bf16.dense_flop_per_s, 989.4e12);
+        assert_eq!(bf16.sparse_flop_per_s, None);
+        assert_eq!(
+            h100.peak(ComputePath::Fp16).unwrap().sparse_flop_per_s,
+            Some(1978.9e12)
+        );
+        // Ridge point of BF16: 989.4e12 / 3.35e12 = 295.34 FLOP/byte.
+        assert!((h100.ridge_point(Precision::Bf16).unwrap() - 295.343_283_582).abs() < 1e-6);
+    }
+
+    #[test]
+    fn unsupported_paths_are_explicit_errors() {
+        let a100 = find_hardware("a100_sxm_80gb").unwrap();
+        assert!(matches!(
+            a100.dense_peak_for(Precision::Fp8E4M3),
+            Err(Error::Unsupported { .. })
+        ));
+        let h100 = find_hardware("h100_sxm").unwrap();
+        for p in [Precision::Int4, Precision::Nvfp4, Precision::Mxfp4] {
+            assert!(
+                matches!(h100.dense_peak_for(p), Err(Error::Unsupported { .. })),
+                "{p}"
+            );
+        }
+        let mi355 = find_hardware("mi355x").unwrap();
+        assert!(mi355.dense_peak_for(Precision::Mxfp4).is_ok());
+        assert!(mi355.dense_peak_for(Precision::Nvfp4).is_err());
+        let gb10 = find_hardware("gb10").unwrap();
+        assert_eq!(gb10.dense_peak_for(Precision::Nvfp4).unwrap(), 500e12);
+    }
+
+    #[test]
+    fn vector_peak_is_fp32_or_the_lowest_peak() {
+        assert_eq!(find_hardware("h100_sxm").unwrap().vector_flop_per_s(), 67e12);
+        // TPU v5e publishes BF16 197 and INT8 394 only.
+        assert_eq!(find_hardware("tpu_v5e").unwrap().vector_flop_per_s(), 197e12);
+    }
+
+    #[test]
+    fn check_rejects_bad_custom_specs() {
+        let mut spec = find_hardware("gb10").unwrap().clone();
+        spec.provenance = Provenance::Custom;
+        spec.dram_bandwidth_bytes_per_s = f64::NAN;
+        assert!(spec.check().is_err());
+        let mut spec = find_hardware("h100_sxm").unwrap().clone();
+        spec.peaks[4].sparse_flop_per_s = Some(1.0);
+        assert!(spec.check().is_err());
+        let h100 = find_hardware("h100_sxm").unwrap();
+        let with_peak = |path| {
+            let mut spec = h100.clone();
+            spec.peaks.push(Peak {
+                path,
+                dense_flop_per_s: 1e15,
+                sparse_flop_per_s: None,
+                kernel_overhead_s: None,
+            });
+            spec
+        };
+        // Hopper has no FP4 path; a second BF16 peak is ambiguous; a custom device may claim any path.
+        assert!(with_peak(ComputePath::Fp4).check().is_err());
+        assert!(with_peak(ComputePath::Bf16).check().is_err());
+        let mut custom = with_peak(ComputePath::Fp4);
+        custom.arch = Architecture::Custom;
+        custom.check().unwrap();
+    }
+}

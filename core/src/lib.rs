@@ -42,6 +42,7 @@ mod error;
 pub mod format;
 pub mod hardware;
 pub mod measured_device;
+pub mod measurement;
 mod model;
 pub mod ops;
 mod parallel;
@@ -51,6 +52,7 @@ mod properties;
 mod quant_config;
 mod recommendation;
 pub mod roofline;
+pub mod step_comparison;
 pub mod units;
 pub mod validation;
 #[cfg(feature = "serde")]

@@ -1,10 +1,10 @@
 //! Which device took a measured point, and whether a spec may be compared with it: a measurement is only
-//! ever compared with predictions for the device that ran it (feature `serde`).
+//! ever compared with predictions for the device that ran it. Works on domain [`MeasuredPoint`]s.
 
 use crate::hardware::HardwareSpec;
 pub use crate::hardware::catalog_key_of_device_name;
 use crate::hardware::find_hardware;
-use crate::wire::{BackendKind, RooflinePoint};
+use crate::measurement::{BackendKind, MeasuredPoint};
 
 /// The device that ran a measured point.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,10 +21,8 @@ pub enum PointDevice {
 impl PointDevice {
     /// The device of `p`. A CPU (or fake) backend's device is never a catalog GPU, whatever its name says.
     #[must_use]
-    pub fn of(p: &RooflinePoint) -> PointDevice {
-        let Some(m) = p.measurement.as_ref() else {
-            return PointDevice::Unknown;
-        };
+    pub fn of(p: &MeasuredPoint) -> PointDevice {
+        let m = &p.measurement;
         if let Some(key) = m.device_key.as_deref().and_then(|k| find_hardware(k).ok()) {
             return PointDevice::Catalog(key.key.clone());
         }
@@ -63,14 +61,13 @@ pub fn catalog_key_of_spec(spec: &HardwareSpec) -> Option<&'static str> {
 ///
 /// # Examples
 /// ```
-/// use roofline_core::find_hardware;
 /// use roofline_core::measured_device::same_device;
-/// use roofline_core::wire::{Measurement, PointSource, RooflinePoint};
-/// let point = |backend: &str, device: &str| RooflinePoint {
-///     ai: 1.0, tflops: 1.0, time_us: 1.0, precision: roofline_core::Precision::Fp32, shape: "1x1x1".into(),
-///     kind: None, label: String::new(), source: PointSource::Measured, bottleneck: roofline_core::wire::Bottleneck::Memory, bandwidth_gb_s: None,
-///     operands: None, mode: None,
-///     measurement: Some(Measurement { backend: backend.into(), device_name: device.into(), ..Measurement::default() }),
+/// use roofline_core::measurement::{MeasuredPoint, Measurement};
+/// use roofline_core::{Operator, Precision, find_hardware};
+/// let gemv = Operator::gemv(4096, 4096, Precision::Fp16.into()).unwrap();
+/// let point = |backend: &str, device: &str| {
+///     let measurement = Measurement { backend: backend.into(), device_name: device.into(), median_s: 2e-5, ..Measurement::default() };
+///     MeasuredPoint::of_operator(&gemv, Precision::Fp16, "", measurement)
 /// };
 /// let h100 = find_hardware("h100_sxm").unwrap();
 /// assert!(same_device(&point("cuda", "NVIDIA H100 80GB HBM3"), h100));
@@ -78,7 +75,7 @@ pub fn catalog_key_of_spec(spec: &HardwareSpec) -> Option<&'static str> {
 /// assert!(!same_device(&point("cuda", "NVIDIA GB10"), h100));
 /// ```
 #[must_use]
-pub fn same_device(p: &RooflinePoint, spec: &HardwareSpec) -> bool {
+pub fn same_device(p: &MeasuredPoint, spec: &HardwareSpec) -> bool {
     match (PointDevice::of(p), catalog_key_of_spec(spec)) {
         (PointDevice::Catalog(k), Some(s)) => k == s,
         (PointDevice::Named(n), None) => spec.name.contains(&format!("measured on {n}")) || spec.name == n,
@@ -90,30 +87,20 @@ pub fn same_device(p: &RooflinePoint, spec: &HardwareSpec) -> bool {
 mod tests {
     use super::*;
     use crate::hardware::Provenance;
+    use crate::measurement::Measurement;
+    use crate::ops::Operator;
     use crate::precision::Precision;
-    use crate::wire::{Measurement, PointSource};
 
-    fn point(backend: &str, device: &str, key: Option<&str>) -> RooflinePoint {
-        RooflinePoint {
-            ai: 1.0,
-            tflops: 1.0,
-            time_us: 1.0,
-            precision: Precision::Fp32,
-            shape: "1x1x1".into(),
-            kind: None,
-            label: String::new(),
-            source: PointSource::Measured,
-            bottleneck: crate::wire::Bottleneck::Memory,
-            bandwidth_gb_s: None,
-            operands: None,
-            mode: None,
-            measurement: Some(Measurement {
-                backend: backend.into(),
-                device_name: device.into(),
-                device_key: key.map(str::to_owned),
-                ..Measurement::default()
-            }),
-        }
+    fn point(backend: &str, device: &str, key: Option<&str>) -> MeasuredPoint {
+        let op = Operator::gemv(1, 1, Precision::Fp32.into()).unwrap();
+        let measurement = Measurement {
+            backend: backend.into(),
+            device_name: device.into(),
+            device_key: key.map(str::to_owned),
+            median_s: 1e-6,
+            ..Measurement::default()
+        };
+        MeasuredPoint::of_operator(&op, Precision::Fp32, "", measurement)
     }
 
     #[test]

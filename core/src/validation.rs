@@ -1,18 +1,20 @@
 //! Prediction error of measured points: each point's operator predicted on a device (datasheet, reference or calibrated),
 //! the signed error, its band, and median / p90 |error| by precision and regime. Used by the page's
-//! Validation tab and by `gpu-endpoint validate` (docs/validation).
+//! Validation tab and by `gpu-endpoint validate` (docs/validation). It works on domain
+//! [`MeasuredPoint`]s; `wire` converts the JSON points to them.
 
 use crate::corrections::{Corrections, analyze_operator};
 use crate::error::Error;
 use crate::hardware::{HardwareSpec, Mode};
-use crate::ops::{OpKind, Operator};
+use crate::measurement::{MeasuredOp, MeasuredPoint};
+use crate::ops::{GemmShape, OpKind, Operator};
 use crate::precision::Precision;
 use crate::roofline::Bound;
-use crate::wire::RooflinePoint;
 
 /// GEMV (M = 1) or GEMM (`GEMV` / `GEMM` in JSON).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "UPPERCASE"))]
 pub enum Regime {
     /// Matrix-vector product (M ≤ 1): memory-bound on every current device.
     Gemv,
@@ -86,34 +88,8 @@ pub struct ValidationRow {
     pub calibrated: Option<Result<Check, Error>>,
 }
 
-/// Parses one GEMM shape `MxNxK` → `(m, n, k)`: three sizes of at least 1, separated by `x`, `X` or `×`
-/// (spaces around them allowed). The one shape grammar of the page, the CLI and stored points.
-///
-/// # Errors
-/// [`Error::InvalidInput`] naming the shape and what is wrong with it.
-///
-/// # Examples
-/// ```
-/// use roofline_core::validation::parse_shape;
-/// assert_eq!(parse_shape("1×4096X4096").unwrap(), (1, 4096, 4096));
-/// assert!(parse_shape("1x0x4").unwrap_err().to_string().contains("at least 1"));
-/// ```
-pub fn parse_shape(shape: &str) -> Result<(u64, u64, u64), Error> {
-    let invalid = |why: String| Error::InvalidInput(format!("shape '{}' {why}", shape.trim()));
-    let parts: Vec<&str> = shape.trim().split(['x', 'X', '×']).collect();
-    let [m, n, k] = parts.as_slice() else {
-        return Err(invalid("must be MxNxK, e.g. 1x4096x4096".into()));
-    };
-    let dim = |v: &str| match v.trim().parse::<u64>() {
-        Ok(0) => Err(invalid("has a size of 0; every size must be at least 1".into())),
-        Ok(d) => Ok(d),
-        Err(e) => Err(invalid(format!("has '{}', which is not a size ({e})", v.trim()))),
-    };
-    Ok((dim(m)?, dim(n)?, dim(k)?))
-}
-
-/// Parses a list of shapes (`1x4096x4096, 64×256×256`: commas, spaces or new lines between them) with
-/// [`parse_shape`].
+/// Parses a list of shapes (`1x4096x4096, 64×256×256`: commas, spaces or new lines between them), each as
+/// [`GemmShape`] reads it, as `[M, N, K]` (a benchmark request's shapes).
 ///
 /// # Errors
 /// [`Error::InvalidInput`] for the first unreadable shape, or an empty list.
@@ -121,7 +97,7 @@ pub fn parse_shapes(text: &str) -> Result<Vec<[u64; 3]>, Error> {
     let shapes = text
         .split(|c: char| c == ',' || c.is_whitespace())
         .filter(|s| !s.is_empty())
-        .map(|s| parse_shape(s).map(|(m, n, k)| [m, n, k]))
+        .map(|s| s.parse::<GemmShape>().map(|g| [g.m, g.n, g.k]))
         .collect::<Result<Vec<_>, _>>()?;
     if shapes.is_empty() {
         return Err(Error::InvalidInput("no shape given".into()));
@@ -135,56 +111,53 @@ pub fn error_pct(measured_s: f64, predicted_s: f64) -> f64 {
     (measured_s - predicted_s) / predicted_s * 100.0
 }
 
-/// The measured median of a point, in s (its `time_us` when it carries no measurement).
-#[must_use]
-pub fn measured_seconds(p: &RooflinePoint) -> f64 {
-    p.measurement.as_ref().map_or(p.time_us * 1e-6, |m| m.median_s)
-}
-
-/// Predicts the operator of `p` on `hw` with the corrections of its mode ([`Corrections::for_mode`] of
-/// [`Mode::of`] the spec) and compares: the operand precisions that ran when the point records them (e.g.
-/// W4A16: INT4 group-128 weights, FP16 activations), else all in `p.precision`.
+/// Predicts the matmul of `p` on `hw` with the corrections of its mode ([`Corrections::for_mode`] of
+/// [`Mode::of`] the spec) and compares, in the operand precisions that ran (e.g. W4A16: INT4 group-128
+/// weights, FP16 activations).
 ///
 /// # Errors
-/// An unreadable shape, or core's reason for having no prediction (e.g. the precision is unsupported).
-pub fn check(p: &RooflinePoint, hw: &HardwareSpec) -> Result<Check, Error> {
-    let (m, n, k) = parse_shape(&p.shape)?;
-    let op = Operator::matmul(m, n, k, p.operands.unwrap_or_else(|| p.precision.into()))?;
+/// [`Error::InvalidInput`] for a point that is no GEMM or GEMV `MxNxK`, or core's reason for having no
+/// prediction (e.g. the precision is unsupported).
+pub fn check(p: &MeasuredPoint, hw: &HardwareSpec) -> Result<Check, Error> {
+    let MeasuredOp::Matmul(shape) = &p.op else {
+        return Err(Error::InvalidInput(format!(
+            "{} '{}' is not a GEMM or GEMV shape MxNxK",
+            p.op.kind().name(),
+            p.op.shape_label()
+        )));
+    };
+    let op = Operator::matmul(shape.m, shape.n, shape.k, p.operands)?;
     let prediction = analyze_operator(hw, &op, &Corrections::for_mode(Mode::of(hw)))?;
     let predicted_s = prediction.time_s;
     Ok(Check {
         predicted_s,
         bound: prediction.bound,
-        error_pct: error_pct(measured_seconds(p), predicted_s),
+        error_pct: error_pct(p.time_s(), predicted_s),
     })
 }
 
 /// One row per GEMM or GEMV point, predicted on the datasheet `spec`, on its reference spec and, when given,
-/// on `calibrated`. Points of other operators (a model step's norms, attention, …, whose shape is not
-/// `MxNxK`) have no row: they are compared with their prediction where they were measured, in the step.
+/// on `calibrated`. Points of other operators (a model step's norms, attention, …) have no row: they are
+/// compared with their prediction where they were measured, in the step.
 #[must_use]
 pub fn rows(
-    points: &[RooflinePoint],
+    points: &[MeasuredPoint],
     spec: &HardwareSpec,
     calibrated: Option<&HardwareSpec>,
 ) -> Vec<ValidationRow> {
     let reference = spec.reference();
     points
         .iter()
-        .filter(|p| p.kind.is_none_or(|k| matches!(k, OpKind::Gemm | OpKind::Gemv)))
+        .filter(|p| matches!(p.op.kind(), OpKind::Gemm | OpKind::Gemv))
         .map(|p| ValidationRow {
             precision: p.precision,
-            regime: if parse_shape(&p.shape).is_ok_and(|(m, _, _)| m <= 1) {
-                Regime::Gemv
-            } else {
-                Regime::Gemm
+            regime: match p.op.kind() {
+                OpKind::Gemv => Regime::Gemv,
+                _ => Regime::Gemm,
             },
-            shape: p.shape.clone(),
-            device: p
-                .measurement
-                .as_ref()
-                .map_or_else(String::new, |m| m.device_name.clone()),
-            measured_s: measured_seconds(p),
+            shape: p.op.shape_label(),
+            device: p.measurement.device_name.clone(),
+            measured_s: p.time_s(),
             spec: check(p, spec),
             reference: reference.as_ref().map_err(Clone::clone).and_then(|r| check(p, r)),
             calibrated: calibrated.map(|hw| check(p, hw)),
@@ -202,7 +175,8 @@ pub fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
 }
 
 /// Median and p90 of |error| of one precision in one regime.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ErrorStats {
     /// Precision.
     pub precision: Precision,
@@ -272,47 +246,24 @@ pub fn calibrated_error(row: &ValidationRow) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::hardware::find_hardware;
+    use crate::measurement::Measurement;
     use crate::ops::OperandPrecisions;
-    use crate::wire::{Measurement, PointSource};
 
-    /// A measured point of `shape` in `precision` with median `median_s`, stamped `at` (Unix s).
-    fn measured_point(shape: &str, precision: Precision, median_s: f64, at: f64) -> RooflinePoint {
-        RooflinePoint {
-            ai: 10.0,
-            tflops: 0.1,
-            time_us: median_s * 1e6,
-            precision,
-            shape: shape.into(),
-            kind: None,
-            label: format!("{shape} [{precision}] measured"),
-            source: PointSource::Measured,
-            bottleneck: crate::wire::Bottleneck::Memory,
-            bandwidth_gb_s: None,
-            operands: None,
-            measurement: Some(Measurement {
-                median_s,
-                device_name: "test device".into(),
-                timestamp_unix_s: at,
-                ..Measurement::default()
-            }),
-            mode: None,
-        }
+    /// A measured matmul of `shape` in `precision` with median `median_s`, stamped `at` (Unix s).
+    fn measured_point(shape: &str, precision: Precision, median_s: f64, at: f64) -> MeasuredPoint {
+        let g: GemmShape = shape.parse().unwrap();
+        let op = Operator::matmul(g.m, g.n, g.k, precision.into()).unwrap();
+        let measurement = Measurement {
+            median_s,
+            device_name: "test device".into(),
+            timestamp_unix_s: at,
+            ..Measurement::default()
+        };
+        MeasuredPoint::of_operator(&op, precision, "", measurement)
     }
 
     #[test]
-    fn shapes_parse_strictly() {
-        assert_eq!(parse_shape("64x256x256").unwrap(), (64, 256, 256));
-        assert_eq!(parse_shape(" 1 × 4096 X 4096 ").unwrap(), (1, 4096, 4096));
-        for (bad, why) in [
-            ("1x2", "must be MxNxK"),
-            ("1x2x3x4", "must be MxNxK"),
-            ("axbxc", "'a', which is not a size"),
-            ("1x0x4", "at least 1"),
-            ("1x-2x4", "'-2', which is not a size"),
-        ] {
-            let message = parse_shape(bad).unwrap_err().to_string();
-            assert!(message.contains(bad) && message.contains(why), "{bad}: {message}");
-        }
+    fn shape_lists_parse_strictly() {
         assert_eq!(
             parse_shapes("1x4096x4096, 64×256×256\n2x2x2").unwrap(),
             [[1, 4096, 4096], [64, 256, 256], [2, 2, 2]]
@@ -332,14 +283,15 @@ mod tests {
         let gemv = measured_point("1x4096x4096", Precision::Fp16, 20e-6, 0.0);
         // A model step's attention over 32 heads × 256 cached tokens × 64 dims: the label reads like a
         // matmul shape, but it is no GEMM and must not be predicted as one.
-        let attention = RooflinePoint {
-            kind: Some(OpKind::Attention),
+        let attention = MeasuredPoint {
+            op: MeasuredOp::Other {
+                kind: OpKind::Attention,
+                shape: "32x256x64".into(),
+            },
             ..measured_point("32x256x64", Precision::Fp16, 20e-6, 0.0)
         };
-        let gemm = RooflinePoint {
-            kind: Some(OpKind::Gemm),
-            ..measured_point("64x256x256", Precision::Fp16, 20e-6, 0.0)
-        };
+        let gemm = measured_point("64x256x256", Precision::Fp16, 20e-6, 0.0);
+        assert!(matches!(check(&attention, h100), Err(Error::InvalidInput(_))));
         let table = rows(&[gemv, attention, gemm], h100, None);
         let shapes: Vec<&str> = table.iter().map(|r| r.shape.as_str()).collect();
         assert_eq!(shapes, ["1x4096x4096", "64x256x256"]);
@@ -387,11 +339,11 @@ mod tests {
         let hw = find_hardware("h100_sxm").unwrap();
         let mut p = measured_point("1x4096x4096", Precision::Int4, 1e-5, 0.0);
         assert!(matches!(check(&p, hw), Err(Error::Unsupported { .. })));
-        p.operands = Some(OperandPrecisions {
+        p.operands = OperandPrecisions {
             weight: Precision::Int4G128,
             activation: Precision::Fp16,
             output: Precision::Fp16,
-        });
+        };
         let c = check(&p, hw).unwrap();
         assert_eq!(c.bound, Bound::Memory);
         assert!((c.predicted_s - 8_667_136.0 / 3.35e12).abs() < 1e-12, "{c:?}");

@@ -227,8 +227,8 @@ pub struct DeviceArgs {
 }
 
 fn parse_shape(s: &str) -> Result<[u64; 3], String> {
-    roofline_core::validation::parse_shape(s)
-        .map(|(m, n, k)| [m, n, k])
+    s.parse::<roofline_core::GemmShape>()
+        .map(|g| [g.m, g.n, g.k])
         .map_err(|e| e.to_string())
 }
 

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
-use roofline_core::wire::{BackendKind, Bottleneck, Measurement, PointSource, RooflinePoint};
+use roofline_core::measurement::MeasuredPoint;
+use roofline_core::wire::{BackendKind, Bottleneck, Measurement, RooflinePoint};
 use roofline_core::{Operator, Precision};
 
 /// When to stop sampling.
@@ -477,22 +478,8 @@ pub fn measured_point(
     bottleneck: Bottleneck,
     label_suffix: &str,
 ) -> RooflinePoint {
-    let time_s = measurement.median_s;
-    RooflinePoint {
-        ai: op.arithmetic_intensity(),
-        tflops: op.flops / time_s / 1e12,
-        time_us: time_s * 1e6,
-        precision,
-        shape: op.shape.clone(),
-        kind: Some(op.kind),
-        label: format!("{} [{precision}{label_suffix}] measured", op.name),
-        source: PointSource::Measured,
-        bottleneck,
-        bandwidth_gb_s: Some(op.bytes() / time_s / 1e9),
-        operands: Some(op.precisions),
-        measurement: Some(measurement),
-        mode: None,
-    }
+    let point = MeasuredPoint::of_operator(op, precision, label_suffix, measurement);
+    RooflinePoint::measured(&point, bottleneck)
 }
 
 #[cfg(test)]

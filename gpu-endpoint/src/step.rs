@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
+use roofline_core::step_comparison::{StepTotals, measured_over_predicted};
 use roofline_core::wire::{
     Failure, RooflinePoint, StepDoneEvent, StepEndToEnd, StepOperatorEvent, StepRequest,
 };
@@ -201,8 +202,8 @@ pub fn run_step(
     let total = u32::try_from(rows.len()).unwrap_or(u32::MAX);
     // Measurement (or failure) of each distinct operator, with the row that took it.
     let mut taken: HashMap<String, (String, Result<RooflinePoint, Failure>)> = HashMap::new();
-    let (mut measured, mut failed) = (0u32, 0u32);
-    let (mut predicted_measured_s, mut measured_s) = (0.0f64, 0.0f64);
+    let mut failed = 0u32;
+    let mut totals = StepTotals::default();
     let mut cancelled = false;
     // The first row without a measurement, and why: the step is then not timed end to end.
     let mut first_failure: Option<(String, Failure)> = None;
@@ -248,11 +249,10 @@ pub fn run_step(
             Ok(point) => (Some(point), None),
             Err(failure) => (None, Some(failure)),
         };
-        let ratio = measured_point.as_ref().map(|p| p.time_us / predicted_time_us);
-        if let Some(point) = &measured_point {
-            measured += 1;
-            measured_s += f64::from(row.count) * point.time_us * 1e-6;
-            predicted_measured_s += row.total_time_s();
+        let measured_s = measured_point.as_ref().map(|p| p.time_us * 1e-6);
+        let ratio = measured_s.map(|t| measured_over_predicted(t, row.time_s));
+        if let Some(t) = measured_s {
+            totals.add(row.count, t, row.time_s);
         } else {
             failed += 1;
             if first_failure.is_none() {
@@ -276,14 +276,13 @@ pub fn run_step(
         })));
     }
     let mut done = empty_done(job_id, plan, cancelled);
-    done.measured = measured;
+    done.measured = totals.measured_rows;
     done.failed = failed;
-    done.predicted_measured_time_us = predicted_measured_s * 1e6;
-    done.measured_time_us = measured_s * 1e6;
-    done.measured_over_predicted =
-        (measured > 0 && predicted_measured_s > 0.0).then(|| measured_s / predicted_measured_s);
+    done.predicted_measured_time_us = totals.predicted_s * 1e6;
+    done.measured_time_us = totals.measured_s * 1e6;
+    done.measured_over_predicted = totals.measured_over_predicted();
     if !cancelled {
-        match (measured, first_failure) {
+        match (totals.measured_rows, first_failure) {
             (0, None) => {}
             (_, Some((name, failure))) => {
                 done.end_to_end_failure = Some(Failure {
@@ -294,7 +293,7 @@ pub fn run_step(
                     ..failure
                 });
             }
-            (_, None) => match end_to_end(guard, plan, limits, &done) {
+            (_, None) => match end_to_end(guard, plan, limits, &totals) {
                 Ok(timed) => done.end_to_end = Some(timed),
                 Err(BackendError::Cancelled) => done.cancelled = true,
                 Err(e) => done.end_to_end_failure = Some(e.failure(plan.compute)),
@@ -306,21 +305,21 @@ pub fn run_step(
     done
 }
 
-/// Times the whole step of `plan` end to end, beside the per-operator sum of `done`.
+/// Times the whole step of `plan` end to end, beside the per-operator sums of `totals`.
 fn end_to_end(
     guard: &DeviceGuard<'_>,
     plan: &StepPlan,
     limits: &PointLimits,
-    done: &StepDoneEvent,
+    totals: &StepTotals,
 ) -> Result<StepEndToEnd, BackendError> {
     let (ops, order) = plan.sequence();
     let timing = limits.run(|| guard.measure_step(&ops, &order))?;
-    let measured_time_us = timing.measurement.median_s * 1e6;
+    let measured_s = timing.measurement.median_s;
     Ok(StepEndToEnd {
         kernels: timing.kernels,
-        measured_time_us,
-        measured_over_predicted: measured_time_us / done.predicted_step_time_us,
-        overhead_us: measured_time_us - done.measured_time_us,
+        measured_time_us: measured_s * 1e6,
+        measured_over_predicted: measured_over_predicted(measured_s, plan.analysis.total_time_s),
+        overhead_us: totals.end_to_end_overhead_s(measured_s) * 1e6,
         measurement: timing.measurement,
     })
 }

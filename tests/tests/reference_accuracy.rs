@@ -3,12 +3,13 @@
 //! published figures and the run's copy bandwidth, not from these points, so this is a held-out check; a change
 //! to the rules, the data or the model that makes it worse fails here.
 
+use roofline_core::measurement::MeasuredPoint;
 use roofline_core::validation::{self, ValidationRow, quantile, reference_error, spec_error};
 use roofline_core::wire::RooflinePoint;
 use roofline_core::{Bound, find_hardware};
 use roofline_tests::workspace_root;
 
-fn h100_points() -> Vec<RooflinePoint> {
+fn h100_points() -> Vec<MeasuredPoint> {
     let path = workspace_root().join("docs/validation/data/h100-sxm/ours.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let json: serde_json::Value = serde_json::from_str(&text).expect("bench --json output");
@@ -16,7 +17,10 @@ fn h100_points() -> Vec<RooflinePoint> {
         .as_array()
         .expect("points")
         .iter()
-        .map(|e| serde_json::from_value(e["point"].clone()).expect("a RooflinePoint"))
+        .map(|e| {
+            let point: RooflinePoint = serde_json::from_value(e["point"].clone()).expect("a RooflinePoint");
+            MeasuredPoint::from(&point)
+        })
         .collect()
 }
 

@@ -4,6 +4,7 @@ use std::collections::HashSet;
 
 use leptos::prelude::*;
 use roofline_core::measured_device::same_device;
+use roofline_core::measurement::MeasuredPoint;
 use roofline_core::wire::RooflinePoint;
 use roofline_core::{Error, HardwareSpec, ModelAnalysis, ModelConfig, find_hardware};
 
@@ -161,7 +162,7 @@ pub fn App() -> impl IntoView {
                     .iter()
                     .filter(|p| filter.keeps(p) && !twins.contains(&point_key(p)))
                     .cloned()
-                    .partition(|p| same_device(p, h));
+                    .partition(|p| same_device(&MeasuredPoint::from(p), h));
                 if filter.other_devices {
                     points.extend(other_device_points(&others));
                 }

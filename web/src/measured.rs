@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use leptos::prelude::*;
 use roofline_core::HardwareSpec;
 use roofline_core::measured_device::{PointDevice, same_device};
+use roofline_core::measurement::MeasuredPoint;
 use roofline_core::wire::RooflinePoint;
 
 use crate::api;
@@ -99,7 +100,11 @@ impl Measured {
 /// predictions.
 #[must_use]
 pub fn on_device(points: &[RooflinePoint], spec: &HardwareSpec) -> Vec<RooflinePoint> {
-    points.iter().filter(|p| same_device(p, spec)).cloned().collect()
+    points
+        .iter()
+        .filter(|p| same_device(&MeasuredPoint::from(*p), spec))
+        .cloned()
+        .collect()
 }
 
 /// Which measured points the chart shows: this device's only (the default) or every device's (the others
@@ -132,8 +137,11 @@ impl PointFilter {
 #[must_use]
 pub fn other_devices(points: &[RooflinePoint], spec: &HardwareSpec) -> Vec<(String, usize)> {
     let mut counts: Vec<(String, usize)> = Vec::new();
-    for p in points.iter().filter(|p| !same_device(p, spec)) {
-        let label = PointDevice::of(p).label();
+    for p in points.iter().map(MeasuredPoint::from) {
+        if same_device(&p, spec) {
+            continue;
+        }
+        let label = PointDevice::of(&p).label();
         match counts.iter_mut().find(|(l, _)| *l == label) {
             Some((_, n)) => *n += 1,
             None => counts.push((label, 1)),

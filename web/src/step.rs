@@ -4,6 +4,9 @@
 use std::collections::HashMap;
 
 use roofline_core::measured_device::{PointDevice, same_device};
+use roofline_core::measurement::MeasuredPoint;
+use roofline_core::step_comparison::{StepTotals, measured_over_predicted};
+use roofline_core::validation::error_pct;
 use roofline_core::wire::{StepDoneEvent, StepJob, StepOperatorEvent, StepRequest};
 use roofline_core::{HardwareSpec, Mode, ModelAnalysis, ModelConfig, Phase, find_model};
 
@@ -150,10 +153,9 @@ pub struct StepComparison {
     pub rows: HashMap<String, MeasuredRow>,
     /// Why a row has no measurement, by operator name (e.g. `unsupported: …`).
     pub failures: HashMap<String, String>,
-    /// Σ count × measured time over the measured rows, in seconds.
-    pub measured_s: f64,
-    /// Σ count × the page's predicted time over the same rows, in seconds.
-    pub predicted_same_rows_s: f64,
+    /// Σ count × measured time and Σ count × the page's predicted time over the measured rows (core's
+    /// [`StepTotals`]).
+    pub totals: StepTotals,
     /// The page's predicted step time (every row, launch overhead included), in seconds.
     pub predicted_step_s: f64,
     /// Operator rows of the analysis, and how many of them were measured.
@@ -185,8 +187,9 @@ impl StepComparison {
     /// measured ÷ predicted over the measured rows, when comparable.
     #[must_use]
     pub fn ratio(&self) -> Option<f64> {
-        (self.other_device.is_none() && self.predicted_same_rows_s > 0.0 && !self.rows.is_empty())
-            .then(|| self.measured_s / self.predicted_same_rows_s)
+        self.totals
+            .measured_over_predicted()
+            .filter(|_| self.other_device.is_none())
     }
 
     /// The step measured end to end ÷ the page's predicted step time, when comparable.
@@ -194,7 +197,7 @@ impl StepComparison {
     pub fn end_to_end_ratio(&self) -> Option<f64> {
         let end_to_end = self.end_to_end.as_ref()?;
         (self.other_device.is_none() && self.predicted_step_s > 0.0)
-            .then(|| end_to_end.time_s / self.predicted_step_s)
+            .then(|| measured_over_predicted(end_to_end.time_s, self.predicted_step_s))
     }
 }
 
@@ -232,24 +235,24 @@ pub fn compare(
         let Some(point) = &event.measured else {
             continue;
         };
-        let time_s = point.time_us * 1e-6;
-        let comparable = same_device(point, hardware);
+        let ran = point
+            .measurement
+            .as_ref()
+            .map_or_else(String::new, |m| format!("{} · {}", m.library, m.kernel));
+        let point = MeasuredPoint::from(point);
+        let time_s = point.time_s();
+        let comparable = same_device(&point, hardware);
         if !comparable {
-            c.other_device = Some(PointDevice::of(point).label());
+            c.other_device = Some(PointDevice::of(&point).label());
         }
-        let count = f64::from(op.count);
-        c.measured_s += count * time_s;
-        c.predicted_same_rows_s += count * op.time_s;
+        c.totals.add(op.count, time_s, op.time_s);
         c.rows.insert(
             event.name.clone(),
             MeasuredRow {
                 time_s,
-                flop_per_s: point.tflops * 1e12,
-                error_pct: comparable.then(|| (time_s / op.time_s - 1.0) * 100.0),
-                ran: point
-                    .measurement
-                    .as_ref()
-                    .map_or_else(String::new, |m| format!("{} · {}", m.library, m.kernel)),
+                flop_per_s: point.achieved_flop_per_s(),
+                error_pct: comparable.then(|| error_pct(time_s, op.time_s)),
+                ran,
             },
         );
     }
@@ -347,6 +350,7 @@ mod tests {
                     device_name: device.into(),
                     library: "cuBLASLt".into(),
                     kernel: "gemm".into(),
+                    median_s: op.time_s * factor,
                     ..Measurement::default()
                 }),
                 mode: None,

@@ -1,6 +1,7 @@
 //! Prediction error of measured points: core's validation (`roofline_core::validation`) in the page's columns
 //! (one per mode the device has) plus the page's colour classes.
 
+use roofline_core::measurement::MeasuredPoint;
 use roofline_core::wire::RooflinePoint;
 use roofline_core::{Error, Mode};
 
@@ -23,6 +24,8 @@ pub const fn band_class(band: Band) -> &'static str {
 /// point. Empty for an unknown device.
 #[must_use]
 pub fn table(points: &[RooflinePoint], specs: &DeviceSpecs) -> (Vec<Mode>, Vec<ValidationRow>) {
+    let points: Vec<MeasuredPoint> = points.iter().map(MeasuredPoint::from).collect();
+    let points = points.as_slice();
     match (&specs.datasheet, &specs.calibrated) {
         (Some(d), c) => {
             let modes = [Mode::Datasheet, Mode::Reference]

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use comfy_table::presets::ASCII_MARKDOWN;
+use roofline_core::measurement::MeasuredPoint;
 use roofline_core::validation::{self, Check, ValidationRow, calibrated_error, reference_error, spec_error};
 use roofline_core::wire::{
     BenchReport, CalibrationResult, ModeCheck, ModeStats, RooflinePoint, ValidatedPoint, ValidationReport,
@@ -69,7 +70,8 @@ pub fn run_validate(args: &ValidateArgs) -> Result<(), CliError> {
                 .map(|e| e.point),
         );
     }
-    let rows = validation::rows(&points, datasheet, calibrated.as_ref());
+    let measured: Vec<MeasuredPoint> = points.iter().map(MeasuredPoint::from).collect();
+    let rows = validation::rows(&measured, datasheet, calibrated.as_ref());
     let stats = ModeStats {
         datasheet: validation::stats(&rows, spec_error),
         reference: validation::stats(&rows, reference_error),

@@ -15,6 +15,9 @@ pub use elementwise::{Activation, Norm};
 pub use kernel::{AttentionPart, KernelShape, RowKind};
 pub use moe::MoeShape;
 
+use std::fmt;
+use std::str::FromStr;
+
 use crate::error::Error;
 use crate::hardware::Collective;
 use crate::precision::Precision;
@@ -86,6 +89,52 @@ pub struct GemmShape {
     pub n: u64,
     /// Reduction dimension (input features).
     pub k: u64,
+}
+
+impl FromStr for GemmShape {
+    type Err = Error;
+
+    /// Parses one GEMM shape `MxNxK` (batch 1): three sizes of at least 1, separated by `x`, `X` or `×`
+    /// (spaces around them allowed). The one shape grammar of the page, the command lines and stored points.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the shape and what is wrong with it.
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::GemmShape;
+    /// assert_eq!("1×4096X4096".parse::<GemmShape>().unwrap(), GemmShape { batch: 1, m: 1, n: 4096, k: 4096 });
+    /// assert!("1x0x4".parse::<GemmShape>().unwrap_err().to_string().contains("at least 1"));
+    /// ```
+    fn from_str(shape: &str) -> Result<GemmShape, Error> {
+        let invalid = |why: String| Error::InvalidInput(format!("shape '{}' {why}", shape.trim()));
+        let parts: Vec<&str> = shape.trim().split(['x', 'X', '×']).collect();
+        let [m, n, k] = parts.as_slice() else {
+            return Err(invalid("must be MxNxK, e.g. 1x4096x4096".into()));
+        };
+        let dim = |v: &str| match v.trim().parse::<u64>() {
+            Ok(0) => Err(invalid("has a size of 0; every size must be at least 1".into())),
+            Ok(d) => Ok(d),
+            Err(e) => Err(invalid(format!("has '{}', which is not a size ({e})", v.trim()))),
+        };
+        Ok(GemmShape {
+            batch: 1,
+            m: dim(m)?,
+            n: dim(n)?,
+            k: dim(k)?,
+        })
+    }
+}
+
+impl fmt::Display for GemmShape {
+    /// `MxNxK`, what [`GemmShape::from_str`] reads; a batched shape is prefixed with its batch (`BxMxNxK`, as
+    /// [`Operator::batched_gemm`] labels it).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.batch != 1 {
+            write!(f, "{}x", self.batch)?;
+        }
+        write!(f, "{}x{}x{}", self.m, self.n, self.k)
+    }
 }
 
 /// The precisions of an operator's tensors.
@@ -379,6 +428,36 @@ mod tests {
         assert_eq!(op.weight_bytes, 9_437_188.0);
         assert_eq!(op.bytes(), 9_437_188.0 + 16_384.0);
         assert_eq!(op.precisions.compute(), Precision::Fp16);
+    }
+
+    #[test]
+    fn shapes_parse_strictly_and_print_back() {
+        let shape = |m, n, k| GemmShape { batch: 1, m, n, k };
+        assert_eq!("64x256x256".parse::<GemmShape>().unwrap(), shape(64, 256, 256));
+        assert_eq!(
+            " 1 × 4096 X 4096 ".parse::<GemmShape>().unwrap(),
+            shape(1, 4096, 4096)
+        );
+        for (bad, why) in [
+            ("1x2", "must be MxNxK"),
+            ("1x2x3x4", "must be MxNxK"),
+            ("axbxc", "'a', which is not a size"),
+            ("1x0x4", "at least 1"),
+            ("1x-2x4", "'-2', which is not a size"),
+        ] {
+            let message = bad.parse::<GemmShape>().unwrap_err().to_string();
+            assert!(message.contains(bad) && message.contains(why), "{bad}: {message}");
+        }
+        assert_eq!(shape(64, 256, 128).to_string(), "64x256x128");
+        assert_eq!(
+            "64x256x128".parse::<GemmShape>().unwrap().to_string(),
+            "64x256x128"
+        );
+        // The labels operators carry are what the shapes print.
+        let gemv = Operator::gemv(4096, 1024, Precision::Fp16.into()).unwrap();
+        assert_eq!(gemv.gemm.unwrap().to_string(), gemv.shape);
+        let batched = Operator::batched_gemm(8, 4, 16, 32, Precision::Fp16.into()).unwrap();
+        assert_eq!(batched.gemm.unwrap().to_string(), batched.shape);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 use roofline_core::measured_device::{PointDevice, same_device};
+use roofline_core::measurement::MeasuredPoint;
 use roofline_core::wire::{
     BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkJob, BenchmarkPointEvent, BenchmarkRequest,
     RUN_ALL_PRECISIONS,
@@ -244,15 +245,16 @@ pub fn BenchmarkTab(
                 .iter()
                 .map(|e| {
                     // A point from another device than the selected one gets no prediction and no error.
+                    let point = MeasuredPoint::from(&e.point);
                     let (predicted, error, class) = hardware.with(|hw| {
-                        if !same_device(&e.point, hw) {
+                        if !same_device(&point, hw) {
                             return (
-                                format!("measured on {}; not compared", PointDevice::of(&e.point).label()),
+                                format!("measured on {}; not compared", PointDevice::of(&point).label()),
                                 String::new(),
                                 "other-device",
                             );
                         }
-                        match validation::check(&e.point, hw) {
+                        match validation::check(&point, hw) {
                             Ok(c) => (
                                 format::duration(c.predicted_s),
                                 format::signed_percent(c.error_pct),

@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 use roofline_core::measured_device::{PointDevice, catalog_key_of_spec, same_device};
+use roofline_core::measurement::MeasuredPoint;
 use roofline_core::wire::{AnalyzeRequest, AnalyzeResponse};
 use roofline_core::{HardwareSpec, Precision};
 
@@ -133,13 +134,15 @@ pub fn SpotCheck(
                 .iter()
                 .map(|p| {
                     let what = p.measurement.as_ref().map_or_else(String::new, |m| format!("{} · {}", m.library, m.kernel));
+                    let point = MeasuredPoint::from(p);
+                    let measured_s = point.time_s();
                     let swatch = format!("background:{}", css(precision_rgb(p.precision)));
                     // A point from another device than the selected one gets no prediction and no error.
                     let (predicted, error, class) = hardware.with(|hw| {
-                        if !same_device(p, hw) {
-                            return (format!("measured on {}; not compared with {}", PointDevice::of(p).label(), hw.name), String::new(), "other-device");
+                        if !same_device(&point, hw) {
+                            return (format!("measured on {}; not compared with {}", PointDevice::of(&point).label(), hw.name), String::new(), "other-device");
                         }
-                        match validation::check(p, hw) {
+                        match validation::check(&point, hw) {
                             Ok(c) => (format::duration(c.predicted_s), format::signed_percent(c.error_pct), validation::band_class(Band::of(c.error_pct))),
                             Err(e) => (format::failure(&e), String::new(), ""),
                         }
@@ -149,8 +152,8 @@ pub fn SpotCheck(
                             <td><span class="swatch" style=swatch></span>{p.precision.name()}</td>
                             <td>{p.shape.clone()}<br /><small class="what">{what}</small></td>
                             <td class="num">{predicted}</td>
-                            <td class="num" data-testid="measured-time" data-value=validation::measured_seconds(p).to_string()>
-                                {format::duration(validation::measured_seconds(p))}
+                            <td class="num" data-testid="measured-time" data-value=measured_s.to_string()>
+                                {format::duration(measured_s)}
                             </td>
                             <td class=format!("num {class}") data-testid="spot-error-pct">{error}</td>
                         </tr>

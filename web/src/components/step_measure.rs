@@ -101,7 +101,7 @@ fn totals_text(c: &StepComparison, prefill: bool) -> String {
     let what = if prefill { "TTFT" } else { "TPOT" };
     let measured = format!(
         "measured {what} {} (Σ count × time over {}/{} operators)",
-        format::duration(c.measured_s),
+        format::duration(c.totals.measured_s),
         c.rows.len(),
         c.rows_total
     );
@@ -112,7 +112,7 @@ fn totals_text(c: &StepComparison, prefill: bool) -> String {
         (None, Some(ratio)) => format!(
             "{measured} · predicted {} for the same operators · measured ÷ predicted {ratio:.2}× · predicted \
              step {} (every operator and the launch overhead)",
-            format::duration(c.predicted_same_rows_s),
+            format::duration(c.totals.predicted_s),
             format::duration(c.predicted_step_s)
         ),
         (None, None) => measured,
@@ -263,8 +263,11 @@ mod tests {
         };
         let c = StepComparison {
             rows: HashMap::from([("a".to_owned(), row)]),
-            measured_s: 0.372,
-            predicted_same_rows_s: 0.437,
+            totals: roofline_core::step_comparison::StepTotals {
+                measured_rows: 1,
+                measured_s: 0.372,
+                predicted_s: 0.437,
+            },
             predicted_step_s: 0.440,
             rows_total: 22,
             ..StepComparison::default()

@@ -1,0 +1,233 @@
+//! Measurements as domain values: what ran ([`MeasuredOp`] and its operand precisions), on which device and
+//! backend, how long it took (seconds) and under which conditions ([`Measurement`]).
+//!
+//! Backends produce a [`MeasuredPoint`], validation and device matching consume it; the seed-compatible
+//! `wire::RooflinePoint` (µs, TFLOP/s, an `MxNxK` label) is converted to and from it in `wire` only.
+
+use crate::ops::{GemmShape, OpKind, OperandPrecisions, Operator};
+use crate::precision::Precision;
+
+/// What really ran for a measured point, and under which conditions.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Measurement {
+    /// Backend that ran it.
+    pub backend: BackendKind,
+    /// Library, e.g. `cuBLASLt 12.8.4`, `NVRTC`, `gemm 0.19 (CPU)`.
+    pub library: String,
+    /// Kernel or algorithm that ran, e.g. `cublasLt algo 21`, `W4A16-dequant`.
+    pub kernel: String,
+    /// Device name.
+    pub device_name: String,
+    /// Catalog key of the device that ran it (`h100_sxm`), when the device was detected as a catalog entry
+    /// (the `matched_key` of `GET /api/device`); absent on the CPU and fake backends, on unknown GPUs and in
+    /// older records.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub device_key: Option<String>,
+    /// Version strings: driver, CUDA, cuBLAS, … (name → version).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub versions: Vec<(String, String)>,
+    /// Median of the timed samples, in seconds.
+    pub median_s: f64,
+    /// 10th percentile, in seconds.
+    pub p10_s: f64,
+    /// 90th percentile, in seconds.
+    pub p90_s: f64,
+    /// Number of timed samples.
+    pub samples: u32,
+    /// Whether the L2 cache was flushed between samples.
+    pub l2_flushed: bool,
+    /// Whether the output was checked against a reference before timing.
+    pub verified: bool,
+    /// Padding applied to the shape, if any.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub padding: Option<String>,
+    /// Median SM clock during the run, in MHz.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub sm_clock_mhz: Option<f64>,
+    /// Median power during the run, in W.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub power_w: Option<f64>,
+    /// Maximum temperature during the run, in °C.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub temperature_c: Option<f64>,
+    /// Throttle reasons seen during the run.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub throttle_reasons: Vec<String>,
+    /// Unix time of the measurement, in seconds.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub timestamp_unix_s: f64,
+}
+
+/// The measurement backend of an endpoint: the GPU through CUDA, the host CPU, or the fake backend of tests;
+/// `unknown` for a value a newer endpoint sends that this build does not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum BackendKind {
+    /// NVIDIA GPU through the CUDA driver, cuBLASLt and NVRTC.
+    Cuda,
+    /// The host CPU (the `gemm` crate and plain loops).
+    Cpu,
+    /// Tests' fake backend: sleeps, never measures.
+    Fake,
+    /// Not said, or not known to this build.
+    #[default]
+    #[cfg_attr(feature = "serde", serde(other))]
+    Unknown,
+}
+
+impl BackendKind {
+    /// `cuda`, `cpu`, `fake` or `unknown`: the wire spelling.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            BackendKind::Cuda => "cuda",
+            BackendKind::Cpu => "cpu",
+            BackendKind::Fake => "fake",
+            BackendKind::Unknown => "unknown",
+        }
+    }
+}
+
+impl From<&str> for BackendKind {
+    /// Reads the wire spelling; anything else is [`BackendKind::Unknown`], as in JSON.
+    fn from(name: &str) -> Self {
+        match name {
+            "cuda" => BackendKind::Cuda,
+            "cpu" => BackendKind::Cpu,
+            "fake" => BackendKind::Fake,
+            _ => BackendKind::Unknown,
+        }
+    }
+}
+
+impl std::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a measured point ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MeasuredOp {
+    /// A GEMM, or a GEMV when `m` is 1 (batch 1).
+    Matmul(GemmShape),
+    /// Any other operator (a model step's norm, attention, KV-cache copy, …): its kind and the analysis' shape
+    /// label, e.g. `1x2048`.
+    Other {
+        /// Kind of the operator.
+        kind: OpKind,
+        /// Shape label as the analysis writes it.
+        shape: String,
+    },
+}
+
+impl MeasuredOp {
+    /// The operator's kind: GEMV (M ≤ 1) or GEMM for a matmul.
+    #[must_use]
+    pub fn kind(&self) -> OpKind {
+        match self {
+            MeasuredOp::Matmul(shape) if shape.m <= 1 => OpKind::Gemv,
+            MeasuredOp::Matmul(_) => OpKind::Gemm,
+            MeasuredOp::Other { kind, .. } => *kind,
+        }
+    }
+
+    /// The shape label: `MxNxK` for a matmul, the analysis' label otherwise.
+    #[must_use]
+    pub fn shape_label(&self) -> String {
+        match self {
+            MeasuredOp::Matmul(shape) => shape.to_string(),
+            MeasuredOp::Other { shape, .. } => shape.clone(),
+        }
+    }
+}
+
+/// One measured operator: what ran, its work, and the record of the run, in base units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasuredPoint {
+    /// What ran.
+    pub op: MeasuredOp,
+    /// Weight, activation and output precisions of what ran (W4A16: INT4 group-128 weights, FP16
+    /// activations).
+    pub operands: OperandPrecisions,
+    /// The format the point is labelled with: what really ran (the compute precision, or a weight-only
+    /// kernel's weight format), never a stand-in.
+    pub precision: Precision,
+    /// Display label, e.g. `GEMV 1x4096x4096 [INT4_G128 W4A16-dequant] measured`.
+    pub label: String,
+    /// Operations the operator performs, in FLOP (OP for integer paths).
+    pub flops: f64,
+    /// DRAM bytes it moves, in bytes.
+    pub bytes: f64,
+    /// The record: device name, catalog key and backend, library and kernel, times in seconds, samples,
+    /// clocks, power and versions.
+    pub measurement: Measurement,
+}
+
+impl MeasuredPoint {
+    /// The point of `op` measured as `measurement`, labelled with `precision` (what really ran) and the kernel
+    /// variant `variant` (e.g. ` W4A16-dequant`, empty for none).
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::measurement::{MeasuredOp, MeasuredPoint, Measurement};
+    /// use roofline_core::{GemmShape, Operator, Precision};
+    /// // y[4096] = W[4096, 4096] · x[4096] in FP16: 33,554,432 FLOP and 33,570,816 B, measured at 20 µs.
+    /// let op = Operator::gemv(4096, 4096, Precision::Fp16.into()).unwrap();
+    /// let measurement = Measurement { median_s: 20e-6, ..Measurement::default() };
+    /// let p = MeasuredPoint::of_operator(&op, Precision::Fp16, "", measurement);
+    /// assert_eq!(p.op, MeasuredOp::Matmul(GemmShape { batch: 1, m: 1, n: 4096, k: 4096 }));
+    /// assert_eq!(p.label, "GEMV 1x4096x4096 [FP16] measured");
+    /// assert!((p.achieved_bytes_per_s() - 33_570_816.0 / 20e-6).abs() < 1e-3);
+    /// ```
+    #[must_use]
+    pub fn of_operator(
+        op: &Operator,
+        precision: Precision,
+        variant: &str,
+        measurement: Measurement,
+    ) -> MeasuredPoint {
+        let measured_op = match op.gemm {
+            Some(shape) if matches!(op.kind, OpKind::Gemm | OpKind::Gemv) => MeasuredOp::Matmul(shape),
+            _ => MeasuredOp::Other {
+                kind: op.kind,
+                shape: op.shape.clone(),
+            },
+        };
+        MeasuredPoint {
+            op: measured_op,
+            operands: op.precisions,
+            precision,
+            label: format!("{} [{precision}{variant}] measured", op.name),
+            flops: op.flops,
+            bytes: op.bytes(),
+            measurement,
+        }
+    }
+
+    /// The measured time: the median of the timed samples, in seconds.
+    #[must_use]
+    pub fn time_s(&self) -> f64 {
+        self.measurement.median_s
+    }
+
+    /// Achieved throughput, in FLOP/s.
+    #[must_use]
+    pub fn achieved_flop_per_s(&self) -> f64 {
+        self.flops / self.time_s()
+    }
+
+    /// Achieved DRAM bandwidth, in bytes/s.
+    #[must_use]
+    pub fn achieved_bytes_per_s(&self) -> f64 {
+        self.bytes / self.time_s()
+    }
+
+    /// Arithmetic intensity of what ran, in FLOP/byte.
+    #[must_use]
+    pub fn arithmetic_intensity(&self) -> f64 {
+        self.flops / self.bytes
+    }
+}

@@ -1,0 +1,358 @@
+//! One point on the roofline ([`RooflinePoint`], the seed-compatible shape in µs, TFLOP/s and an `MxNxK`
+//! label) and its conversions: from a prediction, and to and from the domain [`MeasuredPoint`] (the only place
+//! those units appear).
+
+use serde::{Deserialize, Serialize};
+
+use crate::hardware::Mode;
+use crate::measurement::{MeasuredOp, MeasuredPoint, Measurement};
+use crate::ops::{GemmShape, OpKind, OperandPrecisions, Operator};
+use crate::precision::Precision;
+use crate::roofline::{Bound, Prediction};
+use crate::units::{GIGA, MICRO, TERA};
+
+/// Whether a point was predicted or measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PointSource {
+    /// Predicted by roofline-core.
+    Simulated,
+    /// Measured on a live device.
+    Measured,
+}
+
+/// What limits a point: the original toolkit's `bottleneck` values (`memory`, `compute`), `interconnect` for
+/// a collective, and `unknown` for a measurement with no prediction beside it (and any value a newer
+/// endpoint sends that this build does not know).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bottleneck {
+    /// Bytes / bandwidth ≥ FLOPs / peak.
+    Memory,
+    /// FLOPs / peak > bytes / bandwidth.
+    Compute,
+    /// A collective, limited by the GPU-to-GPU link.
+    Interconnect,
+    /// Not predicted.
+    #[serde(other)]
+    Unknown,
+}
+
+impl Bottleneck {
+    /// `memory`, `compute`, `interconnect` or `unknown`: the wire spelling.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Bottleneck::Memory => "memory",
+            Bottleneck::Compute => "compute",
+            Bottleneck::Interconnect => "interconnect",
+            Bottleneck::Unknown => "unknown",
+        }
+    }
+}
+
+impl From<Bound> for Bottleneck {
+    fn from(bound: Bound) -> Self {
+        match bound {
+            Bound::Memory => Bottleneck::Memory,
+            Bound::Compute => Bottleneck::Compute,
+            Bound::Interconnect => Bottleneck::Interconnect,
+        }
+    }
+}
+
+impl std::fmt::Display for Bottleneck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One point on the roofline (the original toolkit's `RooflinePoint`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RooflinePoint {
+    /// Arithmetic intensity, in FLOP/byte.
+    pub ai: f64,
+    /// Achieved (measured) or attainable (simulated) throughput, in TFLOP/s (1e12 FLOP/s).
+    pub tflops: f64,
+    /// Time, in µs.
+    pub time_us: f64,
+    /// Precision that ran (for a measured point: what really ran, never a stand-in).
+    pub precision: Precision,
+    /// Shape label of the operator: `MxNxK` for a GEMM or GEMV, the operator's own label otherwise (e.g.
+    /// `1x2048` for a norm over one token).
+    pub shape: String,
+    /// Kind of the operator that ran or was predicted. Absent from older records, which are all GEMMs or
+    /// GEMVs of shape `MxNxK`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<OpKind>,
+    /// Display label, e.g. `GEMV 1x4096x4096 [FP16]`.
+    pub label: String,
+    /// Simulated or measured.
+    pub source: PointSource,
+    /// The bound of its prediction; `unknown` for a measurement with no prediction beside it.
+    pub bottleneck: Bottleneck,
+    /// Effective DRAM bandwidth = bytes / time, in GB/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_gb_s: Option<f64>,
+    /// Weight, activation and output precisions of the operator that ran or was predicted (W4A16: INT4
+    /// group-128 weights, FP16 activations). Absent from older records, where all are `precision` with its
+    /// default output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operands: Option<OperandPrecisions>,
+    /// For measured points: what ran and how.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measurement: Option<Measurement>,
+    /// For simulated points: the ceilings of the prediction (absent from measured points and older
+    /// records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
+}
+
+impl RooflinePoint {
+    /// A simulated point from a prediction.
+    #[must_use]
+    pub fn simulated(op: &Operator, prediction: &Prediction) -> RooflinePoint {
+        let precision = op.precisions.compute();
+        RooflinePoint {
+            ai: prediction.arithmetic_intensity,
+            tflops: prediction.attainable_flop_per_s / TERA,
+            time_us: prediction.time_s / MICRO,
+            precision,
+            shape: op.shape.clone(),
+            kind: Some(op.kind),
+            label: format!("{} [{precision}]", op.name),
+            source: PointSource::Simulated,
+            bottleneck: prediction.bound.into(),
+            bandwidth_gb_s: Some(prediction.bytes / prediction.time_s / 1e9),
+            operands: Some(op.precisions),
+            measurement: None,
+            mode: Some(prediction.mode),
+        }
+    }
+
+    /// The wire point of a measurement, with the bound of its prediction (`unknown` without one): time in
+    /// µs, achieved TFLOP/s and GB/s, the `MxNxK` label of a matmul.
+    #[must_use]
+    pub fn measured(point: &MeasuredPoint, bottleneck: Bottleneck) -> RooflinePoint {
+        RooflinePoint {
+            ai: point.arithmetic_intensity(),
+            tflops: point.achieved_flop_per_s() / TERA,
+            time_us: point.time_s() / MICRO,
+            precision: point.precision,
+            shape: point.op.shape_label(),
+            kind: Some(point.op.kind()),
+            label: point.label.clone(),
+            source: PointSource::Measured,
+            bottleneck,
+            bandwidth_gb_s: Some(point.achieved_bytes_per_s() / GIGA),
+            operands: Some(point.operands),
+            measurement: Some(point.measurement.clone()),
+            mode: None,
+        }
+    }
+}
+
+impl From<&RooflinePoint> for MeasuredPoint {
+    /// Reads a wire point as a measurement. A GEMM or GEMV point (or an older record without a kind) whose
+    /// shape is `MxNxK` is a [`MeasuredOp::Matmul`]; anything else keeps its kind and label. The operands are
+    /// `precision` with its default output where the record does not list them; FLOPs and bytes come from
+    /// the achieved TFLOP/s and GB/s (or the arithmetic intensity) times the time; a record without a
+    /// measurement (a simulated point, an older import) has only its `time_us` as the median and no device.
+    fn from(p: &RooflinePoint) -> MeasuredPoint {
+        let matmul = match p.kind {
+            None | Some(OpKind::Gemm | OpKind::Gemv) => p.shape.parse::<GemmShape>().ok(),
+            Some(_) => None,
+        };
+        let op = matmul.map_or_else(
+            || MeasuredOp::Other {
+                kind: p.kind.unwrap_or(OpKind::Gemm),
+                shape: p.shape.clone(),
+            },
+            MeasuredOp::Matmul,
+        );
+        let time_s = p.time_us * MICRO;
+        let flops = p.tflops * TERA * time_s;
+        let bytes = match p.bandwidth_gb_s {
+            Some(gb_s) => gb_s * GIGA * time_s,
+            None if p.ai > 0.0 => flops / p.ai,
+            None => 0.0,
+        };
+        MeasuredPoint {
+            op,
+            operands: p.operands.unwrap_or_else(|| p.precision.into()),
+            precision: p.precision,
+            label: p.label.clone(),
+            flops,
+            bytes,
+            measurement: p.measurement.clone().unwrap_or_else(|| Measurement {
+                median_s: time_s,
+                ..Measurement::default()
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bottlenecks_keep_the_original_spelling_and_read_unknown_values() {
+        for (b, text) in [
+            (Bottleneck::Memory, "\"memory\""),
+            (Bottleneck::Compute, "\"compute\""),
+            (Bottleneck::Unknown, "\"unknown\""),
+        ] {
+            assert_eq!(serde_json::to_string(&b).unwrap(), text);
+            assert_eq!(serde_json::from_str::<Bottleneck>(text).unwrap(), b);
+        }
+        // A value from a newer endpoint is not an error: it reads as unknown.
+        assert_eq!(
+            serde_json::from_str::<Bottleneck>("\"l2\"").unwrap(),
+            Bottleneck::Unknown
+        );
+        assert_eq!(Bottleneck::from(Bound::Compute), Bottleneck::Compute);
+    }
+
+    /// A measured point as `gpu-endpoint bench --json` wrote it (docs/validation/data/h100-sxm/ours.json, the
+    /// first point): an H100 SXM FP16 GEMV through cuBLASLt.
+    const H100_GEMV: &str = r#"{"ai":0.9995119570522206,"tflops":1.913459917596005,"time_us":17.535999417304993,"precision":"FP16","shape":"1x4096x4096","label":"GEMV 1x4096x4096 [FP16] measured","source":"measured","bottleneck":"memory","bandwidth_gb_s":1914.3942241963935,"operands":{"weight":"FP16","activation":"FP16","output":"FP16"},"measurement":{"backend":"cuda","library":"cuBLASLt 13.1.0","kernel":"cublasLtMatmul FP16, FP32 accumulate algo id 66 (best of 8 heuristic results, rank 1), TN, compute CUBLAS_COMPUTE_32F","device_name":"NVIDIA H100 80GB HBM3","versions":[["endpoint","0.1.0"],["driver","580.159.04"]],"median_s":1.753599941730499e-5,"p10_s":1.7376000061631202e-5,"p90_s":5.503999814391136e-5,"samples":1000,"l2_flushed":true,"verified":true,"sm_clock_mhz":1980.0,"power_w":158.879,"temperature_c":39.0,"throttle_reasons":[],"timestamp_unix_s":1795426063.3701894}}"#;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
+    }
+
+    #[test]
+    fn todays_json_reads_and_writes_back_unchanged() {
+        let point: RooflinePoint = serde_json::from_str(H100_GEMV).unwrap();
+        let written: serde_json::Value = serde_json::to_value(&point).unwrap();
+        assert_eq!(
+            written,
+            serde_json::from_str::<serde_json::Value>(H100_GEMV).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_wire_point_is_a_measured_matmul_in_base_units() {
+        let wire: RooflinePoint = serde_json::from_str(H100_GEMV).unwrap();
+        let point = MeasuredPoint::from(&wire);
+        assert_eq!(
+            point.op,
+            MeasuredOp::Matmul(GemmShape {
+                batch: 1,
+                m: 1,
+                n: 4096,
+                k: 4096
+            })
+        );
+        assert_eq!(point.op.kind(), OpKind::Gemv);
+        assert_eq!(point.time_s(), 1.753599941730499e-5);
+        // y[4096] = W[4096, 4096] · x[4096] in FP16: 2·4096² = 33,554,432 FLOP and 33,570,816 B.
+        assert!(
+            (point.flops - 33_554_432.0).abs() < 1e-3 * 33_554_432.0,
+            "{}",
+            point.flops
+        );
+        assert!(
+            (point.bytes - 33_570_816.0).abs() < 1e-3 * 33_570_816.0,
+            "{}",
+            point.bytes
+        );
+        assert!(close(point.achieved_flop_per_s(), 1.913459917596005e12));
+        assert_eq!(point.measurement.device_name, "NVIDIA H100 80GB HBM3");
+        // And back: the same point on the wire, up to the last bit of the unit conversions.
+        let back = RooflinePoint::measured(&point, Bottleneck::Memory);
+        assert!(close(back.time_us, wire.time_us) && close(back.tflops, wire.tflops));
+        assert!(close(back.ai, wire.ai));
+        assert!(close(back.bandwidth_gb_s.unwrap(), wire.bandwidth_gb_s.unwrap()));
+        assert_eq!(
+            (
+                &back.shape,
+                &back.label,
+                back.precision,
+                back.operands,
+                &back.measurement
+            ),
+            (
+                &wire.shape,
+                &wire.label,
+                wire.precision,
+                wire.operands,
+                &wire.measurement
+            )
+        );
+        assert_eq!(
+            (back.kind, back.source, back.mode),
+            (Some(OpKind::Gemv), PointSource::Measured, None)
+        );
+    }
+
+    #[test]
+    fn measured_points_survive_the_wire() {
+        // A W4A16 GEMV: INT4 group-128 weights, FP16 activations, labelled with its weight format.
+        let operands = OperandPrecisions {
+            weight: Precision::Int4G128,
+            activation: Precision::Fp16,
+            output: Precision::Fp16,
+        };
+        let op = Operator::gemv(4096, 4096, operands).unwrap();
+        let measurement = Measurement {
+            median_s: 12e-6,
+            device_name: "NVIDIA H100 80GB HBM3".into(),
+            ..Measurement::default()
+        };
+        let point = MeasuredPoint::of_operator(&op, Precision::Int4G128, " W4A16-dequant", measurement);
+        assert_eq!(point.label, "GEMV 1x4096x4096 [INT4_G128 W4A16-dequant] measured");
+        let json = serde_json::to_string(&RooflinePoint::measured(&point, Bottleneck::Memory)).unwrap();
+        let back = MeasuredPoint::from(&serde_json::from_str::<RooflinePoint>(&json).unwrap());
+        assert!(close(back.flops, point.flops) && close(back.bytes, point.bytes));
+        assert_eq!(
+            (
+                back.op,
+                back.operands,
+                back.precision,
+                back.label,
+                back.measurement
+            ),
+            (
+                point.op,
+                point.operands,
+                point.precision,
+                point.label,
+                point.measurement
+            )
+        );
+    }
+
+    #[test]
+    fn other_operators_and_older_records_keep_what_they_say() {
+        let wire: RooflinePoint = serde_json::from_str(H100_GEMV).unwrap();
+        // A model step's attention over 32 heads × 256 cached tokens × 64 dims: its label reads like a matmul
+        // shape, but it is no GEMM.
+        let attention = RooflinePoint {
+            kind: Some(OpKind::Attention),
+            shape: "32x256x64".into(),
+            ..wire.clone()
+        };
+        assert_eq!(
+            MeasuredPoint::from(&attention).op,
+            MeasuredOp::Other {
+                kind: OpKind::Attention,
+                shape: "32x256x64".into()
+            }
+        );
+        // An older record: no kind, no operands, no measurement: a matmul in `precision`, timed by `time_us`.
+        let old = RooflinePoint {
+            kind: None,
+            operands: None,
+            measurement: None,
+            precision: Precision::Fp8E4M3,
+            ..wire
+        };
+        let point = MeasuredPoint::from(&old);
+        assert_eq!(point.op.kind(), OpKind::Gemv);
+        assert_eq!(point.operands, OperandPrecisions::from(Precision::Fp8E4M3));
+        assert!(close(point.time_s(), 17.535999417304993e-6));
+        assert_eq!(point.measurement.device_name, "");
+    }
+}

@@ -8,36 +8,36 @@ use serde_json::{Value, json};
 /// The published `config.json` files (see `tests/data/hf/README.md` for their sources) and the preset each
 /// describes.
 const FILES: [(&str, &str, &str); 7] = [
-    ("qwen3-8b", "qwen3-8b", include_str!("data/hf/qwen3-8b.json")),
+    ("qwen3-8b", "qwen3-8b", include_str!("../data/hf/qwen3-8b.json")),
     (
         "qwen3-30b-a3b",
         "qwen3-30b-a3b",
-        include_str!("data/hf/qwen3-30b-a3b.json"),
+        include_str!("../data/hf/qwen3-30b-a3b.json"),
     ),
     (
         "gpt-oss-20b",
         "gpt-oss-20b",
-        include_str!("data/hf/gpt-oss-20b.json"),
+        include_str!("../data/hf/gpt-oss-20b.json"),
     ),
     (
         "deepseek-v3",
         "deepseek-v3",
-        include_str!("data/hf/deepseek-v3.json"),
+        include_str!("../data/hf/deepseek-v3.json"),
     ),
     (
         "mistral-7b",
         "mistral-7b",
-        include_str!("data/hf/mistral-7b.json"),
+        include_str!("../data/hf/mistral-7b.json"),
     ),
     (
         "gemma-3-27b",
         "gemma-3-27b",
-        include_str!("data/hf/gemma-3-27b.json"),
+        include_str!("../data/hf/gemma-3-27b.json"),
     ),
     (
         "llama-4-scout",
         "llama-4-scout",
-        include_str!("data/hf/llama-4-scout.json"),
+        include_str!("../data/hf/llama-4-scout.json"),
     ),
 ];
 

@@ -1,0 +1,379 @@
+//! The model presets: data only, each transcribed from its published Hugging Face `config.json` with the
+//! source and the published parameter count.
+
+use std::sync::LazyLock;
+
+use super::{MlaConfig, ModelConfig, MoeConfig, SlidingWindow};
+use crate::ops::Norm;
+
+/// A dense Llama-style preset: gated SiLU FFN, RMSNorm.
+#[allow(clippy::too_many_arguments)]
+fn dense(
+    key: &str,
+    name: &str,
+    (layers, hidden, heads, kv_heads, head_dim): (u32, u64, u64, u64, u64),
+    (ffn_dim, vocab, tied_embeddings): (u64, u64, bool),
+    published_params: f64,
+    source: &str,
+) -> ModelConfig {
+    ModelConfig {
+        key: key.to_owned(),
+        name: name.to_owned(),
+        layers,
+        hidden,
+        heads,
+        kv_heads,
+        head_dim,
+        ffn_dim,
+        vocab,
+        gated_ffn: true,
+        tied_embeddings,
+        norm: Norm::RmsNorm,
+        moe: None,
+        mla: None,
+        sliding_window: None,
+        published_params,
+        published_active_params: None,
+        source: source.to_owned(),
+    }
+}
+
+pub(super) static PRESETS: LazyLock<Vec<ModelConfig>> = LazyLock::new(|| {
+    vec![
+        dense(
+            "llama-3.1-8b",
+            "Llama 3.1 8B",
+            (32, 4096, 32, 8, 128),
+            (14_336, 128_256, false),
+            8.03e9,
+            "huggingface.co/meta-llama/Llama-3.1-8B config.json; 8.03B per the model card",
+        ),
+        dense(
+            "llama-3.1-70b",
+            "Llama 3.1 70B",
+            (80, 8192, 64, 8, 128),
+            (28_672, 128_256, false),
+            70.6e9,
+            "huggingface.co/meta-llama/Llama-3.1-70B config.json; 70.6B per the model card",
+        ),
+        dense(
+            "llama-3.1-405b",
+            "Llama 3.1 405B",
+            (126, 16_384, 128, 8, 128),
+            (53_248, 128_256, false),
+            405.9e9,
+            "huggingface.co/meta-llama/Llama-3.1-405B config.json; 405.9B per the model card",
+        ),
+        dense(
+            "llama-3.2-1b",
+            "Llama 3.2 1B",
+            (16, 2048, 32, 8, 64),
+            (8192, 128_256, true),
+            1.24e9,
+            "huggingface.co/meta-llama/Llama-3.2-1B config.json; 1.24B per the model card",
+        ),
+        dense(
+            "llama-3.2-3b",
+            "Llama 3.2 3B",
+            (28, 3072, 24, 8, 128),
+            (8192, 128_256, true),
+            3.21e9,
+            "huggingface.co/meta-llama/Llama-3.2-3B config.json; 3.21B per the model card",
+        ),
+        dense(
+            "qwen2.5-7b",
+            "Qwen2.5 7B",
+            (28, 3584, 28, 4, 128),
+            (18_944, 152_064, false),
+            7.61e9,
+            "huggingface.co/Qwen/Qwen2.5-7B config.json; 7.61B per the model card (QKV biases omitted, 0.1M)",
+        ),
+        dense(
+            "qwen2.5-72b",
+            "Qwen2.5 72B",
+            (80, 8192, 64, 8, 128),
+            (29_568, 152_064, false),
+            72.7e9,
+            "huggingface.co/Qwen/Qwen2.5-72B config.json; 72.7B per the model card (QKV biases omitted)",
+        ),
+        ModelConfig {
+            sliding_window: window(4096, 32),
+            ..dense(
+                "mistral-7b",
+                "Mistral 7B v0.1",
+                (32, 4096, 32, 8, 128),
+                (14_336, 32_000, false),
+                7.24e9,
+                "huggingface.co/mistralai/Mistral-7B-v0.1 config.json (sliding_window 4096 on every layer); 7.24B per the model page",
+            )
+        },
+        ModelConfig {
+            moe: Some(MoeConfig {
+                experts: 8,
+                top_k: 2,
+                shared_experts: 0,
+                expert_ffn: 14_336,
+                dense_layers: 0,
+            }),
+            published_active_params: Some(12.9e9),
+            ..dense(
+                "mixtral-8x7b",
+                "Mixtral 8x7B",
+                (32, 4096, 32, 8, 128),
+                (14_336, 32_000, false),
+                46.7e9,
+                "huggingface.co/mistralai/Mixtral-8x7B-v0.1 config.json; 46.7B total, 12.9B active (Mistral AI)",
+            )
+        },
+        ModelConfig {
+            moe: Some(MoeConfig {
+                experts: 256,
+                top_k: 8,
+                shared_experts: 1,
+                expert_ffn: 2048,
+                dense_layers: 3,
+            }),
+            mla: Some(DEEPSEEK_V3_MLA),
+            published_active_params: Some(37e9),
+            ..dense(
+                "deepseek-v3",
+                "DeepSeek-V3 (MLA approximated)",
+                (61, 7168, 128, 128, 128),
+                (18_432, 129_280, false),
+                671e9,
+                "huggingface.co/deepseek-ai/DeepSeek-V3 config.json; 671B total, 37B active (technical report, arXiv:2412.19437; MTP module excluded)",
+            )
+        },
+        dense(
+            "tinyllama-1.1b",
+            "TinyLlama 1.1B",
+            (22, 2048, 32, 4, 64),
+            (5632, 32_000, false),
+            1.1e9,
+            "huggingface.co/TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T config.json; 1.1B",
+        ),
+        dense(
+            "qwen3-4b",
+            "Qwen3 4B",
+            (36, 2560, 32, 8, 128),
+            (9728, 151_936, true),
+            4.0e9,
+            "huggingface.co/Qwen/Qwen3-4B config.json; 4.0B (3.6B non-embedding) per the model card (QK norms omitted)",
+        ),
+        dense(
+            "qwen3-8b",
+            "Qwen3 8B",
+            (36, 4096, 32, 8, 128),
+            (12_288, 151_936, false),
+            8.2e9,
+            "huggingface.co/Qwen/Qwen3-8B config.json; 8.2B (6.95B non-embedding) per the model card (QK norms omitted)",
+        ),
+        dense(
+            "qwen3-14b",
+            "Qwen3 14B",
+            (40, 5120, 40, 8, 128),
+            (17_408, 151_936, false),
+            14.8e9,
+            "huggingface.co/Qwen/Qwen3-14B config.json; 14.8B (13.2B non-embedding) per the model card (QK norms omitted)",
+        ),
+        dense(
+            "qwen3-32b",
+            "Qwen3 32B",
+            (64, 5120, 64, 8, 128),
+            (25_600, 151_936, false),
+            32.8e9,
+            "huggingface.co/Qwen/Qwen3-32B config.json; 32.8B (31.2B non-embedding) per the model card (QK norms omitted)",
+        ),
+        ModelConfig {
+            moe: moe(128, 8, 0, 768, 0),
+            published_active_params: Some(3.3e9),
+            ..dense(
+                "qwen3-30b-a3b",
+                "Qwen3 30B-A3B",
+                (48, 2048, 32, 4, 128),
+                (6144, 151_936, false),
+                30.5e9,
+                "huggingface.co/Qwen/Qwen3-30B-A3B config.json; 30.5B total, 3.3B active per the model card",
+            )
+        },
+        ModelConfig {
+            moe: moe(128, 8, 0, 1536, 0),
+            published_active_params: Some(22e9),
+            ..dense(
+                "qwen3-235b-a22b",
+                "Qwen3 235B-A22B",
+                (94, 4096, 64, 4, 128),
+                (12_288, 151_936, false),
+                235e9,
+                "huggingface.co/Qwen/Qwen3-235B-A22B config.json; 235B total, 22B active per the model card",
+            )
+        },
+        ModelConfig {
+            moe: moe(32, 4, 0, 2880, 0),
+            sliding_window: window(128, 12),
+            published_active_params: Some(3.61e9),
+            ..dense(
+                "gpt-oss-20b",
+                "gpt-oss-20b",
+                (24, 2880, 64, 8, 64),
+                (2880, 201_088, false),
+                20.91e9,
+                "huggingface.co/openai/gpt-oss-20b config.json (128-token window on alternate layers); 20.91B total, \
+                 3.61B active without the embedding (gpt-oss model card, arXiv:2508.10925; '21B, 3.6B active' on \
+                 the model page); attention sinks and biases omitted (7M)",
+            )
+        },
+        ModelConfig {
+            moe: moe(128, 4, 0, 2880, 0),
+            sliding_window: window(128, 18),
+            published_active_params: Some(5.13e9),
+            ..dense(
+                "gpt-oss-120b",
+                "gpt-oss-120b",
+                (36, 2880, 64, 8, 64),
+                (2880, 201_088, false),
+                116.83e9,
+                "huggingface.co/openai/gpt-oss-120b config.json (128-token window on alternate layers); 116.83B total, \
+                 5.13B active without the embedding (gpt-oss model card, arXiv:2508.10925; '117B, 5.1B active' on \
+                 the model page); attention sinks and biases omitted (40M)",
+            )
+        },
+        ModelConfig {
+            moe: moe(16, 1, 1, 8192, 0),
+            sliding_window: chunked(8192, 36),
+            published_active_params: Some(17e9),
+            ..dense(
+                "llama-4-scout",
+                "Llama 4 Scout 17B-16E",
+                (48, 5120, 40, 8, 128),
+                (16_384, 202_048, false),
+                109e9,
+                "huggingface.co/meta-llama/Llama-4-Scout-17B-16E config.json (text_config; chunked attention of 8192 \
+                 on 3 of 4 layers); 109B total, 17B active per the model card, the total including the vision \
+                 encoder (0.83B, not modelled)",
+            )
+        },
+        ModelConfig {
+            moe: moe(128, 1, 1, 8192, 24),
+            sliding_window: chunked(8192, 36),
+            published_active_params: Some(17e9),
+            ..dense(
+                "llama-4-maverick",
+                "Llama 4 Maverick 17B-128E",
+                (48, 5120, 40, 8, 128),
+                (16_384, 202_048, false),
+                400e9,
+                "huggingface.co/meta-llama/Llama-4-Maverick-17B-128E config.json (text_config; MoE on every other \
+                 layer, chunked attention of 8192 on 3 of 4 layers); 400B total, 17B active per the model card \
+                 (vision encoder not modelled)",
+            )
+        },
+        ModelConfig {
+            sliding_window: window(1024, 40),
+            ..dense(
+                "gemma-3-12b",
+                "Gemma 3 12B (text)",
+                (48, 3840, 16, 8, 256),
+                (15_360, 262_208, true),
+                11.771e9,
+                "huggingface.co/google/gemma-3-12b-pt config.json (text_config; 1024-token window on 5 of 6 \
+                 layers); 1,012M embedding + 10,759M non-embedding (Gemma 3 technical report, arXiv:2503.19786, \
+                 Table 1; the 417M vision encoder not modelled); GeGLU analysed as a gated FFN",
+            )
+        },
+        ModelConfig {
+            sliding_window: window(1024, 52),
+            ..dense(
+                "gemma-3-27b",
+                "Gemma 3 27B (text)",
+                (62, 5376, 32, 16, 128),
+                (21_504, 262_208, true),
+                27.016e9,
+                "huggingface.co/google/gemma-3-27b-pt config.json (text_config; 1024-token window on 5 of 6 \
+                 layers); 1,416M embedding + 25,600M non-embedding (Gemma 3 technical report, arXiv:2503.19786, \
+                 Table 1; the 417M vision encoder not modelled); GeGLU analysed as a gated FFN",
+            )
+        },
+        ModelConfig {
+            moe: moe(256, 8, 1, 2048, 3),
+            mla: Some(DEEPSEEK_V3_MLA),
+            published_active_params: Some(37e9),
+            ..dense(
+                "deepseek-r1",
+                "DeepSeek-R1 (MLA approximated)",
+                (61, 7168, 128, 128, 128),
+                (18_432, 129_280, false),
+                671e9,
+                "huggingface.co/deepseek-ai/DeepSeek-R1 config.json (the DeepSeek-V3 architecture); 671B total, \
+                 37B active per the model card (MTP module excluded)",
+            )
+        },
+        ModelConfig {
+            moe: moe(384, 8, 1, 2048, 1),
+            mla: Some(DEEPSEEK_V3_MLA),
+            published_active_params: Some(32e9),
+            ..dense(
+                "kimi-k2",
+                "Kimi K2 (MLA approximated)",
+                (61, 7168, 64, 64, 128),
+                (18_432, 163_840, false),
+                1e12,
+                "huggingface.co/moonshotai/Kimi-K2-Instruct config.json (the DeepSeek-V3 architecture); '1T' total, \
+                 '32B' activated per the model card (the Kimi K2 report, arXiv:2507.20534, says 1.04T; the \
+                 structure gives 1.026T)",
+            )
+        },
+        dense(
+            "mistral-small-3",
+            "Mistral Small 3 24B",
+            (40, 5120, 32, 8, 128),
+            (32_768, 131_072, false),
+            24e9,
+            "huggingface.co/mistralai/Mistral-Small-24B-Base-2501 config.json; '24B parameters' per the model card",
+        ),
+    ]
+});
+
+/// DeepSeek-V3's multi-head latent attention, shared by DeepSeek-R1 and Kimi K2.
+const DEEPSEEK_V3_MLA: MlaConfig = MlaConfig {
+    q_lora_rank: 1536,
+    kv_lora_rank: 512,
+    rope_head_dim: 64,
+    nope_head_dim: 128,
+    v_head_dim: 128,
+};
+
+/// A MoE layout: routed experts, experts per token, shared experts, expert width, dense-FFN layers.
+const fn moe(
+    experts: u64,
+    top_k: u64,
+    shared_experts: u64,
+    expert_ffn: u64,
+    dense_layers: u32,
+) -> Option<MoeConfig> {
+    Some(MoeConfig {
+        experts,
+        top_k,
+        shared_experts,
+        expert_ffn,
+        dense_layers,
+    })
+}
+
+/// A sliding window of `window` tokens on `layers` layers.
+const fn window(window: u64, layers: u32) -> Option<SlidingWindow> {
+    Some(SlidingWindow {
+        window,
+        layers,
+        chunked: false,
+    })
+}
+
+/// Llama 4 chunked attention: chunks of `window` tokens on `layers` layers.
+const fn chunked(window: u64, layers: u32) -> Option<SlidingWindow> {
+    Some(SlidingWindow {
+        window,
+        layers,
+        chunked: true,
+    })
+}

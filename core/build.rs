@@ -482,7 +482,12 @@ fn generate(text: &str) -> Result<String, String> {
         };
         let device: Device = toml::Value::Table(table)
             .try_into()
-            .map_err(|e: toml::de::Error| fail(&key, "entry", e.to_string().trim_end()))?;
+            .map_err(|e: toml::de::Error| {
+                format!(
+                    "{SOURCE}: device `{key}`: {}",
+                    e.to_string().trim().replace('\n', " ")
+                )
+            })?;
         if !keys.insert(key.clone()) {
             return Err(fail(&key, "key", "appears twice"));
         }

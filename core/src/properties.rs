@@ -6,12 +6,25 @@ use proptest::prelude::*;
 use crate::advisor::advise_operator;
 use crate::analysis::{Phase, Workload, analyze_model};
 use crate::corrections::{Corrections, analyze_operator};
-use crate::hardware::catalog;
-use crate::model::model_presets;
+use crate::hardware::{HardwareSpec, catalog};
+use crate::model::{ModelConfig, model_presets};
 use crate::ops::{AttentionShape, GemmShape, MoeShape, Operator};
 use crate::precision::Precision;
-use crate::quant_config::quant_configs;
+use crate::quant_config::{QuantConfig, quant_configs};
 use crate::roofline::predict;
+
+/// Any catalog device, preset and precision config: the whole lists, however long they grow.
+fn device() -> impl Strategy<Value = HardwareSpec> {
+    prop::sample::select(catalog())
+}
+
+fn model() -> impl Strategy<Value = ModelConfig> {
+    prop::sample::select(model_presets())
+}
+
+fn config() -> impl Strategy<Value = QuantConfig> {
+    prop::sample::select(quant_configs())
+}
 
 fn precision() -> impl Strategy<Value = Precision> {
     prop::sample::select(Precision::ALL.to_vec())
@@ -38,14 +51,14 @@ proptest! {
 
     #[test]
     fn no_input_panics(
-        hw in 0..25usize, model in 0..11usize, config in 0..18usize, phase in phase(),
+        hw in device(), model in model(), config in config(), phase in phase(),
         batch in any::<u32>(), context in any::<u32>(), dims in prop::array::uniform4(any::<u64>()),
         p in precision(), fused in any::<bool>(), causal in any::<bool>(), wave in any::<bool>(),
     ) {
-        let hardware = &if wave { catalog()[hw].reference().unwrap() } else { catalog()[hw].clone() };
+        let hardware = &if wave { hw.reference().unwrap() } else { hw };
         let corrections = Corrections { wave_quantization: wave, ..Corrections::ALL };
         let workload = Workload { phase, batch, context };
-        let analysis = analyze_model(hardware, &model_presets()[model], &quant_configs()[config], &workload, &corrections);
+        let analysis = analyze_model(hardware, &model, &config, &workload, &corrections);
         if let Ok(a) = analysis {
             prop_assert!(a.total_time_s.is_finite() && a.total_time_s > 0.0);
         }
@@ -70,16 +83,15 @@ proptest! {
         if let Ok(ops) = Operator::moe_experts(&moe, p.into()) {
             prop_assert!(ops.iter().all(|o| o.bytes().is_finite()));
         }
-        let _ = advise_operator(hardware, GemmShape { batch: 1, m: a, n: b, k: c }, quant_configs()[config].key.as_str(), &corrections);
+        let _ = advise_operator(hardware, GemmShape { batch: 1, m: a, n: b, k: c }, config.key.as_str(), &corrections);
     }
 
     #[test]
     fn model_time_grows_with_batch_and_context(
-        hw in 0..25usize, model in 0..11usize, config in 0..18usize, phase in phase(),
+        hardware in device(), model in model(), config in config(), phase in phase(),
         batch in 1..64u32, context in 1..8192u32, extra in 1..64u32, corrections in monotonic_corrections(),
     ) {
-        let (hardware, model, config) = (&catalog()[hw], &model_presets()[model], &quant_configs()[config]);
-        let run = |batch, context| analyze_model(hardware, model, config, &Workload { phase, batch, context }, &corrections);
+        let run = |batch, context| analyze_model(&hardware, &model, &config, &Workload { phase, batch, context }, &corrections);
         if let Ok(base) = run(batch, context) {
             let more_batch = run(batch + extra, context).unwrap();
             let more_context = run(batch, context + extra).unwrap();
@@ -91,12 +103,11 @@ proptest! {
 
     #[test]
     fn gemm_time_grows_with_each_dimension(
-        hw in 0..25usize, p in precision(), m in 1..4096u64, n in 1..8192u64, k in 1..8192u64,
+        hardware in device(), p in precision(), m in 1..4096u64, n in 1..8192u64, k in 1..8192u64,
         extra in 1..512u64, corrections in monotonic_corrections(),
     ) {
-        let hardware = &catalog()[hw];
         let time = |m, n, k| {
-            Operator::matmul(m, n, k, p.into()).and_then(|op| analyze_operator(hardware, &op, &corrections)).map(|a| a.time_s)
+            Operator::matmul(m, n, k, p.into()).and_then(|op| analyze_operator(&hardware, &op, &corrections)).map(|a| a.time_s)
         };
         if let Ok(base) = time(m, n, k) {
             for grown in [time(m + extra, n, k), time(m, n + extra, k), time(m, n, k + extra)] {

@@ -1,8 +1,10 @@
-//! The compiled-in catalog must equal the research file `core/data/hardware-sources.toml`, figure for
-//! figure, so a datasheet correction there cannot silently miss the product.
+//! The catalog against its research file `core/data/hardware-sources.toml` (which core's build script turns
+//! into the catalog): every device present with sane figures and sources, every reference ceiling the
+//! research file's measurement or a stated derivation, the published matmul ceilings reproduced, and the
+//! interconnects converted to one direction with their reference fractions.
 
 use roofline_core::hardware::{MATRIX_KERNEL_FLOOR_S, VECTOR_KERNEL_FLOOR_S, fallback_paths};
-use roofline_core::{ComputePath, catalog, find_hardware};
+use roofline_core::{catalog, find_hardware};
 use roofline_tests::workspace_root;
 
 #[derive(serde::Deserialize)]
@@ -10,24 +12,14 @@ struct SourceFile {
     device: Vec<SourceDevice>,
 }
 
+/// The fields of a `[[device]]` entry these checks read (the build script reads them all).
 #[derive(serde::Deserialize)]
 struct SourceDevice {
     key: String,
-    arch: String,
-    memory_gb: f64,
     dram_bw_gbs: f64,
-    l2_mb: Option<f64>,
-    sm_count: Option<u32>,
-    boost_mhz: Option<f64>,
-    tdp_w: Option<f64>,
     peak_tflops: std::collections::BTreeMap<String, f64>,
     #[serde(default)]
     sparse_tflops: std::collections::BTreeMap<String, f64>,
-    sources: Vec<String>,
-    #[serde(default)]
-    derived: Vec<String>,
-    #[serde(default)]
-    unverified: Vec<String>,
     /// Achievable fractions measured by others (or by this project, docs/validation).
     #[serde(default)]
     measured: std::collections::BTreeMap<String, f64>,
@@ -37,22 +29,11 @@ struct SourceDevice {
     interconnect_gbs: Option<f64>,
     /// The scale-up link kind; absent where no scale-up link is modelled.
     interconnect_link: Option<String>,
-    interconnect_topology: Option<String>,
-    scale_up_gpus: Option<u32>,
-    #[serde(default)]
-    interconnect_sources: Vec<String>,
     /// nccl-tests ring bus bandwidth measurements.
     #[serde(default)]
     interconnect_measured: std::collections::BTreeMap<String, f64>,
     #[serde(default)]
     interconnect_measured_sources: Vec<String>,
-}
-
-fn path(name: &str) -> ComputePath {
-    *ComputePath::ALL
-        .iter()
-        .find(|p| p.name().eq_ignore_ascii_case(name))
-        .unwrap_or_else(|| panic!("unknown path {name} in the research file"))
 }
 
 fn sources() -> SourceFile {
@@ -61,52 +42,55 @@ fn sources() -> SourceFile {
     toml::from_str(&text).expect("hardware-sources.toml parses")
 }
 
+/// Every device of the research file is in the catalog (core's build script generates it from that file, so a
+/// figure-for-figure transcription check would be a tautology), with sources and sane figures: every number
+/// finite and positive, every sparse peak at least its dense one, the DRAM bandwidth in base units.
 #[test]
-fn every_device_matches_its_sources_exactly() {
+fn every_research_device_is_catalogued_with_sane_figures() {
     let file = sources();
     assert_eq!(file.device.len(), catalog().len(), "device count");
     for d in &file.device {
-        let h = find_hardware(&d.key).unwrap();
         let key = &d.key;
-        assert_eq!(h.arch_label, d.arch, "{key} arch");
-        assert_eq!(h.memory_bytes, d.memory_gb * 1e9, "{key} memory");
+        let h = find_hardware(key).unwrap_or_else(|e| panic!("{key}: {e}"));
+        h.check().unwrap_or_else(|e| panic!("{key}: {e}"));
+        assert!(
+            !h.sources.is_empty() && h.sources.iter().all(|s| !s.trim().is_empty()),
+            "{key} sources"
+        );
+        // GB/s as published, bytes/s inside.
         assert_eq!(
             h.dram_bandwidth_bytes_per_s,
             d.dram_bw_gbs * 1e9,
             "{key} bandwidth"
         );
-        assert_eq!(h.l2_bytes, d.l2_mb.map(|v| v * 1e6), "{key} L2");
-        assert_eq!(h.sm_count, d.sm_count, "{key} SMs");
-        assert_eq!(h.boost_clock_hz, d.boost_mhz.map(|v| v * 1e6), "{key} clock");
-        assert_eq!(h.tdp_w, d.tdp_w, "{key} TDP");
-        assert_eq!(h.peaks.len(), d.peak_tflops.len(), "{key} number of dense peaks");
-        for (name, tflops) in &d.peak_tflops {
-            let peak = h.peak(path(name)).unwrap_or_else(|| panic!("{key} lacks {name}"));
-            assert_eq!(peak.dense_flop_per_s, tflops * 1e12, "{key} dense {name}");
-            assert_eq!(
-                peak.sparse_flop_per_s,
-                d.sparse_tflops.get(name).map(|s| s * 1e12),
-                "{key} sparse {name}"
-            );
+        let figures = [
+            Some(h.memory_bytes),
+            Some(h.dram_bandwidth_bytes_per_s),
+            h.l2_bytes,
+            h.boost_clock_hz,
+            h.tdp_w,
+        ];
+        for v in figures.into_iter().flatten() {
+            assert!(v.is_finite() && v > 0.0, "{key}: {v}");
         }
-        assert_eq!(h.sources, d.sources, "{key} sources");
-        assert_eq!(h.derived, d.derived, "{key} derived");
-        assert_eq!(h.unverified, d.unverified, "{key} unverified");
-    }
-}
-
-#[test]
-fn sparse_only_figures_never_become_dense_peaks() {
-    // A sparse figure for a path with no dense figure (none today) would be dropped, never promoted.
-    for d in sources().device {
-        for name in d.sparse_tflops.keys() {
-            if !d.peak_tflops.contains_key(name) {
+        assert!(!h.peaks.is_empty(), "{key} has no peak");
+        for peak in &h.peaks {
+            assert!(
+                peak.dense_flop_per_s.is_finite() && peak.dense_flop_per_s > 0.0,
+                "{key} {}",
+                peak.path
+            );
+            if let Some(sparse) = peak.sparse_flop_per_s {
                 assert!(
-                    find_hardware(&d.key).unwrap().peak(path(name)).is_none(),
-                    "{} {name}",
-                    d.key
+                    sparse.is_finite() && sparse >= peak.dense_flop_per_s,
+                    "{key} {}",
+                    peak.path
                 );
             }
+        }
+        // Sparse figures are only ever published beside a dense one (the build refuses any other).
+        for name in d.sparse_tflops.keys() {
+            assert!(d.peak_tflops.contains_key(name), "{key} sparse {name}");
         }
     }
 }
@@ -237,15 +221,8 @@ fn every_interconnect_matches_its_sources() {
             .interconnect_gbs
             .unwrap_or_else(|| panic!("{key}: interconnect_link without interconnect_gbs"));
         assert_eq!(link.link.name(), link_name, "{key} link");
-        assert_eq!(
-            Some(link.topology.name()),
-            d.interconnect_topology.as_deref(),
-            "{key} topology"
-        );
         // Published figures are bidirectional; the catalog stores one direction.
         assert_eq!(link.bandwidth_bytes_per_s, gbs / 2.0 * 1e9, "{key} bandwidth");
-        assert_eq!(Some(link.max_gpus), d.scale_up_gpus, "{key} domain");
-        assert_eq!(link.sources, d.interconnect_sources, "{key} sources");
         assert!(!link.sources.is_empty(), "{key} interconnect without a source");
         assert_eq!(
             (link.collective_latency_s, link.step_latency_s),

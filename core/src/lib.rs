@@ -18,6 +18,8 @@
 //!   [`analyze_model_parallel`] splits it over GPUs ([`Parallelism`], collectives over the device's
 //!   [`hardware::Interconnect`]).
 //! - [`advise_model`] and [`advise_operator`]: quantization advice ranked by predicted time.
+//! - [`measurement::MeasuredPoint`], [`validation`], [`measured_device`] and [`step_comparison`]:
+//!   measurements in base units against their predictions, on the device that ran them.
 //! - [`wire`]: the JSON types shared by the web page and the endpoint (feature `serde`).
 //!
 //! Everything inside is in base units: FLOP, bytes, seconds, FLOP/s, bytes/s.

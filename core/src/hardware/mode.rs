@@ -12,7 +12,7 @@ use crate::error::Error;
 pub enum Provenance {
     /// Vendor datasheets and the other sources listed in `sources`.
     Datasheet,
-    /// Datasheet peaks and bandwidth scaled by the achievable fractions of [`ReferenceCeilings`], plus their
+    /// Datasheet peaks and bandwidth scaled by the achievable fractions of [`ReferenceCeilings`](super::ReferenceCeilings), plus their
     /// per-kernel floors ([`HardwareSpec::reference`]).
     Reference,
     /// Entered by the user.
@@ -28,7 +28,7 @@ pub enum Provenance {
 pub enum Mode {
     /// The ideal bound: datasheet peaks and bandwidth, no per-kernel time, no corrections.
     Datasheet,
-    /// The default: what tuned libraries reach ([`ReferenceCeilings`]), per-kernel floors, and the
+    /// The default: what tuned libraries reach ([`ReferenceCeilings`](super::ReferenceCeilings)), per-kernel floors, and the
     /// realistic corrections ([`crate::corrections::Corrections::REALISTIC`]).
     #[default]
     Reference,

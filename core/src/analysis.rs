@@ -21,8 +21,7 @@
 
 use crate::corrections::{Corrections, OpAnalysis, analyze_operator};
 use crate::error::Error;
-use crate::hardware::Collective;
-use crate::hardware::{HardwareSpec, Mode};
+use crate::hardware::{Collective, HardwareSpec, Mode};
 use crate::model::ModelConfig;
 use crate::ops::{AttentionShape, MoeShape, OpKind, OperandPrecisions, Operator};
 use crate::parallel::Parallelism;

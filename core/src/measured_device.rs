@@ -1,9 +1,8 @@
 //! Which device took a measured point, and whether a spec may be compared with it: a measurement is only
 //! ever compared with predictions for the device that ran it. Works on domain [`MeasuredPoint`]s.
 
-use crate::hardware::HardwareSpec;
 pub use crate::hardware::catalog_key_of_device_name;
-use crate::hardware::find_hardware;
+use crate::hardware::{HardwareSpec, find_hardware};
 use crate::measurement::{BackendKind, MeasuredPoint};
 
 /// The device that ran a measured point.

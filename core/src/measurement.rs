@@ -231,3 +231,37 @@ impl MeasuredPoint {
         self.flops / self.bytes
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_ran_keeps_its_kind_shape_and_work() {
+        let measurement = |median_s| Measurement {
+            median_s,
+            ..Measurement::default()
+        };
+        // 64×256×128 FP16 GEMM: 2·64·256·128 = 4,194,304 FLOP; 2·(64·128 + 128·256 + 64·256) = 114,688 B.
+        let gemm = Operator::gemm(64, 256, 128, Precision::Fp16.into()).unwrap();
+        let p = MeasuredPoint::of_operator(&gemm, Precision::Fp16, "", measurement(1e-6));
+        assert_eq!(
+            (p.op.kind(), p.op.shape_label().as_str()),
+            (OpKind::Gemm, "64x256x128")
+        );
+        assert_eq!((p.flops, p.bytes), (4_194_304.0, 114_688.0));
+        assert!((p.achieved_flop_per_s() - 4.194_304e12).abs() < 1.0);
+        assert!((p.arithmetic_intensity() - 4_194_304.0 / 114_688.0).abs() < 1e-12);
+        // Batched GEMMs (MoE experts) are no plain matmul: they keep their kind and label.
+        let experts = Operator::batched_gemm(8, 4, 16, 32, Precision::Bf16.into()).unwrap();
+        let p = MeasuredPoint::of_operator(&experts, Precision::Bf16, "", measurement(1e-6));
+        assert_eq!(
+            p.op,
+            MeasuredOp::Other {
+                kind: OpKind::BatchedGemm,
+                shape: "8x4x16x32".into()
+            }
+        );
+        assert_eq!(p.op.kind(), OpKind::BatchedGemm);
+    }
+}

@@ -23,8 +23,7 @@
 //! Pipeline parallelism is not modelled yet: any degree other than 1 is refused.
 
 use crate::error::Error;
-use crate::hardware::HardwareSpec;
-use crate::hardware::Interconnect;
+use crate::hardware::{HardwareSpec, Interconnect};
 use crate::model::ModelConfig;
 use crate::quant_config::QuantConfig;
 

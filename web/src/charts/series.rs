@@ -165,7 +165,10 @@ pub fn other_device_points(points: &[RooflinePoint]) -> Vec<PlotPoint> {
             p.color = (148, 163, 184);
             p.faint = true;
             p.tag = None;
-            let device = roofline_core::measured_device::PointDevice::of(&r.into()).label();
+            let device = roofline_core::measured_device::PointDevice::of(
+                &roofline_core::measurement::MeasuredPoint::from(r),
+            )
+            .label();
             p.tooltip
                 .insert(1, format!("measured on {device}: another device, not compared"));
             p

@@ -62,7 +62,9 @@ pub mod wire;
 pub use advisor::{
     Advice, Candidate, Skipped, TENSOR_PARALLEL_DEGREES, advise_model, advise_model_parallel, advise_operator,
 };
-pub use analysis::{ModelAnalysis, Phase, Workload, analyze_model, analyze_model_parallel};
+pub use analysis::{
+    ModelAnalysis, Phase, StepBatch, Workload, analyze_model, analyze_model_parallel, analyze_step,
+};
 pub use config::{QuantConfig, find_quant_config, quant_configs};
 pub use corrections::{
     Corrections, EAGER_LAUNCH_S, GRAPH_LAUNCH_S, KERNEL_LAUNCH_FLOOR_S, OpAnalysis, StepLaunch, WAVE_TILE,

@@ -45,6 +45,7 @@ mod formats;
 pub mod hardware;
 #[cfg(feature = "serde")]
 pub mod measured_device;
+mod memory;
 mod model;
 pub mod ops;
 mod parallel;
@@ -78,6 +79,9 @@ pub use formats::{
 pub use hardware::{
     Architecture, ComputePath, HardwareSpec, Mode, Peak, Provenance, ReferenceCeilings, calibrated_key,
     catalog, find_hardware, find_hardware_in,
+};
+pub use memory::{
+    MemoryBudget, MemoryFraction, MemoryRule, activation_bytes, device_capacity_bytes, memory_budget,
 };
 pub use model::{MlaConfig, ModelConfig, MoeConfig, ParamCount, SlidingWindow, find_model, model_presets};
 pub use ops::{Activation, AttentionShape, GemmShape, MoeShape, Norm, OpKind, OperandPrecisions, Operator};

@@ -54,6 +54,7 @@ pub mod precision;
 mod properties;
 mod recommendation;
 pub mod roofline;
+mod serving;
 pub mod units;
 #[cfg(feature = "serde")]
 pub mod validation;
@@ -91,3 +92,10 @@ pub use recommendation::{
     MemoryFit, Pick, Recommendation, memory_fit, recommend_model, recommend_model_parallel,
 };
 pub use roofline::{Bound, Prediction, predict};
+#[cfg(feature = "serde")]
+pub use serving::{BenchFormat, MeasuredServingPoint, ServingComparison, compare_measured, parse_measured};
+pub use serving::{
+    CONCURRENCY_GRID, ConfigFit, Engine, EnginePreset, InFlight, Load, METRICS, MetricDefinition, Regime,
+    Scheduler, SchedulerKind, ServingModel, ServingOutcome, ServingPoint, ServingScenario, ServingWorkload,
+    Sla, SlaOutcome, SlaPick, Sweep, SweepSpec, Unstable, UnsupportedConfig, concurrency_grid, sweep,
+};

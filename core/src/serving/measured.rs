@@ -464,4 +464,53 @@ mod tests {
         assert!(err(&second).contains("line 3: not JSON"), "{}", err(&second));
         assert!(err(&format!("{header}\n")).contains("no measured serving run"));
     }
+
+    #[test]
+    fn measured_points_compare_with_predictions_at_their_own_load_and_lengths() {
+        use crate::{
+            Corrections, Engine, Mode, Parallelism, SchedulerKind, find_hardware_in, find_model,
+            find_quant_config,
+        };
+        let hardware = find_hardware_in("h100_sxm", Mode::Reference).unwrap();
+        let preset = Engine::Vllm.preset(hardware, &Parallelism::SINGLE);
+        let scenario = ServingScenario {
+            hardware,
+            model: find_model("llama-3.1-8b").unwrap(),
+            config: find_quant_config("bf16").unwrap(),
+            parallelism: Parallelism::SINGLE,
+            corrections: Corrections::REALISTIC,
+            scheduler: preset.scheduler(SchedulerKind::InFlight),
+            memory: preset.memory_rule(),
+        };
+        let fallback = ServingWorkload { isl: 512, osl: 64 };
+        let mut measured = parse_measured(VLLM).unwrap();
+        measured.extend(parse_measured(CSV).unwrap());
+        let rows = compare_measured(scenario, fallback, &measured).unwrap();
+        assert_eq!(rows.len(), 4);
+        // The vLLM run: 1024/1024 tokens from its totals, predicted at concurrency 16.
+        let vllm = &rows[0];
+        assert_eq!(vllm.workload, ServingWorkload { isl: 1024, osl: 1024 });
+        let mut model = ServingModel::new(scenario, vllm.workload).unwrap();
+        let p = model.predict(Load::Concurrency(16)).unwrap().steady().unwrap();
+        assert_eq!(vllm.predicted, ServingOutcome::Steady(p.clone()));
+        let close = |ratio: Option<f64>, expected: f64| (ratio.unwrap() / expected - 1.0).abs() < 1e-12;
+        assert!(close(vllm.tpot_ratio, 0.01162 / p.tpot_s));
+        assert!(close(vllm.ttft_ratio, 0.08531 / p.ttft_s));
+        assert!(close(
+            vllm.output_throughput_ratio,
+            1361.4 / p.output_tokens_per_s_per_gpu
+        ));
+        assert!(vllm.notes.is_empty());
+        // CSV rows without lengths take the fallback; the 2-GPU row is divided by its own GPUs, with a note.
+        assert_eq!(rows[1].workload, fallback);
+        let two = &rows[3];
+        let ServingOutcome::Steady(q) = &two.predicted else {
+            panic!()
+        };
+        assert_eq!(
+            two.output_throughput_ratio,
+            Some(2150.0 / 2.0 / q.output_tokens_per_s_per_gpu)
+        );
+        assert!(two.notes[0].contains("measured on 2 GPUs, predicted on 1"));
+    }
 }

@@ -26,12 +26,8 @@ pub const CONCURRENCY_GRID: [u32; 18] = [
 /// ```
 #[must_use]
 pub fn concurrency_grid(max_fit: u32) -> Vec<u32> {
-    let mut grid: Vec<u32> = CONCURRENCY_GRID
-        .iter()
-        .copied()
-        .filter(|&n| n < max_fit)
-        .collect();
     let top = max_fit.min(CONCURRENCY_GRID[CONCURRENCY_GRID.len() - 1]);
+    let mut grid: Vec<u32> = CONCURRENCY_GRID.iter().copied().filter(|&n| n < top).collect();
     if top > 0 {
         grid.push(top);
     }
@@ -371,10 +367,12 @@ impl Sla {
                 let breaches = self.breaches(least);
                 let worst = breaches.iter().map(|b| b.0).fold(1.0, f64::max);
                 let texts: Vec<&str> = breaches.iter().map(|b| b.1.as_str()).collect();
-                let text = format!(
-                    "{}: even the least load is too slow on {where_}",
-                    texts.join("; ")
-                );
+                let who = if least.load == Load::Concurrency(1) {
+                    "even one user is"
+                } else {
+                    "even the least load is"
+                };
+                let text = format!("{}: {who} too slow on {where_}", texts.join("; "));
                 if closest.as_ref().is_none_or(|c| worst < c.0) {
                     closest = Some((worst, text.clone()));
                 }
@@ -411,5 +409,164 @@ impl Sla {
             recommendation,
             reason,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Mode, find_hardware_in, find_model, quant_configs};
+
+    fn h100_sweep(loads: &[Load]) -> Sweep {
+        let configs: Vec<&QuantConfig> = quant_configs().iter().collect();
+        let spec = SweepSpec {
+            hardware: find_hardware_in("h100_sxm", Mode::Reference).unwrap(),
+            model: find_model("llama-3.1-8b").unwrap(),
+            configs: &configs,
+            parallelisms: &[Parallelism::SINGLE],
+            workload: ServingWorkload { isl: 1024, osl: 1024 },
+            loads,
+            engine: Engine::Vllm,
+            token_budget: None,
+            max_seqs: None,
+            scheduler: SchedulerKind::InFlight,
+            corrections: Corrections::REALISTIC,
+        };
+        sweep(&spec).unwrap()
+    }
+
+    #[test]
+    fn the_grid_stops_at_what_fits() {
+        assert_eq!(concurrency_grid(1), [1]);
+        assert_eq!(concurrency_grid(202).last(), Some(&202));
+        assert_eq!(concurrency_grid(202).len(), 16);
+        assert_eq!(concurrency_grid(5000), CONCURRENCY_GRID);
+        assert_eq!(concurrency_grid(512), CONCURRENCY_GRID);
+    }
+
+    #[test]
+    fn a_sweep_covers_every_config_the_device_runs_and_lists_the_rest() {
+        let s = h100_sweep(&[]);
+        let runs = |key: &str| s.fits.iter().any(|f| f.config == key);
+        assert!(runs("bf16") && runs("fp8") && runs("w4a16-int4"));
+        // Hopper has no FP4 path: listed with the architecture, never silently dropped.
+        let nvfp4 = s.unsupported.iter().find(|u| u.config == "nvfp4-w4a4").unwrap();
+        assert!(nvfp4.reason.contains("Hopper"), "{}", nvfp4.reason);
+        assert_eq!(s.fits.len() + s.unsupported.len(), quant_configs().len());
+        // Each config runs the grid up to its own limit: BF16 holds 202 sequences of 2048 tokens.
+        let bf16: Vec<f64> = s
+            .points
+            .iter()
+            .filter(|p| p.config == "bf16")
+            .map(|p| p.concurrency)
+            .collect();
+        assert_eq!(bf16.len(), 16);
+        assert_eq!(bf16.last(), Some(&202.0));
+        assert!(s.points.iter().all(|p| p.fits));
+    }
+
+    #[test]
+    fn pareto_points_are_exactly_the_undominated_ones() {
+        let s = h100_sweep(&[]);
+        let dominates = |a: &ServingPoint, b: &ServingPoint| {
+            a.tokens_per_s_per_user >= b.tokens_per_s_per_user
+                && a.output_tokens_per_s_per_gpu >= b.output_tokens_per_s_per_gpu
+                && (a.tokens_per_s_per_user > b.tokens_per_s_per_user
+                    || a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu)
+        };
+        let front = s.points.iter().filter(|p| p.pareto).count();
+        assert!(front >= 2 && front < s.points.len(), "{front}");
+        for p in &s.points {
+            assert_eq!(
+                p.pareto,
+                !s.points.iter().any(|o| dominates(o, p)),
+                "{} {}",
+                p.config,
+                p.concurrency
+            );
+        }
+    }
+
+    /// A sweep of two configs with three points each, whose metrics are set by hand.
+    fn tiny() -> Sweep {
+        let mut s = h100_sweep(&[Load::Concurrency(1), Load::Concurrency(8), Load::Concurrency(32)]);
+        s.fits.retain(|f| f.config == "bf16" || f.config == "fp8");
+        s.points.retain(|p| p.config == "bf16" || p.config == "fp8");
+        // (config, concurrency, TTFT s, TPOT s, output tokens/s per GPU)
+        let table = [
+            ("bf16", 1, 0.05, 0.010, 100.0),
+            ("bf16", 8, 0.08, 0.015, 500.0),
+            ("bf16", 32, 0.30, 0.030, 1000.0),
+            ("fp8", 1, 0.04, 0.008, 120.0),
+            ("fp8", 8, 0.06, 0.012, 700.0),
+            ("fp8", 32, 0.50, 0.025, 1200.0),
+        ];
+        for p in &mut s.points {
+            let row = table
+                .iter()
+                .find(|r| r.0 == p.config && f64::from(r.1) == p.concurrency)
+                .unwrap();
+            (p.ttft_s, p.tpot_s, p.output_tokens_per_s_per_gpu) = (row.2, row.3, row.4);
+            p.tokens_per_s_per_user = 1.0 / row.3;
+        }
+        s
+    }
+
+    #[test]
+    fn the_sla_picks_the_most_output_per_gpu_among_points_meeting_it() {
+        // TTFT ≤ 100 ms and TPOT ≤ 20 ms: concurrency 32 breaks both limits for BF16 and TTFT for FP8;
+        // concurrency 8 meets them in both: BF16 500, FP8 700 tokens/s per GPU → FP8 at 8.
+        let sla = Sla {
+            ttft_max_s: Some(0.1),
+            tpot_max_s: Some(0.02),
+            tokens_per_user_min: None,
+        };
+        let out = sla.evaluate(&tiny());
+        let best = |config: &str| {
+            let pick = out.picks.iter().find(|p| p.config == config).unwrap();
+            pick.best.as_ref().map(|p| p.concurrency)
+        };
+        assert_eq!((best("bf16"), best("fp8")), (Some(8.0), Some(8.0)));
+        let r = out.recommendation.unwrap();
+        assert_eq!((r.config.as_str(), r.concurrency), ("fp8", 8.0));
+        assert!(out.reason.is_none());
+        // 60 tokens/s per user at least (TPOT ≤ 16.7 ms): FP8 at 8 (83/s) still; BF16 at 8 (66.7/s) too.
+        let users = Sla {
+            tokens_per_user_min: Some(60.0),
+            ..Sla::default()
+        };
+        assert_eq!(users.evaluate(&tiny()).recommendation.unwrap().concurrency, 8.0);
+    }
+
+    #[test]
+    fn an_impossible_sla_names_the_binding_limit_at_the_least_load() {
+        // TPOT ≤ 5 ms: one user already sees 10 ms (BF16) and 8 ms (FP8); FP8 is the closer (1.6× over).
+        let sla = Sla {
+            tpot_max_s: Some(0.005),
+            ..Sla::default()
+        };
+        let out = sla.evaluate(&tiny());
+        assert!(out.recommendation.is_none());
+        let reason = out.reason.unwrap();
+        assert_eq!(
+            reason,
+            "no config meets the SLA; the closest: TPOT at concurrency 1 is 8.00 ms > 5.00 ms: even one user is \
+             too slow on h100_sxm in fp8"
+        );
+        let bf16 = out.picks.iter().find(|p| p.config == "bf16").unwrap();
+        assert!(
+            bf16.reason
+                .as_ref()
+                .unwrap()
+                .starts_with("TPOT at concurrency 1 is 10.0 ms > 5.00 ms")
+        );
+        assert!(
+            Sla {
+                ttft_max_s: Some(-1.0),
+                ..Sla::default()
+            }
+            .validate()
+            .is_err()
+        );
     }
 }

@@ -108,8 +108,8 @@ pub struct Sweep {
 }
 
 /// Predicts every config of `spec` the device runs, on each GPU split, at each load, and marks the Pareto
-/// front over all points (x = tokens/s per user, y = output tokens/s per GPU: a point is on it when no other
-/// point is at least as good in both and better in one).
+/// front over all points that fit (x = tokens/s per user, y = output tokens/s per GPU: a point is on it when
+/// no other is at least as good in both and better in one).
 ///
 /// # Errors
 /// [`Error::InvalidInput`] for an invalid workload, limits or split (e.g. a tensor degree that does not
@@ -202,14 +202,24 @@ pub fn sweep(spec: &SweepSpec<'_>) -> Result<Sweep, Error> {
     Ok(out)
 }
 
-/// Marks the points no other point dominates in tokens/s per user and output tokens/s per GPU.
+/// Marks the points that fit and that no other fitting point dominates in tokens/s per user and output
+/// tokens/s per GPU. Points beyond what fits only add queueing to a fitting point, so they are never on the
+/// front.
 fn mark_pareto(points: &mut [ServingPoint]) {
-    let key = |p: &ServingPoint| (p.tokens_per_s_per_user, p.output_tokens_per_s_per_gpu);
-    let keys: Vec<(f64, f64)> = points.iter().map(key).collect();
-    for (point, &(x, y)) in points.iter_mut().zip(&keys) {
-        point.pareto = !keys
-            .iter()
-            .any(|&(ox, oy)| ox >= x && oy >= y && (ox > x || oy > y));
+    let keys: Vec<Option<(f64, f64)>> = points
+        .iter()
+        .map(|p| {
+            p.fits
+                .then_some((p.tokens_per_s_per_user, p.output_tokens_per_s_per_gpu))
+        })
+        .collect();
+    for (point, key) in points.iter_mut().zip(&keys) {
+        point.pareto = key.is_some_and(|(x, y)| {
+            !keys
+                .iter()
+                .flatten()
+                .any(|&(ox, oy)| ox >= x && oy >= y && (ox > x || oy > y))
+        });
     }
 }
 

@@ -241,18 +241,31 @@ pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
     }
     let mut out = header(&spec, &sweep);
     out.push_str(&points_table(&sweep));
-    for u in &sweep.unstable {
-        out.push_str(&format!(
-            "{} ×{}: {} requests/s is unsustainable: {} (largest sustainable {} requests/s)\n",
-            u.config,
-            u.gpus,
-            format::number(u.rate),
-            u.reason,
-            format::number(u.max_sustainable_rate)
-        ));
+    if !sweep.unstable.is_empty() {
+        let mut t = table(&[
+            "config",
+            "GPUs",
+            "rate",
+            "largest sustainable",
+            "why unsustainable",
+        ]);
+        for u in &sweep.unstable {
+            t.add_row(vec![
+                u.config.clone(),
+                u.gpus.to_string(),
+                format!("{}/s", format::number(u.rate)),
+                format!("{}/s", format::number(u.max_sustainable_rate)),
+                u.reason.clone(),
+            ]);
+        }
+        out.push_str(&format!("{t}\n"));
     }
-    for u in &sweep.unsupported {
-        out.push_str(&format!("not native here: {} — {}\n", u.config, u.reason));
+    if !sweep.unsupported.is_empty() {
+        let mut t = table(&["config", "not native here"]);
+        for u in &sweep.unsupported {
+            t.add_row(vec![u.config.clone(), u.reason.clone()]);
+        }
+        out.push_str(&format!("{t}\n"));
     }
     if let Some(outcome) = &sla {
         out.push_str(&sla_text(outcome));

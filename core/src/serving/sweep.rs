@@ -297,44 +297,36 @@ impl Sla {
             Load::Concurrency(n) => format!("at concurrency {n}"),
             Load::Rate(r) => format!("at {} requests/s", format::number(r)),
         };
-        let mut out = Vec::new();
-        if let Some(limit) = self.ttft_max_s
-            && point.ttft_s > limit
-        {
-            out.push((
-                point.ttft_s / limit,
-                format!(
-                    "TTFT {at} is {} > {}",
-                    format::duration(point.ttft_s),
-                    format::duration(limit)
-                ),
-            ));
-        }
-        if let Some(limit) = self.tpot_max_s
-            && point.tpot_s > limit
-        {
-            out.push((
-                point.tpot_s / limit,
-                format!(
-                    "TPOT {at} is {} > {}",
-                    format::duration(point.tpot_s),
-                    format::duration(limit)
-                ),
-            ));
-        }
-        if let Some(limit) = self.tokens_per_user_min
-            && point.tokens_per_s_per_user < limit
-        {
-            out.push((
-                limit / point.tokens_per_s_per_user,
-                format!(
-                    "tokens/s per user {at} is {} < {}",
-                    format::number(point.tokens_per_s_per_user),
-                    format::number(limit)
-                ),
-            ));
-        }
-        out
+        let time = format::duration as fn(f64) -> String;
+        // (limit, value, the limit is an upper bound, name, formatter)
+        let checks = [
+            (self.ttft_max_s, point.ttft_s, true, "TTFT", time),
+            (self.tpot_max_s, point.tpot_s, true, "TPOT", time),
+            (
+                self.tokens_per_user_min,
+                point.tokens_per_s_per_user,
+                false,
+                "tokens/s per user",
+                format::number as fn(f64) -> String,
+            ),
+        ];
+        checks
+            .into_iter()
+            .filter_map(|(limit, value, upper, name, show)| {
+                let limit = limit?;
+                let (over, sign) = if upper {
+                    (value / limit, ">")
+                } else {
+                    (limit / value, "<")
+                };
+                (over > 1.0).then(|| {
+                    (
+                        over,
+                        format!("{name} {at} is {} {sign} {}", show(value), show(limit)),
+                    )
+                })
+            })
+            .collect()
     }
 
     /// Whether `point` meets every limit.

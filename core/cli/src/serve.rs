@@ -309,6 +309,24 @@ fn compare_file(
         };
         rows.extend(compare_measured(scenario, spec.workload, &runs).map_err(|e| usage(e.to_string()))?);
     }
+    if rows.is_empty() {
+        let mut gpus: Vec<String> = measured
+            .iter()
+            .filter_map(|m| m.gpus)
+            .map(|g| g.to_string())
+            .collect();
+        gpus.dedup();
+        return Err(usage(format!(
+            "no measured run matches a prediction: the runs are on {} GPU(s), the configs that fit on --tp {:?}",
+            gpus.join(", "),
+            sweep
+                .fits
+                .iter()
+                .filter(|f| f.memory.fits())
+                .map(|f| f.gpus)
+                .collect::<Vec<_>>()
+        )));
+    }
     Ok(rows)
 }
 

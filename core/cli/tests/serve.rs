@@ -290,5 +290,20 @@ fn bad_input_exits_2_naming_the_field() {
         err.contains("bench.csv") && err.contains("line 2: field `tpot_ms`"),
         "{err}"
     );
+    // A CSV of 2-GPU runs against a 1-GPU prediction compares nothing: said, not silently empty.
+    std::fs::write(
+        &bad,
+        "concurrency,ttft_ms,tpot_ms,output_tokens_per_s,gpus\n4,12,8,100,2\n",
+    )
+    .unwrap();
+    let out = roofline(
+        &[
+            &LLAMA_8B_ON_H100[..],
+            &["--config", "bf16", "--measured", bad.to_str().unwrap()],
+        ]
+        .concat(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the runs are on 2 GPU(s)"));
     std::fs::remove_dir_all(dir).unwrap();
 }

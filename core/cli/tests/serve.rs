@@ -271,39 +271,19 @@ fn bad_input_exits_2_naming_the_field() {
     }
     let dir = std::env::temp_dir().join(format!("roofline-serve-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let bad = dir.join("bench.csv");
-    std::fs::write(
-        &bad,
-        "concurrency,ttft_ms,tpot_ms,output_tokens_per_s,gpus\n4,12,abc,100,1\n",
-    )
-    .unwrap();
-    let out = roofline(
-        &[
-            &LLAMA_8B_ON_H100[..],
-            &["--config", "bf16", "--measured", bad.to_str().unwrap()],
-        ]
-        .concat(),
-    );
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("bench.csv") && err.contains("line 2: field `tpot_ms`"),
-        "{err}"
-    );
-    // A CSV of 2-GPU runs against a 1-GPU prediction compares nothing: said, not silently empty.
-    std::fs::write(
-        &bad,
-        "concurrency,ttft_ms,tpot_ms,output_tokens_per_s,gpus\n4,12,8,100,2\n",
-    )
-    .unwrap();
-    let out = roofline(
-        &[
-            &LLAMA_8B_ON_H100[..],
-            &["--config", "bf16", "--measured", bad.to_str().unwrap()],
-        ]
-        .concat(),
-    );
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("the runs are on 2 GPU(s)"));
+    let file = dir.join("bench.csv");
+    let header = "concurrency,ttft_ms,tpot_ms,output_tokens_per_s,gpus";
+    for (row, needle) in [
+        ("4,12,abc,100,1", "line 2: field `tpot_ms`"),
+        // 2-GPU runs against a 1-GPU prediction compare nothing: said, not silently empty.
+        ("4,12,8,100,2", "the runs are on 2 GPU(s)"),
+    ] {
+        std::fs::write(&file, format!("{header}\n{row}\n")).unwrap();
+        let measured = ["--config", "bf16", "--measured", file.to_str().unwrap()];
+        let out = roofline(&[&LLAMA_8B_ON_H100[..], &measured].concat());
+        assert_eq!(out.status.code(), Some(2), "{row}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("bench.csv") && err.contains(needle), "{row}: {err}");
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -45,6 +45,7 @@ pub mod format;
 pub mod hardware;
 pub mod measured_device;
 pub mod measurement;
+mod memory;
 mod model;
 pub mod ops;
 mod parallel;
@@ -54,6 +55,7 @@ mod properties;
 mod quant_config;
 mod recommendation;
 pub mod roofline;
+mod serving;
 pub mod step_comparison;
 pub mod units;
 pub mod validation;
@@ -63,7 +65,9 @@ pub mod wire;
 pub use advisor::{
     Advice, Candidate, Skipped, TENSOR_PARALLEL_DEGREES, advise_model, advise_model_parallel, advise_operator,
 };
-pub use analysis::{ModelAnalysis, Phase, Workload, analyze_model, analyze_model_parallel};
+pub use analysis::{
+    ModelAnalysis, Phase, StepBatch, Workload, analyze_model, analyze_model_parallel, analyze_step,
+};
 pub use corrections::{
     Corrections, EAGER_LAUNCH_S, GRAPH_LAUNCH_S, KERNEL_LAUNCH_FLOOR_S, OpAnalysis, StepLaunch, WAVE_TILE,
     analyze_operator, wave_efficiency,
@@ -72,6 +76,9 @@ pub use error::Error;
 pub use hardware::{
     HardwareSpec, Mode, Peak, Provenance, ReferenceCeilings, calibrated_key, catalog, find_hardware,
     find_hardware_in,
+};
+pub use memory::{
+    MemoryBudget, MemoryFraction, MemoryRule, activation_bytes, device_capacity_bytes, memory_budget,
 };
 pub use model::{MlaConfig, ModelConfig, MoeConfig, ParamCount, SlidingWindow, find_model, model_presets};
 pub use ops::{Activation, AttentionShape, GemmShape, MoeShape, Norm, OpKind, OperandPrecisions, Operator};
@@ -85,3 +92,10 @@ pub use recommendation::{
     MemoryFit, Pick, Recommendation, memory_fit, recommend_model, recommend_model_parallel,
 };
 pub use roofline::{Bound, Prediction, predict};
+#[cfg(feature = "serde")]
+pub use serving::{BenchFormat, MeasuredServingPoint, ServingComparison, compare_measured, parse_measured};
+pub use serving::{
+    CONCURRENCY_GRID, ConfigFit, Engine, EnginePreset, InFlight, Load, METRICS, MetricDefinition, Regime,
+    Scheduler, SchedulerKind, ServingModel, ServingOutcome, ServingPoint, ServingScenario, ServingWorkload,
+    Sla, SlaOutcome, SlaPick, Sweep, SweepSpec, Unstable, UnsupportedConfig, concurrency_grid, sweep,
+};

@@ -1,6 +1,7 @@
 //! The command line (clap derive): `serve` (the default), `bench`, `compare`, `calibrate`, `device`,
 //! `bench-model` (`cli/bench_model.rs`), and the prediction subcommands of `roofline-cli` (`predict`,
-//! `advise`, `validate`, `hardware`, `models`, `configs`), which the `roofline` binary also has.
+//! `advise`, `validate`, `hardware`, `models`, `configs`), which the `roofline` binary also has, and its
+//! `serve` (serving prediction) as `serving`, since `serve` here runs the server.
 //!
 //! Adding a subcommand is one [`Command`] variant plus one `run_*` function called from [`run`].
 
@@ -73,6 +74,9 @@ pub enum Command {
     /// The prediction subcommands (as the `roofline` binary has them).
     #[command(flatten)]
     Predictions(roofline_cli::Command),
+    /// Predict serving with continuous batching (the `roofline serve` command): TTFT, TPOT, tokens/s per GPU
+    /// and per user per concurrency or rate, the Pareto front, an SLA, measured bench results.
+    Serving(roofline_cli::serve::ServeArgs),
 }
 
 /// Backend options shared by every subcommand.
@@ -250,6 +254,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Some(Command::Device(args)) => run_device(&args),
         Some(Command::BenchModel(args)) => bench_model::run_bench_model(&args),
         Some(Command::Predictions(command)) => roofline_cli::run(&command),
+        Some(Command::Serving(args)) => roofline_cli::serve::run_serve(&args),
     }
 }
 

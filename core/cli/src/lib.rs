@@ -1,13 +1,15 @@
-//! The `roofline` command line: whole-model predictions (`predict`), quantization advice (`advise`), the
-//! offline prediction error of saved measurements (`validate`) and the catalog listings (`hardware`, `models`,
-//! `configs`), in tables or JSON. Everything it prints comes from `roofline-core`; it needs no server, GPU,
-//! database or network. `gpu-endpoint` embeds the same subcommands ([`Command`]) beside its measuring ones.
+//! The `roofline` command line: whole-model predictions (`predict`), quantization advice (`advise`), serving
+//! at a concurrency or rate (`serve`), the offline prediction error of saved measurements (`validate`) and
+//! the catalog listings (`hardware`, `models`, `configs`), in tables or JSON. Everything it prints comes from
+//! `roofline-core`; it needs no server, GPU, database or network. `gpu-endpoint` embeds the same
+//! subcommands ([`Command`]) beside its measuring ones, with `serve` as `serving` ([`RooflineCommand`]).
 //!
 //! Exit codes: 0 success, 1 runtime failure ([`CliError::Runtime`]), 2 usage error ([`CliError::Usage`]).
 
 pub mod list;
 pub mod output;
 pub mod predict;
+pub mod serve;
 pub mod validate;
 
 use clap::Subcommand;
@@ -44,6 +46,29 @@ pub enum Command {
     Models(list::ListArgs),
     /// List the precision configs.
     Configs(list::ListArgs),
+}
+
+/// Every subcommand of the `roofline` binary: the shared [`Command`]s and `serve`. `gpu-endpoint` embeds
+/// the shared ones and offers `serve` as `serving`, since its own `serve` runs the HTTP server.
+#[derive(Debug, Subcommand)]
+pub enum RooflineCommand {
+    /// The subcommands `gpu-endpoint` shares.
+    #[command(flatten)]
+    Shared(Command),
+    /// Predict serving with continuous batching: TTFT, TPOT, tokens/s per GPU and per user per concurrency or
+    /// rate, the Pareto front, the best point under an SLA, measured bench results beside predictions.
+    Serve(serve::ServeArgs),
+}
+
+/// Runs one subcommand of the `roofline` binary.
+///
+/// # Errors
+/// The subcommand's [`CliError`].
+pub fn run_roofline(command: &RooflineCommand) -> Result<(), CliError> {
+    match command {
+        RooflineCommand::Shared(command) => run(command),
+        RooflineCommand::Serve(args) => serve::run_serve(args),
+    }
 }
 
 /// Runs one prediction subcommand.

@@ -1,4 +1,4 @@
-//! `roofline` binary: predictions, advice, validation and listings from the command line.
+//! `roofline` binary: predictions, advice, serving, validation and listings from the command line.
 //! Exit codes: 0 success, 1 runtime failure, 2 usage error (bad flag, unknown key, impossible mode).
 
 use clap::Parser;
@@ -8,12 +8,12 @@ use clap::Parser;
 #[command(name = "roofline", version, about)]
 struct Cli {
     #[command(subcommand)]
-    command: roofline_cli::Command,
+    command: roofline_cli::RooflineCommand,
 }
 
 fn main() {
     let cli = Cli::parse();
-    if let Err(e) = roofline_cli::run(&cli.command) {
+    if let Err(e) = roofline_cli::run_roofline(&cli.command) {
         std::process::exit(roofline_cli::report(&e));
     }
 }

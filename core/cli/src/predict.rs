@@ -111,12 +111,9 @@ pub enum LaunchArg {
     None,
 }
 
-/// The scenario shared by `predict` and `advise`.
+/// The model to analyse: a preset or a Hugging Face `config.json` (every model-taking subcommand).
 #[derive(Debug, Clone, Args)]
-pub struct ScenarioArgs {
-    /// The device and its ceilings.
-    #[command(flatten)]
-    pub device: SpecArgs,
+pub struct ModelArgs {
     /// Model preset key, e.g. `llama-3.1-8b`.
     #[arg(long, value_parser = parse_model, required_unless_present = "model_file")]
     pub model: Option<String>,
@@ -125,6 +122,67 @@ pub struct ScenarioArgs {
     /// `_name_or_path` when the file is called `config.json`.
     #[arg(long, value_name = "FILE", conflicts_with = "model")]
     pub model_file: Option<PathBuf>,
+}
+
+impl ModelArgs {
+    /// The preset of `--model`, or the model `--model-file` describes.
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] for an unknown preset, or a model file that cannot be read or imported (the
+    /// message names the file and the field).
+    pub fn model(&self) -> Result<ModelConfig, CliError> {
+        match (&self.model, &self.model_file) {
+            (_, Some(path)) => read_model(path),
+            (Some(key), None) => find_model(key).cloned().map_err(CliError::from),
+            (None, None) => Err(CliError::Usage(
+                "give the model: --model KEY or --model-file config.json".into(),
+            )),
+        }
+    }
+}
+
+/// The corrections on top of the mode's ceilings (every step-analysing subcommand).
+#[derive(Debug, Clone, Args)]
+pub struct CorrectionArgs {
+    /// Host launch of the whole step (default: graphs, none in datasheet mode).
+    #[arg(long, value_enum)]
+    pub launch: Option<LaunchArg>,
+    /// Apply the fixed 4 µs per-kernel launch floor (a max, not the spec's additive floors).
+    #[arg(long)]
+    pub launch_floor: bool,
+    /// Apply GEMM wave quantization on the device's SM count.
+    #[arg(long)]
+    pub wave_quantization: bool,
+}
+
+impl CorrectionArgs {
+    /// The corrections of the spec's mode, with the flags on top.
+    #[must_use]
+    pub fn corrections(&self, hardware: &HardwareSpec) -> Corrections {
+        let mode = Corrections::for_mode(Mode::of(hardware));
+        Corrections {
+            launch_floor: self.launch_floor,
+            wave_quantization: self.wave_quantization || mode.wave_quantization,
+            step_launch: match self.launch {
+                Some(LaunchArg::Graphs) => StepLaunch::CudaGraphs,
+                Some(LaunchArg::Eager) => StepLaunch::Eager,
+                Some(LaunchArg::None) => StepLaunch::Ignored,
+                None => mode.step_launch,
+            },
+            ..mode
+        }
+    }
+}
+
+/// The scenario shared by `predict` and `advise`.
+#[derive(Debug, Clone, Args)]
+pub struct ScenarioArgs {
+    /// The device and its ceilings.
+    #[command(flatten)]
+    pub device: SpecArgs,
+    /// The model.
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// Prefill or decode.
     #[arg(long, value_enum, default_value = "decode")]
     pub phase: PhaseArg,
@@ -142,36 +200,15 @@ pub struct ScenarioArgs {
     /// between (dispatch and combine all-to-alls); must divide --tp.
     #[arg(long = "ep", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub expert_parallel: u32,
-    /// Host launch of the whole step (default: graphs, none in datasheet mode).
-    #[arg(long, value_enum)]
-    pub launch: Option<LaunchArg>,
-    /// Apply the fixed 4 µs per-kernel launch floor (a max, not the spec's additive floors).
-    #[arg(long)]
-    pub launch_floor: bool,
-    /// Apply GEMM wave quantization on the device's SM count.
-    #[arg(long)]
-    pub wave_quantization: bool,
+    /// Corrections.
+    #[command(flatten)]
+    pub corrections: CorrectionArgs,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
 }
 
 impl ScenarioArgs {
-    /// The preset of `--model`, or the model `--model-file` describes.
-    ///
-    /// # Errors
-    /// [`CliError::Usage`] for an unknown preset, or a model file that cannot be read or imported (the
-    /// message names the file and the field).
-    pub fn model(&self) -> Result<ModelConfig, CliError> {
-        match (&self.model, &self.model_file) {
-            (_, Some(path)) => read_model(path),
-            (Some(key), None) => find_model(key).cloned().map_err(CliError::from),
-            (None, None) => Err(CliError::Usage(
-                "give the model: --model KEY or --model-file config.json".into(),
-            )),
-        }
-    }
-
     fn workload(&self) -> Workload {
         let phase = match self.phase {
             PhaseArg::Prefill => Phase::Prefill,
@@ -189,22 +226,6 @@ impl ScenarioArgs {
             tensor: self.tensor_parallel,
             expert: self.expert_parallel,
             pipeline: 1,
-        }
-    }
-
-    /// The corrections of the spec's mode, with the flags on top.
-    fn corrections(&self, hardware: &HardwareSpec) -> Corrections {
-        let mode = Corrections::for_mode(Mode::of(hardware));
-        Corrections {
-            launch_floor: self.launch_floor,
-            wave_quantization: self.wave_quantization || mode.wave_quantization,
-            step_launch: match self.launch {
-                Some(LaunchArg::Graphs) => StepLaunch::CudaGraphs,
-                Some(LaunchArg::Eager) => StepLaunch::Eager,
-                Some(LaunchArg::None) => StepLaunch::Ignored,
-                None => mode.step_launch,
-            },
-            ..mode
         }
     }
 }
@@ -265,7 +286,7 @@ pub fn parse_config(s: &str) -> Result<String, String> {
 pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
     let s = &args.scenario;
     let hardware = s.device.require()?;
-    let model = &s.model()?;
+    let model = &s.model.model()?;
     let config = find_quant_config(&args.config).map_err(CliError::from)?;
     let analysis = analyze_model_parallel(
         &hardware,
@@ -273,7 +294,7 @@ pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
         config,
         &s.workload(),
         &s.parallelism(),
-        &s.corrections(&hardware),
+        &s.corrections.corrections(&hardware),
     )
     .map_err(CliError::from)?;
     if s.json {
@@ -396,14 +417,14 @@ pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
 pub fn run_advise(args: &AdviseArgs) -> Result<(), CliError> {
     let s = &args.scenario;
     let hardware = s.device.require()?;
-    let model = &s.model()?;
+    let model = &s.model.model()?;
     let advice = advise_model_parallel(
         &hardware,
         model,
         &s.workload(),
         &s.parallelism(),
         &args.current,
-        &s.corrections(&hardware),
+        &s.corrections.corrections(&hardware),
     )
     .map_err(CliError::from)?;
     if s.json {

@@ -1,4 +1,6 @@
-//! Whole-model analysis: every operator of one prefill or decode step, its roofline time, and the totals.
+//! Whole-model analysis: every operator of one prefill, decode or mixed step, its roofline time, and the
+//! totals. `step.rs` builds the operators of any step ([`StepBatch`], [`analyze_step`]); a [`Workload`] is
+//! the step with only whole prompts or only decode rows.
 //!
 //! Identical layers are analysed once and carry a `count`; totals are sums of `count · time` over operators,
 //! never the roofline of the aggregate intensity. Rules:
@@ -12,6 +14,8 @@
 //!   precision ([`QuantConfig::hidden`]).
 //! - With [`Corrections::activation_quantization`], a config whose linear inputs are narrower than the hidden
 //!   format (FP8, INT8, FP4 activations) quantizes each linear layer's input in its own kernel.
+//! - A mixed step (decode rows and prefill tokens, as continuous batching runs them) runs its linear layers
+//!   once on all its tokens and splits attention into a decode part and a prefill part (rules in `step.rs`).
 //! - The step time is the sum of kernel times plus the host launch overhead of [`Corrections::step_launch`].
 //! - Memory fit counts weights and the KV cache (activations and framework overhead are not modelled), per
 //!   GPU.
@@ -19,14 +23,18 @@
 //!   FFN widths and vocabulary divided by the tensor degree) and the collectives appear as operators of kind
 //!   [`crate::OpKind::Collective`], timed from the device's interconnect; the step time is one GPU's.
 
-use crate::corrections::{Corrections, OpAnalysis, analyze_operator};
+mod step;
+
+use crate::corrections::{Corrections, OpAnalysis};
 use crate::error::Error;
-use crate::hardware::{Collective, HardwareSpec, Mode};
+use crate::hardware::{HardwareSpec, Mode};
 use crate::model::ModelConfig;
-use crate::ops::{AttentionShape, MoeShape, OpKind, OperandPrecisions, Operator};
+use crate::ops::OpKind;
 use crate::parallel::Parallelism;
 use crate::quant_config::QuantConfig;
 use crate::roofline::Bound;
+use step::Models;
+pub use step::{StepBatch, analyze_step};
 
 /// Which phase of inference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -73,8 +81,11 @@ pub struct ModelAnalysis {
     pub model: String,
     /// Precision config key.
     pub config: String,
-    /// The workload analysed.
-    pub workload: Workload,
+    /// The workload analysed ([`analyze_model`], [`analyze_model_parallel`]); `None` for a step built with
+    /// [`analyze_step`], which may mix decode rows and prefill tokens.
+    pub workload: Option<Workload>,
+    /// The step analysed: its decode rows and prefill tokens ([`StepBatch::of`] a workload).
+    pub step: StepBatch,
     /// How the step is split over GPUs ([`Parallelism::SINGLE`] for one GPU).
     pub parallelism: Parallelism,
     /// GPUs the step runs on (tensor · pipeline degree).
@@ -99,17 +110,19 @@ pub struct ModelAnalysis {
     pub total_time_s: f64,
     /// Host launch overhead of the step ([`crate::StepLaunch`]), in seconds.
     pub launch_overhead_s: f64,
-    /// Time to first token (prefill only): the step time, in seconds.
+    /// Time to first token (a prefill workload only): the step time, in seconds.
     pub ttft_s: Option<f64>,
-    /// Time per output token (decode only): the step time, in seconds.
+    /// Time per output token (a decode workload only): the step time, in seconds.
     pub tpot_s: Option<f64>,
-    /// Tokens per second over the batch: batch / TPOT (decode) or batch · context / TTFT (prefill).
+    /// Tokens the step processes per second: [`StepBatch::tokens`] / step time (batch / TPOT in decode,
+    /// batch · context / TTFT in prefill).
     pub tokens_per_s: f64,
     /// Kernel launches in the step (Σ count).
     pub kernel_launches: u32,
     /// Bytes of all weights (the whole model, over all GPUs), in bytes.
     pub weight_bytes: f64,
-    /// Bytes of the KV cache of `batch · context` tokens (the whole model, one copy), in bytes.
+    /// Bytes of the KV cache of the step's sequences (`batch · context` tokens for a workload; the whole
+    /// model, one copy), in bytes.
     pub kv_cache_bytes: f64,
     /// Bytes of the weights one GPU holds (equal to `weight_bytes` on one GPU), in bytes.
     pub weight_bytes_per_gpu: f64,
@@ -243,302 +256,28 @@ pub fn analyze_model_parallel(
     if workload.batch == 0 || workload.context == 0 {
         return Err(Error::InvalidInput("batch and context must be at least 1".into()));
     }
-    model.check()?;
-    config.check_support(hardware)?;
-    parallelism.check(model, hardware)?;
-    let full_model = model;
-    let shard = parallelism.shard(model);
-    let model = &shard;
-    let (tp, ep) = (parallelism.tensor, parallelism.expert);
-    let batch = u64::from(workload.batch);
-    let context = u64::from(workload.context);
-    let query_len = match workload.phase {
-        Phase::Prefill => context,
-        Phase::Decode => 1,
-    };
-    let tokens = batch * query_len;
-    let hidden = config.hidden();
-    let linear = config.linear();
-    let layers = model.layers;
-    let h = model.hidden;
-
-    let mut ops = Vec::with_capacity(24);
-    let mut add = |op: Operator, count: u32| -> Result<(), Error> {
-        if count > 0 {
-            let mut analysis = analyze_operator(hardware, &op, corrections)?;
-            analysis.count = count;
-            ops.push(analysis);
-        }
-        Ok(())
-    };
-
-    // The run-time quantization of a linear layer's input, where the config needs one.
-    let quantize =
-        (corrections.activation_quantization && linear.activation != hidden).then_some(linear.activation);
-    let quantize_op = |rows: u64, width: u64, name: &str| -> Result<Option<Operator>, Error> {
-        quantize
-            .map(|to| Operator::quantize_activations(rows, width, hidden, to).map(|op| op.named(name)))
-            .transpose()
-    };
-
-    // One GPU's partial sums of a tokens × hidden tensor, summed over the tensor-parallel group.
-    let all_reduce = |name: &str| -> Result<Option<Operator>, Error> {
-        (tp > 1)
-            .then(|| {
-                Operator::collective(Collective::AllReduce, tokens, h, hidden, tp).map(|op| op.named(name))
-            })
-            .transpose()
-    };
-
-    add(Operator::embedding(tokens, h, hidden, hidden)?, 1)?;
-    if let Some(op) = all_reduce("embed_all_reduce")? {
-        add(op, 1)?;
-    }
-    add(
-        Operator::norm(model.norm, tokens, h, hidden)?.named("attn_norm"),
-        layers,
-    )?;
-    if let Some(op) = quantize_op(tokens, h, "quantize_attn_in")? {
-        add(op, layers)?;
-    }
-    let (attention_shape, rope_heads) = match model.mla {
-        Some(m) => {
-            let qk_dim = m.nope_head_dim + m.rope_head_dim;
-            for (width, name) in [
-                (m.q_lora_rank, "quantize_q_b_in"),
-                (m.kv_lora_rank, "quantize_kv_b_in"),
-            ] {
-                if let Some(op) = quantize_op(tokens, width, name)? {
-                    add(op, layers)?;
-                }
-            }
-            add(
-                Operator::matmul(tokens, m.q_lora_rank, h, linear)?.named("q_a_proj"),
-                layers,
-            )?;
-            add(
-                Operator::matmul(tokens, model.heads * qk_dim, m.q_lora_rank, linear)?.named("q_b_proj"),
-                layers,
-            )?;
-            add(
-                Operator::matmul(tokens, m.kv_lora_rank + m.rope_head_dim, h, linear)?.named("kv_a_proj"),
-                layers,
-            )?;
-            let kv_b_width = model.heads * (m.nope_head_dim + m.v_head_dim);
-            add(
-                Operator::matmul(tokens, kv_b_width, m.kv_lora_rank, linear)?.named("kv_b_proj"),
-                layers,
-            )?;
-            // Absorbed MLA: MQA over the cached latent (K = latent + rotary key, V = latent).
-            let shape = AttentionShape {
-                kv_heads: 1,
-                head_dim: m.kv_lora_rank + m.rope_head_dim,
-                shared_kv: true,
-                ..base_attention(model, batch, query_len, context)
-            };
-            (shape, (model.heads, 1, m.rope_head_dim))
-        }
-        None => {
-            let qkv_width = (model.heads + 2 * model.kv_heads) * model.head_dim;
-            add(
-                Operator::matmul(tokens, qkv_width, h, linear)?.named("qkv_proj"),
-                layers,
-            )?;
-            (
-                base_attention(model, batch, query_len, context),
-                (model.heads, model.kv_heads, model.head_dim),
-            )
-        }
-    };
-    let (rope_q_heads, rope_k_heads, rope_dim) = rope_heads;
-    add(
-        Operator::rope(tokens, rope_q_heads, rope_k_heads, rope_dim, hidden)?,
-        layers,
-    )?;
-    add(
-        Operator::kv_cache_write(tokens, model.kv_elements_per_token(), hidden, config.kv_cache)?,
-        layers,
-    )?;
-    let attention_precisions = OperandPrecisions {
-        weight: config.kv_cache,
-        activation: config.attention,
-        output: hidden,
-    };
-    for op in Operator::attention(&attention_shape, attention_precisions)? {
-        add(op, layers - model.window_layers())?;
-    }
-    if let Some(window) = model.sliding_window {
-        let windowed = AttentionShape {
-            window: Some(window.window),
-            ..attention_shape
-        };
-        for op in Operator::attention(&windowed, attention_precisions)? {
-            let name = format!("window_{}", op.name);
-            add(op.named(&name), window.layers)?;
-        }
-    }
-    let attention_width = model
-        .mla
-        .map_or(model.heads * model.head_dim, |m| model.heads * m.v_head_dim);
-    if let Some(op) = quantize_op(tokens, attention_width, "quantize_o_in")? {
-        add(op, layers)?;
-    }
-    add(
-        Operator::matmul(tokens, h, attention_width, linear)?.named("o_proj"),
-        layers,
-    )?;
-    if let Some(op) = all_reduce("attn_all_reduce")? {
-        add(op, layers)?;
-    }
-    add(Operator::residual_add(tokens, h, hidden)?, 2 * layers)?;
-    add(
-        Operator::norm(model.norm, tokens, h, hidden)?.named("ffn_norm"),
-        layers,
-    )?;
-    if let Some(op) = quantize_op(tokens, h, "quantize_ffn_in")? {
-        add(op, layers)?;
-    }
-    add_ffn(
-        &mut add,
-        &quantize_op,
+    let analysis = analyze_step(
+        hardware,
         model,
-        tokens,
-        model.ffn_dim,
-        linear,
-        "",
-        model.dense_layers(),
+        config,
+        &StepBatch::of(workload),
+        parallelism,
+        corrections,
     )?;
-    if let Some(moe) = model.moe {
-        let shape = MoeShape {
-            tokens,
-            experts: moe.experts,
-            top_k: moe.top_k,
-            hidden: h,
-            expert_ffn: moe.expert_ffn,
-            gated: model.gated_ffn,
-        };
-        // Expert parallel: each GPU dispatches the routed rows of the tokens / e it owns, and gets them back.
-        let all_to_all = (ep > 1)
-            .then(|| {
-                Operator::collective(
-                    Collective::AllToAll,
-                    (tokens * moe.top_k).div_ceil(u64::from(ep)),
-                    h,
-                    hidden,
-                    ep,
-                )
-            })
-            .transpose()?;
-        if let Some(op) = &all_to_all {
-            add(op.clone().named("moe_dispatch_all_to_all"), model.moe_layers())?;
-        }
-        for op in Operator::moe_experts(&shape, linear)? {
-            add(op, model.moe_layers())?;
-        }
-        if let Some(op) = all_to_all {
-            add(op.named("moe_combine_all_to_all"), model.moe_layers())?;
-        }
-        if let Some(op) = quantize_op(tokens * moe.top_k, moe.expert_ffn, "quantize_expert_down_in")? {
-            add(op, model.moe_layers())?;
-        }
-        add_ffn(
-            &mut add,
-            &quantize_op,
-            model,
-            tokens,
-            moe.shared_experts * moe.expert_ffn,
-            linear,
-            "shared_",
-            model.moe_layers(),
-        )?;
-    }
-    if let Some(op) = all_reduce("ffn_all_reduce")? {
-        add(op, layers)?;
-    }
-    add(
-        Operator::norm(model.norm, tokens, h, hidden)?.named("final_norm"),
-        1,
-    )?;
-    add(
-        Operator::matmul(batch, model.vocab, h, hidden.into())?.named("logits"),
-        1,
-    )?;
-    if tp > 1 {
-        let gather = Operator::collective(Collective::AllGather, batch, full_model.vocab, hidden, tp)?;
-        add(gather.named("logits_all_gather"), 1)?;
-    }
-
-    let models = Models {
-        full: full_model,
-        shard: model,
-        parallelism: *parallelism,
-    };
-    Ok(summarize(hardware, &models, config, workload, corrections, ops))
-}
-
-/// Attention of a standard (MHA/GQA) layer; MLA overrides the KV layout.
-fn base_attention(model: &ModelConfig, batch: u64, query_len: u64, context: u64) -> AttentionShape {
-    AttentionShape {
-        batch,
-        query_len,
-        kv_len: context,
-        heads: model.heads,
-        kv_heads: model.kv_heads,
-        head_dim: model.head_dim,
-        causal: true,
-        fused: true,
-        shared_kv: false,
-        window: None,
-    }
-}
-
-/// Adds a dense FFN of width `ffn` (gate/up, activation, the down projection's input quantization where
-/// `quantize_op` gives one, down) `count` times; no-op when `ffn` is 0.
-#[allow(clippy::too_many_arguments)]
-fn add_ffn(
-    add: &mut impl FnMut(Operator, u32) -> Result<(), Error>,
-    quantize_op: &impl Fn(u64, u64, &str) -> Result<Option<Operator>, Error>,
-    model: &ModelConfig,
-    tokens: u64,
-    ffn: u64,
-    linear: OperandPrecisions,
-    prefix: &str,
-    count: u32,
-) -> Result<(), Error> {
-    if ffn == 0 || count == 0 {
-        return Ok(());
-    }
-    let up_width = if model.gated_ffn { 2 * ffn } else { ffn };
-    let name = |role: &str| format!("{prefix}{role}");
-    add(
-        Operator::matmul(tokens, up_width, model.hidden, linear)?.named(&name("gate_up_proj")),
-        count,
-    )?;
-    add(
-        Operator::activation(model.activation(), tokens, ffn, linear.output)?.named(&name("ffn_act")),
-        count,
-    )?;
-    if let Some(op) = quantize_op(tokens, ffn, &name("quantize_down_in"))? {
-        add(op, count)?;
-    }
-    add(
-        Operator::matmul(tokens, model.hidden, ffn, linear)?.named(&name("down_proj")),
-        count,
-    )
-}
-
-/// The whole model, the part one GPU runs, and how it is split.
-struct Models<'a> {
-    full: &'a ModelConfig,
-    shard: &'a ModelConfig,
-    parallelism: Parallelism,
+    let step_s = analysis.total_time_s;
+    Ok(ModelAnalysis {
+        workload: Some(*workload),
+        ttft_s: (workload.phase == Phase::Prefill).then_some(step_s),
+        tpot_s: (workload.phase == Phase::Decode).then_some(step_s),
+        ..analysis
+    })
 }
 
 fn summarize(
     hardware: &HardwareSpec,
     models: &Models<'_>,
     config: &QuantConfig,
-    workload: &Workload,
+    step: &StepBatch,
     corrections: &Corrections,
     ops: Vec<OpAnalysis>,
 ) -> ModelAnalysis {
@@ -563,21 +302,18 @@ fn summarize(
         .filter(|o| o.bound == Bound::Memory)
         .map(OpAnalysis::total_time_s)
         .sum();
-    let batch = f64::from(workload.batch);
-    let (ttft_s, tpot_s, tokens_per_s) = match workload.phase {
-        Phase::Prefill => (
-            Some(total_time_s),
-            None,
-            batch * f64::from(workload.context) / total_time_s,
-        ),
-        Phase::Decode => (None, Some(total_time_s), batch / total_time_s),
+    let tokens_per_s = step.tokens() as f64 / total_time_s;
+    // The KV cache of the step's sequences: decode rows over their context, prefill sequences over their
+    // prompt so far (prior + chunk).
+    let prefill_context = u64::from(step.prefill_prior) + u64::from(step.prefill_chunk);
+    let kv = |m: &ModelConfig| {
+        f64::from(step.decode_seqs) * m.kv_cache_bytes(config.kv_cache, u64::from(step.decode_context))
+            + f64::from(step.prefill_seqs) * m.kv_cache_bytes(config.kv_cache, prefill_context)
     };
     let weight_bytes = model.weight_bytes(config);
-    let kv_cache_bytes = batch * model.kv_cache_bytes(config.kv_cache, u64::from(workload.context));
-    let (weight_bytes_per_gpu, kv_cache_bytes_per_gpu) =
-        models
-            .parallelism
-            .memory_per_gpu_bytes(model, config, workload.batch, workload.context);
+    let kv_cache_bytes = kv(model);
+    let weight_bytes_per_gpu = models.shard.weight_bytes(config);
+    let kv_cache_bytes_per_gpu = kv(models.shard);
     let memory_required_bytes = weight_bytes_per_gpu + kv_cache_bytes_per_gpu;
     let memory_bound_fraction = memory_time_s / kernels_s;
     let compute_time_s = kernels_s - memory_time_s - communication_time_s;
@@ -626,7 +362,8 @@ fn summarize(
         hardware: hardware.key.clone(),
         model: model.key.clone(),
         config: config.key.clone(),
-        workload: *workload,
+        workload: None,
+        step: *step,
         parallelism: models.parallelism,
         gpus: models.parallelism.gpus(),
         mode: Mode::of(hardware),
@@ -640,8 +377,8 @@ fn summarize(
         communication_time_s,
         communication_fraction: communication_time_s / total_time_s,
         total_time_s,
-        ttft_s,
-        tpot_s,
+        ttft_s: None,
+        tpot_s: None,
         tokens_per_s,
         weight_bytes,
         kv_cache_bytes,

@@ -1,0 +1,662 @@
+//! One engine step as real operator shapes: decode rows and prefill tokens together, as serving engines with
+//! continuous batching and chunked prefill run them ([`StepBatch`], [`analyze_step`]).
+//!
+//! Rules (a [`Workload`] is the special case with only decode rows or only whole prompts):
+//! - The linear layers (QKV/O projections, MLP, MoE experts, MLA projections) run once on M = decode rows +
+//!   prefill tokens: engines fuse the step's tokens into one GEMM per layer (vLLM, SGLang and TensorRT-LLM
+//!   flatten the batch to a token dimension). Summing a prefill step and a decode step instead
+//!   over-estimates a mixed step 1.5–3× (ai-dynamo/aiconfigurator issue #1150). Norms, RoPE, KV-cache
+//!   writes, residual adds, activation quantization, embeddings and the collectives also run on all the
+//!   step's tokens; MoE routes M·top_k rows.
+//! - Attention is two operators in a mixed step: the decode rows (batch = decode sequences, one query each,
+//!   over their cached context) and the prefill chunk (queries = chunk tokens over the prior context plus the
+//!   chunk, causal). Sliding-window layers likewise.
+//! - Logits: one row per sequence that emits a token in the step: every decode row, plus each prefill
+//!   sequence whose prompt completes in the step.
+
+use super::{Phase, Workload};
+use crate::corrections::{Corrections, analyze_operator};
+use crate::error::Error;
+use crate::hardware::Collective;
+use crate::hardware::HardwareSpec;
+use crate::model::ModelConfig;
+use crate::ops::{AttentionShape, MoeShape, OperandPrecisions, Operator};
+use crate::parallel::Parallelism;
+use crate::quant_config::QuantConfig;
+
+use super::{ModelAnalysis, summarize};
+
+/// What one engine step processes: decode rows and prefill tokens, in sequences and tokens.
+///
+/// A decode row is one sequence generating one token over `decode_context` cached tokens. A prefill sequence
+/// contributes `prefill_chunk` prompt tokens on top of `prefill_prior` tokens of the same prompt cached by
+/// earlier chunks (0 for a whole prompt in one step). The step's token count, the M of every linear layer,
+/// is `decode_seqs + prefill_seqs · prefill_chunk`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct StepBatch {
+    /// Sequences generating one token each (decode rows).
+    pub decode_seqs: u32,
+    /// Tokens already in the KV cache of each decode sequence (the keys its query reads).
+    pub decode_context: u32,
+    /// Sequences whose prompt, or a chunk of it, is prefilled in this step.
+    pub prefill_seqs: u32,
+    /// Prompt tokens of each prefill sequence processed in this step.
+    pub prefill_chunk: u32,
+    /// Prompt tokens of each prefill sequence cached by its earlier chunks (0 for a whole prompt).
+    pub prefill_prior: u32,
+    /// Prefill sequences whose prompt ends in this step: each emits its first token (a logits row).
+    pub prefill_completing: u32,
+}
+
+impl StepBatch {
+    /// The step of `workload`: a prefill of `batch` whole prompts of `context` tokens (all completing), or
+    /// `batch` decode rows over `context` cached tokens.
+    #[must_use]
+    pub const fn of(workload: &Workload) -> StepBatch {
+        match workload.phase {
+            Phase::Prefill => StepBatch {
+                decode_seqs: 0,
+                decode_context: 0,
+                prefill_seqs: workload.batch,
+                prefill_chunk: workload.context,
+                prefill_prior: 0,
+                prefill_completing: workload.batch,
+            },
+            Phase::Decode => StepBatch {
+                decode_seqs: workload.batch,
+                decode_context: workload.context,
+                prefill_seqs: 0,
+                prefill_chunk: 0,
+                prefill_prior: 0,
+                prefill_completing: 0,
+            },
+        }
+    }
+
+    /// Tokens the step processes, the M of its linear layers: decode rows + prefill sequences · chunk.
+    #[must_use]
+    pub fn tokens(&self) -> u64 {
+        u64::from(self.decode_seqs) + u64::from(self.prefill_seqs) * u64::from(self.prefill_chunk)
+    }
+
+    /// Rows of the logits head: decode rows + prefill sequences completing their prompt.
+    #[must_use]
+    pub fn logits_rows(&self) -> u64 {
+        u64::from(self.decode_seqs) + u64::from(self.prefill_completing)
+    }
+
+    /// Whether the step holds both decode rows and prefill tokens.
+    #[must_use]
+    pub const fn is_mixed(&self) -> bool {
+        self.decode_seqs > 0 && self.prefill_seqs > 0
+    }
+
+    /// Checks that the step processes at least one token and that each part is complete.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the field: an empty step, decode rows without context, prefill
+    /// sequences without a chunk, or more completing sequences than prefill sequences.
+    pub fn check(&self) -> Result<(), Error> {
+        let invalid = |message: &str| Err(Error::InvalidInput(message.to_owned()));
+        if self.decode_seqs == 0 && self.prefill_seqs == 0 {
+            return invalid(
+                "a step needs at least one decode row (decode_seqs) or prefill sequence (prefill_seqs)",
+            );
+        }
+        if self.decode_seqs > 0 && self.decode_context == 0 {
+            return invalid("decode_context must be at least 1 when there are decode rows");
+        }
+        if self.prefill_seqs > 0 && self.prefill_chunk == 0 {
+            return invalid("prefill_chunk must be at least 1 when there are prefill sequences");
+        }
+        if self.prefill_completing > self.prefill_seqs {
+            return invalid("prefill_completing must not exceed prefill_seqs");
+        }
+        Ok(())
+    }
+}
+
+/// Analyses one engine step of `model` under `config`, split over GPUs as `parallelism` says: the operators
+/// of the module rules (linear layers once on every token of the step, attention per part), per-GPU memory
+/// and the step time (Σ kernel times + [`Corrections::step_launch`]). A [`Workload`]'s step
+/// ([`StepBatch::of`]) gives exactly [`crate::analyze_model_parallel`].
+///
+/// # Errors
+/// - [`Error::InvalidInput`] from [`StepBatch::check`], an invalid model or parallelism, or a step whose
+///   token count exceeds [`crate::ops::MAX_DIM`].
+/// - [`Error::Unsupported`] when the device lacks a format of `config`.
+///
+/// # Examples
+/// ```
+/// use roofline_core::*;
+/// let h100 = find_hardware("h100_sxm").unwrap();
+/// let model = find_model("llama-3.1-8b").unwrap();
+/// let bf16 = find_quant_config("bf16").unwrap();
+/// // 32 decode rows over 2048 cached tokens and one 512-token prompt chunk in one step.
+/// let step = StepBatch {
+///     decode_seqs: 32, decode_context: 2048,
+///     prefill_seqs: 1, prefill_chunk: 512, prefill_prior: 0, prefill_completing: 1,
+/// };
+/// let a = analyze_step(h100, model, bf16, &step, &Parallelism::SINGLE, &Corrections::NONE).unwrap();
+/// let qkv = a.ops.iter().find(|o| o.name == "qkv_proj").unwrap();
+/// assert_eq!(qkv.flops, 2.0 * 544.0 * 6144.0 * 4096.0);
+/// assert!(a.ops.iter().any(|o| o.name == "decode_attention"));
+/// assert!(a.ops.iter().any(|o| o.name == "prefill_attention"));
+/// ```
+pub fn analyze_step(
+    hardware: &HardwareSpec,
+    model: &ModelConfig,
+    config: &QuantConfig,
+    step: &StepBatch,
+    parallelism: &Parallelism,
+    corrections: &Corrections,
+) -> Result<ModelAnalysis, Error> {
+    step.check()?;
+    model.check()?;
+    config.check_support(hardware)?;
+    parallelism.check(model, hardware)?;
+    let full_model = model;
+    let shard = parallelism.shard(model);
+    let model = &shard;
+    let (tp, ep) = (parallelism.tensor, parallelism.expert);
+    let tokens = step.tokens();
+    let logits_rows = step.logits_rows();
+    let hidden = config.hidden();
+    let linear = config.linear();
+    let layers = model.layers;
+    let h = model.hidden;
+
+    let mut ops = Vec::with_capacity(26);
+    let mut add = |op: Operator, count: u32| -> Result<(), Error> {
+        if count > 0 {
+            let mut analysis = analyze_operator(hardware, &op, corrections)?;
+            analysis.count = count;
+            ops.push(analysis);
+        }
+        Ok(())
+    };
+
+    // The run-time quantization of a linear layer's input, where the config needs one.
+    let quantize =
+        (corrections.activation_quantization && linear.activation != hidden).then_some(linear.activation);
+    let quantize_op = |rows: u64, width: u64, name: &str| -> Result<Option<Operator>, Error> {
+        quantize
+            .map(|to| Operator::quantize_activations(rows, width, hidden, to).map(|op| op.named(name)))
+            .transpose()
+    };
+
+    // One GPU's partial sums of a tokens × hidden tensor, summed over the tensor-parallel group.
+    let all_reduce = |name: &str| -> Result<Option<Operator>, Error> {
+        (tp > 1)
+            .then(|| {
+                Operator::collective(Collective::AllReduce, tokens, h, hidden, tp).map(|op| op.named(name))
+            })
+            .transpose()
+    };
+
+    add(Operator::embedding(tokens, h, hidden, hidden)?, 1)?;
+    if let Some(op) = all_reduce("embed_all_reduce")? {
+        add(op, 1)?;
+    }
+    add(
+        Operator::norm(model.norm, tokens, h, hidden)?.named("attn_norm"),
+        layers,
+    )?;
+    if let Some(op) = quantize_op(tokens, h, "quantize_attn_in")? {
+        add(op, layers)?;
+    }
+    let rope_heads = match model.mla {
+        Some(m) => {
+            let qk_dim = m.nope_head_dim + m.rope_head_dim;
+            for (width, name) in [
+                (m.q_lora_rank, "quantize_q_b_in"),
+                (m.kv_lora_rank, "quantize_kv_b_in"),
+            ] {
+                if let Some(op) = quantize_op(tokens, width, name)? {
+                    add(op, layers)?;
+                }
+            }
+            add(
+                Operator::matmul(tokens, m.q_lora_rank, h, linear)?.named("q_a_proj"),
+                layers,
+            )?;
+            add(
+                Operator::matmul(tokens, model.heads * qk_dim, m.q_lora_rank, linear)?.named("q_b_proj"),
+                layers,
+            )?;
+            add(
+                Operator::matmul(tokens, m.kv_lora_rank + m.rope_head_dim, h, linear)?.named("kv_a_proj"),
+                layers,
+            )?;
+            let kv_b_width = model.heads * (m.nope_head_dim + m.v_head_dim);
+            add(
+                Operator::matmul(tokens, kv_b_width, m.kv_lora_rank, linear)?.named("kv_b_proj"),
+                layers,
+            )?;
+            (model.heads, 1, m.rope_head_dim)
+        }
+        None => {
+            let qkv_width = (model.heads + 2 * model.kv_heads) * model.head_dim;
+            add(
+                Operator::matmul(tokens, qkv_width, h, linear)?.named("qkv_proj"),
+                layers,
+            )?;
+            (model.heads, model.kv_heads, model.head_dim)
+        }
+    };
+    let (rope_q_heads, rope_k_heads, rope_dim) = rope_heads;
+    add(
+        Operator::rope(tokens, rope_q_heads, rope_k_heads, rope_dim, hidden)?,
+        layers,
+    )?;
+    add(
+        Operator::kv_cache_write(tokens, model.kv_elements_per_token(), hidden, config.kv_cache)?,
+        layers,
+    )?;
+    let attention_precisions = OperandPrecisions {
+        weight: config.kv_cache,
+        activation: config.attention,
+        output: hidden,
+    };
+    for (prefix, shape) in attention_parts(model, step) {
+        for op in Operator::attention(&shape, attention_precisions)? {
+            let name = format!("{prefix}{}", op.name);
+            add(op.named(&name), layers - model.window_layers())?;
+        }
+        if let Some(window) = model.sliding_window {
+            let windowed = AttentionShape {
+                window: Some(window.window),
+                ..shape
+            };
+            for op in Operator::attention(&windowed, attention_precisions)? {
+                let name = format!("window_{prefix}{}", op.name);
+                add(op.named(&name), window.layers)?;
+            }
+        }
+    }
+    let attention_width = model
+        .mla
+        .map_or(model.heads * model.head_dim, |m| model.heads * m.v_head_dim);
+    if let Some(op) = quantize_op(tokens, attention_width, "quantize_o_in")? {
+        add(op, layers)?;
+    }
+    add(
+        Operator::matmul(tokens, h, attention_width, linear)?.named("o_proj"),
+        layers,
+    )?;
+    if let Some(op) = all_reduce("attn_all_reduce")? {
+        add(op, layers)?;
+    }
+    add(Operator::residual_add(tokens, h, hidden)?, 2 * layers)?;
+    add(
+        Operator::norm(model.norm, tokens, h, hidden)?.named("ffn_norm"),
+        layers,
+    )?;
+    if let Some(op) = quantize_op(tokens, h, "quantize_ffn_in")? {
+        add(op, layers)?;
+    }
+    add_ffn(
+        &mut add,
+        &quantize_op,
+        model,
+        tokens,
+        model.ffn_dim,
+        linear,
+        "",
+        model.dense_layers(),
+    )?;
+    if let Some(moe) = model.moe {
+        let shape = MoeShape {
+            tokens,
+            experts: moe.experts,
+            top_k: moe.top_k,
+            hidden: h,
+            expert_ffn: moe.expert_ffn,
+            gated: model.gated_ffn,
+        };
+        // Expert parallel: each GPU dispatches the routed rows of the tokens / e it owns, and gets them back.
+        let all_to_all = (ep > 1)
+            .then(|| {
+                Operator::collective(
+                    Collective::AllToAll,
+                    (tokens * moe.top_k).div_ceil(u64::from(ep)),
+                    h,
+                    hidden,
+                    ep,
+                )
+            })
+            .transpose()?;
+        if let Some(op) = &all_to_all {
+            add(op.clone().named("moe_dispatch_all_to_all"), model.moe_layers())?;
+        }
+        for op in Operator::moe_experts(&shape, linear)? {
+            add(op, model.moe_layers())?;
+        }
+        if let Some(op) = all_to_all {
+            add(op.named("moe_combine_all_to_all"), model.moe_layers())?;
+        }
+        if let Some(op) = quantize_op(tokens * moe.top_k, moe.expert_ffn, "quantize_expert_down_in")? {
+            add(op, model.moe_layers())?;
+        }
+        add_ffn(
+            &mut add,
+            &quantize_op,
+            model,
+            tokens,
+            moe.shared_experts * moe.expert_ffn,
+            linear,
+            "shared_",
+            model.moe_layers(),
+        )?;
+    }
+    if let Some(op) = all_reduce("ffn_all_reduce")? {
+        add(op, layers)?;
+    }
+    add(
+        Operator::norm(model.norm, tokens, h, hidden)?.named("final_norm"),
+        1,
+    )?;
+    // A step whose only prefill chunk does not end its prompt samples nothing: no logits.
+    if logits_rows > 0 {
+        add(
+            Operator::matmul(logits_rows, model.vocab, h, hidden.into())?.named("logits"),
+            1,
+        )?;
+        if tp > 1 {
+            let gather =
+                Operator::collective(Collective::AllGather, logits_rows, full_model.vocab, hidden, tp)?;
+            add(gather.named("logits_all_gather"), 1)?;
+        }
+    }
+
+    let models = Models {
+        full: full_model,
+        shard: model,
+        parallelism: *parallelism,
+    };
+    Ok(summarize(hardware, &models, config, step, corrections, ops))
+}
+
+/// The attention calls of a step with their name prefixes: one per part present, unprefixed when the step
+/// has a single part (so a [`Workload`]'s step names its attention `attention`, as before mixed steps).
+fn attention_parts(model: &ModelConfig, step: &StepBatch) -> Vec<(&'static str, AttentionShape)> {
+    let mixed = step.is_mixed();
+    let mut parts = Vec::with_capacity(2);
+    if step.decode_seqs > 0 {
+        let shape = layer_attention(
+            model,
+            u64::from(step.decode_seqs),
+            1,
+            u64::from(step.decode_context),
+        );
+        parts.push((if mixed { "decode_" } else { "" }, shape));
+    }
+    if step.prefill_seqs > 0 {
+        let chunk = u64::from(step.prefill_chunk);
+        let shape = layer_attention(
+            model,
+            u64::from(step.prefill_seqs),
+            chunk,
+            u64::from(step.prefill_prior) + chunk,
+        );
+        parts.push((if mixed { "prefill_" } else { "" }, shape));
+    }
+    parts
+}
+
+/// Attention of one layer over `batch` sequences of `query_len` queries and `kv_len` keys: MHA/GQA heads, or
+/// for MLA the absorbed form, MQA over the cached latent (K = latent + rotary key, V = latent).
+fn layer_attention(model: &ModelConfig, batch: u64, query_len: u64, kv_len: u64) -> AttentionShape {
+    let base = AttentionShape {
+        batch,
+        query_len,
+        kv_len,
+        heads: model.heads,
+        kv_heads: model.kv_heads,
+        head_dim: model.head_dim,
+        causal: true,
+        fused: true,
+        shared_kv: false,
+        window: None,
+    };
+    match model.mla {
+        Some(m) => AttentionShape {
+            kv_heads: 1,
+            head_dim: m.kv_lora_rank + m.rope_head_dim,
+            shared_kv: true,
+            ..base
+        },
+        None => base,
+    }
+}
+
+/// Adds a dense FFN of width `ffn` (gate/up, activation, the down projection's input quantization where
+/// `quantize_op` gives one, down) `count` times; no-op when `ffn` is 0.
+#[allow(clippy::too_many_arguments)]
+fn add_ffn(
+    add: &mut impl FnMut(Operator, u32) -> Result<(), Error>,
+    quantize_op: &impl Fn(u64, u64, &str) -> Result<Option<Operator>, Error>,
+    model: &ModelConfig,
+    tokens: u64,
+    ffn: u64,
+    linear: OperandPrecisions,
+    prefix: &str,
+    count: u32,
+) -> Result<(), Error> {
+    if ffn == 0 || count == 0 {
+        return Ok(());
+    }
+    let up_width = if model.gated_ffn { 2 * ffn } else { ffn };
+    let name = |role: &str| format!("{prefix}{role}");
+    add(
+        Operator::matmul(tokens, up_width, model.hidden, linear)?.named(&name("gate_up_proj")),
+        count,
+    )?;
+    add(
+        Operator::activation(model.activation(), tokens, ffn, linear.output)?.named(&name("ffn_act")),
+        count,
+    )?;
+    if let Some(op) = quantize_op(tokens, ffn, &name("quantize_down_in"))? {
+        add(op, count)?;
+    }
+    add(
+        Operator::matmul(tokens, model.hidden, ffn, linear)?.named(&name("down_proj")),
+        count,
+    )
+}
+
+/// The whole model, the part one GPU runs, and how it is split.
+pub(super) struct Models<'a> {
+    pub(super) full: &'a ModelConfig,
+    pub(super) shard: &'a ModelConfig,
+    pub(super) parallelism: Parallelism,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corrections::OpAnalysis;
+    use crate::hardware::{find_hardware, find_hardware_in};
+    use crate::model::{find_model, model_presets};
+    use crate::quant_config::{find_quant_config, quant_configs};
+
+    fn step(decode_seqs: u32, decode_context: u32, prefill_chunk: u32, prefill_prior: u32) -> StepBatch {
+        let prefill_seqs = u32::from(prefill_chunk > 0);
+        StepBatch {
+            decode_seqs,
+            decode_context,
+            prefill_seqs,
+            prefill_chunk,
+            prefill_prior,
+            prefill_completing: prefill_seqs,
+        }
+    }
+
+    fn analyze(hw: &str, model: &str, config: &str, s: &StepBatch) -> ModelAnalysis {
+        let hardware = find_hardware_in(hw, crate::Mode::Reference).unwrap();
+        analyze_step(
+            hardware,
+            find_model(model).unwrap(),
+            find_quant_config(config).unwrap(),
+            s,
+            &Parallelism::SINGLE,
+            &Corrections::REALISTIC,
+        )
+        .unwrap()
+    }
+
+    fn op<'a>(a: &'a ModelAnalysis, name: &str) -> &'a OpAnalysis {
+        a.ops.iter().find(|o| o.name == name).unwrap_or_else(|| {
+            panic!(
+                "no {name} in {:?}",
+                a.ops.iter().map(|o| &o.name).collect::<Vec<_>>()
+            )
+        })
+    }
+
+    #[test]
+    fn mixed_step_gemms_run_once_on_decode_plus_prefill_tokens() {
+        // Llama-3.1-8B, 32 decode rows + a 512-token chunk: M = 32 + 512 = 544 tokens in every linear layer.
+        // qkv_proj: N = (32 + 2·8)·128 = 6144, K = 4096 → 2·544·6144·4096 FLOP; gate_up: N = 2·14336.
+        let a = analyze("h100_sxm", "llama-3.1-8b", "bf16", &step(32, 2048, 512, 0));
+        let gemm = |name: &str| op(&a, name).operator.gemm.map(|g| (g.m, g.n, g.k));
+        assert_eq!(gemm("qkv_proj"), Some((544, 6144, 4096)));
+        assert_eq!(op(&a, "qkv_proj").flops, 2.0 * 544.0 * 6144.0 * 4096.0);
+        assert_eq!(gemm("o_proj"), Some((544, 4096, 4096)));
+        assert_eq!(gemm("gate_up_proj"), Some((544, 28_672, 4096)));
+        assert_eq!(gemm("down_proj"), Some((544, 4096, 14_336)));
+        // Logits: the 32 decode rows and the prompt that completes: 33 × 128256 × 4096.
+        assert_eq!(gemm("logits"), Some((33, 128_256, 4096)));
+        // One linear pass, not a prefill step plus a decode step: the weights are read once (the embedding
+        // "weights" are the gathered rows, one per token, so they are left out).
+        let prefill = analyze("h100_sxm", "llama-3.1-8b", "bf16", &step(0, 0, 512, 0));
+        let decode = analyze("h100_sxm", "llama-3.1-8b", "bf16", &step(32, 2048, 0, 0));
+        let weights = |a: &ModelAnalysis| -> f64 {
+            a.ops
+                .iter()
+                .filter(|o| o.name != "embedding")
+                .map(|o| f64::from(o.count) * o.weight_bytes)
+                .sum()
+        };
+        assert_eq!(weights(&a), weights(&decode));
+        assert!(a.total_time_s < prefill.total_time_s + decode.total_time_s);
+    }
+
+    #[test]
+    fn mixed_attention_is_a_decode_part_and_a_causal_chunk_over_its_prior() {
+        // 32 decode rows over 2048 keys; a 512-token chunk over 1024 prior tokens: 512 queries, 1536 keys.
+        let a = analyze("h100_sxm", "llama-3.1-8b", "bf16", &step(32, 2048, 512, 1024));
+        let shape = |name: &str| match op(&a, name).operator.kernel {
+            Some(crate::ops::KernelShape::Attention { shape, .. }) => {
+                (shape.batch, shape.query_len, shape.kv_len)
+            }
+            ref other => panic!("{other:?}"),
+        };
+        assert_eq!(shape("decode_attention"), (32, 1, 2048));
+        assert_eq!(shape("prefill_attention"), (1, 512, 1536));
+        // Causal pairs of the chunk: 512·1024 + 512·513/2 per head (AttentionShape::scored_pairs).
+        let pairs = 512.0 * 1024.0 + 512.0 * 513.0 / 2.0;
+        let flops = 32.0 * (4.0 * pairs * 128.0 + 5.0 * pairs);
+        assert_eq!(op(&a, "prefill_attention").flops, flops);
+        // KV written for every token of the step, one cache entry each: 544 · 2 · 8 · 128 · 2 B per layer.
+        assert_eq!(op(&a, "kv_cache_write").kv_bytes, 544.0 * 4096.0);
+        assert!(a.workload.is_none() && a.ttft_s.is_none() && a.tpot_s.is_none());
+        assert!((a.tokens_per_s - 544.0 / a.total_time_s).abs() < 1e-6);
+        // KV held by the step's sequences: 32 · 2048 + 1 · 1536 tokens · 131,072 B.
+        assert_eq!(a.kv_cache_bytes, (32.0 * 2048.0 + 1536.0) * 131_072.0);
+    }
+
+    #[test]
+    fn sliding_window_and_mla_models_split_both_parts() {
+        let a = analyze("h100_sxm", "gpt-oss-20b", "bf16", &step(8, 8192, 256, 256));
+        for name in [
+            "decode_attention",
+            "prefill_attention",
+            "window_decode_attention",
+            "window_prefill_attention",
+        ] {
+            assert_eq!(op(&a, name).count, 12, "{name}");
+        }
+        let ds = analyze("h200_sxm", "deepseek-v3", "fp8", &step(4, 1024, 128, 0));
+        let expert = op(&ds, "expert_gate_up");
+        // 132 tokens · 8 routed experts each.
+        assert_eq!(expert.flops, 2.0 * 132.0 * 8.0 * 2.0 * 2048.0 * 7168.0);
+        assert!(ds.ops.iter().any(|o| o.name == "prefill_attention"));
+    }
+
+    #[test]
+    fn a_chunk_that_does_not_end_its_prompt_samples_nothing() {
+        let mut middle = step(0, 0, 1024, 2048);
+        middle.prefill_completing = 0;
+        let a = analyze("h100_sxm", "llama-3.1-8b", "bf16", &middle);
+        assert!(a.ops.iter().all(|o| o.name != "logits"));
+    }
+
+    #[test]
+    fn empty_or_incomplete_steps_are_errors_naming_the_field() {
+        let h100 = find_hardware("h100_sxm").unwrap();
+        let model = find_model("llama-3.1-8b").unwrap();
+        let bf16 = find_quant_config("bf16").unwrap();
+        let err = |s: StepBatch| {
+            analyze_step(h100, model, bf16, &s, &Parallelism::SINGLE, &Corrections::NONE)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err(StepBatch::default()).contains("at least one decode row"));
+        assert!(err(step(4, 0, 0, 0)).contains("decode_context"));
+        let no_chunk = StepBatch {
+            prefill_seqs: 1,
+            ..StepBatch::default()
+        };
+        assert!(err(no_chunk).contains("prefill_chunk"));
+        let over = StepBatch {
+            prefill_completing: 2,
+            ..step(0, 0, 16, 0)
+        };
+        assert!(err(over).contains("prefill_completing"));
+    }
+
+    #[test]
+    fn a_workload_step_is_exactly_the_workload_analysis() {
+        // Every preset and config the B200 runs, both phases, one GPU and tensor parallel 2, every field.
+        let hardware = find_hardware_in("b200", crate::Mode::Reference).unwrap();
+        for model in model_presets() {
+            for config in quant_configs() {
+                for phase in [Phase::Prefill, Phase::Decode] {
+                    let workload = Workload {
+                        phase,
+                        batch: 3,
+                        context: 700,
+                    };
+                    for parallelism in [Parallelism::SINGLE, Parallelism::tensor(2)] {
+                        let corrections = Corrections::REALISTIC;
+                        let via_workload = crate::analyze_model_parallel(
+                            hardware,
+                            model,
+                            config,
+                            &workload,
+                            &parallelism,
+                            &corrections,
+                        );
+                        let via_step = analyze_step(
+                            hardware,
+                            model,
+                            config,
+                            &StepBatch::of(&workload),
+                            &parallelism,
+                            &corrections,
+                        )
+                        .map(|a| ModelAnalysis {
+                            workload: Some(workload),
+                            ttft_s: (phase == Phase::Prefill).then_some(a.total_time_s),
+                            tpot_s: (phase == Phase::Decode).then_some(a.total_time_s),
+                            ..a
+                        });
+                        assert_eq!(via_workload, via_step, "{} {} {phase:?}", model.key, config.key);
+                    }
+                }
+            }
+        }
+    }
+}

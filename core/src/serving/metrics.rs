@@ -1,0 +1,279 @@
+//! The metrics of one serving operating point ([`ServingPoint`]), each defined once in [`METRICS`] (the
+//! CLI and the page show these definitions as tooltips), and what limits the point ([`Regime`]).
+
+use crate::hardware::Mode;
+use crate::parallel::Parallelism;
+
+use super::{Load, ServingWorkload};
+
+/// One metric: its key (the JSON field of [`ServingPoint`]), display name, unit and definition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct MetricDefinition {
+    /// Field name in [`ServingPoint`] and the CLI's JSON.
+    pub key: &'static str,
+    /// Display name.
+    pub name: &'static str,
+    /// Base unit.
+    pub unit: &'static str,
+    /// What it counts, and how.
+    pub definition: &'static str,
+}
+
+/// Every serving metric, defined once.
+pub const METRICS: [MetricDefinition; 14] = [
+    MetricDefinition {
+        key: "ttft_s",
+        name: "TTFT",
+        unit: "s",
+        definition: "Mean time to first token: from the request's arrival to its first output token, queueing \
+                     included (the client-side TTFT of vllm bench serve).",
+    },
+    MetricDefinition {
+        key: "tpot_s",
+        name: "TPOT",
+        unit: "s",
+        definition: "Mean time per output token after the first: (E2E − TTFT) / (OSL − 1), the definition vllm \
+                     bench serve uses; other requests' prefills interleaved with decoding are included.",
+    },
+    MetricDefinition {
+        key: "e2e_s",
+        name: "E2E latency",
+        unit: "s",
+        definition: "Mean end-to-end latency of a request: TTFT + (OSL − 1) · TPOT.",
+    },
+    MetricDefinition {
+        key: "output_tokens_per_s_per_gpu",
+        name: "output tokens/s per GPU",
+        unit: "tok/s",
+        definition: "Generated tokens per second of the whole replica divided by every GPU of the replica: \
+                     requests/s · OSL / GPUs.",
+    },
+    MetricDefinition {
+        key: "input_output_tokens_per_s_per_gpu",
+        name: "input+output tokens/s per GPU",
+        unit: "tok/s",
+        definition: "Prompt and generated tokens per second divided by the replica's GPUs: requests/s · (ISL + \
+                     OSL) / GPUs (InferenceX's tput_per_gpu).",
+    },
+    MetricDefinition {
+        key: "tokens_per_s_per_user",
+        name: "tokens/s per user",
+        unit: "tok/s",
+        definition: "Decode speed one user sees: 1 / TPOT (InferenceX's interactivity).",
+    },
+    MetricDefinition {
+        key: "requests_per_s",
+        name: "requests/s",
+        unit: "req/s",
+        definition: "Completed requests per second (throughput X).",
+    },
+    MetricDefinition {
+        key: "concurrency",
+        name: "concurrency",
+        unit: "requests",
+        definition: "Requests in flight, queued ones included: the clients N of a closed loop, or rate · E2E \
+                     (Little's law) in an open loop. Not the decode batch.",
+    },
+    MetricDefinition {
+        key: "decode_batch",
+        name: "decode batch",
+        unit: "sequences",
+        definition: "Decode rows in a step, as a decoding request sees them (itself included).",
+    },
+    MetricDefinition {
+        key: "mixed_step_share",
+        name: "mixed-step share",
+        unit: "fraction",
+        definition: "Share of the engine's steps that carry prefill tokens (mixed steps, or SGLang's prefill \
+                     steps).",
+    },
+    MetricDefinition {
+        key: "decode_step_s",
+        name: "decode step",
+        unit: "s",
+        definition: "Time of a step of decode rows only, at the mean context ISL + OSL/2.",
+    },
+    MetricDefinition {
+        key: "mixed_step_s",
+        name: "mixed step",
+        unit: "s",
+        definition: "Time of a step that carries prefill tokens (with the decode rows when prefill is mixed).",
+    },
+    MetricDefinition {
+        key: "memory_used_bytes_per_gpu",
+        name: "memory per GPU",
+        unit: "B",
+        definition: "Weights + activation estimate + the KV cache the admitted sequences reserve at full length \
+                     (ISL + OSL), on one GPU.",
+    },
+    MetricDefinition {
+        key: "fits",
+        name: "fits",
+        unit: "",
+        definition: "Whether every request in flight fits the engine's KV cache at full length; otherwise the \
+                     point is computed with the excess waiting in the queue.",
+    },
+];
+
+/// What limits a serving point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum Regime {
+    /// Decode steps dominate and are bound by DRAM bandwidth (weights and KV reads).
+    MemoryBoundDecode,
+    /// Decode steps dominate and are bound by the matrix units.
+    ComputeBoundDecode,
+    /// Decode steps dominate and their collectives take the largest share.
+    CommunicationBoundDecode,
+    /// Prefill takes most of the engine's time, or its chunk capacity caps the throughput.
+    PrefillBound,
+    /// Requests wait for admission: more in flight than the engine runs at once (max_seqs or KV cache).
+    QueueBound,
+}
+
+impl Regime {
+    /// Display name, e.g. `memory-bound decode`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Regime::MemoryBoundDecode => "memory-bound decode",
+            Regime::ComputeBoundDecode => "compute-bound decode",
+            Regime::CommunicationBoundDecode => "communication-bound decode",
+            Regime::PrefillBound => "prefill-bound",
+            Regime::QueueBound => "queue-bound",
+        }
+    }
+}
+
+/// The steady state of one operating point (definitions in [`METRICS`]; base units).
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct ServingPoint {
+    /// Device key.
+    pub hardware: String,
+    /// Model key.
+    pub model: String,
+    /// Precision config key.
+    pub config: String,
+    /// The ceilings the step times come from.
+    pub mode: Mode,
+    /// How a replica is split.
+    pub parallelism: Parallelism,
+    /// GPUs of the replica (every per-GPU figure divides by these).
+    pub gpus: u32,
+    /// ISL and OSL.
+    pub workload: ServingWorkload,
+    /// The load asked for.
+    pub load: Load,
+    /// Requests in flight, queued ones included (N, or rate · E2E).
+    pub concurrency: f64,
+    /// Requests the engine runs at once (the rest wait): min(concurrency, max_seqs, sequences that fit).
+    pub admitted: u32,
+    /// Decode rows a decoding request's step holds, itself included.
+    pub decode_batch: u32,
+    /// Decode rows in a step that carries prefill (0 when prefill runs in its own steps).
+    pub mixed_decode_rows: u32,
+    /// Prefill tokens a prefill-carrying step holds.
+    pub prefill_tokens_per_step: u32,
+    /// Share of steps that carry prefill, in [0, 1].
+    pub mixed_step_share: f64,
+    /// Step of decode rows only, in s.
+    pub decode_step_s: f64,
+    /// Step carrying prefill, in s.
+    pub mixed_step_s: f64,
+    /// Mean step over all steps, in s.
+    pub mean_step_s: f64,
+    /// Time to first token, in s.
+    pub ttft_s: f64,
+    /// Time per output token after the first, in s.
+    pub tpot_s: f64,
+    /// End-to-end latency, in s.
+    pub e2e_s: f64,
+    /// Part of TTFT spent waiting: for admission, or for prefill capacity, in s.
+    pub queue_s: f64,
+    /// Completed requests per second.
+    pub requests_per_s: f64,
+    /// Output tokens per second per GPU.
+    pub output_tokens_per_s_per_gpu: f64,
+    /// Input and output tokens per second per GPU.
+    pub input_output_tokens_per_s_per_gpu: f64,
+    /// 1 / TPOT, in tokens/s.
+    pub tokens_per_s_per_user: f64,
+    /// Weights one GPU holds, in bytes.
+    pub weight_bytes_per_gpu: f64,
+    /// KV cache the admitted sequences reserve at ISL + OSL tokens on one GPU, in bytes.
+    pub kv_cache_bytes_per_gpu: f64,
+    /// Activation estimate of one GPU ([`crate::activation_bytes`]), in bytes.
+    pub activation_bytes_per_gpu: f64,
+    /// Weights + activations + KV cache of one GPU, in bytes.
+    pub memory_used_bytes_per_gpu: f64,
+    /// Sequences the KV cache holds at full length.
+    pub max_concurrency: u32,
+    /// Whether every request in flight fits (concurrency ≤ max_concurrency).
+    pub fits: bool,
+    /// What limits the point.
+    pub regime: Regime,
+    /// Not dominated in both tokens/s per user and output tokens/s per GPU by another point of its sweep.
+    pub pareto: bool,
+}
+
+/// A rate the engine cannot sustain: the queue would grow without bound.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Unstable {
+    /// Precision config key.
+    pub config: String,
+    /// GPUs of the replica.
+    pub gpus: u32,
+    /// The rate asked for, in requests/s.
+    pub rate: f64,
+    /// The largest rate the engine sustains, in requests/s (0 when none).
+    pub max_sustainable_rate: f64,
+    /// Why: prefill utilization ρ ≥ 1, or more requests in flight than the engine admits.
+    pub reason: String,
+}
+
+/// The result at one load: a steady state, or an unsustainable rate.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum ServingOutcome {
+    /// The steady state.
+    Steady(ServingPoint),
+    /// The rate exceeds what the engine sustains.
+    Unstable(Unstable),
+}
+
+impl ServingOutcome {
+    /// The steady state, if there is one.
+    #[must_use]
+    pub fn steady(self) -> Option<ServingPoint> {
+        match self {
+            ServingOutcome::Steady(p) => Some(p),
+            ServingOutcome::Unstable(_) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_metric_is_defined_once_with_a_unit_and_a_definition() {
+        let mut keys: Vec<_> = METRICS.iter().map(|m| m.key).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), METRICS.len());
+        assert!(
+            METRICS
+                .iter()
+                .all(|m| !m.name.is_empty() && m.definition.len() > 30)
+        );
+        // TPOT is vllm bench serve's definition, named as such.
+        let tpot = METRICS.iter().find(|m| m.key == "tpot_s").unwrap();
+        assert!(tpot.definition.contains("(E2E − TTFT) / (OSL − 1)"));
+    }
+}

@@ -1,0 +1,965 @@
+//! The steady state of a serving engine at a load: a mean-value model built from step times, with nothing
+//! fitted. Full derivation with sources: docs/validation/serving.md.
+//!
+//! In-flight batching, n requests admitted (n = min(concurrency, max_seqs, sequences that fit)):
+//! - Steps. A decoding request emits one token per step it runs in. Steps either hold decode rows only
+//!   (time T_d, d rows at the mean context ISL + OSL/2) or also carry s prefill tokens (time T_m; with
+//!   `mixed_prefill` the step also holds d_m decode rows, otherwise decoding pauses for it, as SGLang does).
+//!   Both are real steps of [`crate::analyze_step`].
+//! - Time shares. At X requests/s the engine must prefill X·ISL tokens/s: m = X·ISL/s prefill-carrying steps
+//!   per second take m·T_m of every second, and decode-only steps fill the rest, so the engine runs
+//!   R = m + (1 − m·T_m)/T_d steps/s; the mixed-step share is f = m/R and the mean step T̄ = 1/R. Stability
+//!   needs m·T_m ≤ 1: X ≤ s / (ISL · T_m), the prefill capacity.
+//! - TPOT. A decoding request never waits for its own prefill, only for the others': with m' = m·(n − 1)/n
+//!   of their prefill steps per second, TPOT = 1 / (m' + (1 − m'·T_m)/T_d) when prefill shares the step
+//!   (= (1 − f')·T_d + f'·T_m, f' = m'/R'), or T_d / (1 − m'·T_m) when decoding pauses for it. At
+//!   concurrency 1, m' = 0 and TPOT is exactly the isolated decode step.
+//! - TTFT. Arriving mid-step, a request waits the residual of the step in progress, E[T²] / (2·E[T]) over
+//!   the steps it sees (renewal theory's length-biased residual; 0 at concurrency 1, where the engine is
+//!   idle when the client's next request arrives), then its own ⌈ISL / c⌉ prefill-carrying steps (c = the
+//!   budget the decode rows leave; 1 step when prompts are not chunked), its first token coming from the
+//!   last. Requests beyond the admission cap wait (concurrency − n)/X more (Little's law for the queue).
+//! - Closing the loop (closed loop): Little's law, n = X · (TTFT + (OSL − 1) · TPOT). X·Z(X) is increasing,
+//!   so X is found by bisection; above the prefill capacity X stays at the capacity and the excess shows as
+//!   waiting inside the engine (TTFT = n/X − (OSL − 1)·TPOT).
+//! - Step shapes. A decoding request spends q = X·(OSL − 1)·TPOT / n of its time decoding, so it sees
+//!   d = 1 + (n − 1)·q decode rows (itself and the others that decode), and a prefill-carrying step holds
+//!   d_m = (n − 1)·q of them. The prompt tokens arriving per step, X·ISL·T̄, set the prefill tokens of a
+//!   step: s = min(c, max(min(ISL, c), X·ISL·T̄)) (one prompt's chunk when arrivals are sparse, several
+//!   packed up to the budget when dense; whole prompts when not chunked). d, d_m and s are whole rows and
+//!   tokens, so the model iterates them to a fixed point from the lightest step upward, solving X for each
+//!   (step times memoized per (d, s)).
+//! - Open loop at rate λ: X = λ, Poisson arrivals see every other request (m' = m). Prompts queue for
+//!   prefill as in an M/D/1 server (Pollaczek–Khinchine mean wait ρ·S / (2(1 − ρ)), S = ISL · T(c) / c the
+//!   prompt's prefill at full chunk capacity, ρ = λ·S; Kleinrock, Queueing Systems Vol. 1, 1975, §5.5). The
+//!   step residual applies when the engine is busy, with probability 1 − e^(−λ·Z) (all admitted requests
+//!   are served at once, an M/G/∞ system whose occupancy is Poisson). Unstable when ρ ≥ 1 or λ·Z exceeds
+//!   the admission cap: reported as such, with the largest sustainable rate.
+//!
+//! Static batching (the isolated steps of today's analysis): a batch of n prompts is prefilled in one step
+//! (TTFT), then decoded together at the mean context (TPOT), X = n / (TTFT + (OSL − 1)·TPOT); the batch is
+//! also limited to the prompts whose tokens fit the activations the engine reserved (its profiling step). At
+//! a rate, the batch is the smallest b with λ·C(b) ≤ b (C the batch's cycle), and an arrival waits half a
+//! cycle.
+
+use crate::error::Error;
+use crate::roofline::Bound;
+
+use super::{
+    InFlight, Load, Regime, Scheduler, ServingModel, ServingOutcome, ServingPoint, StepTime, Unstable,
+};
+
+/// Most fixed-point iterations over the step shapes (each costs at most three step analyses).
+const MAX_ITERATIONS: usize = 64;
+
+/// Bisection steps for a throughput or rate (relative width 2^-60 of the bracket).
+const BISECTIONS: usize = 60;
+
+/// The step shapes of a steady state: decode rows seen by a decoding request, decode rows in a
+/// prefill-carrying step, prefill tokens in that step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shape {
+    decode: u32,
+    mixed_decode: u32,
+    prefill: u32,
+}
+
+/// The step times of a shape.
+#[derive(Debug, Clone, Copy)]
+struct Times {
+    decode: StepTime,
+    mixed: StepTime,
+    /// The prompt's own prefill steps, from its first chunk to the step that emits its first token.
+    own_prefill_s: f64,
+}
+
+/// The flow through the engine at one shape.
+#[derive(Debug, Clone, Copy)]
+struct Flow {
+    /// Throughput, requests/s.
+    x: f64,
+    tpot_s: f64,
+    /// Time from arrival at the engine to the first token (no admission queue), s.
+    ttft_engine_s: f64,
+    /// Waiting inside the engine (for prefill capacity or the prefill queue), s.
+    engine_wait_s: f64,
+    /// The prefill capacity caps the throughput.
+    capped: bool,
+}
+
+impl ServingModel<'_> {
+    /// The steady state at `load`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a concurrency of 0, a rate that is not positive and finite, a model that
+    /// does not fit the device at all (weights and activations leave no KV cache), or a step the analysis
+    /// refuses (e.g. more tokens than [`crate::ops::MAX_DIM`]).
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::*;
+    /// let h100 = find_hardware_in("h100_sxm", Mode::Reference).unwrap();
+    /// let model = find_model("llama-3.1-8b").unwrap();
+    /// let bf16 = find_quant_config("bf16").unwrap();
+    /// let vllm = Engine::Vllm.preset(h100, &Parallelism::SINGLE);
+    /// let scenario = ServingScenario {
+    ///     hardware: h100, model, config: bf16, parallelism: Parallelism::SINGLE,
+    ///     corrections: Corrections::REALISTIC, scheduler: vllm.scheduler(SchedulerKind::InFlight),
+    ///     memory: vllm.memory_rule(),
+    /// };
+    /// let mut serving = ServingModel::new(scenario, ServingWorkload { isl: 1024, osl: 1024 }).unwrap();
+    /// let one = serving.predict(Load::Concurrency(1)).unwrap().steady().unwrap();
+    /// let many = serving.predict(Load::Concurrency(64)).unwrap().steady().unwrap();
+    /// // One user alone decodes at the isolated decode step; 64 share the weights' reads and each other's
+    /// // prefills: far more tokens per GPU, each user a little slower.
+    /// assert!(many.output_tokens_per_s_per_gpu > 20.0 * one.output_tokens_per_s_per_gpu);
+    /// assert!(many.tpot_s > one.tpot_s);
+    /// assert_eq!(serving.memory().max_sequences, 202);
+    /// ```
+    pub fn predict(&mut self, load: Load) -> Result<ServingOutcome, Error> {
+        if !self.budget.fits() {
+            let b = &self.budget;
+            return Err(Error::InvalidInput(format!(
+                "{} in {} does not fit one {} per GPU: {:.1} GB of weights and {:.1} GB of activations leave no KV cache",
+                self.scenario.model.key,
+                self.scenario.config.key,
+                self.scenario.hardware.key,
+                b.weight_bytes / 1e9,
+                b.activation_bytes / 1e9
+            )));
+        }
+        match (self.scenario.scheduler, load) {
+            (_, Load::Concurrency(0)) => Err(Error::InvalidInput("concurrency must be at least 1".into())),
+            (_, Load::Rate(rate)) if !(rate.is_finite() && rate > 0.0) => Err(Error::InvalidInput(format!(
+                "request rate must be positive and finite, got {rate}"
+            ))),
+            (Scheduler::InFlight(f), Load::Concurrency(clients)) => {
+                self.closed_in_flight(f, clients).map(ServingOutcome::Steady)
+            }
+            (Scheduler::InFlight(f), Load::Rate(rate)) => self.open_in_flight(f, rate),
+            (Scheduler::Static { max_seqs }, Load::Concurrency(clients)) => {
+                self.closed_static(max_seqs, clients).map(ServingOutcome::Steady)
+            }
+            (Scheduler::Static { max_seqs }, Load::Rate(rate)) => self.open_static(max_seqs, rate),
+        }
+    }
+
+    /// Requests the engine runs at once: max_seqs or the sequences that fit, whichever is smaller.
+    fn admission_cap(&self, max_seqs: u32) -> u32 {
+        max_seqs.min(self.budget.max_sequences)
+    }
+
+    /// Prefill tokens a prefill-carrying step can take: the budget, less its decode rows when mixed.
+    fn chunk_capacity(f: &InFlight, mixed_decode: u32) -> u32 {
+        if f.mixed_prefill {
+            f.token_budget.saturating_sub(mixed_decode).max(1)
+        } else {
+            f.token_budget
+        }
+    }
+
+    /// Prefill tokens of a step with capacity `capacity` when `arriving` prompt tokens arrive per step:
+    /// min(capacity, max(min(ISL, capacity), arriving)) when chunked; whole prompts otherwise (as many as
+    /// arrive, at least one, at most what fits).
+    fn prefill_tokens(&self, f: &InFlight, capacity: u32, arriving: f64) -> u32 {
+        let isl = self.workload.isl;
+        if f.chunked_prefill {
+            let least = isl.min(capacity);
+            (arriving.round().min(f64::from(capacity)) as u32).max(least)
+        } else {
+            let most = (capacity / isl).max(1);
+            let prompts = ((arriving / f64::from(isl)).round() as u32).clamp(1, most);
+            prompts * isl
+        }
+    }
+
+    /// The shape of `others` decoding requests beside a decoding one, with `arriving` prompt tokens per
+    /// step, under an admission cap of `cap`.
+    fn shape(&self, f: &InFlight, cap: u32, others: f64, arriving: f64) -> Shape {
+        let decode = ((1.0 + others).round() as u32).clamp(1, cap);
+        let mixed_decode = if f.mixed_prefill {
+            (others.round() as u32).min(cap - 1)
+        } else {
+            0
+        };
+        let capacity = Self::chunk_capacity(f, mixed_decode);
+        Shape {
+            decode,
+            mixed_decode,
+            prefill: self.prefill_tokens(f, capacity, arriving),
+        }
+    }
+
+    /// The lightest shape: one decode row, no other decode row beside a prefill, one prompt's chunk.
+    fn lightest(&self, f: &InFlight, cap: u32) -> Shape {
+        self.shape(f, cap, 0.0, 0.0)
+    }
+
+    /// The step times of `shape`, and the prompt's own prefill: its one step, or when chunked over
+    /// k = ⌈ISL / c⌉ steps, k − 1 full chunks and the step of the remainder.
+    fn times(&mut self, f: &InFlight, shape: Shape) -> Result<Times, Error> {
+        let decode = self.step(shape.decode, 0)?;
+        let mixed = self.step(shape.mixed_decode, shape.prefill)?;
+        let isl = self.workload.isl;
+        let capacity = Self::chunk_capacity(f, shape.mixed_decode);
+        let own_prefill_s = if f.chunked_prefill && isl > capacity {
+            let full_chunks = (isl - 1) / capacity;
+            let last = self.step(shape.mixed_decode, isl - full_chunks * capacity)?;
+            f64::from(full_chunks) * self.step(shape.mixed_decode, capacity)?.time_s + last.time_s
+        } else {
+            mixed.time_s
+        };
+        Ok(Times {
+            decode,
+            mixed,
+            own_prefill_s,
+        })
+    }
+
+    /// TPOT when `others_prefill` prefill-carrying steps of other requests run per second.
+    fn tpot_s(f: &InFlight, others_prefill: f64, t: &Times) -> f64 {
+        let (t_d, t_m) = (t.decode.time_s, t.mixed.time_s);
+        if f.mixed_prefill {
+            // 1 / (m' + (1 − m'·T_m) / T_d), written so that m' = 0 gives T_d exactly.
+            t_d / (1.0 - others_prefill * (t_m - t_d))
+        } else {
+            t_d / (1.0 - others_prefill * t_m)
+        }
+    }
+
+    /// Mean residual of the step in progress, E[T²] / (2·E[T]), over steps of which `others_prefill` per
+    /// second carry prefill.
+    fn residual_s(others_prefill: f64, t: &Times) -> f64 {
+        let (t_d, t_m) = (t.decode.time_s, t.mixed.time_s);
+        let steps_per_s = others_prefill + (1.0 - others_prefill * t_m) / t_d;
+        let share = others_prefill / steps_per_s;
+        (share * t_m * t_m + (1.0 - share) * t_d * t_d) / (2.0 * (share * t_m + (1.0 - share) * t_d))
+    }
+
+    /// Closed loop at one shape: X from Little's law, n = X · (TTFT + (OSL − 1) · TPOT).
+    fn closed_flow(&self, f: &InFlight, n: u32, shape: Shape, t: &Times) -> Flow {
+        let (isl, osl) = (f64::from(self.workload.isl), f64::from(self.workload.osl));
+        let s = f64::from(shape.prefill);
+        let t_m = t.mixed.time_s;
+        let others = f64::from(n - 1) / f64::from(n);
+        let prefill_s = t.own_prefill_s;
+        let at = |x: f64| {
+            let others_prefill = x * isl / s * others;
+            let tpot_s = Self::tpot_s(f, others_prefill, t);
+            let residual_s = if n > 1 {
+                Self::residual_s(others_prefill, t)
+            } else {
+                0.0
+            };
+            (tpot_s, residual_s + prefill_s)
+        };
+        let in_flight = |x: f64| {
+            let (tpot_s, ttft_s) = at(x);
+            x * (ttft_s + (osl - 1.0) * tpot_s)
+        };
+        let x_cap = s / (isl * t_m);
+        let n_f = f64::from(n);
+        if in_flight(x_cap) <= n_f {
+            let (tpot_s, ttft_s) = at(x_cap);
+            let ttft_engine_s = n_f / x_cap - (osl - 1.0) * tpot_s;
+            return Flow {
+                x: x_cap,
+                tpot_s,
+                ttft_engine_s,
+                engine_wait_s: ttft_engine_s - ttft_s,
+                capped: true,
+            };
+        }
+        let (mut lo, mut hi) = (0.0, x_cap);
+        for _ in 0..BISECTIONS {
+            let mid = 0.5 * (lo + hi);
+            if in_flight(mid) < n_f {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let x = 0.5 * (lo + hi);
+        let (tpot_s, ttft_engine_s) = at(x);
+        Flow {
+            x,
+            tpot_s,
+            ttft_engine_s,
+            engine_wait_s: 0.0,
+            capped: false,
+        }
+    }
+
+    /// Prefill-carrying steps per second and the mean step at throughput `x`: (m, T̄, f).
+    fn step_mix(&self, shape: Shape, t: &Times, x: f64) -> (f64, f64, f64) {
+        let m = x * f64::from(self.workload.isl) / f64::from(shape.prefill);
+        let steps_per_s = m + ((1.0 - m * t.mixed.time_s) / t.decode.time_s).max(0.0);
+        (m, 1.0 / steps_per_s, m / steps_per_s)
+    }
+
+    fn closed_in_flight(&mut self, f: InFlight, clients: u32) -> Result<ServingPoint, Error> {
+        let n = clients.min(self.admission_cap(f.max_seqs));
+        let mut shape = self.lightest(&f, n);
+        let mut iterations = 0;
+        let (times, flow) = loop {
+            // Capped by its prefill capacity, the engine packs more prompt tokens per step: the fewest that
+            // keep up with the demand, at most the budget.
+            shape = self.densest_needed(&f, shape, |model, shape, times| {
+                !model.closed_flow(&f, n, shape, times).capped
+            })?;
+            let times = self.times(&f, shape)?;
+            let flow = self.closed_flow(&f, n, shape, &times);
+            let q = flow.x * f64::from(self.workload.osl - 1) * flow.tpot_s / f64::from(n);
+            let (_, mean_step_s, _) = self.step_mix(shape, &times, flow.x);
+            let arriving = flow.x * f64::from(self.workload.isl) * mean_step_s;
+            let next = self.heavier(&f, shape, self.shape(&f, n, f64::from(n - 1) * q, arriving));
+            iterations += 1;
+            if next == shape || iterations >= MAX_ITERATIONS {
+                break (times, flow);
+            }
+            shape = next;
+        };
+        let queue_s = f64::from(clients - n) / flow.x;
+        let (m, mean_step_s, share) = self.step_mix(shape, &times, flow.x);
+        let regime = if clients > n {
+            Regime::QueueBound
+        } else if flow.capped || m * times.mixed.time_s >= 0.5 {
+            Regime::PrefillBound
+        } else {
+            decode_regime(times.decode.bound)
+        };
+        Ok(self.point(Parts {
+            load: Load::Concurrency(clients),
+            concurrency: f64::from(clients),
+            admitted: n,
+            shape,
+            times,
+            x: flow.x,
+            ttft_s: flow.ttft_engine_s + queue_s,
+            tpot_s: flow.tpot_s,
+            queue_s: queue_s + flow.engine_wait_s,
+            mixed_step_share: share,
+            mean_step_s,
+            regime,
+        }))
+    }
+
+    /// Open loop at one shape whose prefill steps keep up with the arrivals: the flow, or why the rate is
+    /// unsustainable.
+    fn open_flow(
+        &mut self,
+        f: &InFlight,
+        cap: u32,
+        rate: f64,
+        shape: Shape,
+        t: &Times,
+    ) -> Result<OpenFlow, Error> {
+        let (isl, osl) = (f64::from(self.workload.isl), f64::from(self.workload.osl));
+        let capacity = Self::chunk_capacity(f, shape.mixed_decode);
+        let full_tokens = if f.chunked_prefill {
+            capacity
+        } else {
+            (capacity / self.workload.isl).max(1) * self.workload.isl
+        };
+        let full = self.step(shape.mixed_decode, full_tokens)?;
+        let service_s = isl * full.time_s / f64::from(full_tokens);
+        let rho = rate * service_s;
+        if rho >= 1.0 {
+            return Ok(OpenFlow::Unstable(format!(
+                "prefill utilization ρ = {rho:.2} ≥ 1: {} requests/s of {} prompt tokens need more than the {full_tokens} \
+                 tokens per step the engine prefills",
+                crate::format::number(rate),
+                self.workload.isl
+            )));
+        }
+        let prefill_per_s = rate * isl / f64::from(shape.prefill);
+        let wait_s = rho * service_s / (2.0 * (1.0 - rho));
+        let tpot_s = Self::tpot_s(f, prefill_per_s, t);
+        let prefill_s = t.own_prefill_s;
+        let busy = 1.0 - (-rate * (wait_s + prefill_s + (osl - 1.0) * tpot_s)).exp();
+        let ttft_engine_s = busy * Self::residual_s(prefill_per_s, t) + wait_s + prefill_s;
+        let in_flight = rate * (ttft_engine_s + (osl - 1.0) * tpot_s);
+        if in_flight > f64::from(cap) {
+            return Ok(OpenFlow::Unstable(format!(
+                "{in_flight:.0} requests in flight exceed the {cap} the engine admits (max_seqs {}, KV cache {})",
+                f.max_seqs, self.budget.max_sequences
+            )));
+        }
+        Ok(OpenFlow::Steady(Flow {
+            x: rate,
+            tpot_s,
+            ttft_engine_s,
+            engine_wait_s: wait_s,
+            capped: false,
+        }))
+    }
+
+    /// The open-loop fixed point at `rate`: its shape, times and flow, or why it is unsustainable.
+    #[allow(clippy::type_complexity)]
+    fn open_fixed_point(
+        &mut self,
+        f: &InFlight,
+        rate: f64,
+    ) -> Result<Result<(Shape, Times, Flow), String>, Error> {
+        let cap = self.admission_cap(f.max_seqs);
+        let isl = f64::from(self.workload.isl);
+        let mut shape = self.lightest(f, cap);
+        let mut iterations = 0;
+        loop {
+            // Prefill steps too small for the arrivals: the fewest tokens per step that keep up.
+            shape = self.densest_needed(f, shape, |_, shape, times| {
+                rate * isl / f64::from(shape.prefill) * times.mixed.time_s < 1.0
+            })?;
+            let times = self.times(f, shape)?;
+            let flow = match self.open_flow(f, cap, rate, shape, &times)? {
+                OpenFlow::Steady(flow) => flow,
+                OpenFlow::Unstable(reason) => return Ok(Err(reason)),
+            };
+            let others = rate * f64::from(self.workload.osl - 1) * flow.tpot_s;
+            let (_, mean_step_s, _) = self.step_mix(shape, &times, rate);
+            let next = self.heavier(f, shape, self.shape(f, cap, others, rate * isl * mean_step_s));
+            iterations += 1;
+            if next == shape || iterations >= MAX_ITERATIONS {
+                return Ok(Ok((shape, times, flow)));
+            }
+            shape = next;
+        }
+    }
+
+    /// `next`, never lighter than `shape`: the iteration climbs from the lightest shape to the least fixed
+    /// point, so rounding cannot make it oscillate.
+    fn heavier(&self, f: &InFlight, shape: Shape, next: Shape) -> Shape {
+        let mixed_decode = next.mixed_decode.max(shape.mixed_decode);
+        Shape {
+            decode: next.decode.max(shape.decode),
+            mixed_decode,
+            prefill: next.prefill.max(shape.prefill).min(self.prefill_tokens(
+                f,
+                Self::chunk_capacity(f, mixed_decode),
+                f64::INFINITY,
+            )),
+        }
+    }
+
+    /// `shape` with the fewest prefill tokens per step (from its own up to the chunk capacity, by
+    /// bisection) at which `keeps_up` holds; the capacity when none does.
+    fn densest_needed(
+        &mut self,
+        f: &InFlight,
+        shape: Shape,
+        keeps_up: impl Fn(&Self, Shape, &Times) -> bool,
+    ) -> Result<Shape, Error> {
+        let with = |prefill: u32| Shape { prefill, ..shape };
+        let times = self.times(f, shape)?;
+        if keeps_up(self, shape, &times) {
+            return Ok(shape);
+        }
+        let isl = self.workload.isl;
+        let most = self.prefill_tokens(f, Self::chunk_capacity(f, shape.mixed_decode), f64::INFINITY);
+        // Whole prompts when prefill is not chunked: search in prompts, not tokens.
+        let unit = if f.chunked_prefill { 1 } else { isl };
+        let (mut lo, mut hi) = (shape.prefill / unit, most / unit);
+        while lo + 1 < hi {
+            let mid = lo + (hi - lo) / 2;
+            let candidate = with(mid * unit);
+            let times = self.times(f, candidate)?;
+            if keeps_up(self, candidate, &times) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        Ok(with(hi * unit))
+    }
+
+    fn open_in_flight(&mut self, f: InFlight, rate: f64) -> Result<ServingOutcome, Error> {
+        let (shape, times, flow) = match self.open_fixed_point(&f, rate)? {
+            Ok(state) => state,
+            Err(reason) => {
+                let mut lo = 0.0;
+                let mut hi = rate;
+                for _ in 0..BISECTIONS {
+                    let mid = 0.5 * (lo + hi);
+                    if self.open_fixed_point(&f, mid)?.is_ok() {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                return Ok(ServingOutcome::Unstable(self.unstable(rate, lo, reason)));
+            }
+        };
+        let (m, mean_step_s, share) = self.step_mix(shape, &times, rate);
+        let e2e_s = flow.ttft_engine_s + f64::from(self.workload.osl - 1) * flow.tpot_s;
+        let concurrency = rate * e2e_s;
+        let regime = if m * times.mixed.time_s >= 0.5 {
+            Regime::PrefillBound
+        } else {
+            decode_regime(times.decode.bound)
+        };
+        Ok(ServingOutcome::Steady(self.point(Parts {
+            load: Load::Rate(rate),
+            concurrency,
+            admitted: (concurrency.ceil() as u32).clamp(1, self.budget.max_sequences),
+            shape,
+            times,
+            x: rate,
+            ttft_s: flow.ttft_engine_s,
+            tpot_s: flow.tpot_s,
+            queue_s: flow.engine_wait_s,
+            mixed_step_share: share,
+            mean_step_s,
+            regime,
+        })))
+    }
+
+    /// The static cycle of a batch of `batch`: its prefill step, decode step and cycle time.
+    fn static_cycle(&mut self, batch: u32) -> Result<(Times, f64), Error> {
+        let tokens = batch.checked_mul(self.workload.isl).ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "a static batch of {batch} prompts of {} tokens is too large",
+                self.workload.isl
+            ))
+        })?;
+        let prefill = self.step(0, tokens)?;
+        let times = Times {
+            decode: self.step(batch, 0)?,
+            mixed: prefill,
+            own_prefill_s: prefill.time_s,
+        };
+        let cycle_s = times.mixed.time_s + f64::from(self.workload.osl - 1) * times.decode.time_s;
+        Ok((times, cycle_s))
+    }
+
+    fn static_point(
+        &self,
+        load: Load,
+        concurrency: f64,
+        batch: u32,
+        times: Times,
+        x: f64,
+        wait_s: f64,
+    ) -> ServingPoint {
+        let osl = f64::from(self.workload.osl);
+        let (t_p, t_d) = (times.mixed.time_s, times.decode.time_s);
+        let regime = if concurrency > f64::from(batch) && matches!(load, Load::Concurrency(_)) {
+            Regime::QueueBound
+        } else if t_p >= (osl - 1.0) * t_d {
+            Regime::PrefillBound
+        } else {
+            decode_regime(times.decode.bound)
+        };
+        self.point(Parts {
+            load,
+            concurrency,
+            admitted: batch,
+            shape: Shape {
+                decode: batch,
+                mixed_decode: 0,
+                prefill: batch * self.workload.isl,
+            },
+            times,
+            x,
+            ttft_s: t_p + wait_s,
+            tpot_s: t_d,
+            queue_s: wait_s,
+            mixed_step_share: 1.0 / osl,
+            mean_step_s: (t_p + (osl - 1.0) * t_d) / osl,
+            regime,
+        })
+    }
+
+    /// The largest static batch: max_seqs, the sequences that fit, and the prompts whose tokens fit the
+    /// activation memory the engine reserved (its profiling step; at least one prompt), since the whole
+    /// batch is prefilled in one step.
+    fn static_cap(&self, max_seqs: u32) -> u32 {
+        let prompts = (self.scenario.memory.profile_tokens / self.workload.isl).max(1);
+        self.admission_cap(max_seqs).min(prompts)
+    }
+
+    fn closed_static(&mut self, max_seqs: u32, clients: u32) -> Result<ServingPoint, Error> {
+        let batch = clients.min(self.static_cap(max_seqs));
+        let (times, cycle_s) = self.static_cycle(batch)?;
+        let x = f64::from(batch) / cycle_s;
+        let queue_s = f64::from(clients - batch) / x;
+        Ok(self.static_point(
+            Load::Concurrency(clients),
+            f64::from(clients),
+            batch,
+            times,
+            x,
+            queue_s,
+        ))
+    }
+
+    fn open_static(&mut self, max_seqs: u32, rate: f64) -> Result<ServingOutcome, Error> {
+        let cap = self.static_cap(max_seqs);
+        let (_, cap_cycle_s) = self.static_cycle(cap)?;
+        if rate * cap_cycle_s > f64::from(cap) {
+            return Ok(ServingOutcome::Unstable(self.unstable(
+                rate,
+                f64::from(cap) / cap_cycle_s,
+                format!(
+                    "a static batch of {cap} (the most the engine admits) completes {:.3} requests/s",
+                    f64::from(cap) / cap_cycle_s
+                ),
+            )));
+        }
+        // The smallest batch whose cycle serves the arrivals during it: λ·C(b) ≤ b.
+        let (mut lo, mut hi) = (1, cap);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if rate * self.static_cycle(mid)?.1 <= f64::from(mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        let (times, cycle_s) = self.static_cycle(lo)?;
+        // An arrival waits for the batch in progress: half a deterministic cycle on average.
+        let wait_s = 0.5 * cycle_s;
+        let e2e_s = wait_s + cycle_s;
+        Ok(ServingOutcome::Steady(self.static_point(
+            Load::Rate(rate),
+            rate * e2e_s,
+            lo,
+            times,
+            rate,
+            wait_s,
+        )))
+    }
+
+    fn unstable(&self, rate: f64, max_sustainable_rate: f64, reason: String) -> Unstable {
+        Unstable {
+            config: self.scenario.config.key.clone(),
+            gpus: self.scenario.parallelism.gpus(),
+            rate,
+            max_sustainable_rate,
+            reason,
+        }
+    }
+
+    fn point(&self, p: Parts) -> ServingPoint {
+        let s = &self.scenario;
+        let gpus = s.parallelism.gpus();
+        let (isl, osl) = (f64::from(self.workload.isl), f64::from(self.workload.osl));
+        let b = &self.budget;
+        ServingPoint {
+            hardware: s.hardware.key.clone(),
+            model: s.model.key.clone(),
+            config: s.config.key.clone(),
+            mode: crate::Mode::of(s.hardware),
+            parallelism: s.parallelism,
+            gpus,
+            workload: self.workload,
+            load: p.load,
+            concurrency: p.concurrency,
+            admitted: p.admitted,
+            decode_batch: p.shape.decode,
+            mixed_decode_rows: p.shape.mixed_decode,
+            prefill_tokens_per_step: p.shape.prefill,
+            mixed_step_share: p.mixed_step_share,
+            decode_step_s: p.times.decode.time_s,
+            mixed_step_s: p.times.mixed.time_s,
+            mean_step_s: p.mean_step_s,
+            ttft_s: p.ttft_s,
+            tpot_s: p.tpot_s,
+            e2e_s: p.ttft_s + (osl - 1.0) * p.tpot_s,
+            queue_s: p.queue_s,
+            requests_per_s: p.x,
+            output_tokens_per_s_per_gpu: p.x * osl / f64::from(gpus),
+            input_output_tokens_per_s_per_gpu: p.x * (isl + osl) / f64::from(gpus),
+            tokens_per_s_per_user: 1.0 / p.tpot_s,
+            weight_bytes_per_gpu: b.weight_bytes,
+            kv_cache_bytes_per_gpu: f64::from(p.admitted) * b.kv_bytes_per_sequence,
+            activation_bytes_per_gpu: b.activation_bytes,
+            memory_used_bytes_per_gpu: b.used_bytes(p.admitted),
+            max_concurrency: b.max_sequences,
+            fits: p.concurrency <= f64::from(b.max_sequences),
+            regime: p.regime,
+            pareto: false,
+        }
+    }
+}
+
+/// The open loop at one shape.
+enum OpenFlow {
+    /// A steady flow.
+    Steady(Flow),
+    /// The rate is unsustainable, and why.
+    Unstable(String),
+}
+
+/// The pieces of a point, before the per-GPU and memory figures.
+struct Parts {
+    load: Load,
+    concurrency: f64,
+    admitted: u32,
+    shape: Shape,
+    times: Times,
+    x: f64,
+    ttft_s: f64,
+    tpot_s: f64,
+    queue_s: f64,
+    mixed_step_share: f64,
+    mean_step_s: f64,
+    regime: Regime,
+}
+
+fn decode_regime(bound: Bound) -> Regime {
+    match bound {
+        Bound::Compute => Regime::ComputeBoundDecode,
+        Bound::Interconnect => Regime::CommunicationBoundDecode,
+        _ => Regime::MemoryBoundDecode,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::{Phase, Workload, analyze_model};
+    use crate::corrections::Corrections;
+    use crate::hardware::{Mode, find_hardware_in};
+    use crate::model::find_model;
+    use crate::parallel::Parallelism;
+    use crate::quant_config::find_quant_config;
+    use crate::serving::{Engine, SchedulerKind, ServingScenario, ServingWorkload};
+
+    fn scenario(model: &str, config: &str, engine: Engine, kind: SchedulerKind) -> ServingScenario<'static> {
+        let hardware = find_hardware_in("h100_sxm", Mode::Reference).unwrap();
+        let preset = engine.preset(hardware, &Parallelism::SINGLE);
+        ServingScenario {
+            hardware,
+            model: find_model(model).unwrap(),
+            config: find_quant_config(config).unwrap(),
+            parallelism: Parallelism::SINGLE,
+            corrections: Corrections::REALISTIC,
+            scheduler: preset.scheduler(kind),
+            memory: preset.memory_rule(),
+        }
+    }
+
+    fn serving(engine: Engine, isl: u32, osl: u32) -> ServingModel<'static> {
+        let s = scenario("llama-3.1-8b", "bf16", engine, SchedulerKind::InFlight);
+        ServingModel::new(s, ServingWorkload { isl, osl }).unwrap()
+    }
+
+    fn at(model: &mut ServingModel<'_>, clients: u32) -> ServingPoint {
+        model
+            .predict(Load::Concurrency(clients))
+            .unwrap()
+            .steady()
+            .unwrap()
+    }
+
+    /// The isolated step of `phase`, batch and context, as today's analysis gives it.
+    fn isolated(model: &ServingModel<'_>, phase: Phase, batch: u32, context: u32) -> f64 {
+        let s = model.scenario();
+        analyze_model(
+            s.hardware,
+            s.model,
+            s.config,
+            &Workload {
+                phase,
+                batch,
+                context,
+            },
+            &s.corrections,
+        )
+        .unwrap()
+        .total_time_s
+    }
+
+    #[test]
+    fn one_user_decodes_at_the_isolated_decode_step() {
+        // Concurrency 1, a long OSL: no other request's prefill ever shares a step, so TPOT is the decode step
+        // of batch 1 at the mean context 1024 + 4096/2, and TTFT the prefill of the prompt alone.
+        let mut model = serving(Engine::Vllm, 1024, 4096);
+        let p = at(&mut model, 1);
+        let decode = isolated(&model, Phase::Decode, 1, 1024 + 2048);
+        assert!((p.tpot_s / decode - 1.0).abs() < 0.02, "{} vs {decode}", p.tpot_s);
+        assert_eq!(p.tpot_s, decode);
+        assert_eq!(p.ttft_s, isolated(&model, Phase::Prefill, 1, 1024));
+        assert_eq!((p.decode_batch, p.admitted, p.queue_s), (1, 1, 0.0));
+        // Throughput: one request per TTFT + 4095 · TPOT, its 4096 tokens on one GPU.
+        let x = 1.0 / (p.ttft_s + 4095.0 * p.tpot_s);
+        assert!((p.output_tokens_per_s_per_gpu - 4096.0 * x).abs() < 1e-9 * p.output_tokens_per_s_per_gpu);
+        assert_eq!(p.regime, Regime::MemoryBoundDecode);
+    }
+
+    #[test]
+    fn other_requests_prefills_raise_tpot_by_the_mixed_step_share() {
+        // ISL 4096: each arriving prompt adds a long mixed step to every decoding request's token stream.
+        let mut model = serving(Engine::Vllm, 4096, 1024);
+        let one = at(&mut model, 1);
+        let busy = at(&mut model, 64);
+        assert!(busy.tpot_s > one.tpot_s);
+        // Batching alone (the decode step at the same batch) explains only part of it.
+        let decode = isolated(&model, Phase::Decode, busy.decode_batch, 4096 + 512);
+        assert_eq!(busy.decode_step_s, decode);
+        assert!(busy.tpot_s > 1.2 * decode, "{} vs {decode}", busy.tpot_s);
+        // The rest is the share f' of the steps carrying the other 63 requests' prefills:
+        // TPOT = (1 − f')·T_d + f'·T_m, with m' = X·ISL/s · 63/64 prefill steps per second and
+        // f' = m' / (m' + (1 − m'·T_m) / T_d).
+        let (t_d, t_m) = (busy.decode_step_s, busy.mixed_step_s);
+        let m = busy.requests_per_s * 4096.0 / f64::from(busy.prefill_tokens_per_step) * 63.0 / 64.0;
+        let share = m / (m + (1.0 - m * t_m) / t_d);
+        let expected = (1.0 - share) * t_d + share * t_m;
+        assert!(
+            (busy.tpot_s / expected - 1.0).abs() < 1e-12,
+            "{} vs {expected}",
+            busy.tpot_s
+        );
+        assert!((share / busy.mixed_step_share - 63.0 / 64.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn throughput_per_gpu_rises_then_saturates() {
+        let mut model = serving(Engine::Vllm, 1024, 1024);
+        let most = model.memory().max_sequences;
+        let points: Vec<ServingPoint> = crate::concurrency_grid(most)
+            .into_iter()
+            .map(|n| at(&mut model, n))
+            .collect();
+        for pair in points.windows(2) {
+            assert!(pair[1].output_tokens_per_s_per_gpu > pair[0].output_tokens_per_s_per_gpu);
+            assert!(pair[1].tokens_per_s_per_user < pair[0].tokens_per_s_per_user);
+        }
+        // The gain per doubling shrinks: ×1.9 from 8 to 16 users, far less from 96 to 192.
+        let at_n = |n: u32| points.iter().find(|p| p.concurrency == f64::from(n)).unwrap();
+        let early = at_n(16).output_tokens_per_s_per_gpu / at_n(8).output_tokens_per_s_per_gpu;
+        let late = at_n(192).output_tokens_per_s_per_gpu / at_n(96).output_tokens_per_s_per_gpu;
+        assert!(early > 1.8 && late < 1.6, "{early} {late}");
+        // Beyond what fits, more clients only queue: the same throughput, a longer TTFT.
+        let full = points.last().unwrap();
+        let over = at(&mut model, 2 * most);
+        assert_eq!(over.output_tokens_per_s_per_gpu, full.output_tokens_per_s_per_gpu);
+        assert!(!over.fits && full.fits);
+        assert_eq!(over.regime, Regime::QueueBound);
+        // Little's law for the queue: the `most` extra clients wait most / X each.
+        let wait = f64::from(most) / over.requests_per_s;
+        assert!((over.queue_s - wait).abs() < 1e-9 * wait);
+        assert!((over.ttft_s - full.ttft_s - wait).abs() < 1e-9 * wait);
+    }
+
+    #[test]
+    fn ttft_grows_once_prefill_demand_nears_the_budget() {
+        // 2048-token prompts, 32-token answers: prefill is most of the work. vLLM's budget of 8192 tokens a
+        // step holds four prompts at most.
+        let mut model = serving(Engine::Vllm, 2048, 32);
+        let light = at(&mut model, 16);
+        let heavy = at(&mut model, 192);
+        assert_eq!(light.queue_s, 0.0);
+        assert_eq!(heavy.regime, Regime::PrefillBound);
+        assert!(
+            heavy.ttft_s > 10.0 * light.ttft_s,
+            "{} {}",
+            heavy.ttft_s,
+            light.ttft_s
+        );
+        // At the cap every step carries prefill, packed to the budget less the decode rows, and the throughput
+        // is the prefill capacity: X = s / (ISL · T_m).
+        assert_eq!(heavy.mixed_step_share, 1.0);
+        assert_eq!(heavy.prefill_tokens_per_step, 8192 - heavy.mixed_decode_rows);
+        let capacity = f64::from(heavy.prefill_tokens_per_step) / (2048.0 * heavy.mixed_step_s);
+        assert!((heavy.requests_per_s / capacity - 1.0).abs() < 1e-12);
+        // The excess waits inside the engine: TTFT = n / X − 31 · TPOT.
+        assert!((heavy.ttft_s - (192.0 / heavy.requests_per_s - 31.0 * heavy.tpot_s)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn sglang_pauses_decoding_for_its_prefill_steps() {
+        let mut model = serving(Engine::Sglang, 4096, 1024);
+        let p = at(&mut model, 32);
+        assert_eq!(p.mixed_decode_rows, 0);
+        // TPOT = T_d / (1 − m'·T_p): decode steps only run in the time the others' prefill steps leave.
+        let m = p.requests_per_s * 4096.0 / f64::from(p.prefill_tokens_per_step) * 31.0 / 32.0;
+        let expected = p.decode_step_s / (1.0 - m * p.mixed_step_s);
+        assert!((p.tpot_s / expected - 1.0).abs() < 1e-12);
+        // Its prefill step is a prefill of the prompt alone.
+        assert_eq!(p.mixed_step_s, isolated(&model, Phase::Prefill, 1, 4096));
+    }
+
+    #[test]
+    fn static_batching_is_todays_isolated_steps() {
+        let s = scenario("llama-3.1-8b", "bf16", Engine::Vllm, SchedulerKind::Static);
+        let mut model = ServingModel::new(s, ServingWorkload { isl: 1024, osl: 256 }).unwrap();
+        // vLLM's H100 profiling step of 8192 tokens holds the activations of 8 prompts of 1024 tokens.
+        let p = at(&mut model, 8);
+        let prefill = isolated(&model, Phase::Prefill, 8, 1024);
+        let decode = isolated(&model, Phase::Decode, 8, 1024 + 128);
+        assert_eq!((p.ttft_s, p.tpot_s), (prefill, decode));
+        let x = 8.0 / (prefill + 255.0 * decode);
+        assert!((p.requests_per_s - x).abs() < 1e-12 * x);
+        // Sixteen clients: a batch of 8 runs, the other 8 wait 8 / X.
+        let queued = at(&mut model, 16);
+        assert_eq!((queued.admitted, queued.regime), (8, Regime::QueueBound));
+        assert!((queued.queue_s - 8.0 / x).abs() < 1e-9);
+        // One user: the same as in-flight batching.
+        let mut in_flight = serving(Engine::Vllm, 1024, 256);
+        let (a, b) = (at(&mut model, 1), at(&mut in_flight, 1));
+        assert_eq!((a.ttft_s, a.tpot_s), (b.ttft_s, b.tpot_s));
+        // A rate: the smallest batch whose cycle serves its arrivals.
+        let rated = model.predict(Load::Rate(2.0)).unwrap().steady().unwrap();
+        let cycle = rated.mixed_step_s + 255.0 * rated.decode_step_s;
+        assert!(2.0 * cycle <= f64::from(rated.admitted));
+        assert!(rated.ttft_s > rated.mixed_step_s);
+    }
+
+    #[test]
+    fn open_loop_rates_are_steady_below_the_largest_sustainable_and_unstable_above() {
+        let mut model = serving(Engine::Vllm, 1024, 1024);
+        let steady = model.predict(Load::Rate(2.0)).unwrap().steady().unwrap();
+        // Little's law: requests in flight = rate · E2E.
+        assert!((steady.concurrency - 2.0 * steady.e2e_s).abs() < 1e-9);
+        assert!(steady.tpot_s > 0.0 && steady.ttft_s > 0.0);
+        let ServingOutcome::Unstable(u) = model.predict(Load::Rate(100.0)).unwrap() else {
+            panic!("100 requests/s of 1k/1k on one H100 cannot be steady");
+        };
+        assert!(u.max_sustainable_rate > 2.0 && u.max_sustainable_rate < 100.0);
+        assert!(!u.reason.is_empty());
+        let just_below = model.predict(Load::Rate(0.99 * u.max_sustainable_rate)).unwrap();
+        let just_above = model.predict(Load::Rate(1.01 * u.max_sustainable_rate)).unwrap();
+        assert!(matches!(just_below, ServingOutcome::Steady(_)));
+        assert!(matches!(just_above, ServingOutcome::Unstable(_)));
+    }
+
+    #[test]
+    fn bad_loads_and_workloads_are_errors_naming_the_field() {
+        let s = scenario("llama-3.1-8b", "bf16", Engine::Vllm, SchedulerKind::InFlight);
+        let err = ServingModel::new(s, ServingWorkload { isl: 1024, osl: 1 }).unwrap_err();
+        assert!(err.to_string().contains("osl must be at least 2"), "{err}");
+        let mut model = serving(Engine::Vllm, 128, 128);
+        for load in [Load::Concurrency(0), Load::Rate(0.0), Load::Rate(f64::INFINITY)] {
+            assert!(
+                matches!(model.predict(load), Err(Error::InvalidInput(_))),
+                "{load:?}"
+            );
+        }
+        // 141 GB of Llama-3.1-70B weights do not fit one 80 GB H100.
+        let big = scenario("llama-3.1-70b", "bf16", Engine::Vllm, SchedulerKind::InFlight);
+        let mut model = ServingModel::new(big, ServingWorkload { isl: 128, osl: 128 }).unwrap();
+        let err = model.predict(Load::Concurrency(1)).unwrap_err().to_string();
+        assert!(err.contains("does not fit") && err.contains("141"), "{err}");
+        // Unsupported: FP8 on an A100 names the architecture.
+        let a100 = find_hardware_in("a100_sxm_80gb", Mode::Reference).unwrap();
+        let fp8 = ServingScenario {
+            hardware: a100,
+            config: find_quant_config("fp8").unwrap(),
+            ..s
+        };
+        let err = ServingModel::new(fp8, ServingWorkload { isl: 128, osl: 128 }).unwrap_err();
+        assert!(matches!(err, Error::Unsupported { ref arch, .. } if arch.contains("Ampere")));
+    }
+
+    #[test]
+    fn a_point_serializes_every_defined_metric() {
+        let mut model = serving(Engine::Vllm, 512, 128);
+        let json = serde_json::to_value(at(&mut model, 8)).unwrap();
+        for metric in crate::METRICS {
+            assert!(json.get(metric.key).is_some(), "{}", metric.key);
+        }
+        assert_eq!(json["regime"], "memory_bound_decode");
+        assert_eq!(json["load"]["concurrency"], 8);
+    }
+}

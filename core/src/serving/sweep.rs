@@ -1,0 +1,583 @@
+//! Sweeps over precision configs, GPU counts and loads ([`sweep`]), the Pareto front of tokens/s per user
+//! against output tokens/s per GPU (the chart InferenceX, AIConfigurator and `vllm bench sweep
+//! plot_pareto` draw), and the SLA filter ([`Sla`]): the best point under latency limits, or why none
+//! meets them.
+
+use crate::corrections::Corrections;
+use crate::error::Error;
+use crate::format;
+use crate::hardware::HardwareSpec;
+use crate::memory::MemoryBudget;
+use crate::model::ModelConfig;
+use crate::parallel::Parallelism;
+use crate::quant_config::QuantConfig;
+
+use super::{
+    Engine, EnginePreset, Load, SchedulerKind, ServingModel, ServingOutcome, ServingPoint, ServingScenario,
+    ServingWorkload, Unstable,
+};
+
+/// Concurrencies a sweep visits: 1 to 512 in steps of about √2, the grid serving benchmarks use
+/// (InferenceX and `vllm bench sweep` run powers of two; the halves between them resolve the knee).
+pub const CONCURRENCY_GRID: [u32; 18] = [
+    1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512,
+];
+
+/// The grid capped at, and including, `max_fit` (the most sequences that fit): every grid value below it,
+/// then `max_fit` itself when it is under the grid's top. Empty when nothing fits.
+///
+/// # Examples
+/// ```
+/// assert_eq!(roofline_core::concurrency_grid(20), [1, 2, 3, 4, 6, 8, 12, 16, 20]);
+/// assert_eq!(roofline_core::concurrency_grid(0), Vec::<u32>::new());
+/// ```
+#[must_use]
+pub fn concurrency_grid(max_fit: u32) -> Vec<u32> {
+    let top = max_fit.min(CONCURRENCY_GRID[CONCURRENCY_GRID.len() - 1]);
+    let mut grid: Vec<u32> = CONCURRENCY_GRID.iter().copied().filter(|&n| n < top).collect();
+    if top > 0 {
+        grid.push(top);
+    }
+    grid
+}
+
+/// What a sweep covers.
+#[derive(Debug, Clone, Copy)]
+pub struct SweepSpec<'a> {
+    /// The device.
+    pub hardware: &'a HardwareSpec,
+    /// The model.
+    pub model: &'a ModelConfig,
+    /// Precision configs to try (each checked against the device).
+    pub configs: &'a [&'a QuantConfig],
+    /// GPU splits of one replica to try.
+    pub parallelisms: &'a [Parallelism],
+    /// ISL and OSL.
+    pub workload: ServingWorkload,
+    /// Loads to predict; empty: the concurrency grid up to the most that fit ([`concurrency_grid`]).
+    pub loads: &'a [Load],
+    /// Whose defaults to take.
+    pub engine: Engine,
+    /// Token budget replacing the engine's default.
+    pub token_budget: Option<u32>,
+    /// Max running requests replacing the engine's default.
+    pub max_seqs: Option<u32>,
+    /// In-flight or static batching.
+    pub scheduler: SchedulerKind,
+    /// Corrections of every step.
+    pub corrections: Corrections,
+}
+
+/// A config the device cannot run, never skipped silently.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct UnsupportedConfig {
+    /// Precision config key.
+    pub config: String,
+    /// Why, naming the architecture.
+    pub reason: String,
+}
+
+/// One config on one GPU split: the engine limits it ran with and its memory.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct ConfigFit {
+    /// Precision config key.
+    pub config: String,
+    /// The split.
+    pub parallelism: Parallelism,
+    /// GPUs of the replica.
+    pub gpus: u32,
+    /// The engine's defaults (with the caller's limits).
+    pub preset: EnginePreset,
+    /// One GPU's memory; `max_sequences` 0 when the model does not fit.
+    pub memory: MemoryBudget,
+}
+
+/// Every point of a sweep, and what had none.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Sweep {
+    /// Device key.
+    pub hardware: String,
+    /// Model key.
+    pub model: String,
+    /// ISL and OSL.
+    pub workload: ServingWorkload,
+    /// Steady states, config by config, GPU count by GPU count, load by load, Pareto-marked.
+    pub points: Vec<ServingPoint>,
+    /// Rates the engine cannot sustain.
+    pub unstable: Vec<Unstable>,
+    /// Configs the device cannot run.
+    pub unsupported: Vec<UnsupportedConfig>,
+    /// Every config and split that ran, with its memory (those that do not fit have no points).
+    pub fits: Vec<ConfigFit>,
+}
+
+/// Predicts every config of `spec` the device runs, on each GPU split, at each load, and marks the Pareto
+/// front over all points that fit (x = tokens/s per user, y = output tokens/s per GPU: a point is on it when
+/// no other is at least as good in both and better in one).
+///
+/// # Errors
+/// [`Error::InvalidInput`] for an invalid workload, limits or split (e.g. a tensor degree that does not
+/// divide the heads), or a load the model refuses.
+///
+/// # Examples
+/// ```
+/// use roofline_core::*;
+/// let h100 = find_hardware_in("h100_sxm", Mode::Reference).unwrap();
+/// let model = find_model("llama-3.1-8b").unwrap();
+/// let configs: Vec<&QuantConfig> = quant_configs().iter().collect();
+/// let spec = SweepSpec {
+///     hardware: h100, model, configs: &configs, parallelisms: &[Parallelism::SINGLE],
+///     workload: ServingWorkload { isl: 1024, osl: 1024 }, loads: &[], engine: Engine::Vllm,
+///     token_budget: None, max_seqs: None, scheduler: SchedulerKind::InFlight,
+///     corrections: Corrections::REALISTIC,
+/// };
+/// let s = sweep(&spec).unwrap();
+/// // Hopper runs no FP4 and no MX formats: those configs are listed, with the architecture.
+/// assert!(s.unsupported.iter().any(|u| u.config == "nvfp4-w4a4" && u.reason.contains("Hopper")));
+/// assert!(s.points.iter().any(|p| p.pareto));
+/// ```
+pub fn sweep(spec: &SweepSpec<'_>) -> Result<Sweep, Error> {
+    spec.workload.check()?;
+    let mut out = Sweep {
+        hardware: spec.hardware.key.clone(),
+        model: spec.model.key.clone(),
+        workload: spec.workload,
+        points: Vec::new(),
+        unstable: Vec::new(),
+        unsupported: Vec::new(),
+        fits: Vec::new(),
+    };
+    for parallelism in spec.parallelisms {
+        parallelism.check(spec.model, spec.hardware)?;
+        let preset = spec
+            .engine
+            .preset(spec.hardware, parallelism)
+            .with_limits(spec.token_budget, spec.max_seqs);
+        for &config in spec.configs {
+            if let Err(e) = config.check_support(spec.hardware) {
+                if parallelism == &spec.parallelisms[0] {
+                    out.unsupported.push(UnsupportedConfig {
+                        config: config.key.clone(),
+                        reason: e.to_string(),
+                    });
+                }
+                continue;
+            }
+            let scenario = ServingScenario {
+                hardware: spec.hardware,
+                model: spec.model,
+                config,
+                parallelism: *parallelism,
+                corrections: spec.corrections,
+                scheduler: preset.scheduler(spec.scheduler),
+                memory: preset.memory_rule(),
+            };
+            let mut model = ServingModel::new(scenario, spec.workload)?;
+            let memory = *model.memory();
+            out.fits.push(ConfigFit {
+                config: config.key.clone(),
+                parallelism: *parallelism,
+                gpus: parallelism.gpus(),
+                preset,
+                memory,
+            });
+            if !memory.fits() {
+                continue;
+            }
+            let grid: Vec<Load>;
+            let loads = if spec.loads.is_empty() {
+                grid = concurrency_grid(memory.max_sequences)
+                    .into_iter()
+                    .map(Load::Concurrency)
+                    .collect();
+                &grid
+            } else {
+                spec.loads
+            };
+            for load in loads {
+                match model.predict(*load)? {
+                    ServingOutcome::Steady(point) => out.points.push(point),
+                    ServingOutcome::Unstable(u) => out.unstable.push(u),
+                }
+            }
+        }
+    }
+    mark_pareto(&mut out.points);
+    Ok(out)
+}
+
+/// Marks the points that fit and that no other fitting point dominates in tokens/s per user and output
+/// tokens/s per GPU. Points beyond what fits only add queueing to a fitting point, so they are never on the
+/// front.
+fn mark_pareto(points: &mut [ServingPoint]) {
+    let keys: Vec<Option<(f64, f64)>> = points
+        .iter()
+        .map(|p| {
+            p.fits
+                .then_some((p.tokens_per_s_per_user, p.output_tokens_per_s_per_gpu))
+        })
+        .collect();
+    for (point, key) in points.iter_mut().zip(&keys) {
+        point.pareto = key.is_some_and(|(x, y)| {
+            !keys
+                .iter()
+                .flatten()
+                .any(|&(ox, oy)| ox >= x && oy >= y && (ox > x || oy > y))
+        });
+    }
+}
+
+/// Service-level limits; any subset.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Sla {
+    /// Largest TTFT, in s.
+    pub ttft_max_s: Option<f64>,
+    /// Largest TPOT, in s.
+    pub tpot_max_s: Option<f64>,
+    /// Smallest tokens/s per user (1 / TPOT).
+    pub tokens_per_user_min: Option<f64>,
+}
+
+/// The best point of one config and split under an SLA, or why it has none.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct SlaPick {
+    /// Precision config key.
+    pub config: String,
+    /// GPUs of the replica.
+    pub gpus: u32,
+    /// The point with the most output tokens/s per GPU among those meeting the SLA.
+    pub best: Option<ServingPoint>,
+    /// Why no point meets it: the limit it breaks at the least-loaded point (None when `best` is some).
+    pub reason: Option<String>,
+}
+
+/// The SLA over a sweep: per config and split, the overall recommendation, or why nothing meets it.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct SlaOutcome {
+    /// The limits.
+    pub sla: Sla,
+    /// Each config and split that ran.
+    pub picks: Vec<SlaPick>,
+    /// The point with the most output tokens/s per GPU over every config meeting the SLA.
+    pub recommendation: Option<ServingPoint>,
+    /// When nothing meets the SLA: the closest config's reason.
+    pub reason: Option<String>,
+}
+
+impl Sla {
+    /// Whether no limit is set.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.ttft_max_s.is_none() && self.tpot_max_s.is_none() && self.tokens_per_user_min.is_none()
+    }
+
+    /// Checks the limits are positive and finite.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the limit.
+    pub fn check(&self) -> Result<(), Error> {
+        for (name, value) in [
+            ("ttft_max_s", self.ttft_max_s),
+            ("tpot_max_s", self.tpot_max_s),
+            ("tokens_per_user_min", self.tokens_per_user_min),
+        ] {
+            if let Some(v) = value
+                && !(v.is_finite() && v > 0.0)
+            {
+                return Err(Error::InvalidInput(format!(
+                    "SLA limit {name} must be positive and finite, got {v}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Each limit `point` breaks, as (how far over: value/limit ≥ 1, the sentence saying so).
+    fn breaches(&self, point: &ServingPoint) -> Vec<(f64, String)> {
+        let at = match point.load {
+            Load::Concurrency(n) => format!("at concurrency {n}"),
+            Load::Rate(r) => format!("at {} requests/s", format::number(r)),
+        };
+        let time = format::duration as fn(f64) -> String;
+        // (limit, value, the limit is an upper bound, name, formatter)
+        let checks = [
+            (self.ttft_max_s, point.ttft_s, true, "TTFT", time),
+            (self.tpot_max_s, point.tpot_s, true, "TPOT", time),
+            (
+                self.tokens_per_user_min,
+                point.tokens_per_s_per_user,
+                false,
+                "tokens/s per user",
+                format::number as fn(f64) -> String,
+            ),
+        ];
+        checks
+            .into_iter()
+            .filter_map(|(limit, value, upper, name, show)| {
+                let limit = limit?;
+                let (over, sign) = if upper {
+                    (value / limit, ">")
+                } else {
+                    (limit / value, "<")
+                };
+                (over > 1.0).then(|| {
+                    (
+                        over,
+                        format!("{name} {at} is {} {sign} {}", show(value), show(limit)),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// Whether `point` meets every limit.
+    #[must_use]
+    pub fn meets(&self, point: &ServingPoint) -> bool {
+        self.breaches(point).is_empty()
+    }
+
+    /// The best point per config and split of `sweep`, the overall recommendation (most output tokens/s per
+    /// GPU), or why nothing meets the limits: the limit the closest config breaks at its least-loaded point.
+    #[must_use]
+    pub fn evaluate(&self, sweep: &Sweep) -> SlaOutcome {
+        let mut picks = Vec::with_capacity(sweep.fits.len());
+        let mut closest: Option<(f64, String)> = None;
+        for fit in &sweep.fits {
+            let points: Vec<&ServingPoint> = sweep
+                .points
+                .iter()
+                .filter(|p| p.config == fit.config && p.parallelism == fit.parallelism)
+                .collect();
+            let best = points
+                .iter()
+                .filter(|p| self.meets(p))
+                .max_by(|a, b| {
+                    a.output_tokens_per_s_per_gpu
+                        .total_cmp(&b.output_tokens_per_s_per_gpu)
+                })
+                .map(|p| (*p).clone());
+            let where_ = if fit.gpus > 1 {
+                format!("{}× {} in {}", fit.gpus, sweep.hardware, fit.config)
+            } else {
+                format!("{} in {}", sweep.hardware, fit.config)
+            };
+            let reason = if best.is_some() {
+                None
+            } else if let Some(least) = points
+                .iter()
+                .min_by(|a, b| a.concurrency.total_cmp(&b.concurrency))
+            {
+                let breaches = self.breaches(least);
+                let worst = breaches.iter().map(|b| b.0).fold(1.0, f64::max);
+                let texts: Vec<&str> = breaches.iter().map(|b| b.1.as_str()).collect();
+                let who = if least.load == Load::Concurrency(1) {
+                    "even one user is"
+                } else {
+                    "even the least load is"
+                };
+                let text = format!("{}: {who} too slow on {where_}", texts.join("; "));
+                if closest.as_ref().is_none_or(|c| worst < c.0) {
+                    closest = Some((worst, text.clone()));
+                }
+                Some(text)
+            } else {
+                Some(format!(
+                    "{where_} does not fit: {} of weights and {} of activations leave no KV cache",
+                    format::bytes(fit.memory.weight_bytes),
+                    format::bytes(fit.memory.activation_bytes)
+                ))
+            };
+            picks.push(SlaPick {
+                config: fit.config.clone(),
+                gpus: fit.gpus,
+                best,
+                reason,
+            });
+        }
+        let recommendation = picks
+            .iter()
+            .filter_map(|p| p.best.as_ref())
+            .max_by(|a, b| {
+                a.output_tokens_per_s_per_gpu
+                    .total_cmp(&b.output_tokens_per_s_per_gpu)
+            })
+            .cloned();
+        let reason = recommendation.is_none().then(|| match closest {
+            Some((_, text)) => format!("no config meets the SLA; the closest: {text}"),
+            None => "no config meets the SLA: none has a point".to_owned(),
+        });
+        SlaOutcome {
+            sla: *self,
+            picks,
+            recommendation,
+            reason,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hardware::{Mode, find_hardware_in};
+    use crate::model::find_model;
+    use crate::quant_config::quant_configs;
+
+    fn h100_sweep(loads: &[Load]) -> Sweep {
+        let configs: Vec<&QuantConfig> = quant_configs().iter().collect();
+        let spec = SweepSpec {
+            hardware: find_hardware_in("h100_sxm", Mode::Reference).unwrap(),
+            model: find_model("llama-3.1-8b").unwrap(),
+            configs: &configs,
+            parallelisms: &[Parallelism::SINGLE],
+            workload: ServingWorkload { isl: 1024, osl: 1024 },
+            loads,
+            engine: Engine::Vllm,
+            token_budget: None,
+            max_seqs: None,
+            scheduler: SchedulerKind::InFlight,
+            corrections: Corrections::REALISTIC,
+        };
+        sweep(&spec).unwrap()
+    }
+
+    #[test]
+    fn the_grid_stops_at_what_fits() {
+        assert_eq!(concurrency_grid(1), [1]);
+        assert_eq!(concurrency_grid(202).last(), Some(&202));
+        assert_eq!(concurrency_grid(202).len(), 16);
+        assert_eq!(concurrency_grid(5000), CONCURRENCY_GRID);
+        assert_eq!(concurrency_grid(512), CONCURRENCY_GRID);
+    }
+
+    #[test]
+    fn a_sweep_covers_every_config_the_device_runs_and_lists_the_rest() {
+        let s = h100_sweep(&[]);
+        let runs = |key: &str| s.fits.iter().any(|f| f.config == key);
+        assert!(runs("bf16") && runs("fp8") && runs("w4a16-int4"));
+        // Hopper has no FP4 path: listed with the architecture, never silently dropped.
+        let nvfp4 = s.unsupported.iter().find(|u| u.config == "nvfp4-w4a4").unwrap();
+        assert!(nvfp4.reason.contains("Hopper"), "{}", nvfp4.reason);
+        assert_eq!(s.fits.len() + s.unsupported.len(), quant_configs().len());
+        // Each config runs the grid up to its own limit: BF16 holds 202 sequences of 2048 tokens.
+        let bf16: Vec<f64> = s
+            .points
+            .iter()
+            .filter(|p| p.config == "bf16")
+            .map(|p| p.concurrency)
+            .collect();
+        assert_eq!(bf16.len(), 16);
+        assert_eq!(bf16.last(), Some(&202.0));
+        assert!(s.points.iter().all(|p| p.fits));
+    }
+
+    #[test]
+    fn pareto_points_are_exactly_the_undominated_ones() {
+        let s = h100_sweep(&[]);
+        let dominates = |a: &ServingPoint, b: &ServingPoint| {
+            a.tokens_per_s_per_user >= b.tokens_per_s_per_user
+                && a.output_tokens_per_s_per_gpu >= b.output_tokens_per_s_per_gpu
+                && (a.tokens_per_s_per_user > b.tokens_per_s_per_user
+                    || a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu)
+        };
+        let front = s.points.iter().filter(|p| p.pareto).count();
+        assert!(front >= 2 && front < s.points.len(), "{front}");
+        for p in &s.points {
+            assert_eq!(
+                p.pareto,
+                !s.points.iter().any(|o| dominates(o, p)),
+                "{} {}",
+                p.config,
+                p.concurrency
+            );
+        }
+    }
+
+    /// A sweep of two configs with three points each, whose metrics are set by hand.
+    fn tiny() -> Sweep {
+        let mut s = h100_sweep(&[Load::Concurrency(1), Load::Concurrency(8), Load::Concurrency(32)]);
+        s.fits.retain(|f| f.config == "bf16" || f.config == "fp8");
+        s.points.retain(|p| p.config == "bf16" || p.config == "fp8");
+        // (config, concurrency, TTFT s, TPOT s, output tokens/s per GPU)
+        let table = [
+            ("bf16", 1, 0.05, 0.010, 100.0),
+            ("bf16", 8, 0.08, 0.015, 500.0),
+            ("bf16", 32, 0.30, 0.030, 1000.0),
+            ("fp8", 1, 0.04, 0.008, 120.0),
+            ("fp8", 8, 0.06, 0.012, 700.0),
+            ("fp8", 32, 0.50, 0.025, 1200.0),
+        ];
+        for p in &mut s.points {
+            let row = table
+                .iter()
+                .find(|r| r.0 == p.config && f64::from(r.1) == p.concurrency)
+                .unwrap();
+            (p.ttft_s, p.tpot_s, p.output_tokens_per_s_per_gpu) = (row.2, row.3, row.4);
+            p.tokens_per_s_per_user = 1.0 / row.3;
+        }
+        s
+    }
+
+    #[test]
+    fn the_sla_picks_the_most_output_per_gpu_among_points_meeting_it() {
+        // TTFT ≤ 100 ms and TPOT ≤ 20 ms: concurrency 32 breaks both limits for BF16 and TTFT for FP8;
+        // concurrency 8 meets them in both: BF16 500, FP8 700 tokens/s per GPU → FP8 at 8.
+        let sla = Sla {
+            ttft_max_s: Some(0.1),
+            tpot_max_s: Some(0.02),
+            tokens_per_user_min: None,
+        };
+        let out = sla.evaluate(&tiny());
+        let best = |config: &str| {
+            let pick = out.picks.iter().find(|p| p.config == config).unwrap();
+            pick.best.as_ref().map(|p| p.concurrency)
+        };
+        assert_eq!((best("bf16"), best("fp8")), (Some(8.0), Some(8.0)));
+        let r = out.recommendation.unwrap();
+        assert_eq!((r.config.as_str(), r.concurrency), ("fp8", 8.0));
+        assert!(out.reason.is_none());
+        // 60 tokens/s per user at least (TPOT ≤ 16.7 ms): FP8 at 8 (83/s) still; BF16 at 8 (66.7/s) too.
+        let users = Sla {
+            tokens_per_user_min: Some(60.0),
+            ..Sla::default()
+        };
+        assert_eq!(users.evaluate(&tiny()).recommendation.unwrap().concurrency, 8.0);
+    }
+
+    #[test]
+    fn an_impossible_sla_names_the_binding_limit_at_the_least_load() {
+        // TPOT ≤ 5 ms: one user already sees 10 ms (BF16) and 8 ms (FP8); FP8 is the closer (1.6× over).
+        let sla = Sla {
+            tpot_max_s: Some(0.005),
+            ..Sla::default()
+        };
+        let out = sla.evaluate(&tiny());
+        assert!(out.recommendation.is_none());
+        let reason = out.reason.unwrap();
+        assert_eq!(
+            reason,
+            "no config meets the SLA; the closest: TPOT at concurrency 1 is 8.00 ms > 5.00 ms: even one user is \
+             too slow on h100_sxm in fp8"
+        );
+        let bf16 = out.picks.iter().find(|p| p.config == "bf16").unwrap();
+        assert!(
+            bf16.reason
+                .as_ref()
+                .unwrap()
+                .starts_with("TPOT at concurrency 1 is 10.0 ms > 5.00 ms")
+        );
+        assert!(
+            Sla {
+                ttft_max_s: Some(-1.0),
+                ..Sla::default()
+            }
+            .check()
+            .is_err()
+        );
+    }
+}

@@ -187,7 +187,7 @@ impl CudaBackend {
         spec: &MatmulSpec,
         workspace: &mut Workspace,
     ) -> Result<PreparedMatmul, BackendError> {
-        let kind = LtKind::of(spec.precision, self.cc).map_err(BackendError::Unsupported)?;
+        let kind = LtKind::of(spec.precision, self.cc)?;
         let (m, n, k) = (to_usize(spec.m)?, to_usize(spec.n)?, to_usize(spec.k)?);
         // First try the exact shape; if cuBLASLt has no algorithm, pad every dimension to 16 and say so.
         match self.prepare_lt_shape(spec, &kind, (m, n, k), None, workspace) {
@@ -359,8 +359,7 @@ impl CudaBackend {
             |i, j| d_host.get(i * n + j),
             kind.tolerance(k),
             seed,
-        )
-        .map_err(BackendError::Verification)?;
+        )?;
 
         // Best of the heuristic algorithms: 5 timed runs each, median.
         let mut flush = self.flush_buffer()?;
@@ -453,8 +452,11 @@ fn i32_alpha_beta() -> ([u8; 4], [u8; 4]) {
 }
 
 impl LtKind {
-    /// The cuBLASLt configuration of `precision` on compute capability `cc`, or why there is none.
-    pub(super) fn of(precision: Precision, cc: (i32, i32)) -> Result<LtKind, String> {
+    /// The cuBLASLt configuration of `precision` on compute capability `cc`.
+    ///
+    /// # Errors
+    /// [`BackendError::Unsupported`] saying why there is none (naming the architecture).
+    pub(super) fn of(precision: Precision, cc: (i32, i32)) -> Result<LtKind, BackendError> {
         use lt_sys::cublasComputeType_t as C;
         use lt_sys::cudaDataType_t as T;
         let arch = format!("sm_{}{}", cc.0, cc.1);
@@ -507,9 +509,9 @@ impl LtKind {
                 "BF16, FP32 accumulate",
             ),
             Precision::Fp8E4M3 | Precision::Fp8E5M2 if cc < (8, 9) => {
-                return Err(format!(
+                return Err(BackendError::Unsupported(format!(
                     "{precision} needs FP8 tensor cores (sm_89+); this GPU is {arch}"
-                ));
+                )));
             }
             Precision::Fp8E4M3 => LtKind {
                 scale_pointers: true,
@@ -557,9 +559,9 @@ impl LtKind {
                 )
             },
             Precision::Nvfp4 | Precision::Mxfp4 if cc.0 < 10 => {
-                return Err(format!(
+                return Err(BackendError::Unsupported(format!(
                     "{precision} needs block-scaled FP4 tensor cores (sm_100+, Blackwell); this GPU is {arch}"
-                ));
+                )));
             }
             Precision::Nvfp4 | Precision::Mxfp4 => {
                 let (mode, elements, one, name) = if precision == Precision::Nvfp4 {
@@ -590,11 +592,15 @@ impl LtKind {
                 }
             }
             Precision::Int4 => {
-                return Err(format!(
+                return Err(BackendError::Unsupported(format!(
                     "INT4 has no cuBLASLt path on {arch}; the W4A16 GEMV is used"
-                ));
+                )));
             }
-            other => return Err(format!("{other} is not measured by the CUDA backend on {arch}")),
+            other => {
+                return Err(BackendError::Unsupported(format!(
+                    "{other} is not measured by the CUDA backend on {arch}"
+                )));
+            }
         })
     }
 

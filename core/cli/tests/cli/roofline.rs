@@ -1,0 +1,127 @@
+//! The `roofline` binary: predictions in reference mode by default, listings that fit 120 columns.
+
+use crate::common::{roofline, stdout};
+
+#[test]
+fn predict_says_its_mode_and_defaults_to_reference() {
+    let args = [
+        "predict",
+        "--hardware",
+        "h100_sxm",
+        "--model",
+        "llama-3.1-8b",
+        "--config",
+        "bf16",
+    ];
+    let text = stdout(&args);
+    assert!(text.contains("reference mode"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&stdout(&[&args[..], &["--json"]].concat())).unwrap();
+    assert_eq!(json["mode"], "reference");
+    let datasheet: serde_json::Value =
+        serde_json::from_str(&stdout(&[&args[..], &["--json", "--mode", "datasheet"]].concat())).unwrap();
+    assert_eq!(datasheet["mode"], "datasheet");
+    // Reference ceilings are below the datasheet's, and kernels pay their floors: a slower step.
+    assert!(json["tpot_s"].as_f64().unwrap() > datasheet["tpot_s"].as_f64().unwrap() * 1.1);
+}
+
+#[test]
+fn listings_cover_the_catalog_and_fit_120_columns() {
+    // The whole catalog, every preset and every config, however many there are.
+    for (what, count) in [
+        ("hardware", roofline_core::catalog().len()),
+        ("models", roofline_core::model_presets().len()),
+        ("configs", roofline_core::quant_configs().len()),
+    ] {
+        let text = stdout(&[what]);
+        for line in text.lines() {
+            assert!(line.chars().count() <= 120, "{what}: {line}");
+        }
+        let json: serde_json::Value = serde_json::from_str(&stdout(&[what, "--json"])).unwrap();
+        assert_eq!(json.as_array().unwrap().len(), count, "{what}");
+    }
+    assert!(stdout(&["hardware"]).contains("h100_sxm"));
+}
+
+#[test]
+fn usage_errors_exit_2_and_name_the_problem() {
+    let out = roofline(&["predict", "--model", "llama-3.1-8b", "--config", "bf16"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--hardware KEY or --spec FILE"));
+    let out = roofline(&[
+        "predict",
+        "--hardware",
+        "h100",
+        "--model",
+        "x",
+        "--config",
+        "bf16",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn predict_imports_a_hugging_face_config_json() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/hf/qwen3-8b.json");
+    let args = [
+        "predict",
+        "--hardware",
+        "h100_sxm",
+        "--model-file",
+        file,
+        "--config",
+        "bf16",
+    ];
+    // Qwen3-8B: 8.2B parameters per the model card; the structure gives 8.19B, all active.
+    let text = stdout(&args);
+    assert!(text.contains("8.19 B, 8.19 B"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&stdout(&[&args[..], &["--json"]].concat())).unwrap();
+    assert_eq!(json["model"], "qwen3-8b");
+    let weights = json["weight_bytes"].as_f64().unwrap();
+    assert!((weights / (2.0 * 8.2e9) - 1.0).abs() < 0.01, "{weights}");
+    // The file and the preset transcribed from it predict the same step.
+    let preset_args = [&args[..3], &["--model", "qwen3-8b", "--config", "bf16", "--json"]].concat();
+    let preset: serde_json::Value = serde_json::from_str(&stdout(&preset_args)).unwrap();
+    assert_eq!(json["tpot_s"], preset["tpot_s"]);
+    // advise takes the file too.
+    assert!(stdout(&["advise", "--hardware", "h100_sxm", "--model-file", file]).contains("rank"));
+}
+
+#[test]
+fn unusable_model_files_are_usage_errors_naming_the_problem() {
+    let dir = std::env::temp_dir().join(format!("roofline-cli-model-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let unknown = dir.join("config.json");
+    std::fs::write(
+        &unknown,
+        r#"{"architectures": ["MambaForCausalLM"], "hidden_size": 768}"#,
+    )
+    .unwrap();
+    let missing = dir.join("absent.json");
+    for (path, expected) in [(&unknown, "architectures"), (&missing, "absent.json")] {
+        let out = roofline(&[
+            "predict",
+            "--hardware",
+            "h100_sxm",
+            "--model-file",
+            path.to_str().unwrap(),
+            "--config",
+            "bf16",
+        ]);
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(expected), "{stderr}");
+    }
+    let both = roofline(&[
+        "predict",
+        "--hardware",
+        "h100_sxm",
+        "--model",
+        "qwen3-8b",
+        "--model-file",
+        unknown.to_str().unwrap(),
+        "--config",
+        "bf16",
+    ]);
+    assert_eq!(both.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

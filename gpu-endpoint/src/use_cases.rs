@@ -6,7 +6,8 @@
 //! - [`step`]: a job measuring every operator of one model step, then the whole step end to end.
 //! - [`analyze`]: the predictions of one shape, and its measurements when asked for.
 //!
-//! Each takes the device (or its guard, `crate::device::DeviceGuard`), the store and one typed request, and returns wire results.
+//! Each takes the device (or its guard, `crate::device::DeviceGuard`), the store and one typed request, and
+//! returns wire results.
 //! Measured points are built here, at the edge ([`point_of`]), and stored here ([`store_point`]).
 
 pub mod analyze;

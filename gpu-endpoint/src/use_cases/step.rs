@@ -529,6 +529,44 @@ mod tests {
     }
 
     #[test]
+    fn a_step_is_predicted_on_its_request_else_the_stored_calibration() {
+        let fake = Device::new(Arc::new(FakeBackend::new(Duration::ZERO)));
+        // The fake device has no catalog entry; without a store there is nothing to predict on.
+        assert!(matches!(
+            predicted_device(None, &fake, None, None),
+            Err(UseCaseError::NoPredictedDevice { .. })
+        ));
+        let gb10 = roofline_core::find_hardware("gb10").unwrap().clone();
+        assert_eq!(
+            predicted_device(Some(gb10.clone()), &fake, None, None).unwrap(),
+            gb10
+        );
+        // A calibration of the fake on top of the H100 SXM, stored by the calibrate use case: the step is
+        // predicted on it, in calibrated mode.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let request = crate::use_cases::calibrate::CalibrationRequest {
+            base: Some(roofline_core::find_hardware("h100_sxm").unwrap()),
+            precisions: Some(vec![Precision::Fp16]),
+        };
+        crate::use_cases::calibrate::calibrate(
+            &fake.acquire(),
+            Some(&store),
+            &request,
+            &PointLimits::default(),
+        )
+        .unwrap();
+        let calibrated = predicted_device(None, &fake, Some(&store), None).unwrap();
+        assert_eq!(calibrated.key, "h100_sxm_measured");
+        assert_eq!(Mode::of(&calibrated), Mode::Calibrated);
+        // A measured spec has no reference ceilings: asking for them is core's input error.
+        assert!(matches!(
+            predicted_device(None, &fake, Some(&store), Some(Mode::Reference)),
+            Err(UseCaseError::Input(Error::InvalidInput(_)))
+        ));
+    }
+
+    #[test]
     fn the_sequence_lists_each_distinct_operator_once_in_launch_order() {
         let request = tinyllama("fp32");
         let hardware = requested_hardware(&request).unwrap().unwrap();

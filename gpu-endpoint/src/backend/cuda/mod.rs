@@ -25,8 +25,8 @@
 //! (see [`CudaBackend::open`]).
 //!
 //! Modules: this one opens the device (context, stream, versions, memory budget) and implements
-//! [`Backend`]; `gemm` drives cuBLASLt, `buffers` holds the element formats and host/device buffers,
-//! `nvrtc` compiles NVRTC sources and measures the kernels of `kernels.cu` (W4A16 GEMV, copy), `step_ops`
+//! [`Backend`]; `gemm` drives cuBLASLt with the per-precision configuration of `lt_kind`, `buffers` holds
+//! the element formats and host/device buffers, `nvrtc` compiles NVRTC sources and measures the kernels of `kernels.cu` (W4A16 GEMV, copy), `step_ops`
 //! measures the step operators with the kernels of `step_ops.cu`, `sequence` times a whole step, `timing` is
 //! the L2 flush and CUDA-event protocol. NVML telemetry comes from `super::nvml`.
 
@@ -34,6 +34,7 @@
 
 mod buffers;
 mod gemm;
+mod lt_kind;
 mod nvrtc;
 mod sequence;
 mod step_ops;
@@ -49,7 +50,8 @@ use roofline_core::measured_device::catalog_key_of_device_name;
 use roofline_core::wire::{BackendKind, DeviceInfo};
 use roofline_core::{Operator, Precision};
 
-use self::gemm::{LtHandle, LtKind, WORKSPACE_BYTES};
+use self::gemm::{LtHandle, WORKSPACE_BYTES};
+use self::lt_kind::LtKind;
 use self::nvrtc::Kernels;
 use super::nvml::NvmlTelemetry;
 use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, StepTiming};

@@ -113,10 +113,11 @@ impl<K: JobKind> Job<K> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let done = event.is_done();
-        let size = event.json().len();
-        let bytes = self.event_bytes.fetch_add(size, Ordering::SeqCst) + size;
+        let json = event.json();
+        let bytes = self.event_bytes.fetch_add(json.len(), Ordering::SeqCst) + json.len();
         events.push(event);
         if done {
+            tracing::info!(job_id = %self.id, kind = K::NAME, done = %json, "job ended");
             self.finished.store(true, Ordering::SeqCst);
             // Before subscribers are woken: whoever sees `done` also sees older jobs forgotten.
             if let Some(manager) = self.manager.upgrade() {

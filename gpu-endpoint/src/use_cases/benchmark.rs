@@ -212,14 +212,7 @@ impl JobKind for Benchmark {
         job: &JobContext<'_>,
         emit: impl FnMut(BenchmarkEvent),
     ) {
-        let done = run(guard, store, plan, job, emit);
-        tracing::info!(
-            job_id = job.id,
-            measured = done.measured,
-            failed = done.failed,
-            cancelled = done.cancelled,
-            "benchmark job ended"
-        );
+        run(guard, store, plan, job, emit);
     }
 }
 

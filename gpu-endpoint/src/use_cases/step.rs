@@ -374,15 +374,7 @@ impl JobKind for Step {
         job: &JobContext<'_>,
         emit: impl FnMut(StepEvent),
     ) {
-        let done = run(guard, store, plan, job, emit);
-        tracing::info!(
-            job_id = job.id,
-            measured = done.measured,
-            failed = done.failed,
-            cancelled = done.cancelled,
-            elapsed_s = done.elapsed_s,
-            "step job ended"
-        );
+        run(guard, store, plan, job, emit);
     }
 }
 

@@ -102,9 +102,7 @@ impl Device {
         }
         Ok(())
     }
-}
 
-impl Device {
     /// Refuses a non-GEMM operator whose buffers exceed the memory budget, before any allocation.
     ///
     /// # Errors

@@ -26,7 +26,7 @@ use super::{UseCaseError, point_of, predicted_point, store_point};
 use crate::backend::BackendError;
 use crate::device::{Device, DeviceGuard};
 use crate::jobs::{
-    Job, JobContext, JobEventKind, JobKind, JobManager, JobRetention, MAX_REMEMBERED_BYTES, event_json,
+    JobContext, JobEventKind, JobKind, JobManager, JobRetention, MAX_REMEMBERED_BYTES, event_json,
 };
 use crate::protocol::PointLimits;
 use crate::store::Store;
@@ -380,9 +380,6 @@ impl JobKind for Step {
 
 /// The step-job queue and its worker thread.
 pub type StepJobs = JobManager<Step>;
-
-/// One submitted step job.
-pub type StepJobHandle = Job<Step>;
 
 /// How many finished step jobs, and bytes of their events, are kept for replay by default.
 pub const STEP_RETENTION: JobRetention = JobRetention {

@@ -37,7 +37,18 @@ fn core_cli_is_tidy() {
 
 #[test]
 fn web_is_tidy() {
-    assert_tidy("web/src");
+    let graph = assert_tidy("web/src");
+    // The graph is read at all: edges named by `use` lines, groups and paths in expressions.
+    for (from, to) in [
+        ("components", "scenario"),
+        ("share_link", "scenario"),
+        ("scenario", "models"),
+    ] {
+        assert!(
+            graph.get(from).is_some_and(|edges| edges.contains_key(to)),
+            "web/src: no edge {from} → {to} in {graph:?}"
+        );
+    }
 }
 
 #[test]
@@ -53,14 +64,16 @@ fn every_checked_folder_and_data_file_exists() {
     }
 }
 
-fn assert_tidy(src: &str) {
-    let findings = check_crate(&workspace_root(), src);
+/// Checks the crate in `src` and returns its module graph.
+fn assert_tidy(src: &str) -> Graph {
+    let (findings, graph) = check_crate(&workspace_root(), src);
     assert!(
         findings.is_empty(),
         "{src} is not tidy ({} findings):\n{}",
         findings.len(),
         findings.join("\n")
     );
+    graph
 }
 
 /// One source file: its path from the workspace root, from its crate's `src/`, and its text.
@@ -70,8 +83,8 @@ struct SourceFile {
     text: String,
 }
 
-/// Every finding in the crate whose sources are in `root/src`, one line each.
-fn check_crate(root: &Path, src: &str) -> Vec<String> {
+/// Every finding in the crate whose sources are in `root/src`, one line each, and its module graph.
+fn check_crate(root: &Path, src: &str) -> (Vec<String>, Graph) {
     let files = source_files(root, src);
     let mut findings = Vec::new();
     let mut test_modules = BTreeSet::new();
@@ -135,7 +148,7 @@ fn check_crate(root: &Path, src: &str) -> Vec<String> {
             .iter()
             .map(|members| describe_cycle(src, members, &graph)),
     );
-    findings
+    (findings, graph)
 }
 
 /// The `.rs` files under `root/src`, sorted.

@@ -51,7 +51,7 @@ async fn recommendation_apply_and_memory_fit() {
     if !require_browser() {
         return;
     }
-    let endpoint = Endpoint::start(&[]);
+    let endpoint = Endpoint::start();
     let browser = Browser::start().await;
 
     // 1. Llama-3.1-70B in BF16 on one H100: 141 GB of weights in 80 GB. The bar is red, and TPOT and

@@ -1,7 +1,7 @@
-//! Real-browser test of model-step measurement against a real `gpu-endpoint` on loopback (CPU backend): the
-//! page calibrates the CPU, predicts a TinyLlama FP32 decode step on the calibrated spec, measures the step on
-//! the endpoint, and shows a measured time and an error for every operator row, the measured TPOT beside
-//! the predicted one, and the step timed end to end.
+//! Real-browser test of model-step measurement against an in-process `gpu-endpoint` on loopback (CPU
+//! backend): the page calibrates the CPU, predicts a TinyLlama FP32 decode step on the calibrated spec,
+//! measures the step on the endpoint, and shows a measured time and an error for every operator row, the
+//! measured TPOT beside the predicted one, and the step timed end to end.
 
 use std::time::Duration;
 
@@ -14,7 +14,7 @@ async fn a_tinyllama_decode_step_is_measured_operator_by_operator_from_the_page(
     if !require_browser() {
         return;
     }
-    let endpoint = Endpoint::start(&["--backend", "cpu"]);
+    let endpoint = Endpoint::start();
     let browser = Browser::start().await;
     // TinyLlama (22 layers, hidden 2048, GQA 32/4 heads) decoding one sequence over 256 cached tokens, in
     // FP32: the one format the CPU backend runs natively.

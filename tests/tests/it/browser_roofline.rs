@@ -1,4 +1,4 @@
-//! Real-browser end-to-end tests of the built page (`dist/`), served by a real `gpu-endpoint` process on
+//! Real-browser end-to-end tests of the built page (`dist/`), served by an in-process `gpu-endpoint` on
 //! loopback and driven through headless Chromium. The page's numbers are compared with roofline-core's.
 
 use std::time::Duration;
@@ -26,7 +26,7 @@ async fn page_draws_the_roofline_and_shows_core_predictions() {
     if !require_browser() {
         return;
     }
-    let endpoint = Endpoint::start(&[]);
+    let endpoint = Endpoint::start();
     let browser = Browser::start().await;
     browser.client.goto(&endpoint.url()).await.unwrap();
 

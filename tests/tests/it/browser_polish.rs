@@ -39,7 +39,7 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
     if !require_browser() {
         return;
     }
-    let endpoint = Endpoint::start(&[]);
+    let endpoint = Endpoint::start();
     let browser = Browser::start().await;
 
     // 1. Unsupported vs unknown: a device whose architecture has the path but whose catalog row has no figure
@@ -192,7 +192,7 @@ async fn the_page_reloads_and_predicts_with_the_server_stopped() {
     if !require_browser() {
         return;
     }
-    let mut endpoint = Endpoint::start(&[]);
+    let mut endpoint = Endpoint::start();
     let browser = Browser::start().await;
     browser
         .open(&endpoint.url(), "hw=h100_sxm&model=llama-3.1-8b&cfg=fp8")
@@ -218,7 +218,7 @@ async fn the_page_reloads_and_predicts_with_the_server_stopped() {
         .js("return document.querySelector('[data-testid=summary-tpot]').dataset.value;")
         .await;
 
-    endpoint.process.kill();
+    endpoint.stop();
     browser.client.refresh().await.unwrap();
     browser
         .wait_for_js(
@@ -243,7 +243,7 @@ async fn nvml_polling_backs_off_when_absent() {
     if !require_browser() {
         return;
     }
-    let endpoint = Endpoint::start(&["--backend", "cpu"]);
+    let endpoint = Endpoint::start();
     let browser = Browser::start().await;
     browser.client.goto(&endpoint.url()).await.unwrap();
     browser.element("#tab-3").await.click().await.unwrap();

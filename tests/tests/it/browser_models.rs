@@ -26,7 +26,7 @@ async fn gpu_count_splits_the_step_per_gpu_with_collectives() {
     if !require_browser() {
         return;
     }
-    let endpoint = Endpoint::start(&[]);
+    let endpoint = Endpoint::start();
     let browser = Browser::start().await;
     let (hw, model, batch, context) = ("h100_sxm", "llama-3.1-70b", 8, 4096);
     let spec = find_hardware(hw).unwrap().reference().unwrap();
@@ -249,7 +249,7 @@ async fn config_json_import_is_selected_stored_and_shared() {
     if !require_browser() {
         return;
     }
-    let endpoint = Endpoint::start(&[]);
+    let endpoint = Endpoint::start();
     let browser = Browser::start().await;
     let json = std::fs::read_to_string(workspace_root().join("core/tests/data/hf/qwen3-8b.json")).unwrap();
     browser

@@ -68,7 +68,7 @@ async fn shared_link_controls_pins_and_corrupted_storage() {
     if !require_browser() {
         return;
     }
-    let endpoint = Endpoint::start(&[]);
+    let endpoint = Endpoint::start();
     let browser = Browser::start().await;
 
     // 1. A shared link restores the scenario exactly.
@@ -199,7 +199,7 @@ async fn a_share_link_carries_custom_devices_and_pins_and_unknown_keys_say_so() 
     if !require_browser() {
         return;
     }
-    let endpoint = Endpoint::start(&[]);
+    let endpoint = Endpoint::start();
     let browser = Browser::start().await;
     browser
         .open(

@@ -1,8 +1,8 @@
-//! Real-browser end-to-end test of the closed loop against a real `gpu-endpoint` on loopback (CPU backend, no
-//! GPU, no NVML): the Kernel Spot Check puts measured points beside their predictions, the Validation tab lists
-//! them with their error, calibration yields a device to predict on, measured points survive a reload, a
-//! benchmark job streams progress and stops, the telemetry panel is calm without NVML, and when the endpoint
-//! dies the badge flips while the page keeps predicting.
+//! Real-browser end-to-end test of the closed loop against an in-process `gpu-endpoint` on loopback (CPU
+//! backend, no GPU, no NVML): the Kernel Spot Check puts measured points beside their predictions, the
+//! Validation tab lists them with their error, calibration yields a device to predict on, measured points
+//! survive a reload, a benchmark job streams progress and stops, the telemetry panel is calm without NVML,
+//! and when the endpoint dies the badge flips while the page keeps predicting.
 
 use std::time::{Duration, Instant};
 
@@ -52,7 +52,7 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         return;
     }
     let started = Instant::now();
-    let mut endpoint = Endpoint::start(&["--backend", "cpu"]);
+    let mut endpoint = Endpoint::start();
     let browser = Browser::start().await;
 
     // 1. Same origin, no setting: the badge finds the CPU endpoint, and the banner is the calm no-GPU note.
@@ -255,11 +255,11 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
     );
 
     // 7. The endpoint dies: the badge and the banner say so within a few seconds, and the page keeps predicting.
-    endpoint.process.kill();
+    endpoint.stop();
     let gone = Instant::now();
     browser.wait_data("endpoint-status", "value", "offline").await;
     eprintln!(
-        "endpoint killed → badge offline: {:.1} s",
+        "endpoint stopped → badge offline: {:.1} s",
         gone.elapsed().as_secs_f64()
     );
     browser.wait_data("endpoint-banner", "value", "offline").await;
@@ -290,7 +290,7 @@ async fn clear_deletes_measured_points_here_and_on_the_endpoint() {
     if !require_browser() {
         return;
     }
-    let endpoint = Endpoint::start(&["--backend", "cpu"]);
+    let endpoint = Endpoint::start();
     let browser = Browser::start().await;
     browser.client.goto(&endpoint.url()).await.unwrap();
     browser.wait_data("endpoint-status", "value", "online").await;

@@ -136,10 +136,10 @@ type StartError = Box<dyn std::error::Error + Send + Sync>;
 /// # Errors
 /// When the backend, the result store or the listener cannot be set up.
 fn endpoint_server(listener: TcpListener, web_dir: &Path, data_dir: &Path) -> Result<Server, StartError> {
-    use gpu_endpoint::backend::{BackendChoice, BackendOptions, select};
-    use gpu_endpoint::cli::{CLIENT_DISCONNECT_TIMEOUT, CLIENT_REQUEST_TIMEOUT, KEEP_ALIVE};
+    use gpu_endpoint::backend::select::{BackendChoice, BackendOptions, select};
+    use gpu_endpoint::http::server::{Listen, server};
+    use gpu_endpoint::http::state::{AppConfig, AppState};
     use gpu_endpoint::store::Store;
-    use gpu_endpoint::{AppConfig, AppState, configure};
 
     let selected = select(BackendChoice::Cpu, &BackendOptions::default())?;
     let store = Arc::new(Store::open(data_dir)?);
@@ -149,16 +149,7 @@ fn endpoint_server(listener: TcpListener, web_dir: &Path, data_dir: &Path) -> Re
         ..AppConfig::default()
     };
     let state = actix_web::web::Data::new(AppState::new(selected, Some(store), config));
-    let server =
-        actix_web::HttpServer::new(move || actix_web::App::new().configure(configure(state.clone())))
-            .workers(2)
-            .client_request_timeout(CLIENT_REQUEST_TIMEOUT)
-            .client_disconnect_timeout(CLIENT_DISCONNECT_TIMEOUT)
-            .keep_alive(KEEP_ALIVE)
-            .h1_allow_half_closed(false)
-            .listen(listener)?
-            .run();
-    Ok(server)
+    Ok(server(state, 2, Listen::Listener(listener))?.0)
 }
 
 /// A `gpu-endpoint` server (CPU backend) running in this process on its own thread, on a free loopback port,

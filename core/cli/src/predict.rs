@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use roofline_core::{
-    Corrections, HardwareSpec, Mode, ModelConfig, Parallelism, Phase, StepLaunch, Workload,
+    Corrections, Error, HardwareSpec, Mode, ModelConfig, Parallelism, Phase, StepLaunch, Workload,
     advise_model_parallel, analyze_model_parallel, find_hardware, find_model, find_quant_config, format,
 };
 
@@ -96,8 +96,8 @@ fn read_model(path: &std::path::Path) -> Result<ModelConfig, CliError> {
     ModelConfig::from_hf_config_json(&key, &text).map_err(|e| usage(e.to_string()))
 }
 
-fn parse_mode(s: &str) -> Result<Mode, String> {
-    Mode::parse(s).map_err(|e| e.to_string())
+fn parse_mode(s: &str) -> Result<Mode, Error> {
+    Mode::parse(s)
 }
 
 /// Host launch of a step on the command line.
@@ -257,26 +257,24 @@ pub struct AdviseArgs {
 ///
 /// # Errors
 /// Core's unknown-hardware message.
-pub fn parse_hardware(s: &str) -> Result<String, String> {
-    find_hardware(s).map(|h| h.key.clone()).map_err(|e| e.to_string())
+pub fn parse_hardware(s: &str) -> Result<String, Error> {
+    find_hardware(s).map(|h| h.key.clone())
 }
 
 /// Clap value parser: a model preset key → its canonical key, or the error listing every valid key.
 ///
 /// # Errors
 /// Core's unknown-model message.
-pub fn parse_model(s: &str) -> Result<String, String> {
-    find_model(s).map(|m| m.key.clone()).map_err(|e| e.to_string())
+pub fn parse_model(s: &str) -> Result<String, Error> {
+    find_model(s).map(|m| m.key.clone())
 }
 
 /// Clap value parser: a precision-config key → its canonical key, or the error listing every valid key.
 ///
 /// # Errors
 /// Core's unknown-config message.
-pub fn parse_config(s: &str) -> Result<String, String> {
-    find_quant_config(s)
-        .map(|c| c.key.clone())
-        .map_err(|e| e.to_string())
+pub fn parse_config(s: &str) -> Result<String, Error> {
+    find_quant_config(s).map(|c| c.key.clone())
 }
 
 /// Prints the per-operator analysis and the totals.

@@ -8,16 +8,8 @@ use std::time::Duration;
 use clap::Args;
 
 use super::{BackendArgs, CliError, open_store, parse_max_point};
-use crate::http::app::configure;
+use crate::http::server::{Listen, server};
 use crate::http::state::{AppConfig, AppState, default_cors_origins};
-
-/// Time a client has to send a request's head (line and headers) after connecting; slower ones get a 408
-/// and are closed, so idle or trickling connections cannot hold the few workers' sockets.
-pub const CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-/// Time a client has to acknowledge the shutdown of a connection before it is dropped.
-pub const CLIENT_DISCONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long an idle keep-alive connection stays open between requests (SSE streams are not idle).
-pub const KEEP_ALIVE: Duration = Duration::from_secs(30);
 
 /// `serve` options.
 #[derive(Debug, Clone, Args)]
@@ -129,24 +121,12 @@ pub fn run(args: ServeArgs) -> Result<(), CliError> {
     }
     let state = actix_web::web::Data::new(AppState::new(selected, Some(store), config));
     actix_web::rt::System::new().block_on(async move {
-        let server = actix_web::HttpServer::new(move || {
-            actix_web::App::new()
-                .configure(configure(state.clone()))
-                .wrap(actix_web::middleware::Logger::default())
-        })
-        .workers(args.workers.max(1))
-        .client_request_timeout(CLIENT_REQUEST_TIMEOUT)
-        .client_disconnect_timeout(CLIENT_DISCONNECT_TIMEOUT)
-        .keep_alive(KEEP_ALIVE)
-        // A client that closes its side has gone: the connection ends, its handler future is dropped, and a
-        // measurement it started is cancelled (http::routes::measuring) instead of holding the device for nobody.
-        .h1_allow_half_closed(false)
-        .bind((args.host.as_str(), args.port))
-        .map_err(|e| CliError::Runtime(format!("cannot bind {}:{}: {e}", args.host, args.port)))?;
-        for addr in server.addrs() {
+        let (server, addrs) = server(state, args.workers, Listen::Address(&args.host, args.port))
+            .map_err(|e| CliError::Runtime(format!("cannot bind {}:{}: {e}", args.host, args.port)))?;
+        for addr in addrs {
             tracing::info!("listening on http://{addr}");
             eprintln!("listening on http://{addr}");
         }
-        server.run().await.map_err(|e| CliError::Runtime(e.to_string()))
+        server.await.map_err(|e| CliError::Runtime(e.to_string()))
     })
 }

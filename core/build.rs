@@ -77,6 +77,8 @@ struct Device {
     #[serde(default)]
     driver_names_exclude: Vec<String>,
     memory_gb: f64,
+    memory_reported_gib: Option<f64>,
+    memory_reported_source: Option<String>,
     dram_bw_gbs: f64,
     l2_mb: Option<f64>,
     sm_count: Option<u32>,
@@ -336,6 +338,28 @@ fn measured(d: &Device) -> Result<(String, String), String> {
     Ok((gemm, option(dram, float)))
 }
 
+/// `Some((GiB, "source"))` as Rust source: the memory the driver reports, with its source, both or neither.
+fn memory_reported(d: &Device) -> Result<String, String> {
+    let key = d.key.as_str();
+    match (d.memory_reported_gib, &d.memory_reported_source) {
+        (None, None) => Ok("None".to_owned()),
+        (Some(gib), Some(source)) if !source.trim().is_empty() => Ok(format!(
+            "Some(({}, {source:?}))",
+            float(positive(key, "memory_reported_gib", gib)?)
+        )),
+        (Some(_), _) => Err(fail(
+            key,
+            "memory_reported_source",
+            "must name the source of memory_reported_gib",
+        )),
+        (None, Some(_)) => Err(fail(
+            key,
+            "memory_reported_gib",
+            "missing beside memory_reported_source",
+        )),
+    }
+}
+
 fn entry(d: &Device) -> Result<String, String> {
     let key = d.key.as_str();
     let architecture = variant(&ARCHITECTURES, &d.architecture).ok_or_else(|| {
@@ -379,6 +403,7 @@ fn entry(d: &Device) -> Result<String, String> {
         }
     }
     let (measured_gemm, measured_dram) = measured(d)?;
+    let memory_reported = memory_reported(d)?;
     let optional = |field: &str, v: Option<f64>| v.map(|v| positive(key, field, v)).transpose();
     if d.sm_count == Some(0) {
         return Err(fail(key, "sm_count", "must be positive"));
@@ -409,6 +434,7 @@ fn entry(d: &Device) -> Result<String, String> {
         float(positive(key, "memory_gb", d.memory_gb)?)
     )
     .ok();
+    writeln!(w, "        memory_reported: {memory_reported},").ok();
     writeln!(
         w,
         "        dram_bw_gbs: {},",

@@ -10,6 +10,7 @@ use crate::analysis::{Workload, analyze_model_parallel};
 use crate::corrections::{Corrections, analyze_operator};
 use crate::error::Error;
 use crate::hardware::{HardwareSpec, Mode};
+use crate::memory::{MemoryFraction, device_capacity_bytes, step_memory};
 use crate::model::ModelConfig;
 use crate::ops::{GemmShape, Operator};
 use crate::parallel::Parallelism;
@@ -33,11 +34,13 @@ pub struct Candidate {
     pub speedup: f64,
     /// Current config's time / this time (`None` when the current config does not run on the device).
     pub speedup_vs_current: Option<f64>,
-    /// Memory needed (model: weights + KV cache; operator: weights), in bytes.
+    /// Memory needed (model: one GPU's weights, profiled activations and KV cache; operator: weights), in
+    /// bytes.
     pub memory_bytes: f64,
     /// Baseline memory − this memory, in bytes (negative when it needs more).
     pub memory_saved_bytes: f64,
-    /// Whether `memory_bytes` fits in device memory.
+    /// Whether it fits under the engine's memory rule ([`crate::step_memory`]; operator: weights within the
+    /// device's memory).
     pub fits_in_memory: bool,
     /// Model advice: the smallest tensor-parallel degree of [`TENSOR_PARALLEL_DEGREES`] within the device's
     /// scale-up domain whose per-GPU weights and KV cache fit (`None`: none does, or operator advice).
@@ -87,23 +90,26 @@ pub struct Advice {
 struct Evaluation {
     time_s: f64,
     memory_bytes: f64,
+    fits: bool,
     bound: Bound,
     min_gpus: Option<u32>,
 }
 
 /// The smallest degree of [`TENSOR_PARALLEL_DEGREES`] that `model` under `config` may be split into on
-/// `hardware` ([`Parallelism::check`]) and whose per-GPU memory fits.
+/// `hardware` ([`Parallelism::check`]) and whose per-GPU memory fits under the engine's `fraction`
+/// ([`step_memory`], the analysis's own rule).
 fn smallest_fitting_group(
     hardware: &HardwareSpec,
     model: &ModelConfig,
     config: &QuantConfig,
     workload: &Workload,
+    fraction: MemoryFraction,
 ) -> Option<u32> {
     TENSOR_PARALLEL_DEGREES.into_iter().find(|&t| {
         let p = Parallelism::tensor(t);
         p.check(model, hardware).is_ok() && {
-            let (weights, kv) = p.memory_per_gpu_bytes(model, config, workload.batch, workload.context);
-            weights + kv <= hardware.memory_bytes
+            let (_, kv) = p.memory_per_gpu_bytes(model, config, workload.batch, workload.context);
+            step_memory(hardware, &p.shard(model), model.vocab, config, fraction, kv).fits()
         }
     })
 }
@@ -204,8 +210,9 @@ pub fn advise_model_parallel(
         Ok(Evaluation {
             time_s: a.total_time_s,
             memory_bytes: a.memory_required_bytes,
+            fits: a.fits_in_memory,
             bound: a.bound,
-            min_gpus: smallest_fitting_group(hardware, model, config, workload),
+            min_gpus: smallest_fitting_group(hardware, model, config, workload, corrections.memory),
         })
     })
 }
@@ -250,6 +257,7 @@ pub fn advise_operator(
         Ok(Evaluation {
             time_s: a.time_s,
             memory_bytes: op.weight_bytes,
+            fits: op.weight_bytes <= device_capacity_bytes(hardware),
             bound: a.bound,
             min_gpus: None,
         })
@@ -292,22 +300,22 @@ fn advise(
     ];
     match find(&current.key) {
         None => warnings.push(format!(
-            "The current config '{}' does not run natively on {}.",
-            current.key, hardware.key
+            "The current config {} does not run natively on the {}.",
+            current.name, hardware.name
         )),
-        Some((_, e)) if e.memory_bytes > hardware.memory_bytes => warnings.push(format!(
-            "The current config '{}' needs {}; {} has {}.",
-            current.key,
-            crate::format::bytes(e.memory_bytes),
-            hardware.key,
-            crate::format::bytes(hardware.memory_bytes)
+        Some((_, e)) if !e.fits => warnings.push(format!(
+            "The current config {} needs {}; the {} has {}.",
+            current.name,
+            crate::format::capacity(e.memory_bytes),
+            hardware.name,
+            crate::format::capacity(device_capacity_bytes(hardware))
         )),
         Some(_) => {}
     }
     if baseline.key != "bf16" {
         warnings.push(format!(
-            "{} has no BF16 path; speedups are against '{}'.",
-            hardware.key, baseline.key
+            "The {} has no BF16 path; speedups are against {}.",
+            hardware.name, baseline.name
         ));
     }
     let mut candidates: Vec<Candidate> = evaluated
@@ -356,7 +364,7 @@ fn candidate(
 ) -> Candidate {
     let speedup = base.time_s / e.time_s;
     let memory_saved_bytes = base.memory_bytes - e.memory_bytes;
-    let fits_in_memory = e.memory_bytes <= hardware.memory_bytes;
+    let fits_in_memory = e.fits;
     let mut reason = format!(
         "{speedup:.2}x vs baseline ({} vs {}), {}-bound; weights {:.3} b/elem, {} {}",
         crate::format::duration(e.time_s),
@@ -379,13 +387,13 @@ fn candidate(
     let mut caveats = Vec::new();
     if !fits_in_memory {
         let group = match e.min_gpus {
-            Some(gpus) => format!("; fits on {gpus}× {} with tensor parallel {gpus}", hardware.key),
+            Some(gpus) => format!("; fits on {gpus}× {} with tensor parallel {gpus}", hardware.name),
             None => String::new(),
         };
         caveats.push(format!(
             "needs {}, the device has {}{group}",
-            crate::format::bytes(e.memory_bytes),
-            crate::format::bytes(hardware.memory_bytes)
+            crate::format::capacity(e.memory_bytes),
+            crate::format::capacity(device_capacity_bytes(hardware))
         ));
     }
     if config.activations.effective_bits() < 8.0 {

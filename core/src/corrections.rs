@@ -7,11 +7,14 @@
 //! - Activation quantization: a config whose activations are FP8/INT8/FP4 quantizes each linear layer's
 //!   input at run time in its own memory-bound kernel ([`Operator::quantize_activations`]).
 //! - Step launch overhead: one CUDA graph launch per step, or an eager launch per kernel ([`StepLaunch`]).
+//! - Memory: the engine's rule the step's memory fit uses ([`MemoryFraction`], vLLM's by default), not a
+//!   correction of time but of what the step may hold; the serving model sizes memory with its own rule.
 //! - The ceilings are not a flag: run the same analysis on [`HardwareSpec::reference`] or a calibrated spec
 //!   ([`crate::hardware::Mode`]); a spec's per-kernel floors are always added.
 
 use crate::error::Error;
 use crate::hardware::{HardwareSpec, Mode};
+use crate::memory::MemoryFraction;
 use crate::ops::{OpKind, Operator};
 use crate::precision::Precision;
 use crate::roofline::{Bound, predict};
@@ -69,8 +72,9 @@ impl StepLaunch {
     }
 }
 
-/// Which corrections to apply on top of the ideal roofline. `Default` applies none.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Which corrections to apply on top of the ideal roofline, and the engine memory rule of the fit. `Default`
+/// applies none, with vLLM's memory rule.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(default))]
 pub struct Corrections {
@@ -82,6 +86,8 @@ pub struct Corrections {
     pub activation_quantization: bool,
     /// Host launch overhead of a whole step.
     pub step_launch: StepLaunch,
+    /// How the serving engine splits device memory: the step's memory fit ([`crate::StepMemory`]).
+    pub memory: MemoryFraction,
 }
 
 impl Corrections {
@@ -91,6 +97,7 @@ impl Corrections {
         wave_quantization: false,
         activation_quantization: false,
         step_launch: StepLaunch::Ignored,
+        memory: MemoryFraction::VLLM,
     };
     /// What real engines pay on top of the ceilings: activation quantization kernels and one CUDA graph
     /// launch per step (the per-kernel floors come with the spec).
@@ -104,6 +111,7 @@ impl Corrections {
         wave_quantization: false,
         activation_quantization: true,
         step_launch: StepLaunch::CudaGraphs,
+        memory: MemoryFraction::VLLM,
     };
     /// Every correction (the fixed launch floor included).
     pub const ALL: Corrections = Corrections {

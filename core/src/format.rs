@@ -176,10 +176,23 @@ pub fn percent(fraction: f64) -> String {
     format!("{:.1} %", fraction * 100.0)
 }
 
-/// Memory capacity, e.g. `128 GB`.
+/// Memory with binary prefixes, as drivers and engines report it, e.g. `79.2 GiB`, `512 MiB` (three
+/// significant digits; `bytes` keeps decimal prefixes for traffic).
 #[must_use]
 pub fn capacity(b: f64) -> String {
-    si(b, "B")
+    const PREFIXES: [(f64, &str); 4] = [
+        (1_099_511_627_776.0, "TiB"),
+        (1_073_741_824.0, "GiB"),
+        (1_048_576.0, "MiB"),
+        (1024.0, "KiB"),
+    ];
+    if !b.is_finite() {
+        return "—".to_owned();
+    }
+    match PREFIXES.iter().find(|(s, _)| b.abs() >= *s) {
+        Some((scale, unit)) => format!("{} {unit}", sig3(b / scale)),
+        None => format!("{} B", sig3(b)),
+    }
 }
 
 /// A count of representable values: exact below a million, else a power of two, e.g. `≈2^64`.
@@ -287,5 +300,10 @@ mod tests {
         assert_eq!(levels(u64::MAX), "≈2^64");
         assert_eq!(parameters(8.03e9), "8.03 B");
         assert_eq!(parameters(671e9), "671 B");
+        // 79.22 GiB (an H100 as vLLM reads it) and 80 GB decimal = 74.5 GiB.
+        assert_eq!(capacity(79.22 * 1_073_741_824.0), "79.2 GiB");
+        assert_eq!(capacity(80e9), "74.5 GiB");
+        assert_eq!(capacity(512.0 * 1_048_576.0), "512 MiB");
+        assert_eq!(capacity(-2.0 * 1_073_741_824.0), "-2.00 GiB");
     }
 }

@@ -78,7 +78,8 @@ pub use hardware::{
     find_hardware_in,
 };
 pub use memory::{
-    MemoryBudget, MemoryFraction, MemoryRule, activation_bytes, device_capacity_bytes, memory_budget,
+    MemoryBudget, MemoryFraction, MemoryRule, StepMemory, VLLM_GPU_MEMORY_UTILIZATION, activation_bytes,
+    device_capacity_bytes, memory_budget, step_memory, vllm_limits,
 };
 pub use model::{MlaConfig, ModelConfig, MoeConfig, ParamCount, SlidingWindow, find_model, model_presets};
 pub use ops::{Activation, AttentionShape, GemmShape, MoeShape, Norm, OpKind, OperandPrecisions, Operator};

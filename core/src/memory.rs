@@ -1,30 +1,54 @@
 //! How much KV cache fits on one GPU, the way serving engines size it, and how many sequences that holds.
 //!
-//! One rule ([`memory_budget`]) for every caller (the serving model, and later the fit, the advisor and the
-//! page): from the memory of one device ([`device_capacity_bytes`]), the engine keeps a fraction
-//! ([`MemoryFraction`], each engine's own rule), loads one GPU's weights, holds the activations of its
-//! largest step ([`activation_bytes`]), and gives the rest to the KV cache. Sequences fit while each holds
-//! the KV of its whole prompt and output (ISL + OSL tokens, sliding-window layers at most their window,
-//! replicated KV heads counted on every GPU), so no running sequence is ever preempted.
+//! One rule for every caller (the serving model's [`memory_budget`], the step fit of the analysis, the
+//! advisor and the page's [`step_memory`]): from the memory of one device ([`device_capacity_bytes`], as
+//! the driver reports it), the engine keeps a fraction ([`MemoryFraction`], each engine's own rule,
+//! [`MemoryFraction::kv_budget_bytes`]), loads one GPU's weights, holds the activations of its largest step
+//! ([`activation_bytes`]), and gives the rest to the KV cache. Sequences fit while each holds the KV of its
+//! whole prompt and output (ISL + OSL tokens, sliding-window layers at most their window, replicated KV heads
+//! counted on every GPU), so no running sequence is ever preempted.
 //!
-//! Not modelled: CUDA-graph pools and the CUDA context (inside the engines' reserves, never counted by
-//! them), KV block rounding (vLLM allocates 16-token blocks: at most 15 tokens per sequence), and prefix
-//! caching.
+//! Not modelled: the CUDA context (inside the engines' reserves), vLLM's CUDA-graph memory estimate (since
+//! vLLM 0.21.0 subtracted from the KV budget by default: `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`,
+//! vllm-project/vllm PR #30515 and `vllm/envs.py`; 0.36 GiB in the log of gpustack/runner PR #251, known to
+//! over-estimate, vllm-project/vllm issue #45178), KV block rounding (vLLM allocates 16-token blocks: at most
+//! 15 tokens per sequence), and prefix caching.
 
 use crate::error::Error;
 use crate::hardware::HardwareSpec;
 use crate::model::ModelConfig;
 use crate::parallel::Parallelism;
 use crate::quant_config::QuantConfig;
+use crate::units::GIB;
 
 /// The memory of one device the engine sizes its pools against, in bytes.
 ///
-/// The catalog's datasheet figure ([`HardwareSpec::memory_bytes`]: 80 GB decimal for an H100). Engines read
-/// what the driver reports (`torch.cuda.mem_get_info`: 79.2 GiB = 85.0 GB on an H100 SXM), so this is the
-/// one place to swap in a device-reported capacity.
+/// What the driver reports ([`HardwareSpec::memory_reported_bytes`]: the CUDA total vLLM reads with
+/// `torch.cuda.mem_get_info`, 79.22 GiB = 85.06 GB on an H100 SXM, vllm-project/vllm PR #10511), else the
+/// datasheet figure ([`HardwareSpec::memory_bytes`], 80 GB decimal for an H100) where no reported total is
+/// known.
 #[must_use]
 pub fn device_capacity_bytes(hardware: &HardwareSpec) -> f64 {
-    hardware.memory_bytes
+    hardware.memory_reported_bytes.unwrap_or(hardware.memory_bytes)
+}
+
+/// vLLM's default `gpu_memory_utilization`: the fraction of device memory one instance may use.
+///
+/// Source: vllm-project/vllm `vllm/config/cache.py` (`gpu_memory_utilization: float = Field(default=0.92,
+/// gt=0, le=1)`, commit 002f10e0cfa1373a19a0d2756598a34b700d20e5, and docs.vllm.ai/en/stable/cli/serve);
+/// it was 0.90 through vLLM 0.11 (`vllm/engine/arg_utils.py`, `gpu_memory_utilization: float = 0.90`) and in
+/// every H100 log this project cites (vllm-project/vllm PR #10511).
+pub const VLLM_GPU_MEMORY_UTILIZATION: f64 = 0.92;
+
+/// vLLM's default token budget and running sequences (`max_num_batched_tokens`, `max_num_seqs`) on
+/// `hardware`: 8192 and 1024 on a device with at least 70 GiB that is not an A100, else 2048 and 256; the
+/// profiling step of its memory rule. Source: vllm-project/vllm `vllm/engine/arg_utils.py`
+/// `EngineArgs._set_default_args` (V1 defaults, vLLM 0.11, whose deprecations target 0.12).
+#[must_use]
+pub fn vllm_limits(hardware: &HardwareSpec) -> (u32, u32) {
+    let large =
+        device_capacity_bytes(hardware) / GIB >= 70.0 && !hardware.name.to_ascii_lowercase().contains("a100");
+    if large { (8192, 1024) } else { (2048, 256) }
 }
 
 /// How an engine splits device memory between its pools.
@@ -32,9 +56,9 @@ pub fn device_capacity_bytes(hardware: &HardwareSpec) -> f64 {
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum MemoryFraction {
-    /// vLLM `gpu_memory_utilization` (default 0.9): the engine may use capacity · f in all; the KV cache gets
+    /// vLLM `gpu_memory_utilization` (default [`VLLM_GPU_MEMORY_UTILIZATION`]): the engine may use capacity · f in all; the KV cache gets
     /// what weights and the profiled peak activations leave. KV = capacity · f − weights − activations.
-    /// Source: vllm-project/vllm `vllm/engine/arg_utils.py` (`gpu_memory_utilization: float = 0.90`) and
+    /// Source: vllm-project/vllm `vllm/config/cache.py` (the default) and
     /// `vllm/v1/worker/gpu_worker.py` `determine_available_memory` (`requested_memory −
     /// non_kv_cache_memory`, the latter weights + torch peak + non-torch memory of the profiling run).
     OfCapacity(f64),
@@ -52,6 +76,9 @@ pub enum MemoryFraction {
 }
 
 impl MemoryFraction {
+    /// vLLM's default: [`VLLM_GPU_MEMORY_UTILIZATION`] of capacity.
+    pub const VLLM: MemoryFraction = MemoryFraction::OfCapacity(VLLM_GPU_MEMORY_UTILIZATION);
+
     /// The fraction itself, in (0, 1].
     #[must_use]
     pub const fn value(self) -> f64 {
@@ -60,6 +87,137 @@ impl MemoryFraction {
             | MemoryFraction::StaticOfCapacity(f)
             | MemoryFraction::OfFree(f) => f,
         }
+    }
+
+    /// What this rule leaves the KV cache on a device of `capacity_bytes` holding `weight_bytes` of weights
+    /// and `activation_bytes` of peak activations, in bytes; negative when weights and activations already
+    /// exceed what the engine may use (the one formula of every fit):
+    /// - [`MemoryFraction::OfCapacity`]: capacity · f − weights − activations;
+    /// - [`MemoryFraction::StaticOfCapacity`]: capacity · f − weights;
+    /// - [`MemoryFraction::OfFree`]: (capacity − weights − activations) · f.
+    #[must_use]
+    pub fn kv_budget_bytes(self, capacity_bytes: f64, weight_bytes: f64, activation_bytes: f64) -> f64 {
+        match self {
+            MemoryFraction::OfCapacity(f) => capacity_bytes * f - weight_bytes - activation_bytes,
+            MemoryFraction::StaticOfCapacity(f) => capacity_bytes * f - weight_bytes,
+            MemoryFraction::OfFree(f) => (capacity_bytes - weight_bytes - activation_bytes) * f,
+        }
+    }
+
+    /// Checks that the fraction is in (0, 1].
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the fraction.
+    pub fn check(self) -> Result<(), Error> {
+        let f = self.value();
+        if f > 0.0 && f <= 1.0 {
+            Ok(())
+        } else {
+            Err(Error::InvalidInput(format!(
+                "memory fraction must be in (0, 1], got {f}"
+            )))
+        }
+    }
+}
+
+impl Default for MemoryFraction {
+    /// [`MemoryFraction::VLLM`].
+    fn default() -> Self {
+        MemoryFraction::VLLM
+    }
+}
+
+impl MemoryRule {
+    /// vLLM's defaults on `hardware` with `fraction` of memory: its profiling step ([`vllm_limits`]: the
+    /// token budget, sampling min(max sequences, budget) rows).
+    #[must_use]
+    pub fn vllm(hardware: &HardwareSpec, fraction: MemoryFraction) -> MemoryRule {
+        let (profile_tokens, max_seqs) = vllm_limits(hardware);
+        MemoryRule {
+            fraction,
+            profile_tokens,
+            profile_seqs: max_seqs.min(profile_tokens),
+        }
+    }
+}
+
+/// One GPU's memory for one step under an engine's memory rule: the fit of [`crate::ModelAnalysis`], the
+/// advisor and the page's memory bar ([`step_memory`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct StepMemory {
+    /// Memory of one device ([`device_capacity_bytes`]), in bytes.
+    pub capacity_bytes: f64,
+    /// The engine's fraction rule.
+    pub fraction: MemoryFraction,
+    /// Weights one GPU holds, in bytes.
+    pub weight_bytes: f64,
+    /// Peak activations of the engine's profiling step ([`activation_bytes`]), in bytes.
+    pub activation_bytes: f64,
+    /// KV cache of the step's sequences on one GPU, in bytes.
+    pub kv_cache_bytes: f64,
+    /// What the rule leaves the KV cache ([`MemoryFraction::kv_budget_bytes`]; negative when weights and
+    /// activations alone exceed it), in bytes.
+    pub kv_budget_bytes: f64,
+}
+
+impl StepMemory {
+    /// Whether the step's KV cache fits in what the rule leaves it.
+    #[must_use]
+    pub fn fits(&self) -> bool {
+        self.kv_budget_bytes > 0.0 && self.kv_cache_bytes <= self.kv_budget_bytes
+    }
+
+    /// Weights + activations + KV cache, in bytes.
+    #[must_use]
+    pub fn required_bytes(&self) -> f64 {
+        self.weight_bytes + self.activation_bytes + self.kv_cache_bytes
+    }
+
+    /// What the engine lets weights, activations and the KV cache take together: weights + activations +
+    /// the KV budget (capacity · f under vLLM's rule), in bytes.
+    #[must_use]
+    pub fn usable_bytes(&self) -> f64 {
+        self.weight_bytes + self.activation_bytes + self.kv_budget_bytes
+    }
+
+    /// Usable − required: free when positive, missing when negative, in bytes.
+    #[must_use]
+    pub fn headroom_bytes(&self) -> f64 {
+        self.kv_budget_bytes - self.kv_cache_bytes
+    }
+}
+
+/// One GPU's memory for a step holding `kv_cache_bytes` of KV cache, with `shard` one GPU's part of the
+/// model ([`Parallelism::shard`]) of a `full_vocab`-token vocabulary under `config`, on `hardware` with the
+/// engine's `fraction` and vLLM's profiling step for the device ([`MemoryRule::vllm`]): the activations
+/// the engine reserves do not depend on the step's batch.
+#[must_use]
+pub fn step_memory(
+    hardware: &HardwareSpec,
+    shard: &ModelConfig,
+    full_vocab: u64,
+    config: &QuantConfig,
+    fraction: MemoryFraction,
+    kv_cache_bytes: f64,
+) -> StepMemory {
+    let rule = MemoryRule::vllm(hardware, fraction);
+    let capacity_bytes = device_capacity_bytes(hardware);
+    let weight_bytes = shard.weight_bytes(config);
+    let activation_bytes = activation_bytes(
+        shard,
+        config,
+        u64::from(rule.profile_tokens),
+        u64::from(rule.profile_seqs),
+        full_vocab,
+    );
+    StepMemory {
+        capacity_bytes,
+        fraction,
+        weight_bytes,
+        activation_bytes,
+        kv_cache_bytes,
+        kv_budget_bytes: fraction.kv_budget_bytes(capacity_bytes, weight_bytes, activation_bytes),
     }
 }
 
@@ -179,11 +337,12 @@ pub fn activation_bytes(
 /// let h100 = find_hardware("h100_sxm").unwrap();
 /// let model = find_model("llama-3.1-8b").unwrap();
 /// let bf16 = find_quant_config("bf16").unwrap();
-/// // vLLM's defaults on an 80 GB H100: 90 % of memory, profiling 8192 tokens and 1024 sampled rows.
-/// let vllm = MemoryRule { fraction: MemoryFraction::OfCapacity(0.9), profile_tokens: 8192, profile_seqs: 1024 };
+/// // vLLM's defaults on an H100 (79.22 GiB reported): 92 % of memory, profiling 8192 tokens and 1024 rows.
+/// let vllm = MemoryRule::vllm(h100, MemoryFraction::VLLM);
+/// assert_eq!((vllm.profile_tokens, vllm.profile_seqs), (8192, 1024));
 /// let budget = memory_budget(h100, model, bf16, &Parallelism::SINGLE, &vllm, 2048).unwrap();
 /// assert_eq!(budget.kv_bytes_per_sequence, 2048.0 * 131_072.0);
-/// assert_eq!(budget.max_sequences, 202);
+/// assert_eq!(budget.max_sequences, 225);
 /// ```
 pub fn memory_budget(
     hardware: &HardwareSpec,
@@ -193,12 +352,7 @@ pub fn memory_budget(
     rule: &MemoryRule,
     sequence_tokens: u64,
 ) -> Result<MemoryBudget, Error> {
-    let fraction = rule.fraction.value();
-    if !(fraction > 0.0 && fraction <= 1.0) {
-        return Err(Error::InvalidInput(format!(
-            "memory fraction must be in (0, 1], got {fraction}"
-        )));
-    }
+    rule.fraction.check()?;
     if sequence_tokens == 0 || rule.profile_tokens == 0 || rule.profile_seqs == 0 {
         return Err(Error::InvalidInput(
             "sequence tokens, profile tokens and profile sequences must be at least 1".into(),
@@ -216,12 +370,10 @@ pub fn memory_budget(
         u64::from(rule.profile_seqs.min(rule.profile_tokens)),
         model.vocab,
     );
-    let kv_cache_bytes = match rule.fraction {
-        MemoryFraction::OfCapacity(f) => capacity_bytes * f - weight_bytes - activations,
-        MemoryFraction::StaticOfCapacity(f) => capacity_bytes * f - weight_bytes,
-        MemoryFraction::OfFree(f) => (capacity_bytes - weight_bytes - activations) * f,
-    }
-    .max(0.0);
+    let kv_cache_bytes = rule
+        .fraction
+        .kv_budget_bytes(capacity_bytes, weight_bytes, activations)
+        .max(0.0);
     let kv_bytes_per_sequence = shard.kv_cache_bytes(config.kv_cache, sequence_tokens);
     let max_sequences = (kv_cache_bytes / kv_bytes_per_sequence)
         .floor()
@@ -246,24 +398,24 @@ mod tests {
     use crate::quant_config::find_quant_config;
 
     fn vllm_h100() -> MemoryRule {
-        MemoryRule {
-            fraction: MemoryFraction::OfCapacity(0.9),
-            profile_tokens: 8192,
-            profile_seqs: 1024,
-        }
+        MemoryRule::vllm(find_hardware("h100_sxm").unwrap(), MemoryFraction::VLLM)
     }
 
+    /// The H100 SXM's reported capacity: 79.22 GiB = 79.22 · 2^30 = 85,061,827,297.28 B.
+    const H100_BYTES: f64 = 79.22 * 1_073_741_824.0;
+
     #[test]
-    fn llama_8b_bf16_on_one_h100_fits_202_sequences_of_1k_in_1k_out_by_hand() {
-        // Capacity: the catalog's 80 GB; vLLM uses 0.9 of it: 72,000,000,000 B.
+    fn llama_8b_bf16_on_one_h100_fits_225_sequences_of_1k_in_1k_out_by_hand() {
+        // Capacity: 79.22 GiB as vLLM reads it (PR #10511) = 85,061,827,297.28 B; vLLM's default 0.92 of it:
+        //   78,256,881,113.50 B.
         // Weights: 8,030,261,248 parameters · 2 B = 16,060,522,496 B (embedding and untied head
         //   2 · 128256 · 4096, 32 layers of 4096·6144 + 4096·4096 + 3·4096·14336 + 2·4096, final norm 4096).
-        // Activations at vLLM's H100 default of 8192 tokens and min(1024, 8192) = 1024 sampled rows:
-        //   2 B · 8192 · (2·4096 + 3·14336) = 2 · 8192 · 51,200 = 838,860,800 B
+        // Activations at vLLM's default of 8192 tokens (79.22 GiB ≥ 70 GiB) and min(1024, 8192) = 1024
+        //   sampled rows: 2 B · 8192 · (2·4096 + 3·14336) = 2 · 8192 · 51,200 = 838,860,800 B
         //   + 1024 · 128,256 · (2 + 4) B = 788,004,864 B → 1,626,865,664 B.
-        // KV cache: 72e9 − 16,060,522,496 − 1,626,865,664 = 54,312,611,840 B.
+        // KV cache: 78,256,881,113.50 − 16,060,522,496 − 1,626,865,664 = 60,569,492,953.50 B.
         // One sequence of 1024 + 1024 tokens: 2048 · 131,072 B (2 · 32 layers · 8 KV heads · 128 · 2 B)
-        //   = 268,435,456 B → ⌊54,312,611,840 / 268,435,456⌋ = ⌊202.33⌋ = 202 sequences.
+        //   = 268,435,456 B → ⌊60,569,492,953.50 / 268,435,456⌋ = ⌊225.64⌋ = 225 sequences.
         let budget = memory_budget(
             find_hardware("h100_sxm").unwrap(),
             find_model("llama-3.1-8b").unwrap(),
@@ -273,13 +425,48 @@ mod tests {
             2048,
         )
         .unwrap();
-        assert_eq!(budget.capacity_bytes, 80e9);
+        assert_eq!(budget.capacity_bytes, H100_BYTES);
         assert_eq!(budget.weight_bytes, 16_060_522_496.0);
         assert_eq!(budget.activation_bytes, 1_626_865_664.0);
-        assert_eq!(budget.kv_cache_bytes, 54_312_611_840.0);
+        assert!((budget.kv_cache_bytes - 60_569_492_953.5).abs() < 1.0);
         assert_eq!(budget.kv_bytes_per_sequence, 268_435_456.0);
-        assert_eq!(budget.max_sequences, 202);
-        assert!(budget.used_bytes(202) <= 72e9 && budget.used_bytes(203) > 72e9);
+        assert_eq!(budget.max_sequences, 225);
+        let usable = 0.92 * H100_BYTES;
+        assert!(budget.used_bytes(225) <= usable && budget.used_bytes(226) > usable);
+    }
+
+    #[test]
+    fn the_step_fit_uses_the_same_rule() {
+        // The same H100, model and config with 225 and 226 sequences of 2048 tokens on the step's KV cache:
+        // the budget above holds 225.
+        let hardware = find_hardware("h100_sxm").unwrap();
+        let model = find_model("llama-3.1-8b").unwrap();
+        let bf16 = find_quant_config("bf16").unwrap();
+        let fit = |seqs: f64| {
+            step_memory(
+                hardware,
+                model,
+                model.vocab,
+                bf16,
+                MemoryFraction::VLLM,
+                seqs * 268_435_456.0,
+            )
+        };
+        let (fits, over) = (fit(225.0), fit(226.0));
+        assert!(fits.fits() && !over.fits());
+        assert_eq!(fits.activation_bytes, 1_626_865_664.0);
+        assert!((fits.usable_bytes() - 0.92 * H100_BYTES).abs() < 1.0);
+        assert!(fits.headroom_bytes() > 0.0 && over.headroom_bytes() < 0.0);
+        // At vLLM's older 0.90: 76,555,644,567.55 − 17,687,388,160 = 58,868,256,407.55 B → 219 sequences.
+        let older = step_memory(
+            hardware,
+            model,
+            model.vocab,
+            bf16,
+            MemoryFraction::OfCapacity(0.9),
+            219.0 * 268_435_456.0,
+        );
+        assert!(older.fits() && older.headroom_bytes() < 268_435_456.0);
     }
 
     #[test]
@@ -295,15 +482,15 @@ mod tests {
             memory_budget(hardware, model, bf16, &Parallelism::SINGLE, &rule, 2048).unwrap()
         };
         let (w, a) = (16_060_522_496.0, 1_626_865_664.0);
-        // SGLang: weights + KV = 0.85 · 80e9; the activations live in the other 15 %.
+        // SGLang: weights + KV = 0.85 · capacity; the activations live in the other 15 %.
         assert_eq!(
             budget(MemoryFraction::StaticOfCapacity(0.85)).kv_cache_bytes,
-            0.85 * 80e9 - w
+            0.85 * H100_BYTES - w
         );
         // TensorRT-LLM: 90 % of what weights and activations leave.
         assert_eq!(
             budget(MemoryFraction::OfFree(0.9)).kv_cache_bytes,
-            (80e9 - w - a) * 0.9
+            (H100_BYTES - w - a) * 0.9
         );
     }
 
@@ -313,7 +500,7 @@ mod tests {
         let bf16 = find_quant_config("bf16").unwrap();
         let llama_70b = find_model("llama-3.1-70b").unwrap();
         let one = memory_budget(h100, llama_70b, bf16, &Parallelism::SINGLE, &vllm_h100(), 4096).unwrap();
-        // 141 GB of weights leave nothing on one 80 GB GPU.
+        // 141 GB of weights leave nothing on one 85 GB (79.22 GiB) GPU.
         assert_eq!((one.kv_cache_bytes, one.max_sequences), (0.0, 0));
         assert!(!one.fits());
         let four = memory_budget(h100, llama_70b, bf16, &Parallelism::tensor(4), &vllm_h100(), 4096).unwrap();

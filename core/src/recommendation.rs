@@ -6,6 +6,7 @@ use crate::analysis::{ModelAnalysis, Workload, analyze_model_parallel};
 use crate::corrections::Corrections;
 use crate::error::Error;
 use crate::hardware::HardwareSpec;
+use crate::memory::device_capacity_bytes;
 use crate::model::ModelConfig;
 use crate::parallel::Parallelism;
 use crate::quant_config::find_quant_config;
@@ -22,7 +23,7 @@ pub enum Recommendation {
     NothingFits {
         /// Memory of the config that needs least, in bytes.
         smallest_bytes: f64,
-        /// Device memory, in bytes.
+        /// What the engine may use of one device (capacity times the rule's fraction), in bytes.
         capacity_bytes: f64,
         /// What would make it fit, most direct first (narrower weights, shorter context, fewer sequences,
         /// more devices).
@@ -42,9 +43,9 @@ pub struct Pick {
     pub time_s: f64,
     /// Baseline (BF16, else FP16) step time / this time.
     pub speedup: f64,
-    /// Memory needed (weights + KV cache), in bytes.
+    /// Memory needed (one GPU's weights, profiled activations and KV cache), in bytes.
     pub memory_bytes: f64,
-    /// Device memory, in bytes.
+    /// What the engine may use of one device: the reported capacity times the rule's fraction, in bytes.
     pub capacity_bytes: f64,
     /// Why, from the numbers.
     pub reason: String,
@@ -114,7 +115,7 @@ pub fn recommend_model_parallel(
     corrections: &Corrections,
     advice: &Advice,
 ) -> Result<Recommendation, Error> {
-    let capacity = hardware.memory_bytes;
+    let capacity = usable_bytes(hardware, corrections);
     let current = match find_quant_config(&advice.current)
         .and_then(|c| analyze_model_parallel(hardware, model, c, workload, parallelism, corrections))
     {
@@ -153,7 +154,7 @@ pub fn recommend_model_parallel(
                 cur.total_time_s,
                 cur.memory_required_bytes,
                 format!(
-                    "{name} fits ({} of {} GB) and no config that fits is faster ({} is next, {:.2}x slower)",
+                    "{name} fits ({} of {}) and no config that fits is faster ({} is next, {:.2}x slower)",
                     gb(cur.memory_required_bytes),
                     gb(capacity),
                     b.name,
@@ -169,7 +170,7 @@ pub fn recommend_model_parallel(
                 cur.total_time_s,
                 cur.memory_required_bytes,
                 format!(
-                    "{name} fits ({} of {} GB) and is the only config that does",
+                    "{name} fits ({} of {}) and is the only config that does",
                     gb(cur.memory_required_bytes),
                     gb(capacity)
                 ),
@@ -179,7 +180,7 @@ pub fn recommend_model_parallel(
             let versus = match (cur, current.as_ref()) {
                 (Some(c), _) => format!("{:.2}x faster than the current config", c.total_time_s / b.time_s),
                 (None, Some(c)) => format!(
-                    "the current config does not fit ({} of {} GB)",
+                    "the current config does not fit ({} of {})",
                     gb(c.memory_required_bytes),
                     gb(capacity)
                 ),
@@ -191,7 +192,7 @@ pub fn recommend_model_parallel(
                 b.time_s,
                 b.memory_bytes,
                 format!(
-                    "the fastest config that fits: {} of {} GB, {:.2}x vs {}; {versus}",
+                    "the fastest config that fits: {} of {}, {:.2}x vs {}; {versus}",
                     gb(b.memory_bytes),
                     gb(capacity),
                     b.time_s.recip() * baseline_s,
@@ -222,7 +223,7 @@ fn nothing_fits(
     advice: &Advice,
     current: Option<&ModelAnalysis>,
 ) -> Recommendation {
-    let capacity = hardware.memory_bytes;
+    let capacity = usable_bytes(hardware, corrections);
     let smallest_candidate = advice
         .candidates
         .iter()
@@ -244,15 +245,16 @@ fn nothing_fits(
     };
     let name = config_name(&s.config);
     let mut changes = vec![format!(
-        "Smaller weights: the narrowest supported config, {name}, still needs {} GB (weights {} GB + KV cache {} GB) of {} GB",
+        "Smaller weights: the narrowest supported config, {name}, still needs {} (weights {} + activations {} + KV cache {}) of {} usable",
         gb(s.memory_required_bytes),
         gb(s.weight_bytes_per_gpu),
+        gb(s.activation_bytes_per_gpu),
         gb(s.kv_cache_bytes_per_gpu),
         gb(capacity)
     )];
     let (batch, context) = (f64::from(workload.batch), f64::from(workload.context));
     let kv_per_token = s.kv_cache_bytes_per_gpu / (batch * context);
-    let room = capacity - s.weight_bytes_per_gpu;
+    let room = s.memory_usable_bytes - s.weight_bytes_per_gpu - s.activation_bytes_per_gpu;
     if room > 0.0 && kv_per_token > 0.0 {
         let max_context = (room / (batch * kv_per_token)).floor();
         if max_context >= 1.0 {
@@ -270,8 +272,8 @@ fn nothing_fits(
         }
     } else {
         changes.push(format!(
-            "The weights alone ({} GB) exceed the device's {} GB: no context or batch makes it fit",
-            gb(s.weight_bytes_per_gpu),
+            "The weights and activations alone ({}) exceed the {} usable: no context or batch makes it fit",
+            gb(s.weight_bytes_per_gpu + s.activation_bytes_per_gpu),
             gb(capacity)
         ));
     }
@@ -302,8 +304,14 @@ fn config_name(key: &str) -> String {
     find_quant_config(key).map_or_else(|_| key.to_owned(), |c| c.name.clone())
 }
 
+/// What the engine may use of one device: the reported capacity times the rule's fraction (exact for vLLM's
+/// rule, where weights, activations and the KV cache share capacity · f), in bytes.
+fn usable_bytes(hardware: &HardwareSpec, corrections: &Corrections) -> f64 {
+    device_capacity_bytes(hardware) * corrections.memory.value()
+}
+
 fn gb(bytes: f64) -> String {
-    format!("{:.1}", bytes / 1e9)
+    crate::format::capacity(bytes)
 }
 
 /// The memory of one GPU of a model step against its memory, for a bar: every share is of `scale_bytes`, the
@@ -315,24 +323,33 @@ pub struct MemoryFit {
     pub gpus: u32,
     /// Weight bytes one GPU holds.
     pub weight_bytes: f64,
+    /// Activation bytes one GPU reserves (the engine's profiling step).
+    pub activation_bytes: f64,
     /// KV-cache bytes one GPU holds.
     pub kv_cache_bytes: f64,
-    /// Memory of one device, in bytes.
+    /// Memory of one device as the driver reports it, in bytes.
     pub capacity_bytes: f64,
-    /// Capacity − needed, in bytes; negative when over.
+    /// What the engine's rule lets weights, activations and the KV cache take, in bytes.
+    pub usable_bytes: f64,
+    /// Usable − needed, in bytes; negative when over.
     pub headroom_bytes: f64,
     /// Whether it fits.
     pub fits: bool,
     /// Weights / scale.
     pub weight_share: f64,
+    /// Activations / scale.
+    pub activation_share: f64,
     /// KV cache / scale.
     pub kv_share: f64,
+    /// Usable / scale: where the engine's limit falls.
+    pub usable_share: f64,
     /// Capacity / scale (1 when it fits).
     pub capacity_share: f64,
 }
 
-/// The memory breakdown of one GPU of `a` (its weights and KV cache; activations and workspace are not
-/// modelled). On one GPU these are the whole model's.
+/// The memory breakdown of one GPU of `a`: its weights, the activations its engine reserves and its KV
+/// cache against what the engine's rule lets it use and the device's reported capacity. On one GPU these
+/// are the whole model's.
 ///
 /// # Examples
 /// ```
@@ -346,18 +363,26 @@ pub struct MemoryFit {
 /// ```
 #[must_use]
 pub fn memory_fit(a: &ModelAnalysis) -> MemoryFit {
-    let (weights, kv) = (a.weight_bytes_per_gpu, a.kv_cache_bytes_per_gpu);
-    let needed = weights + kv;
+    let (weights, activations, kv) = (
+        a.weight_bytes_per_gpu,
+        a.activation_bytes_per_gpu,
+        a.kv_cache_bytes_per_gpu,
+    );
+    let needed = weights + activations + kv;
     let scale = needed.max(a.memory_capacity_bytes);
     MemoryFit {
         gpus: a.gpus,
         weight_bytes: weights,
+        activation_bytes: activations,
         kv_cache_bytes: kv,
         capacity_bytes: a.memory_capacity_bytes,
-        headroom_bytes: a.memory_capacity_bytes - needed,
+        usable_bytes: a.memory_usable_bytes,
+        headroom_bytes: a.memory_usable_bytes - needed,
         fits: a.fits_in_memory,
         weight_share: weights / scale,
+        activation_share: activations / scale,
         kv_share: kv / scale,
+        usable_share: a.memory_usable_bytes.max(0.0) / scale,
         capacity_share: a.memory_capacity_bytes / scale,
     }
 }
@@ -422,7 +447,12 @@ mod tests {
         };
         assert!(smallest_bytes > capacity_bytes);
         assert!(changes[0].starts_with("Smaller weights"), "{changes:?}");
-        assert!(changes.iter().any(|c| c.contains("weights alone")), "{changes:?}");
+        assert!(
+            changes
+                .iter()
+                .any(|c| c.contains("weights and activations alone")),
+            "{changes:?}"
+        );
         assert!(changes.last().unwrap().starts_with("More"), "{changes:?}");
         // 70B at batch 512 × 128k tokens on an H100: the weights fit in 4 bits, the KV cache does not.
         let Recommendation::NothingFits { changes, .. } =
@@ -454,10 +484,18 @@ mod tests {
         )
         .unwrap();
         let fit = memory_fit(&a);
-        assert!(fit.fits && fit.capacity_share == 1.0);
-        assert!((fit.weight_share + fit.kv_share - a.memory_required_bytes / hw.memory_bytes).abs() < 1e-12);
-        assert!((fit.headroom_bytes - (hw.memory_bytes - a.memory_required_bytes)).abs() < 1.0);
+        // 79.22 GiB reported, vLLM's 0.92 of it usable.
+        let capacity = 79.22 * 1_073_741_824.0;
+        assert!(fit.fits && fit.capacity_share == 1.0 && fit.capacity_bytes == capacity);
+        assert!((fit.usable_bytes - 0.92 * capacity).abs() < 1.0);
+        assert!(
+            (fit.weight_share + fit.activation_share + fit.kv_share - a.memory_required_bytes / capacity)
+                .abs()
+                < 1e-12
+        );
+        assert!((fit.headroom_bytes - (0.92 * capacity - a.memory_required_bytes)).abs() < 1.0);
         assert_eq!((fit.gpus, fit.weight_bytes), (1, a.weight_bytes));
+        assert!((fit.usable_share - 0.92).abs() < 1e-12);
     }
 
     #[test]
@@ -482,7 +520,13 @@ mod tests {
         assert!(!one.fits && four.fits && four.gpus == 4);
         assert!((four.weight_bytes - one.weight_bytes / 4.0).abs() / one.weight_bytes < 0.01);
         assert!(
-            (four.weight_share + four.kv_share + four.headroom_bytes / hw.memory_bytes - 1.0).abs() < 1e-9
+            (four.weight_share
+                + four.activation_share
+                + four.kv_share
+                + four.headroom_bytes / four.capacity_bytes
+                - four.usable_share)
+                .abs()
+                < 1e-9
         );
     }
 }

@@ -17,8 +17,9 @@
 //! - A mixed step (decode rows and prefill tokens, as continuous batching runs them) runs its linear layers
 //!   once on all its tokens and splits attention into a decode part and a prefill part (rules in `step.rs`).
 //! - The step time is the sum of kernel times plus the host launch overhead of [`Corrections::step_launch`].
-//! - Memory fit counts weights and the KV cache (activations and framework overhead are not modelled), per
-//!   GPU.
+//! - Memory fit is per GPU, under the engine's memory rule ([`Corrections::memory`], vLLM's by default):
+//!   weights, the activations of the engine's profiling step and the step's KV cache against the reported
+//!   capacity ([`crate::step_memory`], the rule the serving model and the advisor use too).
 //! - Multi-GPU ([`analyze_model_parallel`], rules in [`Parallelism`]): operators are one GPU's shapes (heads,
 //!   FFN widths and vocabulary divided by the tensor degree) and the collectives appear as operators of kind
 //!   [`crate::OpKind::Collective`], timed from the device's interconnect; the step time is one GPU's.
@@ -28,6 +29,7 @@ mod step;
 use crate::corrections::{Corrections, OpAnalysis};
 use crate::error::Error;
 use crate::hardware::{HardwareSpec, Mode};
+use crate::memory::step_memory;
 use crate::model::ModelConfig;
 use crate::ops::OpKind;
 use crate::parallel::Parallelism;
@@ -128,11 +130,17 @@ pub struct ModelAnalysis {
     pub weight_bytes_per_gpu: f64,
     /// Bytes of the KV cache one GPU holds, replicated KV heads included, in bytes.
     pub kv_cache_bytes_per_gpu: f64,
-    /// Weights + KV cache of one GPU, in bytes.
+    /// Peak activations one GPU reserves: those of the engine's profiling step ([`crate::step_memory`]), in
+    /// bytes.
+    pub activation_bytes_per_gpu: f64,
+    /// Weights + activations + KV cache of one GPU, in bytes.
     pub memory_required_bytes: f64,
-    /// Memory of one device, in bytes.
+    /// Memory of one device as the driver reports it ([`crate::device_capacity_bytes`]), in bytes.
     pub memory_capacity_bytes: f64,
-    /// Whether one GPU's weights and KV cache fit in its memory.
+    /// What the engine's rule lets weights, activations and the KV cache of one GPU take
+    /// ([`crate::StepMemory::usable_bytes`]: capacity · 0.92 under vLLM's default), in bytes.
+    pub memory_usable_bytes: f64,
+    /// Whether one GPU's weights, activations and KV cache fit under the engine's rule.
     pub fits_in_memory: bool,
     /// Total FLOPs / total bytes, in FLOP/byte (a summary; times are not derived from it).
     pub aggregate_arithmetic_intensity: f64,
@@ -314,7 +322,14 @@ fn summarize(
     let kv_cache_bytes = kv(model);
     let weight_bytes_per_gpu = models.shard.weight_bytes(config);
     let kv_cache_bytes_per_gpu = kv(models.shard);
-    let memory_required_bytes = weight_bytes_per_gpu + kv_cache_bytes_per_gpu;
+    let memory = step_memory(
+        hardware,
+        models.shard,
+        model.vocab,
+        config,
+        corrections.memory,
+        kv_cache_bytes_per_gpu,
+    );
     let memory_bound_fraction = memory_time_s / kernels_s;
     let compute_time_s = kernels_s - memory_time_s - communication_time_s;
     let bound = if communication_time_s > memory_time_s && communication_time_s > compute_time_s {
@@ -384,9 +399,11 @@ fn summarize(
         kv_cache_bytes,
         weight_bytes_per_gpu,
         kv_cache_bytes_per_gpu,
-        memory_required_bytes,
-        memory_capacity_bytes: hardware.memory_bytes,
-        fits_in_memory: memory_required_bytes <= hardware.memory_bytes,
+        activation_bytes_per_gpu: memory.activation_bytes,
+        memory_required_bytes: memory.required_bytes(),
+        memory_capacity_bytes: memory.capacity_bytes,
+        memory_usable_bytes: memory.usable_bytes(),
+        fits_in_memory: memory.fits(),
         aggregate_arithmetic_intensity: total_flops / total_bytes,
         bound,
         memory_bound_fraction,

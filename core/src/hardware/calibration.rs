@@ -1,5 +1,6 @@
 //! Calibration: a spec from what was measured on one device ([`HardwareSpec::calibrated`], the one
-//! calibration model of the endpoint's `calibrate` and the page), and the keys calibrated specs go by.
+//! calibration model of the endpoint's `calibrate` and the page), how far its repeated runs agree and what
+//! makes it unreliable ([`CalibrationQuality`]), and the keys calibrated specs go by.
 
 use super::mode::Provenance;
 use super::spec::{HardwareSpec, Peak};
@@ -22,6 +23,170 @@ pub struct Calibration {
     pub peaks: Vec<(ComputePath, f64)>,
     /// How, where and when it was measured.
     pub source: String,
+    /// The spread of the repeated runs behind these medians, the host's load and the warnings they raise;
+    /// `None` for a calibration of one run per quantity (older endpoints).
+    pub quality: Option<CalibrationQuality>,
+}
+
+/// The runs of one repeated calibration measurement: how many, their median (the calibrated figure) and
+/// range, in the quantity's base unit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Spread {
+    /// Runs.
+    pub runs: u32,
+    /// Their median.
+    pub median: f64,
+    /// The smallest run.
+    pub min: f64,
+    /// The largest run.
+    pub max: f64,
+}
+
+impl Spread {
+    /// The median and range of `runs`; `None` without a finite run.
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::hardware::Spread;
+    /// let s = Spread::of(&[19e9, 45e9, 8e9]).unwrap();
+    /// assert_eq!((s.runs, s.median, s.min, s.max), (3, 19e9, 8e9, 45e9));
+    /// // (45 − 8) / 19 = 1.95: the runs disagree by twice their median.
+    /// assert!((s.relative() - 37.0 / 19.0).abs() < 1e-12);
+    /// ```
+    #[must_use]
+    pub fn of(runs: &[f64]) -> Option<Spread> {
+        let mut sorted: Vec<f64> = runs.iter().copied().filter(|v| v.is_finite()).collect();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        let median = match n {
+            0 => return None,
+            _ if n % 2 == 1 => sorted[n / 2],
+            _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+        };
+        Some(Spread {
+            runs: u32::try_from(n).unwrap_or(u32::MAX),
+            median,
+            min: sorted[0],
+            max: sorted[n - 1],
+        })
+    }
+
+    /// (max − min) / median: how far the runs disagree, relative to the figure used (0 for one run).
+    #[must_use]
+    pub fn relative(&self) -> f64 {
+        if self.median == 0.0 {
+            0.0
+        } else {
+            (self.max - self.min) / self.median.abs()
+        }
+    }
+}
+
+/// Above this relative spread ((max − min) / median) a calibrated figure is flagged unreliable: 10 %, the
+/// page's "good" band for a prediction's error (`web/src/validation.rs`), so a calibration whose runs
+/// disagree by more cannot tell a good prediction from a fair one. A stated rule, not a measurement.
+pub const MAX_RELATIVE_SPREAD: f64 = 0.10;
+
+/// Above this host load (the 1-minute load average per logical CPU) a calibration is flagged as taken on a
+/// busy host: more than half the cores were running something else, which shares the caches and memory
+/// channels the measurements time. A stated rule, not a measurement.
+pub const MAX_HOST_LOAD_PER_CPU: f64 = 0.5;
+
+/// How trustworthy a calibration is: when it ran, the spread of each repeated measurement, the host's load,
+/// and the warnings these raise ([`CalibrationQuality::assess`]).
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct CalibrationQuality {
+    /// When it was measured, in seconds since the Unix epoch (the page shows its age).
+    pub measured_at_unix_s: f64,
+    /// Copy bandwidth runs, in bytes/s.
+    pub bandwidth: Spread,
+    /// Matrix-kernel overhead runs, in s.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub kernel_overhead: Option<Spread>,
+    /// Vector-kernel overhead runs, in s.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub vector_kernel_overhead: Option<Spread>,
+    /// Achieved-peak runs per measured path, in FLOP/s.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub peaks: Vec<(ComputePath, Spread)>,
+    /// The host's 1-minute load average per logical CPU when it started (CPU backends; `None` when not read).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub host_load_per_cpu: Option<f64>,
+    /// Why it may be unreliable, one sentence each (empty when nothing is flagged).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub warnings: Vec<String>,
+}
+
+impl CalibrationQuality {
+    /// The quality of runs measured at `measured_at_unix_s`, with its warnings: every figure whose runs
+    /// disagree by more than [`MAX_RELATIVE_SPREAD`], a host load above [`MAX_HOST_LOAD_PER_CPU`], and a
+    /// single run.
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::hardware::{CalibrationQuality, Spread};
+    /// // The issue's busy host: 8, 19 and 45 GB/s over three runs at a load of 1.5 per CPU.
+    /// let bandwidth = Spread::of(&[8e9, 19e9, 45e9]).unwrap();
+    /// let q = CalibrationQuality::assess(0.0, bandwidth, None, None, Vec::new(), Some(1.5));
+    /// assert_eq!(q.warnings.len(), 2);
+    /// assert!(q.warnings[0].starts_with("copy bandwidth varied 195 %"));
+    /// ```
+    #[must_use]
+    pub fn assess(
+        measured_at_unix_s: f64,
+        bandwidth: Spread,
+        kernel_overhead: Option<Spread>,
+        vector_kernel_overhead: Option<Spread>,
+        peaks: Vec<(ComputePath, Spread)>,
+        host_load_per_cpu: Option<f64>,
+    ) -> CalibrationQuality {
+        let mut warnings = Vec::new();
+        let mut spread = |what: String, s: &Spread| {
+            if s.relative() > MAX_RELATIVE_SPREAD {
+                warnings.push(format!(
+                    "{what} varied {:.0} % over {} runs (max − min over the median): above {:.0} %, the figure is unreliable",
+                    s.relative() * 100.0,
+                    s.runs,
+                    MAX_RELATIVE_SPREAD * 100.0
+                ));
+            }
+        };
+        spread("copy bandwidth".into(), &bandwidth);
+        if let Some(s) = &kernel_overhead {
+            spread("matrix-kernel overhead".into(), s);
+        }
+        if let Some(s) = &vector_kernel_overhead {
+            spread("vector-kernel overhead".into(), s);
+        }
+        for (path, s) in &peaks {
+            spread(format!("{path} peak"), s);
+        }
+        if let Some(load) = host_load_per_cpu.filter(|l| *l > MAX_HOST_LOAD_PER_CPU) {
+            warnings.push(format!(
+                "the host was busy (load {load:.2} per CPU, above {MAX_HOST_LOAD_PER_CPU}): other work shared the caches and memory the measurements time; calibrate again when it is idle"
+            ));
+        }
+        if bandwidth.runs < 2 {
+            warnings.push("one run per figure: no spread to judge it by".to_owned());
+        }
+        CalibrationQuality {
+            measured_at_unix_s,
+            bandwidth,
+            kernel_overhead,
+            vector_kernel_overhead,
+            peaks,
+            host_load_per_cpu,
+            warnings,
+        }
+    }
+
+    /// Whether anything was flagged.
+    #[must_use]
+    pub fn unreliable(&self) -> bool {
+        !self.warnings.is_empty()
+    }
 }
 
 /// The key of the calibrated spec of device `key`: `<key>_measured`.
@@ -68,6 +233,7 @@ impl HardwareSpec {
             arch: Architecture::Custom,
             arch_label: arch_label.to_owned(),
             memory_bytes: memory_bytes.max(1.0),
+            memory_reported_bytes: None,
             dram_bandwidth_bytes_per_s: 1.0,
             l2_bytes: None,
             sm_count: None,
@@ -83,6 +249,7 @@ impl HardwareSpec {
             reference: None,
             interconnect: None,
             calibrates: None,
+            calibration: None,
         }
     }
 
@@ -109,6 +276,7 @@ impl HardwareSpec {
     ///     vector_kernel_overhead_s: Some(2.5e-6),
     ///     peaks: vec![(ComputePath::Bf16, 794.5e12)],
     ///     source: "example".into(),
+    ///     quality: None,
     /// };
     /// let cal = h100.calibrated(&calibration).unwrap();
     /// assert_eq!(cal.provenance, Provenance::Measured);
@@ -198,6 +366,7 @@ impl HardwareSpec {
         }
         spec.provenance = Provenance::Measured;
         spec.sources = vec![calibration.source.clone()];
+        spec.calibration.clone_from(&calibration.quality);
         spec.check()?;
         Ok(spec)
     }
@@ -218,6 +387,7 @@ mod tests {
             vector_kernel_overhead_s: None,
             peaks,
             source: "test".into(),
+            quality: None,
         };
         // E4M3 and E5M2 both measured on the FP8 path: the faster one is the peak.
         let cal = h100
@@ -250,5 +420,40 @@ mod tests {
         assert_eq!(host.calibrated_base(), Some("cpu_host"));
         assert_eq!(cal.calibrates.as_deref(), Some("h100_sxm"));
         assert_eq!(host.peaks.len(), 1);
+    }
+
+    #[test]
+    fn the_calibrated_spec_keeps_its_spread_and_warnings() {
+        // Three copy runs of 2.9, 3.0 and 3.1 TB/s agree within (3.1 − 2.9) / 3.0 = 6.7 %; peaks of 600,
+        // 700 and 800 TFLOP/s disagree by 200 / 700 = 28.6 %, above the 10 % rule.
+        let bandwidth = Spread::of(&[3.0e12, 2.9e12, 3.1e12]).unwrap();
+        let bf16 = Spread::of(&[700e12, 800e12, 600e12]).unwrap();
+        let quality = CalibrationQuality::assess(
+            1.7e9,
+            bandwidth,
+            None,
+            None,
+            vec![(ComputePath::Bf16, bf16)],
+            Some(0.1),
+        );
+        assert_eq!(quality.warnings.len(), 1, "{:?}", quality.warnings);
+        assert!(quality.warnings[0].starts_with("BF16 peak varied 29 % over 3 runs"));
+        let spec = find_hardware("h100_sxm")
+            .unwrap()
+            .calibrated(&Calibration {
+                device_name: "H100".into(),
+                dram_bandwidth_bytes_per_s: bandwidth.median,
+                kernel_overhead_s: 6e-6,
+                vector_kernel_overhead_s: None,
+                peaks: vec![(ComputePath::Bf16, bf16.median)],
+                source: "test".into(),
+                quality: Some(quality.clone()),
+            })
+            .unwrap();
+        assert_eq!(spec.dram_bandwidth_bytes_per_s, 3.0e12);
+        assert_eq!(spec.calibration, Some(quality));
+        // An even number of runs takes the mean of the middle two.
+        assert_eq!(Spread::of(&[1.0, 4.0, 2.0, 3.0]).unwrap().median, 2.5);
+        assert_eq!(Spread::of(&[f64::NAN]), None);
     }
 }

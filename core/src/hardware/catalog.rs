@@ -16,7 +16,7 @@ use super::reference;
 use super::spec::{HardwareSpec, Peak};
 use crate::error::Error;
 use crate::precision::{Architecture, ComputePath};
-use crate::units::{GIGA, MEGA, TERA};
+use crate::units::{GIB, GIGA, MEGA, TERA};
 
 /// One catalog row in the research file's units; converted once into a [`HardwareSpec`].
 pub(super) struct CatalogEntry {
@@ -30,6 +30,9 @@ pub(super) struct CatalogEntry {
     /// Globs that rule the device out although a `driver_names` glob matches.
     pub(super) driver_names_exclude: &'static [&'static str],
     pub(super) memory_gb: f64,
+    /// Memory the driver reports in GiB (the CUDA total engines size their pools from, where published) and
+    /// its source.
+    pub(super) memory_reported: Option<(f64, &'static str)>,
     pub(super) dram_bw_gbs: f64,
     l2_mb: Option<f64>,
     pub(super) sm_count: Option<u32>,
@@ -70,6 +73,10 @@ impl CatalogEntry {
             })
             .collect();
         let mut notes = self.notes.to_owned();
+        let mut sources = strings(self.sources);
+        if let Some((gib, source)) = self.memory_reported {
+            sources.push(format!("device-reported memory {gib} GiB: {source}"));
+        }
         if !self.missing.is_empty() {
             notes.push_str(&format!(" Not published: {}.", self.missing.join(", ")));
         }
@@ -80,6 +87,7 @@ impl CatalogEntry {
             arch: self.arch,
             arch_label: self.arch_label.to_owned(),
             memory_bytes: self.memory_gb * GIGA,
+            memory_reported_bytes: self.memory_reported.map(|(gib, _)| gib * GIB),
             dram_bandwidth_bytes_per_s: self.dram_bw_gbs * GIGA,
             l2_bytes: self.l2_mb.map(|mb| mb * MEGA),
             sm_count: self.sm_count,
@@ -88,13 +96,14 @@ impl CatalogEntry {
             kernel_overhead_s: 0.0,
             peaks,
             provenance: Provenance::Datasheet,
-            sources: strings(self.sources),
+            sources,
             derived: strings(self.derived),
             unverified: strings(self.unverified),
             notes,
             reference: Some(reference::for_entry(ENTRIES, self, medians)),
             interconnect: self.interconnect.as_ref().map(InterconnectEntry::to_interconnect),
             calibrates: None,
+            calibration: None,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! [`HardwareSpec`]: one accelerator's peaks, memory system and sources in base units, and the lookups of its
 //! peaks, kernel overheads, reference ceilings and interconnect.
 
+use super::calibration::CalibrationQuality;
 use super::catalog;
 use super::interconnect::Interconnect;
 use super::mode::{Mode, Provenance};
@@ -38,8 +39,13 @@ pub struct HardwareSpec {
     pub arch: Architecture,
     /// Architecture as published, e.g. `Hopper sm_90`.
     pub arch_label: String,
-    /// Device memory capacity, in bytes.
+    /// Device memory capacity as published (decimal GB on datasheets), in bytes.
     pub memory_bytes: f64,
+    /// Device memory as the driver reports it, in bytes: the CUDA total (`cudaMemGetInfo`, what vLLM sizes its
+    /// pools from) where published, else a stated derivation (the catalog's `memory_reported_gib` and its
+    /// source). `None`: not known, and [`crate::device_capacity_bytes`] takes `memory_bytes`.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub memory_reported_bytes: Option<f64>,
     /// DRAM (HBM, GDDR, LPDDR) bandwidth, in bytes/s.
     pub dram_bandwidth_bytes_per_s: f64,
     /// Last-level on-chip cache, in bytes, where published.
@@ -81,6 +87,11 @@ pub struct HardwareSpec {
     /// [`HardwareSpec::calibrated_base`], which also reads specs stored before the field existed.
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub calibrates: Option<String>,
+    /// For a calibrated spec: the spread of its repeated measurements, the host's load, when it was
+    /// measured and what makes it unreliable. `None` for every other spec and for calibrations stored
+    /// before it existed.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub calibration: Option<CalibrationQuality>,
 }
 
 impl HardwareSpec {
@@ -321,6 +332,9 @@ impl HardwareSpec {
             return Err(Error::InvalidInput("hardware key must not be empty".into()));
         }
         positive("memory_bytes", self.memory_bytes)?;
+        if let Some(reported) = self.memory_reported_bytes {
+            positive("memory_reported_bytes", reported)?;
+        }
         if let Some(0) = self.sm_count {
             return Err(Error::InvalidInput(format!(
                 "{}: sm_count must be positive",

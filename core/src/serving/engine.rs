@@ -7,11 +7,9 @@
 
 use crate::error::Error;
 use crate::hardware::HardwareSpec;
-use crate::memory::{MemoryFraction, MemoryRule, device_capacity_bytes};
+use crate::memory::{MemoryFraction, MemoryRule, device_capacity_bytes, vllm_limits};
 use crate::parallel::Parallelism;
-
-/// Bytes in a GiB (2^30), the unit the engines compare device memory in.
-const GIB: f64 = 1_073_741_824.0;
+use crate::units::GIB;
 
 /// A serving engine whose defaults the model can take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -59,11 +57,12 @@ impl Engine {
 
     /// The engine's defaults on one GPU of `hardware` in a tensor-parallel group of `parallelism`.
     ///
-    /// - vLLM V1, OpenAI server: `max_num_batched_tokens` 8192 and `max_num_seqs` 1024 on a device with at
-    ///   least 70 GiB that is not an A100, else 2048 and 256 (max_num_seqs never above the token budget);
-    ///   `gpu_memory_utilization` 0.9 of capacity; prefill chunks share steps with decode rows. Source:
-    ///   vllm-project/vllm `vllm/engine/arg_utils.py` `EngineArgs._set_default_args` (V1 defaults, vLLM
-    ///   0.11, whose deprecations target 0.12) and `gpu_memory_utilization: float = 0.90`.
+    /// - vLLM V1, OpenAI server: `max_num_batched_tokens` and `max_num_seqs` by device memory
+    ///   ([`vllm_limits`]: 8192 and 1024 on a device with at least 70 GiB that is not an A100, else 2048 and
+    ///   256; max_num_seqs never above the token budget); `gpu_memory_utilization` of capacity at the current
+    ///   release's default ([`crate::memory::VLLM_GPU_MEMORY_UTILIZATION`], 0.92; 0.90 through vLLM 0.11);
+    ///   prefill chunks share steps with decode rows. Source: vllm-project/vllm `vllm/engine/arg_utils.py`
+    ///   `EngineArgs._set_default_args` (V1 defaults, vLLM 0.11) and `vllm/config/cache.py`.
     /// - SGLang: `chunked_prefill_size` and `cuda_graph_max_bs` by device memory (< 20 GiB: 2048, 8;
     ///   < 35 GiB: 2048, 24 (80 from TP 4); < 60 GiB: 4096, 32 (160); < 160 GiB: 8192, 256 (512); else
     ///   16384, 512); `mem_fraction_static` = (memory − reserved) / memory, rounded to 3 decimals, with
@@ -84,9 +83,8 @@ impl Engine {
         let capacity_gib = device_capacity_bytes(hardware) / GIB;
         let (token_budget, max_seqs, fraction, mixed_prefill, chunked_prefill) = match self {
             Engine::Vllm => {
-                let large = capacity_gib >= 70.0 && !hardware.name.to_ascii_lowercase().contains("a100");
-                let (tokens, seqs) = if large { (8192, 1024) } else { (2048, 256) };
-                (tokens, seqs, MemoryFraction::OfCapacity(0.9), true, true)
+                let (tokens, seqs) = vllm_limits(hardware);
+                (tokens, seqs, MemoryFraction::VLLM, true, true)
             }
             Engine::Sglang => {
                 let (chunk, graph_bs) = sglang_chunk_and_graph_batch(capacity_gib, parallelism.tensor);
@@ -292,8 +290,8 @@ mod tests {
 
     #[test]
     fn vllm_defaults_follow_device_memory_and_exclude_the_a100() {
-        // H100: 80e9 B = 74.5 GiB ≥ 70 GiB → 8192 tokens, 1024 sequences; A100 80GB excluded by name;
-        // L40S 48 GB = 44.7 GiB → 2048, 256.
+        // H100: 79.22 GiB reported ≥ 70 GiB → 8192 tokens, 1024 sequences; A100 80GB excluded by name;
+        // L40S 44.45 GiB → 2048, 256.
         let limits = |hw| {
             let p = preset(Engine::Vllm, hw, 1);
             (p.in_flight.token_budget, p.in_flight.max_seqs)
@@ -303,24 +301,24 @@ mod tests {
         assert_eq!(limits("a100_sxm_80gb"), (2048, 256));
         assert_eq!(limits("l40s"), (2048, 256));
         let p = preset(Engine::Vllm, "h100_sxm", 1);
-        assert_eq!(p.fraction, MemoryFraction::OfCapacity(0.9));
+        assert_eq!(p.fraction, MemoryFraction::OfCapacity(0.92));
         assert!(p.in_flight.mixed_prefill && p.in_flight.chunked_prefill);
     }
 
     #[test]
     fn sglang_reserves_memory_by_its_own_formula() {
-        // H100, TP 1: 74.506 GiB = 76,293.9 MiB; chunk 8192, cuda_graph_max_bs 256; reserved = 512 + 8192·1.5
-        // + 256·2 + 1/8·1024 = 13,440 MiB (above the 10 GiB floor); (76,293.9 − 13,440) / 76,293.9 = 0.8238
-        // → 0.824.
+        // H100, TP 1: 79.22 GiB = 81,121.3 MiB; chunk 8192, cuda_graph_max_bs 256; reserved = 512 + 8192·1.5
+        // + 256·2 + 1/8·1024 = 13,440 MiB (above the 10 GiB floor); (81,121.3 − 13,440) / 81,121.3 = 0.8343
+        // → 0.834.
         let p = preset(Engine::Sglang, "h100_sxm", 1);
-        assert_eq!(p.fraction, MemoryFraction::StaticOfCapacity(0.824));
+        assert_eq!(p.fraction, MemoryFraction::StaticOfCapacity(0.834));
         assert_eq!((p.in_flight.token_budget, p.in_flight.max_seqs), (8192, 2048));
         assert!(!p.in_flight.mixed_prefill && p.in_flight.chunked_prefill);
-        // B200, 180e9 B = 167.6 GiB: chunk 16384, bs 512; reserved = 512 + 24,576 + 1024 + 128 = 26,240 MiB of
-        // 171,661.4 → 0.847.
+        // B200, 178.35 GiB = 182,630.4 MiB: chunk 16384, bs 512; reserved = 512 + 24,576 + 1024 + 128 =
+        // 26,240 MiB → (182,630.4 − 26,240) / 182,630.4 = 0.8563 → 0.856.
         let b200 = preset(Engine::Sglang, "b200", 1);
         assert_eq!(b200.in_flight.token_budget, 16_384);
-        assert_eq!(b200.fraction, MemoryFraction::StaticOfCapacity(0.847));
+        assert_eq!(b200.fraction, MemoryFraction::StaticOfCapacity(0.856));
     }
 
     #[test]

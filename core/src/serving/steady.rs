@@ -114,7 +114,7 @@ impl ServingModel<'_> {
     /// // prefills: far more tokens per GPU, each user a little slower.
     /// assert!(many.output_tokens_per_s_per_gpu > 20.0 * one.output_tokens_per_s_per_gpu);
     /// assert!(many.tpot_s > one.tpot_s);
-    /// assert_eq!(serving.memory().max_sequences, 202);
+    /// assert_eq!(serving.memory().max_sequences, 225);
     /// ```
     pub fn predict(&mut self, load: Load) -> Result<ServingOutcome, Error> {
         if !self.budget.fits() {

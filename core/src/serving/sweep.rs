@@ -464,7 +464,7 @@ mod tests {
         let nvfp4 = s.unsupported.iter().find(|u| u.config == "nvfp4-w4a4").unwrap();
         assert!(nvfp4.reason.contains("Hopper"), "{}", nvfp4.reason);
         assert_eq!(s.fits.len() + s.unsupported.len(), quant_configs().len());
-        // Each config runs the grid up to its own limit: BF16 holds 202 sequences of 2048 tokens.
+        // Each config runs the grid up to its own limit: BF16 holds 225 sequences of 2048 tokens (memory.rs).
         let bf16: Vec<f64> = s
             .points
             .iter()
@@ -472,7 +472,7 @@ mod tests {
             .map(|p| p.concurrency)
             .collect();
         assert_eq!(bf16.len(), 16);
-        assert_eq!(bf16.last(), Some(&202.0));
+        assert_eq!(bf16.last(), Some(&225.0));
         assert!(s.points.iter().all(|p| p.fits));
     }
 

@@ -184,7 +184,10 @@ fn one_gpu_gives_exactly_the_single_gpu_analysis() {
                     if let Ok(a) = single {
                         assert_eq!(a.weight_bytes_per_gpu, a.weight_bytes);
                         assert_eq!(a.kv_cache_bytes_per_gpu, a.kv_cache_bytes);
-                        assert_eq!(a.memory_required_bytes, a.weight_bytes + a.kv_cache_bytes);
+                        assert_eq!(
+                            a.memory_required_bytes,
+                            a.weight_bytes + a.activation_bytes_per_gpu + a.kv_cache_bytes
+                        );
                         assert!(a.ops.iter().all(|o| o.kind != OpKind::Collective));
                         assert_eq!((a.communication_time_s, a.gpus), (0.0, 1));
                         assert!(a.communication_time_s.is_sign_positive());

@@ -407,6 +407,14 @@ async fn calibration_builds_a_measured_spec_from_fake_numbers() {
     );
     assert!(spec.notes.contains("FP8"));
     spec.check().unwrap();
+    // Every figure is the median of three runs, and the spec keeps their spread: the fake repeats itself
+    // exactly, so nothing is flagged (it is no CPU backend, so no host load is read).
+    let quality = spec.calibration.as_ref().unwrap();
+    assert_eq!((quality.bandwidth.runs, quality.bandwidth.relative()), (3, 0.0));
+    assert_eq!(quality.bandwidth.median, 1e12);
+    assert_eq!(quality.peaks.len(), 2, "FP32 and BF16 measured");
+    assert!(quality.warnings.is_empty() && quality.host_load_per_cpu.is_none());
+    assert!(quality.measured_at_unix_s > 1.6e9);
     // Empty body = defaults (every measurable precision, no base).
     let resp = test::call_service(&app, test::TestRequest::post().uri("/api/calibrate").to_request()).await;
     assert_eq!(resp.status(), StatusCode::OK);

@@ -34,6 +34,11 @@ struct SourceDevice {
     interconnect_measured: std::collections::BTreeMap<String, f64>,
     #[serde(default)]
     interconnect_measured_sources: Vec<String>,
+    /// Memory the driver reports, in GiB, and its source.
+    memory_reported_gib: Option<f64>,
+    memory_reported_source: Option<String>,
+    #[serde(default)]
+    derived: Vec<String>,
 }
 
 fn sources() -> SourceFile {
@@ -297,4 +302,42 @@ fn every_interconnect_matches_its_sources() {
             "{key}"
         );
     }
+}
+
+/// The device-reported memory: in GiB in the research file, bytes in the catalog, cited among the sources; a
+/// figure derived from NVML's total says so and is listed as derived; the capacity engines size their pools
+/// from is that figure (79.22 GiB on an H100 SXM, vllm-project/vllm PR #10511), else the datasheet's.
+#[test]
+fn device_reported_memory_is_sourced_and_is_the_capacity_engines_use() {
+    for d in sources().device {
+        let h = find_hardware(&d.key).unwrap();
+        let capacity = roofline_core::device_capacity_bytes(h);
+        match (d.memory_reported_gib, &d.memory_reported_source) {
+            (Some(gib), Some(source)) => {
+                assert_eq!(h.memory_reported_bytes, Some(gib * 1_073_741_824.0), "{}", d.key);
+                assert_eq!(capacity, gib * 1_073_741_824.0, "{}", d.key);
+                assert!(
+                    h.sources.iter().any(|s| s.contains(source.as_str())),
+                    "{}: the reported memory's source is cited",
+                    d.key
+                );
+                let derived = d.derived.iter().any(|f| f == "memory_reported_gib");
+                assert_eq!(source.starts_with("derived:"), derived, "{}", d.key);
+                // Between 70 % (Apple's 75 % working-set rule) and 110 % (GiB against marketed GB) of the
+                // datasheet figure: a typo guard.
+                assert!(
+                    (0.7..1.1).contains(&(capacity / h.memory_bytes)),
+                    "{}: {capacity}",
+                    d.key
+                );
+            }
+            (None, None) => assert_eq!(capacity, h.memory_bytes, "{}", d.key),
+            _ => panic!("{}: memory_reported_gib and its source go together", d.key),
+        }
+    }
+    let h100 = find_hardware("h100_sxm").unwrap();
+    assert_eq!(
+        roofline_core::device_capacity_bytes(h100),
+        79.22 * 1_073_741_824.0
+    );
 }

@@ -51,6 +51,7 @@ fn fake_h100_calibration(precision: Precision) -> String {
             vector_kernel_overhead_s: Some(0.0),
             peaks: vec![(precision.compute_path(), FAKE_PEAK)],
             source: "the fake device of gpu-endpoint's tests".into(),
+            quality: None,
         })
         .unwrap();
     let result = CalibrationResult {

@@ -1,5 +1,5 @@
 //! The command line (clap derive): `serve` (the default), `bench`, `compare`, `calibrate`, `device`,
-//! `bench-model`, and the prediction subcommands of `roofline-cli` (`predict`, `advise`, `validate`,
+//! `bench-model`, `precompress`, and the prediction subcommands of `roofline-cli` (`predict`, `advise`, `validate`,
 //! `hardware`, `models`, `configs`), which the `roofline` binary also has, and its `serve` (serving
 //! prediction) as `serving`, since `serve` here runs the server.
 //!
@@ -10,6 +10,7 @@ pub mod bench;
 pub mod bench_model;
 pub mod calibrate;
 pub mod device;
+pub mod precompress;
 pub mod serve;
 
 use std::path::PathBuf;
@@ -64,6 +65,8 @@ pub enum Command {
     Device(device::DeviceArgs),
     /// Measure every operator of one model step (prefill or decode) beside its prediction.
     BenchModel(bench_model::BenchModelArgs),
+    /// Write the .br and .gz sibling of every compressible file of the built page (trunk's post-build hook).
+    Precompress(precompress::PrecompressArgs),
     /// The prediction subcommands (as the `roofline` binary has them).
     #[command(flatten)]
     Predictions(roofline_cli::Command),
@@ -85,6 +88,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Some(Command::Calibrate(args)) => calibrate::run(&args),
         Some(Command::Device(args)) => device::run(&args),
         Some(Command::BenchModel(args)) => bench_model::run(&args),
+        Some(Command::Precompress(args)) => precompress::run(&args),
         Some(Command::Predictions(command)) => roofline_cli::run(&command),
         Some(Command::Serving(args)) => roofline_cli::serve::run_serve(&args),
     }

@@ -6,6 +6,7 @@
 //! point in SQLite.
 //!
 //! Brief overview, bottom to top (a module names only those above it in this list):
+//! - [`assets`]: the page's files precompressed at build time, the encoding a client gets, cache lifetimes.
 //! - [`protocol`]: the sampling protocol, statistics, verification and per-point limits of every backend.
 //! - [`store`]: measured points and calibrations in SQLite.
 //! - [`backend`]: the `Backend` and `Telemetry` traits, `BackendError`, the CPU, CUDA and fake backends, NVML,
@@ -16,6 +17,7 @@
 //! - [`http`]: the actix-web app (`http::app::configure`), its state, middleware, routes and `ApiError`.
 //! - [`cli`]: the command line, which embeds `roofline-cli`'s prediction subcommands.
 
+pub mod assets;
 pub mod backend;
 pub mod cli;
 pub mod device;

@@ -99,6 +99,31 @@ pub fn browser_prerequisites_missing() -> Option<String> {
     None
 }
 
+/// Returns `true` when a test of the built page can run (`dist/` with its precompressed wasm). Outside CI a
+/// test that cannot run prints the [`SKIP_MARKER`] line and returns `false`; in CI (`CI` set) it fails.
+///
+/// # Panics
+/// In CI, when the page is not built.
+#[must_use]
+pub fn require_dist() -> bool {
+    let dist = workspace_root().join("dist");
+    let built = std::fs::read_dir(&dist).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with("_bg.wasm.br"))
+    });
+    match built {
+        true => true,
+        false if std::env::var_os("CI").is_some() => {
+            panic!("dist/ has no precompressed wasm in CI: run `trunk build --release`")
+        }
+        false => {
+            mark_skipped("dist/ has no precompressed wasm: run `trunk build --release`");
+            false
+        }
+    }
+}
+
 /// Returns `true` when the browser test should run. Outside CI a test that cannot run prints the
 /// [`SKIP_MARKER`] line and returns `false`; in CI (`CI` set) it fails.
 ///

@@ -2,9 +2,16 @@
 //! `/api` route behind the middleware, and the static web page. `main` and every test use it, so tests
 //! exercise the real app.
 
+use std::path::{Path, PathBuf};
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, ContentEncoding, HeaderValue};
+use actix_web::middleware::Next;
 use actix_web::{HttpRequest, HttpResponse, web};
 use actix_web_httpauth::middleware::HttpAuthentication;
 
+use crate::assets::{self, Encoding};
 use crate::http::error::ApiError;
 use crate::http::middleware::{
     MAX_BODY_BYTES, body_deadline, cors, json_error, json_errors, path_error, query_error, refuse_cross_site,
@@ -46,6 +53,65 @@ pub fn configure(state: web::Data<AppState>) -> impl FnOnce(&mut web::ServiceCon
     }
 }
 
+/// The file directly in `web_dir` that `path` names (`/` is `index.html`), when it is a plain name (the
+/// page's files are one flat directory) and exists.
+fn asset_file(web_dir: &Path, path: &str) -> Option<PathBuf> {
+    let name = match path.trim_start_matches('/') {
+        "" => "index.html",
+        name => name,
+    };
+    let plain = name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+        && !name.starts_with('.');
+    let file = web_dir.join(name);
+    (plain && file.is_file()).then_some(file)
+}
+
+/// Serves a page file as its precompressed sibling when the client accepts one (`Content-Encoding` set, so
+/// `Compress` leaves it alone; `Vary: Accept-Encoding`), else passes the request on; either way with the
+/// file's `Cache-Control` ([`assets::cache_control`]).
+async fn precompressed(
+    web_dir: PathBuf,
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let Some(file) = asset_file(&web_dir, req.path()) else {
+        return next.call(req).await.map(ServiceResponse::map_into_boxed_body);
+    };
+    let name = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_owned();
+    let cache = HeaderValue::from_static(assets::cache_control(&name));
+    let accept = req
+        .headers()
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let Some(encoding) = Encoding::choose(&file, accept) else {
+        let mut res = next.call(req).await?.map_into_boxed_body();
+        res.headers_mut().insert(header::CACHE_CONTROL, cache);
+        return Ok(res);
+    };
+    let extension = file.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let sibling = actix_files::NamedFile::open_async(encoding.sibling(&file))
+        .await?
+        .set_content_type(actix_files::file_extension_to_mime(extension))
+        .set_content_encoding(match encoding {
+            Encoding::Brotli => ContentEncoding::Brotli,
+            Encoding::Gzip => ContentEncoding::Gzip,
+        })
+        .disable_content_disposition();
+    let (http_req, _) = req.into_parts();
+    let mut res = sibling.into_response(&http_req);
+    res.headers_mut().insert(header::CACHE_CONTROL, cache);
+    res.headers_mut()
+        .insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    Ok(ServiceResponse::new(http_req, res))
+}
+
 async fn api_not_found(req: HttpRequest) -> Result<HttpResponse, ApiError> {
     Err(ApiError::NotFound(format!(
         "no API route {} {}",
@@ -60,12 +126,18 @@ fn static_files(cfg: &mut web::ServiceConfig, web_dir: &std::path::Path) {
     let index = web_dir.join("index.html");
     if index.is_file() {
         let index_for_fallback = index.clone();
-        // The page's assets go out compressed (brotli, zstd or gzip, as the browser accepts: the 1.1 MB .wasm
-        // is about a quarter of that over the wire). Only here: the API's SSE streams stay uncompressed so
-        // every event is flushed at once, and request bodies are never decompressed (`refuse_encoded_bodies`).
+        // The page's assets go out as their precompressed siblings (written at build time,
+        // `crate::assets`), with a year of caching for trunk's hashed names. A file without a sibling (a
+        // build that skipped the hook, the index fallback of a client route) is compressed per request. Only
+        // here: the API's SSE streams stay uncompressed so every event is flushed at once, and request
+        // bodies are never decompressed (`refuse_encoded_bodies`).
+        let assets_dir = web_dir.to_owned();
         cfg.service(
             web::scope("")
                 .wrap(actix_web::middleware::Compress::default())
+                .wrap(actix_web::middleware::from_fn(move |req, next| {
+                    precompressed(assets_dir.clone(), req, next)
+                }))
                 .service(
                     actix_files::Files::new("/", web_dir)
                         .index_file("index.html")

@@ -567,6 +567,49 @@ async fn page_assets_are_served_compressed_and_api_responses_are_not() {
 }
 
 #[actix_web::test]
+async fn precompressed_siblings_are_served_as_written_with_immutable_caching_for_hashed_names() {
+    let (state, dir) = fake_state(None, 0);
+    let dist = dir.path().join("dist");
+    std::fs::create_dir_all(&dist).unwrap();
+    std::fs::write(dist.join("index.html"), "<html>roofline page</html>").unwrap();
+    let wasm = b"\0asm roofline ".repeat(4096);
+    let name = "roofline-web-0123456789abcdef_bg.wasm";
+    std::fs::write(dist.join(name), &wasm).unwrap();
+    gpu_endpoint::assets::precompress_dir(&dist).unwrap();
+    let app = app!(state);
+    for (accept, encoding, sibling) in [("gzip, deflate, br", "br", "br"), ("gzip", "gzip", "gz")] {
+        let req = test::TestRequest::get()
+            .uri(&format!("/{name}"))
+            .insert_header(("accept-encoding", accept));
+        let resp = test::call_service(&app, req.to_request()).await;
+        assert_eq!(resp.status(), StatusCode::OK);
+        let header = |h: &str| resp.headers().get(h).map(|v| v.to_str().unwrap().to_owned());
+        assert_eq!(header("content-encoding").as_deref(), Some(encoding), "{accept}");
+        assert_eq!(header("content-type").as_deref(), Some("application/wasm"));
+        assert_eq!(
+            header("cache-control").as_deref(),
+            Some("public, max-age=31536000, immutable")
+        );
+        assert_eq!(header("vary").as_deref(), Some("accept-encoding"));
+        // Byte for byte the file written at build time: nothing was compressed for this request.
+        let body = test::read_body(resp).await;
+        let written = std::fs::read(dist.join(format!("{name}.{sibling}"))).unwrap();
+        assert_eq!(body.as_ref(), written.as_slice());
+    }
+    // The page itself is revalidated on every load (a new build must be seen), and still precompressed.
+    let req = test::TestRequest::get()
+        .uri("/")
+        .insert_header(("accept-encoding", "br"));
+    let resp = test::call_service(&app, req.to_request()).await;
+    assert_eq!(resp.headers().get("cache-control").unwrap(), "no-cache");
+    assert_eq!(resp.headers().get("content-encoding").unwrap(), "br");
+    assert_eq!(
+        resp.headers().get("content-type").unwrap(),
+        "text/html; charset=utf-8"
+    );
+}
+
+#[actix_web::test]
 async fn missing_page_gives_a_message_page() {
     let (state, _dir) = fake_state(None, 0);
     let app = app!(state);

@@ -1,5 +1,5 @@
 //! The tests of roofline-tests, one binary (one link instead of one per file): the catalog against its
-//! sources, reference mode's accuracy on the committed H100 measurements, the workspace's tidiness, and the
+//! sources, reference mode's accuracy on the committed H100 measurements, the workspace's tidiness, the page's weight, and the
 //! real-browser tests of the built page against an in-process `gpu-endpoint`.
 
 mod browser_advisor;
@@ -10,5 +10,6 @@ mod browser_polish;
 mod browser_roofline;
 mod browser_step;
 mod catalog_sources;
+mod page_weight;
 mod reference_accuracy;
 mod tidy;

@@ -108,7 +108,7 @@ fn ModeSelect(
         <div class="field modes" role="radiogroup" aria-label="Prediction mode" data-testid="mode-select"
             data-value=move || scenario.with(|s| s.corrections.mode.name())>
             <span>"Mode"</span>
-            {Mode::ALL.map(option).to_vec()}
+            {Mode::ALL.into_iter().map(option).collect_view()}
         </div>
     }
 }
@@ -166,6 +166,7 @@ pub fn WorkloadForm(
             .collect_view()
     };
     let gpu_options = GPU_COUNTS
+        .into_iter()
         .map(|n| {
             view! {
                 <option value=n.to_string() selected=move || scenario.with(|s| s.gpus == n)>
@@ -173,7 +174,7 @@ pub fn WorkloadForm(
                 </option>
             }
         })
-        .to_vec();
+        .collect_view();
     let configs = move || {
         hardware.with(|hw| {
             quant_configs()

@@ -1,0 +1,58 @@
+//! The page's weight as a browser receives it: the `.wasm` of `dist/` (built by `trunk build --release`) and
+//! its brotli sibling, which gpu-endpoint serves to every browser that accepts brotli (all current ones), are
+//! within their budgets; the siblings decompress to the files; the JS glue and the stylesheet have theirs.
+
+use roofline_tests::{require_dist, workspace_root};
+
+/// The served wasm's budget, brotli-compressed: 450 KB, issue 26's target (the page was 494 KB at brotli
+/// quality 11 when it was set, 1.56 MB raw).
+const WASM_BROTLI_BUDGET_BYTES: u64 = 450_000;
+/// The wasm's budget uncompressed (what the browser compiles): 1.5 MB.
+const WASM_RAW_BUDGET_BYTES: u64 = 1_500_000;
+
+fn dist_file(suffix: &str) -> std::path::PathBuf {
+    let dist = workspace_root().join("dist");
+    std::fs::read_dir(&dist)
+        .unwrap_or_else(|e| panic!("{}: {e}", dist.display()))
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(suffix))
+        .unwrap_or_else(|| panic!("no *{suffix} in {}", dist.display()))
+}
+
+fn size(path: &std::path::Path) -> u64 {
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .len()
+}
+
+#[test]
+fn the_served_wasm_is_within_its_budget() {
+    if !require_dist() {
+        return;
+    }
+    let wasm = dist_file("_bg.wasm");
+    let brotli = dist_file("_bg.wasm.br");
+    let (raw, served) = (size(&wasm), size(&brotli));
+    eprintln!("wasm {raw} B raw, {served} B brotli");
+    assert!(
+        served <= WASM_BROTLI_BUDGET_BYTES,
+        "the served wasm is {served} B brotli, over its {WASM_BROTLI_BUDGET_BYTES} B budget"
+    );
+    assert!(
+        raw <= WASM_RAW_BUDGET_BYTES,
+        "the wasm is {raw} B, over its {WASM_RAW_BUDGET_BYTES} B budget"
+    );
+    // The sibling is the file, compressed (the header of a wasm module is `\0asm`).
+    let mut decoded = Vec::new();
+    brotli_decompress(&std::fs::read(&brotli).unwrap(), &mut decoded);
+    assert_eq!(decoded.len() as u64, raw);
+    assert_eq!(&decoded[..4], b"\0asm");
+    // The glue and the stylesheet stay small too: 20 KB and 8 KB brotli.
+    assert!(size(&dist_file(".js.br")) <= 20_000);
+    assert!(size(&dist_file(".css.br")) <= 8_000);
+    assert!(dist_file("index.html.gz").exists());
+}
+
+fn brotli_decompress(data: &[u8], out: &mut Vec<u8>) {
+    brotli::BrotliDecompress(&mut &data[..], out).expect("a brotli stream");
+}

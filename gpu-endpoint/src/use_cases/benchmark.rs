@@ -29,11 +29,12 @@ pub struct BenchmarkPlan {
 }
 
 impl BenchmarkPlan {
-    /// Checks the counts of `request` (1..=[`MAX_SHAPES`] shapes, 1..=[`MAX_PRECISIONS`] precisions) and the
-    /// measurement bounds of every shape.
+    /// Checks the counts of `request` (1..=[`MAX_SHAPES`] shapes, 1..=[`MAX_PRECISIONS`] precisions) and
+    /// that some point is within the measurement bounds: a point outside them fails on its own when the job
+    /// runs (a `failed` event), so one oversize shape never refuses the others.
     ///
     /// # Errors
-    /// [`BackendError::InvalidInput`].
+    /// [`BackendError::InvalidInput`]: the counts, or no point within the bounds (the first point's reason).
     pub fn new(
         request: BenchmarkRequest,
         hardware: Option<HardwareSpec>,
@@ -51,9 +52,7 @@ impl BenchmarkPlan {
             )));
         }
         let plan = BenchmarkPlan { request, hardware };
-        for (spec, _) in plan.points() {
-            spec.check_bounds()?;
-        }
+        first_error_if_none_passes(plan.points().map(|(spec, _)| spec.check_bounds()))?;
         Ok(plan)
     }
 
@@ -63,12 +62,13 @@ impl BenchmarkPlan {
         u32::try_from(self.request.shapes.len() * self.request.precisions.len()).unwrap_or(u32::MAX)
     }
 
-    /// Refuses the job when any point's buffers exceed the device's memory budget, before it is queued.
+    /// Refuses the job, before it is queued, when no point's buffers fit the device's memory budget (a point
+    /// that does not fit fails on its own when the job runs).
     ///
     /// # Errors
-    /// [`BackendError::TooLarge`].
+    /// [`BackendError::TooLarge`]: the first point's reason.
     pub fn check_fits(&self, device: &Device) -> Result<(), BackendError> {
-        self.points().try_for_each(|(spec, _)| device.check_fits(&spec))
+        first_error_if_none_passes(self.points().map(|(spec, _)| device.check_fits(&spec)))
     }
 
     /// Every point in order (shapes outer, precisions inner), with its `MxNxK` label.
@@ -80,6 +80,22 @@ impl BenchmarkPlan {
                 .map(move |&precision| (MatmulSpec { m, n, k, precision }, format!("{m}x{n}x{k}")))
         })
     }
+}
+
+/// `Ok` when some check passed, else the first check's error (`Ok` for no checks).
+fn first_error_if_none_passes(
+    checks: impl Iterator<Item = Result<(), BackendError>>,
+) -> Result<(), BackendError> {
+    let mut first = None;
+    for check in checks {
+        match check {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                first.get_or_insert(e);
+            }
+        }
+    }
+    first.map_or(Ok(()), Err)
 }
 
 /// One event of a benchmark job.

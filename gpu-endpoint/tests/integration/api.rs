@@ -235,6 +235,39 @@ async fn nvml_stream_frames_status_events() {
 }
 
 #[actix_web::test]
+async fn an_oversize_shape_fails_on_its_own_and_the_rest_of_the_job_runs() {
+    let (state, _dir) = fake_state(None, 0);
+    let app = app!(state);
+    // 65,537 is beyond the measurement bounds: that point fails, the 64x256x256 point is measured.
+    let req = post_json(
+        "/api/benchmarks",
+        json!({"shapes":[[64,256,256],[65537,64,64]],"precisions":["FP32"]}),
+    );
+    let resp = test::call_service(&app, req.to_request()).await;
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    let job: BenchmarkJob = test::read_body_json(resp).await;
+    let body =
+        test::call_and_read_body(&app, test::TestRequest::get().uri(&job.events_url).to_request()).await;
+    let events = parse_sse(std::str::from_utf8(&body).unwrap());
+    let names: Vec<&str> = events.iter().map(|(e, _)| e.as_str()).collect();
+    assert_eq!(names, ["point", "failed", "done"]);
+    let failed: BenchmarkFailedEvent = serde_json::from_str(&events[1].1).unwrap();
+    assert_eq!(failed.shape, "65537x64x64");
+    assert!(
+        failed.failure.message.contains("65536"),
+        "{}",
+        failed.failure.message
+    );
+    // A job with no point within the bounds is still refused as a whole.
+    let req = post_json(
+        "/api/benchmarks",
+        json!({"shapes":[[65537,64,64]],"precisions":["FP32"]}),
+    );
+    let resp = test::call_service(&app, req.to_request()).await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+}
+
+#[actix_web::test]
 async fn benchmark_job_streams_points_failures_then_done_and_stores_points() {
     let (state, _dir) = fake_state(None, 0);
     let app = app!(state);

@@ -104,10 +104,9 @@ pub async fn nvml_status(base: &str) -> Result<NvmlStatus, ApiError> {
 pub async fn analyze(
     base: &str,
     hardware_key: &str,
-    run_all_precisions: bool,
     request: &AnalyzeRequest,
 ) -> Result<AnalyzeResponse, ApiError> {
-    let path = format!("/api/analyze?hardware_key={hardware_key}&run_all_precisions={run_all_precisions}");
+    let path = format!("/api/analyze?hardware_key={hardware_key}");
     post(base, &path, request).await
 }
 

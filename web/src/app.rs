@@ -6,12 +6,13 @@ use leptos::prelude::*;
 use roofline_core::measured_device::same_device;
 use roofline_core::measurement::MeasuredPoint;
 use roofline_core::wire::RooflinePoint;
-use roofline_core::{Error, HardwareSpec, ModelAnalysis, ModelConfig, find_hardware};
+use roofline_core::{Error, HardwareSpec, Mode, ModelAnalysis, ModelConfig, find_hardware};
 
 use crate::calibration::{effective_hardware, mode_label, resolve};
 use crate::charts::RooflineChart;
 use crate::charts::series::{
-    analysis_points, kernel_points, measured_points, other_device_points, plot_data, step_points, with_other,
+    PointKinds, analysis_points, kernel_points, measured_points, other_device_points, plot_data, step_points,
+    with_other,
 };
 use crate::components::step_measure::step_tracker;
 use crate::components::{
@@ -24,7 +25,7 @@ use crate::palette::PIN_RGB;
 use crate::scenario::Scenario;
 use crate::share_link::SharedLink;
 use crate::step::{self, StepComparison};
-use crate::{export, history, storage};
+use crate::{export, history, storage, summary};
 
 /// Analyses `s` on its own device (catalog or custom) in its own mode.
 fn analyze_on_own_hardware(
@@ -70,7 +71,13 @@ pub fn App() -> impl IntoView {
             ));
         }
     }
-    let scenario = RwSignal::new(link.map_or_else(|| stored.settings.clone(), |l| l.scenario));
+    let mut initial = link.map_or_else(|| stored.settings.clone(), |l| l.scenario);
+    let replaced = initial.replace_unknown_keys(&custom_models);
+    if !replaced.is_empty() {
+        let text = format!("The link names {}.", replaced.join("; "));
+        notice = Some(notice.map_or(text.clone(), |n| format!("{n} {text}")));
+    }
+    let scenario = RwSignal::new(initial);
     let custom = RwSignal::new(custom_hardware);
     let models = RwSignal::new(custom_models);
     let pins = RwSignal::new(saved_pins);
@@ -79,6 +86,7 @@ pub fn App() -> impl IntoView {
     let endpoint = Endpoint::provide();
     let shown_measured = Measured::provide(measured, endpoint).shown;
     let point_filter = RwSignal::new(PointFilter::default());
+    let point_kinds = RwSignal::new(PointKinds::default());
 
     // The device and mode alone decide the specs, so slider moves do not resolve them again.
     let device = Memo::new(move |_| scenario.with(|s| (s.hardware.clone(), s.corrections.mode)));
@@ -91,7 +99,9 @@ pub fn App() -> impl IntoView {
     let mode_caption = Memo::new(move |_| hardware.with(mode_label));
     let ceilings = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.used_reference_ceilings(h))));
     let analysis = Memo::new(move |_| hardware.with(|h| models.with(|m| scenario.with(|s| s.analyze(h, m)))));
-    let rows = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.kernel.evaluate(h))));
+    let rows = Memo::new(move |_| {
+        hardware.with(|h| scenario.with(|s| s.kernel.evaluate(h, &s.core_corrections(h))))
+    });
     let pinned = Memo::new(move |_| {
         custom.with(|c| {
             models.with(|m| {
@@ -110,6 +120,67 @@ pub fn App() -> impl IntoView {
             hardware.with(|h| models.with(|m| scenario.with(|s| s.recommend(h, m, a))))
         })
     });
+    // When the device cannot run the config, the summary, chart and operators show the recommended one
+    // (with why and its Apply): the first view always answers.
+    let fallback = Memo::new(move |_| {
+        analysis.with(|a| {
+            if a.is_ok() {
+                return None;
+            }
+            advice.with(|ad| {
+                recommendation.with(|r| {
+                    hardware.with(|h| scenario.with(|s| summary::fallback(a, ad, r, &s.config, &h.name)))
+                })
+            })
+        })
+    });
+    let shown = Memo::new(move |_| match fallback.get() {
+        Some(f) => hardware.with(|h| {
+            models.with(|m| {
+                scenario.with(|s| {
+                    Scenario {
+                        config: f.config,
+                        ..s.clone()
+                    }
+                    .analyze(h, m)
+                })
+            })
+        }),
+        None => analysis.get(),
+    });
+    // The same step on the datasheet spec: the ideal bound shown beside reference and calibrated figures.
+    let ideal = Memo::new(move |_| {
+        if hardware.with(Mode::of) == Mode::Datasheet {
+            return None;
+        }
+        let datasheet = specs.with(|d| d.datasheet.clone())?;
+        let config = shown.with(|a| a.as_ref().ok().map(|a| a.config.clone()))?;
+        models.with(|m| scenario.with(|s| Scenario { config, ..s.clone() }.analyze(&datasheet, m).ok()))
+    });
+    // Apply (summary or Advisor tab) remembers the config it replaced, offered back while it is in place.
+    let applied = RwSignal::new(None::<(String, String)>);
+    let apply = Callback::new(move |config: String| {
+        let before = scenario.with_untracked(|s| s.config.clone());
+        if before != config {
+            applied.set(Some((before, config.clone())));
+            scenario.update(|s| s.config = config);
+        }
+    });
+    let undo = Signal::derive(move || {
+        applied.with(|a| {
+            a.as_ref()
+                .filter(|(_, to)| scenario.with(|s| &s.config == to))
+                .map(|(from, _)| from.clone())
+        })
+    });
+    let on_undo = Callback::new(move |()| {
+        if let Some(from) = undo.get_untracked() {
+            applied.set(None);
+            scenario.update(|s| s.config = from);
+        }
+    });
+    let baseline =
+        Signal::derive(move || advice.with(|a| a.as_ref().map(|a| a.baseline.clone()).unwrap_or_default()));
     // The measured step, when it is the step analysed (same scenario and device).
     let step_tracker = step_tracker();
     let step_comparison = Memo::new(move |_| -> Option<StepComparison> {
@@ -122,7 +193,10 @@ pub fn App() -> impl IntoView {
         })
     });
     let plot = Memo::new(move |_| {
+        let kinds = point_kinds.get();
         let mut points = Vec::new();
+        let labels = custom
+            .with(|c| models.with(|m| pins.with(|p| p.iter().map(|s| s.label(c, m)).collect::<Vec<_>>())));
         pins.with(|p| {
             pinned.with(|all| {
                 // A pin on another device is compared in the pins table, not drawn against this device's roofs.
@@ -130,18 +204,23 @@ pub fn App() -> impl IntoView {
                 for (i, (s, a)) in p.iter().zip(all).enumerate() {
                     if let Ok(a) = a
                         && s.hardware == here
+                        && kinds.pinned
                     {
-                        points.extend(analysis_points(a, Some((PIN_RGB[i % PIN_RGB.len()], &s.label()))));
+                        points.extend(analysis_points(a, Some((PIN_RGB[i % PIN_RGB.len()], &labels[i]))));
                     }
                 }
             })
         });
-        analysis.with(|a| points.extend(a.as_ref().map(|a| analysis_points(a, None)).unwrap_or_default()));
+        if kinds.model {
+            shown.with(|a| points.extend(a.as_ref().map(|a| analysis_points(a, None)).unwrap_or_default()));
+        }
         // The measured step's operators are drawn as twins of their predicted points, not as plain points.
         let twins: HashSet<String> = step_comparison.with(|c| {
             let Some(c) = c else { return HashSet::new() };
             analysis.with(|a| {
-                if let Ok(a) = a {
+                if let Ok(a) = a
+                    && kinds.measured
+                {
                     points.extend(step_points(a, c));
                 }
             });
@@ -153,7 +232,9 @@ pub fn App() -> impl IntoView {
                     .collect()
             })
         });
-        rows.with(|r| points.extend(kernel_points(r)));
+        if kinds.kernel {
+            rows.with(|r| points.extend(kernel_points(r)));
+        }
         // A measurement is only ever compared with the roofs of the device that ran it; others, when asked
         // for, are drawn grey and say so.
         let filter = point_filter.get();
@@ -164,10 +245,12 @@ pub fn App() -> impl IntoView {
                     .filter(|p| filter.keeps(p) && !twins.contains(&point_key(p)))
                     .cloned()
                     .partition(|p| same_device(&MeasuredPoint::from(p), h));
-                if filter.other_devices {
-                    points.extend(other_device_points(&others));
+                if kinds.measured {
+                    if filter.other_devices {
+                        points.extend(other_device_points(&others));
+                    }
+                    points.extend(measured_points(&mine));
                 }
-                points.extend(measured_points(&mine));
             })
         });
         hardware.with(|h| {
@@ -179,9 +262,9 @@ pub fn App() -> impl IntoView {
         })
     });
 
-    // Device, model, config, phase, batch, context and mode: printed under an exported PNG.
+    // Device, model, config, phase, batch, context and mode: printed under an exported PNG and SVG.
     let chart_caption = Signal::derive(move || {
-        let label = scenario.with(Scenario::label);
+        let label = custom.with(|c| models.with(|m| scenario.with(|s| s.label(c, m))));
         hardware.with(|h| format!("{} · {label}", mode_label(h)))
     });
     Effect::new(move |_| {
@@ -203,14 +286,16 @@ pub fn App() -> impl IntoView {
     });
     let _ = window_event_listener(leptos::ev::popstate, move |_| {
         if let Some(link) = history::read() {
-            scenario.set(link.scenario);
+            let mut s = link.scenario;
+            models.with_untracked(|m| s.replace_unknown_keys(m));
+            scenario.set(s);
         }
     });
 
     let results = move |json: bool| {
         let s = scenario.get_untracked();
         let hw = hardware.get_untracked();
-        let a = analysis.get_untracked().ok();
+        let a = shown.get_untracked().ok();
         let (r, m) = (rows.get_untracked(), shown_measured.get_untracked());
         if json {
             export::results_json(&s, &hw, a.as_ref(), &r, &m)
@@ -227,6 +312,14 @@ pub fn App() -> impl IntoView {
         measured.set(Vec::<RooflinePoint>::new());
         notice.set(Some("Saved data cleared; defaults restored.".to_owned()));
     };
+
+    let operators_caption = Signal::derive(move || {
+        let mode = mode_caption.get();
+        match fallback.get() {
+            Some(f) => format!("{mode} — {}, the recommended config", f.name),
+            None => mode,
+        }
+    });
 
     view! {
         {move || {
@@ -257,10 +350,22 @@ pub fn App() -> impl IntoView {
                 />
             </aside>
             <section class="centre" aria-label="Analysis">
-                <SummaryStrip analysis=analysis hardware=hardware notice=mode_notice ceilings=ceilings />
-                <RooflineChart data=plot caption=chart_caption />
+                <SummaryStrip
+                    analysis=shown
+                    ideal=ideal
+                    hardware=hardware
+                    notice=mode_notice
+                    ceilings=ceilings
+                    recommendation=recommendation
+                    baseline=baseline
+                    fallback=fallback
+                    apply=apply
+                    undo=undo
+                    on_undo=on_undo
+                />
+                <RooflineChart data=plot caption=chart_caption kinds=point_kinds />
                 <MeasuredCount hardware=hardware filter=point_filter />
-                <PinsPanel scenario=scenario pins=pins current=analysis pinned=pinned />
+                <PinsPanel scenario=scenario pins=pins current=analysis pinned=pinned custom=custom models=models />
                 <StepMeasure
                     scenario=scenario
                     hardware=hardware
@@ -268,9 +373,9 @@ pub fn App() -> impl IntoView {
                     tracker=step_tracker
                     comparison=step_comparison
                 />
-                <OperatorTable analysis=analysis caption=mode_caption step=step_comparison />
+                <OperatorTable analysis=shown caption=operators_caption hardware=hardware step=step_comparison />
             </section>
-            <RightPanel scenario=scenario hardware=hardware rows=rows advice=advice recommendation=recommendation custom=custom />
+            <RightPanel scenario=scenario hardware=hardware rows=rows advice=advice recommendation=recommendation custom=custom apply=apply />
         </main>
     }
 }

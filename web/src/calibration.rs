@@ -210,6 +210,34 @@ pub fn mode_label(hw: &HardwareSpec) -> String {
     format!("{} · {}", Mode::of(hw), hw.name)
 }
 
+/// How long ago something measured at `measured_at_unix_s` was, at `now_unix_s`, e.g. `just now`, `12 min
+/// ago`, `3 h ago`, `2 days ago`.
+#[must_use]
+pub fn age(measured_at_unix_s: f64, now_unix_s: f64) -> String {
+    let s = (now_unix_s - measured_at_unix_s).max(0.0);
+    match s {
+        s if s < 60.0 => "just now".to_owned(),
+        s if s < 3600.0 => format!("{:.0} min ago", (s / 60.0).floor()),
+        s if s < 86_400.0 => format!("{:.0} h ago", (s / 3600.0).floor()),
+        s => format!("{:.0} days ago", (s / 86_400.0).floor()),
+    }
+}
+
+/// A calibrated figure with the range of its runs, e.g. `19.0 GB/s (8.00–45.0 GB/s over 3 runs)`.
+#[must_use]
+pub fn with_spread(spread: &roofline_core::hardware::Spread, show: fn(f64) -> String) -> String {
+    if spread.runs < 2 {
+        return format!("{} (one run)", show(spread.median));
+    }
+    format!(
+        "{} ({}–{} over {} runs)",
+        show(spread.median),
+        show(spread.min),
+        show(spread.max),
+        spread.runs
+    )
+}
+
 /// Adds `spec` to `custom`, replacing a device with the same key.
 pub fn upsert(custom: &mut Vec<HardwareSpec>, spec: HardwareSpec) {
     custom.retain(|h| h.key != spec.key);
@@ -338,6 +366,19 @@ mod tests {
                 .notice
                 .unwrap()
                 .starts_with("unknown device nope; showing ")
+        );
+    }
+
+    #[test]
+    fn a_calibration_says_its_age_and_spread() {
+        assert_eq!(age(1000.0, 1030.0), "just now");
+        assert_eq!(age(1000.0, 1000.0 + 12.5 * 60.0), "12 min ago");
+        assert_eq!(age(0.0, 3.0 * 3600.0 + 5.0), "3 h ago");
+        assert_eq!(age(0.0, 2.5 * 86_400.0), "2 days ago");
+        let spread = roofline_core::hardware::Spread::of(&[8e9, 19e9, 45e9]).unwrap();
+        assert_eq!(
+            with_spread(&spread, crate::format::bandwidth),
+            "19.0 GB/s (8.00 GB/s–45.0 GB/s over 3 runs)"
         );
     }
 

@@ -12,6 +12,7 @@ pub mod hardware_picker;
 pub mod measured_count;
 pub mod memory_bar;
 pub mod model_import;
+pub mod not_compared;
 pub mod operator_table;
 pub mod pins_panel;
 pub mod precision_select;

@@ -25,6 +25,71 @@ pub fn normalize_base(input: &str) -> String {
     }
 }
 
+/// Why a typed endpoint URL is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BaseUrlError {
+    /// Spaces or other whitespace inside it.
+    #[error("'{0}' is not a URL: it contains spaces")]
+    Whitespace(String),
+    /// A scheme other than http or https.
+    #[error("'{0}': the endpoint is reached over http:// or https://")]
+    Scheme(String),
+    /// No host, or a host or port that is not one.
+    #[error("'{0}' names no host[:port] (e.g. localhost:8000, gpu.example.com, 10.0.0.2:8000)")]
+    Host(String),
+}
+
+/// The base URL of `input` ([`normalize_base`]) when it is one: empty (the page's own server), or http(s)
+/// with a host of letters, digits, dots and dashes (or a bracketed IPv6 address) and an optional port.
+///
+/// # Errors
+/// [`BaseUrlError`] saying what is wrong.
+pub fn parse_base(input: &str) -> Result<String, BaseUrlError> {
+    let base = normalize_base(input);
+    if base.is_empty() {
+        return Ok(base);
+    }
+    if base.chars().any(char::is_whitespace) {
+        return Err(BaseUrlError::Whitespace(input.trim().to_owned()));
+    }
+    let Some((scheme, rest)) = base.split_once("://") else {
+        return Err(BaseUrlError::Scheme(base));
+    };
+    if !matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https") {
+        return Err(BaseUrlError::Scheme(base));
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let (host, port) = match authority.find(']') {
+        // A bracketed IPv6 address: the port, if any, follows the bracket.
+        Some(end) if authority.starts_with('[') => {
+            let (h, rest) = authority.split_at(end + 1);
+            (
+                h,
+                (!rest.is_empty()).then(|| rest.strip_prefix(':').unwrap_or("x")),
+            )
+        }
+        _ => match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        },
+    };
+    let host_ok = if let Some(v6) = host.strip_prefix('[') {
+        v6.strip_suffix(']')
+            .is_some_and(|a| !a.is_empty() && a.chars().all(|c| c.is_ascii_hexdigit() || c == ':'))
+    } else {
+        !host.is_empty()
+            && host.split('.').all(|label| {
+                !label.is_empty() && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            })
+    };
+    let port_ok = port.is_none_or(|p| p.parse::<u16>().is_ok_and(|p| p > 0));
+    if host_ok && port_ok {
+        Ok(base)
+    } else {
+        Err(BaseUrlError::Host(base))
+    }
+}
+
 /// Whether the endpoint answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Connection {
@@ -115,11 +180,15 @@ impl Endpoint {
         self.connection.get() == Connection::Online
     }
 
-    /// Sets and saves the base URL.
-    pub fn set_base(&self, input: &str) {
-        let base = normalize_base(input);
+    /// Sets and saves the base URL when it is one.
+    ///
+    /// # Errors
+    /// [`BaseUrlError`]: nothing is changed.
+    pub fn set_base(&self, input: &str) -> Result<(), BaseUrlError> {
+        let base = parse_base(input)?;
         save_base(&base);
         self.base.set(base);
+        Ok(())
     }
 }
 
@@ -139,7 +208,7 @@ fn local_storage() -> Option<web_sys::Storage> {
 fn load_base() -> String {
     local_storage()
         .and_then(|s| s.get_item(BASE_KEY).ok().flatten())
-        .map(|b| normalize_base(&b))
+        .and_then(|b| parse_base(&b).ok())
         .unwrap_or_default()
 }
 
@@ -159,6 +228,29 @@ fn save_base(base: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_urls_are_accepted() {
+        assert_eq!(parse_base(""), Ok(String::new()));
+        assert_eq!(parse_base("localhost:8000"), Ok("http://localhost:8000".into()));
+        assert_eq!(
+            parse_base("https://gpu.example.com/"),
+            Ok("https://gpu.example.com".into())
+        );
+        assert_eq!(parse_base("http://[::1]:8089"), Ok("http://[::1]:8089".into()));
+        assert_eq!(parse_base("http://[::1]"), Ok("http://[::1]".into()));
+        assert!(matches!(parse_base("foo bar"), Err(BaseUrlError::Whitespace(_))));
+        assert!(matches!(parse_base("ftp://gpu"), Err(BaseUrlError::Scheme(_))));
+        for bad in [
+            "http://",
+            "http://host:port",
+            "http://a..b",
+            "http://host:70000",
+            "http://bad_host",
+        ] {
+            assert!(matches!(parse_base(bad), Err(BaseUrlError::Host(_))), "{bad}");
+        }
+    }
 
     #[test]
     fn typed_bases_are_normalized() {

@@ -12,9 +12,10 @@ pub const TOOL: &str = concat!("roofline-web ", env!("CARGO_PKG_VERSION"));
 /// Provenance shared by every exported row: device key, the mode of the predictions and where the device's
 /// numbers come from, scenario, corrections, tool.
 fn provenance(s: &Scenario, hw: &HardwareSpec) -> Vec<String> {
-    let c = s.core_corrections(Mode::of(hw));
+    let c = s.core_corrections(hw);
     vec![
         hw.key.clone(),
+        hw.name.clone(),
         Mode::of(hw).name().to_owned(),
         format!("{:?}", hw.provenance).to_lowercase(),
         s.model.clone(),
@@ -62,7 +63,7 @@ fn measurement_columns(point: Option<&RooflinePoint>) -> Vec<String> {
 
 /// Header of [`results_csv`].
 pub const CSV_HEADER: &str = "source,item,count,precision,ai_flop_per_byte,flops,bytes,time_s,bound,\
-hardware,mode,hardware_provenance,model,config,phase,batch,context,gpus,expert_parallel,corrections,tool,\
+hardware,device,mode,hardware_provenance,model,config,phase,batch,context,gpus,expert_parallel,corrections,tool,\
 measured_device,measured_backend,measured_library,measured_kernel,measured_versions,measured_samples,\
 measured_sm_clock_mhz,measured_power_w,measured_throttle,measured_at_unix_s";
 
@@ -163,18 +164,20 @@ pub fn results_json(
     let kernel: Vec<RooflinePoint> = kernel
         .iter()
         .filter_map(|r| {
-            Some(RooflinePoint::simulated(
-                r.op.as_ref().ok()?,
-                r.prediction.as_ref().ok()?,
-            ))
+            let (op, a) = (r.op.as_ref().ok()?, r.prediction.as_ref().ok()?);
+            // The roofline of the kernel with the corrections applied (the launch floor may set its time).
+            let mut p = roofline_core::predict(hw, op).ok()?;
+            (p.time_s, p.attainable_flop_per_s) = (a.time_s, a.attainable_flop_per_s);
+            Some(RooflinePoint::simulated(op, &p))
         })
         .collect();
     let mode = Mode::of(hw);
     let value = json!({
         "tool": TOOL,
         "mode": mode,
+        "device": hw.name,
         "scenario": s,
-        "corrections": s.core_corrections(mode),
+        "corrections": s.core_corrections(hw),
         "hardware": hw,
         "analysis": analysis,
         "kernel": kernel,
@@ -224,24 +227,22 @@ mod tests {
         let s = Scenario::default();
         let hw = resolve_hardware(&s.hardware, &[]).unwrap();
         let a = s.analyze(&hw, &[]).unwrap();
-        let rows = s.kernel.evaluate(&hw);
+        let rows = s.kernel.evaluate(&hw, &s.core_corrections(&hw));
         let csv = results_csv(&s, &hw, Some(&a), &rows, &[]);
         let lines: Vec<_> = csv.lines().collect();
         assert_eq!(lines[0], CSV_HEADER);
         let columns = CSV_HEADER.split(',').count();
-        assert!(
-            records(&csv)[1..]
-                .iter()
-                .all(|r| r.len() == columns && (&r[9], &r[10], &r[11]) == ("gb10", "datasheet", "datasheet"))
-        );
+        assert!(records(&csv)[1..].iter().all(|r| r.len() == columns
+            && (&r[9], &r[10], &r[11], &r[12]) == ("gb10", hw.name.as_str(), "datasheet", "datasheet")));
         // One GPU, no expert parallel: the `gpus` and `expert_parallel` columns.
-        assert_eq!((&records(&csv)[1][17], &records(&csv)[1][18]), ("1", "1"));
+        assert_eq!((&records(&csv)[1][18], &records(&csv)[1][19]), ("1", "1"));
         assert_eq!(lines.len(), 1 + a.ops.len() + 5);
         let reference = hw.reference().unwrap();
-        let csv = results_csv(&s, &reference, None, &s.kernel.evaluate(&reference), &[]);
+        let rows = s.kernel.evaluate(&reference, &s.core_corrections(&reference));
+        let csv = results_csv(&s, &reference, None, &rows, &[]);
         let row = csv.lines().nth(1).unwrap();
         assert!(
-            row.contains(",gb10,reference,reference,")
+            row.contains(&format!(",gb10,{},reference,reference,", reference.name))
                 && row.contains("activation_quantization=true step_launch=CudaGraphs"),
             "{row}"
         );
@@ -272,9 +273,9 @@ mod tests {
     fn json_export_round_trips_measured_points() {
         let s = Scenario::default();
         let hw = resolve_hardware(&s.hardware, &[]).unwrap();
-        let rows = s.kernel.evaluate(&hw);
-        let point =
-            RooflinePoint::simulated(rows[0].op.as_ref().unwrap(), rows[0].prediction.as_ref().unwrap());
+        let rows = s.kernel.evaluate(&hw, &s.core_corrections(&hw));
+        let op = rows[0].op.as_ref().unwrap();
+        let point = RooflinePoint::simulated(op, &roofline_core::predict(&hw, op).unwrap());
         let json = results_json(&s, &hw, None, &rows, std::slice::from_ref(&point));
         assert_eq!(import_measured(&json).unwrap(), vec![point]);
         assert!(import_measured("{").is_err());
@@ -284,9 +285,16 @@ mod tests {
     fn json_export_says_the_mode() {
         let s = Scenario::default();
         let hw = crate::calibration::effective_hardware(&s, &[]).unwrap().spec;
-        let json = results_json(&s, &hw, None, &s.kernel.evaluate(&hw), &[]);
+        let json = results_json(
+            &s,
+            &hw,
+            None,
+            &s.kernel.evaluate(&hw, &s.core_corrections(&hw)),
+            &[],
+        );
         let value: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(value["mode"], "reference");
+        assert_eq!(value["device"], hw.name.as_str());
         assert_eq!(value["hardware"]["provenance"], "reference");
         assert_eq!(value["corrections"]["step_launch"], "cuda_graphs");
         assert_eq!(value["kernel"][0]["mode"], "reference");

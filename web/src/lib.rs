@@ -21,6 +21,7 @@ pub mod sliders;
 pub mod sse;
 pub mod step;
 pub mod storage;
+pub mod summary;
 pub mod telemetry;
 pub mod validation;
 

@@ -53,8 +53,9 @@ pub const QUICK_SHAPES: [QuickShape; 3] = [
 pub const DEFAULT_HARDWARE: &str = "gb10";
 /// Default model preset.
 pub const DEFAULT_MODEL: &str = "llama-3.1-8b";
-/// Default precision config.
-pub const DEFAULT_CONFIG: &str = "nvfp4-w4a4";
+/// Default precision config: BF16, the baseline every catalogued GPU runs natively (all but the Apple GPU),
+/// so the first view answers on any device; the summary's advisor line says what to switch to.
+pub const DEFAULT_CONFIG: &str = "bf16";
 /// The GPU counts offered (tensor-parallel degrees within one scale-up domain).
 pub const GPU_COUNTS: [u32; 4] = [1, 2, 4, 8];
 

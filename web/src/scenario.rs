@@ -4,9 +4,10 @@
 
 use roofline_core::hardware::Sourced;
 use roofline_core::{
-    Advice, Corrections, Error, HardwareSpec, Mode, ModelAnalysis, ModelConfig, Operator, Parallelism, Phase,
-    Precision, Prediction, Recommendation, Workload, advise_model_parallel, analyze_model_parallel,
-    find_quant_config, predict, recommend_model_parallel,
+    Advice, Corrections, Error, HardwareSpec, MemoryFraction, Mode, ModelAnalysis, ModelConfig, OpAnalysis,
+    Operator, Parallelism, Phase, Precision, Recommendation, StepLaunch, VLLM_GPU_MEMORY_UTILIZATION,
+    Workload, advise_model_parallel, analyze_model_parallel, analyze_operator, find_quant_config,
+    recommend_model_parallel,
 };
 use serde::{Deserialize, Serialize};
 
@@ -45,19 +46,22 @@ pub struct KernelRow {
     pub precision: Precision,
     /// The operator (GEMV when M = 1), or why the shape is invalid.
     pub op: Result<Operator, Error>,
-    /// The prediction, or why there is none (unsupported precision, invalid shape).
-    pub prediction: Result<Prediction, Error>,
+    /// The prediction with the scenario's corrections (launch floor, wave quantization), or why there is
+    /// none (unsupported precision, invalid shape).
+    pub prediction: Result<OpAnalysis, Error>,
 }
 
 impl KernelSpec {
-    /// Evaluates every precision on `hw`; unsupported ones stay in the list as errors.
+    /// Evaluates every precision on `hw` with `corrections` (core's `analyze_operator`: the kernel's
+    /// roofline plus the launch floor and wave quantization when on); unsupported ones stay in the list as
+    /// errors.
     #[must_use]
-    pub fn evaluate(&self, hw: &HardwareSpec) -> Vec<KernelRow> {
+    pub fn evaluate(&self, hw: &HardwareSpec, corrections: &Corrections) -> Vec<KernelRow> {
         self.precisions
             .iter()
             .map(|&precision| {
                 let op = Operator::matmul(self.m, self.n, self.k, precision.into());
-                let prediction = op.clone().and_then(|op| predict(hw, &op));
+                let prediction = op.clone().and_then(|op| analyze_operator(hw, &op, corrections));
                 KernelRow {
                     precision,
                     op,
@@ -145,6 +149,9 @@ pub struct Scenario {
     pub corrections: CorrectionToggles,
     /// The kernel spot check.
     pub kernel: KernelSpec,
+    /// The engine's share of device memory the fit uses, vLLM's `gpu_memory_utilization` (0.92 by default,
+    /// [`VLLM_GPU_MEMORY_UTILIZATION`]; scenarios saved before it existed read the default).
+    pub memory_fraction: f64,
 }
 
 impl Default for Scenario {
@@ -160,7 +167,23 @@ impl Default for Scenario {
             experts: 1,
             corrections: CorrectionToggles::default(),
             kernel: KernelSpec::default(),
+            memory_fraction: VLLM_GPU_MEMORY_UTILIZATION,
         }
+    }
+}
+
+/// The memory fractions the page accepts: 0.05 to 1 of device memory.
+pub const MEMORY_FRACTION_RANGE: (f64, f64) = (0.05, 1.0);
+
+/// How a device launches a step's kernels from the host: one CUDA graph per step on a GPU; nothing to add
+/// on the endpoint's CPU backend (a calibrated `cpu_host` spec), which calls its kernels as plain functions
+/// whose fixed cost its calibrated per-kernel overhead already holds.
+#[must_use]
+pub fn step_launch_of(hw: &HardwareSpec) -> StepLaunch {
+    if hw.calibrated_base().is_some_and(|base| base.starts_with("cpu_")) {
+        StepLaunch::Ignored
+    } else {
+        StepLaunch::CudaGraphs
     }
 }
 
@@ -180,14 +203,22 @@ impl Scenario {
         }
     }
 
-    /// The corrections of predictions in `mode`, as `roofline_core` takes them: those of the mode
-    /// ([`Corrections::for_mode`]) plus the user's launch floor and wave quantization (the toggles only add).
+    /// The corrections of predictions on `hw`, as `roofline_core` takes them: those of its mode
+    /// ([`Corrections::for_mode`]) with the device's step launch ([`step_launch_of`], outside datasheet
+    /// mode), plus the user's launch floor and wave quantization (the toggles only add), and the scenario's
+    /// engine memory fraction.
     #[must_use]
-    pub fn core_corrections(&self, mode: Mode) -> Corrections {
-        let base = Corrections::for_mode(mode);
+    pub fn core_corrections(&self, hw: &HardwareSpec) -> Corrections {
+        let base = Corrections::for_mode(Mode::of(hw));
+        let step_launch = match base.step_launch {
+            StepLaunch::Ignored => StepLaunch::Ignored,
+            _ => step_launch_of(hw),
+        };
         Corrections {
             launch_floor: base.launch_floor || self.corrections.launch_floor,
             wave_quantization: base.wave_quantization || self.corrections.wave_quantization,
+            step_launch,
+            memory: MemoryFraction::OfCapacity(self.memory_fraction),
             ..base
         }
     }
@@ -228,7 +259,7 @@ impl Scenario {
             config,
             &self.workload(),
             &self.parallelism(),
-            &self.core_corrections(Mode::of(hw)),
+            &self.core_corrections(hw),
         )
     }
 
@@ -244,7 +275,7 @@ impl Scenario {
             &self.workload(),
             &self.parallelism(),
             &self.config,
-            &self.core_corrections(Mode::of(hw)),
+            &self.core_corrections(hw),
         )
     }
 
@@ -264,7 +295,7 @@ impl Scenario {
             resolve_model(&self.model, models)?,
             &self.workload(),
             &self.parallelism(),
-            &self.core_corrections(Mode::of(hw)),
+            &self.core_corrections(hw),
             advice,
         )
     }
@@ -308,20 +339,44 @@ impl Scenario {
         Some(used.into_iter().flatten().collect())
     }
 
-    /// A short label for pins and exports, e.g. `GB10 · NVFP4 W4A4 · decode B1 S4096`.
+    /// A short label for pins and exports with names, not keys, e.g. `NVIDIA GB10 (DGX Spark) · Llama 3.1
+    /// 8B · NVFP4 W4A4 · decode B1 S4096` (`models`: the imported ones; `custom`: the user's devices).
     #[must_use]
-    pub fn label(&self) -> String {
+    pub fn label(&self, custom: &[HardwareSpec], models: &[ModelConfig]) -> String {
         let config = find_quant_config(&self.config).map_or(self.config.clone(), |c| c.name.clone());
+        let device = crate::presets::resolve_hardware(&self.hardware, custom)
+            .map_or(self.hardware.clone(), |h| h.name);
+        let model = resolve_model(&self.model, models).map_or(self.model.clone(), |m| m.name.clone());
         let phase = if self.prefill { "prefill" } else { "decode" };
-        let gpus = if self.gpus == 1 {
-            String::new()
-        } else {
-            format!(" · {} GPUs", self.gpus)
-        };
         format!(
-            "{} · {} · {config} · {phase} B{} S{}{gpus}",
-            self.hardware, self.model, self.batch, self.context
+            "{device} · {model} · {config} · {phase} B{} S{}{}",
+            self.batch,
+            self.context,
+            gpus_label(self.gpus, self.experts).map_or(String::new(), |g| format!(" · {g}"))
         )
+    }
+
+    /// Replaces a model or config key that names nothing (a mistyped or foreign link) with the default, so
+    /// no select is left blank and nothing unknown is saved; returns what was replaced, e.g. `unknown model
+    /// 'gpt-5': showing Llama 3.1 8B`. Devices are left alone: an unknown one shows as asked, with a notice.
+    pub fn replace_unknown_keys(&mut self, models: &[ModelConfig]) -> Vec<String> {
+        let mut replaced = Vec::new();
+        if resolve_model(&self.model, models).is_err() {
+            let default = Scenario::default().model;
+            let name = resolve_model(&default, models).map_or(default.clone(), |m| m.name.clone());
+            replaced.push(format!("unknown model '{}': showing {name}", self.model));
+            self.model = default;
+        }
+        if find_quant_config(&self.config).is_err() {
+            let default = Scenario::default().config;
+            let name = find_quant_config(&default).map_or(default.clone(), |c| c.name.clone());
+            replaced.push(format!(
+                "unknown precision config '{}': showing {name}",
+                self.config
+            ));
+            self.config = default;
+        }
+        replaced
     }
 
     /// Whether going from `self` to `next` is a discrete change (a new history entry) rather than a
@@ -340,6 +395,16 @@ impl Scenario {
             ..s.clone()
         };
         continuous(self) != continuous(next)
+    }
+}
+
+/// How a step is split, e.g. `8 GPUs (TP 8, EP 8)`, `4 GPUs (TP 4)`; `None` on one GPU.
+#[must_use]
+pub fn gpus_label(gpus: u32, experts: u32) -> Option<String> {
+    match (gpus, experts) {
+        (1, _) => None,
+        (g, 1) => Some(format!("{g} GPUs (TP {g})")),
+        (g, e) => Some(format!("{g} GPUs (TP {g}, EP {e})")),
     }
 }
 
@@ -371,9 +436,26 @@ mod tests {
     #[test]
     fn default_scenario_reproduces_core_gb10_gemv() {
         let hw = resolve_hardware("gb10", &[]).unwrap();
-        let rows = KernelSpec::default().evaluate(&hw);
+        let rows = KernelSpec::default().evaluate(&hw, &Corrections::NONE);
         let fp16 = rows.iter().find(|r| r.precision == Precision::Fp16).unwrap();
         assert!((fp16.prediction.as_ref().unwrap().time_s - 122.970_021_978e-6).abs() < 1e-12);
+        // The launch floor lifts a kernel that would finish sooner; this GEMV (123 µs) stays, a 1×64×64
+        // one (8 KiB at 273 GB/s: 30 ns) takes the 4 µs floor.
+        let floored = Corrections {
+            launch_floor: true,
+            ..Corrections::NONE
+        };
+        let tiny = KernelSpec {
+            n: 64,
+            k: 64,
+            ..KernelSpec::default()
+        };
+        let rows = tiny.evaluate(&hw, &floored);
+        let fp16 = rows.iter().find(|r| r.precision == Precision::Fp16).unwrap();
+        assert_eq!(
+            fp16.prediction.as_ref().unwrap().time_s,
+            roofline_core::KERNEL_LAUNCH_FLOOR_S
+        );
         let int4 = rows.iter().find(|r| r.precision == Precision::Int4).unwrap();
         assert!(
             matches!(int4.prediction, Err(Error::Unsupported { .. })),
@@ -397,18 +479,67 @@ mod tests {
     #[test]
     fn the_default_scenario_is_in_reference_mode_with_realistic_corrections() {
         let s = Scenario::default();
+        let gb10 = resolve_hardware("gb10", &[]).unwrap();
+        let reference = gb10.reference().unwrap();
         assert_eq!(s.corrections.mode, Mode::Reference);
-        assert_eq!(s.core_corrections(Mode::Reference), Corrections::REALISTIC);
-        assert_eq!(s.core_corrections(Mode::Datasheet), Corrections::NONE);
+        assert_eq!(s.core_corrections(&reference), Corrections::REALISTIC);
+        assert_eq!(s.core_corrections(&gb10), Corrections::NONE);
         let mut toggled = s.clone();
         toggled.corrections.wave_quantization = true;
+        toggled.memory_fraction = 0.8;
         assert_eq!(
-            toggled.core_corrections(Mode::Reference),
+            toggled.core_corrections(&reference),
             Corrections {
                 wave_quantization: true,
+                memory: roofline_core::MemoryFraction::OfCapacity(0.8),
                 ..Corrections::REALISTIC
             },
             "the toggles add to the mode's corrections"
+        );
+        // A host CPU calibrated by the endpoint launches no CUDA graph.
+        let cpu = HardwareSpec::uncatalogued("cpu_host", "Host CPU", "x86-64", 64e9)
+            .calibrated(&roofline_core::hardware::Calibration {
+                device_name: "Host CPU".into(),
+                dram_bandwidth_bytes_per_s: 20e9,
+                kernel_overhead_s: 1e-6,
+                vector_kernel_overhead_s: None,
+                peaks: vec![(roofline_core::ComputePath::Fp32, 1e12)],
+                source: "test".into(),
+                quality: None,
+            })
+            .unwrap();
+        assert_eq!(step_launch_of(&cpu), StepLaunch::Ignored);
+        assert_eq!(s.core_corrections(&cpu).step_launch, StepLaunch::Ignored);
+        assert_eq!(step_launch_of(&reference), StepLaunch::CudaGraphs);
+    }
+
+    #[test]
+    fn unknown_models_and_configs_are_replaced_and_named() {
+        let mut s = Scenario {
+            model: "gpt-5".into(),
+            config: "zzz".into(),
+            ..Scenario::default()
+        };
+        let replaced = s.replace_unknown_keys(&[]);
+        assert_eq!(
+            replaced,
+            [
+                "unknown model 'gpt-5': showing Llama 3.1 8B".to_owned(),
+                "unknown precision config 'zzz': showing BF16 baseline".to_owned()
+            ]
+        );
+        assert_eq!((s.model.as_str(), s.config.as_str()), ("llama-3.1-8b", "bf16"));
+        assert!(Scenario::default().replace_unknown_keys(&[]).is_empty());
+        // Names, not keys, and the split on several GPUs.
+        let label = Scenario {
+            gpus: 8,
+            experts: 8,
+            ..Scenario::default()
+        }
+        .label(&[], &[]);
+        assert!(
+            label.starts_with("NVIDIA GB10") && label.ends_with("· 8 GPUs (TP 8, EP 8)"),
+            "{label}"
         );
     }
 
@@ -441,12 +572,12 @@ mod tests {
         assert_eq!(s.used_reference_ceilings(&gb10), None);
         let used = s.used_reference_ceilings(&gb10.reference().unwrap()).unwrap();
         let what: Vec<_> = used.iter().map(|c| c.what.as_str()).collect();
-        // The default config (NVFP4 W4A4) computes on the FP4 path.
+        // The default config (BF16) computes on the BF16 path.
         assert_eq!(
             what,
             [
                 "DRAM bandwidth",
-                "FP4 GEMM peak",
+                "BF16 GEMM peak",
                 "matrix kernel floor",
                 "vector kernel floor"
             ]
@@ -566,7 +697,7 @@ mod tests {
             n: 0,
             ..KernelSpec::default()
         }
-        .evaluate(&hw);
+        .evaluate(&hw, &Corrections::NONE);
         assert!(
             rows.iter()
                 .all(|r| matches!(r.prediction, Err(Error::InvalidInput(_))))

@@ -2,9 +2,10 @@
 //! [`Scenario::from_query`]) and [`SharedLink`], which also carries the custom devices and imported models
 //! the scenario and its pins use (compact JSON, validated on the way in) and the pins.
 
-use roofline_core::{HardwareSpec, Mode, ModelConfig};
+use roofline_core::hardware::Sourced;
+use roofline_core::{HardwareSpec, Mode, ModelConfig, ReferenceCeilings};
 
-use crate::scenario::{Scenario, legacy_mode};
+use crate::scenario::{MEMORY_FRACTION_RANGE, Scenario, legacy_mode};
 use crate::sliders::{BATCH_RANGE, CONTEXT_RANGE};
 
 /// The largest GPU count a link may ask for (core refuses what the device's domain cannot hold).
@@ -19,7 +20,8 @@ impl Scenario {
             .finish()
     }
 
-    /// The query's fields in order; `tp` and `ep` only when they are not 1.
+    /// The query's fields in order; `tp` and `ep` only when they are not 1, `mem` (the engine memory
+    /// fraction) only when it is not vLLM's default.
     fn query_pairs(&self) -> Vec<(&'static str, String)> {
         let c = self.corrections;
         let flags: String = [(c.launch_floor, 'l'), (c.wave_quantization, 'w')]
@@ -45,10 +47,16 @@ impl Scenario {
             ("n", self.kernel.n.to_string()),
             ("k", self.kernel.k.to_string()),
             ("p", precisions.join(",")),
+            ("mem", self.memory_fraction.to_string()),
         ];
+        let default_memory = Scenario::default().memory_fraction;
         pairs
             .into_iter()
-            .filter(|(k, _)| (*k != "tp" || self.gpus != 1) && (*k != "ep" || self.experts != 1))
+            .filter(|(k, _)| {
+                (*k != "tp" || self.gpus != 1)
+                    && (*k != "ep" || self.experts != 1)
+                    && (*k != "mem" || self.memory_fraction != default_memory)
+            })
             .collect()
     }
 
@@ -114,11 +122,108 @@ impl Scenario {
                     s.kernel.precisions = value.split(',').filter_map(|n| n.parse().ok()).collect();
                     true
                 }
+                "mem" => value
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|f| (MEMORY_FRACTION_RANGE.0..=MEMORY_FRACTION_RANGE.1).contains(f))
+                    .map(|f| s.memory_fraction = f)
+                    .is_some(),
                 _ => false,
             };
         }
         s.corrections.mode = mode.unwrap_or(legacy_mode(legacy_calibrated));
         any.then_some(s)
+    }
+}
+
+/// Every sourced figure of `r`.
+fn figures(r: &mut ReferenceCeilings) -> impl Iterator<Item = &mut Sourced> {
+    [
+        &mut r.dram_fraction,
+        &mut r.matrix_kernel_floor,
+        &mut r.vector_kernel_floor,
+    ]
+    .into_iter()
+    .chain(r.gemm_fractions.iter_mut().map(|g| &mut g.fraction))
+    .chain(
+        [
+            &mut r.collective_fraction,
+            &mut r.collective_base_latency,
+            &mut r.collective_step_latency,
+        ]
+        .into_iter()
+        .flatten(),
+    )
+}
+
+/// What a link leaves out of a custom device: its documentation (sources, notes, derived and unverified
+/// lists, the interconnect's sources, the reference ceilings' basis texts, a calibration's warnings), never
+/// a number, so the link stays short (2.6 k characters for a device started from an H100 spec and a pin,
+/// 6.6 k before) and predicts identically.
+fn compact(spec: &HardwareSpec) -> HardwareSpec {
+    let mut spec = spec.clone();
+    spec.sources.clear();
+    spec.derived.clear();
+    spec.unverified.clear();
+    spec.notes.clear();
+    if let Some(link) = &mut spec.interconnect {
+        link.sources.clear();
+    }
+    if let Some(r) = &mut spec.reference {
+        for sourced in figures(r) {
+            sourced.basis.clear();
+        }
+    }
+    if let Some(q) = &mut spec.calibration {
+        q.warnings.clear();
+    }
+    spec
+}
+
+/// A device as a link carries it: [`compact`], as JSON without null, empty-string and empty-list fields (each
+/// reads back as its default).
+fn link_json(spec: &HardwareSpec) -> String {
+    fn prune(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(map) => {
+                map.retain(|_, v| {
+                    !(v.is_null() || v.as_str() == Some("") || v.as_array().is_some_and(Vec::is_empty))
+                });
+                map.values_mut().for_each(prune);
+            }
+            serde_json::Value::Array(list) => list.iter_mut().for_each(prune),
+            _ => {}
+        }
+    }
+    let mut value = serde_json::to_value(compact(spec)).unwrap_or_default();
+    prune(&mut value);
+    value.to_string()
+}
+
+/// What a device read from a link says about what [`compact`] left out: the basis of its reference
+/// ceilings and its sources are "not carried by the share link"; a calibration's warnings are assessed
+/// again from its spreads.
+fn restore(spec: &mut HardwareSpec) {
+    const NOT_CARRIED: &str = "not carried by the share link";
+    if spec.sources.is_empty() {
+        spec.sources.push(NOT_CARRIED.to_owned());
+    }
+    if let Some(r) = &mut spec.reference {
+        for sourced in figures(r).filter(|s| s.basis.is_empty()) {
+            sourced.basis = NOT_CARRIED.to_owned();
+        }
+    }
+    if let Some(q) = &mut spec.calibration
+        && q.warnings.is_empty()
+    {
+        *q = roofline_core::hardware::CalibrationQuality::assess(
+            q.measured_at_unix_s,
+            q.bandwidth,
+            q.kernel_overhead,
+            q.vector_kernel_overhead,
+            std::mem::take(&mut q.peaks),
+            q.host_load_per_cpu,
+        );
     }
 }
 
@@ -158,8 +263,7 @@ impl SharedLink {
             }
         }
         for spec in keys.iter().filter_map(|k| custom.iter().find(|h| h.key == *k)) {
-            let json = serde_json::to_string(spec).unwrap_or_default();
-            q.append_pair("dev", &json);
+            q.append_pair("dev", &link_json(spec));
         }
         let mut model_keys: Vec<&str> = Vec::new();
         for key in std::iter::once(&scenario.model).chain(pins.iter().map(|p| &p.model)) {
@@ -191,6 +295,7 @@ impl SharedLink {
             match key.as_ref() {
                 "dev" => match HardwareSpec::from_json(&value) {
                     Ok(mut spec) if roofline_core::find_hardware(&spec.key).is_err() => {
+                        restore(&mut spec);
                         if spec.provenance != roofline_core::Provenance::Measured {
                             spec.provenance = roofline_core::Provenance::Custom;
                         }
@@ -257,8 +362,15 @@ mod tests {
                 k: 4096,
                 precisions: vec![Precision::Bf16, Precision::Nvfp4],
             },
+            memory_fraction: 0.85,
         };
+        assert!(s.to_query().contains("&mem=0.85"));
         assert_eq!(Scenario::from_query(&format!("?{}", s.to_query())), Some(s));
+        assert!(!Scenario::default().to_query().contains("mem="));
+        assert_eq!(
+            Scenario::from_query("hw=gb10&mem=7").unwrap().memory_fraction,
+            0.92
+        );
         assert_eq!(Scenario::from_query("?utm_source=x"), None);
     }
 
@@ -350,9 +462,34 @@ mod tests {
             ..Scenario::default()
         };
         let query = SharedLink::query(&s, std::slice::from_ref(&mine), &[], std::slice::from_ref(&pin));
+        // The device's documentation stays out of the link (6.6 k characters before), its numbers do not.
+        assert!(query.len() < 3_000, "{} characters", query.len());
         let link = SharedLink::from_query(&query).unwrap();
         assert_eq!(link.scenario, s);
-        assert_eq!(link.devices, vec![mine.clone()]);
+        let mut expected = compact(&mine);
+        restore(&mut expected);
+        assert_eq!(link.devices, vec![expected.clone()]);
+        let read = &link.devices[0];
+        assert_eq!(
+            (
+                &read.peaks,
+                read.dram_bandwidth_bytes_per_s,
+                read.memory_reported_bytes
+            ),
+            (
+                &mine.peaks,
+                mine.dram_bandwidth_bytes_per_s,
+                mine.memory_reported_bytes
+            )
+        );
+        assert_eq!(
+            read.reference_ceilings().dram_fraction.value,
+            mine.reference_ceilings().dram_fraction.value
+        );
+        assert_eq!(
+            read.reference_ceilings().dram_fraction.basis,
+            "not carried by the share link"
+        );
         assert_eq!(link.pins, Some(vec![pin]));
         assert!(link.bad_devices.is_empty());
         // No pins listed: the saved ones stay; an unreadable device is reported.

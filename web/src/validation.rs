@@ -9,6 +9,18 @@ pub use roofline_core::validation::*;
 
 use crate::calibration::DeviceSpecs;
 
+/// How far `point` lies above the roofline of `spec` at its arithmetic intensity, as a fraction (achieved
+/// FLOP/s over min(peak, AI · bandwidth), minus 1); `None` at or below it, or when `spec` has no peak for
+/// the precision it computes in. A point above a calibrated roof means the calibration underestimates the
+/// device (a noisy or loaded calibration run).
+#[must_use]
+pub fn above_roof(point: &MeasuredPoint, spec: &roofline_core::HardwareSpec) -> Option<f64> {
+    let peak = spec.dense_peak_for(point.operands.compute()).ok()?;
+    let roof = peak.min(point.arithmetic_intensity() * spec.dram_bandwidth_bytes_per_s);
+    let excess = point.achieved_flop_per_s() / roof - 1.0;
+    (excess.is_finite() && excess > 0.0).then_some(excess)
+}
+
 /// CSS class of a band: `err-good`, `err-fair`, `err-poor`.
 #[must_use]
 pub const fn band_class(band: Band) -> &'static str {
@@ -66,6 +78,30 @@ mod tests {
 
     use super::*;
     use crate::measured::tests::measured_point;
+
+    #[test]
+    fn a_point_above_the_roof_is_flagged_with_its_excess() {
+        use roofline_core::measurement::Measurement;
+        // GB10 FP16 GEMV 1x4096x4096: 33,554,432 FLOP over 33,570,816 B at 273 GB/s is a roof of
+        // 273e9 · 33,554,432 / 33,570,816 = 272.87 GFLOP/s. Measured in 50 µs it ran at 671.09 GFLOP/s:
+        // 1.459 above; in 200 µs (167.8 GFLOP/s) it is below.
+        let gb10 = roofline_core::find_hardware("gb10").unwrap();
+        let op = roofline_core::Operator::gemv(4096, 4096, Precision::Fp16.into()).unwrap();
+        let point = |median_s| {
+            let m = Measurement {
+                median_s,
+                ..Measurement::default()
+            };
+            MeasuredPoint::of_operator(&op, Precision::Fp16, "", m)
+        };
+        let excess = above_roof(&point(50e-6), gb10).unwrap();
+        let expected = (33_554_432.0 / 50e-6) / (273e9 * 33_554_432.0 / 33_570_816.0) - 1.0;
+        assert!(
+            (excess - expected).abs() < 1e-9 && (excess - 1.459).abs() < 1e-3,
+            "{excess}"
+        );
+        assert_eq!(above_roof(&point(200e-6), gb10), None);
+    }
 
     #[test]
     fn one_column_per_mode_the_device_has() {

@@ -176,6 +176,7 @@ pub struct Interconnect {
     #[cfg_attr(feature = "serde", serde(default))]
     pub step_latency_s: f64,
     /// Citations of the link figures.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub sources: Vec<String>,
 }
 

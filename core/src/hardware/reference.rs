@@ -62,6 +62,7 @@ pub struct Sourced {
     pub value: f64,
     /// `measured: …` (with the source), `derived: …` (with the rule) or `source: …` (a published model
     /// constant, e.g. NCCL's latencies).
+    #[cfg_attr(feature = "serde", serde(default))]
     pub basis: String,
 }
 

@@ -67,12 +67,16 @@ pub struct HardwareSpec {
     /// Where the numbers come from.
     pub provenance: Provenance,
     /// Citations, one per source.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub sources: Vec<String>,
     /// Fields derived by arithmetic rather than published (names as in the research file, e.g. `peak_tflops.fp8`).
+    #[cfg_attr(feature = "serde", serde(default))]
     pub derived: Vec<String>,
     /// Fields that are secondary-sourced or contested.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub unverified: Vec<String>,
     /// Free-text notes: derivations and contested values.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub notes: String,
     /// Achievable fractions and per-kernel floors for reference-mode predictions (catalog devices carry
     /// them; `None` on a custom device takes the catalog-wide defaults).

@@ -4,7 +4,7 @@ use plotters::chart::SeriesAnno;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::charts::series::{Marker, PlotData, PlotPoint};
+use crate::charts::series::{Marker, PlotData, PlotPoint, legend};
 use crate::format;
 use crate::palette::Rgb;
 
@@ -48,9 +48,6 @@ pub struct Hit {
 fn rgb(c: Rgb) -> RGBColor {
     RGBColor(c.0, c.1, c.2)
 }
-
-/// Below this width in CSS pixels the legend is not drawn inside the chart (the page shows it below).
-pub const NARROW_CSS_PX: f64 = 560.0;
 
 /// Marker radius in CSS pixels.
 const RADIUS: f64 = 6.0;
@@ -140,7 +137,9 @@ fn draw_line<'a, 'c, DB: DrawingBackend>(
 
 /// Draws the roofline onto `root` and returns where each point landed (backend pixels). `scale` is the
 /// number of backend pixels per CSS pixel (the device pixel ratio on a canvas, 1 for SVG): text, lines and
-/// markers keep their size on high-density screens.
+/// markers keep their size on high-density screens. The legend is never drawn over the data: the page lists
+/// it beside the chart, an export under it ([`draw_captioned`]); `title` draws the title above the plot
+/// (exports; the page shows it as text, where it wraps instead of being clipped).
 ///
 /// # Errors
 /// The backend's drawing error.
@@ -149,13 +148,17 @@ pub fn draw<DB: DrawingBackend>(
     data: &PlotData,
     theme: &Theme,
     scale: f64,
+    title: bool,
 ) -> Result<Vec<Hit>, DrawingAreaErrorKind<DB::ErrorType>> {
     let fg = rgb(theme.foreground);
     root.fill(&rgb(theme.background))?;
     let font = |size: f64| ("sans-serif", size * scale).into_font().color(&fg);
     let line = px(2.0, scale) as u32;
-    let mut chart = ChartBuilder::on(root)
-        .caption(&data.title, font(16.0))
+    let mut builder = ChartBuilder::on(root);
+    if title {
+        builder.caption(&data.title, font(16.0));
+    }
+    let mut chart = builder
         .margin(px(12.0, scale))
         .x_label_area_size(px(44.0, scale))
         .y_label_area_size(px(64.0, scale))
@@ -177,23 +180,12 @@ pub fn draw<DB: DrawingBackend>(
         let bw = slope.bandwidth;
         let slope_end = slope.ridge.max(data.x.0).min(data.x.1);
         let points = [(data.x.0, bw * data.x.0), (slope_end, bw * slope_end)];
-        draw_line(&mut chart, &points, fg.stroke_width(line), slope.dashed, scale)?
-            .label(&slope.label)
-            .legend(move |(x, y)| {
-                PathElement::new(
-                    [(x, y + px(4.0, scale)), (x + px(16.0, scale), y - px(4.0, scale))],
-                    fg.stroke_width(line),
-                )
-            });
+        draw_line(&mut chart, &points, fg.stroke_width(line), slope.dashed, scale)?;
     }
     for roof in &data.roofs {
         let color = rgb(roof.color);
         let points = [(roof.ridge, roof.peak), (data.x.1, roof.peak)];
-        draw_line(&mut chart, &points, color.stroke_width(line), roof.dashed, scale)?
-            .label(&roof.label)
-            .legend(move |(x, y)| {
-                PathElement::new([(x, y), (x + px(16.0, scale), y)], color.stroke_width(line + 1))
-            });
+        draw_line(&mut chart, &points, color.stroke_width(line), roof.dashed, scale)?;
     }
 
     let plot = chart.plotting_area();
@@ -203,25 +195,15 @@ pub fn draw<DB: DrawingBackend>(
         draw_marker(root, (x, y), point, scale)?;
         hits.push(Hit { x, y, index });
     }
-
-    // On a narrow chart (a phone) the legend would cover the data: the page lists it under the chart instead.
-    if f64::from(root.dim_in_pixel().0) / scale >= NARROW_CSS_PX {
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font(font(12.0))
-            .legend_area_size(px(30.0, scale) as u32)
-            .margin(px(10.0, scale) as u32)
-            .background_style(rgb(theme.background).mix(0.85))
-            .border_style(rgb(theme.grid))
-            .draw()?;
-    }
     root.present()?;
     Ok(hits)
 }
 
-/// Draws the chart with a caption line under it (device, model, config, mode): the exported image says what
-/// it shows.
+/// Height of an export's footer (the caption and the legend), in CSS pixels.
+pub const EXPORT_FOOTER_CSS_PX: f64 = 44.0;
+
+/// Draws the chart with its title above and a footer under it: the caption (device, model, config, mode)
+/// and the legend as text, so the exported image says what it shows.
 ///
 /// # Errors
 /// The backend's drawing error.
@@ -233,18 +215,26 @@ pub fn draw_captioned<DB: DrawingBackend>(
     caption: &str,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let (_, height) = root.dim_in_pixel();
-    let foot = px(26.0, scale).max(1) as u32;
+    let foot = px(EXPORT_FOOTER_CSS_PX, scale).max(1) as u32;
     let (chart, below) = root.split_vertically(height.saturating_sub(foot));
     below.fill(&rgb(theme.background))?;
-    draw(&chart, data, theme, scale)?;
-    let font = ("sans-serif", 13.0 * scale)
-        .into_font()
-        .color(&rgb(theme.foreground));
+    draw(&chart, data, theme, scale, true)?;
+    let font = |size: f64| {
+        ("sans-serif", size * scale)
+            .into_font()
+            .color(&rgb(theme.foreground))
+    };
     below.draw(&Text::new(
         caption.to_owned(),
-        (px(10.0, scale), px(5.0, scale)),
-        font,
+        (px(10.0, scale), px(4.0, scale)),
+        font(13.0),
     ))?;
+    let (entries, key) = legend(data);
+    let text = std::iter::once(key)
+        .chain(entries.into_iter().map(|e| e.label))
+        .collect::<Vec<_>>()
+        .join(" · ");
+    below.draw(&Text::new(text, (px(10.0, scale), px(24.0, scale)), font(11.0)))?;
     root.present()
 }
 
@@ -258,38 +248,51 @@ mod tests {
     use crate::scenario::KernelSpec;
 
     #[test]
-    fn svg_has_every_roof_label_and_point() {
+    fn svg_has_every_point_and_no_legend_over_the_data() {
         let hw = resolve_hardware("gb10", &[]).unwrap();
         let reference = hw.reference().unwrap();
         let data = with_other(
             plot_data(
                 &reference,
-                kernel_points(&KernelSpec::default().evaluate(&reference)),
+                kernel_points(&KernelSpec::default().evaluate(&reference, &roofline_core::Corrections::NONE)),
             ),
             &hw,
         );
         let mut svg = String::new();
         let hits = {
             let root = SVGBackend::with_string(&mut svg, (900, 560)).into_drawing_area();
-            draw(&root, &data, &Theme::LIGHT, 1.0).unwrap()
+            draw(&root, &data, &Theme::LIGHT, 1.0, true).unwrap()
         };
         assert_eq!(hits.len(), data.points.len());
         assert!(
             hits.iter()
                 .all(|h| (0..900).contains(&h.x) && (0..560).contains(&h.y))
         );
-        for roof in &data.roofs {
-            assert!(svg.contains(&roof.label), "missing {}", roof.label);
-        }
-        assert!(svg.contains("ideal (datasheet) DRAM 273 GB/s"));
         assert!(svg.contains("reference · "), "the title says the mode");
         assert!(svg.matches("<circle").count() >= data.points.len());
+        // The page lists the legend beside the chart: no roof label is drawn over the data.
+        for roof in &data.roofs {
+            assert!(!svg.contains(&roof.label), "{} drawn in the plot", roof.label);
+        }
+        let mut untitled = String::new();
+        {
+            let root = SVGBackend::with_string(&mut untitled, (900, 560)).into_drawing_area();
+            draw(&root, &data, &Theme::LIGHT, 1.0, false).unwrap();
+        }
+        assert!(!untitled.contains("reference · "));
     }
 
     #[test]
-    fn the_exported_chart_has_its_caption() {
+    fn the_exported_chart_has_its_caption_and_legend() {
         let hw = resolve_hardware("gb10", &[]).unwrap();
-        let data = plot_data(&hw, kernel_points(&KernelSpec::default().evaluate(&hw)));
+        let reference = hw.reference().unwrap();
+        let data = with_other(
+            plot_data(
+                &reference,
+                kernel_points(&KernelSpec::default().evaluate(&reference, &roofline_core::Corrections::NONE)),
+            ),
+            &hw,
+        );
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, (900, 600)).into_drawing_area();
@@ -298,10 +301,12 @@ mod tests {
                 &data,
                 &Theme::LIGHT,
                 2.0,
-                "NVIDIA GB10 · llama-3.1-8b · NVFP4 · reference",
+                "reference · NVIDIA GB10 · Llama 3.1 8B · BF16",
             )
             .unwrap();
         }
-        assert!(svg.contains("NVIDIA GB10 · llama-3.1-8b · NVFP4 · reference"));
+        assert!(svg.contains("reference · NVIDIA GB10 · Llama 3.1 8B · BF16"));
+        assert!(svg.contains("solid = reference, dashed = datasheet (the ideal bound)"));
+        assert!(svg.contains("DRAM "), "the legend's slope entry");
     }
 }

@@ -8,8 +8,8 @@ use plotters_svg::SVGBackend;
 use wasm_bindgen::JsCast;
 
 use crate::browser;
-use crate::charts::draw::{Hit, NARROW_CSS_PX, Theme, draw, draw_captioned};
-use crate::charts::series::PlotData;
+use crate::charts::draw::{EXPORT_FOOTER_CSS_PX, Hit, Theme, draw, draw_captioned};
+use crate::charts::series::{PlotData, PointKinds, legend};
 
 /// Hover radius in CSS pixels.
 const HIT_RADIUS: f64 = 10.0;
@@ -22,17 +22,23 @@ fn theme() -> Theme {
     }
 }
 
-/// A log-log roofline drawn on a canvas (`data-testid="roofline-canvas"`) that fills its container's width
-/// and redraws on resize and on a light/dark switch, with a tooltip for the point under the pointer and
-/// PNG/SVG export buttons.
+/// A log-log roofline drawn on a canvas (`data-testid="roofline-canvas"`) that fills its frame (at least
+/// 240 px tall) and redraws on resize and on a light/dark switch, under its title (`chart-title`, which
+/// wraps instead of being clipped) and beside its legend (`roof-legend`: one entry per compute path with
+/// the other spec's peak in brackets, what solid and dashed mean, and toggles for model, kernel, measured
+/// and pinned points, `points-<kind>`), with a tooltip for the point under the pointer and PNG/SVG export
+/// buttons (both with the caption and legend under the chart). The chart's `data-mode` and `data-device`
+/// are those of every number in it and its tooltips.
 #[component]
 pub fn RooflineChart(
     /// What to draw.
     #[prop(into)]
     data: Signal<PlotData>,
-    /// What the chart shows (device, model, config, mode), printed under an exported PNG.
+    /// What the chart shows (device, model, config, mode), printed under an exported PNG or SVG.
     #[prop(into)]
     caption: Signal<String>,
+    /// Which kinds of points are drawn.
+    kinds: RwSignal<PointKinds>,
 ) -> impl IntoView {
     let canvas_ref = NodeRef::<Canvas>::new();
     let frame_ref = NodeRef::<Div>::new();
@@ -40,13 +46,11 @@ pub fn RooflineChart(
     let hits = StoredValue::new(Vec::<Hit>::new());
     let hover = RwSignal::new(None::<(i32, i32, usize)>);
     let error = RwSignal::new(None::<String>);
-    // The frame's width is measured only on the first draw and on resize: reading it on every redraw would
+    // The frame's size is measured only on the first draw and on resize: reading it on every redraw would
     // force a synchronous layout of the whole page after each slider move.
-    let width = StoredValue::new(None::<u32>);
-    // Narrow charts list their legend below the canvas instead of over the data.
-    let narrow = RwSignal::new(false);
+    let size = StoredValue::new(None::<(u32, u32)>);
     let _ = window_event_listener(leptos::ev::resize, move |_| {
-        width.set_value(None);
+        size.set_value(None);
         redraw.update(|n| *n += 1);
     });
     browser::on_theme_change(move || redraw.update(|n| *n += 1));
@@ -56,25 +60,27 @@ pub fn RooflineChart(
         let (Some(canvas), Some(frame)) = (canvas_ref.get(), frame_ref.get()) else {
             return;
         };
-        let css_width = width.get_value().unwrap_or_else(|| {
-            let measured = frame.client_width().max(320) as u32;
-            width.set_value(Some(measured));
+        let (css_width, css_height) = size.get_value().unwrap_or_else(|| {
+            let measured = (
+                frame.client_width().max(200) as u32,
+                frame.client_height().max(200) as u32,
+            );
+            size.set_value(Some(measured));
             measured
         });
-        let is_narrow = f64::from(css_width) < NARROW_CSS_PX;
-        if narrow.get_untracked() != is_narrow {
-            narrow.set(is_narrow);
-        }
         let scale = browser::device_pixel_ratio();
-        let w = (f64::from(css_width) * scale).round() as u32;
-        if canvas.width() != w {
+        let (w, h) = (
+            (f64::from(css_width) * scale).round() as u32,
+            (f64::from(css_height) * scale).round() as u32,
+        );
+        if canvas.width() != w || canvas.height() != h {
             canvas.set_width(w);
-            canvas.set_height(w * 3 / 5);
+            canvas.set_height(h);
         }
         let Some(backend) = CanvasBackend::with_canvas_object(canvas) else {
             return;
         };
-        let result = data.with(|d| draw(&backend.into_drawing_area(), d, &theme(), scale));
+        let result = data.with(|d| draw(&backend.into_drawing_area(), d, &theme(), scale, false));
         match result {
             Ok(h) => {
                 hits.set_value(h);
@@ -118,7 +124,7 @@ pub fn RooflineChart(
         );
         let (w, h) = (
             (css.0 * scale).round() as u32,
-            ((css.1 + 26.0) * scale).round() as u32,
+            ((css.1 + 30.0 + EXPORT_FOOTER_CSS_PX) * scale).round() as u32,
         );
         let Some(offscreen) = document()
             .create_element("canvas")
@@ -146,72 +152,111 @@ pub fn RooflineChart(
             Err(e) => error.set(Some(e)),
         }
     };
+    // The last SVG export, kept for the page's tests (`svg-export`'s `data-caption` says whether it has one).
+    let exported_svg = RwSignal::new(None::<String>);
     let export_svg = move |_| {
         let Some(canvas) = canvas_ref.get_untracked() else {
             return;
         };
         let size = (
             canvas.client_width().max(320) as u32,
-            canvas.client_height().max(192) as u32,
+            (f64::from(canvas.client_height().max(192)) + 30.0 + EXPORT_FOOTER_CSS_PX) as u32,
         );
         let mut svg = String::new();
+        let text = caption.get_untracked();
         let result = data.with_untracked(|d| {
-            draw(
+            draw_captioned(
                 &SVGBackend::with_string(&mut svg, size).into_drawing_area(),
                 d,
                 &theme(),
                 1.0,
+                &text,
             )
         });
         match result {
-            Ok(_) => browser::download_text(&svg, "roofline.svg", "image/svg+xml"),
+            Ok(()) => {
+                exported_svg.set(Some(svg.clone()));
+                browser::download_text(&svg, "roofline.svg", "image/svg+xml");
+            }
             Err(e) => error.set(Some(e.to_string())),
         }
     };
+    // The tooltip says the mode and device of its numbers on its last line.
     let tooltip = move || {
         let (x, y, i) = hover.get()?;
-        let lines = data.with(|d| d.points.get(i).map(|p| p.tooltip.clone()))?;
+        let (lines, context) = data.with(|d| {
+            d.points
+                .get(i)
+                .map(|p| (p.tooltip.clone(), format!("{} · {}", d.mode, d.device)))
+        })?;
         Some(view! {
-            <div class="tooltip" role="status" style=format!("left:{}px;top:{}px", x + 14, y + 14)>
+            <div class="tooltip" role="status" data-testid="chart-tooltip" style=format!("left:{}px;top:{}px", x + 14, y + 14)>
                 {lines.into_iter().map(|l| view! { <div>{l}</div> }).collect_view()}
+                <div class="hint">{context}</div>
             </div>
         })
     };
+    let toggle = move |label: &'static str,
+                       testid: &'static str,
+                       get: fn(&PointKinds) -> bool,
+                       set: fn(&mut PointKinds, bool)| {
+        view! {
+            <label class="check">
+                <input type="checkbox" data-testid=testid prop:checked=move || kinds.with(get)
+                    on:change=move |ev| kinds.update(|k| set(k, event_target_checked(&ev))) />
+                {label}
+            </label>
+        }
+    };
 
     view! {
-        <div class="chart">
-            <div class="chart-frame" node_ref=frame_ref>
-                <canvas
-                    node_ref=canvas_ref
-                    data-testid="roofline-canvas"
-                    role="img"
-                    aria-label="Roofline chart: arithmetic intensity against FLOP/s, log-log"
-                    on:mousemove=on_move
-                    on:mouseleave=move |_| hover.set(None)
-                ></canvas>
-                {tooltip}
+        <div class="chart" data-testid="chart" data-mode=move || data.with(|d| d.mode.name())
+            data-device=move || data.with(|d| d.device.clone())>
+            <p class="chart-title" data-testid="chart-title">{move || data.with(|d| d.title.clone())}</p>
+            <div class="chart-body">
+                <div class="chart-frame" node_ref=frame_ref>
+                    <canvas
+                        node_ref=canvas_ref
+                        data-testid="roofline-canvas"
+                        role="img"
+                        aria-label="Roofline chart: arithmetic intensity against FLOP/s, log-log"
+                        on:mousemove=on_move
+                        on:mouseleave=move |_| hover.set(None)
+                    ></canvas>
+                    {tooltip}
+                </div>
+                <div class="chart-side">
+                    <p class="hint" data-testid="roof-key">{move || data.with(|d| legend(d).1)}</p>
+                    <ul class="roof-legend" data-testid="roof-legend">
+                        {move || data.with(|d| legend(d).0.into_iter().map(|e| view! {
+                            <li class:dashed=e.dashed_only>
+                                <i class="line" style=format!("border-color:rgb({},{},{})", e.color.0, e.color.1, e.color.2)></i>
+                                {e.label}
+                            </li>
+                        }).collect_view())}
+                    </ul>
+                    <fieldset class="point-kinds" data-testid="point-kinds">
+                        <legend>"Points"</legend>
+                        {toggle("model operators", "points-model", |k| k.model, |k, on| k.model = on)}
+                        {toggle("kernel spot check", "points-kernel", |k| k.kernel, |k, on| k.kernel = on)}
+                        {toggle("measured", "points-measured", |k| k.measured, |k, on| k.measured = on)}
+                        {toggle("pinned", "points-pinned", |k| k.pinned, |k, on| k.pinned = on)}
+                    </fieldset>
+                    <p class="marker-legend hint" data-testid="marker-legend">
+                        <span>"● matmul"</span><span>"◆ attention"</span><span>"▲ KV cache / embedding"</span>
+                        <span>"■ elementwise"</span><span>"◉ kernel spot check (outlined)"</span>
+                        <span>"○ measured (M)"</span><span>"faint: pins"</span>
+                    </p>
+                </div>
             </div>
-            <ul class="roof-legend" class:shown=move || narrow.get() data-testid="roof-legend">
-                {move || data.with(|d| {
-                    let slopes = d.slopes.iter().map(|sl| view! {
-                        <li class:dashed=sl.dashed><i class="line"></i>{sl.label.clone()}</li>
-                    }).collect_view();
-                    let roofs = d.roofs.iter().map(|r| view! {
-                        <li class:dashed=r.dashed><i class="line" style=format!("border-color:rgb({},{},{})", r.color.0, r.color.1, r.color.2)></i>{r.label.clone()}</li>
-                    }).collect_view();
-                    view! { {slopes} {roofs} }
-                })}
-            </ul>
-            <p class="marker-legend hint" data-testid="marker-legend">
-                <span>"● matmul"</span><span>"◆ attention"</span><span>"▲ KV cache / embedding"</span>
-                <span>"■ elementwise"</span><span>"◉ kernel spot check (outlined)"</span>
-                <span>"○ measured (M)"</span><span>"faint: pins"</span>
-            </p>
             <div class="chart-actions">
                 <button on:click=export_png data-testid="png-export"
                     data-width=move || exported.get().map(|e| e.0.to_string())
                     data-height=move || exported.get().map(|e| e.1.to_string())>"Export PNG"</button>
-                <button on:click=export_svg>"Export SVG"</button>
+                <button on:click=export_svg data-testid="svg-export"
+                    data-caption=move || exported_svg.with(|s| s.as_ref().map(|svg| caption.with_untracked(|c| svg.contains(c.as_str())).to_string()))>
+                    "Export SVG"
+                </button>
                 {move || error.get().map(|e| view! { <span class="error">{e}</span> })}
             </div>
         </div>

@@ -1,7 +1,7 @@
 //! Turns `roofline_core` results into plain plot data: roofs, points, axis ranges. Pure and natively testable.
 
 use roofline_core::wire::RooflinePoint;
-use roofline_core::{HardwareSpec, Mode, ModelAnalysis, OpKind, Precision, Prediction};
+use roofline_core::{HardwareSpec, Mode, ModelAnalysis, OpAnalysis, OpKind, Precision};
 
 use crate::calibration::mode_label;
 use crate::format;
@@ -45,10 +45,36 @@ pub struct PlotPoint {
     pub tag: Option<&'static str>,
 }
 
+/// Which kinds of points the chart draws (the legend's toggles); all by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PointKinds {
+    /// The model step's operators.
+    pub model: bool,
+    /// The Kernel tab's spot-check predictions.
+    pub kernel: bool,
+    /// Measured points (and a measured step's twins).
+    pub measured: bool,
+    /// Pinned scenarios.
+    pub pinned: bool,
+}
+
+impl Default for PointKinds {
+    fn default() -> Self {
+        PointKinds {
+            model: true,
+            kernel: true,
+            measured: true,
+            pinned: true,
+        }
+    }
+}
+
 /// A horizontal compute ceiling, starting at its ridge point.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Roof {
-    /// Legend text: the precisions sharing this peak and the peak itself.
+    /// The compute paths sharing this peak, e.g. `FP16·BF16`.
+    pub paths: String,
+    /// Legend text: the mode, the precisions sharing this peak and the peak itself.
     pub label: String,
     /// Peak, FLOP/s.
     pub peak: f64,
@@ -63,6 +89,8 @@ pub struct Roof {
 /// The memory slope of one spec.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Slope {
+    /// The mode of the spec it belongs to.
+    pub mode: Mode,
     /// DRAM bandwidth, bytes/s.
     pub bandwidth: f64,
     /// Legend text.
@@ -78,6 +106,10 @@ pub struct Slope {
 pub struct PlotData {
     /// Caption: the mode, device and architecture.
     pub title: String,
+    /// The mode of the spec predictions use.
+    pub mode: Mode,
+    /// The device's name.
+    pub device: String,
     /// Memory slopes: the spec predictions use, then the one drawn beside it ([`with_other`]).
     pub slopes: Vec<Slope>,
     /// Ceilings, lowest peak first.
@@ -116,6 +148,7 @@ pub fn roofs(hw: &HardwareSpec, beside: bool) -> Vec<Roof> {
     groups
         .into_iter()
         .map(|(peak, members)| Roof {
+            paths: path_names(&members),
             label: format!(
                 "{} {} {}",
                 legend_prefix(hw, beside),
@@ -142,17 +175,104 @@ fn path_names(precisions: &[Precision]) -> String {
     names.join("·")
 }
 
-/// Tooltip lines of a predicted operator.
+/// Tooltip lines of a predicted kernel.
 #[must_use]
-pub fn prediction_tooltip(name: &str, p: &Prediction) -> Vec<String> {
+pub fn prediction_tooltip(name: &str, p: &OpAnalysis) -> Vec<String> {
     vec![
         name.to_owned(),
         format!("AI {} FLOP/B", format::intensity(p.arithmetic_intensity)),
-        format!("attainable {}", format::flop_rate(p.attainable_flop_per_s)),
-        format!("predicted {}", format::flop_rate(p.flops / p.time_s)),
+        format!("roof {}", format::flop_rate(p.flops / p.ideal_time_s)),
+        format!("predicted {}", format::flop_rate(p.attainable_flop_per_s)),
         format!("time {}", format::duration(p.time_s)),
-        format!("{}-bound", p.bound.name()),
+        format!(
+            "{}-bound{}",
+            p.bound.name(),
+            if p.launch_bound { ", launch floor" } else { "" }
+        ),
     ]
+}
+
+/// One legend entry per compute path: the roof predictions use and, when drawn, its dashed twin of the
+/// other spec (the datasheet's ideal bound beside reference and calibrated roofs), e.g. `FP16·BF16 101
+/// TFLOP/s (datasheet 125 TFLOP/s)`; the DRAM slope first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LegendEntry {
+    /// The entry's text.
+    pub label: String,
+    /// Line colour.
+    pub color: Rgb,
+    /// Only the dashed roof exists (a path the other spec has and this one lacks).
+    pub dashed_only: bool,
+}
+
+/// The legend of `data`: the slope, then one entry per compute path, lowest peak first, and what solid and
+/// dashed lines mean (`solid = reference, dashed = datasheet (ideal bound)`).
+#[must_use]
+pub fn legend(data: &PlotData) -> (Vec<LegendEntry>, String) {
+    let other_mode = data.slopes.iter().find(|s| s.dashed).map(|s| s.mode.name());
+    let twin_text = |mode: Option<&str>, value: String| match mode {
+        Some(m) => format!(" ({m} {value})"),
+        None => String::new(),
+    };
+    let mut entries: Vec<LegendEntry> = data
+        .slopes
+        .iter()
+        .filter(|s| !s.dashed)
+        .map(|s| {
+            let twin = data
+                .slopes
+                .iter()
+                .find(|t| t.dashed)
+                .map(|t| format::bandwidth(t.bandwidth));
+            LegendEntry {
+                label: format!(
+                    "DRAM {}{}",
+                    format::bandwidth(s.bandwidth),
+                    twin.map_or(String::new(), |t| twin_text(other_mode, t))
+                ),
+                color: (100, 116, 139),
+                dashed_only: false,
+            }
+        })
+        .collect();
+    for r in data.roofs.iter().filter(|r| !r.dashed) {
+        let twin = data.roofs.iter().find(|t| t.dashed && t.paths == r.paths);
+        entries.push(LegendEntry {
+            label: format!(
+                "{} {}{}",
+                r.paths,
+                format::flop_rate(r.peak),
+                twin.map_or(String::new(), |t| twin_text(
+                    other_mode,
+                    format::flop_rate(t.peak)
+                ))
+            ),
+            color: r.color,
+            dashed_only: false,
+        });
+    }
+    for t in data
+        .roofs
+        .iter()
+        .filter(|t| t.dashed && !data.roofs.iter().any(|r| !r.dashed && r.paths == t.paths))
+    {
+        entries.push(LegendEntry {
+            label: format!(
+                "{} {} ({} only)",
+                t.paths,
+                format::flop_rate(t.peak),
+                other_mode.unwrap_or("")
+            ),
+            color: t.color,
+            dashed_only: true,
+        });
+    }
+    let key = match other_mode {
+        Some("datasheet") => format!("solid = {}, dashed = datasheet (the ideal bound)", data.mode),
+        Some(other) => format!("solid = {}, dashed = {other}", data.mode),
+        None => format!("solid = {}", data.mode),
+    };
+    (entries, key)
 }
 
 /// Measured points from another device than the selected one: grey, faint, and saying so (never compared).
@@ -184,7 +304,7 @@ pub fn kernel_points(rows: &[KernelRow]) -> Vec<PlotPoint> {
             let (op, p) = (r.op.as_ref().ok()?, r.prediction.as_ref().ok()?);
             Some(PlotPoint {
                 ai: p.arithmetic_intensity,
-                flop_per_s: p.flops / p.time_s,
+                flop_per_s: p.attainable_flop_per_s,
                 color: precision_rgb(r.precision),
                 marker: Marker::Circle,
                 filled: true,
@@ -338,6 +458,7 @@ fn decades(lo: f64, hi: f64) -> (f64, f64) {
 fn slope(hw: &HardwareSpec, beside: bool) -> Slope {
     let bw = hw.dram_bandwidth_bytes_per_s;
     Slope {
+        mode: Mode::of(hw),
         bandwidth: bw,
         label: format!("{} DRAM {}", legend_prefix(hw, beside), format::bandwidth(bw)),
         dashed: beside,
@@ -392,6 +513,8 @@ pub fn plot_data(hw: &HardwareSpec, points: Vec<PlotPoint>) -> PlotData {
     sorted.sort_by_key(|p| !p.faint);
     PlotData {
         title: format!("{} — {}", mode_label(hw), hw.arch_label),
+        mode: Mode::of(hw),
+        device: hw.name.clone(),
         slopes: vec![slope(hw, false)],
         roofs,
         points: sorted,
@@ -469,7 +592,7 @@ mod tests {
     #[test]
     fn axes_cover_points_and_ridges() {
         let hw = resolve_hardware("gb10", &[]).unwrap();
-        let rows = KernelSpec::default().evaluate(&hw);
+        let rows = KernelSpec::default().evaluate(&hw, &roofline_core::Corrections::NONE);
         let data = plot_data(&hw, kernel_points(&rows));
         assert_eq!(
             data.points.len(),

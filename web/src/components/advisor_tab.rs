@@ -1,15 +1,15 @@
 //! The quantization advisor's ranked candidates for the current scenario.
 
 use leptos::prelude::*;
-use roofline_core::{Advice, Error, Pick, Recommendation};
+use roofline_core::{Advice, Error, HardwareSpec, Mode, Pick, Recommendation};
 
+use crate::calibration::mode_label;
 use crate::format;
-use crate::scenario::Scenario;
 
 /// The recommended config's line: name, speedup vs the baseline, step time and memory.
 fn pick_line(p: &Pick) -> String {
     format!(
-        "{} · {:.2}× vs baseline · {} · {} of {}",
+        "{} · {:.2}× vs baseline · {} per step · {} of {} usable",
         p.name,
         p.speedup,
         format::duration(p.time_s),
@@ -21,7 +21,7 @@ fn pick_line(p: &Pick) -> String {
 /// The one answer at the top (`recommendation`, `data-kind` = `switch`, `keep` or `nothing-fits`,
 /// `data-config` = the recommended config): switch (with `apply-recommendation`, which sets the scenario's
 /// config), keep, or what to change when nothing fits (`fit-change` items).
-fn recommendation_view(r: Result<Recommendation, Error>, scenario: RwSignal<Scenario>) -> AnyView {
+fn recommendation_view(r: Result<Recommendation, Error>, apply: Callback<String>) -> AnyView {
     match r {
         Err(e) => view! { <p class="error" data-testid="recommendation">{format::failure(&e)}</p> }.into_any(),
         Ok(Recommendation::Switch(p)) => {
@@ -32,7 +32,7 @@ fn recommendation_view(r: Result<Recommendation, Error>, scenario: RwSignal<Scen
                     <p class="pick">{pick_line(&p)}</p>
                     <p class="hint">{p.reason.clone()}</p>
                     <button type="button" data-testid="apply-recommendation"
-                        on:click=move |_| scenario.update(|s| s.config.clone_from(&config))>
+                        on:click=move |_| apply.run(config.clone())>
                         {format!("Apply {}", p.name)}
                     </button>
                 </div>
@@ -50,7 +50,7 @@ fn recommendation_view(r: Result<Recommendation, Error>, scenario: RwSignal<Scen
         Ok(Recommendation::NothingFits { smallest_bytes, capacity_bytes, changes }) => view! {
             <div class="recommendation over" data-testid="recommendation" data-kind="nothing-fits" data-config="">
                 <h3>"Nothing fits in device memory"</h3>
-                <p class="pick">{format!("The smallest config needs {} of {}. What would fit:",
+                <p class="pick">{format!("The smallest config needs {} of {} usable. What would fit:",
                     format::capacity(smallest_bytes), format::capacity(capacity_bytes))}</p>
                 <ul>{changes.into_iter().map(|c| view! { <li data-testid="fit-change">{c}</li> }).collect_view()}</ul>
             </div>
@@ -59,10 +59,11 @@ fn recommendation_view(r: Result<Recommendation, Error>, scenario: RwSignal<Scen
     }
 }
 
-/// The recommendation at the top, then the ranked precision configs from `roofline_core::advise_model_parallel`
-/// with speedup, memory, the fewest GPUs each fits on (`min-gpus`, `data-value` empty when none within the
-/// domain), break-even batch and the reason for each; configs the device cannot run are listed as
-/// skipped with why.
+/// The mode and device of every number (`advisor-context`, also the tab's `data-mode` and `data-device`),
+/// the recommendation, then the ranked precision configs from `roofline_core::advise_model_parallel` with
+/// speedup, memory, the fewest GPUs each fits on (`min-gpus`, `data-value` empty when none within the
+/// domain), break-even batch and the reason for each; configs the device cannot run are listed as skipped
+/// with why.
 #[component]
 pub fn AdvisorTab(
     /// The advice, or why there is none.
@@ -71,10 +72,13 @@ pub fn AdvisorTab(
     /// The one answer drawn from the advice.
     #[prop(into)]
     recommendation: Signal<Result<Recommendation, Error>>,
-    /// The scenario (Apply sets its config).
-    scenario: RwSignal<Scenario>,
+    /// The spec the advice is predicted on.
+    #[prop(into)]
+    hardware: Signal<HardwareSpec>,
+    /// Applies a config (Apply).
+    apply: Callback<String>,
 ) -> impl IntoView {
-    let top = move || recommendation_view(recommendation.get(), scenario);
+    let top = move || recommendation_view(recommendation.get(), apply);
     let ranked = move || match advice.get() {
         Err(e) => view! { <p class="error">{format::failure(&e)}</p> }.into_any(),
         Ok(a) => {
@@ -112,11 +116,11 @@ pub fn AdvisorTab(
             let skipped = a
                 .skipped
                 .into_iter()
-                .map(|s| view! { <li><code>{s.config}</code>": "{s.reason}</li> })
+                .map(|s| view! { <li>{crate::summary::config_name(&s.config)}": "{s.reason}</li> })
                 .collect_view();
             view! {
                 <div class="advisor">
-                    <p class="hint">{format!("Baseline {}, current {}", a.baseline, a.current)}</p>
+                    <p class="hint">{format!("Baseline {}, current {}", crate::summary::config_name(&a.baseline), crate::summary::config_name(&a.current))}</p>
                     {a.warnings.into_iter().map(|w| view! { <p class="warning">{w}</p> }).collect_view()}
                     <ol class="candidates">{candidates}</ol>
                     <details>
@@ -128,5 +132,14 @@ pub fn AdvisorTab(
             .into_any()
         }
     };
-    view! { {top} {ranked} }
+    view! {
+        <div class="advisor-tab" data-mode=move || hardware.with(|h| Mode::of(h).name())
+            data-device=move || hardware.with(|h| h.name.clone())>
+            <p class="hint" data-testid="advisor-context">
+                {move || format!("Predicted in {}: step times, speedups and memory per GPU under the engine's memory rule.", hardware.with(mode_label))}
+            </p>
+            {top}
+            {ranked}
+        </div>
+    }
 }

@@ -2,7 +2,7 @@
 //! progress, a live result table, Stop, and telemetry beside it.
 
 use leptos::prelude::*;
-use roofline_core::measured_device::{PointDevice, same_device};
+use roofline_core::measured_device::same_device;
 use roofline_core::measurement::MeasuredPoint;
 use roofline_core::wire::{
     BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkJob, BenchmarkPointEvent, BenchmarkRequest,
@@ -12,8 +12,10 @@ use roofline_core::{HardwareSpec, Mode, Precision, find_hardware};
 
 use crate::api::{self, ApiError, join};
 use crate::bench::{JobProgress, shapes_text};
+use crate::calibration::mode_label;
 use crate::components::TelemetryPanel;
-use crate::endpoint::use_endpoint;
+use crate::components::not_compared::NotComparedRow;
+use crate::endpoint::{Connection, use_endpoint};
 use crate::format;
 use crate::measured::use_measured;
 use crate::palette::{css, precision_rgb};
@@ -34,6 +36,9 @@ pub struct JobTracker {
     submit: SubmitAction,
     cancel: Action<String, Result<(), ApiError>>,
     error: RwSignal<Option<String>>,
+    /// The precisions the endpoint measures, or measured when it was last online: what the boxes offer
+    /// while it is offline.
+    measurable: Memo<Vec<Precision>>,
 }
 
 /// Creates the tracker; the stream closes when the owner is cleaned up.
@@ -112,13 +117,22 @@ pub fn job_tracker() -> JobTracker {
         submit,
         cancel,
         error,
+        measurable: Memo::new(
+            move |last: Option<&Vec<Precision>>| match endpoint.device.get().flatten() {
+                Some(d) if !d.measurable_precisions.is_empty() => d.measurable_precisions,
+                _ => last.cloned().unwrap_or_default(),
+            },
+        ),
     }
 }
 
-/// The Benchmark tab: shapes (`bench-shapes`), precisions (`bench-precisions`, one checkbox per precision),
-/// Run (`bench-run`) and Stop (`bench-stop`); progress in `bench-progress` and `bench-status` (`data-value` =
-/// `running`/`done`/`cancelled`/`lost`), one `bench-row` per point in `bench-results`. Each measured point joins
-/// the page's measured points exactly once.
+/// The Benchmark tab: shapes (`bench-shapes`), precisions (`bench-precisions`, one checkbox per precision;
+/// the endpoint's set as last seen online, so going offline changes nothing), Run (`bench-run`) and Stop
+/// (`bench-stop`, "Stopping…" until the job ends); progress in `bench-progress` and `bench-status`
+/// (`data-value` = `running`/`stopping`/`done`/`cancelled`/`lost`; `lost` as soon as the endpoint stops
+/// answering mid-job), one `bench-row` per point in `bench-results` (its `data-mode`/`data-device` are the
+/// predictions'; points from another device in one `not-compared` row; an oversize shape is a failed row of
+/// its own). Each measured point joins the page's measured points exactly once.
 #[component]
 pub fn BenchmarkTab(
     /// The scenario: its kernel shape is the default job.
@@ -128,6 +142,10 @@ pub fn BenchmarkTab(
     hardware: Signal<HardwareSpec>,
     /// The job being followed, from [`job_tracker`].
     job: JobTracker,
+    /// The right panel's open tab (the not-compared row's calibrate action).
+    tab: RwSignal<usize>,
+    /// Custom devices and calibrations.
+    custom: RwSignal<Vec<HardwareSpec>>,
 ) -> impl IntoView {
     let endpoint = use_endpoint();
     let shapes =
@@ -138,16 +156,9 @@ pub fn BenchmarkTab(
         submit,
         cancel,
         error: form_error,
+        measurable,
     } = job;
-
-    let measurable = move || {
-        endpoint
-            .device
-            .get()
-            .flatten()
-            .map(|d| d.measurable_precisions)
-            .unwrap_or_default()
-    };
+    let measurable = move || measurable.get();
     // Until the user ticks some: every precision the endpoint measures natively.
     let precisions = move || {
         chosen.get().unwrap_or_else(|| {
@@ -177,6 +188,7 @@ pub fn BenchmarkTab(
         chosen.set(Some(list));
     };
 
+    let stopping = RwSignal::new(false);
     let on_run = move |_| {
         form_error.set(None);
         let shapes = match parse_shapes(&shapes.get_untracked()) {
@@ -195,11 +207,15 @@ pub fn BenchmarkTab(
             hardware_key: find_hardware(&hardware).is_ok().then_some(hardware),
             mode,
         };
+        stopping.set(false);
         submit.dispatch(request);
     };
-    let running = move || progress.with(|p| p.as_ref().is_some_and(|p| !p.is_over()));
+    // A job whose endpoint stopped answering is not running as far as anyone can tell.
+    let offline = move || endpoint.connection.get() == Connection::Offline;
+    let running = move || progress.with(|p| p.as_ref().is_some_and(|p| !p.is_over())) && !offline();
     let on_stop = move |_| {
         if let Some(id) = progress.with_untracked(|p| p.as_ref().map(|p| p.job.id.clone())) {
+            stopping.set(true);
             cancel.dispatch(id);
         }
     };
@@ -235,9 +251,28 @@ pub fn BenchmarkTab(
             Some(p) if p.done.as_ref().is_some_and(|d| d.cancelled) => "cancelled",
             Some(p) if p.done.is_some() => "done",
             Some(p) if p.lost.is_some() => "lost",
+            Some(_) if offline() => "lost",
+            Some(_) if stopping.get() => "stopping",
             Some(_) => "running",
         })
     };
+    let status_text = move |p: &JobProgress| match status_value() {
+        "lost" if p.lost.is_none() => format!(
+            "the endpoint stopped answering after {}/{}: the job's state is unknown",
+            p.finished_points(),
+            p.job.total
+        ),
+        "stopping" => format!("stopping after {}/{}…", p.finished_points(), p.job.total),
+        _ => p.status(),
+    };
+    let job_points = Signal::derive(move || {
+        progress.with(|p| {
+            p.iter()
+                .flat_map(|p| &p.points)
+                .map(|e| MeasuredPoint::from(&e.point))
+                .collect::<Vec<_>>()
+        })
+    });
     let rows = move || {
         progress.with(|p| {
             let Some(p) = p else { return Vec::new() };
@@ -249,11 +284,7 @@ pub fn BenchmarkTab(
                     let point = MeasuredPoint::from(&e.point);
                     let (predicted, error, class) = hardware.with(|hw| {
                         if !same_device(&point, hw) {
-                            return (
-                                format!("measured on {}; not compared", PointDevice::of(&point).label()),
-                                String::new(),
-                                "other-device",
-                            );
+                            return ("—".to_owned(), "—".to_owned(), "other-device");
                         }
                         match validation::check(&point, hw) {
                             Ok(c) => (
@@ -266,8 +297,8 @@ pub fn BenchmarkTab(
                     });
                     let view = view! {
                         <tr data-testid="bench-row" data-precision=e.point.precision.name()>
-                            <td>{e.point.shape.clone()}</td>
-                            <td>{e.point.precision.name()}</td>
+                            <td class="nowrap">{e.point.shape.clone()}</td>
+                            <td class="nowrap">{e.point.precision.name()}</td>
                             <td class="num">{format::duration(e.point.time_us * 1e-6)}</td>
                             <td class="num">{predicted}</td>
                             <td class=format!("num {class}")>{error}</td>
@@ -278,9 +309,9 @@ pub fn BenchmarkTab(
                 .collect();
             rows.extend(p.failures.iter().map(|f| {
                 let view = view! {
-                    <tr data-testid="bench-row" class="unsupported">
-                        <td>{f.shape.clone()}</td>
-                        <td>{f.failure.precision.name()}</td>
+                    <tr data-testid="bench-row" class="unsupported" data-failed="true">
+                        <td class="nowrap">{f.shape.clone()}</td>
+                        <td class="nowrap">{f.failure.precision.name()}</td>
                         <td colspan="3" class="error">{format!("{}: {}", f.failure.code, f.failure.message)}</td>
                     </tr>
                 };
@@ -303,7 +334,9 @@ pub fn BenchmarkTab(
                     <button type="button" data-testid="bench-run" on:click=on_run disabled=move || running() || submit.pending().get() || !endpoint.is_online()>
                         "Run benchmarks"
                     </button>
-                    <button type="button" data-testid="bench-stop" on:click=on_stop disabled=move || !running()>"Stop"</button>
+                    <button type="button" data-testid="bench-stop" on:click=on_stop disabled=move || !running() || stopping.get()>
+                        {move || if stopping.get() && running() { "Stopping…" } else { "Stop" }}
+                    </button>
                 </div>
                 {move || form_error.get().map(|e| view! { <p class="error">{e}</p> })}
                 {move || match submit.value().get() {
@@ -311,24 +344,30 @@ pub fn BenchmarkTab(
                     _ => None,
                 }}
             </fieldset>
-            {move || progress.with(|p| p.as_ref().map(|p| (p.finished_points(), p.job.total, p.status()))).map(|(n, total, status)| view! {
+            {move || progress.with(|p| p.as_ref().map(|p| (p.finished_points(), p.job.total, status_text(p)))).map(|(n, total, status)| view! {
                 <div class="progress">
                     <progress data-testid="bench-progress" max=total.to_string() value=n.to_string()></progress>
                     <span data-testid="bench-status" data-value=status_value>{status}</span>
                 </div>
             })}
+            <div class="table-box" data-mode=move || hardware.with(|h| Mode::of(h).name()) data-device=move || hardware.with(|h| h.name.clone())>
             <table class="bench-results" data-testid="bench-results">
+                <caption>{move || format!("Measured on the endpoint, predicted in {}", hardware.with(mode_label))}</caption>
                 <thead>
                     <tr>
                         <th scope="col">"Shape"</th>
                         <th scope="col">"Precision"</th>
                         <th scope="col" class="num">"Measured"</th>
-                        <th scope="col" class="num">"Predicted"</th>
+                        <th scope="col" class="num">{move || format!("Predicted ({})", hardware.with(|h| Mode::of(h).name()))}</th>
                         <th scope="col" class="num">"Error"</th>
                     </tr>
                 </thead>
-                <tbody>{rows}</tbody>
+                <tbody>
+                    <NotComparedRow points=job_points hardware=hardware scenario=scenario custom=custom tab=tab colspan=5 />
+                    {rows}
+                </tbody>
             </table>
+            </div>
             <TelemetryPanel />
         </div>
     }

@@ -6,7 +6,7 @@ use roofline_core::wire::{CalibrateRequest, CalibrationResult};
 use roofline_core::{HardwareSpec, Mode};
 
 use crate::api::{self, ApiError};
-use crate::calibration::{DeviceSpecs, upsert};
+use crate::calibration::{DeviceSpecs, age, upsert, with_spread};
 use crate::endpoint::use_endpoint;
 use crate::format;
 use crate::measured::use_measured;
@@ -15,7 +15,10 @@ use crate::scenario::Scenario;
 /// The Calibrate button (`data-testid="calibrate-button"`, POST `/api/calibrate` starting from the detected
 /// catalog device). The calibrated spec is kept among the custom devices and the detected device switches to
 /// the calibrated mode (`mode-select` switches back); a device with no datasheet (a host CPU) is offered as
-/// its own device (`use-calibrated-device`), in the calibrated mode.
+/// its own device (`use-calibrated-device`), in the calibrated mode. The result (`calibration-result`, its
+/// `data-mode="calibrated"` and `data-device`) gives every figure as the median of its runs with their
+/// range, when it was measured (`calibration-age`), and each warning about its spread or the host's load
+/// (`calibration-warning`).
 #[component]
 pub fn CalibrationPanel(
     /// The scenario (its device and mode).
@@ -86,17 +89,45 @@ pub fn CalibrationPanel(
                         </button>
                     })
                 };
+                let quality = r.spec.calibration.clone();
+                let spreads = quality.as_ref().map(|q| {
+                    let mut lines = vec![format!("DRAM {}", with_spread(&q.bandwidth, format::bandwidth))];
+                    if let Some(o) = &q.kernel_overhead {
+                        lines.push(format!("matrix-kernel overhead {}", with_spread(o, format::duration)));
+                    }
+                    if let Some(o) = &q.vector_kernel_overhead {
+                        lines.push(format!("vector-kernel overhead {}", with_spread(o, format::duration)));
+                    }
+                    lines.extend(q.peaks.iter().map(|(path, s)| format!("{path} {}", with_spread(s, format::flop_rate))));
+                    if let Some(load) = q.host_load_per_cpu {
+                        lines.push(format!("host load {load:.2} per CPU when it started"));
+                    }
+                    lines
+                });
+                let measured_at = quality.as_ref().map(|q| q.measured_at_unix_s);
+                let warnings = quality.map(|q| q.warnings).unwrap_or_default();
                 view! {
-                    <p class="hint" data-testid="calibration-result">
-                        {format!(
-                            "{}: DRAM {} · kernel overhead {} (matrix), {} (vector) · {peaks}. {}",
-                            r.spec.name,
-                            format::bandwidth(r.bandwidth_gb_s * 1e9),
-                            format::duration(r.kernel_overhead.as_ref().map_or(0.0, |o| o.kernel_overhead_us * 1e-6)),
-                            format::duration(r.spec.kernel_overhead_s),
-                            r.spec.notes
-                        )}
-                    </p>
+                    <div class="calibration-result" data-testid="calibration-result" data-mode="calibrated" data-device=r.spec.name.clone()>
+                        <p class="hint">
+                            {format!(
+                                "{}: DRAM {} · kernel overhead {} (matrix), {} (vector) · {peaks}. {}",
+                                r.spec.name,
+                                format::bandwidth(r.bandwidth_gb_s * 1e9),
+                                format::duration(r.kernel_overhead.as_ref().map_or(0.0, |o| o.kernel_overhead_us * 1e-6)),
+                                format::duration(r.spec.kernel_overhead_s),
+                                r.spec.notes
+                            )}
+                        </p>
+                        {measured_at.map(|at| view! {
+                            <p class="hint" data-testid="calibration-age" data-value=at.to_string()>
+                                {format!("Measured {} (the median of each figure's runs is used):", age(at, js_sys::Date::now() / 1e3))}
+                            </p>
+                        })}
+                        <ul class="hint" data-testid="calibration-spread">
+                            {spreads.unwrap_or_default().into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}
+                        </ul>
+                        {warnings.into_iter().map(|w| view! { <p class="warning" data-testid="calibration-warning">{w}</p> }).collect_view()}
+                    </div>
                     {offer}
                 }
                 .into_any()

@@ -48,11 +48,19 @@ fn BitLayout(
     }
 }
 
-/// The Formats tab: a table of all formats (click a name for its detail), a detail card with bit layout,
-/// effective bits, range, levels and codebook, and an NVFP4 vs MXFP4 comparison.
+/// The Formats tab (its numbers depend on no device or mode: `data-context="static"`): a table of all
+/// formats (click a name for its detail, which scrolls into view), a detail card with bit layout, effective
+/// bits, range, levels and codebook, and an NVFP4 vs MXFP4 comparison.
 #[component]
 pub fn FormatsTab() -> impl IntoView {
     let selected = RwSignal::new(Precision::Nvfp4);
+    let detail_ref = NodeRef::<leptos::html::Div>::new();
+    let show = move |p: Precision| {
+        selected.set(p);
+        if let Some(el) = detail_ref.get_untracked() {
+            el.scroll_into_view_with_bool(true);
+        }
+    };
     let rows = format_catalog()
         .into_iter()
         .map(|f| {
@@ -60,7 +68,7 @@ pub fn FormatsTab() -> impl IntoView {
             view! {
                 <tr class:selected=move || selected.get() == p>
                     <td>
-                        <button type="button" class="link" on:click=move |_| selected.set(p)>
+                        <button type="button" class="link" on:click=move |_| show(p)>
                             <span class="swatch" style=format!("background:{}", css(precision_rgb(p)))></span>
                             {f.name}
                         </button>
@@ -105,7 +113,8 @@ pub fn FormatsTab() -> impl IntoView {
         view! { <tr><th scope="row">{label}</th><td>{cell(&compare[0])}</td><td>{cell(&compare[1])}</td></tr> }
     };
     view! {
-        <div class="formats">
+        <div class="formats" data-context="static">
+            <div class="table-box">
             <table class="formats-table" data-testid="formats">
                 <thead>
                     <tr>
@@ -118,7 +127,8 @@ pub fn FormatsTab() -> impl IntoView {
                 </thead>
                 <tbody>{rows}</tbody>
             </table>
-            {detail}
+            </div>
+            <div node_ref=detail_ref>{detail}</div>
             <table class="compare">
                 <caption>"NVFP4 vs MXFP4"</caption>
                 <thead><tr><th></th><th scope="col">"NVFP4"</th><th scope="col">"MXFP4"</th></tr></thead>

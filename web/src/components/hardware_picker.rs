@@ -45,16 +45,16 @@ pub fn HardwarePicker(
     let facts = move || {
         hardware.with(|h| {
             format!(
-                "{} · {} {} · {}",
+                "{} · {} DRAM {} · {} as the device reports it",
                 h.arch_label,
                 Mode::of(h),
                 format::bandwidth(h.dram_bandwidth_bytes_per_s),
-                format::capacity(h.memory_bytes)
+                format::capacity(roofline_core::device_capacity_bytes(h))
             )
         })
     };
     view! {
-        <div class="field">
+        <div class="field hardware-field">
             <label for="hardware-select">"Hardware"</label>
             <select
                 id="hardware-select"
@@ -70,7 +70,7 @@ pub fn HardwarePicker(
                     {format!("No device '{k}' in the catalog or among your custom devices. The numbers below are for {} until you pick a device.", hardware.with(|h| h.name.clone()))}
                 </p>
             })}
-            <p class="hint">{facts}</p>
+            <p class="hint" data-mode=move || hardware.with(|h| Mode::of(h).name()) data-device=move || hardware.with(|h| h.name.clone())>{facts}</p>
         </div>
     }
 }

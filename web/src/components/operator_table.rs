@@ -1,7 +1,7 @@
 //! Operators of the analysed step, slowest first.
 
 use leptos::prelude::*;
-use roofline_core::{Error, ModelAnalysis, OpKind};
+use roofline_core::{Error, HardwareSpec, Mode, ModelAnalysis, OpKind};
 
 use crate::format;
 use crate::palette::{css, precision_rgb};
@@ -34,7 +34,7 @@ struct Measured {
 fn measured(c: &StepComparison, name: &str, count: u32) -> Measured {
     match (c.rows.get(name), c.failures.get(name)) {
         (Some(r), _) => Measured {
-            time: format::micros_fixed(f64::from(count) * r.time_s),
+            time: format::duration(f64::from(count) * r.time_s),
             error: r.error_pct.map_or_else(|| "—".to_owned(), format::signed_percent),
             class: r.error_pct.map_or("", |e| band_class(Band::of(e))),
             title: r.ran.clone(),
@@ -73,7 +73,7 @@ fn rows(a: &ModelAnalysis, step: Option<&StepComparison>) -> Vec<Row> {
                     },
                     format::gflop(op.flops * count),
                     format::megabytes(op.bytes * count),
-                    format::micros_fixed(op.total_time_s()),
+                    format::duration(op.total_time_s()),
                     format::percent(op.total_time_s() / a.total_time_s),
                 ],
                 bound: op.bound.name(),
@@ -83,8 +83,9 @@ fn rows(a: &ModelAnalysis, step: Option<&StepComparison>) -> Vec<Row> {
         .collect()
 }
 
-/// Operators sorted by total time (count × time): op, count, AI, GFLOP, MB, µs and share of the step, bound,
-/// under a caption naming the mode and device. Collectives (multi-GPU) have no FLOPs and no AI (`—`), their
+/// Operators sorted by total time (count × time): op, count, AI, GFLOP, MB, time (adaptive unit) and share
+/// of the step, bound, under a caption naming the mode and device (also the table's `data-mode` and
+/// `data-device`), in a box that scrolls sideways on its own. Collectives (multi-GPU) have no FLOPs and no AI (`—`), their
 /// MB are the bytes one GPU sends over the link, and they are bound by the interconnect. When the step was
 /// measured, two more columns: count × measured time (`op-measured`, `data-value` = one instance in
 /// seconds) and its error against the prediction (`op-error`). Rows are keyed by position and update their
@@ -97,6 +98,9 @@ pub fn OperatorTable(
     /// The mode and device of the numbers, e.g. `reference · NVIDIA GB10`.
     #[prop(into)]
     caption: Signal<String>,
+    /// The spec the numbers are predicted on.
+    #[prop(into)]
+    hardware: Signal<HardwareSpec>,
     /// The measured step, when it is the step analysed.
     #[prop(into)]
     step: Signal<Option<StepComparison>>,
@@ -133,6 +137,7 @@ pub fn OperatorTable(
         }
     };
     view! {
+        <div class="table-box" data-mode=move || hardware.with(|h| Mode::of(h).name()) data-device=move || hardware.with(|h| h.name.clone())>
         <table class="ops" data-testid="operators">
             <caption>{move || format!("Operators by time — {}", caption.read())}</caption>
             <thead>
@@ -142,11 +147,11 @@ pub fn OperatorTable(
                     <th scope="col" class="num">"AI"</th>
                     <th scope="col" class="num">"GFLOP"</th>
                     <th scope="col" class="num">"MB"</th>
-                    <th scope="col" class="num">"µs"</th>
+                    <th scope="col" class="num">"Time"</th>
                     <th scope="col" class="num">"% time"</th>
                     <th scope="col">"Bound"</th>
                     <Show when=shown>
-                        <th scope="col" class="num" title="count × measured time of one instance">"measured µs"</th>
+                        <th scope="col" class="num" title="count × measured time of one instance">"Measured"</th>
                         <th scope="col" class="num" title="measured ÷ predicted − 1">"error"</th>
                     </Show>
                 </tr>
@@ -157,5 +162,6 @@ pub fn OperatorTable(
                 </For>
             </tbody>
         </table>
+        </div>
     }
 }

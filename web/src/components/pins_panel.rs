@@ -1,15 +1,18 @@
 //! Pinned scenarios: pin, unpin, compare.
 
 use leptos::prelude::*;
-use roofline_core::{Error, ModelAnalysis};
+use roofline_core::{Error, HardwareSpec, ModelAnalysis, ModelConfig};
 
 use crate::format;
 use crate::palette::{PIN_RGB, css};
+use crate::presets::resolve_hardware;
 use crate::scenario::Scenario;
 use crate::storage::MAX_PINS;
 
 /// Up to four pinned scenarios, each analysed on its own hardware in its own mode and drawn faintly on the
-/// chart when on the selected device (never against another device's roofs), with a comparison table (mode, TPOT/TTFT, tokens/s, bound, fit) against the current scenario.
+/// chart when on the selected device (never against another device's roofs), with a comparison table (mode,
+/// TPOT/TTFT, tokens/s, bound, fit) against the current scenario; each row's `data-mode` and `data-device`
+/// are its own, and its label names the device, model and config.
 #[component]
 pub fn PinsPanel(
     /// The current scenario.
@@ -22,6 +25,12 @@ pub fn PinsPanel(
     /// Each pin's analysis, in pin order.
     #[prop(into)]
     pinned: Signal<Vec<Result<ModelAnalysis, Error>>>,
+    /// Custom devices (names in labels).
+    #[prop(into)]
+    custom: Signal<Vec<HardwareSpec>>,
+    /// Imported models (names in labels).
+    #[prop(into)]
+    models: Signal<Vec<ModelConfig>>,
 ) -> impl IntoView {
     let pin = move |_| {
         let s = scenario.get_untracked();
@@ -31,7 +40,12 @@ pub fn PinsPanel(
             }
         });
     };
-    let row = |label: String, colour: Option<String>, a: &Result<ModelAnalysis, Error>| {
+    let label = move |s: &Scenario| custom.with(|c| models.with(|m| s.label(c, m)));
+    let device = move |s: &Scenario| {
+        custom.with(|c| resolve_hardware(&s.hardware, c).map_or_else(|| s.hardware.clone(), |h| h.name))
+    };
+    let row = move |s: &Scenario, label: String, colour: Option<String>, a: &Result<ModelAnalysis, Error>| {
+        let mode = a.as_ref().map_or("", |a| a.mode.name());
         let cells = match a {
             Ok(a) => view! {
                 <td>{a.mode.name()}</td>
@@ -44,7 +58,7 @@ pub fn PinsPanel(
             Err(e) => view! { <td colspan="5" class="hint">{format::failure(e)}</td> }.into_any(),
         };
         let swatch = colour.map(|c| view! { <span class="swatch" style=format!("background:{c}")></span> });
-        view! { <tr><td>{swatch}{label}</td>{cells}</tr> }
+        view! { <tr data-mode=mode data-device=device(s)><td>{swatch}{label}</td>{cells}</tr> }
     };
     let table = move || {
         let list = pins.get();
@@ -60,20 +74,22 @@ pub fn PinsPanel(
                                 <button type="button" class="link" on:click=move |_| scenario.set(list_get(pins, i))>"load"</button>
                                 <button type="button" class="link" aria-label=format!("Remove pin {}", i + 1) on:click=remove>"✕ remove"</button>
                             </td></tr>
-                            {row(s.label(), Some(css(PIN_RGB[i % PIN_RGB.len()])), a)}
+                            {row(s, label(s), Some(css(PIN_RGB[i % PIN_RGB.len()])), a)}
                         }
                     })
                     .collect_view()
             });
             view! {
+                <div class="table-box">
                 <table class="pins" data-testid="pins">
                     <caption>"Pinned scenarios (drawn faintly on the chart when on the selected device)"</caption>
                     <thead><tr><th>"Scenario"</th><th>"Mode"</th><th class="num">"TPOT/TTFT"</th><th class="num">"tok/s"</th><th>"Bound"</th><th>"Fits"</th></tr></thead>
                     <tbody>
-                        {current.with(|a| row(format!("current: {}", scenario.with(Scenario::label)), None, a))}
+                        {current.with(|a| scenario.with(|s| row(s, format!("current: {}", label(s)), None, a)))}
                         {pinned_rows}
                     </tbody>
                 </table>
+                </div>
             }
         })
     };

@@ -2,6 +2,9 @@
 
 use leptos::prelude::*;
 
+use roofline_core::{HardwareSpec, Mode};
+
+use crate::calibration::mode_label;
 use crate::format;
 use crate::palette::{css, precision_rgb};
 use crate::scenario::KernelRow;
@@ -13,18 +16,18 @@ fn caption(rows: &[KernelRow]) -> String {
         .map_or_else(|| "invalid shape".to_owned(), |op| op.name.clone())
 }
 
-/// One row per requested precision (`data-precision`) under a caption naming the operator, mode and device,
-/// with AI, time (`data-testid="time-us"`, µs with three
-/// decimals, raw seconds in `data-value`), TFLOP/s and bound. A precision without a prediction keeps its row
+/// One row per requested precision (`data-precision`) under a caption naming the operator, mode and device
+/// (also the box's `data-mode` and `data-device`), with AI, time (`data-testid="time-us"`, adaptive unit,
+/// raw seconds in `data-value`; the launch floor and wave quantization when on), FLOP/s and bound. A precision without a prediction keeps its row
 /// and says why (`data-supported="false"`), e.g. "unsupported on Hopper sm_90 (no FP4 path)".
 #[component]
 pub fn PredictionTable(
     /// Rows to show.
     #[prop(into)]
     rows: Signal<Vec<KernelRow>>,
-    /// The mode and device of the predictions, e.g. `reference · NVIDIA GB10`.
+    /// The spec the predictions are made on.
     #[prop(into)]
-    mode: Signal<String>,
+    hardware: Signal<HardwareSpec>,
 ) -> impl IntoView {
     let body = move || {
         rows.get()
@@ -41,9 +44,9 @@ pub fn PredictionTable(
                                 {format::intensity(p.arithmetic_intensity)}
                             </td>
                             <td class="num" data-testid="time-us" data-value=p.time_s.to_string()>
-                                {format::micros_fixed(p.time_s)}
+                                {format::duration(p.time_s)}
                             </td>
-                            <td class="num">{format::tflops(p.flops / p.time_s)}</td>
+                            <td class="num">{format::flop_rate(p.attainable_flop_per_s)}</td>
                             <td class=format!("bound {}", p.bound.name())>{p.bound.name()}</td>
                         </tr>
                     }
@@ -60,18 +63,20 @@ pub fn PredictionTable(
             .collect_view()
     };
     view! {
+        <div class="table-box" data-mode=move || hardware.with(|h| Mode::of(h).name()) data-device=move || hardware.with(|h| h.name.clone())>
         <table class="predictions" data-testid="predictions">
-            <caption>{move || format!("Kernel predictions — {} — {}", caption(&rows.read()), mode.read())}</caption>
+            <caption>{move || format!("Kernel predictions — {} — {}", caption(&rows.read()), hardware.with(mode_label))}</caption>
             <thead>
                 <tr>
                     <th scope="col">"Precision"</th>
                     <th scope="col" class="num">"AI (FLOP/B)"</th>
-                    <th scope="col" class="num">"Time (µs)"</th>
-                    <th scope="col" class="num">"TFLOP/s"</th>
+                    <th scope="col" class="num">"Time"</th>
+                    <th scope="col" class="num">"Throughput"</th>
                     <th scope="col">"Bound"</th>
                 </tr>
             </thead>
             <tbody>{body}</tbody>
         </table>
+        </div>
     }
 }

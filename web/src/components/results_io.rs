@@ -55,12 +55,16 @@ pub fn ResultsIo(
             all_measured.refresh_history();
         });
     };
+    // Says how many points are new: importing the same file twice adds nothing the second time.
     let import = move |_| match crate::export::import_measured(&text.get_untracked()) {
         Ok(points) => {
-            message.set(Some(format!("Imported {} point(s).", points.len())));
-            measured.update(|m| {
-                add_points(m, points);
-            });
+            let read = points.len();
+            let mut added = 0;
+            measured.update(|m| added = add_points(m, points));
+            message.set(Some(match read - added {
+                0 => format!("Imported {added} new point(s)."),
+                known => format!("Imported {added} new point(s); {known} already present."),
+            }));
         }
         Err(e) => message.set(Some(e.to_string())),
     };
@@ -72,9 +76,9 @@ pub fn ResultsIo(
                 <button type="button" on:click=move |_| browser::download_text(&to_csv.run(()), "roofline-results.csv", "text/csv")>"Export CSV"</button>
             </div>
             <label for="import-json">"Import measured points (JSON)"</label>
-            <textarea id="import-json" rows="3" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+            <textarea id="import-json" data-testid="import-json" rows="3" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>
             <div class="row">
-                <button type="button" on:click=import>"Import"</button>
+                <button type="button" data-testid="import-button" on:click=import>"Import"</button>
                 <button type="button" data-testid="clear-measured" on:click=clear_measured disabled=move || all_measured.shown.with(Vec::is_empty)>
                     {move || format!("Clear {} measured", all_measured.shown.with(Vec::len))}
                 </button>

@@ -4,7 +4,6 @@ use leptos::prelude::*;
 use roofline_core::{Advice, Error, HardwareSpec, Recommendation};
 use wasm_bindgen::JsCast;
 
-use crate::calibration::mode_label;
 use crate::components::benchmark_tab::job_tracker;
 use crate::components::spot_check::spot_check_state;
 use crate::components::{
@@ -15,6 +14,9 @@ use crate::scenario::{KernelRow, Scenario};
 
 /// The tabs, in order.
 const TABS: [&str; 5] = ["Kernel", "Advisor", "Formats", "Benchmark", "Validation"];
+
+/// The Validation tab's index (the "calibrate this device" actions open it).
+pub const VALIDATION_TAB: usize = 4;
 
 /// Tabbed panel (ARIA tabs, arrow keys move between them; the Kernel tab is open by default and holds the spot check with the
 /// `predictions` table and the measurement on the endpoint). Benchmark runs jobs on the endpoint, and
@@ -37,6 +39,8 @@ pub fn RightPanel(
     recommendation: Signal<Result<Recommendation, Error>>,
     /// Custom devices (calibrated specs are kept there).
     custom: RwSignal<Vec<HardwareSpec>>,
+    /// Applies a config (the Advisor's Apply).
+    apply: Callback<String>,
 ) -> impl IntoView {
     let tab = RwSignal::new(0usize);
     let spot = spot_check_state(scenario, hardware);
@@ -82,15 +86,15 @@ pub fn RightPanel(
                         <div class="kernel-tab">
                             <ShapeForm scenario=scenario />
                             <PrecisionSelect scenario=scenario hardware=hardware />
-                            <PredictionTable rows=rows mode=Signal::derive(move || hardware.with(mode_label)) />
-                            <SpotCheck scenario=scenario hardware=hardware state=spot />
+                            <PredictionTable rows=rows hardware=hardware />
+                            <SpotCheck scenario=scenario hardware=hardware state=spot tab=tab custom=custom />
                         </div>
                     }
                     .into_any(),
-                    1 => view! { <AdvisorTab advice=advice recommendation=recommendation scenario=scenario /> }.into_any(),
+                    1 => view! { <AdvisorTab advice=advice recommendation=recommendation hardware=hardware apply=apply /> }.into_any(),
                     2 => view! { <FormatsTab /> }.into_any(),
-                    3 => view! { <BenchmarkTab scenario=scenario hardware=hardware job=job /> }.into_any(),
-                    _ => view! { <ValidationTab scenario=scenario custom=custom /> }.into_any(),
+                    3 => view! { <BenchmarkTab scenario=scenario hardware=hardware job=job tab=tab custom=custom /> }.into_any(),
+                    _ => view! { <ValidationTab scenario=scenario custom=custom tab=tab /> }.into_any(),
                 }}
             </div>
         </section>

@@ -204,7 +204,9 @@ pub fn StepMeasure(
         submitted.or_else(|| request.with(|r| r.as_ref().err().map(ToString::to_string)))
     };
     view! {
-        <div class="step-measure" data-testid="step-measure-panel">
+        <div class="step-measure" data-testid="step-measure-panel"
+            data-mode=move || hardware.with(|h| roofline_core::Mode::of(h).name())
+            data-device=move || hardware.with(|h| h.name.clone())>
             <button
                 type="button"
                 data-testid="step-measure"

@@ -3,10 +3,10 @@
 use std::time::Duration;
 
 use leptos::prelude::*;
-use roofline_core::wire::{ErrorCode, NvmlStatus};
+use roofline_core::wire::{BackendKind, ErrorCode, NvmlStatus};
 
 use crate::api::{self, ApiError, join};
-use crate::endpoint::use_endpoint;
+use crate::endpoint::{Connection, use_endpoint};
 use crate::format;
 use crate::sse::{EventStream, Handler};
 use crate::telemetry::{WINDOW, push_sample, sparkline, throttling};
@@ -23,7 +23,7 @@ enum Feed {
     Waiting,
     /// Samples arrive.
     Live,
-    /// The endpoint has no NVML (a CPU backend); its message.
+    /// The endpoint has no NVML: why, in the page's words.
     NoNvml(String),
     /// The endpoint does not answer (or is not a roofline endpoint).
     Offline,
@@ -52,10 +52,55 @@ fn Spark(
 }
 
 /// Power, temperature and SM clock sparklines over the last samples (`data-testid="telemetry"`, `data-state` =
-/// `waiting`/`live`/`no-nvml`/`offline`), throttling flagged (`data-testid="throttle"`). Without NVML it says
-/// so calmly; that is the normal state of a CPU endpoint.
+/// `waiting`/`live`/`no-nvml`/`offline`, `data-mode="measured"`), throttling flagged
+/// (`data-testid="throttle"`). NVML is asked for only when the endpoint measures on a GPU: a CPU endpoint
+/// (its normal state) is said calmly without a request, and a GPU endpoint without NVML is asked once, so
+/// the browser's console never fills with failed requests.
 #[component]
 pub fn TelemetryPanel() -> impl IntoView {
+    let endpoint = use_endpoint();
+    let backend = Memo::new(move |_| endpoint.health.get().and_then(Result::ok).map(|h| h.backend));
+    let device = move || {
+        endpoint
+            .device
+            .get()
+            .flatten()
+            .map(|d| d.name)
+            .unwrap_or_default()
+    };
+    let body = move || {
+        match (endpoint.connection.get(), backend.get()) {
+        (Connection::Offline, _) => view! {
+            <section class="telemetry" data-testid="telemetry" data-state="offline" aria-label="Live telemetry">
+                <h3>"Live telemetry"</h3>
+                <p class="hint">"No telemetry: the endpoint does not answer."</p>
+            </section>
+        }
+        .into_any(),
+        (_, Some(BackendKind::Cuda)) => view! { <NvmlFeed /> }.into_any(),
+        (_, Some(kind)) => view! {
+            <section class="telemetry" data-testid="telemetry" data-state="no-nvml" aria-label="Live telemetry">
+                <h3>"Live telemetry"</h3>
+                <p class="hint calm">{format!("This endpoint measures on {} ({kind} backend): no GPU clocks, power or temperature to show.", device())}</p>
+            </section>
+        }
+        .into_any(),
+        (_, None) => view! {
+            <section class="telemetry" data-testid="telemetry" data-state="waiting" aria-label="Live telemetry">
+                <h3>"Live telemetry"</h3>
+                <p class="hint">"Waiting for the endpoint…"</p>
+            </section>
+        }
+        .into_any(),
+    }
+    };
+    view! { {body} }
+}
+
+/// The NVML feed of a GPU endpoint: its stream, else `/api/nvml/status` every 2 s; a 503 `no_nvml` stops
+/// asking.
+#[component]
+fn NvmlFeed() -> impl IntoView {
     let endpoint = use_endpoint();
     let samples = RwSignal::new(Vec::<NvmlStatus>::with_capacity(WINDOW));
     let feed = RwSignal::new(Feed::Waiting);
@@ -71,38 +116,24 @@ pub fn TelemetryPanel() -> impl IntoView {
         samples.update(|w| push_sample(w, s));
         set_feed(Feed::Live);
     };
-    // Without NVML (503 `no_nvml`) the poll backs off: every 2nd, 4th, … up to every 32nd tick.
-    let backoff = StoredValue::new((1u32, 0u32));
+    // Without NVML (503 `no_nvml`) the poll stops: the driver's library will not appear on its own.
+    let stopped = StoredValue::new(false);
     let poll = move || {
         let base = endpoint.base_now();
         leptos::task::spawn_local(async move {
             match api::nvml_status(&base).await {
-                Ok(s) => {
-                    backoff.set_value((1, 0));
-                    on_sample(s);
-                }
+                Ok(s) => on_sample(s),
                 Err(ApiError::Status { body, .. }) if body.code == ErrorCode::NoNvml => {
-                    backoff.update_value(|(every, wait)| {
-                        *every = (*every * 2).min(32);
-                        *wait = *every - 1;
-                    });
-                    set_feed(Feed::NoNvml(body.message));
+                    stopped.set_value(true);
+                    set_feed(Feed::NoNvml(
+                        "this GPU endpoint cannot read NVML (no NVIDIA management library): no clocks, power or temperature".to_owned(),
+                    ));
                 }
                 Err(_) => set_feed(Feed::Offline),
             }
         });
     };
-    let due = move || {
-        let mut due = false;
-        backoff.update_value(|(_, wait)| {
-            if *wait == 0 {
-                due = true;
-            } else {
-                *wait -= 1;
-            }
-        });
-        due
-    };
+    let due = move || !stopped.get_value();
     let url = join(
         &endpoint.base_now(),
         &format!("/api/nvml/stream?interval_ms={STREAM_INTERVAL_MS}"),
@@ -148,12 +179,13 @@ pub fn TelemetryPanel() -> impl IntoView {
         Feed::NoNvml(_) => "no-nvml",
         Feed::Offline => "offline",
     };
-    let body = move || {
-        match feed.get() {
+    let body = move || match feed.get() {
         Feed::Waiting => view! { <p class="hint">"Waiting for telemetry…"</p> }.into_any(),
-        Feed::Offline => view! { <p class="hint">"No telemetry: the endpoint does not answer."</p> }.into_any(),
+        Feed::Offline => {
+            view! { <p class="hint">"No telemetry: the endpoint does not answer."</p> }.into_any()
+        }
         Feed::NoNvml(message) => view! {
-            <p class="hint calm">"No NVML on this endpoint (CPU backend): no clocks, power or temperature to show. " <small>{message}</small></p>
+            <p class="hint calm">{message}</p>
         }
         .into_any(),
         Feed::Live => {
@@ -172,10 +204,10 @@ pub fn TelemetryPanel() -> impl IntoView {
             }
             .into_any()
         }
-    }
     };
     view! {
-        <section class="telemetry" data-testid="telemetry" data-state=state aria-label="Live telemetry">
+        <section class="telemetry" data-testid="telemetry" data-state=state aria-label="Live telemetry"
+            data-mode="measured" data-device=move || latest().map(|s| s.device_name).unwrap_or_default()>
             <h3>"Live telemetry"</h3>
             {body}
         </section>

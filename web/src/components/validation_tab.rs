@@ -2,14 +2,16 @@
 //! reference, calibrated), with error statistics by precision and regime.
 
 use leptos::prelude::*;
+use roofline_core::measurement::MeasuredPoint;
 use roofline_core::{HardwareSpec, Mode};
 
 use crate::calibration::{DeviceSpecs, mode_explanation, mode_title};
 use crate::components::CalibrationPanel;
+use crate::components::not_compared::NotComparedRow;
 use crate::format;
 use crate::measured::{on_device, use_measured};
 use crate::scenario::Scenario;
-use crate::validation::{self, Band, Check, ErrorStats, check_in, error_in};
+use crate::validation::{self, Band, Check, ErrorStats, above_roof, check_in, error_in};
 
 /// A prediction cell and its error cell, coloured by band; `data-mode` names the column's mode.
 fn check_cells(mode: Mode, check: Option<&Result<Check, roofline_core::Error>>) -> AnyView {
@@ -49,16 +51,21 @@ fn stats_rows(stats: Vec<ErrorStats>) -> impl IntoView {
 }
 
 /// The Validation tab: calibration controls, an intro saying what each column's mode is
-/// (`validation-intro`), `data-testid="validation-table"` (one `validation-row` per measured point, the
-/// device it ran on in its title: measured time, then prediction and error in each mode the device has —
-/// Datasheet and Reference, and Calibrated once calibrated; errors coloured < 10 %, 10–25 %, > 25 %), and
-/// median / p90 |error| by precision and regime per mode (`validation-stats`).
+/// (`validation-intro`), `data-testid="validation-table"` (in a box that scrolls on its own, `data-device`
+/// the device; one `validation-row` per measured point, the device it ran on in its title: measured time
+/// (`data-mode="measured"`), then prediction and error in each mode the device has — Datasheet and
+/// Reference, and Calibrated once calibrated, each cell with its `data-mode`; errors coloured < 10 %,
+/// 10–25 %, > 25 %; a point above the calibrated roof flagged `above-roof`; points measured on other
+/// devices in one `not-compared` row with its action), and median / p90 |error| by precision and regime per
+/// mode (`validation-stats`).
 #[component]
 pub fn ValidationTab(
     /// The scenario (selected device).
     scenario: RwSignal<Scenario>,
     /// Custom devices (calibrated specs among them).
     custom: RwSignal<Vec<HardwareSpec>>,
+    /// The right panel's open tab (the not-compared row's action).
+    tab: RwSignal<usize>,
 ) -> impl IntoView {
     let measured = use_measured();
     let specs = Memo::new(move |_| scenario.with(|s| custom.with(|c| DeviceSpecs::of(&s.hardware, c))));
@@ -95,6 +102,32 @@ pub fn ValidationTab(
         })
     };
     let device = move || specs.with(|d| d.own().map(|h| h.name.clone()));
+    let own = Signal::derive(move || {
+        specs.with(|d| d.own().cloned()).unwrap_or_else(|| {
+            roofline_core::find_hardware(crate::presets::DEFAULT_HARDWARE)
+                .cloned()
+                .expect("the catalog has the default device")
+        })
+    });
+    let all_points = Signal::derive(move || {
+        measured
+            .shown
+            .with(|m| m.iter().map(MeasuredPoint::from).collect::<Vec<_>>())
+    });
+    // How far each of this device's points lies above the calibrated roof, in table order.
+    let above = Memo::new(move |_| {
+        specs.with(|d| {
+            let Some(calibrated) = &d.calibrated else {
+                return Vec::new();
+            };
+            measured.shown.with(|m| {
+                let mine = d.own().map(|h| on_device(m, h)).unwrap_or_default();
+                mine.iter()
+                    .map(|p| above_roof(&MeasuredPoint::from(p), calibrated))
+                    .collect::<Vec<_>>()
+            })
+        })
+    });
     let intro = move || {
         modes
             .get()
@@ -105,17 +138,24 @@ pub fn ValidationTab(
     let body = move || {
         let modes = modes.get();
         table.with(|(_, rows)| {
+            let above = above.get();
             rows.iter()
-                .map(|r| {
+                .enumerate()
+                .map(|(i, r)| {
+                    let flag = above.get(i).copied().flatten().map(|excess| view! {
+                        <small class="err-poor" data-testid="above-roof" data-value=excess.to_string()>
+                            {format!(" above the calibrated roof (+{})", format::percent(excess))}
+                        </small>
+                    });
                     view! {
                         <tr
                             data-testid="validation-row"
                             data-precision=r.precision.name()
                             title=format!("measured on {}", r.device)
                         >
-                            <td>{r.precision.name()}</td>
-                            <td>{r.shape.clone()} " " <small class="what">{r.regime.name()}</small></td>
-                            <td class="num">{format::duration(r.measured_s)}</td>
+                            <td class="nowrap">{r.precision.name()}</td>
+                            <td><span class="nowrap">{r.shape.clone()}</span> " " <small class="what">{r.regime.name()}</small></td>
+                            <td class="num" data-mode="measured">{format::duration(r.measured_s)}{flag}</td>
                             {modes.iter().map(|&m| check_cells(m, check_in(r, m))).collect_view()}
                         </tr>
                     }
@@ -130,8 +170,10 @@ pub fn ValidationTab(
             .map(|m| {
                 let stats = table.with(|(_, rows)| validation::stats(rows, |r| error_in(r, m)));
                 view! {
-                    <tr><th colspan="5" scope="rowgroup">{column_name(m)}</th></tr>
-                    {stats_rows(stats)}
+                    <tbody data-mode=m.name()>
+                        <tr><th colspan="5" scope="rowgroup">{column_name(m)}</th></tr>
+                        {stats_rows(stats)}
+                    </tbody>
                 }
             })
             .collect_view()
@@ -139,7 +181,16 @@ pub fn ValidationTab(
     view! {
         <div class="validation-tab">
             <CalibrationPanel scenario=scenario custom=custom />
+            {move || {
+                let n = above.with(|a| a.iter().flatten().count());
+                (n > 0).then(|| view! {
+                    <p class="warning" data-testid="above-roof-note" data-value=n.to_string()>
+                        {format!("{n} measured point(s) lie above the calibrated roofs: the calibration underestimates this device (a noisy or busy run); calibrate again.")}
+                    </p>
+                })
+            }}
             <ul class="hint" data-testid="validation-intro">{intro}</ul>
+            <div class="table-box" data-device=move || device().unwrap_or_default()>
             <table class="validation" data-testid="validation-table">
                 <caption>{move || format!("Measured vs predicted on {}", device().unwrap_or_default())}</caption>
                 <thead>
@@ -153,8 +204,12 @@ pub fn ValidationTab(
                         }).collect_view()}
                     </tr>
                 </thead>
-                <tbody>{body}</tbody>
+                <tbody>
+                    <NotComparedRow points=all_points hardware=own scenario=scenario custom=custom tab=tab colspan=9 />
+                    {body}
+                </tbody>
             </table>
+            </div>
             {move || (elsewhere.get() > 0).then(|| view! {
                 <p class="measured-note" data-testid="validation-other-note" data-value=elsewhere.get().to_string()>
                     {format!("{} measured point(s) from other devices are not listed: a measurement is only compared with predictions for the device that ran it.", elsewhere.get())}
@@ -163,6 +218,7 @@ pub fn ValidationTab(
             {move || table.with(|t| t.1.is_empty()).then(|| view! {
                 <p class="hint">"No measured points yet: run the Kernel Spot Check or a benchmark job on the endpoint, or import results."</p>
             })}
+            <div class="table-box" data-device=move || device().unwrap_or_default()>
             <table class="validation-stats" data-testid="validation-stats">
                 <caption>"|Error| by precision and regime (median, p90)"</caption>
                 <thead>
@@ -174,8 +230,9 @@ pub fn ValidationTab(
                         <th scope="col" class="num">"p90"</th>
                     </tr>
                 </thead>
-                <tbody>{stats}</tbody>
+                {stats}
             </table>
+            </div>
         </div>
     }
 }

@@ -6,7 +6,7 @@ use roofline_core::{HardwareSpec, Mode, ModelConfig, model_presets, quant_config
 use crate::calibration::{DeviceSpecs, mode_explanation, mode_title};
 use crate::models::resolve_model;
 use crate::presets::GPU_COUNTS;
-use crate::scenario::Scenario;
+use crate::scenario::{MEMORY_FRACTION_RANGE, Scenario};
 use crate::sliders::{
     BATCH_RANGE, CONTEXT_RANGE, RangeError, log_slider_position, log_slider_value, parse_in_range,
 };
@@ -117,8 +117,9 @@ fn ModeSelect(
 /// (`config-select`, configs the device cannot run are marked), GPU count (`gpus-select`: tensor parallel
 /// over 1, 2, 4 or 8 GPUs), for MoE models the expert-parallel degree (`ep-select`: divisors of the GPU
 /// count), prefill/decode, context and batch (log sliders with exact inputs
-/// `context-input`, `batch-input`), the prediction mode (`mode-select`) and the corrections added on top of
-/// it.
+/// `context-input`, `batch-input`), the engine's memory share (`memory-fraction`, vLLM's
+/// `gpu_memory_utilization`, 0.92 by default; an invalid one is marked with why, `memory-fraction-invalid`),
+/// the prediction mode (`mode-select`) and the corrections added on top of it.
 #[component]
 pub fn WorkloadForm(
     /// The scenario being edited.
@@ -203,6 +204,20 @@ pub fn WorkloadForm(
             </button>
         }
     };
+    let fraction_invalid = RwSignal::new(None::<String>);
+    let on_fraction = move |ev| {
+        let (lo, hi) = MEMORY_FRACTION_RANGE;
+        match event_target_value(&ev).trim().parse::<f64>() {
+            Ok(f) if (lo..=hi).contains(&f) => {
+                fraction_invalid.set(None);
+                scenario.update(|s| s.memory_fraction = f);
+            }
+            _ => fraction_invalid.set(Some(format!(
+                "Invalid: a fraction from {lo} to {hi}; still using {}",
+                scenario.with_untracked(|s| s.memory_fraction)
+            ))),
+        }
+    };
     let toggle = move |text: &'static str, get: fn(&Scenario) -> bool, set: fn(&mut Scenario, bool)| {
         view! {
             <label class="check">
@@ -284,6 +299,18 @@ pub fn WorkloadForm(
                 get=|s| s.context set=|s, v| s.context = v />
             <LogSlider label="Batch" testid="batch-input" range=BATCH_RANGE scenario=scenario
                 get=|s| s.batch set=|s, v| s.batch = v />
+            <div class="field">
+                <label for="memory-fraction">"Engine memory (vLLM gpu_memory_utilization)"</label>
+                <input id="memory-fraction" type="number" step="0.01" min=MEMORY_FRACTION_RANGE.0.to_string()
+                    max=MEMORY_FRACTION_RANGE.1.to_string() data-testid="memory-fraction"
+                    prop:value=move || scenario.with(|s| s.memory_fraction.to_string())
+                    aria-invalid=move || fraction_invalid.with(Option::is_some).to_string()
+                    on:change=on_fraction />
+                <small class="hint">"Share of the memory the device reports that the engine may use for weights, activations and the KV cache (vLLM's default 0.92)."</small>
+                {move || fraction_invalid.get().map(|r| view! {
+                    <span class="error invalid" role="alert" data-testid="memory-fraction-invalid">{r}</span>
+                })}
+            </div>
             <ModeSelect scenario=scenario specs=specs />
             <div class="field" role="group" aria-label="Corrections">
                 <span>"Corrections added"</span>

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::models::resolve_model;
 use crate::presets::{DEFAULT_CONFIG, DEFAULT_HARDWARE, DEFAULT_MODEL, DEFAULT_PRECISIONS};
+use crate::serving_inputs::{ServingInputs, View};
 
 /// A matrix-multiply spot check: one shape in several precisions on one device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -145,6 +146,10 @@ pub struct Scenario {
     pub corrections: CorrectionToggles,
     /// The kernel spot check.
     pub kernel: KernelSpec,
+    /// The view the page shows (the step in scenarios saved before the serving view existed).
+    pub view: View,
+    /// The serving view's inputs (defaults in scenarios saved before it existed).
+    pub serving: ServingInputs,
 }
 
 impl Default for Scenario {
@@ -160,6 +165,8 @@ impl Default for Scenario {
             experts: 1,
             corrections: CorrectionToggles::default(),
             kernel: KernelSpec::default(),
+            view: View::default(),
+            serving: ServingInputs::default(),
         }
     }
 }

@@ -19,7 +19,8 @@ impl Scenario {
             .finish()
     }
 
-    /// The query's fields in order; `tp` and `ep` only when they are not 1.
+    /// The query's fields in order; `tp` and `ep` only when they are not 1, then the view and the serving
+    /// inputs that differ from their defaults ([`crate::serving_inputs::ServingInputs::query_pairs`]).
     fn query_pairs(&self) -> Vec<(&'static str, String)> {
         let c = self.corrections;
         let flags: String = [(c.launch_floor, 'l'), (c.wave_quantization, 'w')]
@@ -49,6 +50,7 @@ impl Scenario {
         pairs
             .into_iter()
             .filter(|(k, _)| (*k != "tp" || self.gpus != 1) && (*k != "ep" || self.experts != 1))
+            .chain(self.serving.query_pairs(self.view))
             .collect()
     }
 
@@ -114,7 +116,7 @@ impl Scenario {
                     s.kernel.precisions = value.split(',').filter_map(|n| n.parse().ok()).collect();
                     true
                 }
-                _ => false,
+                other => s.serving.read_pair(&mut s.view, other, &value).unwrap_or(false),
             };
         }
         s.corrections.mode = mode.unwrap_or(legacy_mode(legacy_calibrated));
@@ -234,6 +236,7 @@ mod tests {
 
     use crate::presets::resolve_hardware;
     use crate::scenario::{CorrectionToggles, KernelSpec};
+    use crate::serving_inputs::{ServingInputs, View};
 
     #[test]
     fn query_round_trips_every_field() {
@@ -256,6 +259,20 @@ mod tests {
                 n: 14336,
                 k: 4096,
                 precisions: vec![Precision::Bf16, Precision::Nvfp4],
+            },
+            view: View::Serving,
+            serving: ServingInputs {
+                isl: 2048,
+                osl: 128,
+                engine: roofline_core::Engine::Sglang,
+                scheduler: roofline_core::SchedulerKind::InFlight,
+                token_budget: None,
+                max_seqs: Some(256),
+                sla: roofline_core::Sla {
+                    ttft_max_s: Some(0.5),
+                    tpot_max_s: None,
+                    tokens_per_user_min: Some(40.0),
+                },
             },
         };
         assert_eq!(Scenario::from_query(&format!("?{}", s.to_query())), Some(s));

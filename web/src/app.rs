@@ -75,6 +75,7 @@ pub fn App() -> impl IntoView {
     let models = RwSignal::new(custom_models);
     let pins = RwSignal::new(saved_pins);
     let measured = RwSignal::new(stored.measured);
+    let serving_runs = RwSignal::new(stored.serving_runs);
     let notice = RwSignal::new(notice);
     let endpoint = Endpoint::provide();
     let shown_measured = Measured::provide(measured, endpoint).shown;
@@ -193,6 +194,7 @@ pub fn App() -> impl IntoView {
             custom_models: models.get(),
             pins: pins.get(),
             measured: measured.get(),
+            serving_runs: serving_runs.get(),
         });
     });
     Effect::new(move |previous: Option<Scenario>| {

@@ -339,7 +339,7 @@ pub fn config_rows(sweep: &Sweep, outcome: &SlaOutcome) -> Vec<ConfigRow> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::presets::resolve_hardware;
     use crate::serving_inputs::View;

@@ -8,19 +8,9 @@ use plotters_svg::SVGBackend;
 use wasm_bindgen::JsCast;
 
 use crate::browser;
-use crate::charts::draw::{Hit, NARROW_CSS_PX, Theme, draw, draw_captioned};
+use crate::charts::canvas::{fit_canvas, nearest_hit, theme};
+use crate::charts::draw::{Hit, NARROW_CSS_PX, draw, draw_captioned};
 use crate::charts::series::PlotData;
-
-/// Hover radius in CSS pixels.
-const HIT_RADIUS: f64 = 10.0;
-
-fn theme() -> Theme {
-    if browser::prefers_dark() {
-        Theme::DARK
-    } else {
-        Theme::LIGHT
-    }
-}
 
 /// A log-log roofline drawn on a canvas (`data-testid="roofline-canvas"`) that fills its container's width
 /// and redraws on resize and on a light/dark switch, with a tooltip for the point under the pointer and
@@ -56,20 +46,10 @@ pub fn RooflineChart(
         let (Some(canvas), Some(frame)) = (canvas_ref.get(), frame_ref.get()) else {
             return;
         };
-        let css_width = width.get_value().unwrap_or_else(|| {
-            let measured = frame.client_width().max(320) as u32;
-            width.set_value(Some(measured));
-            measured
-        });
+        let (css_width, scale) = fit_canvas(&canvas, &frame, width);
         let is_narrow = f64::from(css_width) < NARROW_CSS_PX;
         if narrow.get_untracked() != is_narrow {
             narrow.set(is_narrow);
-        }
-        let scale = browser::device_pixel_ratio();
-        let w = (f64::from(css_width) * scale).round() as u32;
-        if canvas.width() != w {
-            canvas.set_width(w);
-            canvas.set_height(w * 3 / 5);
         }
         let Some(backend) = CanvasBackend::with_canvas_object(canvas) else {
             return;
@@ -88,18 +68,7 @@ pub fn RooflineChart(
         let Some(canvas) = canvas_ref.get_untracked() else {
             return;
         };
-        let scale = f64::from(canvas.width()) / f64::from(canvas.client_width().max(1));
-        let (x, y) = (
-            (f64::from(ev.offset_x()) * scale) as i32,
-            (f64::from(ev.offset_y()) * scale) as i32,
-        );
-        let nearest = hits.with_value(|hs| {
-            hs.iter()
-                .map(|h| ((h.x - x).pow(2) + (h.y - y).pow(2), h))
-                .filter(|(d2, _)| f64::from(*d2) <= (HIT_RADIUS * scale).powi(2))
-                .min_by_key(|(d2, _)| *d2)
-                .map(|(_, h)| (ev.offset_x(), ev.offset_y(), h.index))
-        });
+        let nearest = hits.with_value(|hs| nearest_hit(hs, &canvas, &ev));
         if hover.get_untracked() != nearest {
             hover.set(nearest);
         }

@@ -167,40 +167,6 @@ impl Measurement {
         serde_json::to_value(point).and_then(serde_json::from_value)
     }
 
-    /// Whether `other` is the same run: every field equal, numbers within a relative 1e-12 (a value read back
-    /// from local storage's JSON may differ from the file's in its last bit).
-    #[must_use]
-    pub fn same_run(&self, other: &Measurement) -> bool {
-        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(b.abs());
-        let close_opt = |a: Option<f64>, b: Option<f64>| match (a, b) {
-            (Some(a), Some(b)) => close(a, b),
-            (a, b) => a.is_none() && b.is_none(),
-        };
-        (
-            self.format,
-            self.line,
-            self.concurrency,
-            self.completed,
-            self.gpus,
-        ) == (
-            other.format,
-            other.line,
-            other.concurrency,
-            other.completed,
-            other.gpus,
-        ) && [
-            (self.request_rate, other.request_rate),
-            (self.isl, other.isl),
-            (self.osl, other.osl),
-            (self.e2e_s, other.e2e_s),
-            (Some(self.ttft_s), Some(other.ttft_s)),
-            (Some(self.tpot_s), Some(other.tpot_s)),
-            (Some(self.output_tokens_per_s), Some(other.output_tokens_per_s)),
-        ]
-        .into_iter()
-        .all(|(a, b)| close_opt(a, b))
-    }
-
     /// Core's point.
     #[must_use]
     pub fn to_core(&self) -> MeasuredServingPoint {
@@ -310,7 +276,7 @@ pub fn add(runs: &mut Vec<ServingRun>, pending: &Pending) -> Added {
     for measured in &pending.runs {
         match runs
             .iter_mut()
-            .find(|r| r.file == pending.file && r.measured.same_run(measured))
+            .find(|r| r.file == pending.file && r.measured == *measured)
         {
             Some(kept) => {
                 kept.ran_on.clone_from(&pending.ran_on);
@@ -445,7 +411,7 @@ fn config_missing(config: &str, sweep: &Sweep) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::serving::tests::h100_llama;
     use roofline_core::{Load, ServingOutcome};
@@ -461,16 +427,9 @@ mod tests {
             for point in parse_measured(text).unwrap() {
                 let saved = Measurement::of(&point).unwrap();
                 assert_eq!(saved.to_core(), point);
-                // Through local storage's JSON a number may come back one bit off: still the same run.
+                // Local storage's JSON gives back the same bits (serde_json's float_roundtrip).
                 let json = serde_json::to_string(&saved).unwrap();
-                assert!(
-                    serde_json::from_str::<Measurement>(&json)
-                        .unwrap()
-                        .same_run(&saved)
-                );
-                let mut other = saved.clone();
-                other.tpot_s *= 1.001;
-                assert!(!other.same_run(&saved));
+                assert_eq!(serde_json::from_str::<Measurement>(&json).unwrap(), saved);
             }
         }
     }

@@ -16,12 +16,15 @@ use crate::charts::series::{
 use crate::components::step_measure::step_tracker;
 use crate::components::{
     CustomHardware, EndpointBanner, EndpointStatus, HardwarePicker, MeasuredCount, ModelImport,
-    OperatorTable, PinsPanel, ResultsIo, RightPanel, StepMeasure, SummaryStrip, WorkloadForm,
+    OperatorTable, PinsPanel, ResultsIo, RightPanel, ServingView, StepMeasure, SummaryStrip, ViewSwitch,
+    WorkloadForm,
 };
 use crate::endpoint::Endpoint;
 use crate::measured::{Measured, PointFilter, point_key};
 use crate::palette::PIN_RGB;
 use crate::scenario::Scenario;
+use crate::serving::state::ServingState;
+use crate::serving_inputs::View;
 use crate::share_link::SharedLink;
 use crate::step::{self, StepComparison};
 use crate::{export, history, storage};
@@ -113,6 +116,10 @@ pub fn App() -> impl IntoView {
     });
     // The measured step, when it is the step analysed (same scenario and device).
     let step_tracker = step_tracker();
+    // The serving view's sweep, SLA and measured runs: computed only when the serving view (or an export)
+    // reads them.
+    let serving = ServingState::new(scenario, hardware, models, serving_runs);
+    let is_step = Memo::new(move |_| scenario.with(|s| s.view == View::Step));
     let step_comparison = Memo::new(move |_| -> Option<StepComparison> {
         step_tracker.progress.with(|p| {
             let p = p.as_ref()?;
@@ -214,10 +221,18 @@ pub fn App() -> impl IntoView {
         let hw = hardware.get_untracked();
         let a = analysis.get_untracked().ok();
         let (r, m) = (rows.get_untracked(), shown_measured.get_untracked());
+        let (runs, sweep) = (serving_runs.get_untracked(), serving.sweep.get_untracked());
+        let (outcome, compared) = (serving.outcome.get_untracked(), serving.compared.get_untracked());
+        let serving = export::ServingExport {
+            runs: &runs,
+            sweep: sweep.as_ref().as_ref().ok(),
+            outcome: outcome.as_ref(),
+            compared: Some(&compared),
+        };
         if json {
-            export::results_json(&s, &hw, a.as_ref(), &r, &m)
+            export::results_json(&s, &hw, a.as_ref(), &r, &m, &serving)
         } else {
-            export::results_csv(&s, &hw, a.as_ref(), &r, &m)
+            export::results_csv(&s, &hw, a.as_ref(), &r, &m, &serving)
         }
     };
     let clear = move || {
@@ -227,6 +242,7 @@ pub fn App() -> impl IntoView {
         models.set(Vec::new());
         pins.set(Vec::new());
         measured.set(Vec::<RooflinePoint>::new());
+        serving_runs.set(Vec::new());
         notice.set(Some("Saved data cleared; defaults restored.".to_owned()));
     };
 
@@ -242,6 +258,7 @@ pub fn App() -> impl IntoView {
         <header class="top">
             <h1>"roofline"</h1>
             <p class="subtitle">"Which precision should this model run in, on this GPU? Predicted in your browser."</p>
+            <ViewSwitch scenario=scenario />
             <div class="header-right"><EndpointStatus /></div>
         </header>
         <EndpointBanner scenario=scenario />
@@ -258,20 +275,24 @@ pub fn App() -> impl IntoView {
                     on_clear=Callback::new(move |()| clear())
                 />
             </aside>
-            <section class="centre" aria-label="Analysis">
-                <SummaryStrip analysis=analysis hardware=hardware notice=mode_notice ceilings=ceilings />
-                <RooflineChart data=plot caption=chart_caption />
-                <MeasuredCount hardware=hardware filter=point_filter />
-                <PinsPanel scenario=scenario pins=pins current=analysis pinned=pinned />
-                <StepMeasure
-                    scenario=scenario
-                    hardware=hardware
-                    models=models
-                    tracker=step_tracker
-                    comparison=step_comparison
-                />
-                <OperatorTable analysis=analysis caption=mode_caption step=step_comparison />
-            </section>
+            <Show when=move || is_step.get() fallback=move || view! {
+                <ServingView scenario=scenario hardware=hardware state=serving custom=custom models=models />
+            }>
+                <section class="centre" aria-label="Analysis">
+                    <SummaryStrip analysis=analysis hardware=hardware notice=mode_notice ceilings=ceilings />
+                    <RooflineChart data=plot caption=chart_caption />
+                    <MeasuredCount hardware=hardware filter=point_filter />
+                    <PinsPanel scenario=scenario pins=pins current=analysis pinned=pinned />
+                    <StepMeasure
+                        scenario=scenario
+                        hardware=hardware
+                        models=models
+                        tracker=step_tracker
+                        comparison=step_comparison
+                    />
+                    <OperatorTable analysis=analysis caption=mode_caption step=step_comparison />
+                </section>
+            </Show>
             <RightPanel scenario=scenario hardware=hardware rows=rows advice=advice recommendation=recommendation custom=custom />
         </main>
     }

@@ -98,20 +98,35 @@ impl SweepKey {
         self.engine.preset(&self.hardware, &self.parallelism)
     }
 
+    /// The chart's title: mode, device, model and GPUs, e.g. `reference · NVIDIA H100 SXM5 80GB · Llama 3.1
+    /// 8B · 1 GPU`.
+    #[must_use]
+    pub fn title(&self) -> String {
+        format!(
+            "{} · {} · {}",
+            mode_label(&self.hardware),
+            self.model.name,
+            self.gpus()
+        )
+    }
+
+    /// `1 GPU`, `4 GPUs (TP 4)` or `8 GPUs (TP 8, EP 8)`.
+    fn gpus(&self) -> String {
+        match (self.parallelism.gpus(), self.parallelism.expert) {
+            (1, _) => "1 GPU".to_owned(),
+            (n, 1) => format!("{n} GPUs (TP {n})"),
+            (n, e) => format!("{n} GPUs (TP {n}, EP {e})"),
+        }
+    }
+
     /// What every number of the view is about: mode, device, model, GPUs, request lengths, engine and
     /// scheduler, e.g. `reference · NVIDIA H100 SXM · Llama-3.1-8B · 1 GPU · ISL 1024 / OSL 1024 · vLLM,
     /// in-flight batching`.
     #[must_use]
     pub fn context(&self) -> String {
-        let gpus = match (self.parallelism.gpus(), self.parallelism.expert) {
-            (1, _) => "1 GPU".to_owned(),
-            (n, 1) => format!("{n} GPUs (TP {n})"),
-            (n, e) => format!("{n} GPUs (TP {n}, EP {e})"),
-        };
         format!(
-            "{} · {} · {gpus} · ISL {} / OSL {} · {}, {}",
-            mode_label(&self.hardware),
-            self.model.name,
+            "{} · ISL {} / OSL {} · {}, {}",
+            self.title(),
             self.workload.isl,
             self.workload.osl,
             engine_name(self.engine),
@@ -213,7 +228,7 @@ pub enum Verdict {
     /// the baseline config's best beside it).
     Recommended {
         /// The point.
-        point: ServingPoint,
+        point: Box<ServingPoint>,
         /// The sentence.
         text: String,
     },
@@ -258,7 +273,7 @@ pub fn verdict(outcome: &SlaOutcome) -> Verdict {
         }
     }
     Verdict::Recommended {
-        point: point.clone(),
+        point: Box::new(point.clone()),
         text,
     }
 }
@@ -439,7 +454,7 @@ pub(crate) mod tests {
         let Verdict::Recommended { point, text } = verdict(&outcome) else {
             panic!("an 8B model on an H100 meets 30 tok/s/user");
         };
-        assert_eq!(point, best);
+        assert_eq!(*point, best);
         assert!(
             text.starts_with(&format!(
                 "{} at {}: {} output tokens/s per GPU",

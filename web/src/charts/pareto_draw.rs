@@ -5,7 +5,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::charts::draw::{Hit, Theme};
+use crate::charts::draw::{Hit, NARROW_CSS_PX, Theme};
 use crate::charts::pareto_series::{ParetoData, ParetoPoint, PointKind};
 use crate::charts::series::Marker;
 use crate::format;
@@ -119,8 +119,12 @@ pub fn draw_pareto<DB: DrawingBackend>(
     let fg = rgb(theme.foreground);
     root.fill(&rgb(theme.background))?;
     let font = |size: f64| ("sans-serif", size * scale).into_font().color(&fg);
-    let mut chart = ChartBuilder::on(root)
-        .caption(&data.title, font(14.0))
+    let mut builder = ChartBuilder::on(root);
+    // A narrow chart (a phone) has no room for the title: the context line above it says the same.
+    if f64::from(root.dim_in_pixel().0) / scale >= NARROW_CSS_PX {
+        builder.caption(&data.title, font(14.0));
+    }
+    let mut chart = builder
         .margin(px(12.0, scale))
         .x_label_area_size(px(44.0, scale))
         .y_label_area_size(px(64.0, scale))
@@ -227,7 +231,7 @@ mod tests {
             &sla.evaluate(&sweep),
             &Compared::default(),
             &hw.name,
-            &key.context(),
+            &key.title(),
         );
         let mut svg = String::new();
         let hits = {
@@ -244,10 +248,17 @@ mod tests {
             "output tokens/s per GPU",
             "TPOT ≤ 20.0 ms",
             "★ recommended",
-            "reference · NVIDIA H100 SXM5 80GB",
+            "reference · NVIDIA H100 SXM5 80GB · Llama 3.1 8B · 1 GPU",
         ] {
             assert!(svg.contains(text), "missing {text}");
         }
+        // At phone width the title is left to the page's context line.
+        let mut narrow = String::new();
+        {
+            let root = SVGBackend::with_string(&mut narrow, (360, 216)).into_drawing_area();
+            draw_pareto(&root, &data, &Theme::LIGHT, 1.0).unwrap();
+        }
+        assert!(!narrow.contains("NVIDIA H100") && narrow.contains("TPOT ≤ 20.0 ms"));
         // More tokens/s per user is further right, more output per GPU higher (smaller y in pixels).
         let (a, b) = (&data.points[0], &data.points[1]);
         assert!(a.tokens_per_s_per_user > b.tokens_per_s_per_user && hits[0].x > hits[1].x);

@@ -70,7 +70,7 @@ pub struct Limit {
 /// Everything the drawing code needs.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ParetoData {
-    /// Caption: mode, device, model, GPUs, lengths, engine.
+    /// Caption: mode, device, model and GPUs.
     pub title: String,
     /// Configs with points, in the sweep's order.
     pub curves: Vec<Curve>,
@@ -170,7 +170,7 @@ fn log_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
 }
 
 /// The chart of `sweep` under `outcome`, with the measured runs of `compared` that ran at the sweep's ISL
-/// and OSL; `device` is the device's name, `title` the context line.
+/// and OSL; `device` is the device's name, `title` the caption (mode, device, model, GPUs).
 #[must_use]
 pub fn pareto_data(
     sweep: &Sweep,

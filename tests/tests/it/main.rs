@@ -8,6 +8,7 @@ mod browser_closed_loop;
 mod browser_models;
 mod browser_polish;
 mod browser_roofline;
+mod browser_serving;
 mod browser_step;
 mod catalog_sources;
 mod reference_accuracy;

@@ -441,9 +441,9 @@ mod tests {
 
     #[test]
     fn serving_runs_are_exported_with_their_scenario_and_error() {
-        use crate::serving::SweepKey;
         use crate::serving::measured::{RanOn, add, compare, read};
-        let (mut s, hw) = crate::serving::tests::h100_llama();
+        use crate::serving::tests::{h100_llama, swept};
+        let (mut s, hw) = h100_llama();
         s.config = "bf16".into();
         let vllm = include_str!("../../core/tests/data/serving/vllm_bench_serve.json");
         let mut runs = Vec::new();
@@ -451,8 +451,7 @@ mod tests {
         let mut elsewhere = read("h200.json", vllm, &s).unwrap();
         elsewhere.ran_on.hardware = "h200_sxm".into();
         add(&mut runs, &elsewhere);
-        let key = SweepKey::of(&s, &hw, &[]).unwrap();
-        let sweep = key.sweep().unwrap();
+        let (key, sweep) = swept(&s, &hw);
         let compared = compare(&runs, &RanOn::of(&s), &key, &sweep);
         let serving = ServingExport {
             runs: &runs,

@@ -373,6 +373,13 @@ pub(crate) mod tests {
         (s, hw)
     }
 
+    /// The key and the sweep of `s` on `hw`.
+    pub(crate) fn swept(s: &Scenario, hw: &HardwareSpec) -> (SweepKey, Sweep) {
+        let key = SweepKey::of(s, hw, &[]).unwrap();
+        let sweep = key.sweep().unwrap();
+        (key, sweep)
+    }
+
     #[test]
     fn the_page_sweeps_what_roofline_serve_sweeps() {
         let (s, hw) = h100_llama();
@@ -443,7 +450,7 @@ pub(crate) mod tests {
     #[test]
     fn the_verdict_names_the_point_the_limits_and_the_baseline() {
         let (s, hw) = h100_llama();
-        let sweep = SweepKey::of(&s, &hw, &[]).unwrap().sweep().unwrap();
+        let (_, sweep) = swept(&s, &hw);
         let sla = Sla {
             ttft_max_s: Some(1.0),
             tpot_max_s: None,
@@ -521,7 +528,7 @@ pub(crate) mod tests {
     #[test]
     fn config_rows_hold_the_best_the_top_and_what_fits() {
         let (s, hw) = h100_llama();
-        let sweep = SweepKey::of(&s, &hw, &[]).unwrap().sweep().unwrap();
+        let (_, sweep) = swept(&s, &hw);
         let sla = Sla {
             tpot_max_s: Some(0.02),
             ..Sla::default()

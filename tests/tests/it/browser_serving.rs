@@ -93,22 +93,15 @@ async fn assert_fits(browser: &Browser, width: u32, chart_share: f64) {
             WAIT,
         )
         .await;
-    let layout = browser
-        .js(
-            "const c = document.querySelector('[data-testid=serving-canvas]').getBoundingClientRect();\
-             return [document.documentElement.scrollWidth, window.innerWidth, c.width];",
-        )
-        .await;
-    let (scroll, inner, chart) = (
-        layout[0].as_f64().unwrap(),
-        layout[1].as_f64().unwrap(),
-        layout[2].as_f64().unwrap(),
-    );
+    let (scroll, inner, chart) = browser.widths("[data-testid=serving-canvas]").await;
     assert!(
         scroll <= inner + 1.0,
         "page {scroll} px wide in a {inner} px window"
     );
-    assert!(chart >= chart_share * inner, "chart {chart} px in a {inner} px window");
+    assert!(
+        chart >= chart_share * inner,
+        "chart {chart} px in a {inner} px window"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,6 +1,8 @@
 //! What every canvas chart of the page shares: the theme of the system's colour scheme, sizing the canvas
-//! to its frame at the device pixel ratio, and the point under the pointer.
+//! to its frame at the device pixel ratio, redraws on resize and on a light/dark switch, and the tooltip of
+//! the point under the pointer ([`ChartCanvas`]).
 
+use leptos::html::{Canvas, Div};
 use leptos::prelude::*;
 
 use crate::browser;
@@ -19,45 +21,109 @@ pub fn theme() -> Theme {
     }
 }
 
-/// Sizes `canvas` to the width of `frame` at the device pixel ratio, 3 high for 5 wide, and returns the
-/// width in CSS pixels and the backend pixels per CSS pixel. The frame is measured only when `width` holds
-/// none (the first draw, and after a resize clears it): reading it on every redraw would force a
-/// synchronous layout of the whole page after each input.
-pub fn fit_canvas(
-    canvas: &web_sys::HtmlCanvasElement,
-    frame: &web_sys::HtmlDivElement,
-    width: StoredValue<Option<u32>>,
-) -> (u32, f64) {
-    let css_width = width.get_value().unwrap_or_else(|| {
-        let measured = frame.client_width().max(320) as u32;
-        width.set_value(Some(measured));
-        measured
-    });
-    let scale = browser::device_pixel_ratio();
-    let w = (f64::from(css_width) * scale).round() as u32;
-    if canvas.width() != w {
-        canvas.set_width(w);
-        canvas.set_height(w * 3 / 5);
-    }
-    (css_width, scale)
+/// A canvas chart's state: its canvas and frame, where its points landed, the point under the pointer (CSS
+/// pixels in the canvas and the point's index), the frame's measured width, and a counter that asks for a
+/// redraw.
+#[derive(Debug, Clone, Copy)]
+pub struct ChartCanvas {
+    /// The canvas.
+    pub canvas: NodeRef<Canvas>,
+    /// The element whose width the canvas takes.
+    pub frame: NodeRef<Div>,
+    /// Bumped to redraw.
+    pub redraw: RwSignal<u32>,
+    /// Where each point was drawn, in backend pixels.
+    pub hits: StoredValue<Vec<Hit>>,
+    /// The point under the pointer.
+    pub hover: RwSignal<Option<(i32, i32, usize)>>,
+    /// The frame's width in CSS pixels, measured on the first draw and after a resize only: reading it on
+    /// every redraw would force a synchronous layout of the whole page after each input.
+    pub width: StoredValue<Option<u32>>,
 }
 
-/// The point of `hits` nearest the pointer of `ev` on `canvas`, within [`HIT_RADIUS`]: where to put the
-/// tooltip (CSS pixels in the canvas) and the point's index.
-#[must_use]
-pub fn nearest_hit(
-    hits: &[Hit],
-    canvas: &web_sys::HtmlCanvasElement,
-    ev: &web_sys::MouseEvent,
-) -> Option<(i32, i32, usize)> {
-    let scale = f64::from(canvas.width()) / f64::from(canvas.client_width().max(1));
-    let (x, y) = (
-        (f64::from(ev.offset_x()) * scale) as i32,
-        (f64::from(ev.offset_y()) * scale) as i32,
-    );
-    hits.iter()
-        .map(|h| ((h.x - x).pow(2) + (h.y - y).pow(2), h))
-        .filter(|(d2, _)| f64::from(*d2) <= (HIT_RADIUS * scale).powi(2))
-        .min_by_key(|(d2, _)| *d2)
-        .map(|(_, h)| (ev.offset_x(), ev.offset_y(), h.index))
+impl ChartCanvas {
+    /// A chart's state; a resize (which clears the measured width) and a light/dark switch redraw it. Call it
+    /// in the chart's component: the resize listener ends with it.
+    #[must_use]
+    pub fn new() -> ChartCanvas {
+        let chart = ChartCanvas {
+            canvas: NodeRef::new(),
+            frame: NodeRef::new(),
+            redraw: RwSignal::new(0),
+            hits: StoredValue::new(Vec::new()),
+            hover: RwSignal::new(None),
+            width: StoredValue::new(None),
+        };
+        let resize = window_event_listener(leptos::ev::resize, move |_| {
+            chart.width.set_value(None);
+            chart.redraw.update(|n| *n += 1);
+        });
+        // The charts are mounted again when the view switches: a removed chart stops listening.
+        on_cleanup(move || resize.remove());
+        browser::on_theme_change(move || chart.redraw.update(|n| *n += 1));
+        chart
+    }
+
+    /// For the drawing effect: tracks the redraw counter and sizes the canvas to its frame, 3 high for 5
+    /// wide at the device pixel ratio. The canvas, its width in CSS pixels and the backend pixels per CSS
+    /// pixel; `None` before the canvas is mounted.
+    #[must_use]
+    pub fn prepare(&self) -> Option<(web_sys::HtmlCanvasElement, u32, f64)> {
+        self.redraw.track();
+        let (canvas, frame) = (self.canvas.get()?, self.frame.get()?);
+        let css_width = self.width.get_value().unwrap_or_else(|| {
+            let measured = frame.client_width().max(320) as u32;
+            self.width.set_value(Some(measured));
+            measured
+        });
+        let scale = browser::device_pixel_ratio();
+        let w = (f64::from(css_width) * scale).round() as u32;
+        if canvas.width() != w {
+            canvas.set_width(w);
+            canvas.set_height(w * 3 / 5);
+        }
+        Some((canvas, css_width, scale))
+    }
+
+    /// Hovers the point nearest the pointer of `ev`, within [`HIT_RADIUS`], or none.
+    pub fn on_move(&self, ev: &web_sys::MouseEvent) {
+        let Some(canvas) = self.canvas.get_untracked() else {
+            return;
+        };
+        let scale = f64::from(canvas.width()) / f64::from(canvas.client_width().max(1));
+        let (x, y) = (
+            (f64::from(ev.offset_x()) * scale) as i32,
+            (f64::from(ev.offset_y()) * scale) as i32,
+        );
+        let nearest = self.hits.with_value(|hs| {
+            hs.iter()
+                .map(|h| ((h.x - x).pow(2) + (h.y - y).pow(2), h))
+                .filter(|(d2, _)| f64::from(*d2) <= (HIT_RADIUS * scale).powi(2))
+                .min_by_key(|(d2, _)| *d2)
+                .map(|(_, h)| (ev.offset_x(), ev.offset_y(), h.index))
+        });
+        if self.hover.get_untracked() != nearest {
+            self.hover.set(nearest);
+        }
+    }
+
+    /// The tooltip beside the hovered point, `lines` giving the text of a point by index.
+    pub fn tooltip(&self, lines: impl Fn(usize) -> Option<Vec<String>>) -> Option<AnyView> {
+        let (x, y, i) = self.hover.get()?;
+        let lines = lines(i)?;
+        Some(
+            view! {
+                <div class="tooltip" role="status" style=format!("left:{}px;top:{}px", x + 14, y + 14)>
+                    {lines.into_iter().map(|l| view! { <div>{l}</div> }).collect_view()}
+                </div>
+            }
+            .into_any(),
+        )
+    }
+}
+
+impl Default for ChartCanvas {
+    fn default() -> Self {
+        ChartCanvas::new()
+    }
 }

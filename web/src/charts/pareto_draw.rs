@@ -5,20 +5,11 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::charts::draw::{Hit, NARROW_CSS_PX, Theme};
+use crate::charts::draw::{Axes, Hit, NARROW_CSS_PX, Theme, log_log_chart, px, rgb};
 use crate::charts::pareto_series::{ParetoData, ParetoPoint, PointKind};
 use crate::charts::series::Marker;
 use crate::format;
 use crate::palette::Rgb;
-
-fn rgb(c: Rgb) -> RGBColor {
-    RGBColor(c.0, c.1, c.2)
-}
-
-/// `v` CSS pixels in backend pixels at `scale` device pixels per CSS pixel.
-fn px(v: f64, scale: f64) -> i32 {
-    (v * scale).round() as i32
-}
 
 /// The corners of a triangle or diamond of half-size `r` around `(x, y)`.
 fn corners(marker: Marker, (x, y): (i32, i32), r: i32) -> Vec<(i32, i32)> {
@@ -117,30 +108,17 @@ pub fn draw_pareto<DB: DrawingBackend>(
     scale: f64,
 ) -> Result<Vec<Hit>, DrawingAreaErrorKind<DB::ErrorType>> {
     let fg = rgb(theme.foreground);
-    root.fill(&rgb(theme.background))?;
     let font = |size: f64| ("sans-serif", size * scale).into_font().color(&fg);
-    let mut builder = ChartBuilder::on(root);
     // A narrow chart (a phone) has no room for the title: the context line above it says the same.
-    if f64::from(root.dim_in_pixel().0) / scale >= NARROW_CSS_PX {
-        builder.caption(&data.title, font(14.0));
-    }
-    let mut chart = builder
-        .margin(px(12.0, scale))
-        .x_label_area_size(px(44.0, scale))
-        .y_label_area_size(px(64.0, scale))
-        .build_cartesian_2d((data.x.0..data.x.1).log_scale(), (data.y.0..data.y.1).log_scale())?;
-    chart
-        .configure_mesh()
-        .x_desc("tokens/s per user (1 / TPOT)")
-        .y_desc("output tokens/s per GPU")
-        .x_label_formatter(&|v| format::number(*v))
-        .y_label_formatter(&|v| format::number(*v))
-        .axis_style(fg)
-        .label_style(font(12.0))
-        .axis_desc_style(font(13.0))
-        .bold_line_style(rgb(theme.grid).mix(0.6))
-        .light_line_style(rgb(theme.grid).mix(0.2))
-        .draw()?;
+    let wide = f64::from(root.dim_in_pixel().0) / scale >= NARROW_CSS_PX;
+    let axes = Axes {
+        caption: wide.then_some((data.title.as_str(), 14.0)),
+        x: data.x,
+        y: data.y,
+        names: ("tokens/s per user (1 / TPOT)", "output tokens/s per GPU"),
+        ticks: (format::number, format::number),
+    };
+    let mut chart = log_log_chart(root, &axes, theme, scale)?;
 
     // Each limit shades the side that misses it and draws its line, labelled at the top.
     let (y_lo, y_hi) = data.y;
@@ -213,15 +191,13 @@ mod tests {
 
     use super::*;
     use crate::charts::pareto_series::pareto_data;
-    use crate::serving::SweepKey;
     use crate::serving::measured::Compared;
-    use crate::serving::tests::h100_llama;
+    use crate::serving::tests::{h100_llama, swept};
 
     #[test]
     fn svg_has_the_axes_the_limits_the_pick_and_every_point() {
         let (s, hw) = h100_llama();
-        let key = SweepKey::of(&s, &hw, &[]).unwrap();
-        let sweep = key.sweep().unwrap();
+        let (key, sweep) = swept(&s, &hw);
         let sla = Sla {
             tpot_max_s: Some(0.02),
             ..Sla::default()

@@ -261,15 +261,13 @@ pub fn pareto_data(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serving::SweepKey;
     use crate::serving::measured::{RanOn, add, compare, read};
-    use crate::serving::tests::h100_llama;
+    use crate::serving::tests::{h100_llama, swept};
 
     #[test]
     fn one_curve_per_config_that_fits_with_the_front_the_limits_and_the_pick() {
         let (s, hw) = h100_llama();
-        let key = SweepKey::of(&s, &hw, &[]).unwrap();
-        let sweep = key.sweep().unwrap();
+        let (_, sweep) = swept(&s, &hw);
         let sla = Sla {
             ttft_max_s: Some(0.2),
             tpot_max_s: Some(0.025),
@@ -338,8 +336,7 @@ mod tests {
     fn measured_runs_sit_at_their_own_figures_in_their_configs_colour() {
         let (mut s, hw) = h100_llama();
         s.config = "bf16".into();
-        let key = SweepKey::of(&s, &hw, &[]).unwrap();
-        let sweep = key.sweep().unwrap();
+        let (key, sweep) = swept(&s, &hw);
         let mut runs = Vec::new();
         add(
             &mut runs,

@@ -1,6 +1,5 @@
 //! The roofline canvas: redraws whenever its data or the window size changes, with hover tooltips and export.
 
-use leptos::html::{Canvas, Div};
 use leptos::prelude::*;
 use plotters::prelude::IntoDrawingArea;
 use plotters_canvas::CanvasBackend;
@@ -8,8 +7,8 @@ use plotters_svg::SVGBackend;
 use wasm_bindgen::JsCast;
 
 use crate::browser;
-use crate::charts::canvas::{fit_canvas, nearest_hit, theme};
-use crate::charts::draw::{Hit, NARROW_CSS_PX, draw, draw_captioned};
+use crate::charts::canvas::{ChartCanvas, theme};
+use crate::charts::draw::{NARROW_CSS_PX, draw, draw_captioned};
 use crate::charts::series::PlotData;
 
 /// A log-log roofline drawn on a canvas (`data-testid="roofline-canvas"`) that fills its container's width
@@ -24,29 +23,15 @@ pub fn RooflineChart(
     #[prop(into)]
     caption: Signal<String>,
 ) -> impl IntoView {
-    let canvas_ref = NodeRef::<Canvas>::new();
-    let frame_ref = NodeRef::<Div>::new();
-    let redraw = RwSignal::new(0u32);
-    let hits = StoredValue::new(Vec::<Hit>::new());
-    let hover = RwSignal::new(None::<(i32, i32, usize)>);
+    let chart = ChartCanvas::new();
     let error = RwSignal::new(None::<String>);
-    // The frame's width is measured only on the first draw and on resize: reading it on every redraw would
-    // force a synchronous layout of the whole page after each slider move.
-    let width = StoredValue::new(None::<u32>);
     // Narrow charts list their legend below the canvas instead of over the data.
     let narrow = RwSignal::new(false);
-    let _ = window_event_listener(leptos::ev::resize, move |_| {
-        width.set_value(None);
-        redraw.update(|n| *n += 1);
-    });
-    browser::on_theme_change(move || redraw.update(|n| *n += 1));
 
     Effect::new(move |_| {
-        redraw.track();
-        let (Some(canvas), Some(frame)) = (canvas_ref.get(), frame_ref.get()) else {
+        let Some((canvas, css_width, scale)) = chart.prepare() else {
             return;
         };
-        let (css_width, scale) = fit_canvas(&canvas, &frame, width);
         let is_narrow = f64::from(css_width) < NARROW_CSS_PX;
         if narrow.get_untracked() != is_narrow {
             narrow.set(is_narrow);
@@ -57,27 +42,18 @@ pub fn RooflineChart(
         let result = data.with(|d| draw(&backend.into_drawing_area(), d, &theme(), scale));
         match result {
             Ok(h) => {
-                hits.set_value(h);
+                chart.hits.set_value(h);
                 browser::record_draw();
             }
             Err(e) => leptos::logging::error!("roofline draw failed: {e}"),
         }
     });
 
-    let on_move = move |ev: leptos::ev::MouseEvent| {
-        let Some(canvas) = canvas_ref.get_untracked() else {
-            return;
-        };
-        let nearest = hits.with_value(|hs| nearest_hit(hs, &canvas, &ev));
-        if hover.get_untracked() != nearest {
-            hover.set(nearest);
-        }
-    };
     // PNG export: an offscreen canvas at twice the device pixel ratio or more, with the caption under the
     // chart (`data-testid="png-export"` keeps the last export's size in `data-width`/`data-height`).
     let exported = RwSignal::new(None::<(u32, u32)>);
     let export_png = move |_| {
-        let Some(canvas) = canvas_ref.get_untracked() else {
+        let Some(canvas) = chart.canvas.get_untracked() else {
             return;
         };
         let scale = browser::device_pixel_ratio().max(2.0);
@@ -116,7 +92,7 @@ pub fn RooflineChart(
         }
     };
     let export_svg = move |_| {
-        let Some(canvas) = canvas_ref.get_untracked() else {
+        let Some(canvas) = chart.canvas.get_untracked() else {
             return;
         };
         let size = (
@@ -137,26 +113,18 @@ pub fn RooflineChart(
             Err(e) => error.set(Some(e.to_string())),
         }
     };
-    let tooltip = move || {
-        let (x, y, i) = hover.get()?;
-        let lines = data.with(|d| d.points.get(i).map(|p| p.tooltip.clone()))?;
-        Some(view! {
-            <div class="tooltip" role="status" style=format!("left:{}px;top:{}px", x + 14, y + 14)>
-                {lines.into_iter().map(|l| view! { <div>{l}</div> }).collect_view()}
-            </div>
-        })
-    };
+    let tooltip = move || chart.tooltip(|i| data.with(|d| d.points.get(i).map(|p| p.tooltip.clone())));
 
     view! {
         <div class="chart">
-            <div class="chart-frame" node_ref=frame_ref>
+            <div class="chart-frame" node_ref=chart.frame>
                 <canvas
-                    node_ref=canvas_ref
+                    node_ref=chart.canvas
                     data-testid="roofline-canvas"
                     role="img"
                     aria-label="Roofline chart: arithmetic intensity against FLOP/s, log-log"
-                    on:mousemove=on_move
-                    on:mouseleave=move |_| hover.set(None)
+                    on:mousemove=move |ev| chart.on_move(&ev)
+                    on:mouseleave=move |_| chart.hover.set(None)
                 ></canvas>
                 {tooltip}
             </div>

@@ -413,7 +413,7 @@ fn config_missing(config: &str, sweep: &Sweep) -> Option<String> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::serving::tests::h100_llama;
+    use crate::serving::tests::{h100_llama, swept};
     use roofline_core::{Load, ServingOutcome};
 
     /// The committed `vllm bench serve --save-result` file: Llama-3.1-8B at concurrency 16, ISL/OSL 1024.
@@ -476,8 +476,7 @@ pub(crate) mod tests {
     #[test]
     fn runs_are_compared_only_with_the_scenario_they_ran() {
         let (s, hw) = h100_llama();
-        let key = SweepKey::of(&s, &hw, &[]).unwrap();
-        let sweep = key.sweep().unwrap();
+        let (key, sweep) = swept(&s, &hw);
         let mut runs = Vec::new();
         let mut pending = read("run.json", VLLM, &s).unwrap();
         pending.ran_on.config = "bf16".into();

@@ -3,8 +3,8 @@
 //! an SLA changes the recommendation as core's `Sla` does, without sweeping again; a `vllm bench serve
 //! --save-result` file imported for BF16 shows its run and its error against core's `compare_measured`, a
 //! re-import adds nothing and a malformed file gives core's parse error and keeps the kept run; a reload
-//! keeps the serving scenario and the run, a share link restores the scenario; and the view fits 1440 and
-//! 390 px without page-level horizontal scroll.
+//! keeps the serving scenario and the run, a share link restores the scenario; the view fits 1440 and 390 px
+//! without page-level horizontal scroll; and switching back draws the roofline again.
 
 use std::time::Duration;
 
@@ -341,5 +341,19 @@ async fn serving_view_is_cores_sweep_with_sla_measured_runs_storage_and_links() 
     // 7. No page-level horizontal scroll at 1440 and 390 px.
     assert_fits(&browser, 1440, 0.4).await;
     assert_fits(&browser, 390, 0.8).await;
+
+    // 8. Back to the model step: the roofline is drawn again, and the serving view's inputs stay in the link.
+    browser.click("[data-testid=view-step]").await;
+    browser
+        .wait_for_js(
+            "document.querySelector('[data-testid=roofline-canvas]') && window.__roofline_draw_count >= 1",
+            WAIT,
+        )
+        .await;
+    let link = browser.client.current_url().await.unwrap().to_string();
+    assert!(
+        !link.contains("view=serving") && link.contains("tpot=0.02"),
+        "{link}"
+    );
     browser.close().await;
 }

@@ -332,7 +332,8 @@ impl Scenario {
     }
 
     /// Whether going from `self` to `next` is a discrete change (a new history entry) rather than a
-    /// continuous one (slider drags and typing in M/N/K, which replace the current entry).
+    /// continuous one (slider drags and typing in M/N/K or the serving view's numbers, which replace the
+    /// current entry).
     #[must_use]
     pub fn is_discrete_change(&self, next: &Scenario) -> bool {
         let continuous = |s: &Scenario| Scenario {
@@ -344,6 +345,7 @@ impl Scenario {
                 k: 0,
                 ..s.kernel.clone()
             },
+            serving: s.serving.typed_numbers_cleared(),
             ..s.clone()
         };
         continuous(self) != continuous(next)
@@ -545,6 +547,17 @@ mod tests {
         }));
         assert!(a.is_discrete_change(&Scenario {
             hardware: "h100_sxm".into(),
+            ..a.clone()
+        }));
+        // Typing the serving view's numbers replaces; picking its engine or view pushes.
+        let mut typed = a.clone();
+        (typed.serving.isl, typed.serving.sla.tpot_max_s) = (4096, Some(0.02));
+        assert!(!a.is_discrete_change(&typed));
+        let mut picked = a.clone();
+        picked.serving.engine = roofline_core::Engine::Sglang;
+        assert!(a.is_discrete_change(&picked));
+        assert!(a.is_discrete_change(&Scenario {
+            view: View::Serving,
             ..a.clone()
         }));
     }

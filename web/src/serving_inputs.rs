@@ -130,6 +130,17 @@ pub fn parse_engine_limit(text: &str) -> Result<Option<u32>, RangeError> {
 }
 
 impl ServingInputs {
+    /// These inputs without the typed numbers (ISL, OSL, limits, SLA): what stays when only typing changed
+    /// them (typing replaces the history entry; picking the engine or scheduler pushes one).
+    #[must_use]
+    pub fn typed_numbers_cleared(&self) -> ServingInputs {
+        ServingInputs {
+            engine: self.engine,
+            scheduler: self.scheduler,
+            ..ServingInputs::default()
+        }
+    }
+
     /// The link's fields of what differs from the defaults, plus `view` for the serving view; SLA limits in
     /// their base units (seconds, tokens/s).
     #[must_use]

@@ -4,3 +4,4 @@
 mod hf_config;
 mod layering;
 mod model_step;
+mod uniform_configs;

@@ -84,10 +84,11 @@ pub use model::{MlaConfig, ModelConfig, MoeConfig, ParamCount, SlidingWindow, fi
 pub use ops::{Activation, AttentionShape, GemmShape, MoeShape, Norm, OpKind, OperandPrecisions, Operator};
 pub use parallel::Parallelism;
 pub use precision::{
-    Architecture, BlockScale, ComputePath, E2M1_CODEBOOK, ElementLayout, Encoding, FormatInfo, INT2_CODEBOOK,
-    NF4_CODEBOOK, Precision, format_catalog, format_info, int4_group_bits,
+    ActivationScale, Architecture, BlockScale, ComputePath, E2M1_CODEBOOK, ElementLayout, Encoding,
+    FormatInfo, GemmFamily, INT2_CODEBOOK, NF4_CODEBOOK, Precision, QuantizeKernel, format_catalog,
+    format_info, int4_group_bits,
 };
-pub use quant_config::{QuantConfig, find_quant_config, quant_configs};
+pub use quant_config::{LinearFormat, Module, ModuleFormat, QuantConfig, find_quant_config, quant_configs};
 pub use recommendation::{
     MemoryFit, Pick, Recommendation, memory_fit, recommend_model, recommend_model_parallel,
 };

@@ -64,8 +64,11 @@ pub struct Prediction {
 /// Predicts one operator on one device with the ideal roofline.
 ///
 /// time = max(FLOPs / peak, bytes / bandwidth) + [`HardwareSpec::kernel_overhead_for`] the operator's path
-/// (0 on datasheet specs, the floors on reference specs, measured on calibrated ones). Matrix operators use the dense peak of their compute path;
-/// vector operators (norms, activations, lookups) use [`HardwareSpec::vector_flop_per_s`]. A collective
+/// (0 on datasheet specs, the floors on reference specs, measured on calibrated ones). Matrix operators use
+/// the dense peak of their compute path, and a GEMM whose kernel family has its own ceiling on the spec
+/// ([`HardwareSpec::gemm_family`]: reference specs) that family's throughput, small-M bandwidth and floor;
+/// vector operators (norms, activations, lookups) use [`HardwareSpec::vector_flop_per_s`], and an
+/// activation-quantization kernel its own floor ([`HardwareSpec::quantize_overhead_s`]). A collective
 /// ([`crate::ops::OpKind::Collective`]) takes link bytes / link bandwidth + the collective's latency from the
 /// spec's [`crate::hardware::Interconnect`], bound [`Bound::Interconnect`].
 ///
@@ -87,17 +90,36 @@ pub fn predict(hardware: &HardwareSpec, op: &Operator) -> Result<Prediction, Err
     if let Some(c) = op.collective {
         return predict_collective(hardware, op, c);
     }
-    let (peak, path) = if op.kind.uses_matrix_units() {
+    let (peak, bandwidth, kernel_overhead_s) = if op.kind.uses_matrix_units() {
         let precision = op.precisions.compute();
-        (
-            hardware.dense_peak_for(precision)?,
-            Some(precision.compute_path()),
-        )
+        let path = precision.compute_path();
+        let peak = hardware.dense_peak_for(precision)?;
+        match op
+            .gemm_family()
+            .and_then(|family| hardware.gemm_family(family, path))
+        {
+            Some(family) => (
+                family.dense_flop_per_s,
+                family.bandwidth_bytes_per_s,
+                family.kernel_overhead_s,
+            ),
+            None => (
+                peak,
+                hardware.dram_bandwidth_bytes_per_s,
+                hardware.kernel_overhead_for(Some(path)),
+            ),
+        }
     } else {
-        (hardware.vector_flop_per_s(), None)
+        let overhead = op.quantize.map_or_else(
+            || hardware.kernel_overhead_for(None),
+            |kernel| hardware.quantize_overhead_s(kernel),
+        );
+        (
+            hardware.vector_flop_per_s(),
+            hardware.dram_bandwidth_bytes_per_s,
+            overhead,
+        )
     };
-    let kernel_overhead_s = hardware.kernel_overhead_for(path);
-    let bandwidth = hardware.dram_bandwidth_bytes_per_s;
     let bytes = op.bytes();
     let arithmetic_intensity = if bytes > 0.0 { op.flops / bytes } else { 0.0 };
     let compute_time_s = op.flops / peak;

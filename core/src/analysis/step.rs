@@ -13,6 +13,11 @@
 //!   chunk, causal). Sliding-window layers likewise.
 //! - Logits: one row per sequence that emits a token in the step: every decode row, plus each prefill
 //!   sequence whose prompt completes in the step.
+//! - Each module runs in its own format ([`QuantConfig::format`]): attention projections, the dense MLP,
+//!   shared and routed experts, router, embeddings and head. A linear layer whose input format differs from
+//!   the hidden one has its input quantized first, by the kernels its engine runs
+//!   ([`Operator::activation_quantization`]); the FFN input is quantized once per format the layer's FFN
+//!   modules read (once for a uniform config).
 
 use super::{Phase, Workload};
 use crate::corrections::{Corrections, analyze_operator};
@@ -22,7 +27,8 @@ use crate::hardware::HardwareSpec;
 use crate::model::ModelConfig;
 use crate::ops::{AttentionShape, MoeShape, OperandPrecisions, Operator};
 use crate::parallel::Parallelism;
-use crate::quant_config::QuantConfig;
+use crate::precision::{ActivationScale, Precision};
+use crate::quant_config::{Module, QuantConfig};
 
 use super::{ModelAnalysis, summarize};
 
@@ -163,7 +169,7 @@ pub fn analyze_step(
     let tokens = step.tokens();
     let logits_rows = step.logits_rows();
     let hidden = config.hidden();
-    let linear = config.linear();
+    let lin = |module: Module| config.linear_for(module);
     let layers = model.layers;
     let h = model.hidden;
 
@@ -177,13 +183,29 @@ pub fn analyze_step(
         Ok(())
     };
 
-    // The run-time quantization of a linear layer's input, where the config needs one.
-    let quantize =
-        (corrections.activation_quantization && linear.activation != hidden).then_some(linear.activation);
-    let quantize_op = |rows: u64, width: u64, name: &str| -> Result<Option<Operator>, Error> {
-        quantize
-            .map(|to| Operator::quantize_activations(rows, width, hidden, to).map(|op| op.named(name)))
-            .transpose()
+    // The run-time quantization of an input to `to` (scale `scale`), where it is narrower than the hidden
+    // format: `quantize_<name>` and, for a dynamic per-tensor scale, `amax_<name>` before it.
+    let quantize_to = |rows: u64,
+                       width: u64,
+                       to: Precision,
+                       scale: ActivationScale,
+                       name: &str|
+     -> Result<Vec<Operator>, Error> {
+        if !corrections.activation_quantization || to == hidden {
+            return Ok(Vec::new());
+        }
+        Ok(Operator::activation_quantization(rows, width, hidden, to, scale)?
+            .into_iter()
+            .map(|op| {
+                let named = name.replacen("quantize", &op.name, 1);
+                op.named(&named)
+            })
+            .collect())
+    };
+    // The quantization of `module`'s input.
+    let quantize_op = |rows: u64, width: u64, module: Module, name: &str| -> Result<Vec<Operator>, Error> {
+        let f = config.format(module);
+        quantize_to(rows, width, f.activations, f.activation_scale, name)
     };
 
     // One GPU's partial sums of a tokens × hidden tensor, summed over the tensor-parallel group.
@@ -195,7 +217,10 @@ pub fn analyze_step(
             .transpose()
     };
 
-    add(Operator::embedding(tokens, h, hidden, hidden)?, 1)?;
+    add(
+        Operator::embedding(tokens, h, config.format(Module::Embeddings).weights, hidden)?,
+        1,
+    )?;
     if let Some(op) = all_reduce("embed_all_reduce")? {
         add(op, 1)?;
     }
@@ -203,7 +228,7 @@ pub fn analyze_step(
         Operator::norm(model.norm, tokens, h, hidden)?.named("attn_norm"),
         layers,
     )?;
-    if let Some(op) = quantize_op(tokens, h, "quantize_attn_in")? {
+    for op in quantize_op(tokens, h, Module::Attention, "quantize_attn_in")? {
         add(op, layers)?;
     }
     let rope_heads = match model.mla {
@@ -213,10 +238,11 @@ pub fn analyze_step(
                 (m.q_lora_rank, "quantize_q_b_in"),
                 (m.kv_lora_rank, "quantize_kv_b_in"),
             ] {
-                if let Some(op) = quantize_op(tokens, width, name)? {
+                for op in quantize_op(tokens, width, Module::Attention, name)? {
                     add(op, layers)?;
                 }
             }
+            let linear = lin(Module::Attention);
             add(
                 Operator::matmul(tokens, m.q_lora_rank, h, linear)?.named("q_a_proj"),
                 layers,
@@ -239,7 +265,7 @@ pub fn analyze_step(
         None => {
             let qkv_width = (model.heads + 2 * model.kv_heads) * model.head_dim;
             add(
-                Operator::matmul(tokens, qkv_width, h, linear)?.named("qkv_proj"),
+                Operator::matmul(tokens, qkv_width, h, lin(Module::Attention))?.named("qkv_proj"),
                 layers,
             )?;
             (model.heads, model.kv_heads, model.head_dim)
@@ -278,11 +304,11 @@ pub fn analyze_step(
     let attention_width = model
         .mla
         .map_or(model.heads * model.head_dim, |m| model.heads * m.v_head_dim);
-    if let Some(op) = quantize_op(tokens, attention_width, "quantize_o_in")? {
+    for op in quantize_op(tokens, attention_width, Module::Attention, "quantize_o_in")? {
         add(op, layers)?;
     }
     add(
-        Operator::matmul(tokens, h, attention_width, linear)?.named("o_proj"),
+        Operator::matmul(tokens, h, attention_width, lin(Module::Attention))?.named("o_proj"),
         layers,
     )?;
     if let Some(op) = all_reduce("attn_all_reduce")? {
@@ -293,16 +319,17 @@ pub fn analyze_step(
         Operator::norm(model.norm, tokens, h, hidden)?.named("ffn_norm"),
         layers,
     )?;
-    if let Some(op) = quantize_op(tokens, h, "quantize_ffn_in")? {
-        add(op, layers)?;
+    for (format, count, name) in ffn_inputs(config, model) {
+        for op in quantize_to(tokens, h, format.0, format.1, name)? {
+            add(op, count)?;
+        }
     }
     add_ffn(
         &mut add,
         &quantize_op,
         model,
         tokens,
-        model.ffn_dim,
-        linear,
+        (model.ffn_dim, Module::DenseMlp, lin(Module::DenseMlp)),
         "",
         model.dense_layers(),
     )?;
@@ -330,13 +357,18 @@ pub fn analyze_step(
         if let Some(op) = &all_to_all {
             add(op.clone().named("moe_dispatch_all_to_all"), model.moe_layers())?;
         }
-        for op in Operator::moe_experts(&shape, linear)? {
+        for op in Operator::moe_experts(&shape, lin(Module::RoutedExperts), lin(Module::Router))? {
             add(op, model.moe_layers())?;
         }
         if let Some(op) = all_to_all {
             add(op.named("moe_combine_all_to_all"), model.moe_layers())?;
         }
-        if let Some(op) = quantize_op(tokens * moe.top_k, moe.expert_ffn, "quantize_expert_down_in")? {
+        for op in quantize_op(
+            tokens * moe.top_k,
+            moe.expert_ffn,
+            Module::RoutedExperts,
+            "quantize_expert_down_in",
+        )? {
             add(op, model.moe_layers())?;
         }
         add_ffn(
@@ -344,8 +376,11 @@ pub fn analyze_step(
             &quantize_op,
             model,
             tokens,
-            moe.shared_experts * moe.expert_ffn,
-            linear,
+            (
+                moe.shared_experts * moe.expert_ffn,
+                Module::SharedExperts,
+                lin(Module::SharedExperts),
+            ),
             "shared_",
             model.moe_layers(),
         )?;
@@ -359,8 +394,11 @@ pub fn analyze_step(
     )?;
     // A step whose only prefill chunk does not end its prompt samples nothing: no logits.
     if logits_rows > 0 {
+        for op in quantize_op(logits_rows, h, Module::Head, "quantize_head_in")? {
+            add(op, 1)?;
+        }
         add(
-            Operator::matmul(logits_rows, model.vocab, h, hidden.into())?.named("logits"),
+            Operator::matmul(logits_rows, model.vocab, h, lin(Module::Head))?.named("logits"),
             1,
         )?;
         if tp > 1 {
@@ -431,37 +469,75 @@ fn layer_attention(model: &ModelConfig, batch: u64, query_len: u64, kv_len: u64)
     }
 }
 
-/// Adds a dense FFN of width `ffn` (gate/up, activation, the down projection's input quantization where
-/// `quantize_op` gives one, down) `count` times; no-op when `ffn` is 0.
+/// The FFN-input quantizations of every layer: one per distinct input format the layer's FFN modules read
+/// (dense layers the dense MLP's; MoE layers the routed and the shared experts'), each with the number of
+/// layers that run it and its name (`quantize_ffn_in` for the first, by module for the others). A uniform
+/// config has one, on every layer.
+fn ffn_inputs(
+    config: &QuantConfig,
+    model: &ModelConfig,
+) -> Vec<((Precision, ActivationScale), u32, &'static str)> {
+    let key = |module: Module| {
+        let f = config.format(module);
+        (f.activations, f.activation_scale)
+    };
+    let mut readers = vec![(key(Module::DenseMlp), model.dense_layers(), "quantize_ffn_in")];
+    if let Some(moe) = model.moe {
+        readers.push((
+            key(Module::RoutedExperts),
+            model.moe_layers(),
+            "quantize_expert_in",
+        ));
+        if moe.shared_experts > 0 && key(Module::SharedExperts) != key(Module::RoutedExperts) {
+            readers.push((
+                key(Module::SharedExperts),
+                model.moe_layers(),
+                "quantize_shared_in",
+            ));
+        }
+    }
+    let mut out: Vec<((Precision, ActivationScale), u32, &'static str)> = Vec::new();
+    for (format, count, name) in readers {
+        if let Some(entry) = out.iter_mut().find(|(f, ..)| *f == format) {
+            entry.1 += count;
+        } else {
+            let name = if out.is_empty() { "quantize_ffn_in" } else { name };
+            out.push((format, count, name));
+        }
+    }
+    out
+}
+
+/// Adds a dense FFN `width` wide in `module`'s format `linear` (gate/up, activation, the down projection's
+/// input quantization where `quantize_op` gives one, down) `count` times; no-op when the width is 0.
 #[allow(clippy::too_many_arguments)]
 fn add_ffn(
     add: &mut impl FnMut(Operator, u32) -> Result<(), Error>,
-    quantize_op: &impl Fn(u64, u64, &str) -> Result<Option<Operator>, Error>,
+    quantize_op: &impl Fn(u64, u64, Module, &str) -> Result<Vec<Operator>, Error>,
     model: &ModelConfig,
     tokens: u64,
-    ffn: u64,
-    linear: OperandPrecisions,
+    (width, module, linear): (u64, Module, OperandPrecisions),
     prefix: &str,
     count: u32,
 ) -> Result<(), Error> {
-    if ffn == 0 || count == 0 {
+    if width == 0 || count == 0 {
         return Ok(());
     }
-    let up_width = if model.gated_ffn { 2 * ffn } else { ffn };
+    let up_width = if model.gated_ffn { 2 * width } else { width };
     let name = |role: &str| format!("{prefix}{role}");
     add(
         Operator::matmul(tokens, up_width, model.hidden, linear)?.named(&name("gate_up_proj")),
         count,
     )?;
     add(
-        Operator::activation(model.activation(), tokens, ffn, linear.output)?.named(&name("ffn_act")),
+        Operator::activation(model.activation(), tokens, width, linear.output)?.named(&name("ffn_act")),
         count,
     )?;
-    if let Some(op) = quantize_op(tokens, ffn, &name("quantize_down_in"))? {
+    for op in quantize_op(tokens, width, module, &name("quantize_down_in"))? {
         add(op, count)?;
     }
     add(
-        Operator::matmul(tokens, model.hidden, ffn, linear)?.named(&name("down_proj")),
+        Operator::matmul(tokens, model.hidden, width, linear)?.named(&name("down_proj")),
         count,
     )
 }

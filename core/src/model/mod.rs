@@ -8,7 +8,7 @@
 use crate::error::Error;
 use crate::ops::{Activation, Norm};
 use crate::precision::Precision;
-use crate::quant_config::QuantConfig;
+use crate::quant_config::{Module, QuantConfig};
 
 #[cfg(feature = "serde")]
 mod hf;
@@ -117,13 +117,13 @@ pub struct ParamCount {
     pub active: f64,
 }
 
-/// Weight matrices of one kind: `elements` each, `copies` of them, and whether the config's weight format
-/// applies (linear layers) or they stay at the hidden precision (embeddings, logits head, router, norms).
+/// Weight matrices of one kind: `elements` each, `copies` of them, and the module whose format they are
+/// stored in (`None`: norms, always at the hidden precision).
 struct WeightGroup {
     elements: f64,
     copies: f64,
     active_copies: f64,
-    quantized: bool,
+    module: Option<Module>,
 }
 
 impl ModelConfig {
@@ -232,7 +232,7 @@ impl ModelConfig {
         }
     }
 
-    fn weight_groups(&self) -> [WeightGroup; 7] {
+    fn weight_groups(&self) -> [WeightGroup; 8] {
         let layers = f64::from(self.layers);
         let (moe_layers, dense_layers) = (f64::from(self.moe_layers()), f64::from(self.dense_layers()));
         let norm_params = if matches!(self.norm, Norm::LayerNorm) {
@@ -245,39 +245,67 @@ impl ModelConfig {
             .map_or(0.0, |m| m.q_lora_rank as f64 + m.kv_lora_rank as f64);
         let layer_norms = layers * (2.0 * self.hidden as f64 + mla_norms) + self.hidden as f64;
         let embedding = self.vocab as f64 * self.hidden as f64;
-        let group = |elements, copies, active_copies, quantized| WeightGroup {
+        let group = |elements, copies, active_copies, module| WeightGroup {
             elements,
             copies,
             active_copies,
-            quantized,
+            module,
         };
-        let (experts, router) = match self.moe {
+        let (routed, shared, router) = match self.moe {
             Some(m) => (
                 group(
                     self.ffn_elements(m.expert_ffn),
-                    moe_layers * (m.experts as f64 + m.shared_experts as f64),
-                    moe_layers * (m.top_k as f64 + m.shared_experts as f64),
-                    true,
+                    moe_layers * m.experts as f64,
+                    moe_layers * m.top_k as f64,
+                    Some(Module::RoutedExperts),
+                ),
+                group(
+                    self.ffn_elements(m.expert_ffn),
+                    moe_layers * m.shared_experts as f64,
+                    moe_layers * m.shared_experts as f64,
+                    Some(Module::SharedExperts),
                 ),
                 group(
                     self.hidden as f64 * m.experts as f64,
                     moe_layers,
                     moe_layers,
-                    false,
+                    Some(Module::Router),
                 ),
             ),
-            None => (group(0.0, 0.0, 0.0, true), group(0.0, 0.0, 0.0, false)),
+            None => (
+                group(0.0, 0.0, 0.0, Some(Module::RoutedExperts)),
+                group(0.0, 0.0, 0.0, Some(Module::SharedExperts)),
+                group(0.0, 0.0, 0.0, Some(Module::Router)),
+            ),
         };
         let heads = if self.tied_embeddings { 0.0 } else { 1.0 };
         [
-            group(self.attention_elements(), layers, layers, true),
-            group(self.ffn_elements(self.ffn_dim), dense_layers, dense_layers, true),
-            experts,
+            group(self.attention_elements(), layers, layers, Some(Module::Attention)),
+            group(
+                self.ffn_elements(self.ffn_dim),
+                dense_layers,
+                dense_layers,
+                Some(Module::DenseMlp),
+            ),
+            routed,
+            shared,
             router,
-            group(norm_params * layer_norms, 1.0, 1.0, false),
-            group(embedding, 1.0, 1.0, false),
-            group(embedding, heads, heads, false),
+            group(norm_params * layer_norms, 1.0, 1.0, None),
+            group(embedding, 1.0, 1.0, Some(Module::Embeddings)),
+            group(embedding, heads, heads, Some(Module::Head)),
         ]
+    }
+
+    /// The modules the model has: attention and embeddings always, the dense MLP where some layer has one,
+    /// the MoE modules where it has experts (shared experts where it has them), the head unless tied to the
+    /// embeddings.
+    #[must_use]
+    pub fn modules(&self) -> Vec<Module> {
+        self.weight_groups()
+            .iter()
+            .filter(|g| g.copies > 0.0 && g.elements > 0.0)
+            .filter_map(|g| g.module)
+            .collect()
     }
 
     /// Total and active parameters, derived from the structure.
@@ -304,19 +332,18 @@ impl ModelConfig {
         )
     }
 
-    /// Bytes of all weights under `config`: linear layers (attention, FFN, experts) in the weight format,
-    /// one tensor per matrix with its block scales; embeddings, logits head, router and norms at the hidden
-    /// precision (AWQ, GPTQ and ModelOpt checkpoints keep them unquantized).
+    /// Bytes of all weights under `config`: each module's matrices in its weight format
+    /// ([`QuantConfig::format`]: linear layers in the config's weight format unless a module says otherwise;
+    /// embeddings, logits head and router at the hidden precision, as AWQ, GPTQ and ModelOpt checkpoints keep
+    /// them), one tensor per matrix with its block scales; norms at the hidden precision.
     #[must_use]
     pub fn weight_bytes(&self, config: &QuantConfig) -> f64 {
         self.weight_groups()
             .iter()
             .map(|g| {
-                let format = if g.quantized {
-                    config.weights
-                } else {
-                    config.hidden()
-                };
+                let format = g
+                    .module
+                    .map_or_else(|| config.hidden(), |m| config.format(m).weights);
                 g.copies * format.tensor_bytes(g.elements)
             })
             .sum()

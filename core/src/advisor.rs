@@ -7,11 +7,11 @@
 //! weights and KV cache fit ([`Candidate::min_gpus`]).
 
 use crate::analysis::{Workload, analyze_model_parallel};
-use crate::corrections::{Corrections, analyze_operator};
+use crate::corrections::{Corrections, analyze_linear};
 use crate::error::Error;
 use crate::hardware::{HardwareSpec, Mode};
 use crate::model::ModelConfig;
-use crate::ops::{GemmShape, Operator};
+use crate::ops::GemmShape;
 use crate::parallel::Parallelism;
 use crate::quant_config::{QuantConfig, find_quant_config, quant_configs};
 use crate::roofline::Bound;
@@ -211,7 +211,8 @@ pub fn advise_model_parallel(
 }
 
 /// Advice for one linear layer (a GEMM or batched GEMM of `shape`) on `hardware`, excluding
-/// `current_config`. Memory is the layer's weight bytes.
+/// `current_config`: each config's time is its GEMM plus, with the activation-quantization correction, the
+/// kernels that quantize its input ([`analyze_linear`]). Memory is the layer's weight bytes.
 ///
 /// # Errors
 /// As [`advise_model`], and [`Error::InvalidInput`] for a zero or oversized dimension.
@@ -240,17 +241,18 @@ pub fn advise_operator(
     };
     advise(hardware, current_config, &ridge_gemm, |config| {
         config.check_linear_support(hardware)?;
-        let precisions = config.linear();
-        let op = if shape.batch == 1 {
-            Operator::matmul(shape.m, shape.n, shape.k, precisions)?
-        } else {
-            Operator::batched_gemm(shape.batch, shape.m, shape.n, shape.k, precisions)?
-        };
-        let a = analyze_operator(hardware, &op, corrections)?;
+        let a = analyze_linear(
+            hardware,
+            shape,
+            config.linear(),
+            config.hidden(),
+            config.activation_scale,
+            corrections,
+        )?;
         Ok(Evaluation {
             time_s: a.time_s,
-            memory_bytes: op.weight_bytes,
-            bound: a.bound,
+            memory_bytes: a.gemm.weight_bytes,
+            bound: a.gemm.bound,
             min_gpus: None,
         })
     })

@@ -69,8 +69,8 @@ pub use analysis::{
     ModelAnalysis, Phase, StepBatch, Workload, analyze_model, analyze_model_parallel, analyze_step,
 };
 pub use corrections::{
-    Corrections, EAGER_LAUNCH_S, GRAPH_LAUNCH_S, KERNEL_LAUNCH_FLOOR_S, OpAnalysis, StepLaunch, WAVE_TILE,
-    analyze_operator, wave_efficiency,
+    Corrections, EAGER_LAUNCH_S, GRAPH_LAUNCH_S, KERNEL_LAUNCH_FLOOR_S, LinearAnalysis, OpAnalysis,
+    StepLaunch, WAVE_TILE, analyze_linear, analyze_operator, wave_efficiency,
 };
 pub use error::Error;
 pub use hardware::{

@@ -735,4 +735,101 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn linear_inputs_are_quantized_by_the_kernels_of_their_scale() {
+        // Llama-3.1-8B, one decode row on a reference H100 / B200: (names, fixed time of each kernel).
+        let kernels = |hw: &str, config: &str| -> Vec<(String, f64)> {
+            let a = analyze(hw, "llama-3.1-8b", config, &step(1, 1024, 0, 0));
+            a.ops
+                .iter()
+                .filter(|o| o.name.ends_with("_attn_in"))
+                .map(|o| (o.name.clone(), o.kernel_overhead_s))
+                .collect()
+        };
+        // FP8 dynamic per-tensor: vLLM's absolute-maximum reduction (4.5 µs) then the quantization (2.5 µs):
+        // with the 5 µs GEMM floor, 12 µs of fixed cost per linear layer.
+        assert_eq!(
+            kernels("h100_sxm", "fp8"),
+            [
+                ("amax_attn_in".to_owned(), 4.5e-6),
+                ("quantize_attn_in".to_owned(), 2.5e-6)
+            ]
+        );
+        // SmoothQuant INT8: per-token scales, one kernel (3.3 µs); block-scaled FP8: one per-row kernel too.
+        assert_eq!(
+            kernels("h100_sxm", "w8a8-int8"),
+            [("quantize_attn_in".to_owned(), 3.3e-6)]
+        );
+        assert_eq!(
+            kernels("h100_sxm", "fp8-block"),
+            [("quantize_attn_in".to_owned(), 3.3e-6)]
+        );
+        // NVFP4: one block-quantization kernel (1.9 µs); BF16 and weight-only configs quantize nothing.
+        assert_eq!(
+            kernels("b200", "nvfp4-w4a4"),
+            [("quantize_attn_in".to_owned(), 1.9e-6)]
+        );
+        assert!(kernels("h100_sxm", "bf16").is_empty());
+        assert!(kernels("h100_sxm", "w4a16-int4").is_empty());
+        // The FP8 GEMMs run at their family's ceiling: qkv_proj 1×6144×4096 at 0.899 of 3.35 TB/s + 5 µs.
+        let a = analyze("h100_sxm", "llama-3.1-8b", "fp8", &step(1, 1024, 0, 0));
+        let qkv = op(&a, "qkv_proj");
+        let bytes = 6144.0 * 4096.0 + 4096.0 + 2.0 * 6144.0;
+        assert!((qkv.time_s - (bytes / (3.35e12 * 0.899) + 5e-6)).abs() < 1e-15);
+    }
+
+    #[test]
+    fn each_module_runs_in_its_own_format() {
+        use crate::precision::Precision;
+        use crate::quant_config::{LinearFormat, ModuleFormat};
+        // DeepSeek-V3 with NVFP4 routed experts and everything else in BF16, as ModelOpt MoE checkpoints are.
+        let mut config = find_quant_config("bf16").unwrap().clone();
+        config.modules.push(ModuleFormat {
+            module: Module::RoutedExperts,
+            format: LinearFormat::plain(Precision::Nvfp4),
+        });
+        let hardware = find_hardware_in("b200", crate::Mode::Reference).unwrap();
+        let model = find_model("deepseek-v3").unwrap();
+        let a = analyze_step(
+            hardware,
+            model,
+            &config,
+            &step(4, 1024, 0, 0),
+            &Parallelism::SINGLE,
+            &Corrections::REALISTIC,
+        )
+        .unwrap();
+        let precisions = |name: &str| op(&a, name).operator.precisions;
+        assert_eq!(precisions("expert_gate_up").weight, Precision::Nvfp4);
+        assert_eq!(precisions("q_a_proj").weight, Precision::Bf16);
+        assert_eq!(precisions("shared_down_proj").weight, Precision::Bf16);
+        assert_eq!(precisions("router").weight, Precision::Bf16);
+        // Only the routed experts' inputs are quantized: the FFN input on the 58 MoE layers and the experts'
+        // down projection input; the dense layers' and the shared experts' stay BF16.
+        let quantized: Vec<(&str, u32)> = a
+            .ops
+            .iter()
+            .filter(|o| o.operator.quantize.is_some())
+            .map(|o| (o.name.as_str(), o.count))
+            .collect();
+        assert_eq!(
+            quantized,
+            [("quantize_expert_in", 58), ("quantize_expert_down_in", 58)]
+        );
+        // The summary lists every module of the model with its format.
+        let listed: Vec<Module> = a.modules.iter().map(|m| m.module).collect();
+        assert_eq!(
+            listed,
+            [
+                Module::Attention,
+                Module::DenseMlp,
+                Module::RoutedExperts,
+                Module::SharedExperts,
+                Module::Router,
+                Module::Embeddings,
+                Module::Head
+            ]
+        );
+    }
 }

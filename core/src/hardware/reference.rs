@@ -22,8 +22,10 @@
 //!    per-tensor); else a device of the same architecture family (Blackwell and Blackwell Ultra count as one)
 //!    with such a figure, scaled by the ratio of the two devices' P fractions (rule 1): this device's P
 //!    fraction × theirs of F / theirs of P; else the P fraction of rule 1. FP4 no longer takes FP8's
-//!    fraction where any FP4 family is measured on the architecture. Weight-only (mixed-input) GEMMs take
-//!    the fraction of their activations' path (FP8 per-tensor for W4A8) × [`MIXED_INPUT_CAP`].
+//!    fraction where any FP4 family is measured on the architecture. INT8 W8A8, which no source measures,
+//!    takes the device's FP8 per-tensor figure (the same 8-bit tensor rate) where it runs FP8, else the INT8
+//!    path's. Weight-only (mixed-input) GEMMs take the fraction of their activations' path (FP8 per-tensor
+//!    for W4A8) × [`MIXED_INPUT_CAP`].
 //! 5. Small-M DRAM fraction of F (bytes over the kernel's time less its floor, as decode GEMVs stream their
 //!    weights): the device's own figure of F (or a related family), else a same-architecture device's scaled
 //!    by the two devices' DRAM fractions, else the device's DRAM fraction (rule 2/3).
@@ -482,7 +484,7 @@ pub fn quantize_floor(kernel: QuantizeKernel) -> Sourced {
 
 /// The families whose measurement stands in for `family` when the device (or its architecture) has none of
 /// its own, nearest first: the other 8-bit floating-point recipes for FP8 and MXFP8, the other FP4 recipe for
-/// FP4, FP8 per-tensor for INT8 (the same 8-bit tensor rate; no INT8 GEMM measurement is published).
+/// FP4. (INT8 and weight-only GEMMs are derived from another family's whole figure instead, rule 4.)
 #[must_use]
 pub const fn related_families(family: GemmFamily) -> &'static [GemmFamily] {
     use GemmFamily as F;
@@ -492,8 +494,7 @@ pub const fn related_families(family: GemmFamily) -> &'static [GemmFamily] {
         F::Mxfp8 => &[F::Fp8Block, F::Fp8Tensor],
         F::Nvfp4 => &[F::Mxfp4],
         F::Mxfp4 => &[F::Nvfp4],
-        F::Int8 => &[F::Fp8Tensor],
-        F::Plain | F::WeightOnly => &[],
+        F::Plain | F::Int8 | F::WeightOnly => &[],
     }
 }
 
@@ -640,9 +641,24 @@ fn family_reference(
 ) -> FamilyReference {
     let path_fraction = |d: Device<'_>| gemm_fraction(entries, d, path, m);
     let own_path = path_fraction(device);
-    let gemm_fraction = if family == GemmFamily::WeightOnly {
+    let fp8_tensor = || family_reference(entries, device, GemmFamily::Fp8Tensor, ComputePath::Fp8, m);
+    let runs_fp8 = device.arch.runs_format(Precision::Fp8E4M3)
+        && device
+            .entry
+            .is_none_or(|e| e.dense_tflops.iter().any(|&(p, _)| p == ComputePath::Fp8));
+    let gemm_fraction = if family == GemmFamily::Int8 && runs_fp8 {
+        let base = fp8_tensor().gemm_fraction;
+        Sourced {
+            value: base.value,
+            basis: format!(
+                "derived: no INT8 GEMM measurement published; this device's FP8 per-tensor fraction (the same \
+                 8-bit tensor rate): {}",
+                base.basis
+            ),
+        }
+    } else if family == GemmFamily::WeightOnly {
         let base = if path == ComputePath::Fp8 {
-            family_reference(entries, device, GemmFamily::Fp8Tensor, path, m).gemm_fraction
+            fp8_tensor().gemm_fraction
         } else {
             own_path
         };
@@ -871,6 +887,7 @@ pub(super) fn for_custom(
 mod tests {
     use super::*;
     use crate::hardware::{Mode, Provenance, catalog, find_hardware, find_hardware_in};
+    use crate::precision::{GemmFamily, Precision};
 
     #[test]
     fn every_catalog_device_has_a_reference_spec_below_its_datasheet() {
@@ -934,5 +951,155 @@ mod tests {
                 .value,
             0.803
         );
+    }
+
+    /// A GEMV 1×4096×4096 of every family, in reference mode: time = bytes / (datasheet bandwidth × the
+    /// family's small-M fraction) + the family's floor, each written out from the format's exact bytes.
+    #[test]
+    fn small_kernels_take_their_bytes_over_the_family_bandwidth_plus_the_family_floor() {
+        use crate::ops::{OperandPrecisions, Operator};
+        use crate::roofline::predict;
+        let mn = 4096.0 * 4096.0;
+        let cases = [
+            // BF16 on an H100 SXM: 2·4096² + 2·4096 + 2·4096 B at 3.35 TB/s × 0.899 (copy kernel), + 5 µs.
+            (
+                "h100_sxm",
+                Precision::Bf16,
+                Precision::Bf16,
+                2.0 * mn + 16_384.0,
+                3.35e12 * 0.899,
+                5e-6,
+            ),
+            // FP8 per-tensor: 4096² + 4096 B in, 2·4096 B FP16 out; FP8 family small-M = the DRAM fraction.
+            (
+                "h100_sxm",
+                Precision::Fp8E4M3,
+                Precision::Fp8E4M3,
+                mn + 4096.0 + 8192.0,
+                3.35e12 * 0.899,
+                5e-6,
+            ),
+            // FP8 block: weights + 32·32 FP32 block scales, activations + 32 FP32 group scales; 7.6 µs floor.
+            (
+                "h100_sxm",
+                Precision::Fp8Block128,
+                Precision::Fp8Group128,
+                mn + 1024.0 * 4.0 + 4096.0 + 32.0 * 4.0 + 8192.0,
+                3.35e12 * 0.899,
+                7.6e-6,
+            ),
+            // AWQ W4A16: 4.15625 bits per weight, FP16 activations; Marlin streams 0.495 of 3.35 TB/s
+            // (inclusionAI/humming#2), 6.7 µs floor.
+            (
+                "h100_sxm",
+                Precision::Int4G128Zp,
+                Precision::Fp16,
+                mn * 4.156_25 / 8.0 + 16_384.0,
+                3.35e12 * 0.495,
+                6.7e-6,
+            ),
+            // NVFP4 W4A4 on a B200: 4.5 bits + the FP32 tensor scale on both; 0.33 of 7.7 TB/s
+            // (pytorch/helion#3046), 4.1 µs.
+            (
+                "b200",
+                Precision::Nvfp4,
+                Precision::Nvfp4,
+                mn * 4.5 / 8.0 + 4.0 + 4096.0 * 4.5 / 8.0 + 4.0 + 8192.0,
+                7.7e12 * 0.33,
+                4.1e-6,
+            ),
+            // MXFP8 on a B200: 8.25 bits on both; the B200's DRAM fraction (the catalog median, 0.899); 5.1 µs.
+            (
+                "b200",
+                Precision::Mxfp8E4M3,
+                Precision::Mxfp8E4M3,
+                mn * 8.25 / 8.0 + 4096.0 * 8.25 / 8.0 + 8192.0,
+                7.7e12 * 0.899,
+                5.1e-6,
+            ),
+            // INT8 W8A8 on an A100 80 GB: 2039 GB/s × 0.91 (gpu-benches), the plain 5 µs floor.
+            (
+                "a100_sxm_80gb",
+                Precision::Int8,
+                Precision::Int8,
+                mn + 4096.0 + 8192.0,
+                2039e9 * 0.91,
+                5e-6,
+            ),
+        ];
+        for (key, weight, activation, bytes, bandwidth, floor) in cases {
+            let spec = find_hardware_in(key, Mode::Reference).unwrap();
+            let precisions = OperandPrecisions {
+                weight,
+                activation,
+                output: activation.default_output(),
+            };
+            let op = Operator::gemv(4096, 4096, precisions).unwrap();
+            assert_eq!(op.bytes(), bytes, "{key} {weight}");
+            let p = predict(spec, &op).unwrap();
+            let expected = bytes / bandwidth + floor;
+            assert!(
+                (p.time_s / expected - 1.0).abs() < 1e-12,
+                "{key} {weight}×{activation}: {} vs {expected}",
+                p.time_s
+            );
+        }
+    }
+
+    #[test]
+    fn large_gemms_run_at_the_family_fraction() {
+        use crate::ops::Operator;
+        use crate::roofline::predict;
+        let flops = 2.0 * 8192f64.powi(3);
+        let time = |key: &str, precision: Precision| {
+            let spec = find_hardware_in(key, Mode::Reference).unwrap();
+            predict(spec, &Operator::gemm(8192, 8192, 8192, precision.into()).unwrap())
+                .unwrap()
+                .time_s
+        };
+        // H100 FP8 per-tensor: the median of four torch._scaled_mm measurements, 0.666 of 1978.9 TFLOP/s.
+        let h100 = time("h100_sxm", Precision::Fp8E4M3);
+        assert!((h100 - (flops / (1978.9e12 * 0.666) + 5e-6)).abs() < 1e-12);
+        // B200 NVFP4: 0.42 of 9 PFLOP/s (vLLM CUTLASS, FlashInfer), no longer FP8's 0.763.
+        let b200 = time("b200", Precision::Nvfp4);
+        assert!((b200 - (flops / (9000e12 * 0.42) + 4.1e-6)).abs() < 1e-12);
+        // B300 measures no FP4: B200's NVFP4 × B300's FP8 fraction 0.745 / B200's 0.763 (rule 4).
+        let b300 = find_hardware("b300").unwrap().reference_ceilings();
+        let nvfp4 = b300.family(GemmFamily::Nvfp4, ComputePath::Fp4).unwrap();
+        assert!((nvfp4.gemm_fraction.value - 0.42 * 0.745 / 0.763).abs() < 1e-12);
+        assert!(
+            nvfp4.gemm_fraction.basis.contains("b200"),
+            "{}",
+            nvfp4.gemm_fraction.basis
+        );
+        // GB200 FP8 per-tensor: B200's 0.565 × 0.723 / 0.763 (research: 0.54).
+        let gb200 = find_hardware("gb200").unwrap().reference_ceilings();
+        let fp8 = gb200.family(GemmFamily::Fp8Tensor, ComputePath::Fp8).unwrap();
+        assert!((fp8.gemm_fraction.value - 0.565 * 0.723 / 0.763).abs() < 1e-12);
+        // Weight-only at large M: the activations' path × 0.75 (H100 BF16: 0.803 × 0.75).
+        let h100 = find_hardware("h100_sxm").unwrap().reference_ceilings();
+        let w4a16 = h100.family(GemmFamily::WeightOnly, ComputePath::Bf16).unwrap();
+        assert!((w4a16.gemm_fraction.value - 0.803 * 0.75).abs() < 1e-12);
+        // INT8 on an H100: nothing measured, its FP8 per-tensor figure; on an A100 (no FP8), the INT8 path's.
+        assert_eq!(
+            h100.family(GemmFamily::Int8, ComputePath::Int8)
+                .unwrap()
+                .gemm_fraction
+                .value,
+            0.666
+        );
+        let a100 = find_hardware("a100_sxm_80gb").unwrap().reference_ceilings();
+        assert_eq!(
+            a100.family(GemmFamily::Int8, ComputePath::Int8)
+                .unwrap()
+                .gemm_fraction
+                .value,
+            0.869
+        );
+        // Hopper runs no FP4 or MX family; CDNA4 runs MXFP4 but not NVFP4.
+        assert!(h100.family(GemmFamily::Nvfp4, ComputePath::Fp4).is_none());
+        let mi355 = find_hardware("mi355x").unwrap().reference_ceilings();
+        assert!(mi355.family(GemmFamily::Mxfp4, ComputePath::Fp4).is_some());
+        assert!(mi355.family(GemmFamily::Nvfp4, ComputePath::Fp4).is_none());
     }
 }

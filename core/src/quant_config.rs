@@ -158,6 +158,30 @@ pub struct QuantConfig {
 }
 
 impl QuantConfig {
+    /// The config of a published checkpoint (key `checkpoint`): its decoder linear layers in `base` unless
+    /// `modules` says otherwise, the KV cache (and the attention matmuls) in `kv_cache`, or at the hidden
+    /// precision when the checkpoint leaves it alone; `method` says how it was produced.
+    #[must_use]
+    pub fn checkpoint(
+        method: &str,
+        base: LinearFormat,
+        kv_cache: Option<Precision>,
+        modules: Vec<ModuleFormat>,
+    ) -> QuantConfig {
+        let kv_cache = kv_cache.unwrap_or_else(|| base.activations.default_output());
+        QuantConfig {
+            key: "checkpoint".to_owned(),
+            name: format!("checkpoint: {method}"),
+            weights: base.weights,
+            activations: base.activations,
+            kv_cache,
+            attention: kv_cache,
+            method: format!("{method}, as the checkpoint's quantization_config says"),
+            activation_scale: base.activation_scale,
+            modules,
+        }
+    }
+
     /// The precision the matrix unit runs linear layers on (the activation format).
     #[must_use]
     pub const fn compute(&self) -> Precision {

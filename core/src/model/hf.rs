@@ -24,6 +24,10 @@
 //!   `intermediate_size_mlp` wide where `moe_layers` / `interleave_moe_layer_step` put no experts, and
 //!   chunked attention of `attention_chunk_size` on the RoPE layers of `no_rope_layers`.
 //!
+//! A `quantization_config` (at the top level, or under `text_config`) gives the checkpoint's own precisions
+//! per module ([`ModelConfig::checkpoint`]; methods and rules in `model/checkpoint.rs`); one this crate does
+//! not model is an error naming its `quant_method` or field, never a silent BF16.
+//!
 //! A `layer_types` list, where given, decides which layers slide (`sliding_attention`, `chunked_attention`).
 //! Defaults are used only where the transformers config class defines one and published files omit the
 //! field; each is named at its use. Every other missing field is an error.
@@ -41,6 +45,7 @@
 
 use serde_json::{Map, Value};
 
+use super::checkpoint::{Naming, checkpoint_config};
 use super::{MlaConfig, ModelConfig, MoeConfig, SlidingWindow};
 use crate::error::Error;
 use crate::ops::Norm;
@@ -246,8 +251,16 @@ impl ModelConfig {
                 prefix: "",
             }
         };
-        let model = parse(key, architecture, family, &root, &text)?;
+        let mut model = parse(key, architecture, family, &root, &text)?;
         model.check()?;
+        let naming = match family {
+            Family::Mixtral => Naming::MIXTRAL,
+            Family::DeepseekV3 => Naming::DEEPSEEK,
+            Family::GptOss => Naming::GPT_OSS,
+            Family::Llama4 => Naming::LLAMA4,
+            _ => Naming::LLAMA,
+        };
+        model.checkpoint = checkpoint_config(root.map, text.map, &model, &naming)?;
         Ok(model)
     }
 }
@@ -433,6 +446,7 @@ fn parse(
         published_params: 0.0,
         published_active_params: None,
         source: format!("Hugging Face config.json ({architecture})"),
+        checkpoint: None,
     })
 }
 

@@ -2,14 +2,16 @@
 //!
 //! Parameter counts are derived from the structure (projections, FFN or experts, norms, embeddings) and
 //! checked against the published totals in the tests. `model/hf.rs` (feature `serde`) imports any supported
-//! Hugging Face `config.json`: [`ModelConfig::from_hf_config_json`]. `model/presets.rs` holds the presets'
-//! data.
+//! Hugging Face `config.json`: [`ModelConfig::from_hf_config_json`], with the checkpoint's own precisions
+//! from its `quantization_config` (`model/checkpoint.rs`). `model/presets.rs` holds the presets' data.
 
 use crate::error::Error;
 use crate::ops::{Activation, Norm};
 use crate::precision::Precision;
 use crate::quant_config::{Module, QuantConfig};
 
+#[cfg(feature = "serde")]
+mod checkpoint;
 #[cfg(feature = "serde")]
 mod hf;
 mod presets;
@@ -105,6 +107,11 @@ pub struct ModelConfig {
     pub published_active_params: Option<f64>,
     /// Where the numbers come from.
     pub source: String,
+    /// The precisions the published checkpoint stores, module by module (from an imported `config.json`'s
+    /// `quantization_config`, or a preset's published checkpoint); `None` for a checkpoint in its 16-bit
+    /// `torch_dtype`. Models serialized before the field existed read as `None`.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub checkpoint: Option<QuantConfig>,
 }
 
 /// Parameter counts of a model.
@@ -347,6 +354,23 @@ impl ModelConfig {
                 g.copies * format.tensor_bytes(g.elements)
             })
             .sum()
+    }
+
+    /// The config the model's checkpoint runs in: its own precisions ([`ModelConfig::checkpoint`]), else
+    /// BF16 (the 16-bit checkpoint).
+    ///
+    /// # Examples
+    /// ```
+    /// let llama = roofline_core::find_model("llama-3.1-8b").unwrap();
+    /// assert_eq!(llama.checkpoint_config().key, "bf16");
+    /// ```
+    #[must_use]
+    pub fn checkpoint_config(&self) -> QuantConfig {
+        self.checkpoint.clone().unwrap_or_else(|| {
+            crate::quant_config::find_quant_config("bf16")
+                .cloned()
+                .expect("bf16 is a config")
+        })
     }
 
     /// Checks that every dimension is positive and heads divide evenly into KV heads.

@@ -13,8 +13,9 @@ use crate::hardware::{HardwareSpec, Mode};
 use crate::model::ModelConfig;
 use crate::ops::GemmShape;
 use crate::parallel::Parallelism;
-use crate::quant_config::{QuantConfig, find_quant_config, quant_configs};
+use crate::quant_config::{QuantConfig, quant_configs};
 use crate::roofline::Bound;
+use crate::serving::{Engine, engines_running};
 
 /// Tensor-parallel degrees the advisor tries for memory fit, smallest first.
 pub const TENSOR_PARALLEL_DEGREES: [u32; 4] = [1, 2, 4, 8];
@@ -51,6 +52,8 @@ pub struct Candidate {
     pub reason: String,
     /// Caveats specific to this candidate.
     pub caveats: Vec<String>,
+    /// The serving engines that run it natively on the device's architecture ([`engines_running`]).
+    pub engines: Vec<Engine>,
 }
 
 /// A config that was not considered, and why.
@@ -116,7 +119,8 @@ struct RidgeGemm {
     tokens_per_row: f64,
 }
 
-/// Advice for a whole model on `hardware` under `workload`, excluding `current_config`.
+/// Advice for a whole model on `hardware` under `workload`, excluding `current_config`: every precision config
+/// of the table and, for a model with one, its checkpoint's own (`checkpoint`).
 ///
 /// # Errors
 /// [`Error::UnknownConfig`] for an unknown `current_config`; [`Error::InvalidInput`] for an invalid
@@ -199,7 +203,8 @@ pub fn advise_model_parallel(
             tokens_per_row: 1.0,
         },
     };
-    advise(hardware, current_config, &ridge_gemm, |config| {
+    let configs = model.candidate_configs();
+    advise(hardware, &configs, current_config, &ridge_gemm, |config| {
         let a = analyze_model_parallel(hardware, model, config, workload, parallelism, corrections)?;
         Ok(Evaluation {
             time_s: a.total_time_s,
@@ -239,7 +244,7 @@ pub fn advise_operator(
         k: shape.k,
         tokens_per_row: 1.0,
     };
-    advise(hardware, current_config, &ridge_gemm, |config| {
+    advise(hardware, quant_configs(), current_config, &ridge_gemm, |config| {
         config.check_linear_support(hardware)?;
         let a = analyze_linear(
             hardware,
@@ -260,14 +265,22 @@ pub fn advise_operator(
 
 fn advise(
     hardware: &HardwareSpec,
+    configs: &[QuantConfig],
     current_config: &str,
     ridge_gemm: &RidgeGemm,
     evaluate: impl Fn(&QuantConfig) -> Result<Evaluation, Error>,
 ) -> Result<Advice, Error> {
-    let current = find_quant_config(current_config)?;
-    let mut evaluated = Vec::with_capacity(quant_configs().len());
+    let wanted = current_config.trim().to_ascii_lowercase().replace('_', "-");
+    let current = configs
+        .iter()
+        .find(|c| c.key == wanted)
+        .ok_or_else(|| Error::UnknownConfig {
+            key: current_config.to_owned(),
+            valid: configs.iter().map(|c| c.key.clone()).collect(),
+        })?;
+    let mut evaluated = Vec::with_capacity(configs.len());
     let mut skipped = Vec::new();
-    for config in quant_configs() {
+    for config in configs {
         match evaluate(config) {
             Ok(e) => evaluated.push((config, e)),
             Err(Error::Unsupported {
@@ -413,6 +426,7 @@ fn candidate(
         break_even_batch,
         reason,
         caveats,
+        engines: engines_running(config, hardware.arch),
     }
 }
 
@@ -441,6 +455,7 @@ mod tests {
     use crate::analysis::Phase;
     use crate::hardware::find_hardware;
     use crate::model::find_model;
+    use crate::quant_config::find_quant_config;
 
     fn decode_advice(hw: &str, model: &str, current: &str, batch: u32) -> Advice {
         let w = Workload {

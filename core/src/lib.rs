@@ -90,13 +90,16 @@ pub use precision::{
 };
 pub use quant_config::{LinearFormat, Module, ModuleFormat, QuantConfig, find_quant_config, quant_configs};
 pub use recommendation::{
-    MemoryFit, Pick, Recommendation, memory_fit, recommend_model, recommend_model_parallel,
+    MemoryFit, Pick, Recommendation, memory_fit, recommend_model, recommend_model_for_engine,
+    recommend_model_parallel,
 };
 pub use roofline::{Bound, Prediction, predict};
 #[cfg(feature = "serde")]
 pub use serving::{BenchFormat, MeasuredServingPoint, ServingComparison, compare_measured, parse_measured};
 pub use serving::{
-    CONCURRENCY_GRID, ConfigFit, Engine, EnginePreset, InFlight, Load, METRICS, MetricDefinition, Regime,
-    Scheduler, SchedulerKind, ServingModel, ServingOutcome, ServingPoint, ServingScenario, ServingWorkload,
-    Sla, SlaOutcome, SlaPick, Sweep, SweepSpec, Unstable, UnsupportedConfig, concurrency_grid, sweep,
+    CONCURRENCY_GRID, ConfigFit, Engine, EnginePreset, EngineSupport, InFlight, Load, METRICS,
+    MetricDefinition, Regime, Scheduler, SchedulerKind, Scheme, ServingModel, ServingOutcome, ServingPoint,
+    ServingScenario, ServingWorkload, Sla, SlaOutcome, SlaPick, Sweep, SweepSpec, Unstable,
+    UnsupportedConfig, concurrency_grid, engine_support, engines_running, matrices_cover, runs_scheme,
+    schemes, sweep,
 };

@@ -373,6 +373,35 @@ impl ModelConfig {
         })
     }
 
+    /// The config named `key` for this model: `checkpoint` is [`ModelConfig::checkpoint_config`], any other
+    /// key a precision config of the table ([`crate::find_quant_config`]).
+    ///
+    /// # Errors
+    /// [`Error::UnknownConfig`] listing `checkpoint` and every table key.
+    pub fn config(&self, key: &str) -> Result<QuantConfig, Error> {
+        if key.trim().eq_ignore_ascii_case("checkpoint") {
+            return Ok(self.checkpoint_config());
+        }
+        crate::quant_config::find_quant_config(key)
+            .cloned()
+            .map_err(|e| match e {
+                Error::UnknownConfig { key, mut valid } => {
+                    valid.insert(0, "checkpoint".to_owned());
+                    Error::UnknownConfig { key, valid }
+                }
+                other => other,
+            })
+    }
+
+    /// The configs the advisor weighs for this model: every precision config of the table, and the
+    /// checkpoint's own when it has one.
+    #[must_use]
+    pub fn candidate_configs(&self) -> Vec<QuantConfig> {
+        let mut configs = crate::quant_config::quant_configs().to_vec();
+        configs.extend(self.checkpoint.clone());
+        configs
+    }
+
     /// Checks that every dimension is positive and heads divide evenly into KV heads.
     ///
     /// # Errors

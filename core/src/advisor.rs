@@ -204,6 +204,11 @@ pub fn advise_model_parallel(
         },
     };
     let configs = model.candidate_configs();
+    // A model without checkpoint precisions is stored in BF16.
+    let current_config = match current_config.trim() {
+        c if c.eq_ignore_ascii_case("checkpoint") && model.checkpoint.is_none() => "bf16",
+        c => c,
+    };
     advise(hardware, &configs, current_config, &ridge_gemm, |config| {
         let a = analyze_model_parallel(hardware, model, config, workload, parallelism, corrections)?;
         Ok(Evaluation {

@@ -182,6 +182,33 @@ impl QuantConfig {
         }
     }
 
+    /// The formats of `modules`, grouped: `attention, head: BF16 · routed experts: MXFP4 weights, BF16
+    /// activations` (modules sharing a format listed together, in the order given).
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::{find_model, find_quant_config};
+    /// let gpt_oss = find_model("gpt-oss-120b").unwrap();
+    /// let summary = gpt_oss.checkpoint_config().module_summary(&gpt_oss.modules());
+    /// assert_eq!(summary, "attention, router, embeddings, head: BF16 · routed experts: MXFP4 weights, BF16 activations");
+    /// ```
+    #[must_use]
+    pub fn module_summary(&self, modules: &[Module]) -> String {
+        let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+        for &m in modules {
+            let label = self.format(m).label();
+            match groups.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, names)) => names.push(m.name()),
+                None => groups.push((label, vec![m.name()])),
+            }
+        }
+        groups
+            .iter()
+            .map(|(label, names)| format!("{}: {label}", names.join(", ")))
+            .collect::<Vec<_>>()
+            .join(" · ")
+    }
+
     /// The precision the matrix unit runs linear layers on (the activation format).
     #[must_use]
     pub const fn compute(&self) -> Precision {

@@ -88,7 +88,9 @@ pub use precision::{
     FormatInfo, GemmFamily, INT2_CODEBOOK, NF4_CODEBOOK, Precision, QuantizeKernel, format_catalog,
     format_info, int4_group_bits,
 };
-pub use quant_config::{LinearFormat, Module, ModuleFormat, QuantConfig, find_quant_config, quant_configs};
+pub use quant_config::{
+    LinearFormat, Module, ModuleFormat, QuantConfig, find_quant_config, quant_configs, summarize_modules,
+};
 pub use recommendation::{
     MemoryFit, Pick, Recommendation, memory_fit, recommend_model, recommend_model_for_engine,
     recommend_model_parallel,

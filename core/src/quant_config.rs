@@ -129,6 +129,25 @@ pub struct ModuleFormat {
     pub format: LinearFormat,
 }
 
+/// Module formats grouped by format, in the order given: `attention, head: BF16 · routed experts: MXFP4
+/// weights, BF16 activations` (what [`crate::ModelAnalysis::modules`] lists, as one line).
+#[must_use]
+pub fn summarize_modules(formats: &[ModuleFormat]) -> String {
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    for m in formats {
+        let label = m.format.label();
+        match groups.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, names)) => names.push(m.module.name()),
+            None => groups.push((label, vec![m.module.name()])),
+        }
+    }
+    groups
+        .iter()
+        .map(|(label, names)| format!("{}: {label}", names.join(", ")))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
 /// A precision config for a whole model.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -194,19 +213,14 @@ impl QuantConfig {
     /// ```
     #[must_use]
     pub fn module_summary(&self, modules: &[Module]) -> String {
-        let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
-        for &m in modules {
-            let label = self.format(m).label();
-            match groups.iter_mut().find(|(l, _)| *l == label) {
-                Some((_, names)) => names.push(m.name()),
-                None => groups.push((label, vec![m.name()])),
-            }
-        }
-        groups
+        let formats: Vec<ModuleFormat> = modules
             .iter()
-            .map(|(label, names)| format!("{}: {label}", names.join(", ")))
-            .collect::<Vec<_>>()
-            .join(" · ")
+            .map(|&module| ModuleFormat {
+                module,
+                format: self.format(module),
+            })
+            .collect();
+        summarize_modules(&formats)
     }
 
     /// The precision the matrix unit runs linear layers on (the activation format).

@@ -363,4 +363,25 @@ mod tests {
         assert!(close(point.time_s(), old.time_us * 1e-6));
         assert_eq!(point.measurement.device_name, "");
     }
+
+    #[test]
+    fn a_point_says_whether_its_time_includes_the_activation_quantization() {
+        // Absent in every older record (H100_GEMV): the GEMM alone.
+        let wire: RooflinePoint = serde_json::from_str(H100_GEMV).unwrap();
+        assert_eq!(wire.activation_quantization, None);
+        assert_eq!(MeasuredPoint::from(&wire).activation_quantization, None);
+        // A framework's FP8 Linear: the time includes the dynamic per-tensor quantization of its input.
+        let mut json: serde_json::Value = serde_json::from_str(H100_GEMV).unwrap();
+        json["activation_quantization"] = "dynamic_per_tensor".into();
+        let linear: RooflinePoint = serde_json::from_value(json.clone()).unwrap();
+        let point = MeasuredPoint::from(&linear);
+        assert_eq!(
+            point.activation_quantization,
+            Some(ActivationScale::DynamicPerTensor)
+        );
+        assert_eq!(
+            serde_json::to_value(RooflinePoint::measured(&point, Bottleneck::Memory)).unwrap()["activation_quantization"],
+            json["activation_quantization"]
+        );
+    }
 }

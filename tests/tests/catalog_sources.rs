@@ -252,7 +252,11 @@ fn every_family_ceiling_and_floor_is_measured_or_a_stated_rule() {
                         .iter()
                         .any(|s| s.basis.starts_with("measured: ") && s.basis.contains(m.source.as_str()))
             });
-            assert!(used, "{key}: measured_gemm {} from {} is unused", m.family, m.source);
+            assert!(
+                used,
+                "{key}: measured_gemm {} from {} is unused",
+                m.family, m.source
+            );
         }
     }
     assert!(families > 100, "{families} family ceilings");
@@ -275,14 +279,24 @@ fn reference_mode_reproduces_the_published_matmul_ceilings() {
     };
     // (device, operands, measured TFLOP/s, floor).
     let golden = [
-        ("a100_sxm_80gb", Precision::Bf16.into(), 271.2, MATRIX_KERNEL_FLOOR_S),
+        (
+            "a100_sxm_80gb",
+            Precision::Bf16.into(),
+            271.2,
+            MATRIX_KERNEL_FLOOR_S,
+        ),
         ("h100_sxm", Precision::Bf16.into(), 794.5, MATRIX_KERNEL_FLOOR_S),
         ("b200", Precision::Bf16.into(), 1745.0, MATRIX_KERNEL_FLOOR_S),
         ("gb200", Precision::Bf16.into(), 1822.0, MATRIX_KERNEL_FLOOR_S),
         ("mi300x", Precision::Bf16.into(), 668.4, MATRIX_KERNEL_FLOOR_S),
         ("gaudi3", Precision::Bf16.into(), 1243.0, MATRIX_KERNEL_FLOOR_S),
         // torch._scaled_mm median of four LLM shapes (pytorch#143465, cutlass#1662): 0.666 of 1978.9.
-        ("h100_sxm", Precision::Fp8E4M3.into(), 1318.4, MATRIX_KERNEL_FLOOR_S),
+        (
+            "h100_sxm",
+            Precision::Fp8E4M3.into(),
+            1318.4,
+            MATRIX_KERNEL_FLOOR_S,
+        ),
         // DeepGEMM dense DeepSeek-V3 shapes (0.57 of 1978.9).
         ("h100_sxm", block, 1128.0, FP8_BLOCK_GEMM_FLOOR_S),
         // vLLM CUTLASS cutlass_scaled_mm at 16384×6144×4096 (vllm#19566).

@@ -72,7 +72,11 @@ fn error(row: &Row) -> (f64, f64) {
     let operands = OperandPrecisions {
         weight: row.weight,
         activation: row.activation,
-        output: if row.activation == Precision::Fp16 { Precision::Fp16 } else { Precision::Bf16 },
+        output: if row.activation == Precision::Fp16 {
+            Precision::Fp16
+        } else {
+            Precision::Bf16
+        },
     };
     let point = MeasuredPoint {
         op: MeasuredOp::Matmul(shape),
@@ -150,7 +154,13 @@ fn the_activation_quantization_is_predicted_where_the_time_includes_it() {
     let pair = |m: u64| {
         let find = |quant: &str| {
             rows.iter()
-                .find(|r| r.family == "nvfp4" && r.device == "b200" && r.m == m && r.n == 6144 && r.quant.starts_with(quant))
+                .find(|r| {
+                    r.family == "nvfp4"
+                        && r.device == "b200"
+                        && r.m == m
+                        && r.n == 6144
+                        && r.quant.starts_with(quant)
+                })
                 .unwrap()
         };
         (error(find("noquant")).1, error(find("+quant")).1)

@@ -32,6 +32,7 @@ use regex_lite::Regex;
 use serde_json::{Map, Value};
 
 use super::ModelConfig;
+use super::hf::Fields;
 use crate::error::Error;
 use crate::precision::{ActivationScale, Precision};
 use crate::quant_config::{LinearFormat, Module, ModuleFormat, QuantConfig};
@@ -166,79 +167,6 @@ fn names(model: &ModelConfig, naming: &Naming, module: Module) -> Vec<String> {
     }
 }
 
-/// The `quantization_config` object and the path errors name it by.
-struct Quant<'a> {
-    map: &'a Map<String, Value>,
-    prefix: String,
-}
-
-impl Quant<'_> {
-    fn error(&self, field: &str, message: impl Into<String>) -> Error {
-        Error::InvalidModelConfig {
-            field: format!("{}{field}", self.prefix),
-            message: message.into(),
-        }
-    }
-
-    fn get(&self, field: &str) -> Option<&Value> {
-        self.map.get(field).filter(|v| !v.is_null())
-    }
-
-    fn str(&self, field: &str) -> Result<Option<&str>, Error> {
-        self.get(field)
-            .map(|v| {
-                v.as_str()
-                    .ok_or_else(|| self.error(field, format!("must be a string, not {v}")))
-            })
-            .transpose()
-    }
-
-    fn uint(&self, field: &str) -> Result<Option<u64>, Error> {
-        self.get(field)
-            .map(|v| {
-                v.as_u64()
-                    .ok_or_else(|| self.error(field, format!("must be a non-negative integer, not {v}")))
-            })
-            .transpose()
-    }
-
-    fn flag(&self, field: &str) -> Result<Option<bool>, Error> {
-        self.get(field)
-            .map(|v| {
-                v.as_bool()
-                    .ok_or_else(|| self.error(field, format!("must be true or false, not {v}")))
-            })
-            .transpose()
-    }
-
-    /// A list of strings (absent or null: empty).
-    fn strings(&self, field: &str) -> Result<Vec<String>, Error> {
-        let Some(value) = self.get(field) else {
-            return Ok(Vec::new());
-        };
-        let bad = || self.error(field, "must be a list of strings");
-        value
-            .as_array()
-            .ok_or_else(bad)?
-            .iter()
-            .map(|v| v.as_str().map(str::to_owned).ok_or_else(bad))
-            .collect()
-    }
-
-    fn nested(&self, field: &str) -> Result<Option<Quant<'_>>, Error> {
-        self.get(field)
-            .map(|v| {
-                v.as_object()
-                    .map(|map| Quant {
-                        map,
-                        prefix: format!("{}{field}.", self.prefix),
-                    })
-                    .ok_or_else(|| self.error(field, "must be an object"))
-            })
-            .transpose()
-    }
-}
-
 /// How a method's patterns match a module name.
 enum Pattern {
     /// transformers' `modules_to_not_convert`: anywhere in the name, `*` any text.
@@ -289,7 +217,7 @@ impl Pattern {
 
 /// The patterns of list `field`, each read by `parse`.
 fn patterns(
-    q: &Quant<'_>,
+    q: &Fields<'_>,
     field: &str,
     parse: fn(&str) -> Result<Pattern, String>,
 ) -> Result<Vec<Pattern>, Error> {
@@ -312,7 +240,7 @@ fn activation_dtype(root: &Map<String, Value>, text: &Map<String, Value>) -> Pre
 }
 
 /// The 4-bit group format of `group_size` with or without a zero point.
-fn int4_group(q: &Quant<'_>, group_field: &str, group: u64, zero_point: bool) -> Result<Precision, Error> {
+fn int4_group(q: &Fields<'_>, group_field: &str, group: u64, zero_point: bool) -> Result<Precision, Error> {
     match (group, zero_point) {
         (128, false) => Ok(Precision::Int4G128),
         (128, true) => Ok(Precision::Int4G128Zp),
@@ -328,12 +256,15 @@ fn int4_group(q: &Quant<'_>, group_field: &str, group: u64, zero_point: bool) ->
     }
 }
 
+/// For a linear layer's name, the format a method gives it, or `None` when it stays unquantized.
+type Assign = Box<dyn Fn(&str) -> Option<LinearFormat>>;
+
 /// What a method quantizes: the format of each linear layer it converts, and which ones.
 struct Plan {
     /// Modules the method may convert.
     candidates: &'static [Module],
     /// For each layer name, the format it gets, or `None` when it stays unquantized.
-    assign: Box<dyn Fn(&str) -> Option<LinearFormat>>,
+    assign: Assign,
     /// KV-cache format the checkpoint asks for, when it quantizes the cache.
     kv_cache: Option<Precision>,
     /// The method, for the config's name.
@@ -370,7 +301,7 @@ fn uniform_plan(
     }
 }
 
-fn mxfp4(q: &Quant<'_>, activations: Precision) -> Result<Plan, Error> {
+fn mxfp4(q: &Fields<'_>, activations: Precision) -> Result<Plan, Error> {
     Ok(uniform_plan(
         &[Module::RoutedExperts],
         LinearFormat {
@@ -384,13 +315,13 @@ fn mxfp4(q: &Quant<'_>, activations: Precision) -> Result<Plan, Error> {
     ))
 }
 
-fn fp8(q: &Quant<'_>) -> Result<Plan, Error> {
-    if let Some(fmt) = q.str("fmt")?
+fn fp8(q: &Fields<'_>) -> Result<Plan, Error> {
+    if let Some(fmt) = q.optional_str("fmt")?
         && fmt != "e4m3"
     {
         return Err(q.error("fmt", format!("'{fmt}' is not modelled (supported: e4m3)")));
     }
-    let scale = match q.str("activation_scheme")?.unwrap_or("dynamic") {
+    let scale = match q.optional_str("activation_scheme")?.unwrap_or("dynamic") {
         "dynamic" => ActivationScale::DynamicPerTensor,
         "static" => ActivationScale::StaticPerTensor,
         other => {
@@ -438,17 +369,19 @@ fn fp8(q: &Quant<'_>) -> Result<Plan, Error> {
     ))
 }
 
-fn awq_gptq(q: &Quant<'_>, method: &str) -> Result<Plan, Error> {
-    let bits = q.uint("bits")?.ok_or_else(|| q.error("bits", "missing"))?;
+fn awq_gptq(q: &Fields<'_>, method: &str) -> Result<Plan, Error> {
+    let bits = q
+        .optional_uint("bits")?
+        .ok_or_else(|| q.error("bits", "missing"))?;
     let zero_point = if method == "awq" {
-        q.flag("zero_point")?.unwrap_or(true)
+        q.optional_bool("zero_point")?.unwrap_or(true)
     } else {
-        !q.flag("sym")?.unwrap_or(true)
+        !q.optional_bool("sym")?.unwrap_or(true)
     };
     let weights = match bits {
         4 => {
             let group = q
-                .uint("group_size")?
+                .optional_uint("group_size")?
                 .ok_or_else(|| q.error("group_size", "missing"))?;
             int4_group(q, "group_size", group, zero_point)?
         }
@@ -473,16 +406,16 @@ fn awq_gptq(q: &Quant<'_>, method: &str) -> Result<Plan, Error> {
     ))
 }
 
-fn bitsandbytes(q: &Quant<'_>, activations: Precision) -> Result<Plan, Error> {
-    if !q.flag("load_in_4bit")?.unwrap_or(false) {
+fn bitsandbytes(q: &Fields<'_>, activations: Precision) -> Result<Plan, Error> {
+    if !q.optional_bool("load_in_4bit")?.unwrap_or(false) {
         return Err(q.error(
             "load_in_4bit",
             "only 4-bit NF4 bitsandbytes checkpoints are modelled (LLM.int8 is not)",
         ));
     }
     let weights = match (
-        q.str("bnb_4bit_quant_type")?.unwrap_or("fp4"),
-        q.flag("bnb_4bit_use_double_quant")?.unwrap_or(false),
+        q.optional_str("bnb_4bit_quant_type")?.unwrap_or("fp4"),
+        q.optional_bool("bnb_4bit_use_double_quant")?.unwrap_or(false),
     ) {
         ("nf4", false) => Precision::Nf4,
         ("nf4", true) => Precision::Nf4Dq,
@@ -506,9 +439,9 @@ fn bitsandbytes(q: &Quant<'_>, activations: Precision) -> Result<Plan, Error> {
     ))
 }
 
-fn modelopt(q: &Quant<'_>) -> Result<Plan, Error> {
+fn modelopt(q: &Fields<'_>) -> Result<Plan, Error> {
     let algo = q
-        .str("quant_algo")?
+        .optional_str("quant_algo")?
         .ok_or_else(|| q.error("quant_algo", "missing"))?;
     let format = match algo {
         "FP8" => LinearFormat {
@@ -524,7 +457,7 @@ fn modelopt(q: &Quant<'_>) -> Result<Plan, Error> {
             ));
         }
     };
-    let kv_cache = match q.str("kv_cache_quant_algo")? {
+    let kv_cache = match q.optional_str("kv_cache_quant_algo")? {
         None => None,
         Some("FP8") => Some(Precision::Fp8E4M3),
         Some(other) => {
@@ -544,15 +477,15 @@ fn modelopt(q: &Quant<'_>) -> Result<Plan, Error> {
 }
 
 /// One compressed-tensors quantization args object (`weights`, `input_activations`) as a format and scale.
-fn tensor_args(q: &Quant<'_>, weights: bool) -> Result<(Precision, ActivationScale), Error> {
+fn tensor_args(q: &Fields<'_>, weights: bool) -> Result<(Precision, ActivationScale), Error> {
     let bits = q
-        .uint("num_bits")?
+        .optional_uint("num_bits")?
         .ok_or_else(|| q.error("num_bits", "missing"))?;
-    let kind = q.str("type")?.unwrap_or("int");
-    let strategy = q.str("strategy")?.unwrap_or("tensor");
-    let group = q.uint("group_size")?;
+    let kind = q.optional_str("type")?.unwrap_or("int");
+    let strategy = q.optional_str("strategy")?.unwrap_or("tensor");
+    let group = q.optional_uint("group_size")?;
     let dynamic = q.get("dynamic").is_some_and(|v| v.as_bool() == Some(true));
-    let symmetric = q.flag("symmetric")?.unwrap_or(true);
+    let symmetric = q.optional_bool("symmetric")?.unwrap_or(true);
     let scale = match (strategy, dynamic) {
         ("token" | "group", _) => ActivationScale::DynamicPerToken,
         (_, true) => ActivationScale::DynamicPerTensor,
@@ -592,7 +525,7 @@ fn tensor_args(q: &Quant<'_>, weights: bool) -> Result<(Precision, ActivationSca
     Ok((precision, scale))
 }
 
-fn compressed_tensors(q: &Quant<'_>, hidden: Precision) -> Result<Plan, Error> {
+fn compressed_tensors(q: &Fields<'_>, hidden: Precision) -> Result<Plan, Error> {
     let groups = q
         .nested("config_groups")?
         .ok_or_else(|| q.error("config_groups", "missing"))?;
@@ -639,7 +572,7 @@ fn compressed_tensors(q: &Quant<'_>, hidden: Precision) -> Result<Plan, Error> {
     };
     let method = format!(
         "compressed-tensors ({})",
-        q.str("format")?.unwrap_or("unstated format")
+        q.optional_str("format")?.unwrap_or("unstated format")
     );
     Ok(Plan {
         candidates: DECODER_AND_HEAD,
@@ -662,7 +595,7 @@ fn module_format(
     plan: &Plan,
     names: &[String],
     hidden: Precision,
-    q: &Quant<'_>,
+    q: &Fields<'_>,
     module: Module,
 ) -> Result<Option<LinearFormat>, Error> {
     let mut formats = names.iter().map(|n| (n, (plan.assign)(n)));
@@ -694,26 +627,21 @@ fn module_format(
 /// [`Error::InvalidModelConfig`] naming the field for a method, scheme or value this module does not model,
 /// and for a config that quantizes part of a module.
 pub(super) fn checkpoint_config(
-    root: &Map<String, Value>,
-    text: &Map<String, Value>,
+    root: &Fields<'_>,
+    text: &Fields<'_>,
     model: &ModelConfig,
     naming: &Naming,
 ) -> Result<Option<QuantConfig>, Error> {
-    let (map, prefix) = match (root.get("quantization_config"), text.get("quantization_config")) {
-        (Some(Value::Object(m)), _) => (m, "quantization_config.".to_owned()),
-        (_, Some(Value::Object(m))) => (m, "text_config.quantization_config.".to_owned()),
-        (Some(v), _) | (_, Some(v)) if !v.is_null() => {
-            return Err(Error::InvalidModelConfig {
-                field: "quantization_config".into(),
-                message: "must be an object".into(),
-            });
-        }
-        _ => return Ok(None),
+    let q = match (
+        root.nested("quantization_config")?,
+        text.nested("quantization_config")?,
+    ) {
+        (Some(q), _) | (None, Some(q)) => q,
+        (None, None) => return Ok(None),
     };
-    let q = Quant { map, prefix };
-    let activations = activation_dtype(root, text);
+    let activations = activation_dtype(root.map, text.map);
     let method = q
-        .str("quant_method")?
+        .optional_str("quant_method")?
         .ok_or_else(|| q.error("quant_method", "missing"))?;
     let plan = match method {
         "mxfp4" => mxfp4(&q, activations)?,

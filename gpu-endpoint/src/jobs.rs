@@ -1,29 +1,18 @@
-//! Jobs: [`JobManager`], a FIFO queue per [`JobKind`] drained by one worker thread that holds the device for a
-//! whole job (so GPU work is strictly one job at a time), per-job event logs replayed to every SSE subscriber,
-//! cancellation (`protocol::PointLimits`) and bounded retention of finished jobs ([`JobRetention`]). Benchmark
-//! jobs ([`Benchmark`]) are defined here with [`run_points`], the shape × precision loop shared with the `bench`
-//! CLI; model-step jobs are `step::Step`.
+//! The one job machinery: [`JobManager`], a FIFO queue per [`JobKind`] drained by one worker thread that holds
+//! the device for a whole job (so GPU work is strictly one job at a time), per-job event logs replayed to every
+//! SSE subscriber, cancellation (`protocol::PointLimits`) and bounded retention of finished jobs
+//! ([`JobRetention`]). Nothing here knows a kind of job: each lives beside its use case
+//! (`use_cases::benchmark::Benchmark`, `use_cases::step::Step`).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::Duration;
 
-use roofline_core::wire::{
-    BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkPointEvent, BenchmarkRequest, RooflinePoint,
-};
-use roofline_core::{HardwareSpec, Operator, predict};
-
-use crate::backend::{BackendError, Device, DeviceGuard, MatmulSpec, point_of};
+use crate::device::{Device, DeviceGuard};
 use crate::protocol::PointLimits;
 use crate::store::Store;
 
-/// Most shapes in one job.
-pub const MAX_SHAPES: usize = 64;
-/// Most precisions in one job.
-pub const MAX_PRECISIONS: usize = 16;
-/// Most benchmark jobs waiting in the queue.
-pub const MAX_QUEUED: usize = 16;
 /// Finished jobs whose events are kept for replay; older finished ones are forgotten.
 pub const MAX_REMEMBERED: usize = 256;
 /// Total size of the events kept for finished jobs, in bytes of their JSON payloads (64 MiB).
@@ -49,226 +38,6 @@ impl Default for JobRetention {
     }
 }
 
-/// One event of a job.
-#[derive(Debug, Clone, PartialEq)]
-pub enum JobEvent {
-    /// A measured point.
-    Point(Box<BenchmarkPointEvent>),
-    /// A point that failed.
-    Failed(BenchmarkFailedEvent),
-    /// The job ended.
-    Done(BenchmarkDoneEvent),
-}
-
-impl JobEvent {
-    /// SSE event name: `point`, `failed` or `done`.
-    #[must_use]
-    pub fn name(&self) -> &'static str {
-        match self {
-            JobEvent::Point(_) => "point",
-            JobEvent::Failed(_) => "failed",
-            JobEvent::Done(_) => "done",
-        }
-    }
-
-    /// JSON payload.
-    #[must_use]
-    pub fn json(&self) -> String {
-        match self {
-            JobEvent::Point(e) => serde_json::to_string(e),
-            JobEvent::Failed(e) => serde_json::to_string(e),
-            JobEvent::Done(e) => serde_json::to_string(e),
-        }
-        .unwrap_or_else(|e| format!("{{\"code\":\"internal\",\"message\":\"{e}\"}}"))
-    }
-}
-
-/// The prediction for `op` on `hardware`, as a simulated point (None when the device lacks the path).
-#[must_use]
-pub fn predicted_point(hardware: Option<&HardwareSpec>, op: &Operator) -> Option<RooflinePoint> {
-    let hardware = hardware?;
-    predict(hardware, op)
-        .ok()
-        .map(|p| RooflinePoint::simulated(op, &p))
-}
-
-/// Validates a job request (counts and shape bounds); 400-class problems.
-///
-/// # Errors
-/// A message.
-pub fn validate_request(request: &BenchmarkRequest) -> Result<(), String> {
-    if request.shapes.is_empty() || request.shapes.len() > MAX_SHAPES {
-        return Err(format!(
-            "shapes must list 1 to {MAX_SHAPES} shapes, got {}",
-            request.shapes.len()
-        ));
-    }
-    if request.precisions.is_empty() || request.precisions.len() > MAX_PRECISIONS {
-        return Err(format!(
-            "precisions must list 1 to {MAX_PRECISIONS} precisions, got {}",
-            request.precisions.len()
-        ));
-    }
-    for shape in &request.shapes {
-        let spec = MatmulSpec {
-            m: shape[0],
-            n: shape[1],
-            k: shape[2],
-            precision: request.precisions[0],
-        };
-        spec.check_bounds().map_err(|e| e.to_string())?;
-    }
-    Ok(())
-}
-
-/// Measures every shape × precision in order, calling `emit` after each point (after it is committed to the
-/// store). Each point runs under `limits`: past its time cap it becomes a `failed` event with code
-/// `time_limit` and the next point runs; once `limits` is cancelled the job stops (within one sample) and
-/// reports `cancelled`. Returns the `done` event (also emitted).
-pub fn run_points(
-    guard: &DeviceGuard<'_>,
-    job_id: &str,
-    request: &BenchmarkRequest,
-    hardware: Option<&HardwareSpec>,
-    store: Option<&Store>,
-    limits: &PointLimits,
-    mut emit: impl FnMut(JobEvent),
-) -> BenchmarkDoneEvent {
-    let total = u32::try_from(request.shapes.len() * request.precisions.len()).unwrap_or(u32::MAX);
-    let (mut measured, mut failed, mut index) = (0u32, 0u32, 0u32);
-    let mut cancelled = false;
-    'outer: for shape in &request.shapes {
-        for &precision in &request.precisions {
-            if limits.is_cancelled() {
-                cancelled = true;
-                break 'outer;
-            }
-            let spec = MatmulSpec {
-                m: shape[0],
-                n: shape[1],
-                k: shape[2],
-                precision,
-            };
-            let shape_label = format!("{}x{}x{}", shape[0], shape[1], shape[2]);
-            match limits.run(|| guard.measure_matmul(&spec)) {
-                Err(BackendError::Cancelled) => {
-                    cancelled = true;
-                    break 'outer;
-                }
-                Ok(result) => {
-                    let predicted = predicted_point(hardware, &result.op);
-                    let point = point_of(result, predicted.as_ref().map(|p| p.bottleneck));
-                    let error_pct = predicted
-                        .as_ref()
-                        .map(|p| (point.time_us - p.time_us) / p.time_us * 100.0);
-                    if let Some(store) = store
-                        && let Err(e) = store.insert_point(
-                            Some(job_id),
-                            hardware.map(|h| h.key.as_str()),
-                            &point,
-                            predicted.as_ref(),
-                        )
-                    {
-                        tracing::error!(job_id, error = %e, "could not store a point");
-                    }
-                    measured += 1;
-                    emit(JobEvent::Point(Box::new(BenchmarkPointEvent {
-                        job_id: job_id.to_owned(),
-                        index,
-                        total,
-                        point,
-                        predicted,
-                        error_pct,
-                    })));
-                }
-                Err(e) => {
-                    failed += 1;
-                    emit(JobEvent::Failed(BenchmarkFailedEvent {
-                        job_id: job_id.to_owned(),
-                        index,
-                        total,
-                        shape: shape_label,
-                        failure: e.failure(precision),
-                    }));
-                }
-            }
-            index += 1;
-        }
-    }
-    let done = BenchmarkDoneEvent {
-        job_id: job_id.to_owned(),
-        measured,
-        failed,
-        cancelled,
-    };
-    emit(JobEvent::Done(done.clone()));
-    done
-}
-
-/// Benchmark jobs: the shapes × precisions of a [`BenchmarkRequest`], measured by [`run_points`].
-pub struct Benchmark;
-
-/// A validated benchmark request with the spec its predictions use.
-#[derive(Debug, Clone)]
-pub struct BenchmarkPlan {
-    /// What was asked for.
-    pub request: BenchmarkRequest,
-    /// The spec of the predictions beside each point, when the request names one.
-    pub hardware: Option<&'static HardwareSpec>,
-}
-
-impl JobEventKind for JobEvent {
-    fn name(&self) -> &'static str {
-        JobEvent::name(self)
-    }
-
-    fn json(&self) -> String {
-        JobEvent::json(self)
-    }
-
-    fn is_done(&self) -> bool {
-        matches!(self, JobEvent::Done(_))
-    }
-}
-
-impl JobKind for Benchmark {
-    type Request = BenchmarkPlan;
-    type Event = JobEvent;
-    const NAME: &'static str = "benchmark";
-    const ID_PREFIX: &'static str = "job";
-    const MAX_QUEUED: usize = MAX_QUEUED;
-
-    fn cancelled_while_queued(job_id: &str, _plan: &BenchmarkPlan) -> JobEvent {
-        JobEvent::Done(BenchmarkDoneEvent {
-            job_id: job_id.to_owned(),
-            measured: 0,
-            failed: 0,
-            cancelled: true,
-        })
-    }
-
-    fn run(
-        guard: &DeviceGuard<'_>,
-        job_id: &str,
-        plan: &BenchmarkPlan,
-        store: Option<&Store>,
-        limits: &PointLimits,
-        emit: impl FnMut(JobEvent),
-    ) {
-        let done = run_points(guard, job_id, &plan.request, plan.hardware, store, limits, emit);
-        tracing::info!(
-            job_id,
-            measured = done.measured,
-            failed = done.failed,
-            cancelled = done.cancelled,
-            "benchmark job ended"
-        );
-    }
-}
-
-/// The benchmark-job queue and its worker.
-pub type BenchmarkJobs = JobManager<Benchmark>;
-
 /// One event of a job of any kind, as its SSE subscribers see it.
 pub trait JobEventKind: Clone + Send + Sync + 'static {
     /// SSE event name.
@@ -277,6 +46,12 @@ pub trait JobEventKind: Clone + Send + Sync + 'static {
     fn json(&self) -> String;
     /// Whether this is the job's last event (`done`).
     fn is_done(&self) -> bool;
+}
+
+/// The JSON payload of an event (an `internal` error body in the impossible case that it does not serialize).
+#[must_use]
+pub fn event_json(event: &impl serde::Serialize) -> String {
+    serde_json::to_string(event).unwrap_or_else(|e| format!("{{\"code\":\"internal\",\"message\":\"{e}\"}}"))
 }
 
 /// A kind of job the [`JobManager`] queues: what a job is asked to do, what it reports, and the work that runs
@@ -299,12 +74,21 @@ pub trait JobKind: Send + Sync + 'static {
     /// Runs a job on the worker thread, holding the device; `emit` records each event, ending with `done`.
     fn run(
         guard: &DeviceGuard<'_>,
-        job_id: &str,
-        request: &Self::Request,
         store: Option<&Store>,
-        limits: &PointLimits,
+        request: &Self::Request,
+        job: &JobContext<'_>,
         emit: impl FnMut(Self::Event),
     );
+}
+
+/// What a running job's work gets besides its request: the job's id (stored with every point it measures)
+/// and the limits each of its measurements runs under. A command-line run is a job of its own (`cli-…`).
+#[derive(Debug, Clone, Copy)]
+pub struct JobContext<'a> {
+    /// The job id.
+    pub id: &'a str,
+    /// Time cap per point and cancellation.
+    pub limits: &'a PointLimits,
 }
 
 /// One submitted job.
@@ -329,10 +113,11 @@ impl<K: JobKind> Job<K> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let done = event.is_done();
-        let size = event.json().len();
-        let bytes = self.event_bytes.fetch_add(size, Ordering::SeqCst) + size;
+        let json = event.json();
+        let bytes = self.event_bytes.fetch_add(json.len(), Ordering::SeqCst) + json.len();
         events.push(event);
         if done {
+            tracing::info!(job_id = %self.id, kind = K::NAME, done = %json, "job ended");
             self.finished.store(true, Ordering::SeqCst);
             // Before subscribers are woken: whoever sees `done` also sees older jobs forgotten.
             if let Some(manager) = self.manager.upgrade() {
@@ -556,14 +341,13 @@ fn worker<K: JobKind>(weak: &Weak<Inner<K>>) {
             // One device user at a time: every job kind and direct measurements take the same lock.
             let guard = inner.device.acquire();
             tracing::info!(job_id = %job.id, "{} job started", K::NAME);
-            K::run(
-                &guard,
-                &job.id,
-                &job.request,
-                inner.store.as_deref(),
-                &job.limits,
-                |event| job.push(event),
-            );
+            let context = JobContext {
+                id: &job.id,
+                limits: &job.limits,
+            };
+            K::run(&guard, inner.store.as_deref(), &job.request, &context, |event| {
+                job.push(event)
+            });
             drop(guard);
             inner.running.store(false, Ordering::SeqCst);
         }

@@ -11,9 +11,8 @@ use std::time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
-use roofline_core::measurement::MeasuredPoint;
-use roofline_core::wire::{BackendKind, Bottleneck, Measurement, RooflinePoint};
-use roofline_core::{Operator, Precision};
+use roofline_core::measured_device::catalog_key_of_device_name;
+use roofline_core::wire::{BackendKind, Measurement};
 
 /// When to stop sampling.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -131,18 +130,6 @@ pub enum Interrupted {
     Cancelled,
 }
 
-impl From<Interrupted> for crate::backend::BackendError {
-    fn from(why: Interrupted) -> Self {
-        match why {
-            Interrupted::TimeLimit(cap) => crate::backend::BackendError::TimeLimit(format!(
-                "the point ran longer than its {:.3} s time cap (--max-point-seconds) and was stopped",
-                cap.as_secs_f64()
-            )),
-            Interrupted::Cancelled => crate::backend::BackendError::Cancelled,
-        }
-    }
-}
-
 /// The limits of the measurements a caller runs: a wall-clock cap per point and a cancellation flag.
 ///
 /// [`PointLimits::run`] makes them visible to [`sample`] on the running thread (the backends time on the
@@ -198,14 +185,11 @@ impl PointLimits {
 
     /// Runs one point under the limits: [`sample`] on this thread stops with [`Interrupted`] once the cap has
     /// passed or the flag is set, and a point that succeeds after its cap becomes
-    /// [`crate::backend::BackendError::TimeLimit`].
+    /// [`Interrupted::TimeLimit`].
     ///
     /// # Errors
     /// `point`'s error, or the interruption.
-    pub fn run<T>(
-        &self,
-        point: impl FnOnce() -> Result<T, crate::backend::BackendError>,
-    ) -> Result<T, crate::backend::BackendError> {
+    pub fn run<T, E: From<Interrupted>>(&self, point: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
         if self.is_cancelled() {
             return Err(Interrupted::Cancelled.into());
         }
@@ -319,13 +303,41 @@ pub fn random_normal(seed: u64, n: usize) -> Vec<f32> {
     out
 }
 
+/// Why an output check failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum VerifyError {
+    /// A buffer holds fewer elements than the shape needs.
+    #[error("buffer shorter than the shape")]
+    ShortBuffer,
+    /// An entry is not finite or further from the `f64` reference than the tolerance allows.
+    #[error(
+        "C[{row},{col}] = {got}, reference {reference} (error {error:.3e} > {rel_tol:.1e} × {magnitude:.3e})"
+    )]
+    Mismatch {
+        /// Row of the entry.
+        row: usize,
+        /// Column of the entry.
+        col: usize,
+        /// The kernel's value.
+        got: f64,
+        /// The `f64` dot product.
+        reference: f64,
+        /// |got − reference|.
+        error: f64,
+        /// The relative tolerance.
+        rel_tol: f64,
+        /// Σ|a·b| of the entry's dot product (the tolerance's scale).
+        magnitude: f64,
+    },
+}
+
 /// Checks sampled entries of `C[M,N] = A[M,K]·B[K,N]` (all row-major) against an `f64` dot product.
 ///
 /// The error of each checked entry must be at most `rel_tol · Σ|a·b|` (a bound that scales with the
 /// rounding of the reduction, so it holds for any K). Returns the number of entries checked.
 ///
 /// # Errors
-/// A message naming the first entry out of tolerance.
+/// [`VerifyError`]: a buffer shorter than the shape, or the first entry out of tolerance.
 pub fn verify_sampled<A, B, C>(
     dims: (usize, usize, usize),
     a: &[A],
@@ -333,7 +345,7 @@ pub fn verify_sampled<A, B, C>(
     c: &[C],
     rel_tol: f64,
     seed: u64,
-) -> Result<usize, String>
+) -> Result<usize, VerifyError>
 where
     A: Copy + Into<f64>,
     B: Copy + Into<f64>,
@@ -341,7 +353,7 @@ where
 {
     let (m, n, k) = dims;
     if a.len() < m * k || b.len() < k * n || c.len() < m * n {
-        return Err("buffer shorter than the shape".into());
+        return Err(VerifyError::ShortBuffer);
     }
     verify_with(
         dims,
@@ -356,7 +368,7 @@ where
 /// [`verify_sampled`] over accessor closures (any layout): `a(i, kk)`, `b(kk, j)`, `c(i, j)`.
 ///
 /// # Errors
-/// A message naming the first entry out of tolerance.
+/// [`VerifyError::Mismatch`] for the first entry out of tolerance.
 pub fn verify_with(
     dims: (usize, usize, usize),
     a: impl Fn(usize, usize) -> f64,
@@ -364,7 +376,7 @@ pub fn verify_with(
     c: impl Fn(usize, usize) -> f64,
     rel_tol: f64,
     seed: u64,
-) -> Result<usize, String> {
+) -> Result<usize, VerifyError> {
     let (m, n, k) = dims;
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
     let n_checks = 64.min(m * n);
@@ -385,9 +397,15 @@ pub fn verify_with(
         let got = c(row, col);
         let err = (got - reference).abs();
         if !got.is_finite() || err > rel_tol * magnitude.max(f64::MIN_POSITIVE) {
-            return Err(format!(
-                "C[{row},{col}] = {got}, reference {reference} (error {err:.3e} > {rel_tol:.1e} × {magnitude:.3e})"
-            ));
+            return Err(VerifyError::Mismatch {
+                row,
+                col,
+                got,
+                reference,
+                error: err,
+                rel_tol,
+                magnitude,
+            });
         }
     }
     Ok(n_checks)
@@ -432,7 +450,7 @@ pub struct RunInfo {
 #[must_use]
 pub fn measurement(run: RunInfo, stats: &SampleStats, telemetry: TelemetrySummary) -> Measurement {
     let device_key = if run.backend == BackendKind::Cuda {
-        crate::backend::match_catalog_key(&run.device_name)
+        catalog_key_of_device_name(&run.device_name).map(str::to_owned)
     } else {
         None
     };
@@ -464,22 +482,6 @@ pub fn unix_now() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())
-}
-
-/// A measured roofline point: the operator that really ran, timed at the measurement's median.
-///
-/// `precision` is the precision that ran (the operator's compute precision unless the kernel is weight-only,
-/// e.g. W4A16, where the caller passes the weight format and says so in `label_suffix`).
-#[must_use]
-pub fn measured_point(
-    op: &Operator,
-    precision: Precision,
-    measurement: Measurement,
-    bottleneck: Bottleneck,
-    label_suffix: &str,
-) -> RooflinePoint {
-    let point = MeasuredPoint::of_operator(op, precision, label_suffix, measurement);
-    RooflinePoint::measured(&point, bottleneck)
 }
 
 #[cfg(test)]
@@ -589,7 +591,6 @@ mod tests {
 
     #[test]
     fn sampling_stops_at_the_point_cap_and_on_cancellation() {
-        use crate::backend::BackendError;
         // Noisy 5 ms runs would sample for the policy's 1.5 s; the 50 ms point cap stops them.
         let noisy = |i: &mut u32| {
             *i += 1;
@@ -600,9 +601,8 @@ mod tests {
         let start = Instant::now();
         let mut i = 0;
         let result =
-            limits.run(|| sample::<BackendError>(&SamplingPolicy::cpu(), || Ok(()), || noisy(&mut i)));
-        assert!(matches!(result, Err(BackendError::TimeLimit(_))), "{result:?}");
-        assert_eq!(result.unwrap_err().code(), "time_limit");
+            limits.run(|| sample::<Interrupted>(&SamplingPolicy::cpu(), || Ok(()), || noisy(&mut i)));
+        assert_eq!(result, Err(Interrupted::TimeLimit(Duration::from_millis(50))));
         assert!(
             start.elapsed() < Duration::from_millis(500),
             "{:?}",
@@ -610,14 +610,14 @@ mod tests {
         );
         // Outside `run` nothing is limited: the policy's 200 samples (1 s) are taken.
         let mut i = 0;
-        let stats = sample::<BackendError>(&SamplingPolicy::cpu(), || Ok(()), || noisy(&mut i)).unwrap();
+        let stats = sample::<Interrupted>(&SamplingPolicy::cpu(), || Ok(()), || noisy(&mut i)).unwrap();
         assert_eq!(stats.samples, 200);
         // A cancelled flag stops the next check, and every later point before it starts.
         let limits = PointLimits::new(Duration::from_secs(60));
         let canceller = limits.clone();
         let mut i = 0;
         let result = limits.run(|| {
-            sample::<BackendError>(
+            sample::<Interrupted>(
                 &SamplingPolicy::cpu(),
                 || Ok(()),
                 || {
@@ -626,17 +626,20 @@ mod tests {
                 },
             )
         });
-        assert_eq!(result.unwrap_err(), BackendError::Cancelled);
+        assert_eq!(result.unwrap_err(), Interrupted::Cancelled);
         assert_eq!(i, 1);
-        assert_eq!(limits.run(|| Ok(())), Err(BackendError::Cancelled));
+        assert_eq!(
+            limits.run(|| Ok::<_, Interrupted>(())),
+            Err(Interrupted::Cancelled)
+        );
         // A point that returns after its cap (no sampling loop) is refused; one within it is kept.
         let limits = PointLimits::new(Duration::from_millis(20));
         let slow = limits.run(|| {
             std::thread::sleep(Duration::from_millis(40));
             Ok(1)
         });
-        assert_eq!(slow.unwrap_err().code(), "time_limit");
-        assert_eq!(limits.run(|| Ok(2)), Ok(2));
+        assert_eq!(slow, Err(Interrupted::TimeLimit(Duration::from_millis(20))));
+        assert_eq!(limits.run(|| Ok::<_, Interrupted>(2)), Ok(2));
     }
 
     #[test]

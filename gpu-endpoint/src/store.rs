@@ -288,13 +288,9 @@ mod tests {
             median_s: 1e-5,
             ..roofline_core::wire::Measurement::default()
         };
-        crate::protocol::measured_point(
-            &op,
-            precision,
-            measurement,
-            roofline_core::wire::Bottleneck::Memory,
-            "",
-        )
+        let measured =
+            roofline_core::measurement::MeasuredPoint::of_operator(&op, precision, "", measurement);
+        RooflinePoint::measured(&measured, roofline_core::wire::Bottleneck::Memory)
     }
 
     #[test]

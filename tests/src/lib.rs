@@ -1,12 +1,17 @@
-//! Shared helpers for the cross-crate and real-browser tests: locating the workspace, the built page and the
-//! `gpu-endpoint` binary, starting processes on free loopback ports, and driving headless Chromium.
+//! Shared helpers for the cross-crate and real-browser tests: locating the workspace and the built page,
+//! starting `gpu-endpoint` in this process on a free loopback port, marking skipped tests, and driving
+//! headless Chromium ([`browser`]).
 
 pub mod browser;
 
+use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use actix_web::dev::{Server, ServerHandle};
 
 /// The workspace root (the parent of this crate's directory).
 #[must_use]
@@ -29,8 +34,8 @@ pub fn free_port() -> u16 {
 /// Waits until `port` on 127.0.0.1 accepts TCP connections.
 ///
 /// # Errors
-/// A message when `timeout` passes first.
-pub fn wait_for_port(port: u16, timeout: Duration) -> Result<(), String> {
+/// [`std::io::ErrorKind::TimedOut`] when `timeout` passes first.
+pub fn wait_for_port(port: u16, timeout: Duration) -> std::io::Result<()> {
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let start = Instant::now();
     while start.elapsed() < timeout {
@@ -39,7 +44,10 @@ pub fn wait_for_port(port: u16, timeout: Duration) -> Result<(), String> {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    Err(format!("nothing listened on 127.0.0.1:{port} within {timeout:?}"))
+    Err(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        format!("nothing listened on 127.0.0.1:{port} within {timeout:?}"),
+    ))
 }
 
 /// A child process that is killed when dropped.
@@ -60,10 +68,24 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// The first word of the line a skipped test prints on the real stderr, `SKIPPED <test name>: <reason>`;
+/// `scripts/test.sh` counts and lists these lines, so a skipped test is never counted as passed.
+pub const SKIP_MARKER: &str = "SKIPPED";
+
+/// Prints the skip marker line for the running test (libtest names each test's thread after the test).
+///
+/// It goes to the process's stderr directly, not through `eprintln!`, which libtest captures and shows only
+/// for failing tests.
+pub fn mark_skipped(reason: &str) {
+    let thread = std::thread::current();
+    let name = thread.name().unwrap_or("<unnamed test>");
+    let _ = writeln!(std::io::stderr().lock(), "{SKIP_MARKER} {name}: {reason}");
+}
+
 /// Why a browser test cannot run, or `None` when it can.
 ///
 /// The README's test command builds the page and installs chromedriver first, so a missing piece means the
-/// test was started some other way; outside CI the test says so and returns, in CI (`CI` set) it fails.
+/// test was started some other way.
 #[must_use]
 pub fn browser_prerequisites_missing() -> Option<String> {
     if !workspace_root().join("dist/index.html").exists() {
@@ -77,14 +99,18 @@ pub fn browser_prerequisites_missing() -> Option<String> {
     None
 }
 
-/// Returns `true` when the browser test should run; panics in CI when it cannot.
+/// Returns `true` when the browser test should run. Outside CI a test that cannot run prints the
+/// [`SKIP_MARKER`] line and returns `false`; in CI (`CI` set) it fails.
+///
+/// # Panics
+/// In CI, when a prerequisite is missing.
 #[must_use]
 pub fn require_browser() -> bool {
     match browser_prerequisites_missing() {
         None => true,
         Some(reason) if std::env::var_os("CI").is_some() => panic!("browser test cannot run in CI: {reason}"),
         Some(reason) => {
-            eprintln!("SKIPPING browser test outside CI: {reason}");
+            mark_skipped(&reason);
             false
         }
     }
@@ -100,62 +126,80 @@ pub fn which(name: &str) -> Option<PathBuf> {
     })
 }
 
-/// The `gpu-endpoint` binary built by the same `cargo test` run (target/<profile>/gpu-endpoint).
+/// Why an in-process endpoint did not start.
+type StartError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The one place this crate names `gpu-endpoint`'s library: the server `gpu-endpoint serve --backend cpu
+/// --web-dir <web_dir> --data-dir <data_dir>` runs (the same application factory, configuration defaults and
+/// connection settings), accepting on `listener`. Call it inside an actix system.
 ///
-/// # Panics
-/// When the binary has not been built (`cargo test --workspace` builds it).
-#[must_use]
-pub fn endpoint_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("current exe");
-    // target/<profile>/deps/<test>-<hash> → target/<profile>/gpu-endpoint
-    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
-    let bin = profile_dir.join("gpu-endpoint");
-    assert!(
-        bin.is_file(),
-        "{} is missing: build it with `cargo build -p gpu-endpoint`",
-        bin.display()
-    );
-    bin
+/// # Errors
+/// When the backend, the result store or the listener cannot be set up.
+fn endpoint_server(listener: TcpListener, web_dir: &Path, data_dir: &Path) -> Result<Server, StartError> {
+    use gpu_endpoint::backend::select::{BackendChoice, BackendOptions, select};
+    use gpu_endpoint::http::server::{Listen, server};
+    use gpu_endpoint::http::state::{AppConfig, AppState};
+    use gpu_endpoint::store::Store;
+
+    let selected = select(BackendChoice::Cpu, &BackendOptions::default())?;
+    let store = Arc::new(Store::open(data_dir)?);
+    let config = AppConfig {
+        allowed_hosts: vec!["127.0.0.1".to_owned()],
+        web_dir: web_dir.to_owned(),
+        ..AppConfig::default()
+    };
+    let state = actix_web::web::Data::new(AppState::new(selected, Some(store), config));
+    Ok(server(state, 2, Listen::Listener(listener))?.0)
 }
 
-/// A running `gpu-endpoint serve` on a free loopback port, serving `dist/`, with a private data directory.
+/// A `gpu-endpoint` server (CPU backend) running in this process on its own thread, on a free loopback port,
+/// serving `dist/`, with a private data directory. It stops, and its data directory is removed, on drop.
 #[derive(Debug)]
 pub struct Endpoint {
-    /// The process.
-    pub process: KillOnDrop,
     /// Its port on 127.0.0.1.
     pub port: u16,
     /// Its data directory (removed on drop).
     pub data_dir: PathBuf,
+    running: Option<(ServerHandle, std::thread::JoinHandle<std::io::Result<()>>)>,
 }
 
 impl Endpoint {
-    /// Starts the endpoint with `extra` arguments appended after `serve`.
+    /// Starts the server and returns once it listens.
     ///
     /// # Panics
-    /// When the binary is missing or the port never opens.
+    /// When the backend, the store or the listener cannot be set up.
     #[must_use]
-    pub fn start(extra: &[&str]) -> Endpoint {
-        let port = free_port();
+    pub fn start() -> Endpoint {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let port = listener.local_addr().expect("the listener's address").port();
         let data_dir = unique_temp_dir("endpoint-data");
-        let child = Command::new(endpoint_binary())
-            .arg("serve")
-            .args(["--port", &port.to_string()])
-            .arg("--web-dir")
-            .arg(workspace_root().join("dist"))
-            .arg("--data-dir")
-            .arg(&data_dir)
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn gpu-endpoint");
-        let process = KillOnDrop(child);
-        wait_for_port(port, Duration::from_secs(20)).expect("gpu-endpoint listens");
+        let (web_dir, server_data_dir) = (workspace_root().join("dist"), data_dir.clone());
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name(format!("gpu-endpoint-{port}"))
+            .spawn(move || {
+                actix_web::rt::System::new().block_on(async move {
+                    match endpoint_server(listener, &web_dir, &server_data_dir) {
+                        Ok(server) => {
+                            let _ = sender.send(Ok(server.handle()));
+                            server.await
+                        }
+                        Err(error) => {
+                            let _ = sender.send(Err(error.to_string()));
+                            Ok(())
+                        }
+                    }
+                })
+            })
+            .expect("spawn the endpoint thread");
+        let handle = receiver
+            .recv()
+            .expect("the endpoint thread reports")
+            .unwrap_or_else(|e| panic!("gpu-endpoint did not start: {e}"));
         Endpoint {
-            process,
             port,
             data_dir,
+            running: Some((handle, thread)),
         }
     }
 
@@ -164,11 +208,32 @@ impl Endpoint {
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
+
+    /// Stops the server now, as a killed process would: open connections drop, the port closes, and this
+    /// returns once the server's thread has ended. Stopping twice does nothing.
+    ///
+    /// # Panics
+    /// When the server's thread panicked or the server failed.
+    pub fn stop(&mut self) {
+        if let Some(ended) = self.shut_down() {
+            ended
+                .expect("the endpoint thread ends")
+                .expect("the endpoint ran");
+        }
+    }
+
+    /// Sends the server the stop command (its future only waits for completion, which joining the thread
+    /// does too) and joins its thread; `None` when it was already stopped.
+    fn shut_down(&mut self) -> Option<std::thread::Result<std::io::Result<()>>> {
+        let (handle, thread) = self.running.take()?;
+        drop(handle.stop(false));
+        Some(thread.join())
+    }
 }
 
 impl Drop for Endpoint {
     fn drop(&mut self) {
-        self.process.kill();
+        let _ = self.shut_down();
         let _ = std::fs::remove_dir_all(&self.data_dir);
     }
 }

@@ -10,7 +10,11 @@ use roofline_core::wire::{
 };
 use serde::de::DeserializeOwned;
 
-use crate::endpoint::join;
+/// `base` + `path` without a doubled slash; an empty base keeps the path relative to the page's origin.
+#[must_use]
+pub fn join(base: &str, path: &str) -> String {
+    format!("{}{path}", base.trim_end_matches('/'))
+}
 
 /// Why a call produced no answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,4 +181,18 @@ pub async fn delete_all_results(base: &str) -> Result<DeletedResults, ApiError> 
             .await,
     )
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_origin_by_default_and_no_double_slash() {
+        assert_eq!(join("", "/api/health"), "/api/health");
+        assert_eq!(
+            join("http://127.0.0.1:8000/", "/api/health"),
+            "http://127.0.0.1:8000/api/health"
+        );
+    }
 }

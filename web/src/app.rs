@@ -21,7 +21,8 @@ use crate::components::{
 use crate::endpoint::Endpoint;
 use crate::measured::{Measured, PointFilter, point_key};
 use crate::palette::PIN_RGB;
-use crate::state::{Scenario, SharedLink};
+use crate::scenario::Scenario;
+use crate::share_link::SharedLink;
 use crate::step::{self, StepComparison};
 use crate::{export, history, storage};
 

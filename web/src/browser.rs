@@ -93,13 +93,26 @@ pub fn download_text(text: &str, filename: &str, mime: &str) {
     let _ = web_sys::Url::revoke_object_url(&url);
 }
 
+/// A file the browser could not read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("could not read {file}: {reason}")]
+pub struct ReadFileError {
+    /// The file's name.
+    pub file: String,
+    /// The browser's error, as it prints.
+    pub reason: String,
+}
+
 /// The text of a file the user chose or dropped, with its name.
 ///
 /// # Errors
-/// Why the browser could not read it.
-pub async fn read_file_text(file: web_sys::File) -> Result<(String, String), String> {
+/// [`ReadFileError`] when the browser could not read it.
+pub async fn read_file_text(file: web_sys::File) -> Result<(String, String), ReadFileError> {
     let text = wasm_bindgen_futures::JsFuture::from(file.text())
         .await
-        .map_err(|e| format!("could not read {}: {e:?}", file.name()))?;
+        .map_err(|e| ReadFileError {
+            file: file.name(),
+            reason: format!("{e:?}"),
+        })?;
     Ok((file.name(), text.as_string().unwrap_or_default()))
 }

@@ -5,7 +5,8 @@
 
 use roofline_core::{HardwareSpec, Mode, Provenance};
 
-use crate::state::{DEFAULT_HARDWARE, Scenario, resolve_hardware};
+use crate::presets::{DEFAULT_HARDWARE, resolve_hardware};
+use crate::scenario::Scenario;
 
 /// The datasheet and calibrated specs of the selected device.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -14,6 +15,26 @@ pub struct DeviceSpecs {
     pub datasheet: Option<HardwareSpec>,
     /// The endpoint's calibration of the device, if any.
     pub calibrated: Option<HardwareSpec>,
+}
+
+/// Why a device has no spec in a mode.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModeUnavailable {
+    /// A measured device (a host CPU) has no datasheet, so neither datasheet nor reference mode.
+    #[error("{device} has no datasheet (a measured device): calibrated only")]
+    NoDatasheet {
+        /// The device's name.
+        device: String,
+    },
+    /// The device has not been calibrated.
+    #[error("no calibration for {device} — measure one in the Calibration panel")]
+    NotCalibrated {
+        /// The device's name.
+        device: String,
+    },
+    /// Core could not build the reference spec.
+    #[error(transparent)]
+    Reference(#[from] roofline_core::Error),
 }
 
 /// The spec predictions use and, when it is not in the mode asked for, why.
@@ -66,33 +87,32 @@ impl DeviceSpecs {
 
     /// Why `mode` cannot be had on this device, or `None` when it can.
     #[must_use]
-    pub fn unavailable(&self, mode: Mode) -> Option<String> {
-        let name = self.name();
-        match mode {
-            Mode::Datasheet | Mode::Reference if self.datasheet.is_none() => Some(format!(
-                "{name} has no datasheet (a measured device): calibrated only"
-            )),
-            Mode::Calibrated if self.calibrated.is_none() => Some(format!(
-                "no calibration for {name} — measure one in the Calibration panel"
-            )),
-            _ => None,
-        }
+    pub fn unavailable(&self, mode: Mode) -> Option<ModeUnavailable> {
+        self.in_mode(mode).err()
     }
 
     /// The spec of `mode`: the datasheet spec, its reference spec ([`HardwareSpec::reference`], catalog-wide
     /// default fractions for a custom device), or the calibrated spec.
     ///
     /// # Errors
-    /// Why the device has no spec in `mode`.
-    pub fn in_mode(&self, mode: Mode) -> Result<HardwareSpec, String> {
-        if let Some(reason) = self.unavailable(mode) {
-            return Err(reason);
-        }
-        match (mode, &self.datasheet, &self.calibrated) {
-            (Mode::Datasheet, Some(d), _) => Ok(d.clone()),
-            (Mode::Reference, Some(d), _) => d.reference().map_err(|e| e.to_string()),
-            (Mode::Calibrated, _, Some(c)) => Ok(c.clone()),
-            _ => Err(format!("no {mode} spec for {}", self.name())),
+    /// [`ModeUnavailable`]: why the device has no spec in `mode`.
+    pub fn in_mode(&self, mode: Mode) -> Result<HardwareSpec, ModeUnavailable> {
+        let device = || self.name().to_owned();
+        match mode {
+            Mode::Datasheet | Mode::Reference => {
+                let datasheet = self
+                    .datasheet
+                    .as_ref()
+                    .ok_or_else(|| ModeUnavailable::NoDatasheet { device: device() })?;
+                match mode {
+                    Mode::Reference => Ok(datasheet.reference()?),
+                    _ => Ok(datasheet.clone()),
+                }
+            }
+            Mode::Calibrated => self
+                .calibrated
+                .clone()
+                .ok_or_else(|| ModeUnavailable::NotCalibrated { device: device() }),
         }
     }
 
@@ -303,6 +323,7 @@ mod tests {
             specs
                 .unavailable(Mode::Datasheet)
                 .unwrap()
+                .to_string()
                 .contains("calibrated only")
         );
         let e = specs.effective(Mode::Reference).unwrap();

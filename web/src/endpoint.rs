@@ -14,12 +14,6 @@ pub const BASE_KEY: &str = "roofline.endpoint";
 /// How often `/api/health` is polled, so the badge notices the endpoint leaving and coming back.
 pub const HEALTH_POLL: Duration = Duration::from_secs(3);
 
-/// `base` + `path` without a doubled slash; an empty base keeps the path relative to the page's origin.
-#[must_use]
-pub fn join(base: &str, path: &str) -> String {
-    format!("{}{path}", base.trim_end_matches('/'))
-}
-
 /// A base URL as typed by the user: trimmed, no trailing slash, `http://` added to a bare `host:port`.
 #[must_use]
 pub fn normalize_base(input: &str) -> String {
@@ -165,15 +159,6 @@ fn save_base(base: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn same_origin_by_default_and_no_double_slash() {
-        assert_eq!(join("", "/api/health"), "/api/health");
-        assert_eq!(
-            join("http://127.0.0.1:8000/", "/api/health"),
-            "http://127.0.0.1:8000/api/health"
-        );
-    }
 
     #[test]
     fn typed_bases_are_normalized() {

@@ -4,7 +4,7 @@ use roofline_core::wire::RooflinePoint;
 use roofline_core::{HardwareSpec, Mode, ModelAnalysis};
 use serde_json::json;
 
-use crate::state::{KernelRow, Scenario};
+use crate::scenario::{KernelRow, Scenario};
 
 /// This page's version, recorded in every export.
 pub const TOOL: &str = concat!("roofline-web ", env!("CARGO_PKG_VERSION"));
@@ -186,17 +186,28 @@ pub fn results_json(
 /// Reads measured points from a JSON export of this page (`measured` field) or a bare array of points.
 ///
 /// # Errors
-/// Text naming what could not be read.
-pub fn import_measured(json: &str) -> Result<Vec<RooflinePoint>, String> {
-    let value: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("invalid JSON: {e}"))?;
+/// [`ImportError`] naming what could not be read.
+pub fn import_measured(json: &str) -> Result<Vec<RooflinePoint>, ImportError> {
+    let value: serde_json::Value = serde_json::from_str(json).map_err(ImportError::Json)?;
     let list = value.get("measured").cloned().unwrap_or(value);
-    serde_json::from_value(list).map_err(|e| format!("not a list of roofline points: {e}"))
+    serde_json::from_value(list).map_err(ImportError::NotPoints)
+}
+
+/// Why measured points could not be imported.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The text is not JSON.
+    #[error("invalid JSON: {0}")]
+    Json(serde_json::Error),
+    /// The JSON (or its `measured` field) is not a list of roofline points.
+    #[error("not a list of roofline points: {0}")]
+    NotPoints(serde_json::Error),
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::resolve_hardware;
+    use crate::presets::resolve_hardware;
 
     /// The records of `csv` as a CSV reader sees them (quoted fields unquoted).
     fn records(csv: &str) -> Vec<csv::StringRecord> {

@@ -3,7 +3,8 @@
 //! M/N/K) replaces the current entry, so Back walks discrete steps, not every slider pixel. The URL also
 //! carries the custom devices in use and the pins ([`SharedLink`]), so a link opens identically elsewhere.
 
-use crate::state::{Scenario, SharedLink};
+use crate::scenario::Scenario;
+use crate::share_link::SharedLink;
 
 /// The share link in the current URL's query, if it names a scenario.
 #[must_use]

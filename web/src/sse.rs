@@ -20,6 +20,16 @@ pub fn on_json<T: DeserializeOwned + 'static>(mut f: impl FnMut(T) + 'static) ->
     })
 }
 
+/// The browser refused to open an event stream.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the browser refused the event stream {url}: {reason}")]
+pub struct StreamError {
+    /// The stream's URL.
+    pub url: String,
+    /// The browser's error, as it prints.
+    pub reason: String,
+}
+
 /// An open event stream; a task feeds its events to the handlers until it is closed.
 #[derive(Debug)]
 pub struct EventStream {
@@ -33,16 +43,20 @@ impl EventStream {
     /// it will not reopen); while the browser is reconnecting it is not called.
     ///
     /// # Errors
-    /// When the browser refuses the URL.
+    /// [`StreamError`] when the browser refuses the URL or an event name.
     pub fn open(
         url: &str,
         mut handlers: Vec<(&'static str, Handler)>,
         on_closed: Box<dyn FnOnce()>,
-    ) -> Result<EventStream, String> {
-        let mut source = EventSource::new(url).map_err(|e| e.to_string())?;
+    ) -> Result<EventStream, StreamError> {
+        let refused = |reason: String| StreamError {
+            url: url.to_owned(),
+            reason,
+        };
+        let mut source = EventSource::new(url).map_err(|e| refused(e.to_string()))?;
         let subscriptions = handlers
             .iter()
-            .map(|(name, _)| source.subscribe(*name).map_err(|e| e.to_string()))
+            .map(|(name, _)| source.subscribe(*name).map_err(|e| refused(e.to_string())))
             .collect::<Result<Vec<_>, _>>()?;
         // gloo-net reports an error only once the connection is closed, not while the browser reconnects.
         let (mut events, task) = stream::abortable(stream::select_all(subscriptions));
@@ -96,13 +110,13 @@ impl JobStream {
     /// Opens `url` in place of the previous stream ([`EventStream::open`]).
     ///
     /// # Errors
-    /// When the browser refuses the URL.
+    /// [`StreamError`] when the browser refuses the URL or an event name.
     pub fn open(
         &self,
         url: &str,
         handlers: Vec<(&'static str, Handler)>,
         on_closed: Box<dyn FnOnce()>,
-    ) -> Result<(), String> {
+    ) -> Result<(), StreamError> {
         let stream = EventStream::open(url, handlers, on_closed)?;
         self.0.set_value(Some(stream));
         Ok(())

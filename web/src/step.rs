@@ -11,33 +11,39 @@ use roofline_core::wire::{StepDoneEvent, StepJob, StepOperatorEvent, StepRequest
 use roofline_core::{HardwareSpec, Mode, ModelAnalysis, ModelConfig, Phase, find_model};
 
 use crate::models::resolve_model;
-use crate::state::Scenario;
+use crate::scenario::Scenario;
+
+/// Why the page's step cannot be measured as set.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StepRequestError {
+    /// More than one GPU: the endpoint measures one device.
+    #[error("the endpoint measures one GPU's step; set GPUs to 1 (now {gpus})")]
+    SeveralGpus {
+        /// The scenario's GPU count.
+        gpus: u32,
+    },
+    /// The model is neither a preset nor an imported model.
+    #[error(transparent)]
+    UnknownModel(#[from] roofline_core::Error),
+}
 
 /// The request that measures the step of `scenario` on the endpoint's device, predicted on `hardware` (the
 /// spec the page predicts on, in its mode, so both sides predict alike). A model that is not a preset travels
 /// with the request.
 ///
 /// # Errors
-/// A message for the user when the step cannot be measured as set: more than one GPU (the endpoint measures
-/// one device), or an unknown model.
+/// [`StepRequestError`], shown to the user, when the step cannot be measured as set.
 pub fn request(
     scenario: &Scenario,
     hardware: &HardwareSpec,
     models: &[ModelConfig],
-) -> Result<StepRequest, String> {
+) -> Result<StepRequest, StepRequestError> {
     if scenario.gpus != 1 {
-        return Err(format!(
-            "the endpoint measures one GPU's step; set GPUs to 1 (now {})",
-            scenario.gpus
-        ));
+        return Err(StepRequestError::SeveralGpus { gpus: scenario.gpus });
     }
     let model_config = match find_model(&scenario.model) {
         Ok(_) => None,
-        Err(_) => Some(
-            resolve_model(&scenario.model, models)
-                .map_err(|e| e.to_string())?
-                .clone(),
-        ),
+        Err(_) => Some(resolve_model(&scenario.model, models)?.clone()),
     };
     let clamp = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
     Ok(StepRequest {
@@ -377,12 +383,26 @@ mod tests {
         };
         let r = request(&custom, &hw, std::slice::from_ref(&mine)).unwrap();
         assert_eq!(r.model_config.as_ref().map(|m| m.key.as_str()), Some("my-tiny"));
-        assert!(request(&custom, &hw, &[]).is_err());
+        assert!(matches!(
+            request(&custom, &hw, &[]),
+            Err(StepRequestError::UnknownModel(
+                roofline_core::Error::UnknownModel { .. }
+            ))
+        ));
         let two = Scenario {
             gpus: 2,
             ..scenario()
         };
-        assert!(request(&two, &hw, &[]).unwrap_err().contains("one GPU"));
+        assert_eq!(
+            request(&two, &hw, &[]),
+            Err(StepRequestError::SeveralGpus { gpus: 2 })
+        );
+        assert!(
+            request(&two, &hw, &[])
+                .unwrap_err()
+                .to_string()
+                .contains("one GPU")
+        );
     }
 
     #[test]

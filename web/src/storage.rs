@@ -6,7 +6,7 @@ use roofline_core::{HardwareSpec, ModelConfig};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::state::Scenario;
+use crate::scenario::Scenario;
 
 /// The localStorage key.
 pub const KEY: &str = "roofline.state";

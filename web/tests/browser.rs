@@ -5,7 +5,9 @@
 use plotters::prelude::IntoDrawingArea;
 use roofline_web::charts::draw::{Theme, draw};
 use roofline_web::charts::series::{kernel_points, plot_data};
-use roofline_web::state::{Scenario, SharedLink, resolve_hardware};
+use roofline_web::presets::resolve_hardware;
+use roofline_web::scenario::Scenario;
+use roofline_web::share_link::SharedLink;
 use roofline_web::{history, storage};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;

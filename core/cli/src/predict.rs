@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use roofline_core::{
-    Corrections, Engine, HardwareSpec, Mode, ModelConfig, Parallelism, Phase, QuantConfig, Recommendation,
-    StepLaunch, Workload, advise_model_parallel, analyze_model_parallel, engine_support, find_hardware,
-    find_model, find_quant_config, format, matrices_cover, recommend_model_for_engine,
+    Corrections, Engine, Error, HardwareSpec, Mode, ModelConfig, Parallelism, Phase, QuantConfig,
+    Recommendation, StepLaunch, Workload, advise_model_parallel, analyze_model_parallel, engine_support,
+    find_hardware, find_model, find_quant_config, format, matrices_cover, recommend_model_for_engine,
 };
 
 use crate::CliError;
@@ -123,8 +123,8 @@ fn read_model(path: &std::path::Path) -> Result<ModelConfig, CliError> {
     ModelConfig::from_hf_config_json(&key, &text).map_err(|e| usage(e.to_string()))
 }
 
-fn parse_mode(s: &str) -> Result<Mode, String> {
-    Mode::parse(s).map_err(|e| e.to_string())
+fn parse_mode(s: &str) -> Result<Mode, Error> {
+    Mode::parse(s)
 }
 
 /// Host launch of a step on the command line.
@@ -290,16 +290,16 @@ pub struct AdviseArgs {
 ///
 /// # Errors
 /// Core's unknown-hardware message.
-pub fn parse_hardware(s: &str) -> Result<String, String> {
-    find_hardware(s).map(|h| h.key.clone()).map_err(|e| e.to_string())
+pub fn parse_hardware(s: &str) -> Result<String, Error> {
+    find_hardware(s).map(|h| h.key.clone())
 }
 
 /// Clap value parser: a model preset key → its canonical key, or the error listing every valid key.
 ///
 /// # Errors
 /// Core's unknown-model message.
-pub fn parse_model(s: &str) -> Result<String, String> {
-    find_model(s).map(|m| m.key.clone()).map_err(|e| e.to_string())
+pub fn parse_model(s: &str) -> Result<String, Error> {
+    find_model(s).map(|m| m.key.clone())
 }
 
 /// Clap value parser: a precision-config key (or `checkpoint`, resolved against the model later) → its
@@ -307,13 +307,11 @@ pub fn parse_model(s: &str) -> Result<String, String> {
 ///
 /// # Errors
 /// Core's unknown-config message.
-pub fn parse_config(s: &str) -> Result<String, String> {
+pub fn parse_config(s: &str) -> Result<String, Error> {
     if s.trim().eq_ignore_ascii_case("checkpoint") {
         return Ok("checkpoint".to_owned());
     }
-    find_quant_config(s)
-        .map(|c| c.key.clone())
-        .map_err(|e| e.to_string())
+    find_quant_config(s).map(|c| c.key.clone())
 }
 
 /// The line naming each module's format of `config` for `model`.

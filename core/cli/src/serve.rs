@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use roofline_core::{
-    Engine, Load, METRICS, MetricDefinition, Mode, ModelConfig, Parallelism, QuantConfig, Regime,
+    Engine, Error, Load, METRICS, MetricDefinition, Mode, ModelConfig, Parallelism, QuantConfig, Regime,
     SchedulerKind, ServingComparison, ServingOutcome, ServingPoint, ServingScenario, ServingWorkload, Sla,
     SlaOutcome, Sweep, SweepSpec, compare_measured, engines_running, format, matrices_cover, parse_measured,
     sweep,
@@ -118,7 +118,7 @@ pub struct ServeArgs {
 }
 
 /// Clap value parser: `all` or a precision-config key.
-fn parse_config_or_all(s: &str) -> Result<String, String> {
+fn parse_config_or_all(s: &str) -> Result<String, Error> {
     if s.eq_ignore_ascii_case("all") {
         Ok("all".to_owned())
     } else {
@@ -127,10 +127,12 @@ fn parse_config_or_all(s: &str) -> Result<String, String> {
 }
 
 /// Clap value parser: a positive, finite request rate.
-fn parse_rate(s: &str) -> Result<f64, String> {
+fn parse_rate(s: &str) -> Result<f64, Error> {
     match s.parse::<f64>() {
         Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
-        _ => Err(format!("'{s}' is not a positive number of requests/s")),
+        _ => Err(Error::InvalidInput(format!(
+            "'{s}' is not a positive number of requests/s"
+        ))),
     }
 }
 

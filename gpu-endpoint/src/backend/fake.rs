@@ -166,7 +166,7 @@ impl Backend for FakeBackend {
 pub struct FakeTelemetry;
 
 impl Telemetry for FakeTelemetry {
-    fn status(&self) -> Result<NvmlStatus, String> {
+    fn status(&self) -> Result<NvmlStatus, BackendError> {
         Ok(NvmlStatus {
             device_name: FAKE_NAME.into(),
             gpu_clock_mhz: 1500.0,

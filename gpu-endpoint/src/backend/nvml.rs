@@ -11,7 +11,7 @@ use nvml_wrapper::Nvml;
 use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
 use roofline_core::wire::NvmlStatus;
 
-use super::Telemetry;
+use super::{BackendError, Telemetry};
 use crate::protocol::{TelemetrySummary, quantile_sorted};
 
 /// NVML, initialized once per process.
@@ -19,22 +19,22 @@ pub struct NvmlTelemetry {
     nvml: Nvml,
 }
 
-static SHARED: OnceLock<Result<Arc<NvmlTelemetry>, String>> = OnceLock::new();
+static SHARED: OnceLock<Result<Arc<NvmlTelemetry>, BackendError>> = OnceLock::new();
 
 impl NvmlTelemetry {
     /// The process-wide NVML handle (initialized on first use).
     ///
     /// # Errors
-    /// Why NVML cannot be used (library missing, no device).
-    pub fn open() -> Result<Arc<NvmlTelemetry>, String> {
+    /// [`BackendError::Unavailable`]: why NVML cannot be used (library missing, no device).
+    pub fn open() -> Result<Arc<NvmlTelemetry>, BackendError> {
         SHARED
             .get_or_init(|| {
-                let nvml = Nvml::init().map_err(|e| format!("NVML unavailable: {e}"))?;
+                let nvml = Nvml::init().map_err(|e| unavailable("NVML unavailable", &e))?;
                 let count = nvml
                     .device_count()
-                    .map_err(|e| format!("NVML device count failed: {e}"))?;
+                    .map_err(|e| unavailable("NVML device count failed", &e))?;
                 if count == 0 {
-                    return Err("NVML found no GPU".into());
+                    return Err(BackendError::Unavailable("NVML found no GPU".into()));
                 }
                 Ok(Arc::new(NvmlTelemetry { nvml }))
             })
@@ -115,17 +115,17 @@ impl NvmlTelemetry {
 }
 
 impl Telemetry for NvmlTelemetry {
-    fn status(&self) -> Result<NvmlStatus, String> {
+    fn status(&self) -> Result<NvmlStatus, BackendError> {
         let device = self
             .nvml
             .device_by_index(0)
-            .map_err(|e| format!("NVML device 0: {e}"))?;
+            .map_err(|e| unavailable("NVML device 0", &e))?;
         let memory = device
             .memory_info()
-            .map_err(|e| format!("NVML memory info: {e}"))?;
+            .map_err(|e| unavailable("NVML memory info", &e))?;
         let cc = device
             .cuda_compute_capability()
-            .map_err(|e| format!("NVML compute capability: {e}"))?;
+            .map_err(|e| unavailable("NVML compute capability", &e))?;
         Ok(NvmlStatus {
             device_name: device.name().unwrap_or_default(),
             gpu_clock_mhz: device.clock_info(Clock::Graphics).map_or(0.0, f64::from),
@@ -148,4 +148,9 @@ impl Telemetry for NvmlTelemetry {
                 .unwrap_or_default(),
         })
     }
+}
+
+/// The NVML failure of `call` as [`BackendError::Unavailable`] (`<call>: <NVML's reason>`).
+fn unavailable(call: &str, e: &nvml_wrapper::error::NvmlError) -> BackendError {
+    BackendError::Unavailable(format!("{call}: {e}"))
 }

@@ -1,5 +1,6 @@
-//! `gpu-endpoint bench-model`: every operator of one prefill or decode step measured on the device beside
-//! its prediction, with a progress bar on stderr and a table (or a `StepReport` as JSON) on stdout.
+//! `gpu-endpoint bench-model`: the step use case (`use_cases::step`) run in place: every operator of one
+//! prefill or decode step measured on the device beside its prediction, with a progress bar on stderr and a
+//! table (or a `StepReport` as JSON) on stdout.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -7,13 +8,16 @@ use std::time::Duration;
 use clap::Args;
 use roofline_cli::output::{emit, json, table};
 use roofline_cli::predict::{PhaseArg, SpecArgs, parse_config, parse_model};
-use roofline_core::Phase;
 use roofline_core::format::duration;
 use roofline_core::wire::{StepOperatorEvent, StepReport, StepRequest};
+use roofline_core::{Mode, Phase};
 
-use super::{BackendArgs, CliError, open_store, parse_max_point};
-use crate::backend::Device;
-use crate::step::{StepEvent, plan, run_step};
+use super::{BackendArgs, CliError, optional_store, parse_max_point, progress_bar, run_id};
+use crate::device::Device;
+use crate::jobs::JobContext;
+use crate::protocol::PointLimits;
+use crate::use_cases::UseCaseError;
+use crate::use_cases::step::{self, StepEvent, plan, predicted_device};
 
 /// `bench-model` options.
 #[derive(Debug, Clone, Args)]
@@ -59,37 +63,18 @@ pub struct BenchModelArgs {
 /// # Errors
 /// [`CliError::Usage`] for a device the step cannot be predicted on or an unsupported config;
 /// [`CliError::Runtime`] when the store cannot be opened.
-pub fn run_bench_model(args: &BenchModelArgs) -> Result<(), CliError> {
+pub fn run(args: &BenchModelArgs) -> Result<(), CliError> {
     let selected = args.backend.select()?;
-    let store = if args.no_store {
-        None
-    } else {
-        Some(open_store(args.data_dir.as_ref())?)
-    };
-    let info = selected.backend.device_info();
-    let hardware = match args.device.resolve()? {
-        Some(hardware) => hardware,
-        None => {
-            let matched = info
-                .matched_key
-                .as_deref()
-                .map(|key| roofline_core::find_hardware(key).cloned())
-                .transpose()?;
-            let calibrated = || {
-                store
-                    .as_ref()
-                    .and_then(|s| s.latest_calibration().ok().flatten())
-                    .map(|c| c.spec)
-            };
-            matched.or_else(calibrated).ok_or_else(|| {
-                CliError::Usage(format!(
-                    "give the device to predict on (--hardware KEY or --spec FILE): the {} device ({}) has no \
-                     catalog entry and no stored calibration; `gpu-endpoint calibrate --json > spec.json` makes one",
-                    info.backend, info.name
-                ))
-            })?
-        }
-    };
+    let store = optional_store(args.no_store, args.data_dir.as_ref())?;
+    let device = Device::new(selected.backend);
+    let hardware = predicted_device(args.device.resolve()?, &device, store.as_deref(), args.device.mode)
+        .map_err(|e| match e {
+            UseCaseError::NoPredictedDevice { backend, name } => CliError::Usage(format!(
+                "give the device to predict on (--hardware KEY or --spec FILE): the {backend} device ({name}) has \
+                 no catalog entry and no stored calibration; `gpu-endpoint calibrate --json > spec.json` makes one"
+            )),
+            other => CliError::Usage(other.to_string()),
+        })?;
     let request = StepRequest {
         model: args.model.clone(),
         model_config: None,
@@ -102,27 +87,24 @@ pub fn run_bench_model(args: &BenchModelArgs) -> Result<(), CliError> {
         context: args.context,
         hardware_key: Some(hardware.key.clone()),
         spec: None,
-        mode: Some(roofline_core::Mode::of(&hardware)),
+        mode: Some(Mode::of(&hardware)),
     };
     let plan = plan(request.clone(), hardware).map_err(|e| CliError::Usage(e.to_string()))?;
-    let device = Device::new(selected.backend);
-    let bar = indicatif::ProgressBar::new(plan.analysis.ops.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
+    let bar = progress_bar(plan.analysis.ops.len() as u64);
     if let Some(first) = plan.analysis.ops.first() {
         bar.set_message(first.name.clone());
     }
-    let job_id = format!("cli-step-{}", (crate::protocol::unix_now() * 1000.0) as u64);
+    let (id, limits) = (run_id("cli-step"), PointLimits::new(args.max_point_seconds));
+    let job = JobContext {
+        id: &id,
+        limits: &limits,
+    };
     let mut rows: Vec<StepOperatorEvent> = Vec::new();
-    let guard = device.acquire();
-    let done = run_step(
-        &guard,
-        &job_id,
-        &plan,
+    let done = step::run(
+        &device.acquire(),
         store.as_deref(),
-        &crate::protocol::PointLimits::new(args.max_point_seconds),
+        &plan,
+        &job,
         |event| match event {
             StepEvent::Operator(row) => {
                 bar.inc(1);
@@ -135,7 +117,6 @@ pub fn run_bench_model(args: &BenchModelArgs) -> Result<(), CliError> {
             StepEvent::Done(_) => bar.finish_and_clear(),
         },
     );
-    drop(guard);
     let report = StepReport {
         request,
         operators: rows,

@@ -115,21 +115,6 @@ fn draw_marker<DB: DrawingBackend>(
     }
 }
 
-/// Draws the roofline onto `root` and returns where each point landed (backend pixels). `scale` is the
-/// number of backend pixels per CSS pixel (the device pixel ratio on a canvas, 1 for SVG): text, lines and
-/// markers keep their size on high-density screens.
-///
-/// # Errors
-/// The backend's drawing error, as text.
-pub fn draw<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    data: &PlotData,
-    theme: &Theme,
-    scale: f64,
-) -> Result<Vec<Hit>, String> {
-    draw_inner(root, data, theme, scale).map_err(|e| e.to_string())
-}
-
 /// The chart's coordinate system: log-log.
 type LogLog = Cartesian2d<LogCoord<f64>, LogCoord<f64>>;
 
@@ -153,7 +138,13 @@ fn draw_line<'a, 'c, DB: DrawingBackend>(
     }
 }
 
-fn draw_inner<DB: DrawingBackend>(
+/// Draws the roofline onto `root` and returns where each point landed (backend pixels). `scale` is the
+/// number of backend pixels per CSS pixel (the device pixel ratio on a canvas, 1 for SVG): text, lines and
+/// markers keep their size on high-density screens.
+///
+/// # Errors
+/// The backend's drawing error.
+pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     data: &PlotData,
     theme: &Theme,
@@ -233,30 +224,28 @@ fn draw_inner<DB: DrawingBackend>(
 /// it shows.
 ///
 /// # Errors
-/// The backend's error, as text.
+/// The backend's drawing error.
 pub fn draw_captioned<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     data: &PlotData,
     theme: &Theme,
     scale: f64,
     caption: &str,
-) -> Result<(), String> {
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let (_, height) = root.dim_in_pixel();
     let foot = px(26.0, scale).max(1) as u32;
     let (chart, below) = root.split_vertically(height.saturating_sub(foot));
-    below.fill(&rgb(theme.background)).map_err(|e| e.to_string())?;
+    below.fill(&rgb(theme.background))?;
     draw(&chart, data, theme, scale)?;
     let font = ("sans-serif", 13.0 * scale)
         .into_font()
         .color(&rgb(theme.foreground));
-    below
-        .draw(&Text::new(
-            caption.to_owned(),
-            (px(10.0, scale), px(5.0, scale)),
-            font,
-        ))
-        .map_err(|e| e.to_string())?;
-    root.present().map_err(|e| e.to_string())
+    below.draw(&Text::new(
+        caption.to_owned(),
+        (px(10.0, scale), px(5.0, scale)),
+        font,
+    ))?;
+    root.present()
 }
 
 #[cfg(test)]
@@ -265,7 +254,8 @@ mod tests {
 
     use super::*;
     use crate::charts::series::{kernel_points, plot_data, with_other};
-    use crate::state::{KernelSpec, resolve_hardware};
+    use crate::presets::resolve_hardware;
+    use crate::scenario::KernelSpec;
 
     #[test]
     fn svg_has_every_roof_label_and_point() {

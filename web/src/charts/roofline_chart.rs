@@ -135,7 +135,10 @@ pub fn RooflineChart(
         let text = caption.get_untracked();
         let result =
             data.with_untracked(|d| draw_captioned(&backend.into_drawing_area(), d, &theme(), scale, &text));
-        match result.and_then(|()| offscreen.to_data_url().map_err(|e| format!("{e:?}"))) {
+        match result
+            .map_err(|e| e.to_string())
+            .and_then(|()| offscreen.to_data_url().map_err(|e| format!("{e:?}")))
+        {
             Ok(url) => {
                 exported.set(Some((w, h)));
                 browser::download_url(&url, "roofline.png");
@@ -162,7 +165,7 @@ pub fn RooflineChart(
         });
         match result {
             Ok(_) => browser::download_text(&svg, "roofline.svg", "image/svg+xml"),
-            Err(e) => error.set(Some(e)),
+            Err(e) => error.set(Some(e.to_string())),
         }
     };
     let tooltip = move || {

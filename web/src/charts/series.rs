@@ -6,7 +6,7 @@ use roofline_core::{HardwareSpec, Mode, ModelAnalysis, OpKind, Precision, Predic
 use crate::calibration::mode_label;
 use crate::format;
 use crate::palette::{Rgb, precision_rgb};
-use crate::state::KernelRow;
+use crate::scenario::KernelRow;
 use crate::step::StepComparison;
 
 /// How a point is drawn; the shape tells the operator type.
@@ -403,7 +403,8 @@ pub fn plot_data(hw: &HardwareSpec, points: Vec<PlotPoint>) -> PlotData {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::{KernelSpec, resolve_hardware};
+    use crate::presets::resolve_hardware;
+    use crate::scenario::KernelSpec;
 
     #[test]
     fn roofs_beside_are_dashed_labelled_and_inside_the_axes() {

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use roofline_core::{Advice, Error, Pick, Recommendation};
 
 use crate::format;
-use crate::state::Scenario;
+use crate::scenario::Scenario;
 
 /// The recommended config's line: name, speedup vs the baseline, step time and memory.
 fn pick_line(p: &Pick) -> String {

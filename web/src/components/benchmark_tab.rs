@@ -10,15 +10,16 @@ use roofline_core::wire::{
 };
 use roofline_core::{HardwareSpec, Mode, Precision, find_hardware};
 
-use crate::api::{self, ApiError};
+use crate::api::{self, ApiError, join};
 use crate::bench::{JobProgress, shapes_text};
 use crate::components::TelemetryPanel;
-use crate::endpoint::{join, use_endpoint};
+use crate::endpoint::use_endpoint;
 use crate::format;
 use crate::measured::use_measured;
 use crate::palette::{css, precision_rgb};
+use crate::presets::QUICK_SHAPES;
+use crate::scenario::Scenario;
 use crate::sse::{JobStream, on_json};
-use crate::state::{QUICK_SHAPES, Scenario};
 use crate::validation::parse_shapes;
 use crate::validation::{self, Band};
 
@@ -89,7 +90,7 @@ pub fn job_tracker() -> JobTracker {
             });
         });
         if let Err(e) = stream.open(&url, handlers, on_closed) {
-            error.set(Some(e));
+            error.set(Some(e.to_string()));
         }
     };
     let submit = Action::new_local(move |request: &BenchmarkRequest| {

@@ -10,7 +10,7 @@ use crate::calibration::{DeviceSpecs, upsert};
 use crate::endpoint::use_endpoint;
 use crate::format;
 use crate::measured::use_measured;
-use crate::state::Scenario;
+use crate::scenario::Scenario;
 
 /// The Calibrate button (`data-testid="calibrate-button"`, POST `/api/calibrate` starting from the detected
 /// catalog device). The calibrated spec is kept among the custom devices and the detected device switches to

@@ -4,7 +4,8 @@ use leptos::prelude::*;
 use roofline_core::{HardwareSpec, Provenance, find_hardware};
 
 use crate::browser;
-use crate::state::{DEFAULT_HARDWARE, Scenario};
+use crate::presets::DEFAULT_HARDWARE;
+use crate::scenario::Scenario;
 
 /// Editor for user-defined devices. Pasted JSON goes through `HardwareSpec::from_json` (which checks it);
 /// a key that collides with the catalog is refused. The chosen device can be exported as a template.

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::endpoint::{Connection, use_endpoint};
-use crate::state::Scenario;
+use crate::scenario::Scenario;
 
 /// The banner (`data-testid="endpoint-banner"`, `data-value` = `offline`/`no-gpu`/`gpu`), empty while the first
 /// health check runs. A matched catalog device that is not selected gets a "Use" button

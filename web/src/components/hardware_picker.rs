@@ -4,7 +4,8 @@ use leptos::prelude::*;
 use roofline_core::{HardwareSpec, Mode};
 
 use crate::format;
-use crate::state::{Scenario, all_hardware, resolve_hardware};
+use crate::presets::{all_hardware, resolve_hardware};
+use crate::scenario::Scenario;
 
 /// A labelled `<select>` (`data-testid="hardware-select"`) listing every catalogued device, then custom ones,
 /// with the chosen device's architecture, bandwidth (in the mode predictions use) and memory underneath.

@@ -5,7 +5,8 @@ use roofline_core::ModelConfig;
 
 use crate::browser;
 use crate::models::import_model;
-use crate::state::{DEFAULT_MODEL, Scenario};
+use crate::presets::DEFAULT_MODEL;
+use crate::scenario::Scenario;
 
 /// `config.json` import beside the model select. The text (`model-json`, a file dropped on it fills it) or a
 /// chosen file (`model-file`) goes through `ModelConfig::from_hf_config_json` (`model-import` for pasted
@@ -40,7 +41,7 @@ pub fn ModelImport(
                     text.set(json.clone());
                     add(Some(name), json);
                 }
-                Err(e) => message.set(Some((false, e))),
+                Err(e) => message.set(Some((false, e.to_string()))),
             }
         });
     };

@@ -5,7 +5,7 @@ use roofline_core::{Error, ModelAnalysis};
 
 use crate::format;
 use crate::palette::{PIN_RGB, css};
-use crate::state::Scenario;
+use crate::scenario::Scenario;
 use crate::storage::MAX_PINS;
 
 /// Up to four pinned scenarios, each analysed on its own hardware in its own mode and drawn faintly on the

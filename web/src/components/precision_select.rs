@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use roofline_core::{HardwareSpec, Precision};
 
 use crate::palette::{css, precision_rgb};
-use crate::state::Scenario;
+use crate::scenario::Scenario;
 
 /// One checkbox per precision (`data-precision` on each input); precisions the device cannot run stay
 /// selectable and are marked, so the table can say why they have no prediction.

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use crate::format;
 use crate::palette::{css, precision_rgb};
-use crate::state::KernelRow;
+use crate::scenario::KernelRow;
 
 /// The operator name shared by the rows, e.g. `GEMV 1x4096x4096`.
 fn caption(rows: &[KernelRow]) -> String {

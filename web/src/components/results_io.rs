@@ -62,7 +62,7 @@ pub fn ResultsIo(
                 add_points(m, points);
             });
         }
-        Err(e) => message.set(Some(e)),
+        Err(e) => message.set(Some(e.to_string())),
     };
     view! {
         <details class="results-io">

@@ -11,7 +11,7 @@ use crate::components::{
     AdvisorTab, BenchmarkTab, FormatsTab, PrecisionSelect, PredictionTable, ShapeForm, SpotCheck,
     ValidationTab,
 };
-use crate::state::{KernelRow, Scenario};
+use crate::scenario::{KernelRow, Scenario};
 
 /// The tabs, in order.
 const TABS: [&str; 5] = ["Kernel", "Advisor", "Formats", "Benchmark", "Validation"];

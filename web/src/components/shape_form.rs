@@ -4,7 +4,9 @@ use leptos::prelude::*;
 
 use roofline_core::ops::MAX_DIM;
 
-use crate::state::{KernelSpec, QUICK_SHAPES, Scenario, parse_in_range};
+use crate::presets::QUICK_SHAPES;
+use crate::scenario::{KernelSpec, Scenario};
+use crate::sliders::{RangeError, parse_in_range};
 
 /// One labelled number input bound to a dimension of the kernel spec.
 #[component]
@@ -19,7 +21,7 @@ fn DimInput(
     set: fn(&mut KernelSpec, u64),
 ) -> impl IntoView {
     let id = format!("dim-{}", label.to_lowercase());
-    let invalid = RwSignal::new(None::<String>);
+    let invalid = RwSignal::new(None::<RangeError>);
     let on_input = move |ev| match parse_in_range(&event_target_value(&ev), 1, MAX_DIM) {
         Ok(v) => {
             invalid.set(None);

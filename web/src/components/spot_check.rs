@@ -13,7 +13,7 @@ use crate::endpoint::use_endpoint;
 use crate::format;
 use crate::measured::use_measured;
 use crate::palette::{css, precision_rgb};
-use crate::state::Scenario;
+use crate::scenario::Scenario;
 use crate::validation::{self, Band};
 
 /// The catalog key the endpoint predicts on: the selected device, the datasheet of a calibrated one, else

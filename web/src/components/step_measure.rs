@@ -6,12 +6,12 @@ use leptos::prelude::*;
 use roofline_core::wire::{StepDoneEvent, StepJob, StepOperatorEvent, StepRequest};
 use roofline_core::{HardwareSpec, ModelConfig};
 
-use crate::api::{self, ApiError};
-use crate::endpoint::{join, use_endpoint};
+use crate::api::{self, ApiError, join};
+use crate::endpoint::use_endpoint;
 use crate::format;
 use crate::measured::use_measured;
+use crate::scenario::Scenario;
 use crate::sse::{JobStream, on_json};
-use crate::state::Scenario;
 use crate::step::{self, StepComparison, StepProgress};
 
 /// The latest step job and its event stream, owned by the page so a measurement keeps streaming whatever
@@ -69,7 +69,7 @@ pub fn step_tracker() -> StepTracker {
         if let Err(e) = stream.open(&url, handlers, on_closed) {
             progress.update(|p| {
                 if let Some(p) = p {
-                    p.lost = Some(e)
+                    p.lost = Some(e.to_string())
                 }
             });
         }
@@ -184,7 +184,7 @@ pub fn StepMeasure(
         } else if running() {
             Some("a step is being measured".to_owned())
         } else {
-            request.with(|r| r.as_ref().err().cloned())
+            request.with(|r| r.as_ref().err().map(ToString::to_string))
         }
     };
     let on_measure = move |_| {
@@ -201,7 +201,7 @@ pub fn StepMeasure(
         let submitted = submit
             .value()
             .with(|v| v.as_ref().and_then(|r| r.as_ref().err().map(ToString::to_string)));
-        submitted.or_else(|| request.with(|r| r.as_ref().err().cloned()))
+        submitted.or_else(|| request.with(|r| r.as_ref().err().map(ToString::to_string)))
     };
     view! {
         <div class="step-measure" data-testid="step-measure-panel">

@@ -6,7 +6,7 @@ use roofline_core::{Error, HardwareSpec, Mode, ModelAnalysis};
 use crate::calibration::mode_label;
 use crate::components::MemoryBar;
 use crate::format;
-use crate::state::{CeilingValue, UsedCeiling};
+use crate::scenario::{CeilingValue, UsedCeiling};
 
 /// Reads one field of the analysis: formatted text and raw base-unit value.
 type Field = fn(&ModelAnalysis) -> (String, String);

@@ -5,8 +5,8 @@ use std::time::Duration;
 use leptos::prelude::*;
 use roofline_core::wire::{ErrorCode, NvmlStatus};
 
-use crate::api::{self, ApiError};
-use crate::endpoint::{join, use_endpoint};
+use crate::api::{self, ApiError, join};
+use crate::endpoint::use_endpoint;
 use crate::format;
 use crate::sse::{EventStream, Handler};
 use crate::telemetry::{WINDOW, push_sample, sparkline, throttling};

@@ -8,7 +8,7 @@ use crate::calibration::{DeviceSpecs, mode_explanation, mode_title};
 use crate::components::CalibrationPanel;
 use crate::format;
 use crate::measured::{on_device, use_measured};
-use crate::state::Scenario;
+use crate::scenario::Scenario;
 use crate::validation::{self, Band, Check, ErrorStats, check_in, error_in};
 
 /// A prediction cell and its error cell, coloured by band; `data-mode` names the column's mode.

@@ -5,8 +5,10 @@ use roofline_core::{Engine, HardwareSpec, Mode, ModelConfig, model_presets, quan
 
 use crate::calibration::{DeviceSpecs, mode_explanation, mode_title};
 use crate::models::resolve_model;
-use crate::state::{
-    BATCH_RANGE, CONTEXT_RANGE, GPU_COUNTS, Scenario, log_slider_position, log_slider_value, parse_in_range,
+use crate::presets::GPU_COUNTS;
+use crate::scenario::Scenario;
+use crate::sliders::{
+    BATCH_RANGE, CONTEXT_RANGE, RangeError, log_slider_position, log_slider_value, parse_in_range,
 };
 
 /// A log-scale slider with an exact number input beside it, both editing one integer of the scenario.
@@ -32,7 +34,7 @@ fn LogSlider(
             scenario.update(|s| set(s, log_slider_value(pos, range)));
         }
     };
-    let invalid = RwSignal::new(None::<String>);
+    let invalid = RwSignal::new(None::<RangeError>);
     let on_number = move |ev| match parse_in_range(&event_target_value(&ev), range.0, range.1) {
         Ok(v) => {
             invalid.set(None);
@@ -84,7 +86,7 @@ fn ModeSelect(
     specs: Signal<DeviceSpecs>,
 ) -> impl IntoView {
     let option = move |mode: Mode| {
-        let why_not = Memo::new(move |_| specs.with(|d| d.unavailable(mode)));
+        let why_not = Memo::new(move |_| specs.with(|d| d.unavailable(mode).map(|why| why.to_string())));
         view! {
             <label class="check mode-option" class:unsupported=move || why_not.with(Option::is_some)
                 title=move || why_not.get().unwrap_or_default()>

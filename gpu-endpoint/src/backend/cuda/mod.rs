@@ -25,8 +25,8 @@
 //! (see [`CudaBackend::open`]).
 //!
 //! Modules: this one opens the device (context, stream, versions, memory budget) and implements
-//! [`Backend`]; `gemm` drives cuBLASLt, `buffers` holds the element formats and host/device buffers,
-//! `nvrtc` compiles NVRTC sources and measures the kernels of `kernels.cu` (W4A16 GEMV, copy), `step_ops`
+//! [`Backend`]; `gemm` drives cuBLASLt with the per-precision configuration of `lt_kind`, `buffers` holds
+//! the element formats and host/device buffers, `nvrtc` compiles NVRTC sources and measures the kernels of `kernels.cu` (W4A16 GEMV, copy), `step_ops`
 //! measures the step operators with the kernels of `step_ops.cu`, `sequence` times a whole step, `timing` is
 //! the L2 flush and CUDA-event protocol. NVML telemetry comes from `super::nvml`.
 
@@ -34,6 +34,7 @@
 
 mod buffers;
 mod gemm;
+mod lt_kind;
 mod nvrtc;
 mod sequence;
 mod step_ops;
@@ -45,13 +46,15 @@ use cudarc::cublaslt::result as lt;
 use cudarc::cublaslt::sys as lt_sys;
 use cudarc::driver::sys as drv_sys;
 use cudarc::driver::{CudaContext, CudaModule, CudaStream};
+use roofline_core::measured_device::catalog_key_of_device_name;
 use roofline_core::wire::{BackendKind, DeviceInfo};
 use roofline_core::{Operator, Precision};
 
-use self::gemm::{LtHandle, LtKind, WORKSPACE_BYTES};
+use self::gemm::{LtHandle, WORKSPACE_BYTES};
+use self::lt_kind::LtKind;
 use self::nvrtc::Kernels;
 use super::nvml::NvmlTelemetry;
-use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, StepTiming, match_catalog_key};
+use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, StepTiming};
 use crate::protocol::{RunInfo, SamplingPolicy};
 
 /// Headroom kept free on the device, in bytes.
@@ -88,27 +91,32 @@ impl CudaBackend {
     /// first use of a missing library; the caller also wraps this in `catch_unwind`).
     ///
     /// # Errors
-    /// Why the CUDA backend cannot be used.
-    pub fn open() -> Result<CudaBackend, String> {
+    /// [`BackendError::Unavailable`]: why the CUDA backend cannot be used.
+    pub fn open() -> Result<CudaBackend, BackendError> {
         // SAFETY: `is_culib_present` only attempts to dlopen the library; it calls no CUDA function.
         if !unsafe { drv_sys::is_culib_present() } {
-            return Err("libcuda not found (no NVIDIA driver)".into());
+            return Err(BackendError::Unavailable(
+                "libcuda not found (no NVIDIA driver)".into(),
+            ));
         }
         // SAFETY: as above.
         if !unsafe { lt_sys::is_culib_present() } {
-            return Err(
+            return Err(BackendError::Unavailable(
                 "libcublasLt not found (install the CUDA toolkit or the cuBLAS redistributable)".into(),
-            );
+            ));
         }
         // SAFETY: as above.
         if !unsafe { cudarc::cublas::sys::is_culib_present() } {
-            return Err("libcublas not found".into());
+            return Err(BackendError::Unavailable("libcublas not found".into()));
         }
         // SAFETY: as above.
         if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-            return Err("libnvrtc not found (needed for the W4A16, copy and step kernels)".into());
+            return Err(BackendError::Unavailable(
+                "libnvrtc not found (needed for the W4A16, copy and step kernels)".into(),
+            ));
         }
-        let ctx = CudaContext::new(0).map_err(|e| format!("cannot open CUDA device 0: {e:?}"))?;
+        let ctx = CudaContext::new(0)
+            .map_err(|e| BackendError::Unavailable(format!("cannot open CUDA device 0: {e:?}")))?;
         // One stream for everything, made here rather than the legacy NULL stream, which cannot be captured into
         // a CUDA graph (`sequence`). With one stream, stream order alone orders all work. cudarc's per-buffer
         // event tracking (active as soon as `new_stream` has been called) would only add event records and
@@ -119,12 +127,13 @@ impl CudaBackend {
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx
             .new_stream()
-            .map_err(|e| format!("cannot create a CUDA stream: {e:?}"))?;
-        let handle = lt::create_handle().map_err(|e| format!("cublasLtCreate failed: {e:?}"))?;
+            .map_err(|e| BackendError::Unavailable(format!("cannot create a CUDA stream: {e:?}")))?;
+        let handle = lt::create_handle()
+            .map_err(|e| BackendError::Unavailable(format!("cublasLtCreate failed: {e:?}")))?;
         let name = ctx.name().unwrap_or_else(|_| "CUDA device 0".into());
         let cc = ctx
             .compute_capability()
-            .map_err(|e| format!("compute capability: {e:?}"))?;
+            .map_err(|e| BackendError::Unavailable(format!("compute capability: {e:?}")))?;
         let attr = |a| ctx.attribute(a).unwrap_or(0);
         let sm_count = u32::try_from(attr(
             drv_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
@@ -134,7 +143,9 @@ impl CudaBackend {
             drv_sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
         ))
         .unwrap_or(0);
-        let (_, total) = ctx.mem_get_info().map_err(|e| format!("cuMemGetInfo: {e:?}"))?;
+        let (_, total) = ctx
+            .mem_get_info()
+            .map_err(|e| BackendError::Unavailable(format!("cuMemGetInfo: {e:?}")))?;
         let nvml = NvmlTelemetry::open().ok();
         let mut versions = vec![("endpoint".to_owned(), env!("CARGO_PKG_VERSION").to_owned())];
         let mut driver_version = 0i32;
@@ -226,7 +237,7 @@ impl Backend for CudaBackend {
             mem_clock_max_mhz: mem_max,
             l2_mb: Some(self.l2_bytes as f64 / 1e6),
             versions: self.versions.clone(),
-            matched_key: match_catalog_key(&self.name),
+            matched_key: catalog_key_of_device_name(&self.name).map(str::to_owned),
             measurable_precisions: self.measurable(),
         }
     }

@@ -166,8 +166,7 @@ impl CudaBackend {
             |_, j| f64::from(y[j].to_f32()),
             1e-2,
             seed,
-        )
-        .map_err(BackendError::Verification)?;
+        )?;
         let (stats, telemetry) = self.protocol(&mut || launch(&mut y_dev))?;
         // INT4 with an FP16 scale per 128 weights: 4.125 bits per weight, the scales counted as traffic.
         let operands = OperandPrecisions {

@@ -85,7 +85,7 @@ impl CudaBackend {
             Err(why) => {
                 tracing::warn!(reason = %why, "CUDA graph capture failed; timing the step as eager launches");
                 (
-                    Replay::Eager { why: why.clone() },
+                    Replay::Eager { why: why.to_string() },
                     self.protocol(&mut || self.enqueue_schedule(&mut prepared, schedule, &mut workspace))?,
                 )
             }
@@ -138,17 +138,35 @@ impl CudaBackend {
         prepared: &mut [Prepared],
         schedule: &[usize],
         workspace: &mut Workspace,
-    ) -> Result<CudaGraph, String> {
-        let capture = Capture::begin(&self.stream).map_err(|e| format!("cuStreamBeginCapture: {e:?}"))?;
+    ) -> Result<CudaGraph, CaptureError> {
+        let capture = Capture::begin(&self.stream).map_err(CaptureError::Begin)?;
         let enqueued = self.enqueue_schedule(prepared, schedule, workspace);
         let ended = capture.end();
-        enqueued.map_err(|e| format!("a launch failed during capture: {e}"))?;
-        let graph = ended
-            .map_err(|e| format!("cuStreamEndCapture or cuGraphInstantiate: {e:?}"))?
-            .ok_or_else(|| "the capture recorded no graph".to_owned())?;
-        graph.upload().map_err(|e| format!("cuGraphUpload: {e:?}"))?;
+        enqueued.map_err(CaptureError::Launch)?;
+        let graph = ended.map_err(CaptureError::End)?.ok_or(CaptureError::Empty)?;
+        graph.upload().map_err(CaptureError::Upload)?;
         Ok(graph)
     }
+}
+
+/// Why a step's launches could not be captured into a CUDA graph (they then run eagerly).
+#[derive(Debug, thiserror::Error)]
+enum CaptureError {
+    /// The stream would not enter capture mode.
+    #[error("cuStreamBeginCapture: {0:?}")]
+    Begin(DriverError),
+    /// A launch failed while being captured.
+    #[error("a launch failed during capture: {0}")]
+    Launch(BackendError),
+    /// Ending the capture or instantiating its graph failed.
+    #[error("cuStreamEndCapture or cuGraphInstantiate: {0:?}")]
+    End(DriverError),
+    /// The capture ended without a graph.
+    #[error("the capture recorded no graph")]
+    Empty,
+    /// The instantiated graph could not be uploaded.
+    #[error("cuGraphUpload: {0:?}")]
+    Upload(DriverError),
 }
 
 /// A stream capture in progress. Dropped without [`Capture::end`] (an early return, a panic), it ends the

@@ -1,0 +1,83 @@
+//! `gpu-endpoint calibrate`: the calibration use case (`use_cases::calibrate`) run in place; prints the
+//! measured figures and the spec key, or the whole `CalibrationResult` as JSON.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use roofline_cli::predict::parse_hardware;
+use roofline_core::{Precision, find_hardware};
+
+use super::{BackendArgs, CliError, open_store, parse_max_point, parse_precision};
+use crate::device::Device;
+use crate::protocol::PointLimits;
+use crate::use_cases::calibrate::{CalibrationRequest, calibrate};
+
+/// `calibrate` options.
+#[derive(Debug, Clone, Args)]
+pub struct CalibrateArgs {
+    /// Catalog key whose datasheet spec is the starting point.
+    #[arg(long, value_parser = parse_hardware)]
+    pub hardware: Option<String>,
+    /// Precisions to calibrate (default: all the backend runs).
+    #[arg(long, value_delimiter = ',', value_parser = parse_precision)]
+    pub precisions: Vec<Precision>,
+    /// Print the full JSON result.
+    #[arg(long)]
+    pub json: bool,
+    /// Data directory of the result store.
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// Wall-clock cap of one measured point, in seconds: a point past it stops (within one sample) and is a
+    /// `time_limit` failure; the next point runs.
+    #[arg(long, default_value = "60", value_parser = parse_max_point)]
+    pub max_point_seconds: Duration,
+    /// Backend.
+    #[command(flatten)]
+    pub backend: BackendArgs,
+}
+
+/// Runs `calibrate` (the result is stored).
+///
+/// # Errors
+/// [`CliError::Usage`] for an unknown `--hardware`; [`CliError::Runtime`] when the store cannot be opened or
+/// the measurement fails.
+pub fn run(args: &CalibrateArgs) -> Result<(), CliError> {
+    let selected = args.backend.select()?;
+    let store = open_store(args.data_dir.as_ref())?;
+    let request = CalibrationRequest {
+        base: args.hardware.as_deref().map(find_hardware).transpose()?,
+        precisions: (!args.precisions.is_empty()).then(|| args.precisions.clone()),
+    };
+    let device = Device::new(selected.backend);
+    let limits = PointLimits::new(args.max_point_seconds);
+    let result = calibrate(&device.acquire(), Some(&store), &request, &limits)
+        .map_err(|e| CliError::Runtime(e.to_string()))?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&result).map_err(|e| CliError::Runtime(e.to_string()))?
+        );
+    } else {
+        let info = device.backend().device_info();
+        println!("device      {} ({} backend)", info.name, info.backend);
+        println!(
+            "bandwidth   {:.2} GB/s  ({})",
+            result.bandwidth_gb_s, result.bandwidth_measurement.kernel
+        );
+        for p in &result.peaks {
+            println!(
+                "{:<11} {:.4} TFLOP/s at {}  ({})",
+                p.precision.name(),
+                p.achieved_tflops,
+                p.shape,
+                p.measurement.kernel
+            );
+        }
+        for f in &result.failed {
+            println!("{:<11} FAILED ({}): {}", f.precision, f.code, f.message);
+        }
+        println!("spec key    {} (provenance: measured)", result.spec.key);
+    }
+    Ok(())
+}

@@ -1,0 +1,81 @@
+//! The measuring use cases, each written once and called by both the HTTP handlers (`crate::http::routes`)
+//! and the command line (`crate::cli`), which only parse, call and present:
+//!
+//! - [`calibrate`]: bandwidth, kernel overheads and per-precision peaks → a measured `HardwareSpec`.
+//! - [`benchmark`]: a job of shapes × precisions, each point beside its prediction.
+//! - [`step`]: a job measuring every operator of one model step, then the whole step end to end.
+//! - [`analyze`]: the predictions of one shape, and its measurements when asked for.
+//!
+//! Each takes the device (or its guard, `crate::device::DeviceGuard`), the store and one typed request, and
+//! returns wire results.
+//! Measured points are built here, at the edge ([`point_of`]), and stored here ([`store_point`]).
+
+pub mod analyze;
+pub mod benchmark;
+pub mod calibrate;
+pub mod step;
+
+use roofline_core::measurement::MeasuredPoint;
+use roofline_core::wire::{BackendKind, Bottleneck, RooflinePoint};
+use roofline_core::{HardwareSpec, Operator, predict};
+
+use crate::backend::{BackendError, Measured};
+use crate::store::Store;
+
+/// Why a use case produced no result (per-point failures are results: `failed` entries).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum UseCaseError {
+    /// Core refused the input: an unknown key, an invalid shape or spec, a format the device lacks.
+    #[error(transparent)]
+    Input(#[from] roofline_core::Error),
+    /// The device refused or failed: bounds, memory, busy, cancelled, or the measurement itself.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    /// A step names no device to predict on, and the measured one has neither a catalog entry nor a stored
+    /// calibration (each presenter says how to give one).
+    #[error("the {backend} device ({name}) has no catalog entry and no calibration yet")]
+    NoPredictedDevice {
+        /// The backend that measures.
+        backend: BackendKind,
+        /// Its device name.
+        name: String,
+    },
+}
+
+/// The measured point of a measurement, with the bottleneck of its prediction when there is one.
+#[must_use]
+pub fn point_of(measured: Measured, bottleneck: Option<Bottleneck>) -> RooflinePoint {
+    let point = MeasuredPoint::of_operator(
+        &measured.op,
+        measured.precision,
+        &measured.label_suffix,
+        measured.measurement,
+    );
+    RooflinePoint::measured(&point, bottleneck.unwrap_or(Bottleneck::Unknown))
+}
+
+/// The prediction for `op` on `hardware`, as a simulated point (`None` without a spec, or when the device
+/// lacks the path).
+#[must_use]
+pub fn predicted_point(hardware: Option<&HardwareSpec>, op: &Operator) -> Option<RooflinePoint> {
+    let hardware = hardware?;
+    predict(hardware, op)
+        .ok()
+        .map(|p| RooflinePoint::simulated(op, &p))
+}
+
+/// Commits a measured point (with its job, the catalog key it was predicted on and the prediction) to the
+/// store, when there is one. A store failure is logged, never the measurement's failure.
+pub fn store_point(
+    store: Option<&Store>,
+    job_id: Option<&str>,
+    hardware_key: Option<&str>,
+    point: &RooflinePoint,
+    predicted: Option<&RooflinePoint>,
+) {
+    if let Some(store) = store
+        && let Err(e) = store.insert_point(job_id, hardware_key, point, predicted)
+    {
+        tracing::error!(job_id, error = %e, "could not store a point");
+    }
+}

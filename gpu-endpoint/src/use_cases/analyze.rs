@@ -1,0 +1,169 @@
+//! The analyze use case (`POST /api/analyze`): the predictions of one GEMM/GEMV shape from `roofline-core`
+//! for each requested precision, plus, when asked for, its measurements on the device; every failure is
+//! listed with its reason (never an FP16 stand-in).
+
+use roofline_core::wire::{
+    AnalyzeRequest, AnalyzeResponse, ErrorCode, Failure, RUN_ALL_PRECISIONS, RooflinePoint,
+};
+use roofline_core::{HardwareSpec, Operator, Precision, predict};
+
+use super::{UseCaseError, point_of, store_point};
+use crate::backend::{BackendError, MatmulSpec};
+use crate::device::Device;
+use crate::protocol::PointLimits;
+use crate::store::Store;
+
+/// Most precisions one analyze request may list.
+pub const MAX_ANALYZE_PRECISIONS: usize = 16;
+
+/// A checked analyze request: the spec it is predicted on, its shape and the precisions, in order, without
+/// duplicates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnalyzePlan {
+    /// The spec of the predictions (in the requested mode).
+    pub hardware: &'static HardwareSpec,
+    /// The shape (and its default precision).
+    pub request: AnalyzeRequest,
+    /// The precisions to predict and measure.
+    pub precisions: Vec<Precision>,
+}
+
+impl AnalyzePlan {
+    /// Checks `request` on `hardware`: its precisions (`run_all`: every precision of
+    /// [`RUN_ALL_PRECISIONS`]) and its shape.
+    ///
+    /// # Errors
+    /// [`BackendError::InvalidInput`] for an empty or too long list of precisions; core's error for a shape
+    /// it refuses (a zero size).
+    pub fn new(
+        hardware: &'static HardwareSpec,
+        request: AnalyzeRequest,
+        run_all: bool,
+    ) -> Result<AnalyzePlan, UseCaseError> {
+        let list: Vec<Precision> = if run_all {
+            RUN_ALL_PRECISIONS.to_vec()
+        } else {
+            request
+                .precisions
+                .clone()
+                .unwrap_or_else(|| vec![request.precision])
+        };
+        if list.is_empty() || list.len() > MAX_ANALYZE_PRECISIONS {
+            return Err(BackendError::InvalidInput(format!(
+                "precisions must list 1 to {MAX_ANALYZE_PRECISIONS} precisions, got {}",
+                list.len()
+            ))
+            .into());
+        }
+        let mut precisions: Vec<Precision> = Vec::new();
+        for p in list {
+            if !precisions.contains(&p) {
+                precisions.push(p);
+            }
+        }
+        Operator::matmul(request.m, request.n, request.k, request.precision.into())?;
+        Ok(AnalyzePlan {
+            hardware,
+            request,
+            precisions,
+        })
+    }
+
+    /// The measurement of `precision`.
+    fn spec(&self, precision: Precision) -> MatmulSpec {
+        MatmulSpec {
+            m: self.request.m,
+            n: self.request.n,
+            k: self.request.k,
+            precision,
+        }
+    }
+
+    /// Predicts every precision (unsupported ones go to `failed`).
+    fn simulate(&self) -> (Vec<RooflinePoint>, Vec<Failure>) {
+        let mut points = Vec::new();
+        let mut failed = Vec::new();
+        for &precision in &self.precisions {
+            let request = &self.request;
+            let prediction = Operator::matmul(request.m, request.n, request.k, precision.into())
+                .and_then(|op| predict(self.hardware, &op).map(|p| RooflinePoint::simulated(&op, &p)));
+            match prediction {
+                Ok(point) => points.push(point),
+                Err(e @ roofline_core::Error::Unsupported { .. }) => failed.push(Failure {
+                    precision,
+                    code: ErrorCode::Unsupported,
+                    message: format!("prediction: {e}"),
+                }),
+                Err(e) => failed.push(Failure {
+                    precision,
+                    code: ErrorCode::InvalidInput,
+                    message: e.to_string(),
+                }),
+            }
+        }
+        (points, failed)
+    }
+
+    /// The response with the predictions, `measured` and the failures.
+    fn response(
+        &self,
+        simulated: Vec<RooflinePoint>,
+        measured: Vec<RooflinePoint>,
+        failed: Vec<Failure>,
+    ) -> AnalyzeResponse {
+        AnalyzeResponse {
+            hardware: self.hardware.name.clone(),
+            hardware_key: self.hardware.key.clone(),
+            simulated,
+            measured,
+            failed,
+        }
+    }
+}
+
+/// The predictions alone (`measure=false`): no device, no lock, no store.
+#[must_use]
+pub fn predict_only(plan: &AnalyzePlan) -> AnalyzeResponse {
+    let (simulated, failed) = plan.simulate();
+    plan.response(simulated, Vec::new(), failed)
+}
+
+/// The whole analysis: every measurement is checked against the bounds and the memory budget first (before
+/// any allocation), then the predictions are made and the precisions measured one after another while
+/// holding the device. Measured points are committed to the store. Each point runs under `limits`: past its
+/// cap it is a `time_limit` entry in `failed` and the next precision runs; once `limits` is cancelled (the
+/// client went away) the measurement stops within one sample and the device is free.
+///
+/// # Errors
+/// [`BackendError::InvalidInput`] or [`BackendError::TooLarge`] from the checks;
+/// [`BackendError::Busy`] when the device is taken; [`BackendError::Cancelled`] when `limits` was cancelled.
+pub fn analyze(
+    device: &Device,
+    store: Option<&Store>,
+    plan: &AnalyzePlan,
+    limits: &PointLimits,
+) -> Result<AnalyzeResponse, UseCaseError> {
+    for &precision in &plan.precisions {
+        device.check_fits(&plan.spec(precision))?;
+    }
+    let (simulated, mut failed) = plan.simulate();
+    let guard = device.try_acquire()?;
+    let mut measured = Vec::new();
+    for &precision in &plan.precisions {
+        match limits.run(|| guard.measure_matmul(&plan.spec(precision))) {
+            Ok(result) => {
+                let predicted = simulated.iter().find(|p| p.precision == result.precision);
+                let point = point_of(result, predicted.map(|p| p.bottleneck));
+                store_point(store, None, Some(&plan.hardware.key), &point, predicted);
+                measured.push(point);
+            }
+            Err(e @ (BackendError::Busy | BackendError::Cancelled)) => return Err(e.into()),
+            Err(e) => {
+                let mut failure = e.failure(precision);
+                failure.message = format!("measurement: {}", failure.message);
+                failed.push(failure);
+            }
+        }
+    }
+    Ok(plan.response(simulated, measured, failed))
+}

@@ -1,0 +1,220 @@
+//! The benchmark use case: a job of shapes × precisions, each measured on the device beside its prediction
+//! and committed to the store. `POST /api/benchmarks` queues it ([`BenchmarkJobs`], the generic
+//! `jobs::JobManager` over [`Benchmark`]); `gpu-endpoint bench` and `compare` run it in place ([`run`]).
+
+use roofline_core::HardwareSpec;
+use roofline_core::wire::{BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkPointEvent, BenchmarkRequest};
+
+use super::{point_of, predicted_point, store_point};
+use crate::backend::{BackendError, MatmulSpec};
+use crate::device::{Device, DeviceGuard};
+use crate::jobs::{JobContext, JobEventKind, JobKind, JobManager, event_json};
+use crate::store::Store;
+
+/// Most shapes in one job.
+pub const MAX_SHAPES: usize = 64;
+/// Most precisions in one job.
+pub const MAX_PRECISIONS: usize = 16;
+/// Most benchmark jobs waiting in the queue.
+pub const MAX_QUEUED: usize = 16;
+
+/// A checked benchmark request with the spec its predictions use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchmarkPlan {
+    /// What was asked for.
+    pub request: BenchmarkRequest,
+    /// The spec of the predictions beside each point, when there is one (the request's catalog key in its
+    /// mode, or the command line's `--spec`).
+    pub hardware: Option<HardwareSpec>,
+}
+
+impl BenchmarkPlan {
+    /// Checks the counts of `request` (1..=[`MAX_SHAPES`] shapes, 1..=[`MAX_PRECISIONS`] precisions) and the
+    /// measurement bounds of every shape.
+    ///
+    /// # Errors
+    /// [`BackendError::InvalidInput`].
+    pub fn new(
+        request: BenchmarkRequest,
+        hardware: Option<HardwareSpec>,
+    ) -> Result<BenchmarkPlan, BackendError> {
+        if request.shapes.is_empty() || request.shapes.len() > MAX_SHAPES {
+            return Err(BackendError::InvalidInput(format!(
+                "shapes must list 1 to {MAX_SHAPES} shapes, got {}",
+                request.shapes.len()
+            )));
+        }
+        if request.precisions.is_empty() || request.precisions.len() > MAX_PRECISIONS {
+            return Err(BackendError::InvalidInput(format!(
+                "precisions must list 1 to {MAX_PRECISIONS} precisions, got {}",
+                request.precisions.len()
+            )));
+        }
+        let plan = BenchmarkPlan { request, hardware };
+        for (spec, _) in plan.points() {
+            spec.check_bounds()?;
+        }
+        Ok(plan)
+    }
+
+    /// Points the job will try (shapes × precisions).
+    #[must_use]
+    pub fn total(&self) -> u32 {
+        u32::try_from(self.request.shapes.len() * self.request.precisions.len()).unwrap_or(u32::MAX)
+    }
+
+    /// Refuses the job when any point's buffers exceed the device's memory budget, before it is queued.
+    ///
+    /// # Errors
+    /// [`BackendError::TooLarge`].
+    pub fn check_fits(&self, device: &Device) -> Result<(), BackendError> {
+        self.points().try_for_each(|(spec, _)| device.check_fits(&spec))
+    }
+
+    /// Every point in order (shapes outer, precisions inner), with its `MxNxK` label.
+    fn points(&self) -> impl Iterator<Item = (MatmulSpec, String)> + '_ {
+        self.request.shapes.iter().flat_map(move |&[m, n, k]| {
+            self.request
+                .precisions
+                .iter()
+                .map(move |&precision| (MatmulSpec { m, n, k, precision }, format!("{m}x{n}x{k}")))
+        })
+    }
+}
+
+/// One event of a benchmark job.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BenchmarkEvent {
+    /// A measured point.
+    Point(Box<BenchmarkPointEvent>),
+    /// A point that failed.
+    Failed(BenchmarkFailedEvent),
+    /// The job ended.
+    Done(BenchmarkDoneEvent),
+}
+
+impl JobEventKind for BenchmarkEvent {
+    /// SSE event name: `point`, `failed` or `done`.
+    fn name(&self) -> &'static str {
+        match self {
+            BenchmarkEvent::Point(_) => "point",
+            BenchmarkEvent::Failed(_) => "failed",
+            BenchmarkEvent::Done(_) => "done",
+        }
+    }
+
+    fn json(&self) -> String {
+        match self {
+            BenchmarkEvent::Point(e) => event_json(e),
+            BenchmarkEvent::Failed(e) => event_json(e),
+            BenchmarkEvent::Done(e) => event_json(e),
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        matches!(self, BenchmarkEvent::Done(_))
+    }
+}
+
+/// Measures every point of `plan` in order, calling `emit` after each (after it is committed to the store).
+/// Each point runs under the job's limits: past its time cap it becomes a `failed` event with code
+/// `time_limit` and the next point runs; once the limits are cancelled the job stops (within one sample) and
+/// reports `cancelled`. Returns the `done` event (also emitted).
+pub fn run(
+    guard: &DeviceGuard<'_>,
+    store: Option<&Store>,
+    plan: &BenchmarkPlan,
+    job: &JobContext<'_>,
+    mut emit: impl FnMut(BenchmarkEvent),
+) -> BenchmarkDoneEvent {
+    let total = plan.total();
+    let hardware = plan.hardware.as_ref();
+    let (mut measured, mut failed) = (0u32, 0u32);
+    let mut cancelled = false;
+    for (index, (spec, shape)) in (0u32..).zip(plan.points()) {
+        if job.limits.is_cancelled() {
+            cancelled = true;
+            break;
+        }
+        match job.limits.run(|| guard.measure_matmul(&spec)) {
+            Err(BackendError::Cancelled) => {
+                cancelled = true;
+                break;
+            }
+            Ok(result) => {
+                let predicted = predicted_point(hardware, &result.op);
+                let point = point_of(result, predicted.as_ref().map(|p| p.bottleneck));
+                let error_pct = predicted
+                    .as_ref()
+                    .map(|p| (point.time_us - p.time_us) / p.time_us * 100.0);
+                store_point(
+                    store,
+                    Some(job.id),
+                    hardware.map(|h| h.key.as_str()),
+                    &point,
+                    predicted.as_ref(),
+                );
+                measured += 1;
+                emit(BenchmarkEvent::Point(Box::new(BenchmarkPointEvent {
+                    job_id: job.id.to_owned(),
+                    index,
+                    total,
+                    point,
+                    predicted,
+                    error_pct,
+                })));
+            }
+            Err(e) => {
+                failed += 1;
+                emit(BenchmarkEvent::Failed(BenchmarkFailedEvent {
+                    job_id: job.id.to_owned(),
+                    index,
+                    total,
+                    shape,
+                    failure: e.failure(spec.precision),
+                }));
+            }
+        }
+    }
+    let done = BenchmarkDoneEvent {
+        job_id: job.id.to_owned(),
+        measured,
+        failed,
+        cancelled,
+    };
+    emit(BenchmarkEvent::Done(done.clone()));
+    done
+}
+
+/// Benchmark jobs: the points of a [`BenchmarkPlan`], measured by [`run`].
+pub struct Benchmark;
+
+impl JobKind for Benchmark {
+    type Request = BenchmarkPlan;
+    type Event = BenchmarkEvent;
+    const NAME: &'static str = "benchmark";
+    const ID_PREFIX: &'static str = "job";
+    const MAX_QUEUED: usize = MAX_QUEUED;
+
+    fn cancelled_while_queued(job_id: &str, _plan: &BenchmarkPlan) -> BenchmarkEvent {
+        BenchmarkEvent::Done(BenchmarkDoneEvent {
+            job_id: job_id.to_owned(),
+            measured: 0,
+            failed: 0,
+            cancelled: true,
+        })
+    }
+
+    fn run(
+        guard: &DeviceGuard<'_>,
+        store: Option<&Store>,
+        plan: &BenchmarkPlan,
+        job: &JobContext<'_>,
+        emit: impl FnMut(BenchmarkEvent),
+    ) {
+        run(guard, store, plan, job, emit);
+    }
+}
+
+/// The benchmark-job queue and its worker.
+pub type BenchmarkJobs = JobManager<Benchmark>;

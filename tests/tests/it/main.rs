@@ -1,0 +1,14 @@
+//! The tests of roofline-tests, one binary (one link instead of one per file): the catalog against its
+//! sources, reference mode's accuracy on the committed H100 measurements, the workspace's tidiness, and the
+//! real-browser tests of the built page against an in-process `gpu-endpoint`.
+
+mod browser_advisor;
+mod browser_analyzer;
+mod browser_closed_loop;
+mod browser_models;
+mod browser_polish;
+mod browser_roofline;
+mod browser_step;
+mod catalog_sources;
+mod reference_accuracy;
+mod tidy;

@@ -1,0 +1,419 @@
+//! Share links: the URL query that restores a scenario exactly ([`Scenario::to_query`],
+//! [`Scenario::from_query`]) and [`SharedLink`], which also carries the custom devices and imported models
+//! the scenario and its pins use (compact JSON, validated on the way in) and the pins.
+
+use roofline_core::{HardwareSpec, Mode, ModelConfig};
+
+use crate::scenario::{Scenario, legacy_mode};
+use crate::sliders::{BATCH_RANGE, CONTEXT_RANGE};
+
+/// The largest GPU count a link may ask for (core refuses what the device's domain cannot hold).
+pub const MAX_GPUS: u64 = 1024;
+
+impl Scenario {
+    /// The URL query (without `?`) that restores this scenario exactly, form-urlencoded.
+    #[must_use]
+    pub fn to_query(&self) -> String {
+        form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(self.query_pairs())
+            .finish()
+    }
+
+    /// The query's fields in order; `tp` and `ep` only when they are not 1.
+    fn query_pairs(&self) -> Vec<(&'static str, String)> {
+        let c = self.corrections;
+        let flags: String = [(c.launch_floor, 'l'), (c.wave_quantization, 'w')]
+            .iter()
+            .filter_map(|&(on, f)| on.then_some(f))
+            .collect();
+        let precisions: Vec<&str> = self.kernel.precisions.iter().map(|p| p.name()).collect();
+        let pairs = [
+            ("hw", self.hardware.clone()),
+            ("model", self.model.clone()),
+            ("cfg", self.config.clone()),
+            (
+                "phase",
+                if self.prefill { "prefill" } else { "decode" }.to_owned(),
+            ),
+            ("b", self.batch.to_string()),
+            ("s", self.context.to_string()),
+            ("tp", self.gpus.to_string()),
+            ("ep", self.experts.to_string()),
+            ("mode", c.mode.name().to_owned()),
+            ("corr", flags),
+            ("m", self.kernel.m.to_string()),
+            ("n", self.kernel.n.to_string()),
+            ("k", self.kernel.k.to_string()),
+            ("p", precisions.join(",")),
+            (
+                "eng",
+                self.engine.map_or_else(String::new, |e| e.key().to_owned()),
+            ),
+        ];
+        pairs
+            .into_iter()
+            .filter(|(k, _)| {
+                (*k != "tp" || self.gpus != 1)
+                    && (*k != "ep" || self.experts != 1)
+                    && (*k != "eng" || self.engine.is_some())
+            })
+            .collect()
+    }
+
+    /// Reads a form-urlencoded URL query (with or without `?`; `%20` and `+` both read as a space); absent or
+    /// unreadable fields keep their defaults, numbers are clamped to the slider ranges. A missing `mode` is
+    /// reference, or calibrated for an older link whose `corr` flags hold `c` (calibrated roofs on). Returns
+    /// `None` when the query names no scenario field.
+    #[must_use]
+    pub fn from_query(query: &str) -> Option<Scenario> {
+        let mut s = Scenario::default();
+        let (mut any, mut mode, mut legacy_calibrated) = (false, None, false);
+        for (key, value) in form_urlencoded::parse(query.trim_start_matches('?').as_bytes()) {
+            let num = |lo: u64, hi: u64| value.parse::<u64>().ok().map(|v| v.clamp(lo, hi));
+            any |= match key.as_ref() {
+                "hw" => {
+                    s.hardware = value.into_owned();
+                    true
+                }
+                "model" => {
+                    s.model = value.into_owned();
+                    true
+                }
+                "cfg" => {
+                    s.config = value.into_owned();
+                    true
+                }
+                "phase" => {
+                    s.prefill = value == "prefill";
+                    true
+                }
+                "b" => num(BATCH_RANGE.0, BATCH_RANGE.1).map(|v| s.batch = v).is_some(),
+                "s" => num(CONTEXT_RANGE.0, CONTEXT_RANGE.1)
+                    .map(|v| s.context = v)
+                    .is_some(),
+                "tp" => num(1, MAX_GPUS)
+                    .and_then(|v| u32::try_from(v).ok())
+                    .map(|v| s.gpus = v)
+                    .is_some(),
+                "ep" => num(1, MAX_GPUS)
+                    .and_then(|v| u32::try_from(v).ok())
+                    .map(|v| s.experts = v)
+                    .is_some(),
+                "mode" => {
+                    mode = Mode::parse(&value).ok();
+                    mode.is_some()
+                }
+                "corr" => {
+                    s.corrections.launch_floor = value.contains('l');
+                    s.corrections.wave_quantization = value.contains('w');
+                    legacy_calibrated = value.contains('c');
+                    true
+                }
+                "m" => num(1, roofline_core::ops::MAX_DIM)
+                    .map(|v| s.kernel.m = v)
+                    .is_some(),
+                "n" => num(1, roofline_core::ops::MAX_DIM)
+                    .map(|v| s.kernel.n = v)
+                    .is_some(),
+                "k" => num(1, roofline_core::ops::MAX_DIM)
+                    .map(|v| s.kernel.k = v)
+                    .is_some(),
+                "p" => {
+                    s.kernel.precisions = value.split(',').filter_map(|n| n.parse().ok()).collect();
+                    true
+                }
+                "eng" => {
+                    s.engine = roofline_core::Engine::parse(&value).ok();
+                    s.engine.is_some()
+                }
+                _ => false,
+            };
+        }
+        s.corrections.mode = mode.unwrap_or(legacy_mode(legacy_calibrated));
+        any.then_some(s)
+    }
+}
+
+/// What a share link carries: the scenario, the custom devices it and its pins need (compact JSON, validated
+/// on the way in), and the pins (`None` when the link has none: older links keep the saved pins).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedLink {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// Custom devices named by the scenario or its pins.
+    pub devices: Vec<HardwareSpec>,
+    /// Imported models named by the scenario or its pins.
+    pub models: Vec<ModelConfig>,
+    /// Devices and models in the link that could not be read (shown as a notice, never silently dropped).
+    pub bad_devices: Vec<String>,
+    /// The pins, when the link lists them.
+    pub pins: Option<Vec<Scenario>>,
+}
+
+impl SharedLink {
+    /// The form-urlencoded URL query (without `?`) for `scenario` with the custom devices and imported models
+    /// that it and `pins` use, and the pins: `…&dev=<compact JSON>&mdl=<compact JSON>&pins=<n>&pin=<query>…`
+    /// (`pins=0` when there are none).
+    #[must_use]
+    pub fn query(
+        scenario: &Scenario,
+        custom: &[HardwareSpec],
+        models: &[ModelConfig],
+        pins: &[Scenario],
+    ) -> String {
+        let mut q = form_urlencoded::Serializer::new(String::new());
+        q.extend_pairs(scenario.query_pairs());
+        let mut keys: Vec<&str> = Vec::new();
+        for key in std::iter::once(&scenario.hardware).chain(pins.iter().map(|p| &p.hardware)) {
+            if !keys.contains(&key.as_str()) {
+                keys.push(key);
+            }
+        }
+        for spec in keys.iter().filter_map(|k| custom.iter().find(|h| h.key == *k)) {
+            let json = serde_json::to_string(spec).unwrap_or_default();
+            q.append_pair("dev", &json);
+        }
+        let mut model_keys: Vec<&str> = Vec::new();
+        for key in std::iter::once(&scenario.model).chain(pins.iter().map(|p| &p.model)) {
+            if !model_keys.contains(&key.as_str()) {
+                model_keys.push(key);
+            }
+        }
+        for model in model_keys
+            .iter()
+            .filter_map(|k| models.iter().find(|m| m.key == *k))
+        {
+            let json = serde_json::to_string(model).unwrap_or_default();
+            q.append_pair("mdl", &json);
+        }
+        q.append_pair("pins", &pins.len().to_string());
+        for pin in pins {
+            q.append_pair("pin", &pin.to_query());
+        }
+        q.finish()
+    }
+
+    /// Reads a link's query; `None` when it names no scenario field.
+    #[must_use]
+    pub fn from_query(query: &str) -> Option<SharedLink> {
+        let scenario = Scenario::from_query(query)?;
+        let (mut devices, mut models, mut bad_devices, mut pins, mut any_pins) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), false);
+        for (key, value) in form_urlencoded::parse(query.trim_start_matches('?').as_bytes()) {
+            match key.as_ref() {
+                "dev" => match HardwareSpec::from_json(&value) {
+                    Ok(mut spec) if roofline_core::find_hardware(&spec.key).is_err() => {
+                        if spec.provenance != roofline_core::Provenance::Measured {
+                            spec.provenance = roofline_core::Provenance::Custom;
+                        }
+                        devices.push(spec);
+                    }
+                    Ok(spec) => bad_devices.push(format!("'{}' is a catalog key", spec.key)),
+                    Err(e) => bad_devices.push(e.to_string()),
+                },
+                "mdl" => match serde_json::from_str::<ModelConfig>(&value) {
+                    Ok(model) if roofline_core::find_model(&model.key).is_ok() => {
+                        bad_devices.push(format!("model '{}' is a preset key", model.key));
+                    }
+                    Ok(model) => match model.check() {
+                        Ok(()) => models.push(model),
+                        Err(e) => bad_devices.push(format!("model '{}': {e}", model.key)),
+                    },
+                    Err(e) => bad_devices.push(format!("model: {e}")),
+                },
+                "pins" => any_pins = true,
+                "pin" => {
+                    any_pins = true;
+                    pins.extend(Scenario::from_query(&value));
+                }
+                _ => {}
+            }
+        }
+        Some(SharedLink {
+            scenario,
+            devices,
+            models,
+            bad_devices,
+            pins: any_pins.then_some(pins),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use roofline_core::Precision;
+
+    use crate::presets::resolve_hardware;
+    use crate::scenario::{CorrectionToggles, KernelSpec};
+
+    #[test]
+    fn query_round_trips_every_field() {
+        let s = Scenario {
+            hardware: "my gpu/β".to_owned(),
+            model: "llama-3.1-70b".to_owned(),
+            config: "fp8".to_owned(),
+            prefill: true,
+            batch: 64,
+            context: 131_072,
+            gpus: 4,
+            experts: 2,
+            corrections: CorrectionToggles {
+                launch_floor: true,
+                wave_quantization: false,
+                mode: Mode::Datasheet,
+            },
+            kernel: KernelSpec {
+                m: 2048,
+                n: 14336,
+                k: 4096,
+                precisions: vec![Precision::Bf16, Precision::Nvfp4],
+            },
+            engine: Some(roofline_core::Engine::Sglang),
+        };
+        assert_eq!(Scenario::from_query(&format!("?{}", s.to_query())), Some(s));
+        assert_eq!(Scenario::from_query("?utm_source=x"), None);
+    }
+
+    #[test]
+    fn reserved_and_non_ascii_characters_round_trip_and_old_links_still_read() {
+        let awkward = "a&b=c%d+e fβ";
+        let s = Scenario {
+            hardware: awkward.to_owned(),
+            kernel: KernelSpec {
+                precisions: vec![Precision::Fp16, Precision::Int8],
+                ..KernelSpec::default()
+            },
+            ..Scenario::default()
+        };
+        let pin = Scenario {
+            model: awkward.to_owned(),
+            ..Scenario::default()
+        };
+        let query = SharedLink::query(&s, &[], &[], std::slice::from_ref(&pin));
+        let link = SharedLink::from_query(&query).unwrap();
+        assert_eq!(
+            (&link.scenario, &link.pins),
+            (&s, &Some(vec![pin.clone()])),
+            "{query}"
+        );
+        // The hand-written encoder these links had before escaped a space as `%20` and kept `,` as it is.
+        let old = "hw=a%26b%3Dc%25d%2Be%20f%CE%B2&p=FP16,INT8&pins=1\
+                   &pin=model%3Da%2526b%253Dc%2525d%252Be%2520f%25CE%25B2";
+        let link = SharedLink::from_query(old).unwrap();
+        assert_eq!((link.scenario, link.pins), (s, Some(vec![pin])));
+    }
+
+    #[test]
+    fn every_mode_round_trips_through_the_url() {
+        for mode in Mode::ALL {
+            let mut s = Scenario::default();
+            s.corrections.mode = mode;
+            let query = s.to_query();
+            assert!(query.contains(&format!("mode={mode}")), "{query}");
+            assert_eq!(Scenario::from_query(&query), Some(s));
+        }
+    }
+
+    #[test]
+    fn old_links_keep_their_mode() {
+        // Before modes, `c` among the corrections meant calibrated roofs; without it, datasheet roofs, which
+        // now read as the default mode.
+        let old = Scenario::from_query("hw=gb10&corr=lc").unwrap();
+        assert_eq!(old.corrections.mode, Mode::Calibrated);
+        assert!(old.corrections.launch_floor && !old.corrections.wave_quantization);
+        assert_eq!(
+            Scenario::from_query("hw=gb10&corr=w").unwrap().corrections.mode,
+            Mode::Reference
+        );
+        assert_eq!(
+            Scenario::from_query("hw=gb10").unwrap().corrections.mode,
+            Mode::Reference
+        );
+        assert_eq!(
+            Scenario::from_query("corr=c&mode=datasheet")
+                .unwrap()
+                .corrections
+                .mode,
+            Mode::Datasheet,
+            "an explicit mode wins"
+        );
+        assert_eq!(
+            Scenario::from_query("hw=gb10&mode=ideal")
+                .unwrap()
+                .corrections
+                .mode,
+            Mode::Reference
+        );
+    }
+
+    #[test]
+    fn share_links_carry_custom_devices_and_pins() {
+        let mut mine = resolve_hardware("h100_sxm", &[]).unwrap();
+        mine.key = "my_gpu".into();
+        mine.name = "My GPU".into();
+        mine.provenance = roofline_core::Provenance::Custom;
+        let s = Scenario {
+            hardware: "my_gpu".into(),
+            batch: 8,
+            ..Scenario::default()
+        };
+        let pin = Scenario {
+            hardware: "h100_sxm".into(),
+            ..Scenario::default()
+        };
+        let query = SharedLink::query(&s, std::slice::from_ref(&mine), &[], std::slice::from_ref(&pin));
+        let link = SharedLink::from_query(&query).unwrap();
+        assert_eq!(link.scenario, s);
+        assert_eq!(link.devices, vec![mine.clone()]);
+        assert_eq!(link.pins, Some(vec![pin]));
+        assert!(link.bad_devices.is_empty());
+        // No pins listed: the saved ones stay; an unreadable device is reported.
+        let link = SharedLink::from_query("hw=my_gpu&dev=%7Bnope").unwrap();
+        assert_eq!(
+            (link.pins, link.devices.len(), link.bad_devices.len()),
+            (None, 0, 1)
+        );
+        // Removing the last pin is carried too.
+        let none = SharedLink::query(&s, &[mine], &[], &[]);
+        assert_eq!(SharedLink::from_query(&none).unwrap().pins, Some(Vec::new()));
+    }
+
+    #[test]
+    fn share_links_carry_imported_models_and_the_gpu_count_only_when_not_one() {
+        let json = include_str!("../../core/tests/data/hf/qwen3-8b.json");
+        let model = crate::models::import_model(None, json, &[]).unwrap();
+        let s = Scenario {
+            model: model.key.clone(),
+            gpus: 2,
+            ..Scenario::default()
+        };
+        let query = SharedLink::query(&s, &[], std::slice::from_ref(&model), &[]);
+        assert!(query.contains("&tp=2&"), "{query}");
+        let link = SharedLink::from_query(&query).unwrap();
+        assert_eq!((link.scenario, link.models), (s, vec![model.clone()]));
+        // Presets are not carried, one GPU is not written, and older links read as one GPU.
+        let plain = SharedLink::query(&Scenario::default(), &[], &[model], &[]);
+        assert!(!plain.contains("mdl=") && !plain.contains("tp="), "{plain}");
+        assert_eq!(SharedLink::from_query(&plain).unwrap().scenario.gpus, 1);
+        let saved: Scenario = serde_json::from_str(r#"{"batch": 4}"#).unwrap();
+        assert_eq!(saved.gpus, 1);
+        // A model link that is not a model, or claims a preset's key, is reported.
+        let preset = serde_json::to_string(roofline_core::find_model("llama-3.1-8b").unwrap()).unwrap();
+        let bad = format!(
+            "hw=gb10&mdl=%7Bnope&{}",
+            form_urlencoded::Serializer::new(String::new())
+                .append_pair("mdl", &preset)
+                .finish()
+        );
+        let link = SharedLink::from_query(&bad).unwrap();
+        assert_eq!((link.models.len(), link.bad_devices.len()), (0, 2));
+    }
+
+    #[test]
+    fn query_clamps_and_ignores_garbage() {
+        let s = Scenario::from_query("b=100000&s=1&p=FP16,nope,INT8&m=abc").unwrap();
+        assert_eq!((s.batch, s.context, s.kernel.m), (512, 32, 1));
+        assert_eq!(s.kernel.precisions, vec![Precision::Fp16, Precision::Int8]);
+    }
+}

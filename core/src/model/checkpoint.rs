@@ -28,6 +28,10 @@
 //! quantizes an embedding, and DeepSeek's router is no `Linear`). Anything else — an unknown method, scheme
 //! or field value — is [`Error::InvalidModelConfig`] naming the field, never a silent BF16.
 
+mod naming;
+
+pub(super) use naming::Naming;
+use naming::names;
 use regex_lite::Regex;
 use serde_json::{Map, Value};
 
@@ -36,136 +40,6 @@ use super::hf::Fields;
 use crate::error::Error;
 use crate::precision::{ActivationScale, Precision};
 use crate::quant_config::{LinearFormat, Module, ModuleFormat, QuantConfig};
-
-/// How an architecture's transformers classes name the linear layers of one decoder layer, relative to
-/// `{layers}.{i}.`.
-pub(super) struct Naming {
-    /// The decoder layers' path, e.g. `model.layers`.
-    pub(super) layers: &'static str,
-    /// Attention projections.
-    pub(super) attention: &'static [&'static str],
-    /// A dense FFN's projections.
-    pub(super) dense: &'static [&'static str],
-    /// The routed experts' container (`mlp.experts`), and whether its projections are one tensor for all
-    /// experts (gpt-oss, Llama 4) instead of one module per expert.
-    pub(super) experts: (&'static str, bool),
-    /// Each expert's projections (or the fused tensors' names).
-    pub(super) expert_projections: &'static [&'static str],
-    /// The shared experts' projections.
-    pub(super) shared: &'static [&'static str],
-}
-
-/// Projections of a Llama-style attention and gated FFN.
-const QKVO: [&str; 4] = [
-    "self_attn.q_proj",
-    "self_attn.k_proj",
-    "self_attn.v_proj",
-    "self_attn.o_proj",
-];
-const GATED_MLP: [&str; 3] = ["mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"];
-const GATED: [&str; 3] = ["gate_proj", "up_proj", "down_proj"];
-
-impl Naming {
-    /// Llama, Mistral, Qwen2/3, Qwen3-MoE, Gemma 3: `self_attn.{q,k,v,o}_proj`, `mlp.{gate,up,down}_proj`,
-    /// experts `mlp.experts.{j}.{gate,up,down}_proj`.
-    pub(super) const LLAMA: Naming = Naming {
-        layers: "model.layers",
-        attention: &QKVO,
-        dense: &GATED_MLP,
-        experts: ("mlp.experts", false),
-        expert_projections: &GATED,
-        shared: &[],
-    };
-    /// Mixtral: experts `block_sparse_moe.experts.{j}.w1/w2/w3`.
-    pub(super) const MIXTRAL: Naming = Naming {
-        experts: ("block_sparse_moe.experts", false),
-        expert_projections: &["w1", "w2", "w3"],
-        ..Naming::LLAMA
-    };
-    /// DeepSeek-V3, Kimi K2: MLA projections, experts and `mlp.shared_experts`.
-    pub(super) const DEEPSEEK: Naming = Naming {
-        attention: &[
-            "self_attn.q_a_proj",
-            "self_attn.q_b_proj",
-            "self_attn.kv_a_proj_with_mqa",
-            "self_attn.kv_b_proj",
-            "self_attn.o_proj",
-        ],
-        shared: &[
-            "mlp.shared_experts.gate_proj",
-            "mlp.shared_experts.up_proj",
-            "mlp.shared_experts.down_proj",
-        ],
-        ..Naming::LLAMA
-    };
-    /// gpt-oss: fused expert tensors `mlp.experts.gate_up_proj`, `mlp.experts.down_proj`.
-    pub(super) const GPT_OSS: Naming = Naming {
-        experts: ("mlp.experts", true),
-        expert_projections: &["gate_up_proj", "down_proj"],
-        ..Naming::LLAMA
-    };
-    /// Llama 4: `feed_forward` FFNs, fused experts and one `shared_expert`.
-    pub(super) const LLAMA4: Naming = Naming {
-        layers: "language_model.model.layers",
-        dense: &[
-            "feed_forward.gate_proj",
-            "feed_forward.up_proj",
-            "feed_forward.down_proj",
-        ],
-        experts: ("feed_forward.experts", true),
-        expert_projections: &["gate_up_proj", "down_proj"],
-        shared: &[
-            "feed_forward.shared_expert.gate_proj",
-            "feed_forward.shared_expert.up_proj",
-            "feed_forward.shared_expert.down_proj",
-        ],
-        ..Naming::LLAMA
-    };
-}
-
-/// The linear-layer names of `module` in `model` (empty for a module the model lacks).
-fn names(model: &ModelConfig, naming: &Naming, module: Module) -> Vec<String> {
-    let dense = model.dense_layers();
-    let layer = |range: std::ops::Range<u32>, suffixes: &[&str]| -> Vec<String> {
-        range
-            .flat_map(|i| suffixes.iter().map(move |s| format!("{}.{i}.{s}", naming.layers)))
-            .collect()
-    };
-    match module {
-        Module::Attention => layer(0..model.layers, naming.attention),
-        Module::DenseMlp if model.ffn_dim > 0 => layer(0..dense, naming.dense),
-        Module::SharedExperts if model.moe.is_some_and(|m| m.shared_experts > 0) => {
-            layer(dense..model.layers, naming.shared)
-        }
-        Module::RoutedExperts => match model.moe {
-            Some(m) => {
-                let (container, fused) = naming.experts;
-                let experts: Vec<String> = if fused {
-                    vec![container.to_owned()]
-                } else {
-                    // The first and the last expert stand for all of them.
-                    [0, m.experts - 1]
-                        .iter()
-                        .map(|j| format!("{container}.{j}"))
-                        .collect()
-                };
-                (dense..model.layers)
-                    .flat_map(|i| {
-                        experts.iter().flat_map(move |e| {
-                            naming
-                                .expert_projections
-                                .iter()
-                                .map(move |p| format!("{}.{i}.{e}.{p}", naming.layers))
-                        })
-                    })
-                    .collect()
-            }
-            None => Vec::new(),
-        },
-        Module::Head if !model.tied_embeddings => vec!["lm_head".to_owned()],
-        _ => Vec::new(),
-    }
-}
 
 /// How a method's patterns match a module name.
 enum Pattern {
@@ -186,26 +60,20 @@ impl Pattern {
             .join(".*")
     }
 
-    fn anywhere(text: &str) -> Result<Pattern, String> {
-        Regex::new(&Pattern::glob(text))
-            .map(Pattern::Anywhere)
-            .map_err(|e| e.to_string())
+    fn anywhere(text: &str) -> Result<Pattern, regex_lite::Error> {
+        Regex::new(&Pattern::glob(text)).map(Pattern::Anywhere)
     }
 
-    fn compressed_tensors(text: &str) -> Result<Pattern, String> {
+    fn compressed_tensors(text: &str) -> Result<Pattern, regex_lite::Error> {
         let source = match text.strip_prefix("re:") {
             Some(re) => format!("^(?:{re})"),
             None => format!("^{}(?:\\..*)?$", regex_lite::escape(text)),
         };
-        Regex::new(&source)
-            .map(Pattern::FromStart)
-            .map_err(|e| e.to_string())
+        Regex::new(&source).map(Pattern::FromStart)
     }
 
-    fn modelopt(text: &str) -> Result<Pattern, String> {
-        Regex::new(&format!("^{}(?:\\..*)?$", Pattern::glob(text)))
-            .map(Pattern::Whole)
-            .map_err(|e| e.to_string())
+    fn modelopt(text: &str) -> Result<Pattern, regex_lite::Error> {
+        Regex::new(&format!("^{}(?:\\..*)?$", Pattern::glob(text))).map(Pattern::Whole)
     }
 
     fn matches(&self, name: &str) -> bool {
@@ -219,7 +87,7 @@ impl Pattern {
 fn patterns(
     q: &Fields<'_>,
     field: &str,
-    parse: fn(&str) -> Result<Pattern, String>,
+    parse: fn(&str) -> Result<Pattern, regex_lite::Error>,
 ) -> Result<Vec<Pattern>, Error> {
     q.strings(field)?
         .iter()

@@ -3,7 +3,7 @@
 //! published TFLOP/s or time, whether the time includes the activation quantization, and the URL). Most
 //! large-shape rows are the measurements the family fractions come from (in-sample, so small errors are by
 //! construction); the small-M rows (decode GEMVs, M ≤ 256) test the floors and small-M bandwidth fractions
-//! out of sample. `cargo test -p roofline-tests --test low_precision_accuracy -- --nocapture` prints the
+//! out of sample. `cargo test -p roofline-tests --test it low_precision -- --nocapture` prints the
 //! table of docs/validation/low-precision.md.
 
 use roofline_core::measurement::{MeasuredOp, MeasuredPoint, Measurement};

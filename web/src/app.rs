@@ -93,7 +93,9 @@ pub fn App() -> impl IntoView {
     let own = Memo::new(move |_| specs.with(|d| d.own().cloned()).unwrap_or_else(|| hardware.get()));
     let mode_notice = Memo::new(move |_| resolved.with(|r| r.effective.notice.clone()));
     let mode_caption = Memo::new(move |_| hardware.with(mode_label));
-    let ceilings = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.used_reference_ceilings(h))));
+    let ceilings = Memo::new(move |_| {
+        hardware.with(|h| models.with(|m| scenario.with(|s| s.used_reference_ceilings(h, m))))
+    });
     let analysis = Memo::new(move |_| hardware.with(|h| models.with(|m| scenario.with(|s| s.analyze(h, m)))));
     let rows = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.kernel.evaluate(h))));
     let pinned = Memo::new(move |_| {

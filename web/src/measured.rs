@@ -186,6 +186,7 @@ pub(crate) mod tests {
             bottleneck: roofline_core::wire::Bottleneck::Memory,
             bandwidth_gb_s: None,
             operands: None,
+            activation_quantization: None,
             measurement: Some(Measurement {
                 backend: roofline_core::wire::BackendKind::Cpu,
                 device_name: "Test CPU".to_owned(),

@@ -4,9 +4,9 @@
 
 use roofline_core::hardware::Sourced;
 use roofline_core::{
-    Advice, Corrections, Error, HardwareSpec, Mode, ModelAnalysis, ModelConfig, Operator, Parallelism, Phase,
-    Precision, Prediction, Recommendation, Workload, advise_model_parallel, analyze_model_parallel,
-    find_quant_config, predict, recommend_model_parallel,
+    Advice, Corrections, Engine, Error, GemmFamily, HardwareSpec, Mode, ModelAnalysis, ModelConfig, Operator,
+    Parallelism, Phase, Precision, Prediction, QuantConfig, QuantizeKernel, Recommendation, Workload,
+    advise_model_parallel, analyze_model_parallel, find_quant_config, predict, recommend_model_for_engine,
 };
 use serde::{Deserialize, Serialize};
 
@@ -146,6 +146,10 @@ pub struct Scenario {
     pub corrections: CorrectionToggles,
     /// The kernel spot check.
     pub kernel: KernelSpec,
+    /// The serving engine the advice keeps to (its documented quantization support) and whose defaults the
+    /// serving view takes ([`Scenario::serving_engine`]); `None`: any of vLLM, SGLang and TensorRT-LLM (and
+    /// in scenarios saved before it existed).
+    pub engine: Option<Engine>,
     /// The view the page shows (the step in scenarios saved before the serving view existed).
     pub view: View,
     /// The serving view's inputs (defaults in scenarios saved before it existed).
@@ -165,6 +169,7 @@ impl Default for Scenario {
             experts: 1,
             corrections: CorrectionToggles::default(),
             kernel: KernelSpec::default(),
+            engine: None,
             view: View::default(),
             serving: ServingInputs::default(),
         }
@@ -172,6 +177,12 @@ impl Default for Scenario {
 }
 
 impl Scenario {
+    /// The engine whose defaults the serving view takes: the scenario's, else core's default engine (vLLM).
+    #[must_use]
+    pub fn serving_engine(&self) -> Engine {
+        self.engine.unwrap_or_default()
+    }
+
     /// The workload of the scenario, as `roofline_core` takes it.
     #[must_use]
     pub fn workload(&self) -> Workload {
@@ -225,14 +236,12 @@ impl Scenario {
     /// An unknown model or config key, or anything `analyze_model_parallel` rejects (unsupported formats, a
     /// GPU count that does not divide the heads, a device without an interconnect figure).
     pub fn analyze(&self, hw: &HardwareSpec, models: &[ModelConfig]) -> Result<ModelAnalysis, Error> {
-        let (model, config) = (
-            resolve_model(&self.model, models)?,
-            find_quant_config(&self.config)?,
-        );
+        let model = resolve_model(&self.model, models)?;
+        let config = model.config(&self.config)?;
         analyze_model_parallel(
             hw,
             model,
-            config,
+            &config,
             &self.workload(),
             &self.parallelism(),
             &self.core_corrections(Mode::of(hw)),
@@ -256,30 +265,46 @@ impl Scenario {
     }
 
     /// The advisor's one answer on `hw` over the scenario's GPUs from `advice` (this scenario's advice on
-    /// `hw`): the fastest config that fits per GPU, or what to change.
+    /// `hw`): the fastest config that fits per GPU and that the scenario's engine runs, or what to change.
     ///
     /// # Errors
-    /// An unknown model key, or anything `recommend_model_parallel` rejects.
+    /// An unknown model key, or anything `recommend_model_for_engine` rejects.
     pub fn recommend(
         &self,
         hw: &HardwareSpec,
         models: &[ModelConfig],
         advice: &Advice,
     ) -> Result<Recommendation, Error> {
-        recommend_model_parallel(
+        recommend_model_for_engine(
             hw,
             resolve_model(&self.model, models)?,
             &self.workload(),
             &self.parallelism(),
             &self.core_corrections(Mode::of(hw)),
             advice,
+            self.engine,
         )
     }
 
+    /// The config the scenario names for its model (`checkpoint` resolves to the model's own precisions).
+    ///
+    /// # Errors
+    /// An unknown model or config key.
+    pub fn quant_config(&self, models: &[ModelConfig]) -> Result<QuantConfig, Error> {
+        resolve_model(&self.model, models)?.config(&self.config)
+    }
+
     /// The reference ceilings behind predictions on `hw` when it is a reference spec: the DRAM fraction, the
-    /// GEMM fraction of the config's compute path (when the device has that path) and the kernel floors.
+    /// GEMM fraction of the config's compute path (when the device has that path), for each GEMM kernel family
+    /// of the config (every module's) its large-shape fraction, small-M DRAM fraction and floor, the kernel
+    /// floors, and the floor of each activation-quantization kernel the config runs; each with its basis
+    /// (`measured: …` with the source, or `derived: …` with the rule).
     #[must_use]
-    pub fn used_reference_ceilings(&self, hw: &HardwareSpec) -> Option<Vec<UsedCeiling>> {
+    pub fn used_reference_ceilings(
+        &self,
+        hw: &HardwareSpec,
+        models: &[ModelConfig],
+    ) -> Option<Vec<UsedCeiling>> {
         let ceilings = hw
             .reference
             .as_ref()
@@ -289,30 +314,80 @@ impl Scenario {
             value: value(figure.value),
             basis: figure.basis.clone(),
         };
-        let gemm = find_quant_config(&self.config).ok().and_then(|c| {
+        let config = self.quant_config(models).ok();
+        let mut used = vec![row(
+            "DRAM bandwidth".into(),
+            CeilingValue::Fraction,
+            &ceilings.dram_fraction,
+        )];
+        if let Some(c) = &config {
             let path = c.compute_path();
-            let fraction = ceilings.gemm_fraction(path)?;
-            Some(row(format!("{path} GEMM peak"), CeilingValue::Fraction, fraction))
-        });
-        let used = [
-            Some(row(
-                "DRAM bandwidth".into(),
-                CeilingValue::Fraction,
-                &ceilings.dram_fraction,
-            )),
-            gemm,
-            Some(row(
-                "matrix kernel floor".into(),
-                CeilingValue::Seconds,
-                &ceilings.matrix_kernel_floor,
-            )),
-            Some(row(
-                "vector kernel floor".into(),
-                CeilingValue::Seconds,
-                &ceilings.vector_kernel_floor,
-            )),
-        ];
-        Some(used.into_iter().flatten().collect())
+            if let Some(fraction) = ceilings.gemm_fraction(path) {
+                used.push(row(format!("{path} GEMM peak"), CeilingValue::Fraction, fraction));
+            }
+        }
+        let formats: Vec<_> = config
+            .iter()
+            .flat_map(|c| std::iter::once(c.default_linear()).chain(c.modules.iter().map(|m| m.format)))
+            .collect();
+        let mut families: Vec<(GemmFamily, roofline_core::ComputePath)> = Vec::new();
+        let mut kernels: Vec<QuantizeKernel> = Vec::new();
+        for f in &formats {
+            let key = (
+                GemmFamily::of(f.weights, f.activations),
+                f.activations.compute_path(),
+            );
+            if !families.contains(&key) {
+                families.push(key);
+            }
+            let hidden = config.as_ref().map(QuantConfig::hidden);
+            if hidden != Some(f.activations) {
+                for &k in QuantizeKernel::for_input(f.activations, f.activation_scale) {
+                    if !kernels.contains(&k) {
+                        kernels.push(k);
+                    }
+                }
+            }
+        }
+        for (family, path) in families {
+            if let Some(f) = ceilings.family(family, path) {
+                used.push(row(
+                    format!("{family} GEMM on {path}"),
+                    CeilingValue::Fraction,
+                    &f.gemm_fraction,
+                ));
+                used.push(row(
+                    format!("{family} small-M bandwidth"),
+                    CeilingValue::Fraction,
+                    &f.dram_fraction,
+                ));
+                used.push(row(
+                    format!("{family} kernel floor"),
+                    CeilingValue::Seconds,
+                    &f.kernel_floor,
+                ));
+            }
+        }
+        used.push(row(
+            "matrix kernel floor".into(),
+            CeilingValue::Seconds,
+            &ceilings.matrix_kernel_floor,
+        ));
+        used.push(row(
+            "vector kernel floor".into(),
+            CeilingValue::Seconds,
+            &ceilings.vector_kernel_floor,
+        ));
+        for kernel in kernels {
+            if let Some(q) = ceilings.quantize_floors.iter().find(|q| q.kernel == kernel) {
+                used.push(row(
+                    format!("{} floor", kernel.name()),
+                    CeilingValue::Seconds,
+                    &q.floor,
+                ));
+            }
+        }
+        Some(used)
     }
 
     /// A short label for pins and exports, e.g. `GB10 · NVFP4 W4A4 · decode B1 S4096`.
@@ -370,6 +445,21 @@ pub struct UsedCeiling {
     pub value: CeilingValue,
     /// `measured: …` with its source, or `derived: …` with its rule.
     pub basis: String,
+}
+
+impl UsedCeiling {
+    /// Whether the figure is a published measurement (`measured`) or follows a stated rule (`derived`, or
+    /// `source` for a published model constant such as NCCL's latencies).
+    #[must_use]
+    pub fn provenance(&self) -> &'static str {
+        if self.basis.starts_with("measured") {
+            "measured"
+        } else if self.basis.starts_with("source") {
+            "source"
+        } else {
+            "derived"
+        }
+    }
 }
 
 #[cfg(test)]
@@ -447,17 +537,24 @@ mod tests {
     fn reference_ceilings_are_listed_with_their_basis_in_reference_mode_only() {
         let s = Scenario::default();
         let gb10 = resolve_hardware("gb10", &[]).unwrap();
-        assert_eq!(s.used_reference_ceilings(&gb10), None);
-        let used = s.used_reference_ceilings(&gb10.reference().unwrap()).unwrap();
+        assert_eq!(s.used_reference_ceilings(&gb10, &[]), None);
+        let used = s
+            .used_reference_ceilings(&gb10.reference().unwrap(), &[])
+            .unwrap();
         let what: Vec<_> = used.iter().map(|c| c.what.as_str()).collect();
-        // The default config (NVFP4 W4A4) computes on the FP4 path.
+        // The default config (NVFP4 W4A4) computes on the FP4 path, in the NVFP4 family, and quantizes its
+        // activations in one block kernel.
         assert_eq!(
             what,
             [
                 "DRAM bandwidth",
                 "FP4 GEMM peak",
+                "NVFP4 GEMM on FP4",
+                "NVFP4 small-M bandwidth",
+                "NVFP4 kernel floor",
                 "matrix kernel floor",
-                "vector kernel floor"
+                "vector kernel floor",
+                "block quantize floor",
             ]
         );
         let ceilings = gb10.reference_ceilings();
@@ -466,10 +563,42 @@ mod tests {
             CeilingValue::Fraction(ceilings.dram_fraction.value)
         );
         assert_eq!(used[0].basis, ceilings.dram_fraction.basis);
-        assert_eq!(used[2].value, CeilingValue::Seconds(5e-6));
+        // GB10's NVFP4 GEMM fraction is its own published measurement (356 of 500 TFLOP/s); its 4.1 µs floor
+        // a stated derivation.
+        assert_eq!(used[2].value, CeilingValue::Fraction(0.712));
+        assert_eq!(used[2].provenance(), "measured");
+        assert_eq!(used[4].value, CeilingValue::Seconds(4.1e-6));
+        assert_eq!(used[4].provenance(), "derived");
+        assert_eq!(used[5].value, CeilingValue::Seconds(5e-6));
         assert!(
-            used.iter()
-                .all(|c| c.basis.starts_with("measured") || c.basis.starts_with("derived")),
+            used.iter().all(|c| c.basis.starts_with("measured")
+                || c.basis.starts_with("derived")
+                || c.basis.starts_with("source")),
+            "{used:?}"
+        );
+    }
+
+    #[test]
+    fn a_checkpoint_config_is_analysed_as_the_model_stores_it() {
+        // gpt-oss-120b's own precisions: MXFP4 experts, BF16 rest, about 65 GB of weights (65,168,599,680 B:
+        // core/tests/integration/hf_config.rs writes the sum out).
+        let s = Scenario {
+            hardware: "h100_sxm".into(),
+            model: "gpt-oss-120b".into(),
+            config: "checkpoint".into(),
+            ..Scenario::default()
+        };
+        let h100 = resolve_hardware("h100_sxm", &[]).unwrap().reference().unwrap();
+        let a = s.analyze(&h100, &[]).unwrap();
+        assert_eq!(a.weight_bytes, 65_168_599_680.0);
+        assert_eq!(
+            roofline_core::summarize_modules(&a.modules),
+            "attention, router, embeddings, head: BF16 · routed experts: MXFP4 weights, BF16 activations"
+        );
+        // The weight-only family's ceilings are listed.
+        let used = s.used_reference_ceilings(&h100, &[]).unwrap();
+        assert!(
+            used.iter().any(|c| c.what == "weight-only GEMM on BF16"),
             "{used:?}"
         );
     }
@@ -549,12 +678,12 @@ mod tests {
             hardware: "h100_sxm".into(),
             ..a.clone()
         }));
-        // Typing the serving view's numbers replaces; picking its engine or view pushes.
+        // Typing the serving view's numbers replaces; picking its scheduler or view pushes.
         let mut typed = a.clone();
         (typed.serving.isl, typed.serving.sla.tpot_max_s) = (4096, Some(0.02));
         assert!(!a.is_discrete_change(&typed));
         let mut picked = a.clone();
-        picked.serving.engine = roofline_core::Engine::Sglang;
+        picked.serving.scheduler = roofline_core::SchedulerKind::Static;
         assert!(a.is_discrete_change(&picked));
         assert!(a.is_discrete_change(&Scenario {
             view: View::Serving,

@@ -62,7 +62,7 @@ impl SweepKey {
                 isl: s.serving.isl,
                 osl: s.serving.osl,
             },
-            engine: s.serving.engine,
+            engine: s.serving_engine(),
             scheduler: s.serving.scheduler,
             token_budget: s.serving.token_budget,
             max_seqs: s.serving.max_seqs,

@@ -1,5 +1,6 @@
 //! The page's two views ([`View`]: the model step, the serving sweep) and the serving inputs of the scenario
-//! ([`ServingInputs`]: ISL, OSL, engine, scheduler, the engine limits and the SLA), with their share-link
+//! ([`ServingInputs`]: ISL, OSL, scheduler, the engine limits and the SLA; the engine is the scenario's), with
+//! their share-link
 //! fields. Pure; the scenario holds both, so links and local storage keep them.
 
 use roofline_core::{Engine, SchedulerKind, Sla};
@@ -42,9 +43,9 @@ pub const LIMIT_RANGE: (u64, u64) = (1, u32::MAX as u64);
 /// docs/validation/serving.md §2.
 pub const DEFAULT_LENGTHS: (u32, u32) = (1024, 1024);
 
-/// What the serving sweep takes beyond the scenario's device, model, GPU split and mode: request lengths,
-/// whose engine defaults, which scheduler, the limits replacing the engine's defaults, and the SLA (in
-/// seconds and tokens/s; the page converts typed milliseconds at the input).
+/// What the serving sweep takes beyond the scenario's device, model, GPU split, engine and mode: request
+/// lengths, which scheduler, the limits replacing the engine's defaults, and the SLA (in seconds and
+/// tokens/s; the page converts typed milliseconds at the input).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ServingInputs {
@@ -52,8 +53,6 @@ pub struct ServingInputs {
     pub isl: u32,
     /// Output tokens per request.
     pub osl: u32,
-    /// Whose scheduling and memory defaults.
-    pub engine: Engine,
     /// In-flight (continuous) or static batching.
     pub scheduler: SchedulerKind,
     /// Tokens per step instead of the engine's default.
@@ -69,7 +68,6 @@ impl Default for ServingInputs {
         ServingInputs {
             isl: DEFAULT_LENGTHS.0,
             osl: DEFAULT_LENGTHS.1,
-            engine: Engine::Vllm,
             scheduler: SchedulerKind::InFlight,
             token_budget: None,
             max_seqs: None,
@@ -131,18 +129,17 @@ pub fn parse_engine_limit(text: &str) -> Result<Option<u32>, RangeError> {
 
 impl ServingInputs {
     /// These inputs without the typed numbers (ISL, OSL, limits, SLA): what stays when only typing changed
-    /// them (typing replaces the history entry; picking the engine or scheduler pushes one).
+    /// them (typing replaces the history entry; picking the scheduler pushes one).
     #[must_use]
     pub fn typed_numbers_cleared(&self) -> ServingInputs {
         ServingInputs {
-            engine: self.engine,
             scheduler: self.scheduler,
             ..ServingInputs::default()
         }
     }
 
     /// The link's fields of what differs from the defaults, plus `view` for the serving view; SLA limits in
-    /// their base units (seconds, tokens/s).
+    /// their base units (seconds, tokens/s). The engine is the scenario's (`eng`).
     #[must_use]
     pub fn query_pairs(&self, view: View) -> Vec<(&'static str, String)> {
         let default = ServingInputs::default();
@@ -152,10 +149,6 @@ impl ServingInputs {
             ("view", (view != View::Step).then(|| view.name().to_owned())),
             ("isl", (self.isl != default.isl).then(|| self.isl.to_string())),
             ("osl", (self.osl != default.osl).then(|| self.osl.to_string())),
-            (
-                "engine",
-                (self.engine != default.engine).then(|| self.engine.key().to_owned()),
-            ),
             (
                 "sched",
                 (self.scheduler == SchedulerKind::Static).then(|| "static".to_owned()),
@@ -192,7 +185,6 @@ impl ServingInputs {
             }
             "isl" => whole(ISL_RANGE).map(|v| self.isl = v).is_some(),
             "osl" => whole(OSL_RANGE).map(|v| self.osl = v).is_some(),
-            "engine" => Engine::parse(value).map(|e| self.engine = e).is_ok(),
             "sched" => {
                 self.scheduler = if value == "static" {
                     SchedulerKind::Static
@@ -221,7 +213,6 @@ mod tests {
         let inputs = ServingInputs {
             isl: 8192,
             osl: 256,
-            engine: Engine::TrtLlm,
             scheduler: SchedulerKind::Static,
             token_budget: Some(4096),
             max_seqs: Some(64),
@@ -233,7 +224,7 @@ mod tests {
         };
         let pairs = inputs.query_pairs(View::Serving);
         assert_eq!(pairs[0], ("view", "serving".to_owned()));
-        assert!(pairs.contains(&("engine", "trtllm".to_owned())));
+        assert!(pairs.contains(&("sched", "static".to_owned())));
         assert!(pairs.contains(&("tpot", "0.02".to_owned())));
         let (mut read, mut view) = (ServingInputs::default(), View::Step);
         for (key, value) in &pairs {
@@ -249,9 +240,8 @@ mod tests {
         assert_eq!(s.read_pair(&mut view, "osl", "1"), Some(true));
         assert_eq!(s.osl, 2, "OSL below 2 has no TPOT");
         assert_eq!(s.read_pair(&mut view, "isl", "abc"), Some(false));
-        assert_eq!(s.read_pair(&mut view, "engine", "tgi"), Some(false));
         assert_eq!(s.read_pair(&mut view, "ttft", "-1"), Some(false));
-        assert_eq!((s.isl, s.engine, s.sla.ttft_max_s), (1024, Engine::Vllm, None));
+        assert_eq!((s.isl, s.sla.ttft_max_s), (1024, None));
     }
 
     #[test]

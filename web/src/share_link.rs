@@ -46,10 +46,18 @@ impl Scenario {
             ("n", self.kernel.n.to_string()),
             ("k", self.kernel.k.to_string()),
             ("p", precisions.join(",")),
+            (
+                "eng",
+                self.engine.map_or_else(String::new, |e| e.key().to_owned()),
+            ),
         ];
         pairs
             .into_iter()
-            .filter(|(k, _)| (*k != "tp" || self.gpus != 1) && (*k != "ep" || self.experts != 1))
+            .filter(|(k, _)| {
+                (*k != "tp" || self.gpus != 1)
+                    && (*k != "ep" || self.experts != 1)
+                    && (*k != "eng" || self.engine.is_some())
+            })
             .chain(self.serving.query_pairs(self.view))
             .collect()
     }
@@ -115,6 +123,10 @@ impl Scenario {
                 "p" => {
                     s.kernel.precisions = value.split(',').filter_map(|n| n.parse().ok()).collect();
                     true
+                }
+                "eng" => {
+                    s.engine = roofline_core::Engine::parse(&value).ok();
+                    s.engine.is_some()
                 }
                 other => s.serving.read_pair(&mut s.view, other, &value).unwrap_or(false),
             };
@@ -260,11 +272,11 @@ mod tests {
                 k: 4096,
                 precisions: vec![Precision::Bf16, Precision::Nvfp4],
             },
+            engine: Some(roofline_core::Engine::Sglang),
             view: View::Serving,
             serving: ServingInputs {
                 isl: 2048,
                 osl: 128,
-                engine: roofline_core::Engine::Sglang,
                 scheduler: roofline_core::SchedulerKind::InFlight,
                 token_budget: None,
                 max_seqs: Some(256),

@@ -6,7 +6,7 @@ use super::interconnect::Interconnect;
 use super::mode::{Mode, Provenance};
 use super::reference::ReferenceCeilings;
 use crate::error::Error;
-use crate::precision::{Architecture, ComputePath, Precision};
+use crate::precision::{Architecture, ComputePath, GemmFamily, Precision, QuantizeKernel};
 
 /// Peak throughput of one compute path.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -22,6 +22,34 @@ pub struct Peak {
     /// [`HardwareSpec::kernel_overhead_s`]. Set by [`HardwareSpec::reference`].
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub kernel_overhead_s: Option<f64>,
+}
+
+/// What GEMMs of one kernel family reach on one compute path: the throughput of large shapes, the bandwidth
+/// of small-M shapes and the fixed time per kernel. Set by [`HardwareSpec::reference`] from the device's
+/// [`ReferenceCeilings`]; a spec without one predicts the family at its path's peak.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct FamilyCeiling {
+    /// The kernel family.
+    pub family: GemmFamily,
+    /// The compute path (the activations' path for weight-only GEMMs).
+    pub path: ComputePath,
+    /// Throughput the family reaches at large shapes, in FLOP/s.
+    pub dense_flop_per_s: f64,
+    /// Bandwidth it streams its operands at (small M), in bytes/s.
+    pub bandwidth_bytes_per_s: f64,
+    /// Fixed time per kernel, in seconds.
+    pub kernel_overhead_s: f64,
+}
+
+/// The fixed time of one activation-quantization kernel on a spec, in seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct QuantizeOverhead {
+    /// The kernel.
+    pub kernel: QuantizeKernel,
+    /// Its fixed time, in seconds.
+    pub overhead_s: f64,
 }
 
 /// One accelerator: peaks, memory system and the sources of every number, in base units.
@@ -58,6 +86,14 @@ pub struct HardwareSpec {
     pub kernel_overhead_s: f64,
     /// Peaks per compute path; a path that is absent is not supported natively.
     pub peaks: Vec<Peak>,
+    /// What each GEMM kernel family reaches on each path, where it differs from the path's peak (reference
+    /// specs; empty elsewhere: a GEMM then runs at its path's peak and floor).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Vec::is_empty"))]
+    pub gemm_families: Vec<FamilyCeiling>,
+    /// Fixed time of each activation-quantization kernel (reference specs; empty elsewhere: the vector
+    /// kernels' [`HardwareSpec::kernel_overhead_s`]).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Vec::is_empty"))]
+    pub quantize_overheads: Vec<QuantizeOverhead>,
     /// Where the numbers come from.
     pub provenance: Provenance,
     /// Citations, one per source.
@@ -111,6 +147,25 @@ impl HardwareSpec {
             .unwrap_or(self.kernel_overhead_s)
     }
 
+    /// The ceiling of GEMM family `family` on `path`, if the spec has one ([`HardwareSpec::reference`] sets
+    /// them; a plain GEMM never has one and runs at its path's peak).
+    #[must_use]
+    pub fn gemm_family(&self, family: GemmFamily, path: ComputePath) -> Option<&FamilyCeiling> {
+        self.gemm_families
+            .iter()
+            .find(|c| c.family == family && c.path == path)
+    }
+
+    /// Fixed time of activation-quantization kernel `kernel`, in seconds: the spec's own figure, else the
+    /// vector kernels' [`HardwareSpec::kernel_overhead_s`].
+    #[must_use]
+    pub fn quantize_overhead_s(&self, kernel: QuantizeKernel) -> f64 {
+        self.quantize_overheads
+            .iter()
+            .find(|q| q.kernel == kernel)
+            .map_or(self.kernel_overhead_s, |q| q.overhead_s)
+    }
+
     /// The reference ceilings of this device: its own, or the catalog-wide defaults for a device without
     /// any (a custom one).
     #[must_use]
@@ -126,7 +181,10 @@ impl HardwareSpec {
 
     /// The reference spec: every dense peak times its achievable GEMM fraction, the DRAM bandwidth times its
     /// achievable fraction, matrix kernels on each path with the matrix floor and every other kernel with the
-    /// vector floor, [`Provenance::Reference`], and the basis of every figure in `sources`.
+    /// vector floor; each GEMM kernel family its own ceiling (the datasheet peak of its path times the
+    /// family's fraction, the datasheet bandwidth times its small-M fraction, its floor), each
+    /// activation-quantization kernel its floor; [`Provenance::Reference`], and the basis of every figure in
+    /// `sources`.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for a spec that is already measured or reference (scaling it again would count
@@ -151,6 +209,48 @@ impl HardwareSpec {
         }
         let ceilings = self.reference_ceilings();
         let mut spec = self.clone();
+        spec.gemm_families = ceilings
+            .families
+            .iter()
+            .filter_map(|f| {
+                let peak = self.peak(f.path)?;
+                spec.sources.push(format!(
+                    "reference {} GEMM on {}: ×{:.3} of the peak ({}); ×{:.3} of the DRAM bandwidth at small M \
+                     ({}); {:.1} µs per kernel ({})",
+                    f.family,
+                    f.path,
+                    f.gemm_fraction.value,
+                    f.gemm_fraction.basis,
+                    f.dram_fraction.value,
+                    f.dram_fraction.basis,
+                    f.kernel_floor.value * 1e6,
+                    f.kernel_floor.basis
+                ));
+                Some(FamilyCeiling {
+                    family: f.family,
+                    path: f.path,
+                    dense_flop_per_s: peak.dense_flop_per_s * f.gemm_fraction.value,
+                    bandwidth_bytes_per_s: self.dram_bandwidth_bytes_per_s * f.dram_fraction.value,
+                    kernel_overhead_s: f.kernel_floor.value,
+                })
+            })
+            .collect();
+        spec.quantize_overheads = ceilings
+            .quantize_floors
+            .iter()
+            .map(|q| {
+                spec.sources.push(format!(
+                    "reference {}: {:.1} µs ({})",
+                    q.kernel.name(),
+                    q.floor.value * 1e6,
+                    q.floor.basis
+                ));
+                QuantizeOverhead {
+                    kernel: q.kernel,
+                    overhead_s: q.floor.value,
+                }
+            })
+            .collect();
         spec.dram_bandwidth_bytes_per_s *= ceilings.dram_fraction.value;
         spec.kernel_overhead_s = ceilings.vector_kernel_floor.value;
         spec.sources.push(format!(
@@ -342,6 +442,27 @@ impl HardwareSpec {
         }
         if let Some(link) = &self.interconnect {
             link.check(&self.key)?;
+        }
+        for c in &self.gemm_families {
+            let name = format!("{} on {}", c.family, c.path);
+            positive(&format!("{name} throughput"), c.dense_flop_per_s)?;
+            positive(&format!("{name} bandwidth"), c.bandwidth_bytes_per_s)?;
+            if !(c.kernel_overhead_s.is_finite() && (0.0..1.0).contains(&c.kernel_overhead_s)) {
+                return Err(Error::InvalidInput(format!(
+                    "{}: {name} kernel_overhead_s must be in [0, 1) s, got {}",
+                    self.key, c.kernel_overhead_s
+                )));
+            }
+        }
+        for q in &self.quantize_overheads {
+            if !(q.overhead_s.is_finite() && (0.0..1.0).contains(&q.overhead_s)) {
+                return Err(Error::InvalidInput(format!(
+                    "{}: {} overhead_s must be in [0, 1) s, got {}",
+                    self.key,
+                    q.kernel.name(),
+                    q.overhead_s
+                )));
+            }
         }
         if self.peaks.is_empty() {
             return Err(Error::InvalidInput(format!(

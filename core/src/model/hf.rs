@@ -24,6 +24,10 @@
 //!   `intermediate_size_mlp` wide where `moe_layers` / `interleave_moe_layer_step` put no experts, and
 //!   chunked attention of `attention_chunk_size` on the RoPE layers of `no_rope_layers`.
 //!
+//! A `quantization_config` (at the top level, or under `text_config`) gives the checkpoint's own precisions
+//! per module ([`ModelConfig::checkpoint`]; methods and rules in `model/checkpoint.rs`); one this crate does
+//! not model is an error naming its `quant_method` or field, never a silent BF16.
+//!
 //! A `layer_types` list, where given, decides which layers slide (`sliding_attention`, `chunked_attention`).
 //! Defaults are used only where the transformers config class defines one and published files omit the
 //! field; each is named at its use. Every other missing field is an error.
@@ -41,6 +45,7 @@
 
 use serde_json::{Map, Value};
 
+use super::checkpoint::{Naming, checkpoint_config};
 use super::{MlaConfig, ModelConfig, MoeConfig, SlidingWindow};
 use crate::error::Error;
 use crate::ops::Norm;
@@ -76,14 +81,15 @@ const ARCHITECTURES: [(&str, Family, bool); 12] = [
     ("Llama4ForConditionalGeneration", Family::Llama4, true),
 ];
 
-/// The fields of one JSON object, with the path prefix errors name them by.
-struct Fields<'a> {
-    map: &'a Map<String, Value>,
-    prefix: &'static str,
+/// The fields of one JSON object, with the path prefix errors name them by (`text_config.`,
+/// `quantization_config.config_groups.group_0.weights.`).
+pub(super) struct Fields<'a> {
+    pub(super) map: &'a Map<String, Value>,
+    pub(super) prefix: String,
 }
 
 impl Fields<'_> {
-    fn error(&self, name: &str, message: impl Into<String>) -> Error {
+    pub(super) fn error(&self, name: &str, message: impl Into<String>) -> Error {
         Error::InvalidModelConfig {
             field: format!("{}{name}", self.prefix),
             message: message.into(),
@@ -91,11 +97,59 @@ impl Fields<'_> {
     }
 
     /// The value, `None` when absent or null.
-    fn get(&self, name: &str) -> Option<&Value> {
+    pub(super) fn get(&self, name: &str) -> Option<&Value> {
         self.map.get(name).filter(|v| !v.is_null())
     }
 
-    fn optional_uint(&self, name: &str) -> Result<Option<u64>, Error> {
+    /// A string, `None` when absent or null.
+    pub(super) fn optional_str(&self, name: &str) -> Result<Option<&str>, Error> {
+        self.get(name)
+            .map(|v| {
+                v.as_str()
+                    .ok_or_else(|| self.error(name, format!("must be a string, not {v}")))
+            })
+            .transpose()
+    }
+
+    /// true or false, `None` when absent or null.
+    pub(super) fn optional_bool(&self, name: &str) -> Result<Option<bool>, Error> {
+        self.get(name)
+            .map(|v| {
+                v.as_bool()
+                    .ok_or_else(|| self.error(name, format!("must be true or false, not {v}")))
+            })
+            .transpose()
+    }
+
+    /// A list of strings (absent or null: empty).
+    pub(super) fn strings(&self, name: &str) -> Result<Vec<String>, Error> {
+        let Some(value) = self.get(name) else {
+            return Ok(Vec::new());
+        };
+        let bad = || self.error(name, "must be a list of strings");
+        value
+            .as_array()
+            .ok_or_else(bad)?
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned).ok_or_else(bad))
+            .collect()
+    }
+
+    /// The object `name`, its errors named under this one's path; `None` when absent or null.
+    pub(super) fn nested(&self, name: &str) -> Result<Option<Fields<'_>>, Error> {
+        self.get(name)
+            .map(|v| {
+                v.as_object()
+                    .map(|map| Fields {
+                        map,
+                        prefix: format!("{}{name}.", self.prefix),
+                    })
+                    .ok_or_else(|| self.error(name, "must be an object"))
+            })
+            .transpose()
+    }
+
+    pub(super) fn optional_uint(&self, name: &str) -> Result<Option<u64>, Error> {
         self.get(name)
             .map(|v| {
                 v.as_u64()
@@ -114,10 +168,7 @@ impl Fields<'_> {
     }
 
     fn bool_or(&self, name: &str, default: bool) -> Result<bool, Error> {
-        self.get(name).map_or(Ok(default), |v| {
-            v.as_bool()
-                .ok_or_else(|| self.error(name, format!("must be true or false, not {v}")))
-        })
+        Ok(self.optional_bool(name)?.unwrap_or(default))
     }
 
     /// A list of non-negative integers, `None` when absent or null.
@@ -210,7 +261,7 @@ impl ModelConfig {
                 field: "config.json".into(),
                 message: "must be a JSON object".into(),
             })?,
-            prefix: "",
+            prefix: String::new(),
         };
         let architecture = root
             .get("architectures")
@@ -238,16 +289,24 @@ impl ModelConfig {
                     .get("text_config")
                     .and_then(Value::as_object)
                     .ok_or_else(|| root.error("text_config", "missing (the language model's config)"))?,
-                prefix: "text_config.",
+                prefix: "text_config.".to_owned(),
             }
         } else {
             Fields {
                 map: root.map,
-                prefix: "",
+                prefix: String::new(),
             }
         };
-        let model = parse(key, architecture, family, &root, &text)?;
+        let mut model = parse(key, architecture, family, &root, &text)?;
         model.check()?;
+        let naming = match family {
+            Family::Mixtral => Naming::MIXTRAL,
+            Family::DeepseekV3 => Naming::DEEPSEEK,
+            Family::GptOss => Naming::GPT_OSS,
+            Family::Llama4 => Naming::LLAMA4,
+            _ => Naming::LLAMA,
+        };
+        model.checkpoint = checkpoint_config(&root, &text, &model, &naming)?;
         Ok(model)
     }
 }
@@ -433,6 +492,7 @@ fn parse(
         published_params: 0.0,
         published_active_params: None,
         source: format!("Hugging Face config.json ({architecture})"),
+        checkpoint: None,
     })
 }
 

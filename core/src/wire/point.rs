@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::hardware::Mode;
 use crate::measurement::{MeasuredOp, MeasuredPoint, Measurement};
 use crate::ops::{GemmShape, OpKind, OperandPrecisions, Operator};
-use crate::precision::Precision;
+use crate::precision::{ActivationScale, Precision};
 use crate::roofline::{Bound, Prediction};
 use crate::units::{GIGA, MICRO, TERA};
 
@@ -106,6 +106,11 @@ pub struct RooflinePoint {
     /// records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<Mode>,
+    /// For measured points whose time includes quantizing the layer's input (`dynamic_per_tensor`,
+    /// `static_per_tensor` or `dynamic_per_token`): validation then compares it with the quantization kernels
+    /// plus the GEMM. Absent (the default, and every older record): the GEMM alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation_quantization: Option<ActivationScale>,
 }
 
 impl RooflinePoint {
@@ -127,6 +132,7 @@ impl RooflinePoint {
             operands: Some(op.precisions),
             measurement: None,
             mode: Some(prediction.mode),
+            activation_quantization: None,
         }
     }
 
@@ -148,6 +154,7 @@ impl RooflinePoint {
             operands: Some(point.operands),
             measurement: Some(point.measurement.clone()),
             mode: None,
+            activation_quantization: point.activation_quantization,
         }
     }
 }
@@ -188,6 +195,7 @@ impl From<&RooflinePoint> for MeasuredPoint {
                 median_s: time_s,
                 ..Measurement::default()
             }),
+            activation_quantization: p.activation_quantization,
         }
     }
 }
@@ -354,5 +362,26 @@ mod tests {
         assert_eq!(point.operands, OperandPrecisions::from(Precision::Fp8E4M3));
         assert!(close(point.time_s(), old.time_us * 1e-6));
         assert_eq!(point.measurement.device_name, "");
+    }
+
+    #[test]
+    fn a_point_says_whether_its_time_includes_the_activation_quantization() {
+        // Absent in every older record (H100_GEMV): the GEMM alone.
+        let wire: RooflinePoint = serde_json::from_str(H100_GEMV).unwrap();
+        assert_eq!(wire.activation_quantization, None);
+        assert_eq!(MeasuredPoint::from(&wire).activation_quantization, None);
+        // A framework's FP8 Linear: the time includes the dynamic per-tensor quantization of its input.
+        let mut json: serde_json::Value = serde_json::from_str(H100_GEMV).unwrap();
+        json["activation_quantization"] = "dynamic_per_tensor".into();
+        let linear: RooflinePoint = serde_json::from_value(json.clone()).unwrap();
+        let point = MeasuredPoint::from(&linear);
+        assert_eq!(
+            point.activation_quantization,
+            Some(ActivationScale::DynamicPerTensor)
+        );
+        assert_eq!(
+            serde_json::to_value(RooflinePoint::measured(&point, Bottleneck::Memory)).unwrap()["activation_quantization"],
+            json["activation_quantization"]
+        );
     }
 }

@@ -67,7 +67,8 @@ fn millis(v: Option<f64>) -> String {
 }
 
 /// The inputs of the serving sweep: ISL and OSL (`serving-isl`, `serving-osl`), engine (`serving-engine`:
-/// vLLM, SGLang, TensorRT-LLM), scheduler (`serving-scheduler`), token budget and max sequences
+/// vLLM, SGLang, TensorRT-LLM; the scenario's engine, which the advice also keeps to; vLLM when it is any),
+/// scheduler (`serving-scheduler`), token budget and max sequences
 /// (`serving-budget`, `serving-maxseqs`; empty is the engine's default, named in the placeholder), and the
 /// SLA (`sla-ttft` and `sla-tpot` in ms, `sla-tpu` in tokens/s per user; empty is no limit).
 #[component]
@@ -110,7 +111,7 @@ pub fn ServingForm(
     let engines = Engine::ALL
         .map(|e| {
             view! {
-                <option value=e.key() selected=move || scenario.with(|s| s.serving.engine == e)>{engine_name(e)}</option>
+                <option value=e.key() selected=move || scenario.with(|s| s.serving_engine() == e)>{engine_name(e)}</option>
             }
         })
         .to_vec();
@@ -135,7 +136,7 @@ pub fn ServingForm(
                     <select id="serving-engine" data-testid="serving-engine"
                         on:change=move |ev| {
                             if let Ok(e) = Engine::parse(&event_target_value(&ev)) {
-                                scenario.update(|s| s.serving.engine = e);
+                                scenario.update(|s| s.engine = Some(e));
                             }
                         }>
                         {engines}

@@ -222,7 +222,7 @@ pub fn ServingImport(
             (s.hardware, s.model, s.config) = (to.hardware, to.model, to.config);
             s.set_gpus(to.gpus);
             s.experts = to.experts;
-            (s.serving.engine, s.serving.scheduler) = (to.engine, to.scheduler);
+            (s.engine, s.serving.scheduler) = (Some(to.engine), to.scheduler);
             (s.serving.token_budget, s.serving.max_seqs) = (to.token_budget, to.max_seqs);
         });
     };

@@ -69,16 +69,18 @@ fn ceiling_value(v: CeilingValue) -> String {
     }
 }
 
-/// The reference ceilings behind the numbers (`reference-ceilings`), one row per figure with its basis.
+/// The reference ceilings behind the numbers (`reference-ceilings`), one row per figure: its value, whether
+/// it is measured or derived (`ceiling-provenance`), and its basis (the source, or the rule).
 fn ceilings_view(rows: Vec<UsedCeiling>) -> impl IntoView {
     let rows = rows
         .into_iter()
         .map(|r| {
             view! {
                 <tr>
-                    <th scope="row">{r.what}</th>
+                    <th scope="row">{r.what.clone()}</th>
                     <td class="num">{ceiling_value(r.value)}</td>
-                    <td class="hint">{r.basis}</td>
+                    <td class="provenance" data-testid="ceiling-provenance">{r.provenance()}</td>
+                    <td class="hint">{r.basis.clone()}</td>
                 </tr>
             }
         })
@@ -97,8 +99,9 @@ fn ceilings_view(rows: Vec<UsedCeiling>) -> impl IntoView {
 /// seconds), tokens/s (`summary-tokens-per-s`), bound, weight and KV bits, GPUs (`summary-gpus`), weights
 /// (`summary-weights`, the whole model's bytes), weights and KV cache per GPU (`summary-weights-per-gpu`,
 /// `summary-kv-per-gpu`, bytes), the communication share of the step (`summary-communication`, a fraction;
-/// 0 on one GPU) and memory fit per GPU (`summary-memory-fit`, `true`/`false`); in reference mode the
-/// ceilings used, with their basis. An analysis that cannot run (an unsupported config, a GPU count the
+/// 0 on one GPU) and memory fit per GPU (`summary-memory-fit`, `true`/`false`), the format of each module
+/// (`summary-precisions`: attention, MLP, experts, router, embeddings, head); in reference mode the ceilings
+/// used, each measured or derived, with its basis. An analysis that cannot run (an unsupported config, a GPU count the
 /// model or device cannot take) shows core's reason (`analysis-error`) in place of the numbers.
 #[component]
 pub fn SummaryStrip(
@@ -165,6 +168,10 @@ pub fn SummaryStrip(
                 ))}
             </div>
             </div>
+            {move || analysis.with(|a| a.as_ref().ok().map(|a| {
+                let line = roofline_core::summarize_modules(&a.modules);
+                view! { <p class="precisions" data-testid="summary-precisions">"Precisions: " {line}</p> }
+            }))}
             <MemoryBar analysis=analysis />
             {move || ceilings.get().map(ceilings_view)}
         </div>

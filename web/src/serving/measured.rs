@@ -46,7 +46,7 @@ impl RanOn {
             config: s.config.clone(),
             gpus: s.gpus,
             experts: s.experts,
-            engine: s.serving.engine,
+            engine: s.serving_engine(),
             scheduler: s.serving.scheduler,
             token_budget: s.serving.token_budget,
             max_seqs: s.serving.max_seqs,
@@ -441,7 +441,7 @@ pub(crate) mod tests {
         assert_eq!((vllm.tool, vllm.runs.len()), (Tool::VllmBenchServe, 1));
         assert_eq!(vllm.ran_on, RanOn::of(&s));
         let mut sglang_view = s.clone();
-        sglang_view.serving.engine = Engine::TrtLlm;
+        sglang_view.engine = Some(Engine::TrtLlm);
         let sglang = read("sg.jsonl", SGLANG, &sglang_view).unwrap();
         assert_eq!(sglang.ran_on.engine, Engine::Sglang, "the file says which engine");
         // The CSV's rows are on 1, 1 and 2 GPUs: no one count for the file, the view's stays.

@@ -12,6 +12,7 @@ mod interconnect;
 #[cfg(feature = "serde")]
 mod json;
 mod mode;
+mod ranges;
 mod reference;
 mod spec;
 
@@ -19,6 +20,7 @@ pub use calibration::{Calibration, calibrated_key};
 pub use catalog::{catalog, catalog_key_of_device_name, find_hardware, find_hardware_in};
 pub use interconnect::{Collective, Interconnect, Link, Topology};
 pub use mode::{Mode, Provenance};
+pub use ranges::{BANDWIDTH_RANGE_BYTES_PER_S, MEMORY_RANGE_BYTES, PEAK_RANGE_FLOP_PER_S};
 pub use reference::{
     COLLECTIVE_BASE_LATENCY_S, GemmFraction, MATRIX_KERNEL_FLOOR_S, NVLINK_STEP_LATENCY_S,
     PCIE_STEP_LATENCY_S, ReferenceCeilings, Sourced, VECTOR_KERNEL_FLOOR_S, fallback_paths,

@@ -130,7 +130,8 @@ pub fn predict_only(plan: &AnalyzePlan) -> AnalyzeResponse {
 
 /// The whole analysis: every measurement is checked against the bounds and the memory budget first (before
 /// any allocation), then the predictions are made and the precisions measured one after another while
-/// holding the device. Measured points are committed to the store. Each point runs under `limits`: past its
+/// holding the device. Measured points are committed to the store (one it cannot commit is a `not_stored`
+/// entry in `failed`). Each point runs under `limits`: past its
 /// cap it is a `time_limit` entry in `failed` and the next precision runs; once `limits` is cancelled (the
 /// client went away) the measurement stops within one sample and the device is free.
 ///
@@ -154,8 +155,13 @@ pub fn analyze(
             Ok(result) => {
                 let predicted = simulated.iter().find(|p| p.precision == result.precision);
                 let point = point_of(result, predicted.map(|p| p.bottleneck));
-                store_point(store, None, Some(&plan.hardware.key), &point, predicted);
-                measured.push(point);
+                match store_point(store, None, Some(&plan.hardware.key), &point, predicted) {
+                    Ok(()) => measured.push(point),
+                    Err(mut failure) => {
+                        failure.message = format!("measurement: {}", failure.message);
+                        failed.push(failure);
+                    }
+                }
             }
             Err(e @ (BackendError::Busy | BackendError::Cancelled)) => return Err(e.into()),
             Err(e) => {

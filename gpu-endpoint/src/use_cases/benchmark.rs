@@ -116,7 +116,8 @@ impl JobEventKind for BenchmarkEvent {
     }
 }
 
-/// Measures every point of `plan` in order, calling `emit` after each (after it is committed to the store).
+/// Measures every point of `plan` in order, calling `emit` after each: a `point` once it is committed to the
+/// store, a `failed` one (code `not_stored`) when the store could not commit it.
 /// Each point runs under the job's limits: past its time cap it becomes a `failed` event with code
 /// `time_limit` and the next point runs; once the limits are cancelled the job stops (within one sample) and
 /// reports `cancelled`. Returns the `done` event (also emitted).
@@ -147,32 +148,34 @@ pub fn run(
                 let error_pct = predicted
                     .as_ref()
                     .map(|p| (point.time_us - p.time_us) / p.time_us * 100.0);
-                store_point(
+                let stored = store_point(
                     store,
                     Some(job.id),
                     hardware.map(|h| h.key.as_str()),
                     &point,
                     predicted.as_ref(),
                 );
-                measured += 1;
-                emit(BenchmarkEvent::Point(Box::new(BenchmarkPointEvent {
-                    job_id: job.id.to_owned(),
-                    index,
-                    total,
-                    point,
-                    predicted,
-                    error_pct,
-                })));
+                match stored {
+                    Ok(()) => {
+                        measured += 1;
+                        emit(BenchmarkEvent::Point(Box::new(BenchmarkPointEvent {
+                            job_id: job.id.to_owned(),
+                            index,
+                            total,
+                            point,
+                            predicted,
+                            error_pct,
+                        })));
+                    }
+                    Err(failure) => {
+                        failed += 1;
+                        emit(failed_event(job, index, total, shape, failure));
+                    }
+                }
             }
             Err(e) => {
                 failed += 1;
-                emit(BenchmarkEvent::Failed(BenchmarkFailedEvent {
-                    job_id: job.id.to_owned(),
-                    index,
-                    total,
-                    shape,
-                    failure: e.failure(spec.precision),
-                }));
+                emit(failed_event(job, index, total, shape, e.failure(spec.precision)));
             }
         }
     }
@@ -184,6 +187,23 @@ pub fn run(
     };
     emit(BenchmarkEvent::Done(done.clone()));
     done
+}
+
+/// The `failed` event of point `index` of `total`.
+fn failed_event(
+    job: &JobContext<'_>,
+    index: u32,
+    total: u32,
+    shape: String,
+    failure: roofline_core::wire::Failure,
+) -> BenchmarkEvent {
+    BenchmarkEvent::Failed(BenchmarkFailedEvent {
+        job_id: job.id.to_owned(),
+        index,
+        total,
+        shape,
+        failure,
+    })
 }
 
 /// Benchmark jobs: the points of a [`BenchmarkPlan`], measured by [`run`].

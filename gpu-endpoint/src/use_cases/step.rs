@@ -198,7 +198,8 @@ pub enum StepEvent {
 }
 
 /// Measures every operator row of `plan` in step order, each distinct operator once, calling `emit` after
-/// each row (after its point is committed to the store), then, when every row was measured, times the whole
+/// each row (after its point is committed to the store; one the store cannot commit is a `not_stored`
+/// failure), then, when every row was measured, times the whole
 /// step end to end ([`DeviceGuard::measure_step`] over [`StepPlan::sequence`]). Each measurement runs under
 /// the job's limits: past its time cap it is a `time_limit` failure and the next operator runs; once the
 /// limits are cancelled the job stops and reports `cancelled`. Returns the `done` event (also emitted).
@@ -236,7 +237,8 @@ pub fn run(
                 break;
             }
             let result = result
-                .map(|m| {
+                .map_err(|e| e.failure(op.precisions.compute()))
+                .and_then(|m| {
                     let point = point_of(m, Some(row.bound.into()));
                     let predicted = predicted_point(Some(&plan.hardware), op);
                     store_point(
@@ -245,10 +247,9 @@ pub fn run(
                         Some(plan.hardware.key.as_str()),
                         &point,
                         predicted.as_ref(),
-                    );
-                    point
-                })
-                .map_err(|e| e.failure(op.precisions.compute()));
+                    )
+                    .map(|()| point)
+                });
             taken.insert(key, (row.name.clone(), result.clone()));
             (None, result)
         };

@@ -100,3 +100,110 @@ pub fn gpu_device() -> Option<gpu_endpoint::device::Device> {
         .expect("ROOFLINE_GPU_TESTS=1 but no CUDA device");
     Some(gpu_endpoint::device::Device::new(Arc::clone(&selected.backend)))
 }
+
+/// The real binary (`serve`) on a free loopback port; killed on drop.
+pub struct Server {
+    /// The server process.
+    pub child: std::process::Child,
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    /// `serve --backend fake` with a per-point delay, a data directory of its own and no page.
+    pub fn start(fake_delay_ms: u64) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        Server::start_with(
+            dir,
+            &[
+                "--backend",
+                "fake",
+                "--fake-delay-ms",
+                &fake_delay_ms.to_string(),
+                "--data-dir",
+                data.to_str().unwrap(),
+            ],
+        )
+    }
+
+    /// `serve --port 0 args…` with `dir` as its (empty) page directory, kept until the server is dropped.
+    pub fn start_with(dir: tempfile::TempDir, args: &[&str]) -> Server {
+        use std::io::BufRead as _;
+        let mut child = std::process::Command::new(BIN)
+            .args(["serve", "--port", "0", "--web-dir"])
+            .arg(dir.path())
+            .args(args)
+            .env_remove("ROOFLINE_TOKEN")
+            .env("RUST_LOG", "error")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let line = stderr
+            .lines()
+            .map(Result::unwrap)
+            .find(|l| l.starts_with("listening on http://127.0.0.1:"))
+            .expect("the server says where it listens");
+        let port = line.rsplit(':').next().unwrap().parse().unwrap();
+        Server {
+            child,
+            port,
+            _dir: dir,
+        }
+    }
+
+    /// `VmHWM` (peak RSS) and `VmRSS` of the server, in MiB.
+    pub fn memory_mib(&self) -> (f64, f64) {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let field = |name: &str| -> f64 {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+                .unwrap()
+                / 1024.0
+        };
+        (field("VmHWM:"), field("VmRSS:"))
+    }
+
+    /// One request on its own connection (`Connection: close`); returns the status and the body.
+    pub fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String) {
+        use std::io::{Read as _, Write as _};
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nContent-Length: {}\r\n",
+            self.port,
+            body.len()
+        );
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).unwrap();
+        // The server may answer and close before reading a refused body.
+        let _ = stream.write_all(body);
+        let mut response = Vec::new();
+        let _ = stream.read_to_end(&mut response);
+        let response = String::from_utf8_lossy(&response).into_owned();
+        let status = response
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let body = response
+            .split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_owned())
+            .unwrap_or_default();
+        (status, body)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

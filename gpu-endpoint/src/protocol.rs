@@ -133,9 +133,10 @@ pub enum Interrupted {
 /// The limits of the measurements a caller runs: a wall-clock cap per point and a cancellation flag.
 ///
 /// [`PointLimits::run`] makes them visible to [`sample`] on the running thread (the backends time on the
-/// caller's thread), which checks them after every warm-up run and sample; a run that is already going is
-/// never interrupted, so a point stops within one run of its cap. A point that returns after its cap (a
-/// backend without a sampling loop, a single very long run) is refused afterwards all the same.
+/// caller's thread), which checks them before the warm-up and after every run, and to the long CPU kernels
+/// through a [`StopCheck`], which they check per row or block (a CUDA kernel runs to its end: a GPU point
+/// stops within one run of its cap). A point that returns after its cap (a backend without a sampling loop)
+/// is refused afterwards all the same.
 #[derive(Debug, Clone)]
 pub struct PointLimits {
     /// Wall-clock cap of one point (preparation, verification, warm-up and samples).
@@ -152,14 +153,45 @@ impl Default for PointLimits {
     }
 }
 
-struct ActiveLimits {
+/// The limits of the point running on a thread ([`PointLimits::run`]) as a value any thread can check: a
+/// kernel that runs on a thread pool, or a long loop, checks it per block or row ([`StopCheck::due`]) and
+/// stops early; the protocol then reports why ([`check_interruption`] after the run).
+#[derive(Debug, Clone)]
+pub struct StopCheck {
     deadline: Instant,
     cap: Duration,
     cancel: Arc<AtomicBool>,
 }
 
+impl StopCheck {
+    /// The limits of the point running on this thread; `None` outside [`PointLimits::run`] (nothing stops).
+    #[must_use]
+    pub fn current() -> Option<StopCheck> {
+        ACTIVE.with(|a| a.borrow().clone())
+    }
+
+    /// Why the point must stop now, if it must: cancelled, or past its cap.
+    #[must_use]
+    pub fn due(&self) -> Option<Interrupted> {
+        if self.cancel.load(Ordering::Relaxed) {
+            Some(Interrupted::Cancelled)
+        } else if Instant::now() >= self.deadline {
+            Some(Interrupted::TimeLimit(self.cap))
+        } else {
+            None
+        }
+    }
+}
+
+/// Whether the point `stop` belongs to must stop now (never without limits): the check of a loop that
+/// cannot return an error.
+#[must_use]
+pub fn stop_due(stop: Option<&StopCheck>) -> bool {
+    stop.is_some_and(|s| s.due().is_some())
+}
+
 thread_local! {
-    static ACTIVE: RefCell<Option<ActiveLimits>> = const { RefCell::new(None) };
+    static ACTIVE: RefCell<Option<StopCheck>> = const { RefCell::new(None) };
 }
 
 impl PointLimits {
@@ -194,7 +226,7 @@ impl PointLimits {
             return Err(Interrupted::Cancelled.into());
         }
         let start = Instant::now();
-        let active = ActiveLimits {
+        let active = StopCheck {
             deadline: start + self.max_point,
             cap: self.max_point,
             cancel: self.cancel.clone(),
@@ -211,22 +243,14 @@ impl PointLimits {
 
 /// The interruption due on this thread, if any (none outside [`PointLimits::run`]).
 fn interruption() -> Option<Interrupted> {
-    ACTIVE.with(|a| {
-        a.borrow().as_ref().and_then(|limits| {
-            if limits.cancel.load(Ordering::SeqCst) {
-                Some(Interrupted::Cancelled)
-            } else if Instant::now() >= limits.deadline {
-                Some(Interrupted::TimeLimit(limits.cap))
-            } else {
-                None
-            }
-        })
-    })
+    ACTIVE.with(|a| a.borrow().as_ref().and_then(StopCheck::due))
 }
 
 /// The interruption due on this thread (the job cancelled, or the point past its time cap) as an error;
-/// `Ok` when none is due, and always outside [`PointLimits::run`]. [`sample`] checks it after every run; long
-/// preparations (a whole step's operators) check it between their parts.
+/// `Ok` when none is due, and always outside [`PointLimits::run`]. [`sample`] checks it before the warm-up
+/// and after every run; preparations check it before their verification run and after it (a run a
+/// [`StopCheck`] cut short is then reported as the interruption, never as a wrong output), and a whole step's
+/// between its operators.
 ///
 /// # Errors
 /// The [`Interrupted`] reason.
@@ -235,8 +259,8 @@ pub fn check_interruption<E: From<Interrupted>>() -> Result<(), E> {
 }
 
 /// Runs the protocol: `flush` before every run (untimed), `timed` returns the seconds of one run.
-/// Warm-up runs are discarded. At least one sample is always taken. After every run the limits of the
-/// enclosing [`PointLimits::run`] are checked.
+/// Warm-up runs are discarded. At least one sample is always taken. The limits of the enclosing
+/// [`PointLimits::run`] are checked before the warm-up and after every run.
 ///
 /// # Errors
 /// The first error of `flush` or `timed`, or the [`Interrupted`] reason.
@@ -245,6 +269,7 @@ pub fn sample<E: From<Interrupted>>(
     mut flush: impl FnMut() -> Result<(), E>,
     mut timed: impl FnMut() -> Result<f64, E>,
 ) -> Result<SampleStats, E> {
+    check_interruption()?;
     let start = Instant::now();
     for _ in 0..policy.warmup_runs.max(1) {
         flush()?;

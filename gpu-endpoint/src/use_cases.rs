@@ -21,6 +21,7 @@ use roofline_core::wire::{BackendKind, Bottleneck, ErrorCode, Failure, RooflineP
 use roofline_core::{HardwareSpec, Operator, predict};
 
 use crate::backend::{BackendError, Measured};
+use crate::protocol::PointLimits;
 use crate::store::Store;
 
 /// Why a use case produced no result (per-point failures are results: `failed` entries).
@@ -63,6 +64,24 @@ pub fn predicted_point(hardware: Option<&HardwareSpec>, op: &Operator) -> Option
     predict(hardware, op)
         .ok()
         .map(|p| RooflinePoint::simulated(op, &p))
+}
+
+/// Refuses up front a measurement whose predicted single run (on the spec `on`) is already longer than the
+/// per-point cap of `limits`: it could only end as a `time_limit` failure after holding the device for the
+/// whole cap (and, on a GPU, a kernel cannot be stopped halfway). The prediction of a faster device than the
+/// one measuring refuses less; the checks inside the run stop the rest.
+///
+/// # Errors
+/// [`BackendError::TimeLimit`] naming the predicted time and the cap.
+pub fn within_cap(predicted_s: f64, on: &str, limits: &PointLimits) -> Result<(), BackendError> {
+    let cap = limits.max_point.as_secs_f64();
+    if predicted_s > cap {
+        return Err(BackendError::TimeLimit(format!(
+            "one run is predicted to take {predicted_s:.3} s on {on}, longer than the {cap:.3} s time cap \
+             (--max-point-seconds): not run"
+        )));
+    }
+    Ok(())
 }
 
 /// Commits a measured point (with its job, the catalog key it was predicted on and the prediction) to the

@@ -7,7 +7,7 @@ use roofline_core::wire::{
 };
 use roofline_core::{HardwareSpec, Operator, Precision, predict};
 
-use super::{UseCaseError, point_of, store_point};
+use super::{UseCaseError, point_of, store_point, within_cap};
 use crate::backend::{BackendError, MatmulSpec};
 use crate::device::Device;
 use crate::protocol::PointLimits;
@@ -151,7 +151,14 @@ pub fn analyze(
     let guard = device.try_acquire()?;
     let mut measured = Vec::new();
     for &precision in &plan.precisions {
-        match limits.run(|| guard.measure_matmul(&plan.spec(precision))) {
+        // A run its prediction already puts past the time cap is refused before it holds the device.
+        let predicted_s = simulated
+            .iter()
+            .find(|p| p.precision == precision)
+            .map_or(0.0, |p| p.time_us * 1e-6);
+        let result = within_cap(predicted_s, &plan.hardware.key, limits)
+            .and_then(|()| limits.run(|| guard.measure_matmul(&plan.spec(precision))));
+        match result {
             Ok(result) => {
                 let predicted = simulated.iter().find(|p| p.precision == result.precision);
                 let point = point_of(result, predicted.map(|p| p.bottleneck));

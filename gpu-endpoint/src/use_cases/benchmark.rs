@@ -2,10 +2,10 @@
 //! and committed to the store. `POST /api/benchmarks` queues it ([`BenchmarkJobs`], the generic
 //! `jobs::JobManager` over [`Benchmark`]); `gpu-endpoint bench` and `compare` run it in place ([`run`]).
 
-use roofline_core::HardwareSpec;
 use roofline_core::wire::{BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkPointEvent, BenchmarkRequest};
+use roofline_core::{HardwareSpec, predict};
 
-use super::{point_of, predicted_point, store_point};
+use super::{point_of, predicted_point, store_point, within_cap};
 use crate::backend::{BackendError, MatmulSpec};
 use crate::device::{Device, DeviceGuard};
 use crate::jobs::{JobContext, JobEventKind, JobKind, JobManager, event_json};
@@ -137,7 +137,15 @@ pub fn run(
             cancelled = true;
             break;
         }
-        match job.limits.run(|| guard.measure_matmul(&spec)) {
+        // A run its prediction (when the job names a device) already puts past the time cap is refused before
+        // it holds the device.
+        let predicted_s = hardware
+            .and_then(|h| spec.operator().ok().and_then(|op| predict(h, &op).ok()))
+            .map_or(0.0, |p| p.time_s);
+        let on = hardware.map_or("", |h| h.key.as_str());
+        let result = within_cap(predicted_s, on, job.limits)
+            .and_then(|()| job.limits.run(|| guard.measure_matmul(&spec)));
+        match result {
             Err(BackendError::Cancelled) => {
                 cancelled = true;
                 break;

@@ -50,7 +50,8 @@ pub fn fake_state_configured(
     configured_state(select(BackendChoice::Fake, &options).unwrap(), edit)
 }
 
-fn configured_state(
+/// An app state for `selected` whose configuration `edit` changes.
+pub fn configured_state(
     selected: Selected,
     edit: impl FnOnce(&mut AppConfig),
 ) -> (web::Data<AppState>, tempfile::TempDir) {

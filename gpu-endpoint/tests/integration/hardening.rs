@@ -1,9 +1,12 @@
 //! Hardening against hostile clients: compressed request bodies, cross-site requests, foreign Host headers,
 //! unbounded job memory (benchmark and step jobs), predictions that must not wait for the device, points past
 //! their time cap, calibrate bodies that are not requests, and deleting stored results; and the probes of
-//! issue 27, a module per area: `store` (points stored or `not_stored`, read-only stores, undecodable rows,
-//! paging, `bench-store`).
+//! issue 27, a module per area: `bounds` (work and memory bounded per request), `interrupts` (DELETE and the
+//! cap inside a long run, runs predicted past the cap), `store` (points stored or `not_stored`, read-only
+//! stores, undecodable rows, paging, `bench-store`).
 
+mod bounds;
+mod interrupts;
 mod store;
 
 use crate::common::{fake_state, fake_state_configured, parse_sse};

@@ -16,7 +16,13 @@ pub(super) async fn submit(
     body: web::Json<StepRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let request = body.into_inner();
-    // The analysis and the fallback device (the driver, the store) are blocking work: off the executor.
+    // The queue first: a full queue answers 503 before any work that grows with the request.
+    let place = state
+        .steps
+        .reserve()
+        .map_err(|SubmitError::QueueFull| ApiError::Busy)?;
+    // The fallback device (the driver, the store), the bounds, the analysis and the launch order, built once
+    // (`plan`), are blocking work: off the executor.
     let checked = state.clone();
     let plan = blocking(move || {
         let hardware = predicted_device(
@@ -30,10 +36,7 @@ pub(super) async fn submit(
     .await?;
     let (operators, distinct) = (plan.analysis.ops.len(), plan.distinct());
     let hardware_key = plan.hardware.key.clone();
-    let (job, position) = state
-        .steps
-        .submit(plan)
-        .map_err(|SubmitError::QueueFull| ApiError::Busy)?;
+    let (job, position) = place.submit(plan);
     Ok(HttpResponse::Accepted().json(StepJob {
         events_url: format!("/api/steps/{}/events", job.id),
         id: job.id.clone(),

@@ -22,6 +22,7 @@ use roofline_core::precision::ParsePrecisionError;
 use roofline_core::{GemmShape, Precision};
 
 use crate::backend::select::{BackendChoice, BackendOptions, Selected, select};
+use crate::device::Device;
 use crate::protocol::unix_now;
 use crate::store::{Store, default_data_dir};
 pub use roofline_cli::CliError;
@@ -193,6 +194,17 @@ fn open_store(data_dir: Option<&PathBuf>) -> Result<Arc<Store>, CliError> {
     Store::open(&dir)
         .map(Arc::new)
         .map_err(|e| CliError::Runtime(format!("cannot open the store in {}: {e}", dir.display())))
+}
+
+/// The device of a measuring subcommand, locked across processes in `data_dir` (default: the user's data
+/// dir + /roofline): a run waits for a server or another run measuring on the same device.
+///
+/// # Errors
+/// [`CliError::Runtime`] naming the directory when the lock file cannot be created.
+fn locked_device(selected: Selected, data_dir: Option<&PathBuf>) -> Result<Device, CliError> {
+    let dir = data_dir.cloned().unwrap_or_else(default_data_dir);
+    Device::with_lock(selected.backend, &dir)
+        .map_err(|e| CliError::Runtime(format!("cannot create the device lock in {}: {e}", dir.display())))
 }
 
 /// The store of a measuring subcommand, or none with `--no-store`.

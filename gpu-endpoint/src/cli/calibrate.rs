@@ -8,8 +8,7 @@ use clap::Args;
 use roofline_cli::predict::parse_hardware;
 use roofline_core::{Precision, find_hardware};
 
-use super::{BackendArgs, CliError, open_store, parse_max_point, parse_precision};
-use crate::device::Device;
+use super::{BackendArgs, CliError, locked_device, open_store, parse_max_point, parse_precision};
 use crate::protocol::PointLimits;
 use crate::use_cases::calibrate::{CalibrationRequest, calibrate};
 
@@ -49,7 +48,7 @@ pub fn run(args: &CalibrateArgs) -> Result<(), CliError> {
         base: args.hardware.as_deref().map(find_hardware).transpose()?,
         precisions: (!args.precisions.is_empty()).then(|| args.precisions.clone()),
     };
-    let device = Device::new(selected.backend);
+    let device = locked_device(selected, args.data_dir.as_ref())?;
     let limits = PointLimits::new(args.max_point_seconds);
     let result = calibrate(&device.acquire(), Some(&store), &request, &limits)
         .map_err(|e| CliError::Runtime(e.to_string()))?;

@@ -133,12 +133,15 @@ pub fn run(args: ServeArgs) -> Result<(), CliError> {
             .collect(),
         web_dir: args.web_dir.clone(),
         max_point: args.max_point_seconds,
+        lock_dir: store.path().parent().map(std::path::Path::to_path_buf),
         ..AppConfig::default()
     };
     if !config.web_dir.join("index.html").is_file() {
         tracing::warn!(web_dir = %config.web_dir.display(), "web page not built; serving the API and a message page");
     }
-    let state = actix_web::web::Data::new(AppState::new(selected, Some(store), config));
+    let state = AppState::new(selected, Some(store), config)
+        .map_err(|e| CliError::Runtime(format!("cannot create the device lock: {e}")))?;
+    let state = actix_web::web::Data::new(state);
     actix_web::rt::System::new().block_on(async move {
         let server = actix_web::HttpServer::new(move || {
             actix_web::App::new()

@@ -170,7 +170,9 @@ pub fn analyze(
                     }
                 }
             }
-            Err(e @ (BackendError::Busy | BackendError::Cancelled)) => return Err(e.into()),
+            Err(e @ (BackendError::Busy | BackendError::BusyElsewhere(_) | BackendError::Cancelled)) => {
+                return Err(e.into());
+            }
             Err(e) => {
                 let mut failure = e.failure(precision);
                 failure.message = format!("measurement: {}", failure.message);

@@ -13,12 +13,21 @@ use gpu_endpoint::store::Store;
 /// The `gpu-endpoint` binary built for these tests.
 pub const BIN: &str = env!("CARGO_BIN_EXE_gpu-endpoint");
 
-/// Runs the binary with `args`, without a token in the environment and logging warnings only.
+/// The user data directory the binary sees in these tests (`XDG_DATA_HOME`): in cargo's scratch directory for
+/// integration tests, so a run without `--data-dir` (its store, its device lock) never touches the real
+/// user's.
+pub fn test_data_home() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("data-home")
+}
+
+/// Runs the binary with `args`, without a token in the environment, logging warnings only, and with its user
+/// data directory under [`test_data_home`].
 pub fn run_binary(args: &[&str]) -> Output {
     Command::new(BIN)
         .args(args)
         .env_remove("ROOFLINE_TOKEN")
         .env("RUST_LOG", "warn")
+        .env("XDG_DATA_HOME", test_data_home())
         .output()
         .expect("the binary runs")
 }
@@ -59,11 +68,12 @@ pub fn configured_state(
     let store = Store::open(&dir.path().join("data")).unwrap();
     let mut config = AppConfig {
         web_dir: dir.path().join("dist"),
+        lock_dir: Some(dir.path().join("data")),
         ..AppConfig::default()
     };
     edit(&mut config);
     (
-        web::Data::new(AppState::new(selected, Some(Arc::new(store)), config)),
+        web::Data::new(AppState::new(selected, Some(Arc::new(store)), config).unwrap()),
         dir,
     )
 }

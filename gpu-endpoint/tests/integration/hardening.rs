@@ -3,9 +3,10 @@
 //! their time cap, calibrate bodies that are not requests, and deleting stored results; and the probes of
 //! issue 27, a module per area: `bounds` (work and memory bounded per request), `interrupts` (DELETE and the
 //! cap inside a long run, runs predicted past the cap), `store` (points stored or `not_stored`, read-only
-//! stores, undecodable rows, paging, `bench-store`).
+//! stores, undecodable rows, paging, `bench-store`), `device_lock` (two servers on one device).
 
 mod bounds;
+mod device_lock;
 mod interrupts;
 mod store;
 

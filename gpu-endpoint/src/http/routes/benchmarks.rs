@@ -18,10 +18,9 @@ pub(super) async fn submit(
 ) -> Result<HttpResponse, ApiError> {
     // The queue first (503 when full), then counts and bounds (400), then the catalog key of the predictions
     // (404).
-    let place = state
-        .jobs
-        .reserve()
-        .map_err(|SubmitError::QueueFull| ApiError::Busy)?;
+    let place = state.jobs.reserve().map_err(|SubmitError::QueueFull| {
+        ApiError::Busy("the benchmark job queue is full; retry later".into())
+    })?;
     let mut plan = BenchmarkPlan::new(body.into_inner(), None)?;
     plan.hardware = plan
         .request

@@ -20,7 +20,7 @@ pub(super) async fn submit(
     let place = state
         .steps
         .reserve()
-        .map_err(|SubmitError::QueueFull| ApiError::Busy)?;
+        .map_err(|SubmitError::QueueFull| ApiError::Busy("the step job queue is full; retry later".into()))?;
     // The fallback device (the driver, the store), the bounds, the analysis and the launch order, built once
     // (`plan`), are blocking work: off the executor.
     let checked = state.clone();

@@ -208,41 +208,25 @@ impl Store {
         point: &RooflinePoint,
         predicted: Option<&RooflinePoint>,
     ) -> Result<i64, StoreError> {
-        let (device, backend) = point
-            .measurement
-            .as_ref()
-            .map_or((String::new(), String::new()), |m| {
-                (m.device_name.clone(), m.backend.name().to_owned())
-            });
-        let point_json = serde_json::to_string(point)?;
-        let predicted_json = predicted.map(serde_json::to_string).transpose()?;
         let mut conn = lock(&self.writer);
         let tx = conn.transaction()?;
-        tx.execute(
-            "INSERT OR IGNORE INTO series (device, precision, shape) VALUES (?1, ?2, ?3)",
-            params![device, point.precision.name(), point.shape],
-        )?;
-        tx.execute(
-            "INSERT INTO points (job_id, device, backend, precision, shape, hardware_key, point_json,
-                                 predicted_json, created_unix_s, series_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,
-                     max(?9, coalesce((SELECT max(created_unix_s) FROM points), ?9)),
-                     (SELECT id FROM series WHERE device = ?2 AND precision = ?4 AND shape = ?5))",
-            params![
-                job_id,
-                device,
-                backend,
-                point.precision.name(),
-                point.shape,
-                hardware_key,
-                point_json,
-                predicted_json,
-                unix_now()
-            ],
-        )?;
-        let id = tx.last_insert_rowid();
+        let id = insert(&tx, job_id, hardware_key, point, predicted)?;
         tx.commit()?;
         Ok(id)
+    }
+
+    /// Commits many points (no job, key or prediction) in one transaction: a bulk load for `bench-store`.
+    ///
+    /// # Errors
+    /// [`StoreError`]: none of them is stored.
+    pub fn insert_points(&self, points: &[RooflinePoint]) -> Result<(), StoreError> {
+        let mut conn = lock(&self.writer);
+        let tx = conn.transaction()?;
+        for point in points {
+            insert(&tx, None, None, point, None)?;
+        }
+        tx.commit()?;
+        Ok(())
     }
 
     /// Commits a calibration; returns its row id.
@@ -355,6 +339,45 @@ impl Store {
     pub fn count_points(&self) -> Result<i64, StoreError> {
         Ok(lock(&self.reader).query_row("SELECT count(*) FROM points", [], |r| r.get(0))?)
     }
+}
+
+/// Inserts one point (and its series, if new) inside `tx`; returns its row id.
+fn insert(
+    tx: &rusqlite::Transaction<'_>,
+    job_id: Option<&str>,
+    hardware_key: Option<&str>,
+    point: &RooflinePoint,
+    predicted: Option<&RooflinePoint>,
+) -> Result<i64, StoreError> {
+    let (device, backend) = point
+        .measurement
+        .as_ref()
+        .map_or((String::new(), String::new()), |m| {
+            (m.device_name.clone(), m.backend.name().to_owned())
+        });
+    let point_json = serde_json::to_string(point)?;
+    let predicted_json = predicted.map(serde_json::to_string).transpose()?;
+    tx.prepare_cached("INSERT OR IGNORE INTO series (device, precision, shape) VALUES (?1, ?2, ?3)")?
+        .execute(params![device, point.precision.name(), point.shape])?;
+    tx.prepare_cached(
+        "INSERT INTO points (job_id, device, backend, precision, shape, hardware_key, point_json,
+                             predicted_json, created_unix_s, series_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,
+                 max(?9, coalesce((SELECT max(created_unix_s) FROM points), ?9)),
+                 (SELECT id FROM series WHERE device = ?2 AND precision = ?4 AND shape = ?5))",
+    )?
+    .execute(params![
+        job_id,
+        device,
+        backend,
+        point.precision.name(),
+        point.shape,
+        hardware_key,
+        point_json,
+        predicted_json,
+        unix_now()
+    ])?;
+    Ok(tx.last_insert_rowid())
 }
 
 fn lock(conn: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
+use roofline_cli::output::{emit, json};
 use roofline_cli::predict::parse_hardware;
 use roofline_core::{Precision, find_hardware};
 
@@ -53,30 +54,34 @@ pub fn run(args: &CalibrateArgs) -> Result<(), CliError> {
     let result = calibrate(&device.acquire(), Some(&store), &request, &limits)
         .map_err(|e| CliError::Runtime(e.to_string()))?;
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&result).map_err(|e| CliError::Runtime(e.to_string()))?
-        );
-    } else {
-        let info = device.backend().device_info();
-        println!("device      {} ({} backend)", info.name, info.backend);
-        println!(
+        return json(&result);
+    }
+    let info = device.backend().device_info();
+    let mut lines = vec![
+        format!("device      {} ({} backend)", info.name, info.backend),
+        format!(
             "bandwidth   {:.2} GB/s  ({})",
             result.bandwidth_gb_s, result.bandwidth_measurement.kernel
-        );
-        for p in &result.peaks {
-            println!(
-                "{:<11} {:.4} TFLOP/s at {}  ({})",
-                p.precision.name(),
-                p.achieved_tflops,
-                p.shape,
-                p.measurement.kernel
-            );
-        }
-        for f in &result.failed {
-            println!("{:<11} FAILED ({}): {}", f.precision, f.code, f.message);
-        }
-        println!("spec key    {} (provenance: measured)", result.spec.key);
-    }
-    Ok(())
+        ),
+    ];
+    lines.extend(result.peaks.iter().map(|p| {
+        format!(
+            "{:<11} {:.4} TFLOP/s at {}  ({})",
+            p.precision.name(),
+            p.achieved_tflops,
+            p.shape,
+            p.measurement.kernel
+        )
+    }));
+    lines.extend(
+        result
+            .failed
+            .iter()
+            .map(|f| format!("{:<11} FAILED ({}): {}", f.precision, f.code, f.message)),
+    );
+    lines.push(format!(
+        "spec key    {} (provenance: measured)\n",
+        result.spec.key
+    ));
+    emit(&lines.join("\n"))
 }

@@ -226,3 +226,32 @@ async fn results_are_paged_by_an_opaque_cursor() {
         assert_eq!(error.code, "invalid_input", "{uri}");
     }
 }
+
+// `test` is actix-web's module here: the plain test attribute by its path.
+#[::core::prelude::v1::test]
+fn bench_store_prints_the_listing_times_and_the_write_stall() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = crate::common::run_binary(&[
+        "bench-store",
+        "--rows",
+        "5000",
+        "--data-dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.starts_with("5000 points in 1201 series"), "{stdout}");
+    // The rare device's 10 points, stored first, are all found; a slowest listing and the write stall are
+    // reported.
+    let rare = stdout
+        .lines()
+        .find(|l| l.contains("device=b200"))
+        .expect("the rare device's listing");
+    assert!(rare.split_whitespace().any(|cell| cell == "10"), "{rare}");
+    for figure in ["slowest listing: ", "write stall under listings: max "] {
+        assert!(stdout.contains(figure), "{figure}: {stdout}");
+    }
+    // The store it filled is kept (--data-dir) and holds the points and the timed writes.
+    let store = gpu_endpoint::store::Store::open(dir.path()).unwrap();
+    assert!(store.count_points().unwrap() >= 5000);
+}

@@ -159,7 +159,7 @@ pub fn run(args: &BenchStoreArgs) -> Result<(), CliError> {
 /// One synthetic measured point of `device`, `precision` and shape index `shape_idx`.
 fn synthetic_point(device: &str, precision: Precision, shape_idx: u64, median_s: f64) -> RooflinePoint {
     let n = 512 * (1 + shape_idx);
-    let m = if shape_idx % 2 == 0 { 1 } else { n };
+    let m = if shape_idx.is_multiple_of(2) { 1 } else { n };
     let op = Operator::matmul(m, n, n, precision.into()).unwrap_or_else(|_| {
         Operator::matmul(1, 512, 512, Precision::Fp32.into()).expect("a 1x512x512 GEMV is valid")
     });

@@ -142,16 +142,7 @@ impl Server {
     /// `serve --port 0 args…` with `dir` as its (empty) page directory, kept until the server is dropped.
     pub fn start_with(dir: tempfile::TempDir, args: &[&str]) -> Server {
         use std::io::BufRead as _;
-        let mut child = std::process::Command::new(BIN)
-            .args(["serve", "--port", "0", "--web-dir"])
-            .arg(dir.path())
-            .args(args)
-            .env_remove("ROOFLINE_TOKEN")
-            .env("RUST_LOG", "error")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = Server::spawn(dir.path(), args);
         let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
         let line = stderr
             .lines()
@@ -164,6 +155,21 @@ impl Server {
             port,
             _dir: dir,
         }
+    }
+
+    /// The process of `serve --port 0 args…` with `web_dir` as its page directory, its stderr piped (it
+    /// says where it listens, or why it did not start).
+    pub fn spawn(web_dir: &std::path::Path, args: &[&str]) -> std::process::Child {
+        std::process::Command::new(BIN)
+            .args(["serve", "--port", "0", "--web-dir"])
+            .arg(web_dir)
+            .args(args)
+            .env_remove("ROOFLINE_TOKEN")
+            .env("RUST_LOG", "error")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
     }
 
     /// `VmHWM` (peak RSS) and `VmRSS` of the server, in MiB.

@@ -19,6 +19,20 @@ macro_rules! app {
     };
 }
 
+/// `POST /api/steps` with a JSON body; the response.
+macro_rules! post_step {
+    ($app:expr, $body:expr) => {
+        test::call_service(
+            &$app,
+            test::TestRequest::post()
+                .uri("/api/steps")
+                .set_json($body)
+                .to_request(),
+        )
+        .await
+    };
+}
+
 /// TinyLlama's structure under the key `deep` with `layers` layers, and (`moe`) 64 routed experts on every
 /// layer but the first: the most kernels per layer a preset-like model launches.
 fn deep_model(layers: u32, moe: bool) -> ModelConfig {
@@ -64,14 +78,7 @@ async fn a_step_beyond_the_bounds_is_refused_at_once_naming_the_bound() {
     ];
     for (body, bound) in cases {
         let start = Instant::now();
-        let resp = test::call_service(
-            &app,
-            test::TestRequest::post()
-                .uri("/api/steps")
-                .set_json(&body)
-                .to_request(),
-        )
-        .await;
+        let resp = post_step!(app, &body);
         let elapsed = start.elapsed();
         assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
         let error: ErrorBody = test::read_body_json(resp).await;
@@ -79,14 +86,7 @@ async fn a_step_beyond_the_bounds_is_refused_at_once_naming_the_bound() {
         assert!(elapsed < Duration::from_millis(200), "{elapsed:?}");
     }
     // At the bounds (1,024 layers with MoE, 2^20 tokens) the step is accepted, its launch order bounded.
-    let resp = test::call_service(
-        &app,
-        test::TestRequest::post()
-            .uri("/api/steps")
-            .set_json(step_body(&deep_model(MAX_STEP_LAYERS, true), 16, 65_536))
-            .to_request(),
-    )
-    .await;
+    let resp = post_step!(app, step_body(&deep_model(MAX_STEP_LAYERS, true), 16, 65_536));
     assert_eq!(resp.status(), StatusCode::ACCEPTED);
 }
 
@@ -97,26 +97,12 @@ async fn a_full_step_queue_answers_busy_before_any_planning() {
     let app = app!(state);
     let small = step_body(&deep_model(2, false), 1, 16);
     for _ in 0..5 {
-        let resp = test::call_service(
-            &app,
-            test::TestRequest::post()
-                .uri("/api/steps")
-                .set_json(&small)
-                .to_request(),
-        )
-        .await;
+        let resp = post_step!(app, &small);
         assert_eq!(resp.status(), StatusCode::ACCEPTED);
     }
     // The queue is full: even the 2^24-layer request is answered 503 before anything looks at its model.
     let start = Instant::now();
-    let resp = test::call_service(
-        &app,
-        test::TestRequest::post()
-            .uri("/api/steps")
-            .set_json(step_body(&deep_model(1 << 24, false), 1, 1))
-            .to_request(),
-    )
-    .await;
+    let resp = post_step!(app, step_body(&deep_model(1 << 24, false), 1, 1));
     let elapsed = start.elapsed();
     assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(resp.headers().get("retry-after").unwrap(), "5");
@@ -185,14 +171,7 @@ async fn a_spec_outside_the_physical_ranges_is_refused() {
     let body = json!({
         "model": "tinyllama-1.1b", "config": "bf16", "phase": "decode", "batch": 1, "context": 256, "spec": spec
     });
-    let resp = test::call_service(
-        &app,
-        test::TestRequest::post()
-            .uri("/api/steps")
-            .set_json(&body)
-            .to_request(),
-    )
-    .await;
+    let resp = post_step!(app, &body);
     assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
     let error: ErrorBody = test::read_body_json(resp).await;
     assert!(

@@ -87,6 +87,20 @@ fn wait_until(within: Duration, mut ready: impl FnMut() -> bool) -> Instant {
     Instant::now()
 }
 
+/// `DELETE /api/steps/{id}`, which must answer 204.
+macro_rules! cancel_step {
+    ($app:expr, $job:expr) => {
+        let resp = test::call_service(
+            &$app,
+            test::TestRequest::delete()
+                .uri(&format!("/api/steps/{}", $job.id))
+                .to_request(),
+        )
+        .await;
+        assert_eq!(resp.status(), StatusCode::NO_CONTENT);
+    };
+}
+
 macro_rules! submit_long_step {
     ($app:expr) => {{
         let body = json!({
@@ -121,14 +135,7 @@ async fn a_delete_stops_a_step_inside_its_long_attention_within_a_second() {
         "the attention finished first"
     );
     let deleted_at = Instant::now();
-    let resp = test::call_service(
-        &app,
-        test::TestRequest::delete()
-            .uri(&format!("/api/steps/{}", job.id))
-            .to_request(),
-    )
-    .await;
-    assert_eq!(resp.status(), StatusCode::NO_CONTENT);
+    cancel_step!(app, job);
     let done_at = wait_until(Duration::from_secs(30), || running.is_finished());
     let stop_latency = done_at - deleted_at;
     println!("DELETE inside a {CONTEXT}-token CPU attention: stopped after {stop_latency:?}");
@@ -169,14 +176,7 @@ async fn the_time_cap_stops_a_long_attention_within_a_second_of_the_cap() {
     assert_eq!(failure.code, "time_limit");
     assert!(failure.message.contains("time cap"), "{}", failure.message);
     // The job went on to the next row; it ends at once when cancelled.
-    let resp = test::call_service(
-        &app,
-        test::TestRequest::delete()
-            .uri(&format!("/api/steps/{}", job.id))
-            .to_request(),
-    )
-    .await;
-    assert_eq!(resp.status(), StatusCode::NO_CONTENT);
+    cancel_step!(app, job);
     wait_until(Duration::from_secs(5), || running.is_finished());
 }
 

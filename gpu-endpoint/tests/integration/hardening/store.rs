@@ -13,7 +13,7 @@ use roofline_core::wire::{
 };
 use serde_json::json;
 
-use crate::common::{BIN, fake_state, parse_sse};
+use crate::common::{Server, fake_state, parse_sse};
 
 macro_rules! app {
     ($state:expr) => {
@@ -115,17 +115,10 @@ fn a_store_that_cannot_be_written_stops_the_server_from_starting() {
     drop(gpu_endpoint::store::Store::open(&data).unwrap());
     let db = data.join("roofline.sqlite3");
     let immutable = make_unwritable(&db);
-    let mut child = std::process::Command::new(BIN)
-        .args(["serve", "--backend", "fake", "--port", "0", "--data-dir"])
-        .arg(&data)
-        .arg("--web-dir")
-        .arg(dir.path())
-        .env_remove("ROOFLINE_TOKEN")
-        .env("RUST_LOG", "error")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = Server::spawn(
+        dir.path(),
+        &["--backend", "fake", "--data-dir", data.to_str().unwrap()],
+    );
     let start = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {

@@ -79,7 +79,7 @@ impl SharedLock {
             .and_then(|()| file.rewind())
             .and_then(|()| file.write_all(holder.as_bytes()));
         if let Err(e) = written {
-            tracing::warn!(path = %self.path.display(), error = %e, "could not name this process in the device lock");
+            tracing::warn!(path = %self.path.display(), error = %e, "could not name this process in the lock");
         }
     }
 

@@ -278,7 +278,7 @@ impl<K: JobKind> JobManager<K> {
             .cloned()
     }
 
-    /// Cancels a job: a queued job ends now, a running one stops within one sample. False if unknown.
+    /// Cancels a job: a queued job ends now, a running one stops at its next check. False if unknown.
     #[must_use]
     pub fn cancel(&self, id: &str) -> bool {
         let Some(job) = self.get(id) else { return false };

@@ -408,7 +408,8 @@ mod tests {
             let [m, n, k] = dims;
             let [batch, query_len, kv_len, heads] = attention;
             let shape = crate::ops::AttentionShape {
-                batch, query_len: query_len.min(kv_len), kv_len, heads, kv_heads: 1, head_dim: 128, causal: true, fused: true,
+                batch, query_len: query_len.min(kv_len), kv_len, heads, kv_heads: 1, head_dim: 128,
+                causal: true, fused: true,
                 shared_kv: false, window: None,
             };
             let mut ops = vec![Operator::gemm(m, n, k, precision.into()).unwrap()];

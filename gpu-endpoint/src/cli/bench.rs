@@ -42,7 +42,7 @@ pub struct BenchArgs {
     /// Do not store the points.
     #[arg(long)]
     pub no_store: bool,
-    /// Wall-clock cap of one measured point, in seconds: a point past it stops (within one sample) and is a
+    /// Wall-clock cap of one measured point, in seconds: a point past it stops (at its next check) and is a
     /// `time_limit` failure; the next point runs.
     #[arg(long, default_value = "60", value_parser = parse_max_point)]
     pub max_point_seconds: Duration,

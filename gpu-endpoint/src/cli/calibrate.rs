@@ -28,7 +28,7 @@ pub struct CalibrateArgs {
     /// Data directory of the result store.
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
-    /// Wall-clock cap of one measured point, in seconds: a point past it stops (within one sample) and is a
+    /// Wall-clock cap of one measured point, in seconds: a point past it stops (at its next check) and is a
     /// `time_limit` failure; the next point runs.
     #[arg(long, default_value = "60", value_parser = parse_max_point)]
     pub max_point_seconds: Duration,

@@ -133,7 +133,7 @@ pub fn predict_only(plan: &AnalyzePlan) -> AnalyzeResponse {
 /// holding the device. Measured points are committed to the store (one it cannot commit is a `not_stored`
 /// entry in `failed`). Each point runs under `limits`: past its
 /// cap it is a `time_limit` entry in `failed` and the next precision runs; once `limits` is cancelled (the
-/// client went away) the measurement stops within one sample and the device is free.
+/// client went away) the measurement stops at its next check and the device is free.
 ///
 /// # Errors
 /// [`BackendError::InvalidInput`] or [`BackendError::TooLarge`] from the checks;

@@ -119,7 +119,7 @@ impl JobEventKind for BenchmarkEvent {
 /// Measures every point of `plan` in order, calling `emit` after each: a `point` once it is committed to the
 /// store, a `failed` one (code `not_stored`) when the store could not commit it.
 /// Each point runs under the job's limits: past its time cap it becomes a `failed` event with code
-/// `time_limit` and the next point runs; once the limits are cancelled the job stops (within one sample) and
+/// `time_limit` and the next point runs; once the limits are cancelled the job stops (at its next check) and
 /// reports `cancelled`. Returns the `done` event (also emitted).
 pub fn run(
     guard: &DeviceGuard<'_>,

@@ -1,6 +1,6 @@
 //! Model-step jobs: `POST /api/steps` (202 + job id, queue position and operator count),
 //! `GET /api/steps/{id}/events` (SSE: one `operator` event per operator row, then `done`; replayed from the
-//! start for late subscribers) and `DELETE /api/steps/{id}` (cancel within one sample).
+//! start for late subscribers) and `DELETE /api/steps/{id}` (cancel at its next check).
 
 use actix_web::{HttpResponse, Responder, web};
 use roofline_core::wire::{StepJob, StepRequest};

@@ -41,8 +41,8 @@ pub const MAX_REMEMBERED_STEPS: usize = 32;
 ///
 /// Its size is bounded before it is built ([`plan`]): a few dozen rows and distinct operators, and a launch
 /// order of at most [`MAX_STEP_KERNELS`] indices (512 KiB), so a plan holds well under 1 MiB whatever the
-/// request; with at most [`MAX_QUEUED_STEPS`] queued or being planned and one running, the step queue holds
-/// a few MiB at most.
+/// request; with at most [`MAX_QUEUED_STEPS`] queued or being planned, one running and the
+/// [`MAX_REMEMBERED_STEPS`] finished jobs kept for replay, step plans hold under 40 MiB in all.
 #[derive(Debug, Clone)]
 pub struct StepPlan {
     /// What was asked for.

@@ -12,6 +12,7 @@ mod interconnect;
 #[cfg(feature = "serde")]
 mod json;
 mod mode;
+mod ranges;
 mod reference;
 mod spec;
 
@@ -19,6 +20,7 @@ pub use calibration::{Calibration, calibrated_key};
 pub use catalog::{catalog, catalog_key_of_device_name, find_hardware, find_hardware_in};
 pub use interconnect::{Collective, Interconnect, Link, Topology};
 pub use mode::{Mode, Provenance};
+pub use ranges::{BANDWIDTH_RANGE_BYTES_PER_S, MEMORY_RANGE_BYTES, PEAK_RANGE_FLOP_PER_S};
 pub use reference::{
     ABSMAX_FLOOR_S, BLOCK_QUANT_FLOOR_S, COLLECTIVE_BASE_LATENCY_S, FP4_GEMM_FLOOR_S, FP8_BLOCK_GEMM_FLOOR_S,
     FamilyReference, GemmFraction, MATRIX_KERNEL_FLOOR_S, MIXED_INPUT_CAP, MXFP8_GEMM_FLOOR_S,

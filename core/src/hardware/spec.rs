@@ -4,6 +4,7 @@
 use super::catalog;
 use super::interconnect::Interconnect;
 use super::mode::{Mode, Provenance};
+use super::ranges::{BANDWIDTH_RANGE_BYTES_PER_S, MEMORY_RANGE_BYTES, PEAK_RANGE_FLOP_PER_S, check_range};
 use super::reference::ReferenceCeilings;
 use crate::error::Error;
 use crate::precision::{Architecture, ComputePath, GemmFamily, Precision, QuantizeKernel};
@@ -401,8 +402,10 @@ impl HardwareSpec {
             .collect()
     }
 
-    /// Checks that every number is finite and positive, that sparse peaks are at least the dense ones, and
-    /// that each peak is for a distinct path the architecture has natively.
+    /// Checks that every number is finite and positive, that the ceilings and the memory lie in their physical
+    /// ranges ([`BANDWIDTH_RANGE_BYTES_PER_S`], [`PEAK_RANGE_FLOP_PER_S`], [`MEMORY_RANGE_BYTES`]; so every
+    /// prediction on the spec is a finite number), that sparse peaks are at least the dense ones, and that each
+    /// peak is for a distinct path the architecture has natively.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] naming the first offending field.
@@ -420,14 +423,26 @@ impl HardwareSpec {
         if self.key.trim().is_empty() {
             return Err(Error::InvalidInput("hardware key must not be empty".into()));
         }
-        positive("memory_bytes", self.memory_bytes)?;
+        check_range(
+            &self.key,
+            "memory_bytes",
+            self.memory_bytes,
+            &MEMORY_RANGE_BYTES,
+            "bytes",
+        )?;
         if let Some(0) = self.sm_count {
             return Err(Error::InvalidInput(format!(
                 "{}: sm_count must be positive",
                 self.key
             )));
         }
-        positive("dram_bandwidth_bytes_per_s", self.dram_bandwidth_bytes_per_s)?;
+        check_range(
+            &self.key,
+            "dram_bandwidth_bytes_per_s",
+            self.dram_bandwidth_bytes_per_s,
+            &BANDWIDTH_RANGE_BYTES_PER_S,
+            "bytes/s",
+        )?;
         if !(self.kernel_overhead_s.is_finite() && (0.0..1.0).contains(&self.kernel_overhead_s)) {
             return Err(Error::InvalidInput(format!(
                 "{}: kernel_overhead_s must be in [0, 1) s, got {}",
@@ -483,7 +498,9 @@ impl HardwareSpec {
                     self.key, self.arch_label, peak.path
                 )));
             }
-            positive(peak.path.name(), peak.dense_flop_per_s)?;
+            let peak_range =
+                |name: &str, v: f64| check_range(&self.key, name, v, &PEAK_RANGE_FLOP_PER_S, "FLOP/s");
+            peak_range(&format!("the {} peak", peak.path), peak.dense_flop_per_s)?;
             if let Some(o) = peak.kernel_overhead_s
                 && !(o.is_finite() && (0.0..1.0).contains(&o))
             {
@@ -493,7 +510,7 @@ impl HardwareSpec {
                 )));
             }
             if let Some(sparse) = peak.sparse_flop_per_s {
-                positive(peak.path.name(), sparse)?;
+                peak_range(&format!("the sparse {} peak", peak.path), sparse)?;
                 if sparse < peak.dense_flop_per_s {
                     return Err(Error::InvalidInput(format!(
                         "{}: sparse {} peak {sparse} is below the dense peak {}",
@@ -581,5 +598,47 @@ mod tests {
         let mut custom = with_peak(ComputePath::Fp4);
         custom.arch = Architecture::Custom;
         custom.check().unwrap();
+    }
+
+    #[test]
+    fn check_rejects_ceilings_outside_their_physical_ranges() {
+        let h100 = find_hardware("h100_sxm").unwrap();
+        let refused = |edit: fn(&mut HardwareSpec), field: &str| {
+            let mut spec = h100.clone();
+            edit(&mut spec);
+            let message = spec.check().unwrap_err().to_string();
+            assert!(
+                message.contains(field) && message.contains("physical range"),
+                "{message}"
+            );
+        };
+        // A denormal bandwidth (issue 27: its predictions went out as JSON null), a bandwidth in GB/s typed as
+        // bytes/s (3,350 B/s), a peak of 1 FLOP/s, a peak of 1e21 (a unit slip upwards), 1 KB of memory, and a
+        // link of 1e-300 bytes/s.
+        refused(
+            |s| s.dram_bandwidth_bytes_per_s = 1e-300,
+            "dram_bandwidth_bytes_per_s",
+        );
+        refused(
+            |s| s.dram_bandwidth_bytes_per_s = 3350.0,
+            "dram_bandwidth_bytes_per_s",
+        );
+        refused(|s| s.peaks[0].dense_flop_per_s = 1.0, "peak");
+        refused(|s| s.peaks[0].dense_flop_per_s = 1e21, "peak");
+        refused(|s| s.memory_bytes = 1e3, "memory_bytes");
+        refused(
+            |s| {
+                if let Some(link) = &mut s.interconnect {
+                    link.bandwidth_bytes_per_s = 1e-300;
+                }
+            },
+            "interconnect bandwidth_bytes_per_s",
+        );
+        // The ends of the ranges are physical.
+        let mut edge = h100.clone();
+        edge.dram_bandwidth_bytes_per_s = 1e6;
+        edge.peaks[0].dense_flop_per_s = 1e6;
+        edge.memory_bytes = 1e15;
+        edge.check().unwrap();
     }
 }

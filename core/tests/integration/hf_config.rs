@@ -408,3 +408,80 @@ fn unknown_or_partial_quantization_is_an_error_naming_it() {
     assert_eq!(field, "quantization_config.quant_method");
     assert!(message.contains("attention"), "{message}");
 }
+
+/// Imports `json`, asserting the importer spends under 100 ms beyond reading the text into JSON values (issue
+/// 27: a hostile count took seconds to hours; reading the 2 MB of a 10^6-entry list alone takes ~80 ms in a
+/// debug build, ~10 ms in release).
+fn import_quickly(json: &str) -> Result<ModelConfig, Error> {
+    let start = std::time::Instant::now();
+    drop(serde_json::from_str::<Value>(json));
+    let read = start.elapsed();
+    let start = std::time::Instant::now();
+    let result = ModelConfig::from_hf_config_json("hostile", json);
+    let import = start.elapsed();
+    assert!(
+        import < read + std::time::Duration::from_millis(100),
+        "import {import:?}, reading the JSON {read:?}"
+    );
+    result
+}
+
+#[test]
+fn hostile_counts_are_refused_or_counted_without_iterating() {
+    // 2^32 − 1 layers fits a u32: refused before anything counts layers, naming the field and the limit.
+    let qwen3_moe = FILES[1].2;
+    let deep = edited(qwen3_moe, |v| v["num_hidden_layers"] = json!(u32::MAX));
+    match import_quickly(&deep) {
+        Err(Error::InvalidModelConfig { field, message }) => {
+            assert_eq!(field, "num_hidden_layers");
+            assert!(message.contains("16777216"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // At the limit (2^24 layers) every per-layer count is a closed form. Gemma 3 slides on 5 of every 6
+    // layers: 2^24 − ⌊2^24 / 6⌋ = 16,777,216 − 2,796,202 = 13,981,014.
+    let gemma = edited(FILES[5].2, |v| {
+        v["text_config"]["num_hidden_layers"] = json!(1u64 << 24);
+        v["text_config"].as_object_mut().unwrap().remove("layer_types");
+    });
+    let model = import_quickly(&gemma).unwrap();
+    assert_eq!(model.sliding_window.unwrap().layers, 13_981_014);
+    // A 10^6-entry mlp_only_layers on 2^24 layers (the old importer scanned the list once per layer: 10^13
+    // comparisons): each named layer loses its experts, repeats counted once. Entries 0, 1, …, 9 repeated
+    // 10^5 times with decoder_sparse_step 1 make 10 dense layers.
+    let exempt: Vec<u64> = (0..1_000_000u64).map(|i| i % 10).collect();
+    let long_list = edited(qwen3_moe, |v| {
+        v["num_hidden_layers"] = json!(1u64 << 24);
+        v["mlp_only_layers"] = json!(exempt);
+    });
+    let model = import_quickly(&long_list).unwrap();
+    assert_eq!(model.moe.unwrap().dense_layers, 10);
+    // A list longer than the layers is refused before it is read.
+    let too_long = edited(qwen3_moe, |v| v["mlp_only_layers"] = json!(vec![0; 1000]));
+    assert_eq!(field_error(&too_long), "mlp_only_layers");
+}
+
+#[test]
+fn control_characters_are_stripped_from_every_name_read() {
+    // An ESC sequence that would clear a terminal and retitle it, a BEL and a C1 CSI (U+009B).
+    let hostile = "\u{1b}[2J\u{1b}]0;pwned\u{7}Qwen/\u{9b}31mQwen3-8B\n";
+    let json = edited(FILES[0].2, |v| {
+        v["_name_or_path"] = json!(hostile);
+    });
+    let model = import_quickly(&json).unwrap();
+    assert_eq!(model.name, "[2J]0;pwnedQwen/31mQwen3-8B");
+    let key = ModelConfig::from_hf_config_json("my\u{1b}[31m-qwen", &json)
+        .unwrap()
+        .key;
+    assert_eq!(key, "my[31m-qwen");
+    let architecture = edited(FILES[0].2, |v| {
+        v["architectures"] = json!(["Evil\u{1b}[2JForCausalLM"])
+    });
+    let message = ModelConfig::from_hf_config_json("x", &architecture)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        !message.chars().any(char::is_control) && message.contains("Evil[2JForCausalLM"),
+        "{message:?}"
+    );
+}

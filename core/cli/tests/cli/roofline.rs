@@ -283,3 +283,55 @@ fn the_engine_choice_shapes_the_advice() {
     ]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn names_from_files_reach_the_terminal_without_escape_sequences() {
+    let dir = tempfile::tempdir().unwrap();
+    // A spec whose name would clear the screen and retitle the window, and a model whose _name_or_path does.
+    let mut spec = roofline_core::find_hardware("h100_sxm").unwrap().clone();
+    spec.key = "my_h100".into();
+    spec.name = "\u{1b}[2J\u{1b}]0;pwned\u{7}My H100".into();
+    spec.provenance = roofline_core::Provenance::Custom;
+    let spec_file = dir.path().join("spec.json");
+    std::fs::write(&spec_file, serde_json::to_string(&spec).unwrap()).unwrap();
+    let model_text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/data/hf/qwen3-8b.json"
+    ))
+    .unwrap();
+    let mut model: serde_json::Value = serde_json::from_str(&model_text).unwrap();
+    model["_name_or_path"] = "\u{1b}[31mQwen\u{9b}0m".into();
+    let model_file = dir.path().join("config.json");
+    std::fs::write(&model_file, model.to_string()).unwrap();
+    let (spec_path, model_path) = (spec_file.to_str().unwrap(), model_file.to_str().unwrap());
+    let table = stdout(&[
+        "predict",
+        "--spec",
+        spec_path,
+        "--model-file",
+        model_path,
+        "--config",
+        "bf16",
+    ]);
+    assert!(
+        table.contains("[2J]0;pwnedMy H100") && table.contains("[31mQwen0m"),
+        "{table}"
+    );
+    assert!(!table.chars().any(|c| c.is_control() && c != '\n'), "{table:?}");
+    // An error naming a file whose name holds an escape sequence goes to stderr the same way.
+    let hostile_file = dir.path().join("\u{1b}[2Jbad.json");
+    std::fs::write(&hostile_file, "{}").unwrap();
+    let out = roofline(&[
+        "predict",
+        "--spec",
+        spec_path,
+        "--model-file",
+        hostile_file.to_str().unwrap(),
+        "--config",
+        "bf16",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("[2Jbad.json"), "{stderr:?}");
+    assert!(!stderr.chars().any(|c| c.is_control() && c != '\n'), "{stderr:?}");
+}

@@ -2,8 +2,9 @@
 //!
 //! Every `[[device]]` entry becomes one `CatalogEntry` of `$OUT_DIR/catalog_entries.rs` (`include!`d by
 //! `src/hardware/catalog.rs`), in the file's units and order: figures, sources, `derived` / `unverified` /
-//! `missing` lists, measured fractions and their sources, the scale-up interconnect and the driver-name
-//! globs of device detection. A malformed entry fails the build with a message naming the device and the
+//! `missing` lists, measured fractions and their sources, the per-kernel-family measurements
+//! (`measured_gemm`: family, figure, shape, library, quantization and source URL each), the scale-up
+//! interconnect and the driver-name globs of device detection. A malformed entry fails the build with a message naming the device and the
 //! field; adding a device is one TOML entry plus its sources.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -42,6 +43,18 @@ const ARCHITECTURES: [(&str, &str); 12] = [
     ("trainium", "Trainium"),
     ("gaudi", "Gaudi"),
     ("apple_gpu", "AppleGpu"),
+];
+
+/// GEMM kernel families: the TOML key (`GemmFamily::key`) and the `GemmFamily` variant (`plain` takes the
+/// path's own `<path>_gemm_frac`, so it has no `measured_gemm` entry).
+const FAMILIES: [(&str, &str); 7] = [
+    ("fp8_tensor", "Fp8Tensor"),
+    ("fp8_block", "Fp8Block"),
+    ("mxfp8", "Mxfp8"),
+    ("nvfp4", "Nvfp4"),
+    ("mxfp4", "Mxfp4"),
+    ("int8", "Int8"),
+    ("weight_only", "WeightOnly"),
 ];
 
 /// Scale-up links: the TOML spelling (`Link::name`) and the `Link` variant.
@@ -99,6 +112,8 @@ struct Device {
     measured: BTreeMap<String, f64>,
     #[serde(default)]
     measured_sources: Vec<String>,
+    #[serde(default)]
+    measured_gemm: Vec<FamilyMeasurement>,
     interconnect_gbs: Option<f64>,
     interconnect_link: Option<String>,
     interconnect_topology: Option<String>,
@@ -120,6 +135,30 @@ struct Device {
     _onchip_sram_mb: Option<f64>,
     #[serde(default, rename = "fp16_accum_tflops")]
     _fp16_accum_tflops: Option<toml::Table>,
+}
+
+/// One published measurement of a GEMM kernel family on the device: the GEMM fraction of the path's dense
+/// peak at large shapes, or the effective DRAM fraction of the datasheet bandwidth at small M, with what was
+/// measured and where it was published.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FamilyMeasurement {
+    family: String,
+    /// Measured TFLOP/s over the dense peak (large shapes).
+    fraction: Option<f64>,
+    /// Bytes / (time − the family's floor) over the datasheet DRAM bandwidth (small M).
+    dram_fraction: Option<f64>,
+    /// The measured throughput the fraction comes from, TFLOP/s or TB/s, as published.
+    #[serde(default)]
+    tflops: Option<f64>,
+    /// M×N×K (M = tokens), or what the source states.
+    shape: String,
+    /// The library or kernel that ran.
+    library: String,
+    /// `noquant` (GEMM alone, activations already quantized) or `+quant` (activation quantization included).
+    quant: String,
+    /// URL(s) of the publication.
+    source: String,
 }
 
 /// A build error naming the device and the field.
@@ -360,6 +399,60 @@ fn memory_reported(d: &Device) -> Result<String, String> {
     }
 }
 
+/// The `measured_gemm` entries as `FamilyMeasurement` source.
+fn family_measurements(d: &Device) -> Result<String, String> {
+    let key = d.key.as_str();
+    let mut items = Vec::new();
+    for (i, m) in d.measured_gemm.iter().enumerate() {
+        let field = |name: &str| format!("measured_gemm[{i}].{name}");
+        let family = variant(&FAMILIES, &m.family).ok_or_else(|| {
+            fail(
+                key,
+                &field("family"),
+                format!("unknown family {:?} (valid: {})", m.family, names(&FAMILIES)),
+            )
+        })?;
+        let gemm = m
+            .fraction
+            .map(|f| fraction(key, &field("fraction"), f))
+            .transpose()?;
+        let dram = m
+            .dram_fraction
+            .map(|f| fraction(key, &field("dram_fraction"), f))
+            .transpose()?;
+        if gemm.is_some() == dram.is_some() {
+            return Err(fail(
+                key,
+                &field("fraction"),
+                "give exactly one of fraction (large-shape GEMM) and dram_fraction (small-M bandwidth)",
+            ));
+        }
+        if let Some(t) = m.tflops {
+            positive(key, &field("tflops"), t)?;
+        }
+        for (name, text) in [("shape", &m.shape), ("library", &m.library)] {
+            if text.trim().is_empty() {
+                return Err(fail(key, &field(name), "must not be empty"));
+            }
+        }
+        if !matches!(m.quant.as_str(), "noquant" | "+quant") {
+            return Err(fail(key, &field("quant"), "must be noquant or +quant"));
+        }
+        if !m.source.contains("https://") {
+            return Err(fail(key, &field("source"), "must give the publication's URL"));
+        }
+        items.push(format!(
+            "FamilyMeasurement {{ family: GemmFamily::{family}, gemm_fraction: {}, dram_fraction: {}, what: {:?}, \
+             source: {:?} }}",
+            option(gemm, float),
+            option(dram, float),
+            format!("{}, {}, {}", m.shape, m.library, m.quant),
+            m.source,
+        ));
+    }
+    Ok(format!("&[{}]", items.join(", ")))
+}
+
 fn entry(d: &Device) -> Result<String, String> {
     let key = d.key.as_str();
     let architecture = variant(&ARCHITECTURES, &d.architecture).ok_or_else(|| {
@@ -480,6 +573,7 @@ fn entry(d: &Device) -> Result<String, String> {
     writeln!(w, "        measured_gemm_fraction: {measured_gemm},").ok();
     writeln!(w, "        measured_dram_fraction: {measured_dram},").ok();
     writeln!(w, "        measured_sources: {},", strs(&d.measured_sources)).ok();
+    writeln!(w, "        measured_families: {},", family_measurements(d)?).ok();
     writeln!(w, "        interconnect: {},", interconnect(d)?).ok();
     writeln!(w, "    }},").ok();
     Ok(out)

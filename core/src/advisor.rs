@@ -7,15 +7,16 @@
 //! weights and KV cache fit ([`Candidate::min_gpus`]).
 
 use crate::analysis::{Workload, analyze_model_parallel};
-use crate::corrections::{Corrections, analyze_operator};
+use crate::corrections::{Corrections, analyze_linear};
 use crate::error::Error;
 use crate::hardware::{HardwareSpec, Mode};
 use crate::memory::{MemoryFraction, device_capacity_bytes, step_memory};
 use crate::model::ModelConfig;
-use crate::ops::{GemmShape, Operator};
+use crate::ops::GemmShape;
 use crate::parallel::Parallelism;
-use crate::quant_config::{QuantConfig, find_quant_config, quant_configs};
+use crate::quant_config::{QuantConfig, quant_configs};
 use crate::roofline::Bound;
+use crate::serving::{Engine, engines_running};
 
 /// Tensor-parallel degrees the advisor tries for memory fit, smallest first.
 pub const TENSOR_PARALLEL_DEGREES: [u32; 4] = [1, 2, 4, 8];
@@ -54,6 +55,8 @@ pub struct Candidate {
     pub reason: String,
     /// Caveats specific to this candidate.
     pub caveats: Vec<String>,
+    /// The serving engines that run it natively on the device's architecture ([`engines_running`]).
+    pub engines: Vec<Engine>,
 }
 
 /// A config that was not considered, and why.
@@ -122,7 +125,8 @@ struct RidgeGemm {
     tokens_per_row: f64,
 }
 
-/// Advice for a whole model on `hardware` under `workload`, excluding `current_config`.
+/// Advice for a whole model on `hardware` under `workload`, excluding `current_config`: every precision config
+/// of the table and, for a model with one, its checkpoint's own (`checkpoint`).
 ///
 /// # Errors
 /// [`Error::UnknownConfig`] for an unknown `current_config`; [`Error::InvalidInput`] for an invalid
@@ -205,7 +209,13 @@ pub fn advise_model_parallel(
             tokens_per_row: 1.0,
         },
     };
-    advise(hardware, current_config, &ridge_gemm, |config| {
+    let configs = model.candidate_configs();
+    // A model without checkpoint precisions is stored in BF16.
+    let current_config = match current_config.trim() {
+        c if c.eq_ignore_ascii_case("checkpoint") && model.checkpoint.is_none() => "bf16",
+        c => c,
+    };
+    advise(hardware, &configs, current_config, &ridge_gemm, |config| {
         let a = analyze_model_parallel(hardware, model, config, workload, parallelism, corrections)?;
         Ok(Evaluation {
             time_s: a.total_time_s,
@@ -218,7 +228,8 @@ pub fn advise_model_parallel(
 }
 
 /// Advice for one linear layer (a GEMM or batched GEMM of `shape`) on `hardware`, excluding
-/// `current_config`. Memory is the layer's weight bytes.
+/// `current_config`: each config's time is its GEMM plus, with the activation-quantization correction, the
+/// kernels that quantize its input ([`analyze_linear`]). Memory is the layer's weight bytes.
 ///
 /// # Errors
 /// As [`advise_model`], and [`Error::InvalidInput`] for a zero or oversized dimension.
@@ -245,20 +256,21 @@ pub fn advise_operator(
         k: shape.k,
         tokens_per_row: 1.0,
     };
-    advise(hardware, current_config, &ridge_gemm, |config| {
+    advise(hardware, quant_configs(), current_config, &ridge_gemm, |config| {
         config.check_linear_support(hardware)?;
-        let precisions = config.linear();
-        let op = if shape.batch == 1 {
-            Operator::matmul(shape.m, shape.n, shape.k, precisions)?
-        } else {
-            Operator::batched_gemm(shape.batch, shape.m, shape.n, shape.k, precisions)?
-        };
-        let a = analyze_operator(hardware, &op, corrections)?;
+        let a = analyze_linear(
+            hardware,
+            shape,
+            config.linear(),
+            config.hidden(),
+            config.activation_scale,
+            corrections,
+        )?;
         Ok(Evaluation {
             time_s: a.time_s,
-            memory_bytes: op.weight_bytes,
-            fits: op.weight_bytes <= device_capacity_bytes(hardware),
-            bound: a.bound,
+            memory_bytes: a.gemm.weight_bytes,
+            fits: a.gemm.weight_bytes <= device_capacity_bytes(hardware),
+            bound: a.gemm.bound,
             min_gpus: None,
         })
     })
@@ -266,14 +278,22 @@ pub fn advise_operator(
 
 fn advise(
     hardware: &HardwareSpec,
+    configs: &[QuantConfig],
     current_config: &str,
     ridge_gemm: &RidgeGemm,
     evaluate: impl Fn(&QuantConfig) -> Result<Evaluation, Error>,
 ) -> Result<Advice, Error> {
-    let current = find_quant_config(current_config)?;
-    let mut evaluated = Vec::with_capacity(quant_configs().len());
+    let wanted = current_config.trim().to_ascii_lowercase().replace('_', "-");
+    let current = configs
+        .iter()
+        .find(|c| c.key == wanted)
+        .ok_or_else(|| Error::UnknownConfig {
+            key: current_config.to_owned(),
+            valid: configs.iter().map(|c| c.key.clone()).collect(),
+        })?;
+    let mut evaluated = Vec::with_capacity(configs.len());
     let mut skipped = Vec::new();
-    for config in quant_configs() {
+    for config in configs {
         match evaluate(config) {
             Ok(e) => evaluated.push((config, e)),
             Err(Error::Unsupported {
@@ -419,6 +439,7 @@ fn candidate(
         break_even_batch,
         reason,
         caveats,
+        engines: engines_running(config, hardware.arch),
     }
 }
 
@@ -447,6 +468,7 @@ mod tests {
     use crate::analysis::Phase;
     use crate::hardware::find_hardware;
     use crate::model::find_model;
+    use crate::quant_config::find_quant_config;
 
     fn decode_advice(hw: &str, model: &str, current: &str, batch: u32) -> Advice {
         let w = Workload {

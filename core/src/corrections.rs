@@ -5,7 +5,9 @@
 //!   in waves; a partial last wave leaves SMs idle, so compute time grows by 1 / efficiency with
 //!   efficiency = tiles / (waves · SMs).
 //! - Activation quantization: a config whose activations are FP8/INT8/FP4 quantizes each linear layer's
-//!   input at run time in its own memory-bound kernel ([`Operator::quantize_activations`]).
+//!   input at run time in the kernels engines launch for it ([`Operator::activation_quantization`]: an
+//!   absolute-maximum reduction and the quantization for a dynamic per-tensor FP8 scale, one kernel
+//!   otherwise), in whole-model steps and in one linear layer's prediction ([`analyze_linear`]).
 //! - Step launch overhead: one CUDA graph launch per step, or an eager launch per kernel ([`StepLaunch`]).
 //! - Memory: the engine's rule the step's memory fit uses ([`MemoryFraction`], vLLM's by default), not a
 //!   correction of time but of what the step may hold; the serving model sizes memory with its own rule.
@@ -15,8 +17,8 @@
 use crate::error::Error;
 use crate::hardware::{HardwareSpec, Mode};
 use crate::memory::MemoryFraction;
-use crate::ops::{OpKind, Operator};
-use crate::precision::Precision;
+use crate::ops::{GemmShape, OpKind, OperandPrecisions, Operator};
+use crate::precision::{ActivationScale, Precision};
 use crate::roofline::{Bound, predict};
 
 /// Minimum time of one kernel, in seconds (4 µs).
@@ -270,6 +272,74 @@ pub fn analyze_operator(
         wave_efficiency,
         launch_bound,
         operator: op.clone(),
+    })
+}
+
+/// One linear layer as engines run it: the activation-quantization kernels of its input (where its
+/// activations are narrower than what the previous layer wrote) and the GEMM.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct LinearAnalysis {
+    /// The quantization kernels, in launch order (empty when the input needs none or the correction is off).
+    pub quantize: Vec<OpAnalysis>,
+    /// The GEMM (or GEMV, or batched GEMM).
+    pub gemm: OpAnalysis,
+    /// Σ time of the kernels, in seconds.
+    pub time_s: f64,
+}
+
+/// Analyses one linear layer of `shape` in `precisions` whose input arrives in `input` (the hidden format
+/// the previous layer wrote): with [`Corrections::activation_quantization`], the kernels that quantize its
+/// B·M×K input to the activation format under `scale` ([`Operator::activation_quantization`]), then the
+/// GEMM, each with its own roofline and floor. A framework's "FP8 Linear" is this, not a bare GEMM.
+///
+/// # Errors
+/// As [`analyze_operator`], and [`Error::InvalidInput`] for a zero or oversized dimension.
+///
+/// # Examples
+/// ```
+/// use roofline_core::*;
+/// let h100 = find_hardware_in("h100_sxm", Mode::Reference).unwrap();
+/// let shape = GemmShape { batch: 1, m: 1, n: 4096, k: 4096 };
+/// let fp8 = analyze_linear(h100, shape, Precision::Fp8E4M3.into(), Precision::Bf16,
+///     ActivationScale::DynamicPerTensor, &Corrections::REALISTIC).unwrap();
+/// // Dynamic per-tensor FP8: the absolute-maximum reduction, the quantization, the GEMV.
+/// assert_eq!(fp8.quantize.len(), 2);
+/// assert!((fp8.time_s - fp8.quantize.iter().map(|q| q.time_s).sum::<f64>() - fp8.gemm.time_s).abs() < 1e-15);
+/// ```
+pub fn analyze_linear(
+    hardware: &HardwareSpec,
+    shape: GemmShape,
+    precisions: OperandPrecisions,
+    input: Precision,
+    scale: ActivationScale,
+    corrections: &Corrections,
+) -> Result<LinearAnalysis, Error> {
+    let gemm_op = if shape.batch == 1 {
+        Operator::matmul(shape.m, shape.n, shape.k, precisions)?
+    } else {
+        Operator::batched_gemm(shape.batch, shape.m, shape.n, shape.k, precisions)?
+    };
+    let gemm = analyze_operator(hardware, &gemm_op, corrections)?;
+    let quantize = if corrections.activation_quantization && precisions.activation != input {
+        Operator::activation_quantization(
+            shape.batch.saturating_mul(shape.m),
+            shape.k,
+            input,
+            precisions.activation,
+            scale,
+        )?
+        .iter()
+        .map(|op| analyze_operator(hardware, op, corrections))
+        .collect::<Result<Vec<_>, _>>()?
+    } else {
+        Vec::new()
+    };
+    let time_s = quantize.iter().map(|q| q.time_s).sum::<f64>() + gemm.time_s;
+    Ok(LinearAnalysis {
+        quantize,
+        gemm,
+        time_s,
     })
 }
 

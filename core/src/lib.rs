@@ -69,8 +69,8 @@ pub use analysis::{
     ModelAnalysis, Phase, StepBatch, Workload, analyze_model, analyze_model_parallel, analyze_step,
 };
 pub use corrections::{
-    Corrections, EAGER_LAUNCH_S, GRAPH_LAUNCH_S, KERNEL_LAUNCH_FLOOR_S, OpAnalysis, StepLaunch, WAVE_TILE,
-    analyze_operator, wave_efficiency,
+    Corrections, EAGER_LAUNCH_S, GRAPH_LAUNCH_S, KERNEL_LAUNCH_FLOOR_S, LinearAnalysis, OpAnalysis,
+    StepLaunch, WAVE_TILE, analyze_linear, analyze_operator, wave_efficiency,
 };
 pub use error::Error;
 pub use hardware::{
@@ -85,18 +85,24 @@ pub use model::{MlaConfig, ModelConfig, MoeConfig, ParamCount, SlidingWindow, fi
 pub use ops::{Activation, AttentionShape, GemmShape, MoeShape, Norm, OpKind, OperandPrecisions, Operator};
 pub use parallel::Parallelism;
 pub use precision::{
-    Architecture, BlockScale, ComputePath, E2M1_CODEBOOK, ElementLayout, Encoding, FormatInfo, INT2_CODEBOOK,
-    NF4_CODEBOOK, Precision, format_catalog, format_info, int4_group_bits,
+    ActivationScale, Architecture, BlockScale, ComputePath, E2M1_CODEBOOK, ElementLayout, Encoding,
+    FormatInfo, GemmFamily, INT2_CODEBOOK, NF4_CODEBOOK, Precision, QuantizeKernel, format_catalog,
+    format_info, int4_group_bits,
 };
-pub use quant_config::{QuantConfig, find_quant_config, quant_configs};
+pub use quant_config::{
+    LinearFormat, Module, ModuleFormat, QuantConfig, find_quant_config, quant_configs, summarize_modules,
+};
 pub use recommendation::{
-    MemoryFit, Pick, Recommendation, memory_fit, recommend_model, recommend_model_parallel,
+    MemoryFit, Pick, Recommendation, memory_fit, recommend_model, recommend_model_for_engine,
+    recommend_model_parallel,
 };
 pub use roofline::{Bound, Prediction, predict};
 #[cfg(feature = "serde")]
 pub use serving::{BenchFormat, MeasuredServingPoint, ServingComparison, compare_measured, parse_measured};
 pub use serving::{
-    CONCURRENCY_GRID, ConfigFit, Engine, EnginePreset, InFlight, Load, METRICS, MetricDefinition, Regime,
-    Scheduler, SchedulerKind, ServingModel, ServingOutcome, ServingPoint, ServingScenario, ServingWorkload,
-    Sla, SlaOutcome, SlaPick, Sweep, SweepSpec, Unstable, UnsupportedConfig, concurrency_grid, sweep,
+    CONCURRENCY_GRID, ConfigFit, Engine, EnginePreset, EngineSupport, InFlight, Load, METRICS,
+    MetricDefinition, Regime, Scheduler, SchedulerKind, Scheme, ServingModel, ServingOutcome, ServingPoint,
+    ServingScenario, ServingWorkload, Sla, SlaOutcome, SlaPick, Sweep, SweepSpec, Unstable,
+    UnsupportedConfig, concurrency_grid, engine_support, engines_running, matrices_cover, runs_scheme,
+    schemes, sweep,
 };

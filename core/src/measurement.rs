@@ -5,7 +5,7 @@
 //! `wire::RooflinePoint` (µs, TFLOP/s, an `MxNxK` label) is converted to and from it in `wire` only.
 
 use crate::ops::{GemmShape, OpKind, OperandPrecisions, Operator};
-use crate::precision::Precision;
+use crate::precision::{ActivationScale, Precision};
 
 /// What really ran for a measured point, and under which conditions.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -164,6 +164,10 @@ pub struct MeasuredPoint {
     /// The record: device name, catalog key and backend, library and kernel, times in seconds, samples,
     /// clocks, power and versions.
     pub measurement: Measurement,
+    /// Whether the timing includes quantizing the layer's input (a framework's "FP8 Linear", a "+quant"
+    /// benchmark column): `Some(scale)` when it does, from the output format with that scale, `None` when it
+    /// timed the GEMM alone (every point this project's backends measure).
+    pub activation_quantization: Option<ActivationScale>,
 }
 
 impl MeasuredPoint {
@@ -204,6 +208,7 @@ impl MeasuredPoint {
             flops: op.flops,
             bytes: op.bytes(),
             measurement,
+            activation_quantization: None,
         }
     }
 

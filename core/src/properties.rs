@@ -80,7 +80,7 @@ proptest! {
             }
         }
         let moe = MoeShape { tokens: a, experts: b, top_k: c, hidden: d, expert_ffn: a, gated: causal };
-        if let Ok(ops) = Operator::moe_experts(&moe, p.into()) {
+        if let Ok(ops) = Operator::moe_experts(&moe, p.into(), p.default_output().into()) {
             prop_assert!(ops.iter().all(|o| o.bytes().is_finite()));
         }
         let _ = advise_operator(hardware, GemmShape { batch: 1, m: a, n: b, k: c }, config.key.as_str(), &corrections);

@@ -1,16 +1,152 @@
 //! Precision configs: which format the weights, activations, KV cache and attention of a model run in.
 //!
 //! The table keeps the original toolkit's 16 configs (seed-inventory §3) under stable keys, plus W8A8 INT8
-//! and W8A16 FP8, and `fp32` (FP32 throughout, what a CPU runs natively). The matrix unit runs on the
+//! and W8A16 FP8, `fp32` (FP32 throughout, what a CPU runs natively) and the block-scaled FP8 of
+//! DeepSeek-V3 and Qwen3-FP8 checkpoints (`fp8-block`, `fp8-block-fp8kv`). The matrix unit runs on the
 //! activation format; a weight-only config (weights narrower than activations) dequantizes its weights to
 //! the activation format first.
+//!
+//! A config is uniform (every linear layer in `weights` × `activations`) unless it lists per-module formats
+//! ([`QuantConfig::modules`]), as a checkpoint's own `quantization_config` does (gpt-oss: MXFP4 experts, BF16
+//! attention; Kimi-K2.5: INT4 routed experts only). The router, embeddings and logits head stay at the
+//! hidden precision unless a module entry says otherwise.
 
+use std::fmt;
 use std::sync::LazyLock;
 
 use crate::error::Error;
 use crate::hardware::HardwareSpec;
 use crate::ops::OperandPrecisions;
-use crate::precision::{ComputePath, Precision};
+use crate::precision::{ActivationScale, ComputePath, Precision};
+
+/// A group of a transformer's matrices that a checkpoint quantizes as one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum Module {
+    /// Attention projections (Q, K, V, O; MLA's low-rank projections).
+    Attention,
+    /// The FFN of dense layers (a dense model's every layer, an MoE model's dense layers).
+    DenseMlp,
+    /// Shared experts every token passes through (DeepSeek, Kimi, Llama 4).
+    SharedExperts,
+    /// Routed experts.
+    RoutedExperts,
+    /// The MoE router (gate).
+    Router,
+    /// The input embedding table.
+    Embeddings,
+    /// The logits head (`lm_head`).
+    Head,
+}
+
+impl Module {
+    /// Every module, in a layer's order.
+    pub const ALL: [Module; 7] = [
+        Module::Embeddings,
+        Module::Attention,
+        Module::DenseMlp,
+        Module::Router,
+        Module::SharedExperts,
+        Module::RoutedExperts,
+        Module::Head,
+    ];
+
+    /// The display name, e.g. `routed experts`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Module::Attention => "attention",
+            Module::DenseMlp => "dense MLP",
+            Module::SharedExperts => "shared experts",
+            Module::RoutedExperts => "routed experts",
+            Module::Router => "router",
+            Module::Embeddings => "embeddings",
+            Module::Head => "head",
+        }
+    }
+
+    /// Whether the module is a linear layer of the decoder (quantized by a config's `weights`), as opposed
+    /// to the router, embeddings and head, which stay at the hidden precision by default.
+    #[must_use]
+    pub const fn is_decoder_linear(self) -> bool {
+        matches!(
+            self,
+            Module::Attention | Module::DenseMlp | Module::SharedExperts | Module::RoutedExperts
+        )
+    }
+}
+
+impl fmt::Display for Module {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The format of a linear layer: weights, activations (the compute path) and how a narrow activation's scale
+/// is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct LinearFormat {
+    /// Weight format.
+    pub weights: Precision,
+    /// Input activation format; the matrix-unit path.
+    pub activations: Precision,
+    /// How an FP8 or INT8 activation scale is found at run time.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub activation_scale: ActivationScale,
+}
+
+impl LinearFormat {
+    /// Both operands in `p` (an unquantized layer).
+    #[must_use]
+    pub const fn plain(p: Precision) -> LinearFormat {
+        LinearFormat {
+            weights: p,
+            activations: p,
+            activation_scale: ActivationScale::DynamicPerTensor,
+        }
+    }
+
+    /// `BF16`, `FP8_E4M3 W8A8`, `MXFP4 weights, BF16 activations`: what the layer stores and computes in.
+    #[must_use]
+    pub fn label(&self) -> String {
+        if self.weights == self.activations {
+            self.weights.name().to_owned()
+        } else {
+            format!("{} weights, {} activations", self.weights, self.activations)
+        }
+    }
+}
+
+/// One module whose format differs from its config's default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct ModuleFormat {
+    /// The module.
+    pub module: Module,
+    /// Its format.
+    pub format: LinearFormat,
+}
+
+/// Module formats grouped by format, in the order given: `attention, head: BF16 · routed experts: MXFP4
+/// weights, BF16 activations` (what [`crate::ModelAnalysis::modules`] lists, as one line).
+#[must_use]
+pub fn summarize_modules(formats: &[ModuleFormat]) -> String {
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    for m in formats {
+        let label = m.format.label();
+        match groups.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, names)) => names.push(m.module.name()),
+            None => groups.push((label, vec![m.module.name()])),
+        }
+    }
+    groups
+        .iter()
+        .map(|(label, names)| format!("{}: {label}", names.join(", ")))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
 
 /// A precision config for a whole model.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,9 +166,63 @@ pub struct QuantConfig {
     pub attention: Precision,
     /// How such a checkpoint is usually produced, e.g. `AWQ`, `native FP4`.
     pub method: String,
+    /// How an FP8 or INT8 activation scale is found at run time (block formats carry theirs); configs stored
+    /// before the field existed read as dynamic per-tensor.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub activation_scale: ActivationScale,
+    /// Modules whose format differs from `weights` × `activations` (decoder linear layers) or from the
+    /// hidden precision (router, embeddings, head); empty for a uniform config.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Vec::is_empty"))]
+    pub modules: Vec<ModuleFormat>,
 }
 
 impl QuantConfig {
+    /// The config of a published checkpoint (key `checkpoint`): its decoder linear layers in `base` unless
+    /// `modules` says otherwise, the KV cache (and the attention matmuls) in `kv_cache`, or at the hidden
+    /// precision when the checkpoint leaves it alone; `method` says how it was produced.
+    #[must_use]
+    pub fn checkpoint(
+        method: &str,
+        base: LinearFormat,
+        kv_cache: Option<Precision>,
+        modules: Vec<ModuleFormat>,
+    ) -> QuantConfig {
+        let kv_cache = kv_cache.unwrap_or_else(|| base.activations.default_output());
+        QuantConfig {
+            key: "checkpoint".to_owned(),
+            name: format!("checkpoint: {method}"),
+            weights: base.weights,
+            activations: base.activations,
+            kv_cache,
+            attention: kv_cache,
+            method: format!("{method}, as the checkpoint's quantization_config says"),
+            activation_scale: base.activation_scale,
+            modules,
+        }
+    }
+
+    /// The formats of `modules`, grouped: `attention, head: BF16 · routed experts: MXFP4 weights, BF16
+    /// activations` (modules sharing a format listed together, in the order given).
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::{find_model, find_quant_config};
+    /// let gpt_oss = find_model("gpt-oss-120b").unwrap();
+    /// let summary = gpt_oss.checkpoint_config().module_summary(&gpt_oss.modules());
+    /// assert_eq!(summary, "attention, router, embeddings, head: BF16 · routed experts: MXFP4 weights, BF16 activations");
+    /// ```
+    #[must_use]
+    pub fn module_summary(&self, modules: &[Module]) -> String {
+        let formats: Vec<ModuleFormat> = modules
+            .iter()
+            .map(|&module| ModuleFormat {
+                module,
+                format: self.format(module),
+            })
+            .collect();
+        summarize_modules(&formats)
+    }
+
     /// The precision the matrix unit runs linear layers on (the activation format).
     #[must_use]
     pub const fn compute(&self) -> Precision {
@@ -53,10 +243,11 @@ impl QuantConfig {
         self.activations.default_output()
     }
 
-    /// Whether weights are stored narrower than the activations and dequantized before the multiply.
+    /// Whether weights are stored narrower than the activations and dequantized before the multiply (fewer
+    /// bits per element; block scales aside, so FP8 128×128 weights with 1×128 activations are not).
     #[must_use]
     pub fn is_weight_only(&self) -> bool {
-        self.weights != self.activations && self.weights.effective_bits() < self.activations.effective_bits()
+        self.weights.element_bits() < self.activations.element_bits()
     }
 
     /// Operand precisions of a linear layer: weights, activations, output at [`QuantConfig::hidden`].
@@ -69,6 +260,55 @@ impl QuantConfig {
         }
     }
 
+    /// The format of the decoder's linear layers unless a module says otherwise.
+    #[must_use]
+    pub const fn default_linear(&self) -> LinearFormat {
+        LinearFormat {
+            weights: self.weights,
+            activations: self.activations,
+            activation_scale: self.activation_scale,
+        }
+    }
+
+    /// The format `module` runs in: its entry in [`QuantConfig::modules`], else the default linear format
+    /// for decoder linear layers and the hidden precision for the router, embeddings and head.
+    #[must_use]
+    pub fn format(&self, module: Module) -> LinearFormat {
+        self.modules
+            .iter()
+            .find(|m| m.module == module)
+            .map_or_else(|| self.default_format(module), |m| m.format)
+    }
+
+    /// The format of `module` without module entries.
+    fn default_format(&self, module: Module) -> LinearFormat {
+        if module.is_decoder_linear() {
+            self.default_linear()
+        } else {
+            LinearFormat::plain(self.hidden())
+        }
+    }
+
+    /// Operand precisions of `module`'s matrices: its [`QuantConfig::format`], output at the hidden precision.
+    #[must_use]
+    pub fn linear_for(&self, module: Module) -> OperandPrecisions {
+        let f = self.format(module);
+        OperandPrecisions {
+            weight: f.weights,
+            activation: f.activations,
+            output: self.hidden(),
+        }
+    }
+
+    /// Whether every decoder linear layer runs in the default format and the router, embeddings and head at
+    /// the hidden precision.
+    #[must_use]
+    pub fn is_uniform(&self) -> bool {
+        self.modules
+            .iter()
+            .all(|m| m.format == self.default_format(m.module))
+    }
+
     /// Checks that `hardware` runs this config natively: the activation, attention and hidden formats on
     /// its matrix units, and the weight and KV formats as stored formats.
     ///
@@ -76,6 +316,9 @@ impl QuantConfig {
     /// [`Error::Unsupported`] naming the first format and the architecture that lacks it.
     pub fn check_support(&self, hardware: &HardwareSpec) -> Result<(), Error> {
         self.check_linear_support(hardware)?;
+        for m in &self.modules {
+            check_format_support(&m.format, self.hidden(), hardware)?;
+        }
         hardware.dense_peak_for(self.attention)?;
         hardware.check_storage(self.kv_cache)
     }
@@ -89,13 +332,23 @@ impl QuantConfig {
     /// # Errors
     /// [`Error::Unsupported`] naming the first format and the architecture that lacks it.
     pub fn check_linear_support(&self, hardware: &HardwareSpec) -> Result<(), Error> {
-        hardware.dense_peak_for(self.activations)?;
-        hardware.dense_peak_for(self.hidden())?;
-        if self.is_weight_only() && self.activations.effective_bits() >= 16.0 {
-            Ok(())
-        } else {
-            hardware.check_storage(self.weights)
-        }
+        check_format_support(&self.default_linear(), self.hidden(), hardware)
+    }
+}
+
+/// [`QuantConfig::check_linear_support`] of one linear format with outputs in `hidden`.
+fn check_format_support(
+    format: &LinearFormat,
+    hidden: Precision,
+    hardware: &HardwareSpec,
+) -> Result<(), Error> {
+    hardware.dense_peak_for(format.activations)?;
+    hardware.dense_peak_for(hidden)?;
+    let weight_only = format.weights.element_bits() < format.activations.element_bits();
+    if weight_only && format.activations.effective_bits() >= 16.0 {
+        Ok(())
+    } else {
+        hardware.check_storage(format.weights)
     }
 }
 
@@ -110,7 +363,13 @@ type Row = (
     &'static str,
 );
 
-const ROWS: [Row; 19] = {
+/// How each config's FP8 or INT8 activations are scaled where it is not the default, dynamic per-tensor (the
+/// `fp8` method of vLLM and of DeepSeek-style checkpoints, `activation_scheme: dynamic`): W8A8 INT8 as
+/// SmoothQuant checkpoints run in vLLM and SGLang, per token (compressed-tensors W8A8 `strategy: token`,
+/// nm-testing W8A8 configs, docs/research/low-precision.md §4).
+const SCALES: [(&str, ActivationScale); 1] = [("w8a8-int8", ActivationScale::DynamicPerToken)];
+
+const ROWS: [Row; 21] = {
     use Precision::*;
     [
         ("bf16", "BF16 baseline", Bf16, Bf16, Bf16, Bf16, "none"),
@@ -261,6 +520,27 @@ const ROWS: [Row; 19] = {
         ),
         // FP32 throughout: what a CPU (or an FP32-only path) runs natively, e.g. the CPU backend's model steps.
         ("fp32", "FP32", Fp32, Fp32, Fp32, Fp32, "none"),
+        // DeepSeek-V3 / Qwen3-FP8 checkpoints: FP32 scales per 128×128 weight block and per 1×128 activation
+        // group (DeepSeek-V3 README_WEIGHTS.md); engines keep the KV cache at the model's 16-bit type unless
+        // told otherwise (vLLM `kv_cache_dtype` "auto"), or FP8 with `--kv-cache-dtype fp8`.
+        (
+            "fp8-block",
+            "FP8 block-scaled (128×128 / 1×128)",
+            Fp8Block128,
+            Fp8Group128,
+            Fp16,
+            Fp16,
+            "FP8 block-scaled checkpoint (DeepSeek-V3, Qwen3-FP8)",
+        ),
+        (
+            "fp8-block-fp8kv",
+            "FP8 block-scaled + FP8 KV",
+            Fp8Block128,
+            Fp8Group128,
+            Fp8E4M3,
+            Fp8E4M3,
+            "FP8 block-scaled checkpoint, FP8 KV cache",
+        ),
     ]
 };
 
@@ -275,6 +555,11 @@ static CONFIGS: LazyLock<Vec<QuantConfig>> = LazyLock::new(|| {
                 kv_cache,
                 attention,
                 method: method.to_owned(),
+                activation_scale: SCALES
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .map_or(ActivationScale::DynamicPerTensor, |&(_, s)| s),
+                modules: Vec::new(),
             },
         )
         .collect()
@@ -286,7 +571,7 @@ static CONFIGS: LazyLock<Vec<QuantConfig>> = LazyLock::new(|| {
 /// ```
 /// let keys: Vec<_> = roofline_core::quant_configs().iter().map(|c| c.key.as_str()).collect();
 /// assert_eq!(&keys[..3], ["bf16", "fp16", "fp8"]);
-/// assert_eq!(keys.len(), 19);
+/// assert_eq!(keys.len(), 21);
 /// ```
 #[must_use]
 pub fn quant_configs() -> &'static [QuantConfig] {
@@ -317,94 +602,4 @@ pub fn find_quant_config(key: &str) -> Result<&'static QuantConfig, Error> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::hardware::find_hardware;
-
-    #[test]
-    fn required_keys_exist_and_are_unique() {
-        for key in [
-            "bf16",
-            "fp16",
-            "fp8",
-            "w8a8-int8",
-            "w4a16-int4",
-            "nvfp4-w4a16",
-            "nvfp4-w4a4",
-            "mxfp4-w4a4",
-        ] {
-            assert_eq!(find_quant_config(key).unwrap().key, key);
-        }
-        let mut keys: Vec<_> = quant_configs().iter().map(|c| c.key.as_str()).collect();
-        keys.sort_unstable();
-        keys.dedup();
-        assert_eq!(keys.len(), 19);
-        assert!(
-            matches!(find_quant_config("int3"), Err(Error::UnknownConfig { valid, .. }) if valid.len() == 19)
-        );
-    }
-
-    fn check(hw: &str, key: &str, supported: bool) {
-        let result = find_quant_config(key)
-            .unwrap()
-            .check_support(find_hardware(hw).unwrap());
-        assert_eq!(result.is_ok(), supported, "{key} on {hw}: {result:?}");
-        if let Err(e) = result {
-            assert!(matches!(e, Error::Unsupported { .. }), "{e}");
-        }
-    }
-
-    #[test]
-    fn support_follows_the_architecture() {
-        check("a100_sxm_80gb", "bf16", true);
-        check("a100_sxm_80gb", "w4a16-int4", true);
-        check("a100_sxm_80gb", "w4a16-nf4", true);
-        check("a100_sxm_80gb", "w8a8-int8", true);
-        check("a100_sxm_80gb", "fp8", false);
-        // Weight-only FP4/FP8 with 16-bit activations: dequantized in software on any FP16/BF16 path.
-        check("a100_sxm_80gb", "nvfp4-w4a16", true);
-        check("a100_sxm_80gb", "w8a16-fp8", true);
-        check("h100_sxm", "w4a16-mxfp4", true);
-        check("h200_sxm", "nvfp4-w4a16", true);
-        check("l40s", "w4a16-mxfp4", true);
-        // FP4 weights into FP8 activations need Blackwell's FP4 matrix operands.
-        check("h100_sxm", "nvfp4-w4a8", false);
-        check("b200", "nvfp4-w4a8", true);
-        check("h100_sxm", "fp8", true);
-        check("h100_sxm", "nvfp4-w4a4", false);
-        check("h100_sxm", "w4a8-int4-fp8", true);
-        check("b200", "nvfp4-w4a4", true);
-        check("b200", "mxfp4-w-mxfp6-a", true);
-        check("mi355x", "mxfp4-w4a4", true);
-        check("mi355x", "nvfp4-w4a16", true);
-        check("mi355x", "nvfp4-w4a4", false);
-        check("tpu_v6e", "fp16", false);
-        check("tpu_v6e", "bf16", true);
-        // FP32 wherever the device publishes an FP32 peak.
-        check("h100_sxm", "fp32", true);
-        check("tpu_v6e", "fp32", false);
-    }
-
-    #[test]
-    fn weight_only_means_narrower_weights() {
-        let weight_only: Vec<_> = quant_configs()
-            .iter()
-            .filter(|c| c.is_weight_only())
-            .map(|c| c.key.as_str())
-            .collect();
-        assert_eq!(
-            weight_only,
-            [
-                "w4a16-nf4",
-                "w4a16-int4",
-                "w4a16-mxfp4",
-                "nvfp4-w4a16",
-                "nvfp4-w4a8",
-                "nvfp4-w4a8-fp4kv",
-                "mxfp4-w-mxfp6-a",
-                "w4a8-int4-fp8",
-                "w8a16-fp8"
-            ]
-        );
-    }
-}
+mod tests;

@@ -1,7 +1,7 @@
 //! One answer from the advice: the fastest config that fits in device memory for this workload, or, when
 //! nothing fits, what to change; and the memory breakdown behind the fit (weights, KV cache, headroom).
 
-use crate::advisor::Advice;
+use crate::advisor::{Advice, Candidate};
 use crate::analysis::{ModelAnalysis, Workload, analyze_model_parallel};
 use crate::corrections::Corrections;
 use crate::error::Error;
@@ -9,7 +9,7 @@ use crate::hardware::HardwareSpec;
 use crate::memory::device_capacity_bytes;
 use crate::model::ModelConfig;
 use crate::parallel::Parallelism;
-use crate::quant_config::find_quant_config;
+use crate::serving::{Engine, engine_support, engines_running, matrices_cover};
 
 /// The advisor's one answer for a model step.
 #[derive(Debug, Clone, PartialEq)]
@@ -115,10 +115,148 @@ pub fn recommend_model_parallel(
     corrections: &Corrections,
     advice: &Advice,
 ) -> Result<Recommendation, Error> {
+    recommend_model_for_engine(hardware, model, workload, parallelism, corrections, advice, None)
+}
+
+/// [`recommend_model_parallel`] for a serving engine: only the configs `engine` runs natively on the
+/// device's architecture ([`Candidate::engines`], the engines' documented support matrices) are choices, or
+/// with `None` those any of vLLM, SGLang and TensorRT-LLM runs (every config on an architecture the
+/// matrices do not cover, [`matrices_cover`]); the reason says which engines run the pick and names a faster
+/// config that fits but needs another engine (or that no engine lists), with the chosen engine's matrix cell.
+///
+/// # Errors
+/// As [`recommend_model_parallel`].
+///
+/// # Examples
+/// ```
+/// use roofline_core::*;
+/// let h100 = find_hardware_in("h100_sxm", Mode::Reference).unwrap();
+/// let model = find_model("llama-3.1-8b").unwrap();
+/// let decode = Workload { phase: Phase::Decode, batch: 1, context: 4096 };
+/// let p = Parallelism::SINGLE;
+/// let advice = advise_model_parallel(h100, model, &decode, &p, "bf16", &Corrections::REALISTIC).unwrap();
+/// let r = recommend_model_for_engine(h100, model, &decode, &p, &Corrections::REALISTIC, &advice,
+///     Some(Engine::Sglang)).unwrap();
+/// match r {
+///     Recommendation::Switch(pick) => {
+///         let config = find_quant_config(&pick.config).unwrap();
+///         assert!(engines_running(config, Architecture::Hopper).contains(&Engine::Sglang));
+///         assert!(pick.reason.contains("SGLang"), "{}", pick.reason);
+///     }
+///     other => panic!("{other:?}"),
+/// }
+/// ```
+pub fn recommend_model_for_engine(
+    hardware: &HardwareSpec,
+    model: &ModelConfig,
+    workload: &Workload,
+    parallelism: &Parallelism,
+    corrections: &Corrections,
+    advice: &Advice,
+    engine: Option<Engine>,
+) -> Result<Recommendation, Error> {
+    let arch = hardware.arch;
+    if !matrices_cover(arch) {
+        return recommend(hardware, model, workload, parallelism, corrections, advice, None);
+    }
+    let runs = |engines: &[Engine]| engine.map_or(!engines.is_empty(), |e| engines.contains(&e));
+    let who = engine.map_or("no listed engine (vLLM, SGLang, TensorRT-LLM)", Engine::name);
+    let current_runs = model
+        .config(&advice.current)
+        .is_ok_and(|c| runs(&engines_running(&c, arch)));
+    let served = Advice {
+        candidates: advice
+            .candidates
+            .iter()
+            .filter(|c| runs(&c.engines))
+            .cloned()
+            .collect(),
+        ..advice.clone()
+    };
+    let excluded = (!current_runs).then(|| {
+        let not = if engine.is_some() {
+            " does not run"
+        } else {
+            " runs"
+        };
+        format!("{who}{not} the current config on {}", arch.name())
+    });
+    let mut answer = recommend(
+        hardware,
+        model,
+        workload,
+        parallelism,
+        corrections,
+        &served,
+        excluded,
+    )?;
+    let fastest = advice
+        .candidates
+        .iter()
+        .filter(|c| c.fits_in_memory)
+        .min_by(|a, b| a.time_s.total_cmp(&b.time_s));
+    let engine_list = |engines: &[Engine]| engines.iter().map(|e| e.name()).collect::<Vec<_>>().join(" or ");
+    let elsewhere = |c: &Candidate| -> String {
+        if c.engines.is_empty() {
+            return format!(
+                "no engine's support matrix (vLLM, SGLang, TensorRT-LLM) lists it on {}",
+                arch.name()
+            );
+        }
+        let why = engine
+            .and_then(|e| {
+                let q = model.config(&c.config).ok()?;
+                engine_support(&q, arch).into_iter().find(|s| s.engine == e)
+            })
+            .map_or_else(String::new, |s| format!("; {}: {}", s.engine.name(), s.basis));
+        format!("it needs {} on {}{why}", engine_list(&c.engines), arch.name())
+    };
+    match &mut answer {
+        Recommendation::Switch(p) | Recommendation::Keep(p) => {
+            let engines = model
+                .config(&p.config)
+                .map(|q| engines_running(&q, arch))
+                .unwrap_or_default();
+            p.reason
+                .push_str(&format!("; {} runs it on {}", engine_list(&engines), arch.name()));
+            if let Some(f) = fastest.filter(|f| f.config != p.config && f.time_s < p.time_s) {
+                p.reason.push_str(&format!(
+                    "; {} would be {:.2}x faster, but {}",
+                    f.name,
+                    p.time_s / f.time_s,
+                    elsewhere(f)
+                ));
+            }
+        }
+        Recommendation::NothingFits { changes, .. } => {
+            if let Some(f) = fastest.filter(|f| !runs(&f.engines)) {
+                changes.insert(
+                    0,
+                    format!("Another engine: {} fits, but {}", f.name, elsewhere(f)),
+                );
+            }
+        }
+    }
+    Ok(answer)
+}
+
+/// The recommendation among `advice`'s candidates and the current config, unless `current_excluded` says
+/// why the current config is no choice.
+fn recommend(
+    hardware: &HardwareSpec,
+    model: &ModelConfig,
+    workload: &Workload,
+    parallelism: &Parallelism,
+    corrections: &Corrections,
+    advice: &Advice,
+    current_excluded: Option<String>,
+) -> Result<Recommendation, Error> {
     let capacity = usable_bytes(hardware, corrections);
-    let current = match find_quant_config(&advice.current)
-        .and_then(|c| analyze_model_parallel(hardware, model, c, workload, parallelism, corrections))
+    let current = match model
+        .config(&advice.current)
+        .and_then(|c| analyze_model_parallel(hardware, model, &c, workload, parallelism, corrections))
     {
+        Ok(_) if current_excluded.is_some() => None,
         Ok(a) => Some(a),
         Err(Error::Unsupported { .. }) => None,
         Err(e) => return Err(e),
@@ -147,7 +285,7 @@ pub fn recommend_model_parallel(
     };
     match (best, current_fits) {
         (Some(b), Some(cur)) if cur.total_time_s <= b.time_s => {
-            let name = config_name(&cur.config);
+            let name = config_name(model, &cur.config);
             Ok(Recommendation::Keep(pick(
                 &cur.config,
                 &name,
@@ -163,7 +301,7 @@ pub fn recommend_model_parallel(
             )))
         }
         (None, Some(cur)) => {
-            let name = config_name(&cur.config);
+            let name = config_name(model, &cur.config);
             Ok(Recommendation::Keep(pick(
                 &cur.config,
                 &name,
@@ -184,7 +322,9 @@ pub fn recommend_model_parallel(
                     gb(c.memory_required_bytes),
                     gb(capacity)
                 ),
-                (None, None) => "the current config does not run on this device".to_owned(),
+                (None, None) => current_excluded
+                    .clone()
+                    .unwrap_or_else(|| "the current config does not run on this device".to_owned()),
             };
             Ok(Recommendation::Switch(pick(
                 &b.config,
@@ -231,8 +371,9 @@ fn nothing_fits(
     // The least-memory config's own analysis gives its weight / KV split.
     let smallest = match (smallest_candidate, current) {
         (Some(c), Some(cur)) if cur.memory_required_bytes <= c.memory_bytes => Some(cur.clone()),
-        (Some(c), _) => find_quant_config(&c.config)
-            .and_then(|q| analyze_model_parallel(hardware, model, q, workload, parallelism, corrections))
+        (Some(c), _) => model
+            .config(&c.config)
+            .and_then(|q| analyze_model_parallel(hardware, model, &q, workload, parallelism, corrections))
             .ok(),
         (None, cur) => cur.cloned(),
     };
@@ -243,7 +384,7 @@ fn nothing_fits(
             changes: vec!["no supported config runs this model on this device".to_owned()],
         };
     };
-    let name = config_name(&s.config);
+    let name = config_name(model, &s.config);
     let mut changes = vec![format!(
         "Smaller weights: the narrowest supported config, {name}, still needs {} (weights {} + activations {} + KV cache {}) of {} usable",
         gb(s.memory_required_bytes),
@@ -300,8 +441,8 @@ fn nothing_fits(
     }
 }
 
-fn config_name(key: &str) -> String {
-    find_quant_config(key).map_or_else(|_| key.to_owned(), |c| c.name.clone())
+fn config_name(model: &ModelConfig, key: &str) -> String {
+    model.config(key).map_or_else(|_| key.to_owned(), |c| c.name)
 }
 
 /// What the engine may use of one device: the reported capacity times the rule's fraction (exact for vLLM's
@@ -394,6 +535,8 @@ mod tests {
     use crate::analysis::analyze_model;
     use crate::hardware::find_hardware;
     use crate::model::find_model;
+    use crate::precision::Architecture;
+    use crate::quant_config::find_quant_config;
 
     fn recommend(hw: &str, model: &str, config: &str, batch: u32, context: u32) -> Recommendation {
         let hw = find_hardware(hw).unwrap().reference().unwrap();
@@ -527,6 +670,59 @@ mod tests {
                 - four.usable_share)
                 .abs()
                 < 1e-9
+        );
+    }
+
+    #[test]
+    fn an_engine_choice_keeps_to_the_configs_it_runs_and_says_what_it_costs() {
+        // Llama-3.1-8B decode at batch 32 on an L40S (Ada), reference mode: W4A8 (INT4 weights, FP8
+        // activations) is the fastest config that fits, but on Ada only TensorRT-LLM lists it
+        // (docs/research/low-precision.md §3.5).
+        let l40s = crate::hardware::find_hardware_in("l40s", crate::hardware::Mode::Reference).unwrap();
+        let model = find_model("llama-3.1-8b").unwrap();
+        let decode = Workload {
+            phase: crate::analysis::Phase::Decode,
+            batch: 32,
+            context: 4096,
+        };
+        let p = Parallelism::SINGLE;
+        let advice =
+            crate::advisor::advise_model_parallel(l40s, model, &decode, &p, "bf16", &Corrections::REALISTIC)
+                .unwrap();
+        let pick = |engine| match recommend_model_for_engine(
+            l40s,
+            model,
+            &decode,
+            &p,
+            &Corrections::REALISTIC,
+            &advice,
+            engine,
+        )
+        .unwrap()
+        {
+            Recommendation::Switch(p) => p,
+            other => panic!("{other:?}"),
+        };
+        let any = pick(None);
+        assert_eq!(any.config, "w4a8-int4-fp8");
+        assert!(
+            any.reason.contains("TensorRT-LLM runs it on Ada"),
+            "{}",
+            any.reason
+        );
+        let trt = pick(Some(Engine::TrtLlm));
+        assert_eq!(trt.config, "w4a8-int4-fp8");
+        // SGLang: the fastest config it runs, and why not W4A8.
+        let sglang = pick(Some(Engine::Sglang));
+        let config = find_quant_config(&sglang.config).unwrap();
+        assert!(engines_running(config, Architecture::Ada).contains(&Engine::Sglang));
+        assert!(sglang.time_s > any.time_s);
+        assert!(
+            sglang.reason.contains("INT4 weights, FP8 activations would be")
+                && sglang.reason.contains("it needs TensorRT-LLM on Ada")
+                && sglang.reason.contains("SGLang: W4A8: not on Ada"),
+            "{}",
+            sglang.reason
         );
     }
 }

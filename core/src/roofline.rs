@@ -64,8 +64,11 @@ pub struct Prediction {
 /// Predicts one operator on one device with the ideal roofline.
 ///
 /// time = max(FLOPs / peak, bytes / bandwidth) + [`HardwareSpec::kernel_overhead_for`] the operator's path
-/// (0 on datasheet specs, the floors on reference specs, measured on calibrated ones). Matrix operators use the dense peak of their compute path;
-/// vector operators (norms, activations, lookups) use [`HardwareSpec::vector_flop_per_s`]. A collective
+/// (0 on datasheet specs, the floors on reference specs, measured on calibrated ones). Matrix operators use
+/// the dense peak of their compute path, and a GEMM whose kernel family has its own ceiling on the spec
+/// ([`HardwareSpec::gemm_family`]: reference specs) that family's throughput, small-M bandwidth and floor;
+/// vector operators (norms, activations, lookups) use [`HardwareSpec::vector_flop_per_s`], and an
+/// activation-quantization kernel its own floor ([`HardwareSpec::quantize_overhead_s`]). A collective
 /// ([`crate::ops::OpKind::Collective`]) takes link bytes / link bandwidth + the collective's latency from the
 /// spec's [`crate::hardware::Interconnect`], bound [`Bound::Interconnect`].
 ///
@@ -87,17 +90,36 @@ pub fn predict(hardware: &HardwareSpec, op: &Operator) -> Result<Prediction, Err
     if let Some(c) = op.collective {
         return predict_collective(hardware, op, c);
     }
-    let (peak, path) = if op.kind.uses_matrix_units() {
+    let (peak, bandwidth, kernel_overhead_s) = if op.kind.uses_matrix_units() {
         let precision = op.precisions.compute();
-        (
-            hardware.dense_peak_for(precision)?,
-            Some(precision.compute_path()),
-        )
+        let path = precision.compute_path();
+        let peak = hardware.dense_peak_for(precision)?;
+        match op
+            .gemm_family()
+            .and_then(|family| hardware.gemm_family(family, path))
+        {
+            Some(family) => (
+                family.dense_flop_per_s,
+                family.bandwidth_bytes_per_s,
+                family.kernel_overhead_s,
+            ),
+            None => (
+                peak,
+                hardware.dram_bandwidth_bytes_per_s,
+                hardware.kernel_overhead_for(Some(path)),
+            ),
+        }
     } else {
-        (hardware.vector_flop_per_s(), None)
+        let overhead = op.quantize.map_or_else(
+            || hardware.kernel_overhead_for(None),
+            |kernel| hardware.quantize_overhead_s(kernel),
+        );
+        (
+            hardware.vector_flop_per_s(),
+            hardware.dram_bandwidth_bytes_per_s,
+            overhead,
+        )
     };
-    let kernel_overhead_s = hardware.kernel_overhead_for(path);
-    let bandwidth = hardware.dram_bandwidth_bytes_per_s;
     let bytes = op.bytes();
     let arithmetic_intensity = if bytes > 0.0 { op.flops / bytes } else { 0.0 };
     let compute_time_s = op.flops / peak;
@@ -158,7 +180,8 @@ fn predict_collective(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hardware::find_hardware;
+    use crate::hardware::{Mode, find_hardware, find_hardware_in};
+    use crate::ops::OperandPrecisions;
     use crate::precision::Precision;
 
     #[test]
@@ -202,5 +225,115 @@ mod tests {
             predict(find_hardware("h100_sxm").unwrap(), &op),
             Err(Error::Unsupported { .. })
         ));
+    }
+    /// A GEMV 1×4096×4096 of every family, in reference mode: time = bytes / (datasheet bandwidth × the
+    /// family's small-M fraction) + the family's floor, each written out from the format's exact bytes.
+    #[test]
+    fn small_kernels_take_their_bytes_over_the_family_bandwidth_plus_the_family_floor() {
+        let mn = 4096.0 * 4096.0;
+        let cases = [
+            // BF16 on an H100 SXM: 2·4096² + 2·4096 + 2·4096 B at 3.35 TB/s × 0.899 (copy kernel), + 5 µs.
+            (
+                "h100_sxm",
+                Precision::Bf16,
+                Precision::Bf16,
+                2.0 * mn + 16_384.0,
+                3.35e12 * 0.899,
+                5e-6,
+            ),
+            // FP8 per-tensor: 4096² + 4096 B in, 2·4096 B FP16 out; FP8 family small-M = the DRAM fraction.
+            (
+                "h100_sxm",
+                Precision::Fp8E4M3,
+                Precision::Fp8E4M3,
+                mn + 4096.0 + 8192.0,
+                3.35e12 * 0.899,
+                5e-6,
+            ),
+            // FP8 block: weights + 32·32 FP32 block scales, activations + 32 FP32 group scales; 7.6 µs floor.
+            (
+                "h100_sxm",
+                Precision::Fp8Block128,
+                Precision::Fp8Group128,
+                mn + 1024.0 * 4.0 + 4096.0 + 32.0 * 4.0 + 8192.0,
+                3.35e12 * 0.899,
+                7.6e-6,
+            ),
+            // AWQ W4A16: 4.15625 bits per weight, FP16 activations; Marlin streams 0.495 of 3.35 TB/s
+            // (inclusionAI/humming#2), 6.7 µs floor.
+            (
+                "h100_sxm",
+                Precision::Int4G128Zp,
+                Precision::Fp16,
+                mn * 4.156_25 / 8.0 + 16_384.0,
+                3.35e12 * 0.495,
+                6.7e-6,
+            ),
+            // NVFP4 W4A4 on a B200: 4.5 bits + the FP32 tensor scale on both; 0.33 of 7.7 TB/s
+            // (pytorch/helion#3046), 4.1 µs.
+            (
+                "b200",
+                Precision::Nvfp4,
+                Precision::Nvfp4,
+                mn * 4.5 / 8.0 + 4.0 + 4096.0 * 4.5 / 8.0 + 4.0 + 8192.0,
+                7.7e12 * 0.33,
+                4.1e-6,
+            ),
+            // MXFP8 on a B200: 8.25 bits on both; the B200's DRAM fraction (the catalog median, 0.899); 5.1 µs.
+            (
+                "b200",
+                Precision::Mxfp8E4M3,
+                Precision::Mxfp8E4M3,
+                mn * 8.25 / 8.0 + 4096.0 * 8.25 / 8.0 + 8192.0,
+                7.7e12 * 0.899,
+                5.1e-6,
+            ),
+            // INT8 W8A8 on an A100 80 GB: 2039 GB/s × 0.91 (gpu-benches), the plain 5 µs floor.
+            (
+                "a100_sxm_80gb",
+                Precision::Int8,
+                Precision::Int8,
+                mn + 4096.0 + 8192.0,
+                2039e9 * 0.91,
+                5e-6,
+            ),
+        ];
+        for (key, weight, activation, bytes, bandwidth, floor) in cases {
+            let spec = find_hardware_in(key, Mode::Reference).unwrap();
+            let precisions = OperandPrecisions {
+                weight,
+                activation,
+                output: activation.default_output(),
+            };
+            let op = Operator::gemv(4096, 4096, precisions).unwrap();
+            assert_eq!(op.bytes(), bytes, "{key} {weight}");
+            let p = predict(spec, &op).unwrap();
+            let expected = bytes / bandwidth + floor;
+            assert!(
+                (p.time_s / expected - 1.0).abs() < 1e-12,
+                "{key} {weight}×{activation}: {} vs {expected}",
+                p.time_s
+            );
+        }
+    }
+
+    #[test]
+    fn large_gemms_run_at_the_family_fraction() {
+        let flops = 2.0 * 8192f64.powi(3);
+        let time = |key: &str, precision: Precision| {
+            let spec = find_hardware_in(key, Mode::Reference).unwrap();
+            predict(spec, &Operator::gemm(8192, 8192, 8192, precision.into()).unwrap())
+                .unwrap()
+                .time_s
+        };
+        // H100 FP8 per-tensor: the median of four torch._scaled_mm measurements, 0.666 of 1978.9 TFLOP/s.
+        let h100 = time("h100_sxm", Precision::Fp8E4M3);
+        assert!((h100 - (flops / (1978.9e12 * 0.666) + 5e-6)).abs() < 1e-12);
+        // B200 NVFP4: 0.42 of 9 PFLOP/s (vLLM CUTLASS, FlashInfer), no longer FP8's 0.763; 4.1 µs floor.
+        let b200 = time("b200", Precision::Nvfp4);
+        assert!((b200 - (flops / (9000e12 * 0.42) + 4.1e-6)).abs() < 1e-12);
+        // BF16 keeps its path's measured MAMF fraction, 0.803 of 989.4 TFLOP/s.
+        let bf16 = time("h100_sxm", Precision::Bf16);
+        assert!((bf16 - (flops / (989.4e12 * 0.803) + 5e-6)).abs() < 1e-12);
     }
 }

@@ -3,11 +3,11 @@
 //! Validation tab and by `gpu-endpoint validate` (docs/validation). It works on domain
 //! [`MeasuredPoint`]s; `wire` converts the JSON points to them.
 
-use crate::corrections::{Corrections, analyze_operator};
+use crate::corrections::{Corrections, analyze_linear};
 use crate::error::Error;
 use crate::hardware::{HardwareSpec, Mode};
 use crate::measurement::{MeasuredOp, MeasuredPoint};
-use crate::ops::{GemmShape, OpKind, Operator};
+use crate::ops::{GemmShape, OpKind};
 use crate::precision::Precision;
 use crate::roofline::Bound;
 
@@ -113,7 +113,10 @@ pub fn error_pct(measured_s: f64, predicted_s: f64) -> f64 {
 
 /// Predicts the matmul of `p` on `hw` with the corrections of its mode ([`Corrections::for_mode`] of
 /// [`Mode::of`] the spec) and compares, in the operand precisions that ran (e.g. W4A16: INT4 group-128
-/// weights, FP16 activations).
+/// weights, FP16 activations). A point whose time includes its input's quantization
+/// ([`MeasuredPoint::activation_quantization`]) is compared with the quantization kernels plus the GEMM
+/// ([`analyze_linear`], from the output format), whatever the mode's corrections say; any other point with the
+/// GEMM alone.
 ///
 /// # Errors
 /// [`Error::InvalidInput`] for a point that is no GEMM or GEMV `MxNxK`, or core's reason for having no
@@ -126,12 +129,22 @@ pub fn check(p: &MeasuredPoint, hw: &HardwareSpec) -> Result<Check, Error> {
             p.op.shape_label()
         )));
     };
-    let op = Operator::matmul(shape.m, shape.n, shape.k, p.operands)?;
-    let prediction = analyze_operator(hw, &op, &Corrections::for_mode(Mode::of(hw)))?;
+    let corrections = Corrections {
+        activation_quantization: p.activation_quantization.is_some(),
+        ..Corrections::for_mode(Mode::of(hw))
+    };
+    let prediction = analyze_linear(
+        hw,
+        *shape,
+        p.operands,
+        p.operands.output,
+        p.activation_quantization.unwrap_or_default(),
+        &corrections,
+    )?;
     let predicted_s = prediction.time_s;
     Ok(Check {
         predicted_s,
-        bound: prediction.bound,
+        bound: prediction.gemm.bound,
         error_pct: error_pct(p.time_s(), predicted_s),
     })
 }
@@ -248,6 +261,7 @@ mod tests {
     use crate::hardware::find_hardware;
     use crate::measurement::Measurement;
     use crate::ops::OperandPrecisions;
+    use crate::ops::Operator;
 
     /// A measured matmul of `shape` in `precision` with median `median_s`, stamped `at` (Unix s).
     fn measured_point(shape: &str, precision: Precision, median_s: f64, at: f64) -> MeasuredPoint {

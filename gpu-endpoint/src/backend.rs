@@ -36,9 +36,12 @@ pub enum BackendError {
     /// Bad shape.
     #[error("{0}")]
     InvalidInput(String),
-    /// Another measurement holds the device.
+    /// Another measurement of this process holds the device.
     #[error("the device is busy")]
     Busy,
+    /// Another process measures on the device (the message names it: pid and since when).
+    #[error("{0}")]
+    BusyElsewhere(String),
     /// The point ran past its time cap (`--max-point-seconds`) and was stopped.
     #[error("{0}")]
     TimeLimit(String),
@@ -80,7 +83,7 @@ impl BackendError {
             BackendError::Cuda(m) => BackendError::Cuda(prefix(m)),
             BackendError::Verification(m) => BackendError::Verification(prefix(m)),
             BackendError::Panicked(m) => BackendError::Panicked(prefix(m)),
-            other @ (BackendError::Busy | BackendError::Cancelled) => other,
+            other @ (BackendError::Busy | BackendError::BusyElsewhere(_) | BackendError::Cancelled) => other,
         }
     }
 
@@ -91,7 +94,7 @@ impl BackendError {
             BackendError::Unsupported(_) => ErrorCode::Unsupported,
             BackendError::TooLarge(_) => ErrorCode::TooLarge,
             BackendError::InvalidInput(_) => ErrorCode::InvalidInput,
-            BackendError::Busy => ErrorCode::Busy,
+            BackendError::Busy | BackendError::BusyElsewhere(_) => ErrorCode::Busy,
             BackendError::TimeLimit(_) => ErrorCode::TimeLimit,
             BackendError::Cancelled => ErrorCode::Cancelled,
             BackendError::Unavailable(_) => ErrorCode::NoGpu,
@@ -248,6 +251,12 @@ pub struct MeasuredBandwidth {
 pub trait Backend: Send + Sync {
     /// `cuda`, `cpu` or `fake`.
     fn kind(&self) -> BackendKind;
+    /// The device's identity across processes, for the lock two servers on one machine share
+    /// (`crate::device::Device::with_lock`): the GPU's UUID on CUDA; by default the backend and the device
+    /// name.
+    fn device_id(&self) -> String {
+        format!("{}-{}", self.kind(), self.device_info().name)
+    }
     /// Device description.
     fn device_info(&self) -> DeviceInfo;
     /// Precisions measurable natively.

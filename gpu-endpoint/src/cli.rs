@@ -1,13 +1,14 @@
 //! The command line (clap derive): `serve` (the default), `bench`, `compare`, `calibrate`, `device`,
-//! `bench-model`, `precompress`, and the prediction subcommands of `roofline-cli` (`predict`, `advise`, `validate`,
-//! `hardware`, `models`, `configs`), which the `roofline` binary also has, and its `serve` (serving
-//! prediction) as `serving`, since `serve` here runs the server.
+//! `bench-model`, `bench-store`, `precompress`, and the prediction subcommands of `roofline-cli` (`predict`,
+//! `advise`, `validate`, `hardware`, `models`, `configs`), which the `roofline` binary also has, and its
+//! `serve` (serving prediction) as `serving`, since `serve` here runs the server.
 //!
 //! Each measuring subcommand is "parse → run → present" around its use case (`crate::use_cases`), in its own
 //! file. Adding a subcommand is one [`Command`] variant plus one `run` function called from [`run`].
 
 pub mod bench;
 pub mod bench_model;
+pub mod bench_store;
 pub mod calibrate;
 pub mod device;
 pub mod precompress;
@@ -23,6 +24,7 @@ use roofline_core::precision::ParsePrecisionError;
 use roofline_core::{GemmShape, Precision};
 
 use crate::backend::select::{BackendChoice, BackendOptions, Selected, select};
+use crate::device::Device;
 use crate::protocol::unix_now;
 use crate::store::{Store, default_data_dir};
 pub use roofline_cli::CliError;
@@ -67,6 +69,8 @@ pub enum Command {
     BenchModel(bench_model::BenchModelArgs),
     /// Write the .br and .gz sibling of every compressible file of the built page (trunk's post-build hook).
     Precompress(precompress::PrecompressArgs),
+    /// Fill a result store with synthetic points and time its listings and point writes.
+    BenchStore(bench_store::BenchStoreArgs),
     /// The prediction subcommands (as the `roofline` binary has them).
     #[command(flatten)]
     Predictions(roofline_cli::Command),
@@ -89,6 +93,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Some(Command::Device(args)) => device::run(&args),
         Some(Command::BenchModel(args)) => bench_model::run(&args),
         Some(Command::Precompress(args)) => precompress::run(&args),
+        Some(Command::BenchStore(args)) => bench_store::run(&args),
         Some(Command::Predictions(command)) => roofline_cli::run(&command),
         Some(Command::Serving(args)) => roofline_cli::serve::run_serve(&args),
     }
@@ -197,6 +202,17 @@ fn open_store(data_dir: Option<&PathBuf>) -> Result<Arc<Store>, CliError> {
     Store::open(&dir)
         .map(Arc::new)
         .map_err(|e| CliError::Runtime(format!("cannot open the store in {}: {e}", dir.display())))
+}
+
+/// The device of a measuring subcommand, locked across processes in `data_dir` (default: the user's data
+/// dir + /roofline): a run waits for a server or another run measuring on the same device.
+///
+/// # Errors
+/// [`CliError::Runtime`] naming the directory when the lock file cannot be created.
+fn locked_device(selected: Selected, data_dir: Option<&PathBuf>) -> Result<Device, CliError> {
+    let dir = data_dir.cloned().unwrap_or_else(default_data_dir);
+    Device::with_lock(selected.backend, &dir)
+        .map_err(|e| CliError::Runtime(format!("cannot create the device lock in {}: {e}", dir.display())))
 }
 
 /// The store of a measuring subcommand, or none with `--no-store`.

@@ -1,8 +1,16 @@
 //! The device: the chosen backend behind the one-measurement-at-a-time lock ([`Device`], whose
 //! [`DeviceGuard`] proves the lock is held), the request bounds and memory-fit checks made before any
 //! allocation, and a `catch_unwind` net so no backend panic reaches a client.
+//!
+//! The lock holds across processes too ([`Device::with_lock`]): an OS file lock in the data directory, one
+//! file per device (`device-<id>.lock`, the GPU's UUID on CUDA), so two servers (or a server and a CLI run)
+//! on one machine take turns on a GPU instead of measuring at once and both getting wrong numbers. The holder
+//! writes its pid and the time it took the device into the file; a refused caller names it.
 
+use std::fs::File;
+use std::io::{Read as _, Seek as _, Write as _};
 use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 use roofline_core::wire::DeviceInfo;
@@ -12,27 +20,122 @@ use crate::backend::select::panic_message;
 use crate::backend::{
     Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, StepTiming, step_matmul,
 };
+use crate::protocol::unix_now;
 
 /// The backend plus the one-measurement-at-a-time lock.
 pub struct Device {
     backend: Arc<dyn Backend>,
     lock: Mutex<()>,
+    /// The cross-process lock file, when there is one.
+    shared: Option<SharedLock>,
 }
 
-/// Proof that the caller holds the device.
+/// The file whose OS lock is the device's across processes.
+struct SharedLock {
+    file: File,
+    path: PathBuf,
+}
+
+/// Proof that the caller holds the device (and its file lock, when it has one).
 pub struct DeviceGuard<'a> {
     device: &'a Device,
     _guard: MutexGuard<'a, ()>,
 }
 
+impl Drop for DeviceGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(shared) = &self.device.shared
+            && let Err(e) = shared.file.unlock()
+        {
+            tracing::error!(path = %shared.path.display(), error = %e, "could not release the device lock");
+        }
+    }
+}
+
+/// The lock file of the device `device_id` in `dir`: `device-<id>.lock`, the id reduced to letters, digits,
+/// `.`, `_` and `-`.
+#[must_use]
+pub fn lock_path(dir: &Path, device_id: &str) -> PathBuf {
+    let id: String = device_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    dir.join(format!("device-{id}.lock"))
+}
+
+impl SharedLock {
+    /// Writes this process's pid and the time into the locked file, for whoever is refused to read.
+    fn claim(&self) {
+        let mut file = &self.file;
+        let holder = format!("pid {} since Unix time {:.0}", std::process::id(), unix_now());
+        let written = file
+            .set_len(0)
+            .and_then(|()| file.rewind())
+            .and_then(|()| file.write_all(holder.as_bytes()));
+        if let Err(e) = written {
+            tracing::warn!(path = %self.path.display(), error = %e, "could not name this process in the lock");
+        }
+    }
+
+    /// The busy error naming the process that holds the lock (as it wrote itself into the file).
+    fn held_elsewhere(&self, device_id: &str) -> BackendError {
+        let mut holder = String::new();
+        let _ = File::open(&self.path).and_then(|f| f.take(256).read_to_string(&mut holder));
+        let holder = holder.trim();
+        let since = holder
+            .rsplit(' ')
+            .next()
+            .and_then(|t| t.parse::<f64>().ok())
+            .map_or_else(String::new, |t| {
+                format!(", for {:.0} s", (unix_now() - t).max(0.0))
+            });
+        let who = if holder.is_empty() {
+            "another process".to_owned()
+        } else {
+            format!("another process ({holder}{since})")
+        };
+        BackendError::BusyElsewhere(format!(
+            "the device ({device_id}) is measuring for {who}; retry later"
+        ))
+    }
+}
+
 impl Device {
-    /// Wraps a backend.
+    /// Wraps a backend; the lock is this process's only.
     #[must_use]
     pub fn new(backend: Arc<dyn Backend>) -> Device {
         Device {
             backend,
             lock: Mutex::new(()),
+            shared: None,
         }
+    }
+
+    /// Wraps a backend whose lock also holds across processes: the OS lock of `dir`/[`lock_path`] (created
+    /// with `dir` if needed), keyed by [`Backend::device_id`].
+    ///
+    /// # Errors
+    /// The IO error when the directory or the file cannot be created.
+    pub fn with_lock(backend: Arc<dyn Backend>, dir: &Path) -> std::io::Result<Device> {
+        std::fs::create_dir_all(dir)?;
+        let path = lock_path(dir, &backend.device_id());
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)?;
+        Ok(Device {
+            backend,
+            lock: Mutex::new(()),
+            shared: Some(SharedLock { file, path }),
+        })
     }
 
     /// The backend (for descriptions; measuring goes through a guard).
@@ -41,30 +144,60 @@ impl Device {
         self.backend.as_ref()
     }
 
-    /// Takes the device now or fails with [`BackendError::Busy`].
+    /// Takes the device now or fails: [`BackendError::Busy`] when this process measures,
+    /// [`BackendError::BusyElsewhere`] (naming the pid and since when) when another one does.
     ///
     /// # Errors
-    /// [`BackendError::Busy`].
+    /// [`BackendError::Busy`], [`BackendError::BusyElsewhere`].
     pub fn try_acquire(&self) -> Result<DeviceGuard<'_>, BackendError> {
-        match self.lock.try_lock() {
-            Ok(guard) => Ok(DeviceGuard {
-                device: self,
-                _guard: guard,
-            }),
-            Err(TryLockError::Poisoned(p)) => Ok(DeviceGuard {
-                device: self,
-                _guard: p.into_inner(),
-            }),
-            Err(TryLockError::WouldBlock) => Err(BackendError::Busy),
+        let guard = match self.lock.try_lock() {
+            Ok(guard) => guard,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return Err(BackendError::Busy),
+        };
+        if let Some(shared) = &self.shared {
+            match shared.file.try_lock() {
+                Ok(()) => shared.claim(),
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(shared.held_elsewhere(&self.backend.device_id()));
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(BackendError::Unavailable(format!(
+                        "cannot lock {}: {e}",
+                        shared.path.display()
+                    )));
+                }
+            }
         }
+        Ok(DeviceGuard {
+            device: self,
+            _guard: guard,
+        })
     }
 
-    /// Waits for the device.
+    /// Waits for the device (for another process's measurement too, logging who holds it).
     pub fn acquire(&self) -> DeviceGuard<'_> {
         let guard = self
             .lock
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(shared) = &self.shared {
+            let locked = match shared.file.try_lock() {
+                Ok(()) => Ok(()),
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let waiting = shared.held_elsewhere(&self.backend.device_id());
+                    tracing::info!(reason = %waiting, "waiting for the device");
+                    shared.file.lock()
+                }
+                Err(std::fs::TryLockError::Error(e)) => Err(e),
+            };
+            match locked {
+                Ok(()) => shared.claim(),
+                Err(e) => {
+                    tracing::error!(path = %shared.path.display(), error = %e, "could not lock the device");
+                }
+            }
+        }
         DeviceGuard {
             device: self,
             _guard: guard,
@@ -260,6 +393,38 @@ mod tests {
         let timing = guard.measure_step(&[gemv], &[0, 0, 0]).unwrap();
         assert_eq!(timing.kernels, 3);
         assert!((timing.measurement.median_s - 3.0 * (16.896e-9 + 2e-6)).abs() < 1e-15);
+    }
+
+    #[test]
+    fn the_device_lock_holds_across_open_files_and_names_its_holder() {
+        // Two opens of one lock file conflict as two processes would (an OS lock per open file).
+        let dir = tempfile::tempdir().unwrap();
+        let fake = || Arc::new(FakeBackend::new(std::time::Duration::ZERO));
+        let (ours, theirs) = (
+            Device::with_lock(fake(), dir.path()).unwrap(),
+            Device::with_lock(fake(), dir.path()).unwrap(),
+        );
+        assert_eq!(
+            lock_path(dir.path(), &fake().device_id()),
+            dir.path().join("device-fake-Fake_Device__tests_.lock")
+        );
+        let held = ours.try_acquire().unwrap();
+        let Err(BackendError::BusyElsewhere(message)) = theirs.try_acquire() else {
+            panic!("the second holder got the device");
+        };
+        assert!(
+            message.contains(&format!("pid {} since Unix time", std::process::id())),
+            "{message}"
+        );
+        assert_eq!(
+            BackendError::BusyElsewhere(message).code(),
+            roofline_core::wire::ErrorCode::Busy
+        );
+        drop(held);
+        drop(theirs.try_acquire().unwrap());
+        // This process's own second measurement is the in-process busy.
+        let _held = ours.try_acquire().unwrap();
+        assert_eq!(ours.try_acquire().err(), Some(BackendError::Busy));
     }
 
     #[test]

@@ -159,6 +159,8 @@ struct Inner<K: JobKind> {
     retention: JobRetention,
     max_point: Duration,
     running: AtomicBool,
+    /// Queue places taken by requests still being planned ([`Reservation`]).
+    reserved: AtomicUsize,
     device: Arc<Device>,
     store: Option<Arc<Store>>,
     next_id: AtomicU64,
@@ -195,6 +197,7 @@ impl<K: JobKind> JobManager<K> {
             retention,
             max_point,
             running: AtomicBool::new(false),
+            reserved: AtomicUsize::new(0),
             device,
             store,
             next_id: AtomicU64::new(1),
@@ -210,19 +213,32 @@ impl<K: JobKind> JobManager<K> {
         JobManager { inner }
     }
 
-    /// Queues a validated request; returns the job and the number of jobs of this kind ahead of it.
+    /// Takes a place in the queue for a request about to be planned: the queue is checked before any work
+    /// that grows with the request, and the place is held until [`Reservation::submit`] (or given back when
+    /// the reservation is dropped, e.g. the request was refused).
     ///
     /// # Errors
-    /// [`SubmitError::QueueFull`] when [`JobKind::MAX_QUEUED`] jobs are waiting.
-    pub fn submit(&self, request: K::Request) -> Result<(Arc<Job<K>>, u32), SubmitError> {
+    /// [`SubmitError::QueueFull`] when [`JobKind::MAX_QUEUED`] jobs are waiting or reserved.
+    pub fn reserve(&self) -> Result<Reservation<'_, K>, SubmitError> {
+        let queue = self
+            .inner
+            .queue
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if queue.len() + self.inner.reserved.load(Ordering::SeqCst) >= K::MAX_QUEUED {
+            return Err(SubmitError::QueueFull);
+        }
+        self.inner.reserved.fetch_add(1, Ordering::SeqCst);
+        Ok(Reservation { manager: self })
+    }
+
+    /// Queues `request` in a place already counted (no check).
+    fn enqueue(&self, request: K::Request) -> (Arc<Job<K>>, u32) {
         let mut queue = self
             .inner
             .queue
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if queue.len() >= K::MAX_QUEUED {
-            return Err(SubmitError::QueueFull);
-        }
         let serial = self.inner.next_id.fetch_add(1, Ordering::SeqCst);
         let id = format!(
             "{}-{}-{serial}",
@@ -248,7 +264,7 @@ impl<K: JobKind> JobManager<K> {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(id, job.clone());
         self.inner.wake.notify_all();
-        Ok((job, u32::try_from(ahead).unwrap_or(u32::MAX)))
+        (job, u32::try_from(ahead).unwrap_or(u32::MAX))
     }
 
     /// A job by id (None once forgotten).
@@ -262,7 +278,7 @@ impl<K: JobKind> JobManager<K> {
             .cloned()
     }
 
-    /// Cancels a job: a queued job ends now, a running one stops within one sample. False if unknown.
+    /// Cancels a job: a queued job ends now, a running one stops at its next check. False if unknown.
     #[must_use]
     pub fn cancel(&self, id: &str) -> bool {
         let Some(job) = self.get(id) else { return false };
@@ -290,6 +306,26 @@ impl<K: JobKind> JobManager<K> {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .is_empty()
+    }
+}
+
+/// A place in a [`JobManager`]'s queue, held while a request is planned; given back when dropped unused.
+pub struct Reservation<'a, K: JobKind> {
+    manager: &'a JobManager<K>,
+}
+
+impl<K: JobKind> Reservation<'_, K> {
+    /// Queues `request` in this place; returns the job and the number of jobs of its kind ahead of it.
+    pub fn submit(self, request: K::Request) -> (Arc<Job<K>>, u32) {
+        // The job is queued before its place is given back (by the drop), so the count never dips below the
+        // queue.
+        self.manager.enqueue(request)
+    }
+}
+
+impl<K: JobKind> Drop for Reservation<'_, K> {
+    fn drop(&mut self) {
+        self.manager.inner.reserved.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

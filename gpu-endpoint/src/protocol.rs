@@ -133,9 +133,10 @@ pub enum Interrupted {
 /// The limits of the measurements a caller runs: a wall-clock cap per point and a cancellation flag.
 ///
 /// [`PointLimits::run`] makes them visible to [`sample`] on the running thread (the backends time on the
-/// caller's thread), which checks them after every warm-up run and sample; a run that is already going is
-/// never interrupted, so a point stops within one run of its cap. A point that returns after its cap (a
-/// backend without a sampling loop, a single very long run) is refused afterwards all the same.
+/// caller's thread), which checks them before the warm-up and after every run, and to the long CPU kernels
+/// through a [`StopCheck`], which they check per row or block (a CUDA kernel runs to its end: a GPU point
+/// stops within one run of its cap). A point that returns after its cap (a backend without a sampling loop)
+/// is refused afterwards all the same.
 #[derive(Debug, Clone)]
 pub struct PointLimits {
     /// Wall-clock cap of one point (preparation, verification, warm-up and samples).
@@ -152,14 +153,45 @@ impl Default for PointLimits {
     }
 }
 
-struct ActiveLimits {
+/// The limits of the point running on a thread ([`PointLimits::run`]) as a value any thread can check: a
+/// kernel that runs on a thread pool, or a long loop, checks it per block or row ([`StopCheck::due`]) and
+/// stops early; the protocol then reports why ([`check_interruption`] after the run).
+#[derive(Debug, Clone)]
+pub struct StopCheck {
     deadline: Instant,
     cap: Duration,
     cancel: Arc<AtomicBool>,
 }
 
+impl StopCheck {
+    /// The limits of the point running on this thread; `None` outside [`PointLimits::run`] (nothing stops).
+    #[must_use]
+    pub fn current() -> Option<StopCheck> {
+        ACTIVE.with(|a| a.borrow().clone())
+    }
+
+    /// Why the point must stop now, if it must: cancelled, or past its cap.
+    #[must_use]
+    pub fn due(&self) -> Option<Interrupted> {
+        if self.cancel.load(Ordering::Relaxed) {
+            Some(Interrupted::Cancelled)
+        } else if Instant::now() >= self.deadline {
+            Some(Interrupted::TimeLimit(self.cap))
+        } else {
+            None
+        }
+    }
+}
+
+/// Whether the point `stop` belongs to must stop now (never without limits): the check of a loop that
+/// cannot return an error.
+#[must_use]
+pub fn stop_due(stop: Option<&StopCheck>) -> bool {
+    stop.is_some_and(|s| s.due().is_some())
+}
+
 thread_local! {
-    static ACTIVE: RefCell<Option<ActiveLimits>> = const { RefCell::new(None) };
+    static ACTIVE: RefCell<Option<StopCheck>> = const { RefCell::new(None) };
 }
 
 impl PointLimits {
@@ -194,7 +226,7 @@ impl PointLimits {
             return Err(Interrupted::Cancelled.into());
         }
         let start = Instant::now();
-        let active = ActiveLimits {
+        let active = StopCheck {
             deadline: start + self.max_point,
             cap: self.max_point,
             cancel: self.cancel.clone(),
@@ -211,22 +243,14 @@ impl PointLimits {
 
 /// The interruption due on this thread, if any (none outside [`PointLimits::run`]).
 fn interruption() -> Option<Interrupted> {
-    ACTIVE.with(|a| {
-        a.borrow().as_ref().and_then(|limits| {
-            if limits.cancel.load(Ordering::SeqCst) {
-                Some(Interrupted::Cancelled)
-            } else if Instant::now() >= limits.deadline {
-                Some(Interrupted::TimeLimit(limits.cap))
-            } else {
-                None
-            }
-        })
-    })
+    ACTIVE.with(|a| a.borrow().as_ref().and_then(StopCheck::due))
 }
 
 /// The interruption due on this thread (the job cancelled, or the point past its time cap) as an error;
-/// `Ok` when none is due, and always outside [`PointLimits::run`]. [`sample`] checks it after every run; long
-/// preparations (a whole step's operators) check it between their parts.
+/// `Ok` when none is due, and always outside [`PointLimits::run`]. [`sample`] checks it before the warm-up
+/// and after every run; preparations check it before their verification run and after it (a run a
+/// [`StopCheck`] cut short is then reported as the interruption, never as a wrong output), and a whole step's
+/// between its operators.
 ///
 /// # Errors
 /// The [`Interrupted`] reason.
@@ -235,8 +259,8 @@ pub fn check_interruption<E: From<Interrupted>>() -> Result<(), E> {
 }
 
 /// Runs the protocol: `flush` before every run (untimed), `timed` returns the seconds of one run.
-/// Warm-up runs are discarded. At least one sample is always taken. After every run the limits of the
-/// enclosing [`PointLimits::run`] are checked.
+/// Warm-up runs are discarded. At least one sample is always taken. The limits of the enclosing
+/// [`PointLimits::run`] are checked before the warm-up and after every run.
 ///
 /// # Errors
 /// The first error of `flush` or `timed`, or the [`Interrupted`] reason.
@@ -245,6 +269,7 @@ pub fn sample<E: From<Interrupted>>(
     mut flush: impl FnMut() -> Result<(), E>,
     mut timed: impl FnMut() -> Result<f64, E>,
 ) -> Result<SampleStats, E> {
+    check_interruption()?;
     let start = Instant::now();
     for _ in 0..policy.warmup_runs.max(1) {
         flush()?;
@@ -485,197 +510,4 @@ pub fn unix_now() -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quantiles_interpolate_between_ranks() {
-        let v = [1.0, 2.0, 3.0, 4.0, 5.0];
-        assert_eq!(quantile_sorted(&v, 0.5), 3.0);
-        // rank 0.1·4 = 0.4 → 1 + 0.4·(2 − 1).
-        assert!((quantile_sorted(&v, 0.1) - 1.4).abs() < 1e-12);
-        assert!((quantile_sorted(&v, 0.9) - 4.6).abs() < 1e-12);
-        assert_eq!(quantile_sorted(&[7.0], 0.9), 7.0);
-    }
-
-    #[test]
-    fn noise_of_a_known_sample() {
-        // mean 2, sample variance ((1)+(0)+(1))/2 = 1 → stdev 1 → 50 %.
-        assert!((relative_noise(&[1.0, 2.0, 3.0]) - 0.5).abs() < 1e-12);
-        assert_eq!(relative_noise(&[4.0]), 0.0);
-    }
-
-    #[test]
-    fn sampling_stops_on_low_noise_after_min_samples() {
-        let policy = SamplingPolicy {
-            warmup_runs: 2,
-            min_samples: 7,
-            max_samples: 50,
-            ..SamplingPolicy::cpu()
-        };
-        let mut calls = 0;
-        let stats = sample::<Interrupted>(
-            &policy,
-            || Ok(()),
-            || {
-                calls += 1;
-                Ok(1e-3)
-            },
-        )
-        .unwrap();
-        assert_eq!(stats.samples, 7);
-        assert_eq!(calls, 9);
-        assert_eq!(stats.median_s, 1e-3);
-        assert!(!stats.hit_time_cap);
-    }
-
-    #[test]
-    fn sampling_respects_max_samples_when_noisy() {
-        let policy = SamplingPolicy {
-            warmup_runs: 1,
-            min_samples: 2,
-            max_samples: 20,
-            ..SamplingPolicy::cpu()
-        };
-        let mut i = 0u32;
-        let stats = sample::<Interrupted>(
-            &policy,
-            || Ok(()),
-            || {
-                i += 1;
-                Ok(if i.is_multiple_of(2) { 1.0e-3 } else { 3.0e-3 })
-            },
-        )
-        .unwrap();
-        assert_eq!(stats.samples, 20);
-    }
-
-    #[test]
-    fn parallel_random_inputs_equal_the_single_sequential_stream() {
-        // 200 001 values span four chunks and end on half a pair.
-        let n = 200_001;
-        let mut rng = ChaCha8Rng::seed_from_u64(9);
-        let mut sequential = Vec::with_capacity(n);
-        while sequential.len() < n {
-            let u1: f64 = rng.random::<f64>().max(f64::MIN_POSITIVE);
-            let u2: f64 = rng.random::<f64>();
-            let (r, theta) = ((-2.0 * u1.ln()).sqrt(), std::f64::consts::TAU * u2);
-            sequential.push((r * theta.cos()) as f32);
-            sequential.push((r * theta.sin()) as f32);
-        }
-        sequential.truncate(n);
-        assert_eq!(random_normal(9, n), sequential);
-    }
-
-    #[test]
-    fn random_inputs_are_seeded_and_roughly_standard_normal() {
-        let a = random_normal(42, 10_001);
-        assert_eq!(a, random_normal(42, 10_001));
-        assert_ne!(a, random_normal(43, 10_001));
-        assert!(a.iter().all(|x| *x != 0.0));
-        let mean = a.iter().map(|&x| f64::from(x)).sum::<f64>() / a.len() as f64;
-        let var = a.iter().map(|&x| (f64::from(x) - mean).powi(2)).sum::<f64>() / a.len() as f64;
-        assert!(mean.abs() < 0.05, "{mean}");
-        assert!((var - 1.0).abs() < 0.1, "{var}");
-    }
-
-    #[test]
-    fn verification_catches_a_wrong_entry() {
-        // A = [[1,2],[3,4]], B = I → C = A.
-        let a = [1.0f32, 2.0, 3.0, 4.0];
-        let b = [1.0f32, 0.0, 0.0, 1.0];
-        assert_eq!(verify_sampled((2, 2, 2), &a, &b, &a, 1e-6, 1).unwrap(), 4);
-        let wrong = [1.0f32, 2.0, 3.0, 5.0];
-        assert!(verify_sampled((2, 2, 2), &a, &b, &wrong, 1e-6, 1).is_err());
-    }
-
-    #[test]
-    fn sampling_stops_at_the_point_cap_and_on_cancellation() {
-        // Noisy 5 ms runs would sample for the policy's 1.5 s; the 50 ms point cap stops them.
-        let noisy = |i: &mut u32| {
-            *i += 1;
-            std::thread::sleep(Duration::from_millis(5));
-            Ok(if i.is_multiple_of(2) { 1.0e-3 } else { 3.0e-3 })
-        };
-        let limits = PointLimits::new(Duration::from_millis(50));
-        let start = Instant::now();
-        let mut i = 0;
-        let result =
-            limits.run(|| sample::<Interrupted>(&SamplingPolicy::cpu(), || Ok(()), || noisy(&mut i)));
-        assert_eq!(result, Err(Interrupted::TimeLimit(Duration::from_millis(50))));
-        assert!(
-            start.elapsed() < Duration::from_millis(500),
-            "{:?}",
-            start.elapsed()
-        );
-        // Outside `run` nothing is limited: the policy's 200 samples (1 s) are taken.
-        let mut i = 0;
-        let stats = sample::<Interrupted>(&SamplingPolicy::cpu(), || Ok(()), || noisy(&mut i)).unwrap();
-        assert_eq!(stats.samples, 200);
-        // A cancelled flag stops the next check, and every later point before it starts.
-        let limits = PointLimits::new(Duration::from_secs(60));
-        let canceller = limits.clone();
-        let mut i = 0;
-        let result = limits.run(|| {
-            sample::<Interrupted>(
-                &SamplingPolicy::cpu(),
-                || Ok(()),
-                || {
-                    canceller.cancel();
-                    noisy(&mut i)
-                },
-            )
-        });
-        assert_eq!(result.unwrap_err(), Interrupted::Cancelled);
-        assert_eq!(i, 1);
-        assert_eq!(
-            limits.run(|| Ok::<_, Interrupted>(())),
-            Err(Interrupted::Cancelled)
-        );
-        // A point that returns after its cap (no sampling loop) is refused; one within it is kept.
-        let limits = PointLimits::new(Duration::from_millis(20));
-        let slow = limits.run(|| {
-            std::thread::sleep(Duration::from_millis(40));
-            Ok(1)
-        });
-        assert_eq!(slow, Err(Interrupted::TimeLimit(Duration::from_millis(20))));
-        assert_eq!(limits.run(|| Ok::<_, Interrupted>(2)), Ok(2));
-    }
-
-    #[test]
-    fn every_record_names_the_catalog_device_that_ran_it() {
-        let stats = summarize(&[1e-3, 1e-3], false);
-        let record = |backend: BackendKind, device_name: &str| {
-            let run = RunInfo {
-                backend,
-                library: "lib".into(),
-                kernel: "kernel".into(),
-                device_name: device_name.into(),
-                versions: Vec::new(),
-                flushed: true,
-                verified: true,
-                padding: None,
-            };
-            measurement(run, &stats, TelemetrySummary::default())
-        };
-        let h100 = record(BackendKind::Cuda, "NVIDIA H100 80GB HBM3");
-        assert_eq!(h100.device_key.as_deref(), Some("h100_sxm"));
-        assert_eq!(
-            record(BackendKind::Cuda, "NVIDIA GB10").device_key.as_deref(),
-            Some("gb10")
-        );
-        assert_eq!(record(BackendKind::Cuda, "Some Future GPU").device_key, None);
-        assert_eq!(
-            record(BackendKind::Cpu, "AMD EPYC H100-lookalike").device_key,
-            None
-        );
-        // The key travels in the JSON, and an older record without it still loads.
-        let json = serde_json::to_value(&h100).unwrap();
-        assert_eq!(json["device_key"], "h100_sxm");
-        let mut old = json.clone();
-        old.as_object_mut().unwrap().remove("device_key");
-        let loaded: Measurement = serde_json::from_value(old).unwrap();
-        assert_eq!(loaded.device_key, None);
-        assert!(serde_json::to_value(&loaded).unwrap().get("device_key").is_none());
-    }
-}
+mod tests;

@@ -1,13 +1,25 @@
 //! Measured points and calibrations in SQLite (WAL). Every point is its own committed transaction, so a
-//! `kill -9` mid-job loses no point that was reported. The schema is versioned with `PRAGMA user_version`
-//! and upgraded by the ordered [`MIGRATIONS`].
+//! `kill -9` mid-job loses no point that was reported; a point the store could not commit is an error the
+//! caller reports as `not_stored`, never as measured. The schema is versioned with `PRAGMA user_version` and
+//! upgraded by the ordered [`MIGRATIONS`].
+//!
+//! Listings are paged by an opaque cursor and served by indexes in time independent of the number of stored
+//! points: every point belongs to a series (device, precision, shape; one row per distinct triple, few), the
+//! filters resolve to a set of series, and each series' newest points are walked from the `(series_id, id)`
+//! index and merged. Creation times never decrease with the row id (a clock stepping back stores the previous
+//! time), so `since` is an id bound. Listings read on their own connection: under WAL they neither wait for
+//! a job's point writes nor hold them up. A row that does not decode is skipped, logged and counted.
 
+use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use roofline_core::Precision;
-use roofline_core::wire::{CalibrationResult, DeleteResultsQuery, ResultsQuery, RooflinePoint, StoredResult};
-use rusqlite::{Connection, OptionalExtension, params};
+use roofline_core::wire::{
+    CalibrationResult, DEFAULT_RESULTS_LIMIT, DeleteResultsQuery, MAX_RESULTS_LIMIT, ResultsPage,
+    ResultsQuery, RooflinePoint, StoredResult,
+};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params, params_from_iter};
 
 use crate::protocol::unix_now;
 
@@ -15,7 +27,8 @@ use crate::protocol::unix_now;
 pub const DB_FILE: &str = "roofline.sqlite3";
 
 /// Schema migrations; index `i` upgrades `user_version` `i` → `i + 1`.
-pub const MIGRATIONS: &[&str] = &["CREATE TABLE points (
+pub const MIGRATIONS: &[&str] = &[
+    "CREATE TABLE points (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         job_id TEXT,
         device TEXT NOT NULL,
@@ -34,12 +47,33 @@ pub const MIGRATIONS: &[&str] = &["CREATE TABLE points (
         spec_key TEXT NOT NULL,
         result_json TEXT NOT NULL,
         created_unix_s REAL NOT NULL
-    );"];
+    );",
+    // Series and their index (paged listings in time independent of the row count), and creation times that
+    // never decrease with the id (older rows written before a clock stepped back take the time before it).
+    "CREATE TABLE series (
+        id INTEGER PRIMARY KEY,
+        device TEXT NOT NULL,
+        precision TEXT NOT NULL,
+        shape TEXT NOT NULL,
+        UNIQUE (device, precision, shape)
+    );
+    INSERT OR IGNORE INTO series (device, precision, shape) SELECT DISTINCT device, precision, shape FROM points;
+    ALTER TABLE points ADD COLUMN series_id INTEGER REFERENCES series(id);
+    UPDATE points SET series_id = (
+        SELECT s.id FROM series s
+        WHERE s.device = points.device AND s.precision = points.precision AND s.shape = points.shape
+    );
+    UPDATE points SET created_unix_s = later.running FROM (
+        SELECT id, max(created_unix_s) OVER (ORDER BY id) AS running FROM points
+    ) AS later
+    WHERE points.id = later.id AND points.created_unix_s < later.running;
+    CREATE INDEX points_series ON points(series_id, id);",
+];
 
 /// Store errors (SQLite or JSON).
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// SQLite failed.
+    /// SQLite failed (a full disk is `database or disk is full`).
     #[error("database error: {0}")]
     Sql(#[from] rusqlite::Error),
     /// A stored row did not decode.
@@ -51,11 +85,22 @@ pub enum StoreError {
     /// The data directory could not be created.
     #[error("cannot create data directory {0}: {1}")]
     Dir(PathBuf, std::io::Error),
+    /// The database opened, but cannot be written (SQLite falls back to read-only on a file it may not
+    /// write): every point would be lost.
+    #[error(
+        "{0} cannot be written ({1}): every measured point would be lost; make it writable or choose another \
+         --data-dir"
+    )]
+    ReadOnly(PathBuf, String),
+    /// A listing's cursor is not one this store gave out.
+    #[error("cursor '{0}' is not a next_cursor this server gave out")]
+    BadCursor(String),
 }
 
-/// The store.
+/// The store: one connection for writes, one for listings (WAL lets them run at once).
 pub struct Store {
-    conn: Mutex<Connection>,
+    writer: Mutex<Connection>,
+    reader: Mutex<Connection>,
     path: PathBuf,
 }
 
@@ -67,21 +112,67 @@ pub fn default_data_dir() -> PathBuf {
         .join("roofline")
 }
 
+/// Prefix of every cursor (a version, so a later encoding can tell its own apart).
+const CURSOR_PREFIX: &str = "p1.";
+
+/// The opaque cursor of the page that starts below row `id`.
+fn cursor_of(id: i64) -> String {
+    format!("{CURSOR_PREFIX}{id:x}")
+}
+
+/// The row id a cursor of [`cursor_of`] starts below.
+fn cursor_id(cursor: &str) -> Result<i64, StoreError> {
+    cursor
+        .strip_prefix(CURSOR_PREFIX)
+        .and_then(|hex| i64::from_str_radix(hex, 16).ok())
+        .filter(|&id| id > 0)
+        .ok_or_else(|| StoreError::BadCursor(cursor.chars().take(64).collect()))
+}
+
+/// Opens the database file with SQLite's usual flags and this store's settings.
+fn connect(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI,
+    )?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    Ok(conn)
+}
+
+/// Fails unless `conn` can write: SQLite opens a file it may not write read-only without a word.
+fn check_writable(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let read_only = |why: String| StoreError::ReadOnly(path.to_owned(), why);
+    if conn.is_readonly(rusqlite::MAIN_DB)? {
+        return Err(read_only("SQLite opened it read-only".into()));
+    }
+    // A write that is rolled back: it needs the write lock and a writable file, and leaves nothing behind.
+    conn.execute_batch("BEGIN IMMEDIATE; CREATE TABLE write_probe (x); ROLLBACK;")
+        .map_err(|e| {
+            let _ = conn.execute_batch("ROLLBACK");
+            read_only(e.to_string())
+        })
+}
+
 impl Store {
-    /// Opens (creating and migrating) the database in `data_dir`.
+    /// Opens (creating and migrating) the database in `data_dir`, and checks that it can be written.
     ///
     /// # Errors
-    /// [`StoreError`].
+    /// [`StoreError`]; [`StoreError::ReadOnly`] for a database this process cannot write.
     pub fn open(data_dir: &Path) -> Result<Store, StoreError> {
         std::fs::create_dir_all(data_dir).map_err(|e| StoreError::Dir(data_dir.to_owned(), e))?;
         let path = data_dir.join(DB_FILE);
-        let mut conn = Connection::open(&path)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        migrate(&mut conn)?;
+        let mut writer = connect(&path)?;
+        check_writable(&writer, &path)?;
+        writer.pragma_update(None, "journal_mode", "WAL")?;
+        writer.pragma_update(None, "synchronous", "NORMAL")?;
+        migrate(&mut writer)?;
+        let reader = connect(&path)?;
         Ok(Store {
-            conn: Mutex::new(conn),
+            writer: Mutex::new(writer),
+            reader: Mutex::new(reader),
             path,
         })
     }
@@ -92,16 +183,24 @@ impl Store {
         &self.path
     }
 
-    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.conn
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Commits one measured point; returns its row id.
+    /// Caps the database file at about `bytes` (SQLite's `max_page_count`): a write beyond it fails as a
+    /// full disk would (`--max-store-mb`).
     ///
     /// # Errors
-    /// [`StoreError`].
+    /// [`StoreError::Sql`].
+    pub fn limit_size(&self, bytes: u64) -> Result<(), StoreError> {
+        let conn = lock(&self.writer);
+        let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+        let pages = i64::try_from(bytes).unwrap_or(i64::MAX) / page_size.max(1);
+        conn.pragma_update(None, "max_page_count", pages.max(1))?;
+        Ok(())
+    }
+
+    /// Commits one measured point; returns its row id. Its creation time is now, or the newest stored one if
+    /// the clock went back.
+    ///
+    /// # Errors
+    /// [`StoreError`]: the point is not stored (a full disk, a file no longer writable).
     pub fn insert_point(
         &self,
         job_id: Option<&str>,
@@ -109,31 +208,25 @@ impl Store {
         point: &RooflinePoint,
         predicted: Option<&RooflinePoint>,
     ) -> Result<i64, StoreError> {
-        let (device, backend) = point
-            .measurement
-            .as_ref()
-            .map_or((String::new(), String::new()), |m| {
-                (m.device_name.clone(), m.backend.name().to_owned())
-            });
-        let point_json = serde_json::to_string(point)?;
-        let predicted_json = predicted.map(serde_json::to_string).transpose()?;
-        let conn = self.conn();
-        conn.execute(
-            "INSERT INTO points (job_id, device, backend, precision, shape, hardware_key, point_json, predicted_json, created_unix_s)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![
-                job_id,
-                device,
-                backend,
-                point.precision.name(),
-                point.shape,
-                hardware_key,
-                point_json,
-                predicted_json,
-                unix_now()
-            ],
-        )?;
-        Ok(conn.last_insert_rowid())
+        let mut conn = lock(&self.writer);
+        let tx = conn.transaction()?;
+        let id = insert(&tx, job_id, hardware_key, point, predicted)?;
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Commits many points (no job, key or prediction) in one transaction: a bulk load for `bench-store`.
+    ///
+    /// # Errors
+    /// [`StoreError`]: none of them is stored.
+    pub fn insert_points(&self, points: &[RooflinePoint]) -> Result<(), StoreError> {
+        let mut conn = lock(&self.writer);
+        let tx = conn.transaction()?;
+        for point in points {
+            insert(&tx, None, None, point, None)?;
+        }
+        tx.commit()?;
+        Ok(())
     }
 
     /// Commits a calibration; returns its row id.
@@ -142,7 +235,7 @@ impl Store {
     /// [`StoreError`].
     pub fn insert_calibration(&self, device: &str, result: &CalibrationResult) -> Result<i64, StoreError> {
         let json = serde_json::to_string(result)?;
-        let conn = self.conn();
+        let conn = lock(&self.writer);
         conn.execute(
             "INSERT INTO calibrations (device, spec_key, result_json, created_unix_s) VALUES (?1, ?2, ?3, ?4)",
             params![device, result.spec.key, json, unix_now()],
@@ -150,70 +243,60 @@ impl Store {
         Ok(conn.last_insert_rowid())
     }
 
-    /// The latest calibration, if any.
+    /// The latest calibration that decodes, if any (an undecodable one is logged and passed over).
     ///
     /// # Errors
-    /// [`StoreError`].
+    /// [`StoreError::Sql`].
     pub fn latest_calibration(&self) -> Result<Option<CalibrationResult>, StoreError> {
-        let json: Option<String> = self
-            .conn()
-            .query_row(
-                "SELECT result_json FROM calibrations ORDER BY id DESC LIMIT 1",
-                [],
-                |r| r.get(0),
-            )
-            .optional()?;
-        Ok(json.map(|j| serde_json::from_str(&j)).transpose()?)
+        let conn = lock(&self.reader);
+        let mut stmt = conn.prepare("SELECT id, result_json FROM calibrations ORDER BY id DESC")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let (id, json): (i64, String) = (row.get(0)?, row.get(1)?);
+            match serde_json::from_str(&json) {
+                Ok(result) => return Ok(Some(result)),
+                Err(e) => {
+                    tracing::warn!(calibration_id = id, error = %e, "skipped an undecodable calibration")
+                }
+            }
+        }
+        Ok(None)
     }
 
-    /// Stored points, newest first, filtered.
+    /// One page of stored points, newest first, filtered (`query.limit` results at most, from
+    /// `query.cursor` on). Rows that do not decode are skipped, logged and counted in
+    /// [`ResultsPage::skipped`].
     ///
     /// # Errors
-    /// [`StoreError`].
-    pub fn results(&self, query: &ResultsQuery) -> Result<Vec<StoredResult>, StoreError> {
-        let limit = i64::from(query.limit.unwrap_or(100).min(1000));
-        let device = query.device.as_ref().map(|d| format!("%{}%", d.to_lowercase()));
-        let conn = self.conn();
-        let mut stmt = conn.prepare(
-            "SELECT id, job_id, device, point_json, predicted_json, created_unix_s FROM points
-             WHERE (?1 IS NULL OR lower(device) LIKE ?1)
-               AND (?2 IS NULL OR precision = ?2)
-               AND (?3 IS NULL OR shape = ?3)
-               AND (?4 IS NULL OR created_unix_s >= ?4)
-             ORDER BY id DESC LIMIT ?5",
-        )?;
-        let rows = stmt.query_map(
-            params![
-                device,
-                query.precision.map(Precision::name),
-                query.shape,
-                query.since,
-                limit
-            ],
-            |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, Option<String>>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, Option<String>>(4)?,
-                    r.get::<_, f64>(5)?,
-                ))
-            },
-        )?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (id, job_id, device, point_json, predicted_json, created_unix_s) = row?;
-            out.push(StoredResult {
-                id,
-                job_id,
-                device,
-                point: serde_json::from_str(&point_json)?,
-                predicted: predicted_json.map(|p| serde_json::from_str(&p)).transpose()?,
-                created_unix_s,
-            });
-        }
-        Ok(out)
+    /// [`StoreError::BadCursor`]; [`StoreError::Sql`].
+    pub fn results(&self, query: &ResultsQuery) -> Result<ResultsPage, StoreError> {
+        let limit = query
+            .limit
+            .unwrap_or(DEFAULT_RESULTS_LIMIT)
+            .clamp(1, MAX_RESULTS_LIMIT) as usize;
+        let below = query.cursor.as_deref().map(cursor_id).transpose()?;
+        let conn = lock(&self.reader);
+        let Some(bounds) = id_bounds(&conn, below, query.since)? else {
+            return Ok(ResultsPage::default());
+        };
+        let filter = SeriesFilter {
+            device: query.device.as_deref(),
+            precision: query.precision,
+            shape: query.shape.as_deref(),
+        };
+        // One more than the page: whether there is a next page.
+        let mut ids = match filter.series(&conn)? {
+            None => newest_ids(&conn, bounds, limit + 1)?,
+            Some(series) => merged_newest_ids(&conn, &series, bounds, limit + 1)?,
+        };
+        let next_cursor = (ids.len() > limit).then(|| cursor_of(ids[limit - 1]));
+        ids.truncate(limit);
+        let (results, skipped) = decode_rows(&conn, &ids)?;
+        Ok(ResultsPage {
+            results,
+            next_cursor,
+            skipped,
+        })
     }
 
     /// Deletes the stored points that match every given filter (all of them with no filter; the route
@@ -222,14 +305,30 @@ impl Store {
     /// # Errors
     /// [`StoreError`].
     pub fn delete_results(&self, query: &DeleteResultsQuery) -> Result<u64, StoreError> {
-        let device = query.device.as_ref().map(|d| format!("%{}%", d.to_lowercase()));
-        let deleted = self.conn().execute(
-            "DELETE FROM points
-             WHERE (?1 IS NULL OR lower(device) LIKE ?1)
-               AND (?2 IS NULL OR precision = ?2)
-               AND (?3 IS NULL OR created_unix_s >= ?3)",
-            params![device, query.precision.map(Precision::name), query.since],
-        )?;
+        let mut conn = lock(&self.writer);
+        let tx = conn.transaction()?;
+        let Some((_, lowest)) = id_bounds(&tx, None, query.since)? else {
+            return Ok(0);
+        };
+        let filter = SeriesFilter {
+            device: query.device.as_deref(),
+            precision: query.precision,
+            shape: None,
+        };
+        let deleted = match filter.series(&tx)? {
+            None => tx.execute("DELETE FROM points WHERE id >= ?1", [lowest])?,
+            Some(series) => {
+                let mut deleted = 0;
+                for id in series {
+                    deleted += tx.execute(
+                        "DELETE FROM points WHERE series_id = ?1 AND id >= ?2",
+                        [id, lowest],
+                    )?;
+                }
+                deleted
+            }
+        };
+        tx.commit()?;
         Ok(deleted as u64)
     }
 
@@ -238,10 +337,192 @@ impl Store {
     /// # Errors
     /// [`StoreError`].
     pub fn count_points(&self) -> Result<i64, StoreError> {
-        Ok(self
-            .conn()
-            .query_row("SELECT count(*) FROM points", [], |r| r.get(0))?)
+        Ok(lock(&self.reader).query_row("SELECT count(*) FROM points", [], |r| r.get(0))?)
     }
+}
+
+/// Inserts one point (and its series, if new) inside `tx`; returns its row id.
+fn insert(
+    tx: &rusqlite::Transaction<'_>,
+    job_id: Option<&str>,
+    hardware_key: Option<&str>,
+    point: &RooflinePoint,
+    predicted: Option<&RooflinePoint>,
+) -> Result<i64, StoreError> {
+    let (device, backend) = point
+        .measurement
+        .as_ref()
+        .map_or((String::new(), String::new()), |m| {
+            (m.device_name.clone(), m.backend.name().to_owned())
+        });
+    let point_json = serde_json::to_string(point)?;
+    let predicted_json = predicted.map(serde_json::to_string).transpose()?;
+    tx.prepare_cached("INSERT OR IGNORE INTO series (device, precision, shape) VALUES (?1, ?2, ?3)")?
+        .execute(params![device, point.precision.name(), point.shape])?;
+    tx.prepare_cached(
+        "INSERT INTO points (job_id, device, backend, precision, shape, hardware_key, point_json,
+                             predicted_json, created_unix_s, series_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,
+                 max(?9, coalesce((SELECT max(created_unix_s) FROM points), ?9)),
+                 (SELECT id FROM series WHERE device = ?2 AND precision = ?4 AND shape = ?5))",
+    )?
+    .execute(params![
+        job_id,
+        device,
+        backend,
+        point.precision.name(),
+        point.shape,
+        hardware_key,
+        point_json,
+        predicted_json,
+        unix_now()
+    ])?;
+    Ok(tx.last_insert_rowid())
+}
+
+fn lock(conn: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
+    conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The rows a listing may return: ids below `below` (a cursor) and at least the first id stored at or after
+/// `since`, as (exclusive upper, inclusive lower); `None` when nothing was stored since then.
+fn id_bounds(
+    conn: &Connection,
+    below: Option<i64>,
+    since: Option<f64>,
+) -> Result<Option<(i64, i64)>, StoreError> {
+    let lowest = match since {
+        None => 0,
+        // Creation times never decrease with the id: the first row at or after `since` bounds them all.
+        Some(since) => match conn
+            .query_row(
+                "SELECT id FROM points WHERE created_unix_s >= ?1 ORDER BY created_unix_s, id LIMIT 1",
+                [since],
+                |r| r.get(0),
+            )
+            .optional()?
+        {
+            Some(id) => id,
+            None => return Ok(None),
+        },
+    };
+    Ok(Some((below.unwrap_or(i64::MAX), lowest)))
+}
+
+/// The filters of a listing or a delete that select series.
+struct SeriesFilter<'a> {
+    device: Option<&'a str>,
+    precision: Option<Precision>,
+    shape: Option<&'a str>,
+}
+
+impl SeriesFilter<'_> {
+    /// The ids of the matching series (a scan of the small series table), or `None` without a filter.
+    fn series(&self, conn: &Connection) -> Result<Option<Vec<i64>>, StoreError> {
+        if self.device.is_none() && self.precision.is_none() && self.shape.is_none() {
+            return Ok(None);
+        }
+        let device = self.device.map(|d| format!("%{}%", d.to_lowercase()));
+        let mut stmt = conn.prepare_cached(
+            "SELECT id FROM series
+             WHERE (?1 IS NULL OR lower(device) LIKE ?1)
+               AND (?2 IS NULL OR precision = ?2)
+               AND (?3 IS NULL OR shape = ?3)",
+        )?;
+        let ids = stmt
+            .query_map(
+                params![device, self.precision.map(Precision::name), self.shape],
+                |r| r.get(0),
+            )?
+            .collect::<Result<Vec<i64>, _>>()?;
+        Ok(Some(ids))
+    }
+}
+
+/// The newest `n` ids in `bounds`, walking the table backwards.
+fn newest_ids(conn: &Connection, (below, lowest): (i64, i64), n: usize) -> Result<Vec<i64>, StoreError> {
+    let mut stmt =
+        conn.prepare_cached("SELECT id FROM points WHERE id < ?1 AND id >= ?2 ORDER BY id DESC LIMIT ?3")?;
+    let ids = stmt
+        .query_map(params![below, lowest, n as i64], |r| r.get(0))?
+        .collect::<Result<Vec<i64>, _>>()?;
+    Ok(ids)
+}
+
+/// The newest `n` ids in `bounds` over `series`: each series walked backwards on its `(series_id, id)` index
+/// and merged, so a page costs about `n` + the number of series index steps, however many rows are stored.
+fn merged_newest_ids(
+    conn: &Connection,
+    series: &[i64],
+    (below, lowest): (i64, i64),
+    n: usize,
+) -> Result<Vec<i64>, StoreError> {
+    let sql = "SELECT id FROM points WHERE series_id = ?1 AND id < ?2 AND id >= ?3 ORDER BY id DESC";
+    let mut statements = series
+        .iter()
+        .map(|_| conn.prepare(sql))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut walks = statements
+        .iter_mut()
+        .zip(series)
+        .map(|(stmt, &id)| stmt.query(params![id, below, lowest]))
+        .collect::<Result<Vec<_>, _>>()?;
+    // The head of every walk, largest id first.
+    let mut heads = BinaryHeap::new();
+    for (walk_idx, walk) in walks.iter_mut().enumerate() {
+        if let Some(row) = walk.next()? {
+            heads.push((row.get::<_, i64>(0)?, walk_idx));
+        }
+    }
+    let mut ids = Vec::with_capacity(n);
+    while ids.len() < n {
+        let Some((id, walk_idx)) = heads.pop() else {
+            break;
+        };
+        ids.push(id);
+        if let Some(row) = walks[walk_idx].next()? {
+            heads.push((row.get::<_, i64>(0)?, walk_idx));
+        }
+    }
+    Ok(ids)
+}
+
+/// The stored results of `ids` (in that order) and how many rows did not decode (logged with their ids).
+fn decode_rows(conn: &Connection, ids: &[i64]) -> Result<(Vec<StoredResult>, u32), StoreError> {
+    if ids.is_empty() {
+        return Ok((Vec::new(), 0));
+    }
+    let placeholders = vec!["?"; ids.len()].join(",");
+    let mut stmt = conn.prepare(&format!(
+        "SELECT id, job_id, device, point_json, predicted_json, created_unix_s FROM points
+         WHERE id IN ({placeholders}) ORDER BY id DESC"
+    ))?;
+    let mut rows = stmt.query(params_from_iter(ids))?;
+    let (mut results, mut skipped) = (Vec::with_capacity(ids.len()), 0u32);
+    while let Some(row) = rows.next()? {
+        let id: i64 = row.get(0)?;
+        let decoded = (|| -> Result<StoredResult, StoreError> {
+            Ok(StoredResult {
+                id,
+                job_id: row.get(1)?,
+                device: row.get(2)?,
+                point: serde_json::from_str(&row.get::<_, String>(3)?)?,
+                predicted: row
+                    .get::<_, Option<String>>(4)?
+                    .map(|p| serde_json::from_str(&p))
+                    .transpose()?,
+                created_unix_s: row.get(5)?,
+            })
+        })();
+        match decoded {
+            Ok(result) => results.push(result),
+            Err(e) => {
+                tracing::warn!(point_id = id, error = %e, "skipped a stored point that does not decode");
+                skipped += 1;
+            }
+        }
+    }
+    Ok((results, skipped))
 }
 
 fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
@@ -264,80 +545,4 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn schema_is_versioned_and_reopening_is_idempotent() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        drop(store);
-        let store = Store::open(dir.path()).unwrap();
-        let conn = store.conn();
-        let v: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-        assert_eq!(v, MIGRATIONS.len() as i64);
-        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
-        assert_eq!(mode, "wal");
-    }
-
-    fn point(device: &str, precision: roofline_core::Precision) -> RooflinePoint {
-        let op = roofline_core::Operator::matmul(1, 64, 64, precision.into()).unwrap();
-        let measurement = roofline_core::wire::Measurement {
-            backend: roofline_core::wire::BackendKind::Cpu,
-            device_name: device.into(),
-            median_s: 1e-5,
-            ..roofline_core::wire::Measurement::default()
-        };
-        let measured =
-            roofline_core::measurement::MeasuredPoint::of_operator(&op, precision, "", measurement);
-        RooflinePoint::measured(&measured, roofline_core::wire::Bottleneck::Memory)
-    }
-
-    #[test]
-    fn deleting_results_applies_every_filter() {
-        use roofline_core::Precision::{Fp16, Fp32};
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        for (device, precision) in [("Host CPU", Fp32), ("Host CPU", Fp16), ("NVIDIA H100", Fp32)] {
-            store
-                .insert_point(None, None, &point(device, precision), None)
-                .unwrap();
-        }
-        let delete = |query: DeleteResultsQuery| store.delete_results(&query).unwrap();
-        let remaining = |store: &Store| store.count_points().unwrap();
-        // Nothing is newer than the far future.
-        let future = DeleteResultsQuery {
-            since: Some(unix_now() + 3600.0),
-            ..DeleteResultsQuery::default()
-        };
-        assert_eq!(delete(future), 0);
-        let cpu_fp32 = DeleteResultsQuery {
-            device: Some("cpu".into()),
-            precision: Some(Precision::Fp32),
-            ..DeleteResultsQuery::default()
-        };
-        assert_eq!(delete(cpu_fp32), 1);
-        assert_eq!(remaining(&store), 2);
-        let h100 = ResultsQuery {
-            device: Some("h100".into()),
-            ..ResultsQuery::default()
-        };
-        assert_eq!(store.results(&h100).unwrap().len(), 1);
-        let everything = DeleteResultsQuery {
-            all: true,
-            ..DeleteResultsQuery::default()
-        };
-        assert_eq!(delete(everything), 2);
-        assert_eq!(remaining(&store), 0);
-    }
-
-    #[test]
-    fn a_newer_schema_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        drop(Store::open(dir.path()).unwrap());
-        let conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
-        conn.pragma_update(None, "user_version", 99).unwrap();
-        drop(conn);
-        assert!(matches!(Store::open(dir.path()), Err(StoreError::TooNew(99, _))));
-    }
-}
+mod tests;

@@ -8,7 +8,8 @@
 //!
 //! Each takes the device (or its guard, `crate::device::DeviceGuard`), the store and one typed request, and
 //! returns wire results.
-//! Measured points are built here, at the edge ([`point_of`]), and stored here ([`store_point`]).
+//! Measured points are built here, at the edge ([`point_of`]), and stored here ([`store_point`]): a point is
+//! reported as measured only once it is committed, else as a `not_stored` failure.
 
 pub mod analyze;
 pub mod benchmark;
@@ -16,10 +17,11 @@ pub mod calibrate;
 pub mod step;
 
 use roofline_core::measurement::MeasuredPoint;
-use roofline_core::wire::{BackendKind, Bottleneck, RooflinePoint};
+use roofline_core::wire::{BackendKind, Bottleneck, ErrorCode, Failure, RooflinePoint};
 use roofline_core::{HardwareSpec, Operator, predict};
 
 use crate::backend::{BackendError, Measured};
+use crate::protocol::PointLimits;
 use crate::store::Store;
 
 /// Why a use case produced no result (per-point failures are results: `failed` entries).
@@ -64,18 +66,51 @@ pub fn predicted_point(hardware: Option<&HardwareSpec>, op: &Operator) -> Option
         .map(|p| RooflinePoint::simulated(op, &p))
 }
 
+/// Refuses up front a measurement whose predicted single run (on the spec `on`) is already longer than the
+/// per-point cap of `limits`: it could only end as a `time_limit` failure after holding the device for the
+/// whole cap (and, on a GPU, a kernel cannot be stopped halfway). The prediction of a faster device than the
+/// one measuring refuses less; the checks inside the run stop the rest.
+///
+/// # Errors
+/// [`BackendError::TimeLimit`] naming the predicted time and the cap.
+pub fn within_cap(predicted_s: f64, on: &str, limits: &PointLimits) -> Result<(), BackendError> {
+    let cap = limits.max_point.as_secs_f64();
+    if predicted_s > cap {
+        return Err(BackendError::TimeLimit(format!(
+            "one run is predicted to take {predicted_s:.3} s on {on}, longer than the {cap:.3} s time cap \
+             (--max-point-seconds): not run"
+        )));
+    }
+    Ok(())
+}
+
 /// Commits a measured point (with its job, the catalog key it was predicted on and the prediction) to the
-/// store, when there is one. A store failure is logged, never the measurement's failure.
+/// store, when there is one (`--no-store` runs have none).
+///
+/// # Errors
+/// A [`Failure`] with code `not_stored` (logged) when the store could not commit it (a full disk, a file no
+/// longer writable): the caller reports that instead of the point.
 pub fn store_point(
     store: Option<&Store>,
     job_id: Option<&str>,
     hardware_key: Option<&str>,
     point: &RooflinePoint,
     predicted: Option<&RooflinePoint>,
-) {
-    if let Some(store) = store
-        && let Err(e) = store.insert_point(job_id, hardware_key, point, predicted)
-    {
-        tracing::error!(job_id, error = %e, "could not store a point");
-    }
+) -> Result<(), Failure> {
+    let Some(store) = store else { return Ok(()) };
+    store
+        .insert_point(job_id, hardware_key, point, predicted)
+        .map(drop)
+        .map_err(|e| {
+            tracing::error!(job_id, point = %point.label, error = %e, "could not store a point");
+            Failure {
+                precision: point.precision,
+                code: ErrorCode::NotStored,
+                message: format!(
+                    "{} was measured ({:.3} µs) but the store could not commit it, so it is not reported as \
+                     measured: {e}",
+                    point.label, point.time_us
+                ),
+            }
+        })
 }

@@ -251,6 +251,26 @@ impl Browser {
             .expect("canvas exists")
     }
 
+    /// The page's scroll width, the window's inner width and the width of the element matching `css`, in CSS
+    /// pixels: a page wider than its window scrolls sideways.
+    ///
+    /// # Panics
+    /// When the element does not exist.
+    pub async fn widths(&self, css: &str) -> (f64, f64, f64) {
+        let layout = self
+            .js(&format!(
+                "const e = document.querySelector('{css}').getBoundingClientRect();\
+                 return [document.documentElement.scrollWidth, window.innerWidth, e.width];"
+            ))
+            .await;
+        let width = |i: usize| {
+            layout[i]
+                .as_f64()
+                .unwrap_or_else(|| panic!("widths of {css}: {layout}"))
+        };
+        (width(0), width(1), width(2))
+    }
+
     /// Ends the session.
     pub async fn close(self) {
         let _ = self.client.clone().close().await;

@@ -171,9 +171,10 @@ fn endpoint_server(listener: TcpListener, web_dir: &Path, data_dir: &Path) -> Re
     let config = AppConfig {
         allowed_hosts: vec!["127.0.0.1".to_owned()],
         web_dir: web_dir.to_owned(),
+        lock_dir: Some(data_dir.to_owned()),
         ..AppConfig::default()
     };
-    let state = actix_web::web::Data::new(AppState::new(selected, Some(store), config));
+    let state = actix_web::web::Data::new(AppState::new(selected, Some(store), config)?);
     Ok(server(state, 2, Listen::Listener(listener))?.0)
 }
 

@@ -3,7 +3,11 @@
 
 Reports navigation -> first drawn roofline (window.__roofline_first_draw_ms) and input -> repaint for the
 batch slider on Llama-3.1-70B on B200, once per precision config, with four pins and the Advisor tab open (the advisor
-re-ranks every config on each move). Usage: python3 web/perf/measure.py [dist-dir]
+re-ranks every config on each move). Then the serving view (SERVING=0 skips it), for Llama-3.1-8B on an H100 SXM and
+Llama-3.1-70B on a B200: navigation -> first Pareto chart drawn (window.__roofline_serving_first_draw_ms, the first
+sweep included), an ISL not swept before (a new sweep) -> redraw, and input -> repaint after the first sweep for the
+SLA limits (TPOT, tokens/s per user, TTFT) and ISLs swept before (cached sweeps).
+Usage: python3 web/perf/measure.py [dist-dir]
 """
 import os, sys, time
 
@@ -73,3 +77,60 @@ with page(DIST) as p:
     alld.sort(); allp.sort()
     print(f"ALL configs ({len(alld)} moves): input->draw median {alld[len(alld)//2]:.1f} ms, p95 {alld[int(len(alld)*.95)]:.1f}, max {alld[-1]:.1f}; "
           f"input->all effects done median {allp[len(allp)//2]:.1f} ms, p95 {allp[int(len(allp)*.95)]:.1f}, max {allp[-1]:.1f}")
+
+
+# The serving view: one input is typed into a field and committed with `change`, as the page's inputs take it.
+SERVING_MOVES = """
+  const [INPUTS, done] = arguments;
+  const frame = () => new Promise(r => requestAnimationFrame(() => r()));
+  const settle = () => new Promise(r => { const c = new MessageChannel(); c.port1.onmessage = () => r(); c.port2.postMessage(0); });
+  (async () => {
+    const out = [];
+    for (const [testid, value] of INPUTS) {
+      const e = document.querySelector(`[data-testid=${testid}]`);
+      const before = window.__roofline_serving_draw_count;
+      const t0 = performance.now();
+      e.value = value; e.dispatchEvent(new Event('change', {bubbles: true}));
+      while (window.__roofline_serving_draw_count === before && performance.now() - t0 < 300) await settle();
+      // A limit every point already meets (or misses) changes nothing drawn: no redraw is due.
+      if (window.__roofline_serving_draw_count === before) { out.push({testid, value, unchanged: true}); continue; }
+      const draw = window.__roofline_serving_last_draw_ms - t0;
+      await settle();
+      out.push({testid, value, draw, paint: performance.now() - t0});
+      await frame();
+    }
+    done(out);
+  })();"""
+
+
+def stats(rows, key):
+    v = sorted(r[key] for r in rows if not r.get("unchanged"))
+    return f"median {v[len(v)//2]:.1f} ms, p95 {v[min(len(v) - 1, int(len(v) * .95))]:.1f}, max {v[-1]:.1f} ({len(v)} inputs)"
+
+
+if os.environ.get("SERVING", "1") == "1":
+    with page(DIST) as p:
+        for query in ["hw=h100_sxm&model=llama-3.1-8b", "hw=b200&model=llama-3.1-70b"]:
+            first = []
+            for _ in range(5):
+                p.goto(f"/?{query}&view=serving")
+                for _ in range(200):
+                    v = p.run("return window.__roofline_serving_first_draw_ms ?? null;")
+                    if v is not None:
+                        break
+                    time.sleep(0.05)
+                first.append(v)
+                p.run("localStorage.clear();")
+            points = p.run("return document.querySelector('[data-testid=serving-canvas]').dataset.points;")
+            print(f"serving {query} ({points} points): navigation -> first Pareto chart drawn (ms):", [round(x, 1) for x in first])
+            # A new ISL sweeps; the SLA and ISLs swept before only redraw.
+            new = p.run_async(SERVING_MOVES, [[["serving-isl", str(isl)] for isl in (1536, 2048, 3072, 4096)]])
+            sla = [["sla-tpot", str(ms)] for ms in (10, 15, 20, 25, 30, 40, 50, 60)] + [["sla-tpu", str(u)] for u in (20, 30, 40, 50, 60, 80)] \
+                + [["sla-ttft", str(ms)] for ms in (100, 200, 500, 1000, 2000, 5000)] \
+                + [["serving-isl", str(isl)] for isl in (1024, 2048, 1536, 4096, 1024, 3072, 2048, 1024)]
+            cached = p.run_async(SERVING_MOVES, [sla])
+            sweeps = p.run("return document.querySelector('[data-testid=serving-view]').dataset.sweeps;")
+            unchanged = [f"{r['testid']}={r['value']}" for r in cached if r.get("unchanged")]
+            print(f"  new ISL (a new sweep) -> drawn: {stats(new, 'draw')}")
+            print(f"  after the first sweep, SLA and swept ISLs -> drawn: {stats(cached, 'draw')}; "
+                  f"-> all effects done: {stats(cached, 'paint')}; nothing to redraw: {unchanged}; sweeps run in the page: {sweeps}")

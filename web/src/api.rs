@@ -6,7 +6,8 @@ use std::fmt;
 use gloo_net::http::{Request, Response};
 use roofline_core::wire::{
     AnalyzeRequest, AnalyzeResponse, BenchmarkJob, BenchmarkRequest, CalibrateRequest, CalibrationResult,
-    DeletedResults, DeviceInfo, ErrorBody, ErrorCode, Health, NvmlStatus, StepJob, StepRequest, StoredResult,
+    DeletedResults, DeviceInfo, ErrorBody, ErrorCode, Health, MAX_RESULTS_LIMIT, NvmlStatus, ResultsPage,
+    StepJob, StepRequest,
 };
 use serde::de::DeserializeOwned;
 
@@ -161,12 +162,22 @@ pub async fn calibrate(base: &str, request: &CalibrateRequest) -> Result<Calibra
     post(base, "/api/calibrate", request).await
 }
 
-/// `GET /api/results?limit=1000`: the endpoint's stored measurements, newest first.
+/// `GET /api/results?limit=1000&cursor=`: one page of the endpoint's stored measurements, newest first, from
+/// `cursor` (the previous page's `next_cursor`) on.
 ///
 /// # Errors
 /// [`ApiError`].
-pub async fn results(base: &str) -> Result<Vec<StoredResult>, ApiError> {
-    get(base, "/api/results?limit=1000").await
+pub async fn results_page(base: &str, cursor: Option<&str>) -> Result<ResultsPage, ApiError> {
+    let limit = MAX_RESULTS_LIMIT.to_string();
+    let mut query = vec![("limit", limit.as_str())];
+    query.extend(cursor.map(|c| ("cursor", c)));
+    decode(
+        Request::get(&join(base, "/api/results"))
+            .query(query)
+            .send()
+            .await,
+    )
+    .await
 }
 
 /// `DELETE /api/v1/results?all=true`: deletes every measurement stored on the endpoint.

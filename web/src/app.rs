@@ -17,12 +17,15 @@ use crate::charts::series::{
 use crate::components::step_measure::step_tracker;
 use crate::components::{
     CustomHardware, EndpointBanner, EndpointStatus, HardwarePicker, MeasuredCount, ModelImport,
-    OperatorTable, PinsPanel, ResultsIo, RightPanel, StepMeasure, SummaryStrip, WorkloadForm,
+    OperatorTable, PinsPanel, ResultsIo, RightPanel, ServingView, StepMeasure, SummaryStrip, ViewSwitch,
+    WorkloadForm,
 };
 use crate::endpoint::Endpoint;
 use crate::measured::{Measured, PointFilter, point_key};
 use crate::palette::PIN_RGB;
 use crate::scenario::Scenario;
+use crate::serving::state::ServingState;
+use crate::serving_inputs::View;
 use crate::share_link::SharedLink;
 use crate::step::{self, StepComparison};
 use crate::{export, history, storage, summary};
@@ -82,6 +85,7 @@ pub fn App() -> impl IntoView {
     let models = RwSignal::new(custom_models);
     let pins = RwSignal::new(saved_pins);
     let measured = RwSignal::new(stored.measured);
+    let serving_runs = RwSignal::new(stored.serving_runs);
     let notice = RwSignal::new(notice);
     let endpoint = Endpoint::provide();
     let shown_measured = Measured::provide(measured, endpoint).shown;
@@ -97,7 +101,9 @@ pub fn App() -> impl IntoView {
     let own = Memo::new(move |_| specs.with(|d| d.own().cloned()).unwrap_or_else(|| hardware.get()));
     let mode_notice = Memo::new(move |_| resolved.with(|r| r.effective.notice.clone()));
     let mode_caption = Memo::new(move |_| hardware.with(mode_label));
-    let ceilings = Memo::new(move |_| hardware.with(|h| scenario.with(|s| s.used_reference_ceilings(h))));
+    let ceilings = Memo::new(move |_| {
+        hardware.with(|h| models.with(|m| scenario.with(|s| s.used_reference_ceilings(h, m))))
+    });
     let analysis = Memo::new(move |_| hardware.with(|h| models.with(|m| scenario.with(|s| s.analyze(h, m)))));
     let rows = Memo::new(move |_| {
         hardware.with(|h| scenario.with(|s| s.kernel.evaluate(h, &s.core_corrections(h))))
@@ -183,6 +189,10 @@ pub fn App() -> impl IntoView {
         Signal::derive(move || advice.with(|a| a.as_ref().map(|a| a.baseline.clone()).unwrap_or_default()));
     // The measured step, when it is the step analysed (same scenario and device).
     let step_tracker = step_tracker();
+    // The serving view's sweep, SLA and measured runs: computed only when the serving view (or an export)
+    // reads them.
+    let serving = ServingState::new(scenario, hardware, models, serving_runs);
+    let is_step = Memo::new(move |_| scenario.with(|s| s.view == View::Step));
     let step_comparison = Memo::new(move |_| -> Option<StepComparison> {
         step_tracker.progress.with(|p| {
             let p = p.as_ref()?;
@@ -276,6 +286,7 @@ pub fn App() -> impl IntoView {
             custom_models: models.get(),
             pins: pins.get(),
             measured: measured.get(),
+            serving_runs: serving_runs.get(),
         });
     });
     Effect::new(move |previous: Option<Scenario>| {
@@ -297,10 +308,18 @@ pub fn App() -> impl IntoView {
         let hw = hardware.get_untracked();
         let a = shown.get_untracked().ok();
         let (r, m) = (rows.get_untracked(), shown_measured.get_untracked());
+        let (runs, sweep) = (serving_runs.get_untracked(), serving.sweep.get_untracked());
+        let (outcome, compared) = (serving.outcome.get_untracked(), serving.compared.get_untracked());
+        let serving = export::ServingExport {
+            runs: &runs,
+            sweep: sweep.as_ref().as_ref().ok(),
+            outcome: outcome.as_ref(),
+            compared: Some(&compared),
+        };
         if json {
-            export::results_json(&s, &hw, a.as_ref(), &r, &m)
+            export::results_json(&s, &hw, a.as_ref(), &r, &m, &serving)
         } else {
-            export::results_csv(&s, &hw, a.as_ref(), &r, &m)
+            export::results_csv(&s, &hw, a.as_ref(), &r, &m, &serving)
         }
     };
     let clear = move || {
@@ -310,6 +329,7 @@ pub fn App() -> impl IntoView {
         models.set(Vec::new());
         pins.set(Vec::new());
         measured.set(Vec::<RooflinePoint>::new());
+        serving_runs.set(Vec::new());
         notice.set(Some("Saved data cleared; defaults restored.".to_owned()));
     };
 
@@ -333,6 +353,7 @@ pub fn App() -> impl IntoView {
         <header class="top">
             <h1>"roofline"</h1>
             <p class="subtitle">"Which precision should this model run in, on this GPU? Predicted in your browser."</p>
+            <ViewSwitch scenario=scenario />
             <div class="header-right"><EndpointStatus /></div>
         </header>
         <EndpointBanner scenario=scenario />
@@ -349,32 +370,36 @@ pub fn App() -> impl IntoView {
                     on_clear=Callback::new(move |()| clear())
                 />
             </aside>
-            <section class="centre" aria-label="Analysis">
-                <SummaryStrip
-                    analysis=shown
-                    ideal=ideal
-                    hardware=hardware
-                    notice=mode_notice
-                    ceilings=ceilings
-                    recommendation=recommendation
-                    baseline=baseline
-                    fallback=fallback
-                    apply=apply
-                    undo=undo
-                    on_undo=on_undo
-                />
-                <RooflineChart data=plot caption=chart_caption kinds=point_kinds />
-                <MeasuredCount hardware=hardware filter=point_filter />
-                <PinsPanel scenario=scenario pins=pins current=analysis pinned=pinned custom=custom models=models />
-                <StepMeasure
-                    scenario=scenario
-                    hardware=hardware
-                    models=models
-                    tracker=step_tracker
-                    comparison=step_comparison
-                />
-                <OperatorTable analysis=shown caption=operators_caption hardware=hardware step=step_comparison />
-            </section>
+            <Show when=move || is_step.get() fallback=move || view! {
+                <ServingView scenario=scenario hardware=hardware state=serving custom=custom models=models />
+            }>
+                <section class="centre" aria-label="Analysis">
+                    <SummaryStrip
+                        analysis=shown
+                        ideal=ideal
+                        hardware=hardware
+                        notice=mode_notice
+                        ceilings=ceilings
+                        recommendation=recommendation
+                        baseline=baseline
+                        fallback=fallback
+                        apply=apply
+                        undo=undo
+                        on_undo=on_undo
+                    />
+                    <RooflineChart data=plot caption=chart_caption kinds=point_kinds />
+                    <MeasuredCount hardware=hardware filter=point_filter />
+                    <PinsPanel scenario=scenario pins=pins current=analysis pinned=pinned custom=custom models=models />
+                    <StepMeasure
+                        scenario=scenario
+                        hardware=hardware
+                        models=models
+                        tracker=step_tracker
+                        comparison=step_comparison
+                    />
+                    <OperatorTable analysis=shown caption=operators_caption hardware=hardware step=step_comparison />
+                </section>
+            </Show>
             <RightPanel scenario=scenario hardware=hardware rows=rows advice=advice recommendation=recommendation custom=custom apply=apply />
         </main>
     }

@@ -10,9 +10,16 @@ pub fn now_ms() -> f64 {
         .map_or(0.0, |p| p.now())
 }
 
-/// Records a finished chart draw on `window`: `__roofline_first_draw_ms` (set once, ms after navigation start),
-/// `__roofline_last_draw_ms` (the latest) and `__roofline_draw_count`. The e2e and timing scripts read these.
+/// Records a finished roofline draw on `window`: `__roofline_first_draw_ms` (set once, ms after navigation
+/// start), `__roofline_last_draw_ms` (the latest) and `__roofline_draw_count`. The e2e and timing scripts read
+/// these.
 pub fn record_draw() {
+    record_draw_of("roofline");
+}
+
+/// Records a finished draw of chart `name` on `window`: `__<name>_first_draw_ms`, `__<name>_last_draw_ms` and
+/// `__<name>_draw_count`, as [`record_draw`] does for the roofline (`roofline_serving` for the Pareto chart).
+pub fn record_draw_of(name: &str) {
     let Some(w) = web_sys::window() else { return };
     let now = now_ms();
     let get = |k: &str| {
@@ -23,14 +30,16 @@ pub fn record_draw() {
     let set = |k: &str, v: f64| {
         let _ = js_sys::Reflect::set(&w, &JsValue::from_str(k), &JsValue::from_f64(v));
     };
-    if get("__roofline_first_draw_ms").is_none() {
-        set("__roofline_first_draw_ms", now);
-    }
-    set("__roofline_last_draw_ms", now);
-    set(
-        "__roofline_draw_count",
-        get("__roofline_draw_count").map_or(1.0, |count| count + 1.0),
+    let (first, last, count) = (
+        format!("__{name}_first_draw_ms"),
+        format!("__{name}_last_draw_ms"),
+        format!("__{name}_draw_count"),
     );
+    if get(&first).is_none() {
+        set(&first, now);
+    }
+    set(&last, now);
+    set(&count, get(&count).map_or(1.0, |count| count + 1.0));
 }
 
 /// Device pixels per CSS pixel (1 when unknown), at least 1.

@@ -1,10 +1,12 @@
 //! Results as JSON and CSV, with provenance columns (mode, device source, scenario, tool version). Pure.
 
 use roofline_core::wire::RooflinePoint;
-use roofline_core::{HardwareSpec, Mode, ModelAnalysis};
+use roofline_core::{HardwareSpec, Mode, ModelAnalysis, ServingOutcome, SlaOutcome, Sweep};
 use serde_json::json;
 
 use crate::scenario::{KernelRow, Scenario};
+use crate::serving::measured::{Compared, ServingRun};
+use crate::serving_inputs::engine_name;
 
 /// This page's version, recorded in every export.
 pub const TOOL: &str = concat!("roofline-web ", env!("CARGO_PKG_VERSION"));
@@ -61,14 +63,109 @@ fn measurement_columns(point: Option<&RooflinePoint>) -> Vec<String> {
     ]
 }
 
+/// The serving results of an export: every kept measured run, and (when the serving view's sweep ran) the
+/// sweep, its SLA outcome and the runs compared with their scenario's prediction.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ServingExport<'a> {
+    /// Every imported serving run, with the scenario it ran with.
+    pub runs: &'a [ServingRun],
+    /// The view's sweep.
+    pub sweep: Option<&'a Sweep>,
+    /// Its SLA outcome.
+    pub outcome: Option<&'a SlaOutcome>,
+    /// The runs of the view's scenario, with their error.
+    pub compared: Option<&'a Compared>,
+}
+
+/// Serving columns of [`results_csv`]: the load, lengths, measured and predicted TTFT, TPOT and output
+/// tokens/s per GPU, and measured ÷ predicted.
+const SERVING_COLUMNS: usize = 12;
+
 /// Header of [`results_csv`].
 pub const CSV_HEADER: &str = "source,item,count,precision,ai_flop_per_byte,flops,bytes,time_s,bound,\
 hardware,device,mode,hardware_provenance,model,config,phase,batch,context,gpus,expert_parallel,corrections,tool,\
 measured_device,measured_backend,measured_library,measured_kernel,measured_versions,measured_samples,\
-measured_sm_clock_mhz,measured_power_w,measured_throttle,measured_at_unix_s";
+measured_sm_clock_mhz,measured_power_w,measured_throttle,measured_at_unix_s,\
+serving_load,serving_isl,serving_osl,measured_ttft_s,measured_tpot_s,measured_output_tokens_per_s_per_gpu,\
+predicted_ttft_s,predicted_tpot_s,predicted_output_tokens_per_s_per_gpu,ttft_ratio,tpot_ratio,\
+output_throughput_ratio";
 
-/// One CSV record per model operator (`predicted`), kernel prediction (`kernel`) and measured point
-/// (`measured`), quoted by the `csv` crate where a field needs it.
+/// One CSV record of a kept serving run (`serving-measured`): its file and line, its scenario in the
+/// provenance columns, and the serving columns, with the prediction and ratios when it was compared.
+fn serving_record(
+    run: &ServingRun,
+    compared: Option<&Compared>,
+    s: &Scenario,
+    hw: &HardwareSpec,
+) -> Vec<String> {
+    let (m, r) = (&run.measured, &run.ran_on);
+    let row = compared.and_then(|c| c.rows.iter().find(|row| row.run == *run));
+    let comparison = row.and_then(|row| row.comparison.as_ref().ok());
+    let predicted = comparison.and_then(|c| match &c.predicted {
+        ServingOutcome::Steady(p) => Some(p),
+        ServingOutcome::Unstable(_) => None,
+    });
+    let text = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+    let ran = Scenario {
+        hardware: r.hardware.clone(),
+        model: r.model.clone(),
+        config: r.config.clone(),
+        gpus: run.gpus(),
+        experts: r.experts,
+        ..s.clone()
+    };
+    let mut prov = provenance(&ran, hw);
+    prov[0].clone_from(&r.hardware);
+    // The mode and corrections of a prediction, only when there is one (the run is on the view's device).
+    if comparison.is_none() {
+        (prov[1], prov[2], prov[10]) = (String::new(), String::new(), String::new());
+    }
+    (prov[5], prov[6], prov[7]) = ("serving".into(), String::new(), String::new());
+    let load = match (m.concurrency, m.request_rate) {
+        (Some(n), _) => format!("concurrency {n}"),
+        (None, Some(rate)) => format!("{rate} requests/s"),
+        (None, None) => String::new(),
+    };
+    let lengths = comparison.map(|c| (c.workload.isl.to_string(), c.workload.osl.to_string()));
+    let (isl, osl) = lengths.unwrap_or_else(|| (text(m.isl), text(m.osl)));
+    [
+        "serving-measured".to_owned(),
+        format!("{}:{}", run.file, m.line),
+        "1".into(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        text(m.e2e_s),
+        predicted.map(|p| p.regime.name().to_owned()).unwrap_or_default(),
+    ]
+    .into_iter()
+    .chain(prov)
+    .chain([
+        r.hardware.clone(),
+        m.format.name().to_owned(),
+        engine_name(r.engine).to_owned(),
+    ])
+    .chain(std::iter::repeat_n(String::new(), 7))
+    .chain([
+        load,
+        isl,
+        osl,
+        m.ttft_s.to_string(),
+        m.tpot_s.to_string(),
+        run.output_tokens_per_s_per_gpu().to_string(),
+        text(predicted.map(|p| p.ttft_s)),
+        text(predicted.map(|p| p.tpot_s)),
+        text(predicted.map(|p| p.output_tokens_per_s_per_gpu)),
+        text(comparison.and_then(|c| c.ttft_ratio)),
+        text(comparison.and_then(|c| c.tpot_ratio)),
+        text(comparison.and_then(|c| c.output_throughput_ratio)),
+    ])
+    .collect()
+}
+
+/// One CSV record per model operator (`predicted`), kernel prediction (`kernel`), measured point
+/// (`measured`) and kept serving run (`serving-measured`), quoted by the `csv` crate where a field needs it.
 #[must_use]
 pub fn results_csv(
     s: &Scenario,
@@ -76,6 +173,7 @@ pub fn results_csv(
     analysis: Option<&ModelAnalysis>,
     kernel: &[KernelRow],
     measured: &[RooflinePoint],
+    serving: &ServingExport<'_>,
 ) -> String {
     let prov = provenance(s, hw);
     let mut records = vec![CSV_HEADER.split(',').map(str::to_owned).collect::<Vec<_>>()];
@@ -85,6 +183,7 @@ pub fn results_csv(
                 .into_iter()
                 .chain(prov.iter().cloned())
                 .chain(measurement_columns(point))
+                .chain(std::iter::repeat_n(String::new(), SERVING_COLUMNS))
                 .collect(),
         );
     };
@@ -138,6 +237,9 @@ pub fn results_csv(
             Some(m),
         );
     }
+    for run in serving.runs {
+        records.push(serving_record(run, serving.compared, s, hw));
+    }
     let mut writer = csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
         .from_writer(Vec::new());
@@ -152,7 +254,8 @@ pub fn results_csv(
 }
 
 /// The same results as JSON: the mode, scenario, corrections, device (its `sources` give the basis of every
-/// reference figure), analysis, kernel points and measured points.
+/// reference figure), analysis, kernel points, measured points, and `serving`: the sweep, its SLA outcome,
+/// every kept serving run and the comparisons of those of the view's scenario.
 #[must_use]
 pub fn results_json(
     s: &Scenario,
@@ -160,6 +263,7 @@ pub fn results_json(
     analysis: Option<&ModelAnalysis>,
     kernel: &[KernelRow],
     measured: &[RooflinePoint],
+    serving: &ServingExport<'_>,
 ) -> String {
     let kernel: Vec<RooflinePoint> = kernel
         .iter()
@@ -172,6 +276,22 @@ pub fn results_json(
         })
         .collect();
     let mode = Mode::of(hw);
+    let comparisons: Vec<serde_json::Value> = serving
+        .compared
+        .map(|c| c.rows.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .map(|row| {
+            json!({
+                "file": row.run.file,
+                "line": row.run.measured.line,
+                "ran_on": row.run.ran_on,
+                "on_chart": row.on_chart,
+                "comparison": row.comparison.as_ref().ok(),
+                "error": row.comparison.as_ref().err().map(ToString::to_string),
+            })
+        })
+        .collect();
     let value = json!({
         "tool": TOOL,
         "mode": mode,
@@ -182,6 +302,12 @@ pub fn results_json(
         "analysis": analysis,
         "kernel": kernel,
         "measured": measured,
+        "serving": {
+            "sweep": serving.sweep,
+            "sla": serving.outcome,
+            "runs": serving.runs,
+            "comparisons": comparisons,
+        },
     });
     serde_json::to_string_pretty(&value).unwrap_or_default()
 }
@@ -228,7 +354,7 @@ mod tests {
         let hw = resolve_hardware(&s.hardware, &[]).unwrap();
         let a = s.analyze(&hw, &[]).unwrap();
         let rows = s.kernel.evaluate(&hw, &s.core_corrections(&hw));
-        let csv = results_csv(&s, &hw, Some(&a), &rows, &[]);
+        let csv = results_csv(&s, &hw, Some(&a), &rows, &[], &ServingExport::default());
         let lines: Vec<_> = csv.lines().collect();
         assert_eq!(lines[0], CSV_HEADER);
         let columns = CSV_HEADER.split(',').count();
@@ -239,7 +365,7 @@ mod tests {
         assert_eq!(lines.len(), 1 + a.ops.len() + 5);
         let reference = hw.reference().unwrap();
         let rows = s.kernel.evaluate(&reference, &s.core_corrections(&reference));
-        let csv = results_csv(&s, &reference, None, &rows, &[]);
+        let csv = results_csv(&s, &reference, None, &rows, &[], &ServingExport::default());
         let row = csv.lines().nth(1).unwrap();
         assert!(
             row.contains(&format!(",gb10,{},reference,reference,", reference.name))
@@ -254,16 +380,16 @@ mod tests {
         let hw = resolve_hardware(&s.hardware, &[]).unwrap();
         let mut point =
             crate::measured::tests::measured_point("64x256x256", roofline_core::Precision::Fp32, 1e-4, 1.7e9);
-        let csv = results_csv(&s, &hw, None, &[], &[point.clone()]);
+        let csv = results_csv(&s, &hw, None, &[], &[point.clone()], &ServingExport::default());
         let row = csv.lines().nth(1).unwrap();
         assert_eq!(records(&csv)[1].len(), CSV_HEADER.split(',').count());
         assert!(
-            row.starts_with("measured,") && row.contains(",Test CPU,cpu,") && row.ends_with(",1700000000"),
+            row.starts_with("measured,") && row.contains(",Test CPU,cpu,") && row.contains(",1700000000,"),
             "{row}"
         );
         // A label with a comma and a quote stays one field and reads back intact.
         point.label = "GEMM 64x256x256 [FP32], \"W4A16\"".to_owned();
-        let csv = results_csv(&s, &hw, None, &[], &[point]);
+        let csv = results_csv(&s, &hw, None, &[], &[point], &ServingExport::default());
         let record = &records(&csv)[1];
         assert_eq!(record.len(), CSV_HEADER.split(',').count());
         assert_eq!(&record[1], "GEMM 64x256x256 [FP32], \"W4A16\"");
@@ -276,7 +402,14 @@ mod tests {
         let rows = s.kernel.evaluate(&hw, &s.core_corrections(&hw));
         let op = rows[0].op.as_ref().unwrap();
         let point = RooflinePoint::simulated(op, &roofline_core::predict(&hw, op).unwrap());
-        let json = results_json(&s, &hw, None, &rows, std::slice::from_ref(&point));
+        let json = results_json(
+            &s,
+            &hw,
+            None,
+            &rows,
+            std::slice::from_ref(&point),
+            &ServingExport::default(),
+        );
         assert_eq!(import_measured(&json).unwrap(), vec![point]);
         assert!(import_measured("{").is_err());
     }
@@ -291,6 +424,7 @@ mod tests {
             None,
             &s.kernel.evaluate(&hw, &s.core_corrections(&hw)),
             &[],
+            &ServingExport::default(),
         );
         let value: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(value["mode"], "reference");
@@ -298,5 +432,60 @@ mod tests {
         assert_eq!(value["hardware"]["provenance"], "reference");
         assert_eq!(value["corrections"]["step_launch"], "cuda_graphs");
         assert_eq!(value["kernel"][0]["mode"], "reference");
+    }
+
+    #[test]
+    fn serving_runs_are_exported_with_their_scenario_and_error() {
+        use crate::serving::measured::{RanOn, add, compare, read};
+        use crate::serving::tests::{h100_llama, swept};
+        let (mut s, hw) = h100_llama();
+        s.config = "bf16".into();
+        let vllm = include_str!("../../core/tests/data/serving/vllm_bench_serve.json");
+        let mut runs = Vec::new();
+        add(&mut runs, &read("run.json", vllm, &s).unwrap());
+        let mut elsewhere = read("h200.json", vllm, &s).unwrap();
+        elsewhere.ran_on.hardware = "h200_sxm".into();
+        add(&mut runs, &elsewhere);
+        let (key, sweep) = swept(&s, &hw);
+        let compared = compare(&runs, &RanOn::of(&s), &key, &sweep);
+        let serving = ServingExport {
+            runs: &runs,
+            sweep: Some(&sweep),
+            outcome: None,
+            compared: Some(&compared),
+        };
+        let csv = results_csv(&s, &hw, None, &[], &[], &serving);
+        let rows = records(&csv);
+        assert_eq!(rows.len(), 3);
+        let columns = CSV_HEADER.split(',').count();
+        assert!(rows.iter().all(|r| r.len() == columns));
+        let column = |name: &str| CSV_HEADER.split(',').position(|c| c == name).unwrap();
+        let here = &rows[1];
+        assert_eq!(
+            (&here[0], &here[1], &here[9]),
+            ("serving-measured", "run.json:1", "h100_sxm")
+        );
+        assert_eq!(
+            (&here[column("serving_load")], &here[column("serving_isl")]),
+            ("concurrency 16", "1024")
+        );
+        // TPOT 11.62 ms measured, divided by the prediction of BF16 at concurrency 16.
+        let ratio = compared.rows[0].comparison.as_ref().unwrap().tpot_ratio.unwrap();
+        assert_eq!(here[column("tpot_ratio")], ratio.to_string());
+        let tpot: f64 = here[column("measured_tpot_s")].parse().unwrap();
+        assert!((tpot - 0.01162).abs() < 1e-15, "{tpot}");
+        // The H200 run keeps its device and has no prediction beside it.
+        let other = &rows[2];
+        assert_eq!((&other[9], &other[10]), ("h200_sxm", ""));
+        assert_eq!(&other[column("tpot_ratio")], "");
+        let json: serde_json::Value =
+            serde_json::from_str(&results_json(&s, &hw, None, &[], &[], &serving)).unwrap();
+        assert_eq!(json["serving"]["runs"].as_array().unwrap().len(), 2);
+        assert_eq!(json["serving"]["runs"][1]["ran_on"]["hardware"], "h200_sxm");
+        assert_eq!(
+            json["serving"]["comparisons"][0]["comparison"]["tpot_ratio"],
+            ratio
+        );
+        assert_eq!(json["serving"]["sweep"]["hardware"], "h100_sxm");
     }
 }

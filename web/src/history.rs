@@ -1,6 +1,7 @@
 //! The scenario in the address bar. Rule: a discrete change (device, model, config, phase, precisions, mode,
-//! corrections, quick shape) pushes a history entry; a continuous one (batch or context slider, typing
-//! M/N/K) replaces the current entry, so Back walks discrete steps, not every slider pixel. The URL also
+//! corrections, quick shape, engine, view, serving scheduler) pushes a history entry; a continuous one
+//! (batch or context slider, typing M/N/K or the serving view's numbers) replaces the current entry, so Back
+//! walks discrete steps, not every slider pixel. The URL also
 //! carries the custom devices in use and the pins ([`SharedLink`]), so a link opens identically elsewhere.
 
 use crate::scenario::Scenario;

@@ -16,6 +16,8 @@ pub mod models;
 pub mod palette;
 pub mod presets;
 pub mod scenario;
+pub mod serving;
+pub mod serving_inputs;
 pub mod share_link;
 pub mod sliders;
 pub mod sse;

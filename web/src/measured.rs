@@ -41,6 +41,35 @@ pub fn merge(local: &[RooflinePoint], remote: &[RooflinePoint]) -> Vec<RooflineP
     all
 }
 
+/// Most pages of the endpoint's stored history the page loads (1,000 points each, `/api/results`' largest):
+/// its newest 10,000 measurements, more than a chart shows legibly.
+pub const MAX_HISTORY_PAGES: usize = 10;
+
+/// The endpoint's stored points, oldest first: its pages followed by their `next_cursor`, newest first, up to
+/// [`MAX_HISTORY_PAGES`]; a page that fails ends the history there (the endpoint went away).
+async fn history(base: &str) -> Vec<RooflinePoint> {
+    let mut points = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_HISTORY_PAGES {
+        let Ok(page) = api::results_page(base, cursor.as_deref()).await else {
+            break;
+        };
+        if page.skipped > 0 {
+            leptos::logging::warn!(
+                "the endpoint left out {} stored points that do not decode",
+                page.skipped
+            );
+        }
+        points.extend(page.results.into_iter().map(|r| r.point));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    points.reverse();
+    points
+}
+
 /// The page's measured points (a context value).
 #[derive(Clone, Copy)]
 pub struct Measured {
@@ -66,10 +95,7 @@ impl Measured {
                 if !online {
                     return Vec::new();
                 }
-                api::results(&base)
-                    .await
-                    .map(|rows| rows.into_iter().rev().map(|r| r.point).collect())
-                    .unwrap_or_default()
+                history(&base).await
             }
         });
         let shown = Memo::new(move |_| local.with(|l| merge(l, &history.get().unwrap_or_default())));
@@ -186,6 +212,7 @@ pub(crate) mod tests {
             bottleneck: roofline_core::wire::Bottleneck::Memory,
             bandwidth_gb_s: None,
             operands: None,
+            activation_quantization: None,
             measurement: Some(Measurement {
                 backend: roofline_core::wire::BackendKind::Cpu,
                 device_name: "Test CPU".to_owned(),

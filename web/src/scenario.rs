@@ -4,15 +4,16 @@
 
 use roofline_core::hardware::Sourced;
 use roofline_core::{
-    Advice, Corrections, Error, HardwareSpec, MemoryFraction, Mode, ModelAnalysis, ModelConfig, OpAnalysis,
-    Operator, Parallelism, Phase, Precision, Recommendation, StepLaunch, VLLM_GPU_MEMORY_UTILIZATION,
-    Workload, advise_model_parallel, analyze_model_parallel, analyze_operator, find_quant_config,
-    recommend_model_parallel,
+    Advice, Corrections, Engine, Error, GemmFamily, HardwareSpec, MemoryFraction, Mode, ModelAnalysis,
+    ModelConfig, OpAnalysis, Operator, Parallelism, Phase, Precision, QuantConfig, QuantizeKernel,
+    Recommendation, StepLaunch, VLLM_GPU_MEMORY_UTILIZATION, Workload, advise_model_parallel,
+    analyze_model_parallel, analyze_operator, find_quant_config, recommend_model_for_engine,
 };
 use serde::{Deserialize, Serialize};
 
 use crate::models::resolve_model;
 use crate::presets::{DEFAULT_CONFIG, DEFAULT_HARDWARE, DEFAULT_MODEL, DEFAULT_PRECISIONS};
+use crate::serving_inputs::{ServingInputs, View};
 
 /// A matrix-multiply spot check: one shape in several precisions on one device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -152,6 +153,14 @@ pub struct Scenario {
     /// The engine's share of device memory the fit uses, vLLM's `gpu_memory_utilization` (0.92 by default,
     /// [`VLLM_GPU_MEMORY_UTILIZATION`]; scenarios saved before it existed read the default).
     pub memory_fraction: f64,
+    /// The serving engine the advice keeps to (its documented quantization support) and whose defaults the
+    /// serving view takes ([`Scenario::serving_engine`]); `None`: any of vLLM, SGLang and TensorRT-LLM (and
+    /// in scenarios saved before it existed).
+    pub engine: Option<Engine>,
+    /// The view the page shows (the step in scenarios saved before the serving view existed).
+    pub view: View,
+    /// The serving view's inputs (defaults in scenarios saved before it existed).
+    pub serving: ServingInputs,
 }
 
 impl Default for Scenario {
@@ -168,6 +177,9 @@ impl Default for Scenario {
             corrections: CorrectionToggles::default(),
             kernel: KernelSpec::default(),
             memory_fraction: VLLM_GPU_MEMORY_UTILIZATION,
+            engine: None,
+            view: View::default(),
+            serving: ServingInputs::default(),
         }
     }
 }
@@ -188,6 +200,12 @@ pub fn step_launch_of(hw: &HardwareSpec) -> StepLaunch {
 }
 
 impl Scenario {
+    /// The engine whose defaults the serving view takes: the scenario's, else core's default engine (vLLM).
+    #[must_use]
+    pub fn serving_engine(&self) -> Engine {
+        self.engine.unwrap_or_default()
+    }
+
     /// The workload of the scenario, as `roofline_core` takes it.
     #[must_use]
     pub fn workload(&self) -> Workload {
@@ -249,14 +267,12 @@ impl Scenario {
     /// An unknown model or config key, or anything `analyze_model_parallel` rejects (unsupported formats, a
     /// GPU count that does not divide the heads, a device without an interconnect figure).
     pub fn analyze(&self, hw: &HardwareSpec, models: &[ModelConfig]) -> Result<ModelAnalysis, Error> {
-        let (model, config) = (
-            resolve_model(&self.model, models)?,
-            find_quant_config(&self.config)?,
-        );
+        let model = resolve_model(&self.model, models)?;
+        let config = model.config(&self.config)?;
         analyze_model_parallel(
             hw,
             model,
-            config,
+            &config,
             &self.workload(),
             &self.parallelism(),
             &self.core_corrections(hw),
@@ -280,30 +296,46 @@ impl Scenario {
     }
 
     /// The advisor's one answer on `hw` over the scenario's GPUs from `advice` (this scenario's advice on
-    /// `hw`): the fastest config that fits per GPU, or what to change.
+    /// `hw`): the fastest config that fits per GPU and that the scenario's engine runs, or what to change.
     ///
     /// # Errors
-    /// An unknown model key, or anything `recommend_model_parallel` rejects.
+    /// An unknown model key, or anything `recommend_model_for_engine` rejects.
     pub fn recommend(
         &self,
         hw: &HardwareSpec,
         models: &[ModelConfig],
         advice: &Advice,
     ) -> Result<Recommendation, Error> {
-        recommend_model_parallel(
+        recommend_model_for_engine(
             hw,
             resolve_model(&self.model, models)?,
             &self.workload(),
             &self.parallelism(),
             &self.core_corrections(hw),
             advice,
+            self.engine,
         )
     }
 
+    /// The config the scenario names for its model (`checkpoint` resolves to the model's own precisions).
+    ///
+    /// # Errors
+    /// An unknown model or config key.
+    pub fn quant_config(&self, models: &[ModelConfig]) -> Result<QuantConfig, Error> {
+        resolve_model(&self.model, models)?.config(&self.config)
+    }
+
     /// The reference ceilings behind predictions on `hw` when it is a reference spec: the DRAM fraction, the
-    /// GEMM fraction of the config's compute path (when the device has that path) and the kernel floors.
+    /// GEMM fraction of the config's compute path (when the device has that path), for each GEMM kernel family
+    /// of the config (every module's) its large-shape fraction, small-M DRAM fraction and floor, the kernel
+    /// floors, and the floor of each activation-quantization kernel the config runs; each with its basis
+    /// (`measured: …` with the source, or `derived: …` with the rule).
     #[must_use]
-    pub fn used_reference_ceilings(&self, hw: &HardwareSpec) -> Option<Vec<UsedCeiling>> {
+    pub fn used_reference_ceilings(
+        &self,
+        hw: &HardwareSpec,
+        models: &[ModelConfig],
+    ) -> Option<Vec<UsedCeiling>> {
         let ceilings = hw
             .reference
             .as_ref()
@@ -313,30 +345,80 @@ impl Scenario {
             value: value(figure.value),
             basis: figure.basis.clone(),
         };
-        let gemm = find_quant_config(&self.config).ok().and_then(|c| {
+        let config = self.quant_config(models).ok();
+        let mut used = vec![row(
+            "DRAM bandwidth".into(),
+            CeilingValue::Fraction,
+            &ceilings.dram_fraction,
+        )];
+        if let Some(c) = &config {
             let path = c.compute_path();
-            let fraction = ceilings.gemm_fraction(path)?;
-            Some(row(format!("{path} GEMM peak"), CeilingValue::Fraction, fraction))
-        });
-        let used = [
-            Some(row(
-                "DRAM bandwidth".into(),
-                CeilingValue::Fraction,
-                &ceilings.dram_fraction,
-            )),
-            gemm,
-            Some(row(
-                "matrix kernel floor".into(),
-                CeilingValue::Seconds,
-                &ceilings.matrix_kernel_floor,
-            )),
-            Some(row(
-                "vector kernel floor".into(),
-                CeilingValue::Seconds,
-                &ceilings.vector_kernel_floor,
-            )),
-        ];
-        Some(used.into_iter().flatten().collect())
+            if let Some(fraction) = ceilings.gemm_fraction(path) {
+                used.push(row(format!("{path} GEMM peak"), CeilingValue::Fraction, fraction));
+            }
+        }
+        let formats: Vec<_> = config
+            .iter()
+            .flat_map(|c| std::iter::once(c.default_linear()).chain(c.modules.iter().map(|m| m.format)))
+            .collect();
+        let mut families: Vec<(GemmFamily, roofline_core::ComputePath)> = Vec::new();
+        let mut kernels: Vec<QuantizeKernel> = Vec::new();
+        for f in &formats {
+            let key = (
+                GemmFamily::of(f.weights, f.activations),
+                f.activations.compute_path(),
+            );
+            if !families.contains(&key) {
+                families.push(key);
+            }
+            let hidden = config.as_ref().map(QuantConfig::hidden);
+            if hidden != Some(f.activations) {
+                for &k in QuantizeKernel::for_input(f.activations, f.activation_scale) {
+                    if !kernels.contains(&k) {
+                        kernels.push(k);
+                    }
+                }
+            }
+        }
+        for (family, path) in families {
+            if let Some(f) = ceilings.family(family, path) {
+                used.push(row(
+                    format!("{family} GEMM on {path}"),
+                    CeilingValue::Fraction,
+                    &f.gemm_fraction,
+                ));
+                used.push(row(
+                    format!("{family} small-M bandwidth"),
+                    CeilingValue::Fraction,
+                    &f.dram_fraction,
+                ));
+                used.push(row(
+                    format!("{family} kernel floor"),
+                    CeilingValue::Seconds,
+                    &f.kernel_floor,
+                ));
+            }
+        }
+        used.push(row(
+            "matrix kernel floor".into(),
+            CeilingValue::Seconds,
+            &ceilings.matrix_kernel_floor,
+        ));
+        used.push(row(
+            "vector kernel floor".into(),
+            CeilingValue::Seconds,
+            &ceilings.vector_kernel_floor,
+        ));
+        for kernel in kernels {
+            if let Some(q) = ceilings.quantize_floors.iter().find(|q| q.kernel == kernel) {
+                used.push(row(
+                    format!("{} floor", kernel.name()),
+                    CeilingValue::Seconds,
+                    &q.floor,
+                ));
+            }
+        }
+        Some(used)
     }
 
     /// A short label for pins and exports with names, not keys, e.g. `NVIDIA GB10 (DGX Spark) · Llama 3.1
@@ -380,7 +462,8 @@ impl Scenario {
     }
 
     /// Whether going from `self` to `next` is a discrete change (a new history entry) rather than a
-    /// continuous one (slider drags and typing in M/N/K, which replace the current entry).
+    /// continuous one (slider drags and typing in M/N/K or the serving view's numbers, which replace the
+    /// current entry).
     #[must_use]
     pub fn is_discrete_change(&self, next: &Scenario) -> bool {
         let continuous = |s: &Scenario| Scenario {
@@ -392,6 +475,7 @@ impl Scenario {
                 k: 0,
                 ..s.kernel.clone()
             },
+            serving: s.serving.typed_numbers_cleared(),
             ..s.clone()
         };
         continuous(self) != continuous(next)
@@ -426,6 +510,21 @@ pub struct UsedCeiling {
     pub value: CeilingValue,
     /// `measured: …` with its source, or `derived: …` with its rule.
     pub basis: String,
+}
+
+impl UsedCeiling {
+    /// Whether the figure is a published measurement (`measured`) or follows a stated rule (`derived`, or
+    /// `source` for a published model constant such as NCCL's latencies).
+    #[must_use]
+    pub fn provenance(&self) -> &'static str {
+        if self.basis.starts_with("measured") {
+            "measured"
+        } else if self.basis.starts_with("source") {
+            "source"
+        } else {
+            "derived"
+        }
+    }
 }
 
 #[cfg(test)]
@@ -567,12 +666,55 @@ mod tests {
 
     #[test]
     fn reference_ceilings_are_listed_with_their_basis_in_reference_mode_only() {
-        let s = Scenario::default();
+        let s = Scenario {
+            config: "nvfp4-w4a4".into(),
+            ..Scenario::default()
+        };
         let gb10 = resolve_hardware("gb10", &[]).unwrap();
-        assert_eq!(s.used_reference_ceilings(&gb10), None);
-        let used = s.used_reference_ceilings(&gb10.reference().unwrap()).unwrap();
+        assert_eq!(s.used_reference_ceilings(&gb10, &[]), None);
+        let used = s
+            .used_reference_ceilings(&gb10.reference().unwrap(), &[])
+            .unwrap();
         let what: Vec<_> = used.iter().map(|c| c.what.as_str()).collect();
-        // The default config (BF16) computes on the BF16 path.
+        // NVFP4 W4A4 computes on the FP4 path, in the NVFP4 family, and quantizes its activations in one
+        // block kernel.
+        assert_eq!(
+            what,
+            [
+                "DRAM bandwidth",
+                "FP4 GEMM peak",
+                "NVFP4 GEMM on FP4",
+                "NVFP4 small-M bandwidth",
+                "NVFP4 kernel floor",
+                "matrix kernel floor",
+                "vector kernel floor",
+                "block quantize floor",
+            ]
+        );
+        let ceilings = gb10.reference_ceilings();
+        assert_eq!(
+            used[0].value,
+            CeilingValue::Fraction(ceilings.dram_fraction.value)
+        );
+        assert_eq!(used[0].basis, ceilings.dram_fraction.basis);
+        // GB10's NVFP4 GEMM fraction is its own published measurement (356 of 500 TFLOP/s); its 4.1 µs floor
+        // a stated derivation.
+        assert_eq!(used[2].value, CeilingValue::Fraction(0.712));
+        assert_eq!(used[2].provenance(), "measured");
+        assert_eq!(used[4].value, CeilingValue::Seconds(4.1e-6));
+        assert_eq!(used[4].provenance(), "derived");
+        assert_eq!(used[5].value, CeilingValue::Seconds(5e-6));
+        assert!(
+            used.iter().all(|c| c.basis.starts_with("measured")
+                || c.basis.starts_with("derived")
+                || c.basis.starts_with("source")),
+            "{used:?}"
+        );
+        // The default config (BF16) computes on the BF16 path, without quantization kernels.
+        let bf16 = Scenario::default()
+            .used_reference_ceilings(&gb10.reference().unwrap(), &[])
+            .unwrap();
+        let what: Vec<_> = bf16.iter().map(|c| c.what.as_str()).collect();
         assert_eq!(
             what,
             [
@@ -582,16 +724,29 @@ mod tests {
                 "vector kernel floor"
             ]
         );
-        let ceilings = gb10.reference_ceilings();
+    }
+
+    #[test]
+    fn a_checkpoint_config_is_analysed_as_the_model_stores_it() {
+        // gpt-oss-120b's own precisions: MXFP4 experts, BF16 rest, about 65 GB of weights (65,168,599,680 B:
+        // core/tests/integration/hf_config.rs writes the sum out).
+        let s = Scenario {
+            hardware: "h100_sxm".into(),
+            model: "gpt-oss-120b".into(),
+            config: "checkpoint".into(),
+            ..Scenario::default()
+        };
+        let h100 = resolve_hardware("h100_sxm", &[]).unwrap().reference().unwrap();
+        let a = s.analyze(&h100, &[]).unwrap();
+        assert_eq!(a.weight_bytes, 65_168_599_680.0);
         assert_eq!(
-            used[0].value,
-            CeilingValue::Fraction(ceilings.dram_fraction.value)
+            roofline_core::summarize_modules(&a.modules),
+            "attention, router, embeddings, head: BF16 · routed experts: MXFP4 weights, BF16 activations"
         );
-        assert_eq!(used[0].basis, ceilings.dram_fraction.basis);
-        assert_eq!(used[2].value, CeilingValue::Seconds(5e-6));
+        // The weight-only family's ceilings are listed.
+        let used = s.used_reference_ceilings(&h100, &[]).unwrap();
         assert!(
-            used.iter()
-                .all(|c| c.basis.starts_with("measured") || c.basis.starts_with("derived")),
+            used.iter().any(|c| c.what == "weight-only GEMM on BF16"),
             "{used:?}"
         );
     }
@@ -669,6 +824,17 @@ mod tests {
         }));
         assert!(a.is_discrete_change(&Scenario {
             hardware: "h100_sxm".into(),
+            ..a.clone()
+        }));
+        // Typing the serving view's numbers replaces; picking its scheduler or view pushes.
+        let mut typed = a.clone();
+        (typed.serving.isl, typed.serving.sla.tpot_max_s) = (4096, Some(0.02));
+        assert!(!a.is_discrete_change(&typed));
+        let mut picked = a.clone();
+        picked.serving.scheduler = roofline_core::SchedulerKind::Static;
+        assert!(a.is_discrete_change(&picked));
+        assert!(a.is_discrete_change(&Scenario {
+            view: View::Serving,
             ..a.clone()
         }));
     }

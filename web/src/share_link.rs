@@ -21,7 +21,9 @@ impl Scenario {
     }
 
     /// The query's fields in order; `tp` and `ep` only when they are not 1, `mem` (the engine memory
-    /// fraction) only when it is not vLLM's default.
+    /// fraction) only when it is not vLLM's default, `eng` only when an engine is chosen, then the view and
+    /// the serving inputs that differ from their defaults
+    /// ([`crate::serving_inputs::ServingInputs::query_pairs`]).
     fn query_pairs(&self) -> Vec<(&'static str, String)> {
         let c = self.corrections;
         let flags: String = [(c.launch_floor, 'l'), (c.wave_quantization, 'w')]
@@ -48,6 +50,10 @@ impl Scenario {
             ("k", self.kernel.k.to_string()),
             ("p", precisions.join(",")),
             ("mem", self.memory_fraction.to_string()),
+            (
+                "eng",
+                self.engine.map_or_else(String::new, |e| e.key().to_owned()),
+            ),
         ];
         let default_memory = Scenario::default().memory_fraction;
         pairs
@@ -56,7 +62,9 @@ impl Scenario {
                 (*k != "tp" || self.gpus != 1)
                     && (*k != "ep" || self.experts != 1)
                     && (*k != "mem" || self.memory_fraction != default_memory)
+                    && (*k != "eng" || self.engine.is_some())
             })
+            .chain(self.serving.query_pairs(self.view))
             .collect()
     }
 
@@ -128,7 +136,11 @@ impl Scenario {
                     .filter(|f| (MEMORY_FRACTION_RANGE.0..=MEMORY_FRACTION_RANGE.1).contains(f))
                     .map(|f| s.memory_fraction = f)
                     .is_some(),
-                _ => false,
+                "eng" => {
+                    s.engine = roofline_core::Engine::parse(&value).ok();
+                    s.engine.is_some()
+                }
+                other => s.serving.read_pair(&mut s.view, other, &value).unwrap_or(false),
             };
         }
         s.corrections.mode = mode.unwrap_or(legacy_mode(legacy_calibrated));
@@ -154,12 +166,18 @@ fn figures(r: &mut ReferenceCeilings) -> impl Iterator<Item = &mut Sourced> {
         .into_iter()
         .flatten(),
     )
+    .chain(
+        r.families
+            .iter_mut()
+            .flat_map(|f| [&mut f.gemm_fraction, &mut f.dram_fraction, &mut f.kernel_floor]),
+    )
+    .chain(r.quantize_floors.iter_mut().map(|q| &mut q.floor))
 }
 
 /// What a link leaves out of a custom device: its documentation (sources, notes, derived and unverified
 /// lists, the interconnect's sources, the reference ceilings' basis texts, a calibration's warnings), never
-/// a number, so the link stays short (2.6 k characters for a device started from an H100 spec and a pin,
-/// 6.6 k before) and predicts identically.
+/// a number, so the link stays short (4.3 k characters for a device started from an H100 spec and a pin,
+/// 11.1 k with them) and predicts identically.
 fn compact(spec: &HardwareSpec) -> HardwareSpec {
     let mut spec = spec.clone();
     spec.sources.clear();
@@ -339,6 +357,7 @@ mod tests {
 
     use crate::presets::resolve_hardware;
     use crate::scenario::{CorrectionToggles, KernelSpec};
+    use crate::serving_inputs::{ServingInputs, View};
 
     #[test]
     fn query_round_trips_every_field() {
@@ -363,6 +382,20 @@ mod tests {
                 precisions: vec![Precision::Bf16, Precision::Nvfp4],
             },
             memory_fraction: 0.85,
+            engine: Some(roofline_core::Engine::Sglang),
+            view: View::Serving,
+            serving: ServingInputs {
+                isl: 2048,
+                osl: 128,
+                scheduler: roofline_core::SchedulerKind::InFlight,
+                token_budget: None,
+                max_seqs: Some(256),
+                sla: roofline_core::Sla {
+                    ttft_max_s: Some(0.5),
+                    tpot_max_s: None,
+                    tokens_per_user_min: Some(40.0),
+                },
+            },
         };
         assert!(s.to_query().contains("&mem=0.85"));
         assert_eq!(Scenario::from_query(&format!("?{}", s.to_query())), Some(s));
@@ -462,8 +495,9 @@ mod tests {
             ..Scenario::default()
         };
         let query = SharedLink::query(&s, std::slice::from_ref(&mine), &[], std::slice::from_ref(&pin));
-        // The device's documentation stays out of the link (6.6 k characters before), its numbers do not.
-        assert!(query.len() < 3_000, "{} characters", query.len());
+        // The device's documentation stays out of the link (11.1 k characters with it: the bases of the
+        // H100's reference and family ceilings), its numbers do not (4.3 k characters).
+        assert!(query.len() < 5_000, "{} characters", query.len());
         let link = SharedLink::from_query(&query).unwrap();
         assert_eq!(link.scenario, s);
         let mut expected = compact(&mine);

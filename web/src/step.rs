@@ -351,6 +351,7 @@ mod tests {
                 bottleneck: roofline_core::wire::Bottleneck::Memory,
                 bandwidth_gb_s: None,
                 operands: None,
+                activation_quantization: None,
                 measurement: Some(Measurement {
                     backend: roofline_core::wire::BackendKind::Cuda,
                     device_name: device.into(),

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::scenario::Scenario;
+use crate::serving::measured::ServingRun;
 
 /// The localStorage key.
 pub const KEY: &str = "roofline.state";
@@ -34,6 +35,9 @@ pub struct Stored {
     pub pins: Vec<Scenario>,
     /// Imported or measured points.
     pub measured: Vec<RooflinePoint>,
+    /// Imported serving runs, each with the scenario it ran with; absent in values saved before them.
+    #[serde(default)]
+    pub serving_runs: Vec<ServingRun>,
 }
 
 impl Default for Stored {
@@ -45,6 +49,7 @@ impl Default for Stored {
             custom_models: vec![],
             pins: vec![],
             measured: vec![],
+            serving_runs: vec![],
         }
     }
 }
@@ -87,6 +92,7 @@ pub fn decode(raw: Option<&str>) -> (Stored, Option<String>) {
         custom_models: field(&obj, "custom_models", &mut dropped).unwrap_or_default(),
         pins: field(&obj, "pins", &mut dropped).unwrap_or_default(),
         measured: field(&obj, "measured", &mut dropped).unwrap_or_default(),
+        serving_runs: field(&obj, "serving_runs", &mut dropped).unwrap_or_default(),
     };
     let before = stored.custom_hardware.len();
     stored
@@ -168,7 +174,11 @@ mod tests {
     fn round_trip_has_no_notice() {
         let mut stored = Stored::default();
         stored.settings.batch = 32;
+        stored.settings.serving.isl = 4096;
         stored.pins.push(Scenario::default());
+        let vllm = include_str!("../../core/tests/data/serving/vllm_bench_serve.json");
+        let pending = crate::serving::measured::read("run.json", vllm, &stored.settings).unwrap();
+        crate::serving::measured::add(&mut stored.serving_runs, &pending);
         let qwen = include_str!("../../core/tests/data/hf/qwen3-8b.json");
         stored
             .custom_models
@@ -201,6 +211,12 @@ mod tests {
         let (stored, notice) = decode(Some(&raw));
         assert!(stored.custom_models.is_empty());
         assert!(notice.unwrap().contains("imported model"));
+        // Serving runs that do not read are reset with the rest kept, and said.
+        let (stored, notice) = decode(Some(
+            r#"{"schema": 1, "settings": {"batch": 2}, "serving_runs": [{"file": 3}]}"#,
+        ));
+        assert_eq!((stored.settings.batch, stored.serving_runs.len()), (2, 0));
+        assert!(notice.unwrap().contains("serving_runs"));
         let (stored, notice) = decode(Some(r#"{"settings": {"context": 512}}"#));
         assert_eq!(stored.settings.context, 512);
         assert!(notice.unwrap().contains("migrated"));

@@ -86,10 +86,11 @@ pub fn run(command: &Command) -> Result<(), CliError> {
     }
 }
 
-/// Prints `error` the way both binaries do and returns the process exit code.
+/// Prints `error` the way both binaries do (control characters dropped, [`output::printable`]) and returns
+/// the process exit code.
 #[must_use]
 pub fn report(error: &CliError) -> i32 {
-    eprintln!("error: {error}");
+    eprintln!("error: {}", output::printable(&error.to_string()));
     match error {
         CliError::Usage(_) => 2,
         CliError::Runtime(_) => 1,

@@ -1,17 +1,33 @@
 //! Command-line output: tables (comfy-table), pretty JSON, and writing to stdout where a closed pipe
-//! (`| head`) ends the output quietly instead of panicking.
+//! (`| head`) ends the output quietly instead of panicking. Everything written goes through [`printable`]:
+//! names from a model or spec file never reach the terminal as escape sequences.
+
+use std::borrow::Cow;
 
 use comfy_table::{ContentArrangement, Table, presets::UTF8_BORDERS_ONLY};
 
 use crate::CliError;
 
-/// Writes `text` to stdout at once; a closed pipe is not an error.
+/// `text` without its control characters but newline and tab: an escape sequence (ESC, the C1 CSI, BEL, a
+/// carriage return that overwrites the line) from a name read out of a file prints as plain text instead of
+/// acting on the terminal.
+#[must_use]
+pub fn printable(text: &str) -> Cow<'_, str> {
+    let keep = |c: char| !c.is_control() || c == '\n' || c == '\t';
+    if text.chars().all(keep) {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(text.chars().filter(|&c| keep(c)).collect())
+    }
+}
+
+/// Writes `text` ([`printable`]) to stdout at once; a closed pipe is not an error.
 ///
 /// # Errors
 /// [`CliError::Runtime`] for any other IO error.
 pub fn emit(text: &str) -> Result<(), CliError> {
     use std::io::Write as _;
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
+    match std::io::stdout().lock().write_all(printable(text).as_bytes()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::Runtime(e.to_string())),
         _ => Ok(()),
     }
@@ -39,4 +55,21 @@ pub fn table(header: &[&str]) -> Table {
         .set_width(MAX_WIDTH)
         .set_header(header.to_vec());
     table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_but_newline_and_tab_are_dropped() {
+        let check = |text: &str, expected: &str| assert_eq!(printable(text), expected, "{text:?}");
+        check("plain\ttext\n", "plain\ttext\n");
+        // Clear screen, retitle the window (ESC ] … BEL), a C1 CSI colour, a carriage return, a DEL.
+        check(
+            "\u{1b}[2J\u{1b}]0;pwned\u{7}model\u{9b}31m\r\u{7f}",
+            "[2J]0;pwnedmodel31m",
+        );
+        assert!(matches!(printable("µs ✓"), Cow::Borrowed("µs ✓")));
+    }
 }

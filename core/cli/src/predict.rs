@@ -6,8 +6,9 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use roofline_core::{
-    Corrections, Error, HardwareSpec, Mode, ModelConfig, Parallelism, Phase, StepLaunch, Workload,
-    advise_model_parallel, analyze_model_parallel, find_hardware, find_model, find_quant_config, format,
+    Corrections, Engine, Error, HardwareSpec, Mode, ModelConfig, Parallelism, Phase, QuantConfig,
+    Recommendation, StepLaunch, Workload, advise_model_parallel, analyze_model_parallel, engine_support,
+    find_hardware, find_model, find_quant_config, format, matrices_cover, recommend_model_for_engine,
 };
 
 use crate::CliError;
@@ -20,6 +21,32 @@ pub enum PhaseArg {
     Prefill,
     /// One token per sequence over `context` cached tokens (TPOT).
     Decode,
+}
+
+/// The serving engine whose quantization support the advice keeps to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EngineChoiceArg {
+    /// Any of vLLM, SGLang and TensorRT-LLM.
+    Any,
+    /// vLLM.
+    Vllm,
+    /// SGLang.
+    Sglang,
+    /// TensorRT-LLM.
+    Trtllm,
+}
+
+impl EngineChoiceArg {
+    /// The engine, `None` for any.
+    #[must_use]
+    pub const fn engine(self) -> Option<Engine> {
+        match self {
+            EngineChoiceArg::Any => None,
+            EngineChoiceArg::Vllm => Some(Engine::Vllm),
+            EngineChoiceArg::Sglang => Some(Engine::Sglang),
+            EngineChoiceArg::Trtllm => Some(Engine::TrtLlm),
+        }
+    }
 }
 
 /// The device predictions run on and its ceilings.
@@ -203,6 +230,10 @@ pub struct ScenarioArgs {
     /// Corrections.
     #[command(flatten)]
     pub corrections: CorrectionArgs,
+    /// The serving engine: advice keeps to the configs it runs on the device (its documented quantization
+    /// support), predictions say whether it runs the config.
+    #[arg(long, value_enum, default_value = "any")]
+    pub engine: EngineChoiceArg,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -236,8 +267,10 @@ pub struct PredictArgs {
     /// Scenario.
     #[command(flatten)]
     pub scenario: ScenarioArgs,
-    /// Precision config key, e.g. `bf16`, `fp8`, `nvfp4-w4a16`.
-    #[arg(long, value_parser = parse_config)]
+    /// Precision config key, e.g. `bf16`, `fp8`, `nvfp4-w4a16`, or `checkpoint` (the default): the precisions
+    /// the model's checkpoint stores, module by module (a `--model-file`'s `quantization_config`, a preset's
+    /// published checkpoint; BF16 when it has none).
+    #[arg(long, value_parser = parse_config, default_value = "checkpoint")]
     pub config: String,
 }
 
@@ -247,7 +280,7 @@ pub struct AdviseArgs {
     /// Scenario.
     #[command(flatten)]
     pub scenario: ScenarioArgs,
-    /// The config run today (never recommended back).
+    /// The config run today (never recommended back); `checkpoint` for the model's own precisions.
     #[arg(long, value_parser = parse_config, default_value = "bf16")]
     pub current: String,
 }
@@ -269,12 +302,71 @@ pub fn parse_model(s: &str) -> Result<String, Error> {
     find_model(s).map(|m| m.key.clone())
 }
 
-/// Clap value parser: a precision-config key → its canonical key, or the error listing every valid key.
+/// Clap value parser: a precision-config key (or `checkpoint`, resolved against the model later) → its
+/// canonical key, or the error listing every valid key.
 ///
 /// # Errors
 /// Core's unknown-config message.
 pub fn parse_config(s: &str) -> Result<String, Error> {
+    if s.trim().eq_ignore_ascii_case("checkpoint") {
+        return Ok("checkpoint".to_owned());
+    }
     find_quant_config(s).map(|c| c.key.clone())
+}
+
+/// The line naming each module's format of `config` for `model`.
+#[must_use]
+pub fn precisions_line(model: &ModelConfig, config: &QuantConfig) -> String {
+    format!("precisions: {}", config.module_summary(&model.modules()))
+}
+
+/// Which engines run `config` on `hardware` (their documented quantization support): one line, or none for an
+/// architecture outside the engines' matrices; with `engine` chosen, whether it does and why.
+#[must_use]
+pub fn engines_line(hardware: &HardwareSpec, config: &QuantConfig, engine: Option<Engine>) -> Option<String> {
+    let arch = hardware.arch;
+    if !matrices_cover(arch) {
+        return None;
+    }
+    let support = engine_support(config, arch);
+    let names = |runs: bool| {
+        support
+            .iter()
+            .filter(|s| s.runs == runs)
+            .map(|s| s.engine.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Some(
+        match engine.and_then(|e| support.iter().find(|s| s.engine == e)) {
+            Some(s) if s.runs => format!(
+                "engine: {} runs {} on {}",
+                s.engine.name(),
+                config.key,
+                arch.name()
+            ),
+            Some(s) => format!(
+                "warning: {} does not run {} on {} ({}); engines that do: {}",
+                s.engine.name(),
+                config.key,
+                arch.name(),
+                s.basis,
+                match names(true) {
+                    n if n.is_empty() => "none".to_owned(),
+                    n => n,
+                }
+            ),
+            None => match (names(true), names(false)) {
+                (yes, no) if no.is_empty() => format!("engines: {yes} run {} on {}", config.key, arch.name()),
+                (yes, no) if yes.is_empty() => format!(
+                    "engines: none of vLLM, SGLang, TensorRT-LLM lists {} on {} ({no})",
+                    config.key,
+                    arch.name()
+                ),
+                (yes, no) => format!("engines: {yes} run {} on {}; not {no}", config.key, arch.name()),
+            },
+        },
+    )
 }
 
 /// Prints the per-operator analysis and the totals.
@@ -285,7 +377,7 @@ pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
     let s = &args.scenario;
     let hardware = s.device.require()?;
     let model = &s.model.model()?;
-    let config = find_quant_config(&args.config).map_err(CliError::from)?;
+    let config = &model.config(&args.config).map_err(CliError::from)?;
     let analysis = analyze_model_parallel(
         &hardware,
         model,
@@ -402,6 +494,10 @@ pub fn run_predict(args: &PredictArgs) -> Result<(), CliError> {
         totals.add_row(vec![name.to_owned(), value]);
     }
     out.push_str(&format!("{totals}\n"));
+    out.push_str(&format!("{}\n", precisions_line(model, config)));
+    if let Some(line) = engines_line(&hardware, config, s.engine.engine()) {
+        out.push_str(&format!("{line}\n"));
+    }
     for note in &analysis.approximations {
         out.push_str(&format!("note: {note}\n"));
     }
@@ -428,6 +524,16 @@ pub fn run_advise(args: &AdviseArgs) -> Result<(), CliError> {
     if s.json {
         return json(&advice);
     }
+    let recommendation = recommend_model_for_engine(
+        &hardware,
+        model,
+        &s.workload(),
+        &s.parallelism(),
+        &s.corrections.corrections(&hardware),
+        &advice,
+        s.engine.engine(),
+    )
+    .map_err(CliError::from)?;
     let mut candidates = table(&[
         "rank",
         "config",
@@ -437,6 +543,7 @@ pub fn run_advise(args: &AdviseArgs) -> Result<(), CliError> {
         "fits",
         "min GPUs",
         "break-even batch",
+        "engines",
         "reason",
     ]);
     for (rank, c) in advice.candidates.iter().enumerate() {
@@ -450,6 +557,10 @@ pub fn run_advise(args: &AdviseArgs) -> Result<(), CliError> {
             c.min_gpus.map_or_else(|| "—".to_owned(), |g| g.to_string()),
             c.break_even_batch
                 .map_or_else(|| "—".to_owned(), |b| b.to_string()),
+            match c.engines.as_slice() {
+                [] => "—".to_owned(),
+                engines => engines.iter().map(|e| e.key()).collect::<Vec<_>>().join(" "),
+            },
             c.reason.clone(),
         ]);
     }
@@ -470,5 +581,12 @@ pub fn run_advise(args: &AdviseArgs) -> Result<(), CliError> {
     for warning in &advice.warnings {
         out.push_str(&format!("warning: {warning}\n"));
     }
+    out.push_str(&match recommendation {
+        Recommendation::Switch(p) => format!("recommendation: switch to {} — {}\n", p.config, p.reason),
+        Recommendation::Keep(p) => format!("recommendation: keep {} — {}\n", p.config, p.reason),
+        Recommendation::NothingFits { changes, .. } => {
+            format!("recommendation: nothing fits — {}\n", changes.join("; "))
+        }
+    });
     emit(&out)
 }

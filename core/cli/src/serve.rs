@@ -7,14 +7,15 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use roofline_core::{
-    Engine, Error, Load, METRICS, MetricDefinition, Mode, Parallelism, QuantConfig, Regime, SchedulerKind,
-    ServingComparison, ServingOutcome, ServingPoint, ServingScenario, ServingWorkload, Sla, SlaOutcome,
-    Sweep, SweepSpec, compare_measured, find_quant_config, format, parse_measured, quant_configs, sweep,
+    Engine, Error, Load, METRICS, MetricDefinition, Mode, ModelConfig, Parallelism, QuantConfig, Regime,
+    SchedulerKind, ServingComparison, ServingOutcome, ServingPoint, ServingScenario, ServingWorkload, Sla,
+    SlaOutcome, Sweep, SweepSpec, compare_measured, engines_running, format, matrices_cover, parse_measured,
+    sweep,
 };
 
 use crate::CliError;
 use crate::output::{emit, json, table};
-use crate::predict::{CorrectionArgs, ModelArgs, SpecArgs, parse_config};
+use crate::predict::{CorrectionArgs, ModelArgs, SpecArgs, parse_config, precisions_line};
 
 /// Serving engine on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -151,16 +152,18 @@ struct Report<'a> {
 }
 
 impl ServeArgs {
-    fn configs(&self) -> Result<Vec<&'static QuantConfig>, CliError> {
+    /// The configs to sweep: `--config`, the `--configs` list, or every config of the table and the model's
+    /// checkpoint precisions (`checkpoint`) when it has its own.
+    fn configs(&self, model: &ModelConfig) -> Result<Vec<QuantConfig>, CliError> {
         let keys: Vec<&str> = match &self.config {
             Some(key) => vec![key.as_str()],
             None if self.configs.is_empty() || self.configs.iter().any(|k| k == "all") => {
-                return Ok(quant_configs().iter().collect());
+                return Ok(model.candidate_configs());
             }
             None => self.configs.iter().map(String::as_str).collect(),
         };
         keys.into_iter()
-            .map(|key| find_quant_config(key).map_err(CliError::from))
+            .map(|key| model.config(key).map_err(CliError::from))
             .collect()
     }
 
@@ -190,7 +193,8 @@ impl ServeArgs {
 pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
     let hardware = args.device.require()?;
     let model = args.model.model()?;
-    let configs = args.configs()?;
+    let owned = args.configs(&model)?;
+    let configs: Vec<&QuantConfig> = owned.iter().collect();
     let sla = args.sla()?;
     let parallelisms: Vec<Parallelism> = args
         .tensor_parallel
@@ -294,7 +298,7 @@ fn compare_file(
     let measured = parse_measured(&text).map_err(|e| usage(e.to_string()))?;
     let mut rows = Vec::new();
     for fit in sweep.fits.iter().filter(|f| f.memory.fits()) {
-        let config = find_quant_config(&fit.config).map_err(CliError::from)?;
+        let config = &spec.model.config(&fit.config).map_err(CliError::from)?;
         let runs: Vec<_> = measured
             .iter()
             .filter(|m| m.gpus.is_none_or(|g| g == fit.gpus))
@@ -352,6 +356,33 @@ fn header(spec: &SweepSpec<'_>, sweep: &Sweep) -> String {
         Mode::of(spec.hardware),
         spec.engine.key(),
     );
+    let arch = spec.hardware.arch;
+    for config in spec.configs {
+        out.push_str(&format!(
+            "{}: {}\n",
+            config.key,
+            precisions_line(spec.model, config)
+        ));
+        // A config the device runs but the engine does not (its documented quantization support).
+        let engines = engines_running(config, arch);
+        if matrices_cover(arch)
+            && config.check_support(spec.hardware).is_ok()
+            && !engines.contains(&spec.engine)
+        {
+            let others: Vec<&str> = engines.iter().map(|e| e.key()).collect();
+            out.push_str(&format!(
+                "note: {} does not run {} on {}; engines that do: {}\n",
+                spec.engine.key(),
+                config.key,
+                arch.name(),
+                if others.is_empty() {
+                    "none".to_owned()
+                } else {
+                    others.join(", ")
+                }
+            ));
+        }
+    }
     for fit in &sweep.fits {
         let m = &fit.memory;
         out.push_str(&format!(

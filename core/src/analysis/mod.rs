@@ -33,7 +33,7 @@ use crate::memory::step_memory;
 use crate::model::ModelConfig;
 use crate::ops::OpKind;
 use crate::parallel::Parallelism;
-use crate::quant_config::QuantConfig;
+use crate::quant_config::{ModuleFormat, QuantConfig};
 use crate::roofline::Bound;
 use step::Models;
 pub use step::{StepBatch, analyze_step};
@@ -148,8 +148,11 @@ pub struct ModelAnalysis {
     pub bound: Bound,
     /// Share of the step time spent in memory-bound operators, in [0, 1].
     pub memory_bound_fraction: f64,
-    /// Effective bits per weight element of the linear layers.
+    /// Effective bits per weight element of the linear layers (the config's default linear format).
     pub weight_bits_per_element: f64,
+    /// The format each module of the model runs in ([`QuantConfig::format`]), in layer order: one entry per
+    /// module the model has (attention, dense MLP, router, shared and routed experts, embeddings, head).
+    pub modules: Vec<ModuleFormat>,
     /// Effective bits per KV-cache element.
     pub kv_bits_per_element: f64,
     /// Modelling approximations that apply to this model (e.g. MLA).
@@ -408,6 +411,14 @@ fn summarize(
         bound,
         memory_bound_fraction,
         weight_bits_per_element: config.weights.effective_bits(),
+        modules: model
+            .modules()
+            .into_iter()
+            .map(|module| ModuleFormat {
+                module,
+                format: config.format(module),
+            })
+            .collect(),
         kv_bits_per_element: config.kv_cache.effective_bits(),
         approximations,
     }

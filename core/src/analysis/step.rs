@@ -13,6 +13,11 @@
 //!   chunk, causal). Sliding-window layers likewise.
 //! - Logits: one row per sequence that emits a token in the step: every decode row, plus each prefill
 //!   sequence whose prompt completes in the step.
+//! - Each module runs in its own format ([`QuantConfig::format`]): attention projections, the dense MLP,
+//!   shared and routed experts, router, embeddings and head. A linear layer whose input format differs from
+//!   the hidden one has its input quantized first, by the kernels its engine runs
+//!   ([`Operator::activation_quantization`]); the FFN input is quantized once per format the layer's FFN
+//!   modules read (once for a uniform config).
 
 use super::{Phase, Workload};
 use crate::corrections::{Corrections, analyze_operator};
@@ -22,7 +27,8 @@ use crate::hardware::HardwareSpec;
 use crate::model::ModelConfig;
 use crate::ops::{AttentionShape, MoeShape, OperandPrecisions, Operator};
 use crate::parallel::Parallelism;
-use crate::quant_config::QuantConfig;
+use crate::precision::{ActivationScale, Precision};
+use crate::quant_config::{Module, QuantConfig};
 
 use super::{ModelAnalysis, summarize};
 
@@ -163,7 +169,7 @@ pub fn analyze_step(
     let tokens = step.tokens();
     let logits_rows = step.logits_rows();
     let hidden = config.hidden();
-    let linear = config.linear();
+    let lin = |module: Module| config.linear_for(module);
     let layers = model.layers;
     let h = model.hidden;
 
@@ -177,13 +183,29 @@ pub fn analyze_step(
         Ok(())
     };
 
-    // The run-time quantization of a linear layer's input, where the config needs one.
-    let quantize =
-        (corrections.activation_quantization && linear.activation != hidden).then_some(linear.activation);
-    let quantize_op = |rows: u64, width: u64, name: &str| -> Result<Option<Operator>, Error> {
-        quantize
-            .map(|to| Operator::quantize_activations(rows, width, hidden, to).map(|op| op.named(name)))
-            .transpose()
+    // The run-time quantization of an input to `to` (scale `scale`), where it is narrower than the hidden
+    // format: `quantize_<name>` and, for a dynamic per-tensor scale, `amax_<name>` before it.
+    let quantize_to = |rows: u64,
+                       width: u64,
+                       to: Precision,
+                       scale: ActivationScale,
+                       name: &str|
+     -> Result<Vec<Operator>, Error> {
+        if !corrections.activation_quantization || to == hidden {
+            return Ok(Vec::new());
+        }
+        Ok(Operator::activation_quantization(rows, width, hidden, to, scale)?
+            .into_iter()
+            .map(|op| {
+                let named = name.replacen("quantize", &op.name, 1);
+                op.named(&named)
+            })
+            .collect())
+    };
+    // The quantization of `module`'s input.
+    let quantize_op = |rows: u64, width: u64, module: Module, name: &str| -> Result<Vec<Operator>, Error> {
+        let f = config.format(module);
+        quantize_to(rows, width, f.activations, f.activation_scale, name)
     };
 
     // One GPU's partial sums of a tokens × hidden tensor, summed over the tensor-parallel group.
@@ -195,7 +217,10 @@ pub fn analyze_step(
             .transpose()
     };
 
-    add(Operator::embedding(tokens, h, hidden, hidden)?, 1)?;
+    add(
+        Operator::embedding(tokens, h, config.format(Module::Embeddings).weights, hidden)?,
+        1,
+    )?;
     if let Some(op) = all_reduce("embed_all_reduce")? {
         add(op, 1)?;
     }
@@ -203,7 +228,7 @@ pub fn analyze_step(
         Operator::norm(model.norm, tokens, h, hidden)?.named("attn_norm"),
         layers,
     )?;
-    if let Some(op) = quantize_op(tokens, h, "quantize_attn_in")? {
+    for op in quantize_op(tokens, h, Module::Attention, "quantize_attn_in")? {
         add(op, layers)?;
     }
     let rope_heads = match model.mla {
@@ -213,10 +238,11 @@ pub fn analyze_step(
                 (m.q_lora_rank, "quantize_q_b_in"),
                 (m.kv_lora_rank, "quantize_kv_b_in"),
             ] {
-                if let Some(op) = quantize_op(tokens, width, name)? {
+                for op in quantize_op(tokens, width, Module::Attention, name)? {
                     add(op, layers)?;
                 }
             }
+            let linear = lin(Module::Attention);
             add(
                 Operator::matmul(tokens, m.q_lora_rank, h, linear)?.named("q_a_proj"),
                 layers,
@@ -239,7 +265,7 @@ pub fn analyze_step(
         None => {
             let qkv_width = (model.heads + 2 * model.kv_heads) * model.head_dim;
             add(
-                Operator::matmul(tokens, qkv_width, h, linear)?.named("qkv_proj"),
+                Operator::matmul(tokens, qkv_width, h, lin(Module::Attention))?.named("qkv_proj"),
                 layers,
             )?;
             (model.heads, model.kv_heads, model.head_dim)
@@ -278,11 +304,11 @@ pub fn analyze_step(
     let attention_width = model
         .mla
         .map_or(model.heads * model.head_dim, |m| model.heads * m.v_head_dim);
-    if let Some(op) = quantize_op(tokens, attention_width, "quantize_o_in")? {
+    for op in quantize_op(tokens, attention_width, Module::Attention, "quantize_o_in")? {
         add(op, layers)?;
     }
     add(
-        Operator::matmul(tokens, h, attention_width, linear)?.named("o_proj"),
+        Operator::matmul(tokens, h, attention_width, lin(Module::Attention))?.named("o_proj"),
         layers,
     )?;
     if let Some(op) = all_reduce("attn_all_reduce")? {
@@ -293,16 +319,17 @@ pub fn analyze_step(
         Operator::norm(model.norm, tokens, h, hidden)?.named("ffn_norm"),
         layers,
     )?;
-    if let Some(op) = quantize_op(tokens, h, "quantize_ffn_in")? {
-        add(op, layers)?;
+    for (format, count, name) in ffn_inputs(config, model) {
+        for op in quantize_to(tokens, h, format.0, format.1, name)? {
+            add(op, count)?;
+        }
     }
     add_ffn(
         &mut add,
         &quantize_op,
         model,
         tokens,
-        model.ffn_dim,
-        linear,
+        (model.ffn_dim, Module::DenseMlp, lin(Module::DenseMlp)),
         "",
         model.dense_layers(),
     )?;
@@ -330,13 +357,18 @@ pub fn analyze_step(
         if let Some(op) = &all_to_all {
             add(op.clone().named("moe_dispatch_all_to_all"), model.moe_layers())?;
         }
-        for op in Operator::moe_experts(&shape, linear)? {
+        for op in Operator::moe_experts(&shape, lin(Module::RoutedExperts), lin(Module::Router))? {
             add(op, model.moe_layers())?;
         }
         if let Some(op) = all_to_all {
             add(op.named("moe_combine_all_to_all"), model.moe_layers())?;
         }
-        if let Some(op) = quantize_op(tokens * moe.top_k, moe.expert_ffn, "quantize_expert_down_in")? {
+        for op in quantize_op(
+            tokens * moe.top_k,
+            moe.expert_ffn,
+            Module::RoutedExperts,
+            "quantize_expert_down_in",
+        )? {
             add(op, model.moe_layers())?;
         }
         add_ffn(
@@ -344,8 +376,11 @@ pub fn analyze_step(
             &quantize_op,
             model,
             tokens,
-            moe.shared_experts * moe.expert_ffn,
-            linear,
+            (
+                moe.shared_experts * moe.expert_ffn,
+                Module::SharedExperts,
+                lin(Module::SharedExperts),
+            ),
             "shared_",
             model.moe_layers(),
         )?;
@@ -359,8 +394,11 @@ pub fn analyze_step(
     )?;
     // A step whose only prefill chunk does not end its prompt samples nothing: no logits.
     if logits_rows > 0 {
+        for op in quantize_op(logits_rows, h, Module::Head, "quantize_head_in")? {
+            add(op, 1)?;
+        }
         add(
-            Operator::matmul(logits_rows, model.vocab, h, hidden.into())?.named("logits"),
+            Operator::matmul(logits_rows, model.vocab, h, lin(Module::Head))?.named("logits"),
             1,
         )?;
         if tp > 1 {
@@ -431,37 +469,75 @@ fn layer_attention(model: &ModelConfig, batch: u64, query_len: u64, kv_len: u64)
     }
 }
 
-/// Adds a dense FFN of width `ffn` (gate/up, activation, the down projection's input quantization where
-/// `quantize_op` gives one, down) `count` times; no-op when `ffn` is 0.
+/// The FFN-input quantizations of every layer: one per distinct input format the layer's FFN modules read
+/// (dense layers the dense MLP's; MoE layers the routed and the shared experts'), each with the number of
+/// layers that run it and its name (`quantize_ffn_in` for the first, by module for the others). A uniform
+/// config has one, on every layer.
+fn ffn_inputs(
+    config: &QuantConfig,
+    model: &ModelConfig,
+) -> Vec<((Precision, ActivationScale), u32, &'static str)> {
+    let key = |module: Module| {
+        let f = config.format(module);
+        (f.activations, f.activation_scale)
+    };
+    let mut readers = vec![(key(Module::DenseMlp), model.dense_layers(), "quantize_ffn_in")];
+    if let Some(moe) = model.moe {
+        readers.push((
+            key(Module::RoutedExperts),
+            model.moe_layers(),
+            "quantize_expert_in",
+        ));
+        if moe.shared_experts > 0 && key(Module::SharedExperts) != key(Module::RoutedExperts) {
+            readers.push((
+                key(Module::SharedExperts),
+                model.moe_layers(),
+                "quantize_shared_in",
+            ));
+        }
+    }
+    let mut out: Vec<((Precision, ActivationScale), u32, &'static str)> = Vec::new();
+    for (format, count, name) in readers {
+        if let Some(entry) = out.iter_mut().find(|(f, ..)| *f == format) {
+            entry.1 += count;
+        } else {
+            let name = if out.is_empty() { "quantize_ffn_in" } else { name };
+            out.push((format, count, name));
+        }
+    }
+    out
+}
+
+/// Adds a dense FFN `width` wide in `module`'s format `linear` (gate/up, activation, the down projection's
+/// input quantization where `quantize_op` gives one, down) `count` times; no-op when the width is 0.
 #[allow(clippy::too_many_arguments)]
 fn add_ffn(
     add: &mut impl FnMut(Operator, u32) -> Result<(), Error>,
-    quantize_op: &impl Fn(u64, u64, &str) -> Result<Option<Operator>, Error>,
+    quantize_op: &impl Fn(u64, u64, Module, &str) -> Result<Vec<Operator>, Error>,
     model: &ModelConfig,
     tokens: u64,
-    ffn: u64,
-    linear: OperandPrecisions,
+    (width, module, linear): (u64, Module, OperandPrecisions),
     prefix: &str,
     count: u32,
 ) -> Result<(), Error> {
-    if ffn == 0 || count == 0 {
+    if width == 0 || count == 0 {
         return Ok(());
     }
-    let up_width = if model.gated_ffn { 2 * ffn } else { ffn };
+    let up_width = if model.gated_ffn { 2 * width } else { width };
     let name = |role: &str| format!("{prefix}{role}");
     add(
         Operator::matmul(tokens, up_width, model.hidden, linear)?.named(&name("gate_up_proj")),
         count,
     )?;
     add(
-        Operator::activation(model.activation(), tokens, ffn, linear.output)?.named(&name("ffn_act")),
+        Operator::activation(model.activation(), tokens, width, linear.output)?.named(&name("ffn_act")),
         count,
     )?;
-    if let Some(op) = quantize_op(tokens, ffn, &name("quantize_down_in"))? {
+    for op in quantize_op(tokens, width, module, &name("quantize_down_in"))? {
         add(op, count)?;
     }
     add(
-        Operator::matmul(tokens, model.hidden, ffn, linear)?.named(&name("down_proj")),
+        Operator::matmul(tokens, model.hidden, width, linear)?.named(&name("down_proj")),
         count,
     )
 }
@@ -474,189 +550,4 @@ pub(super) struct Models<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::corrections::OpAnalysis;
-    use crate::hardware::{find_hardware, find_hardware_in};
-    use crate::model::{find_model, model_presets};
-    use crate::quant_config::{find_quant_config, quant_configs};
-
-    fn step(decode_seqs: u32, decode_context: u32, prefill_chunk: u32, prefill_prior: u32) -> StepBatch {
-        let prefill_seqs = u32::from(prefill_chunk > 0);
-        StepBatch {
-            decode_seqs,
-            decode_context,
-            prefill_seqs,
-            prefill_chunk,
-            prefill_prior,
-            prefill_completing: prefill_seqs,
-        }
-    }
-
-    fn analyze(hw: &str, model: &str, config: &str, s: &StepBatch) -> ModelAnalysis {
-        let hardware = find_hardware_in(hw, crate::Mode::Reference).unwrap();
-        analyze_step(
-            hardware,
-            find_model(model).unwrap(),
-            find_quant_config(config).unwrap(),
-            s,
-            &Parallelism::SINGLE,
-            &Corrections::REALISTIC,
-        )
-        .unwrap()
-    }
-
-    fn op<'a>(a: &'a ModelAnalysis, name: &str) -> &'a OpAnalysis {
-        a.ops.iter().find(|o| o.name == name).unwrap_or_else(|| {
-            panic!(
-                "no {name} in {:?}",
-                a.ops.iter().map(|o| &o.name).collect::<Vec<_>>()
-            )
-        })
-    }
-
-    #[test]
-    fn mixed_step_gemms_run_once_on_decode_plus_prefill_tokens() {
-        // Llama-3.1-8B, 32 decode rows + a 512-token chunk: M = 32 + 512 = 544 tokens in every linear layer.
-        // qkv_proj: N = (32 + 2·8)·128 = 6144, K = 4096 → 2·544·6144·4096 FLOP; gate_up: N = 2·14336.
-        let a = analyze("h100_sxm", "llama-3.1-8b", "bf16", &step(32, 2048, 512, 0));
-        let gemm = |name: &str| op(&a, name).operator.gemm.map(|g| (g.m, g.n, g.k));
-        assert_eq!(gemm("qkv_proj"), Some((544, 6144, 4096)));
-        assert_eq!(op(&a, "qkv_proj").flops, 2.0 * 544.0 * 6144.0 * 4096.0);
-        assert_eq!(gemm("o_proj"), Some((544, 4096, 4096)));
-        assert_eq!(gemm("gate_up_proj"), Some((544, 28_672, 4096)));
-        assert_eq!(gemm("down_proj"), Some((544, 4096, 14_336)));
-        // Logits: the 32 decode rows and the prompt that completes: 33 × 128256 × 4096.
-        assert_eq!(gemm("logits"), Some((33, 128_256, 4096)));
-        // One linear pass, not a prefill step plus a decode step: the weights are read once (the embedding
-        // "weights" are the gathered rows, one per token, so they are left out).
-        let prefill = analyze("h100_sxm", "llama-3.1-8b", "bf16", &step(0, 0, 512, 0));
-        let decode = analyze("h100_sxm", "llama-3.1-8b", "bf16", &step(32, 2048, 0, 0));
-        let weights = |a: &ModelAnalysis| -> f64 {
-            a.ops
-                .iter()
-                .filter(|o| o.name != "embedding")
-                .map(|o| f64::from(o.count) * o.weight_bytes)
-                .sum()
-        };
-        assert_eq!(weights(&a), weights(&decode));
-        assert!(a.total_time_s < prefill.total_time_s + decode.total_time_s);
-    }
-
-    #[test]
-    fn mixed_attention_is_a_decode_part_and_a_causal_chunk_over_its_prior() {
-        // 32 decode rows over 2048 keys; a 512-token chunk over 1024 prior tokens: 512 queries, 1536 keys.
-        let a = analyze("h100_sxm", "llama-3.1-8b", "bf16", &step(32, 2048, 512, 1024));
-        let shape = |name: &str| match op(&a, name).operator.kernel {
-            Some(crate::ops::KernelShape::Attention { shape, .. }) => {
-                (shape.batch, shape.query_len, shape.kv_len)
-            }
-            ref other => panic!("{other:?}"),
-        };
-        assert_eq!(shape("decode_attention"), (32, 1, 2048));
-        assert_eq!(shape("prefill_attention"), (1, 512, 1536));
-        // Causal pairs of the chunk: 512·1024 + 512·513/2 per head (AttentionShape::scored_pairs).
-        let pairs = 512.0 * 1024.0 + 512.0 * 513.0 / 2.0;
-        let flops = 32.0 * (4.0 * pairs * 128.0 + 5.0 * pairs);
-        assert_eq!(op(&a, "prefill_attention").flops, flops);
-        // KV written for every token of the step, one cache entry each: 544 · 2 · 8 · 128 · 2 B per layer.
-        assert_eq!(op(&a, "kv_cache_write").kv_bytes, 544.0 * 4096.0);
-        assert!(a.workload.is_none() && a.ttft_s.is_none() && a.tpot_s.is_none());
-        assert!((a.tokens_per_s - 544.0 / a.total_time_s).abs() < 1e-6);
-        // KV held by the step's sequences: 32 · 2048 + 1 · 1536 tokens · 131,072 B.
-        assert_eq!(a.kv_cache_bytes, (32.0 * 2048.0 + 1536.0) * 131_072.0);
-    }
-
-    #[test]
-    fn sliding_window_and_mla_models_split_both_parts() {
-        let a = analyze("h100_sxm", "gpt-oss-20b", "bf16", &step(8, 8192, 256, 256));
-        for name in [
-            "decode_attention",
-            "prefill_attention",
-            "window_decode_attention",
-            "window_prefill_attention",
-        ] {
-            assert_eq!(op(&a, name).count, 12, "{name}");
-        }
-        let ds = analyze("h200_sxm", "deepseek-v3", "fp8", &step(4, 1024, 128, 0));
-        let expert = op(&ds, "expert_gate_up");
-        // 132 tokens · 8 routed experts each.
-        assert_eq!(expert.flops, 2.0 * 132.0 * 8.0 * 2.0 * 2048.0 * 7168.0);
-        assert!(ds.ops.iter().any(|o| o.name == "prefill_attention"));
-    }
-
-    #[test]
-    fn a_chunk_that_does_not_end_its_prompt_samples_nothing() {
-        let mut middle = step(0, 0, 1024, 2048);
-        middle.prefill_completing = 0;
-        let a = analyze("h100_sxm", "llama-3.1-8b", "bf16", &middle);
-        assert!(a.ops.iter().all(|o| o.name != "logits"));
-    }
-
-    #[test]
-    fn empty_or_incomplete_steps_are_errors_naming_the_field() {
-        let h100 = find_hardware("h100_sxm").unwrap();
-        let model = find_model("llama-3.1-8b").unwrap();
-        let bf16 = find_quant_config("bf16").unwrap();
-        let err = |s: StepBatch| {
-            analyze_step(h100, model, bf16, &s, &Parallelism::SINGLE, &Corrections::NONE)
-                .unwrap_err()
-                .to_string()
-        };
-        assert!(err(StepBatch::default()).contains("at least one decode row"));
-        assert!(err(step(4, 0, 0, 0)).contains("decode_context"));
-        let no_chunk = StepBatch {
-            prefill_seqs: 1,
-            ..StepBatch::default()
-        };
-        assert!(err(no_chunk).contains("prefill_chunk"));
-        let over = StepBatch {
-            prefill_completing: 2,
-            ..step(0, 0, 16, 0)
-        };
-        assert!(err(over).contains("prefill_completing"));
-    }
-
-    #[test]
-    fn a_workload_step_is_exactly_the_workload_analysis() {
-        // Every preset and config the B200 runs, both phases, one GPU and tensor parallel 2, every field.
-        let hardware = find_hardware_in("b200", crate::Mode::Reference).unwrap();
-        for model in model_presets() {
-            for config in quant_configs() {
-                for phase in [Phase::Prefill, Phase::Decode] {
-                    let workload = Workload {
-                        phase,
-                        batch: 3,
-                        context: 700,
-                    };
-                    for parallelism in [Parallelism::SINGLE, Parallelism::tensor(2)] {
-                        let corrections = Corrections::REALISTIC;
-                        let via_workload = crate::analyze_model_parallel(
-                            hardware,
-                            model,
-                            config,
-                            &workload,
-                            &parallelism,
-                            &corrections,
-                        );
-                        let via_step = analyze_step(
-                            hardware,
-                            model,
-                            config,
-                            &StepBatch::of(&workload),
-                            &parallelism,
-                            &corrections,
-                        )
-                        .map(|a| ModelAnalysis {
-                            workload: Some(workload),
-                            ttft_s: (phase == Phase::Prefill).then_some(a.total_time_s),
-                            tpot_s: (phase == Phase::Decode).then_some(a.total_time_s),
-                            ..a
-                        });
-                        assert_eq!(via_workload, via_step, "{} {} {phase:?}", model.key, config.key);
-                    }
-                }
-            }
-        }
-    }
-}
+mod tests;

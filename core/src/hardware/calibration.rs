@@ -241,6 +241,8 @@ impl HardwareSpec {
             tdp_w: None,
             kernel_overhead_s: 0.0,
             peaks: Vec::new(),
+            gemm_families: Vec::new(),
+            quantize_overheads: Vec::new(),
             provenance: Provenance::Custom,
             sources: Vec::new(),
             derived: Vec::new(),

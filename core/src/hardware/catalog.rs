@@ -15,7 +15,7 @@ use super::mode::{Mode, Provenance};
 use super::reference;
 use super::spec::{HardwareSpec, Peak};
 use crate::error::Error;
-use crate::precision::{Architecture, ComputePath};
+use crate::precision::{Architecture, ComputePath, GemmFamily};
 use crate::units::{GIB, GIGA, MEGA, TERA};
 
 /// One catalog row in the research file's units; converted once into a [`HardwareSpec`].
@@ -51,8 +51,22 @@ pub(super) struct CatalogEntry {
     pub(super) measured_dram_fraction: Option<f64>,
     /// Sources of the measured fractions.
     pub(super) measured_sources: &'static [&'static str],
+    /// Published measurements of GEMM kernel families (the research file's `measured_gemm`), each with its
+    /// own source.
+    pub(super) measured_families: &'static [FamilyMeasurement],
     /// Scale-up GPU-to-GPU interconnect, where published.
     pub(super) interconnect: Option<InterconnectEntry>,
+}
+
+/// One published measurement of a GEMM kernel family on a catalog device: a large-shape GEMM fraction of the
+/// path's dense peak or a small-M effective DRAM fraction, what was measured (shape, library, with or without
+/// the activation quantization) and the publication's URL.
+pub(super) struct FamilyMeasurement {
+    pub(super) family: GemmFamily,
+    pub(super) gemm_fraction: Option<f64>,
+    pub(super) dram_fraction: Option<f64>,
+    pub(super) what: &'static str,
+    pub(super) source: &'static str,
 }
 
 impl CatalogEntry {
@@ -95,6 +109,8 @@ impl CatalogEntry {
             tdp_w: self.tdp_w,
             kernel_overhead_s: 0.0,
             peaks,
+            gemm_families: Vec::new(),
+            quantize_overheads: Vec::new(),
             provenance: Provenance::Datasheet,
             sources,
             derived: strings(self.derived),

@@ -228,12 +228,13 @@ impl Interconnect {
     /// # Errors
     /// [`Error::InvalidInput`] naming the field, prefixed with `device`.
     pub fn check(&self, device: &str) -> Result<(), Error> {
-        if !(self.bandwidth_bytes_per_s.is_finite() && self.bandwidth_bytes_per_s > 0.0) {
-            return Err(Error::InvalidInput(format!(
-                "{device}: interconnect bandwidth_bytes_per_s must be finite and positive, got {}",
-                self.bandwidth_bytes_per_s
-            )));
-        }
+        super::ranges::check_range(
+            device,
+            "interconnect bandwidth_bytes_per_s",
+            self.bandwidth_bytes_per_s,
+            &super::ranges::BANDWIDTH_RANGE_BYTES_PER_S,
+            "bytes/s",
+        )?;
         if self.max_gpus == 0 {
             return Err(Error::InvalidInput(format!(
                 "{device}: interconnect max_gpus must be at least 1"

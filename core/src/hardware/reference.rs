@@ -12,8 +12,26 @@
 //! 2. DRAM fraction: the first device of the same architecture in catalog order with a measurement.
 //! 3. Otherwise the median of every measured fraction in the catalog (GEMM: the BF16 ones; DRAM: all).
 //!
-//! The kernel floors ([`MATRIX_KERNEL_FLOOR_S`], [`VECTOR_KERNEL_FLOOR_S`]) are the same for every device:
-//! no per-device figure is published.
+//! GEMMs also get a fraction per kernel family ([`GemmFamily`]: FP8 per-tensor, FP8 block-scaled, MXFP8,
+//! NVFP4, MXFP4, INT8 W8A8, weight-only) on each path the device runs it on, because the scaling recipe
+//! changes what tuned kernels reach (docs/research/low-precision.md; docs/validation/low-precision.md). For
+//! family F on path P, in this order:
+//!
+//! 4. GEMM fraction: the device's own `measured_gemm` figure of F, else of a related family
+//!    ([`related_families`]: FP8 per-tensor ↔ FP8 block-scaled ↔ MXFP8, NVFP4 ↔ MXFP4, INT8 → FP8
+//!    per-tensor); else a device of the same architecture family (Blackwell and Blackwell Ultra count as one)
+//!    with such a figure, scaled by the ratio of the two devices' P fractions (rule 1): this device's P
+//!    fraction × theirs of F / theirs of P; else the P fraction of rule 1. FP4 no longer takes FP8's
+//!    fraction where any FP4 family is measured on the architecture. INT8 W8A8, which no source measures,
+//!    takes the device's FP8 per-tensor figure (the same 8-bit tensor rate) where it runs FP8, else the INT8
+//!    path's. Weight-only (mixed-input) GEMMs take the fraction of their activations' path (FP8 per-tensor
+//!    for W4A8) × [`MIXED_INPUT_CAP`].
+//! 5. Small-M DRAM fraction of F (bytes over the kernel's time less its floor, as decode GEMVs stream their
+//!    weights): the device's own figure of F (or a related family), else a same-architecture device's scaled
+//!    by the two devices' DRAM fractions, else the device's DRAM fraction (rule 2/3).
+//!
+//! The kernel floors are the same for every device, one per family and one per activation-quantization
+//! kernel ([`family_floor`], [`quantize_floor`]); no per-device figure is published.
 //!
 //! A device with a scale-up interconnect also gets a collective fraction (the share of its per-direction
 //! link bandwidth a ring collective reaches, nccl-tests' bus bandwidth): its own measurement, else the first
@@ -21,9 +39,18 @@
 //! model for the latencies ([`COLLECTIVE_BASE_LATENCY_S`] per collective plus [`NVLINK_STEP_LATENCY_S`] or
 //! [`PCIE_STEP_LATENCY_S`] per ring step).
 
+mod family;
+
+pub use family::{
+    ABSMAX_FLOOR_S, BLOCK_QUANT_FLOOR_S, FP4_GEMM_FLOOR_S, FP8_BLOCK_GEMM_FLOOR_S, FamilyReference,
+    MIXED_INPUT_CAP, MXFP8_GEMM_FLOOR_S, PER_ROW_QUANT_FLOOR_S, PER_TENSOR_QUANT_FLOOR_S, QuantizeFloor,
+    WEIGHT_ONLY_GEMM_FLOOR_S, family_floor, quantize_floor, related_families,
+};
+
 use super::catalog::CatalogEntry;
 use super::interconnect::{Interconnect, Link};
-use crate::precision::{Architecture, ComputePath};
+use crate::precision::{Architecture, ComputePath, GemmFamily, QuantizeKernel};
+use family::{family_paths, family_reference};
 
 /// Fixed time of one collective on a reference spec, in seconds (6.6 µs).
 ///
@@ -40,12 +67,16 @@ pub const PCIE_STEP_LATENCY_S: f64 = 1.0e-6;
 
 const NCCL_COST_MODEL: &str = "NCCL src/graph/tuning.cc ring/LL latencies (NVIDIA/nccl issue #1334)";
 
-/// Fixed time of one matrix kernel (GEMM, GEMV, attention) on top of its roofline time, in seconds (5 µs).
+/// Fixed time of one matrix kernel (a plain BF16/FP16 GEMM or GEMV, attention) on top of its roofline time,
+/// in seconds (5 µs); also the FP8 per-tensor and INT8 GEMM floor.
 ///
-/// Derived: cuBLASLt kernels on an H100 SXM took 4–8 µs longer than their bytes at copy bandwidth, almost
-/// independently of size (docs/validation: FP16 GEMVs 5.3–6.4 µs, FP8 5.5–7.1 µs, event-timed one kernel at
-/// a time); AIConfigurator's system files use a 3 µs constant memory latency. Serving engines run kernels
-/// back to back, so the low end of the measured range is taken.
+/// Sources: small BF16 GEMMs through `F.linear` (cuBLAS) on a B200 take 4.86–5.26 µs (CUPTI, L2 flushed,
+/// 8–256×2048×1024; NVIDIA/cutlass issue #2923) and a 64×3072×1536 cuBLAS GEMM 4.91 µs
+/// (flashinfer-ai/flashinfer PR #2277); cuBLASLt kernels on an H100 SXM took 5.3–6.4 µs (FP16 GEMVs) and
+/// 5.5–7.1 µs (FP8) longer than their bytes at copy bandwidth (docs/validation, one kernel at a time). No
+/// published measurement supports a 2–3 µs GEMM floor (docs/research/low-precision.md §2), and FP8
+/// per-tensor GEMMs show no fixed cost of their own beyond it: what a per-tensor FP8 linear layer adds is its
+/// activation quantization, modelled as kernels of their own ([`quantize_floor`]).
 pub const MATRIX_KERNEL_FLOOR_S: f64 = 5e-6;
 
 /// Fixed time of one vector kernel (norm, activation, residual add, RoPE, KV-cache write, quantization), in
@@ -98,6 +129,13 @@ pub struct ReferenceCeilings {
     /// Time per ring step, in seconds (`None` without an interconnect).
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub collective_step_latency: Option<Sourced>,
+    /// Ceilings per GEMM kernel family and path the device runs (empty in ceilings stored before they existed,
+    /// which then predict every GEMM at its path's fraction).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Vec::is_empty"))]
+    pub families: Vec<FamilyReference>,
+    /// Fixed time per activation-quantization kernel (empty in older ceilings: the vector floor).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Vec::is_empty"))]
+    pub quantize_floors: Vec<QuantizeFloor>,
 }
 
 impl ReferenceCeilings {
@@ -108,6 +146,14 @@ impl ReferenceCeilings {
             .iter()
             .find(|g| g.path == path)
             .map(|g| &g.fraction)
+    }
+
+    /// The ceilings of GEMM family `family` on `path`, if the device runs it there.
+    #[must_use]
+    pub fn family(&self, family: GemmFamily, path: ComputePath) -> Option<&FamilyReference> {
+        self.families
+            .iter()
+            .find(|f| f.family == family && f.path == path)
     }
 
     /// Scales a datasheet interconnect to these ceilings: bandwidth times the collective fraction, and the
@@ -296,11 +342,7 @@ fn dram_fraction(entries: &[CatalogEntry], device: Device<'_>, m: Medians) -> So
 
 fn floors() -> (Sourced, Sourced) {
     (
-        Sourced {
-            value: MATRIX_KERNEL_FLOOR_S,
-            basis: "derived: low end of the 4–8 µs fixed time of cuBLASLt kernels on an H100 SXM (docs/validation)"
-                .to_owned(),
-        },
+        family_floor(GemmFamily::Plain),
         Sourced {
             value: VECTOR_KERNEL_FLOOR_S,
             basis: "measured: single-element Triton kernel on an H100 (torchao)".to_owned(),
@@ -389,6 +431,7 @@ fn ceilings(
     link: Option<Link>,
     m: Medians,
 ) -> ReferenceCeilings {
+    let paths: Vec<ComputePath> = paths.collect();
     let (matrix_kernel_floor, vector_kernel_floor) = floors();
     let latencies = link.map(collective_latencies);
     ReferenceCeilings {
@@ -397,13 +440,25 @@ fn ceilings(
         collective_step_latency: latencies.map(|(_, step)| step),
         dram_fraction: dram_fraction(entries, device, m),
         gemm_fractions: paths
-            .map(|path| GemmFraction {
+            .iter()
+            .map(|&path| GemmFraction {
                 path,
                 fraction: gemm_fraction(entries, device, path, m),
             })
             .collect(),
         matrix_kernel_floor,
         vector_kernel_floor,
+        families: family_paths(device.arch, &paths)
+            .into_iter()
+            .map(|(family, path)| family_reference(entries, device, family, path, m))
+            .collect(),
+        quantize_floors: QuantizeKernel::ALL
+            .into_iter()
+            .map(|kernel| QuantizeFloor {
+                kernel,
+                floor: quantize_floor(kernel),
+            })
+            .collect(),
     }
 }
 
@@ -436,71 +491,4 @@ pub(super) fn for_custom(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::hardware::{Mode, Provenance, catalog, find_hardware, find_hardware_in};
-
-    #[test]
-    fn every_catalog_device_has_a_reference_spec_below_its_datasheet() {
-        for h in catalog() {
-            let r = find_hardware_in(&h.key, Mode::Reference).unwrap();
-            assert_eq!(Mode::of(r), Mode::Reference);
-            assert!(
-                r.dram_bandwidth_bytes_per_s < h.dram_bandwidth_bytes_per_s,
-                "{}",
-                h.key
-            );
-            assert_eq!(r.peaks.len(), h.peaks.len(), "{}", h.key);
-            for (rp, dp) in r.peaks.iter().zip(&h.peaks) {
-                assert!(rp.dense_flop_per_s < dp.dense_flop_per_s, "{} {}", h.key, dp.path);
-                assert_eq!(rp.kernel_overhead_s, Some(MATRIX_KERNEL_FLOOR_S));
-            }
-            assert_eq!(r.kernel_overhead_s, VECTOR_KERNEL_FLOOR_S);
-            // Reference of a reference would count the losses twice.
-            assert!(r.reference().is_err());
-        }
-    }
-
-    #[test]
-    fn reference_rules_pick_the_nearest_measurement() {
-        let basis = |key: &str, path| {
-            find_hardware(key)
-                .unwrap()
-                .reference_ceilings()
-                .gemm_fraction(path)
-                .unwrap()
-                .clone()
-        };
-        // H200 publishes FP8 only (73.4 %); its BF16 is H100 SXM's measured 80.3 % (same architecture).
-        let h200_bf16 = basis("h200_sxm", ComputePath::Bf16);
-        assert_eq!(h200_bf16.value, 0.803);
-        assert!(h200_bf16.basis.contains("h100_sxm"), "{}", h200_bf16.basis);
-        assert_eq!(basis("h200_sxm", ComputePath::Fp8).value, 0.734);
-        assert!(basis("h200_sxm", ComputePath::Fp8).basis.starts_with("measured"));
-        // GB10: NVFP4 measured 356 of 500 TFLOP/s; BF16 from its own FP8 (188 of 250).
-        assert_eq!(basis("gb10", ComputePath::Fp4).value, 0.71);
-        assert_eq!(basis("gb10", ComputePath::Bf16).value, 0.75);
-        // B200 has no FP4 measurement: its FP8 76.3 %.
-        assert_eq!(basis("b200", ComputePath::Fp4).value, 0.763);
-        // TPU v5e has nothing: the median of the nine measured BF16 fractions
-        // (0.511 0.600 0.622 0.677 0.729 0.776 0.786 0.803 0.869) is 0.729.
-        let tpu = basis("tpu_v5e", ComputePath::Bf16);
-        assert_eq!(tpu.value, 0.729);
-        assert!(tpu.basis.starts_with("derived: median"));
-        // DRAM: the median of the seven measured fractions (0.715 0.738 0.81 0.899 0.91 0.97 0.977) is 0.899.
-        let b200 = find_hardware("b200").unwrap().reference_ceilings();
-        assert_eq!(b200.dram_fraction.value, 0.899);
-        // A custom device gets the same rules for its architecture.
-        let mut custom = find_hardware("h100_sxm").unwrap().clone();
-        custom.provenance = Provenance::Custom;
-        custom.reference = None;
-        assert_eq!(
-            custom
-                .reference_ceilings()
-                .gemm_fraction(ComputePath::Bf16)
-                .unwrap()
-                .value,
-            0.803
-        );
-    }
-}
+mod tests;

@@ -5,9 +5,10 @@ use super::calibration::CalibrationQuality;
 use super::catalog;
 use super::interconnect::Interconnect;
 use super::mode::{Mode, Provenance};
+use super::ranges::{BANDWIDTH_RANGE_BYTES_PER_S, MEMORY_RANGE_BYTES, PEAK_RANGE_FLOP_PER_S, check_range};
 use super::reference::ReferenceCeilings;
 use crate::error::Error;
-use crate::precision::{Architecture, ComputePath, Precision};
+use crate::precision::{Architecture, ComputePath, GemmFamily, Precision, QuantizeKernel};
 
 /// Peak throughput of one compute path.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -23,6 +24,34 @@ pub struct Peak {
     /// [`HardwareSpec::kernel_overhead_s`]. Set by [`HardwareSpec::reference`].
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub kernel_overhead_s: Option<f64>,
+}
+
+/// What GEMMs of one kernel family reach on one compute path: the throughput of large shapes, the bandwidth
+/// of small-M shapes and the fixed time per kernel. Set by [`HardwareSpec::reference`] from the device's
+/// [`ReferenceCeilings`]; a spec without one predicts the family at its path's peak.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct FamilyCeiling {
+    /// The kernel family.
+    pub family: GemmFamily,
+    /// The compute path (the activations' path for weight-only GEMMs).
+    pub path: ComputePath,
+    /// Throughput the family reaches at large shapes, in FLOP/s.
+    pub dense_flop_per_s: f64,
+    /// Bandwidth it streams its operands at (small M), in bytes/s.
+    pub bandwidth_bytes_per_s: f64,
+    /// Fixed time per kernel, in seconds.
+    pub kernel_overhead_s: f64,
+}
+
+/// The fixed time of one activation-quantization kernel on a spec, in seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct QuantizeOverhead {
+    /// The kernel.
+    pub kernel: QuantizeKernel,
+    /// Its fixed time, in seconds.
+    pub overhead_s: f64,
 }
 
 /// One accelerator: peaks, memory system and the sources of every number, in base units.
@@ -64,6 +93,14 @@ pub struct HardwareSpec {
     pub kernel_overhead_s: f64,
     /// Peaks per compute path; a path that is absent is not supported natively.
     pub peaks: Vec<Peak>,
+    /// What each GEMM kernel family reaches on each path, where it differs from the path's peak (reference
+    /// specs; empty elsewhere: a GEMM then runs at its path's peak and floor).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Vec::is_empty"))]
+    pub gemm_families: Vec<FamilyCeiling>,
+    /// Fixed time of each activation-quantization kernel (reference specs; empty elsewhere: the vector
+    /// kernels' [`HardwareSpec::kernel_overhead_s`]).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Vec::is_empty"))]
+    pub quantize_overheads: Vec<QuantizeOverhead>,
     /// Where the numbers come from.
     pub provenance: Provenance,
     /// Citations, one per source.
@@ -126,6 +163,25 @@ impl HardwareSpec {
             .unwrap_or(self.kernel_overhead_s)
     }
 
+    /// The ceiling of GEMM family `family` on `path`, if the spec has one ([`HardwareSpec::reference`] sets
+    /// them; a plain GEMM never has one and runs at its path's peak).
+    #[must_use]
+    pub fn gemm_family(&self, family: GemmFamily, path: ComputePath) -> Option<&FamilyCeiling> {
+        self.gemm_families
+            .iter()
+            .find(|c| c.family == family && c.path == path)
+    }
+
+    /// Fixed time of activation-quantization kernel `kernel`, in seconds: the spec's own figure, else the
+    /// vector kernels' [`HardwareSpec::kernel_overhead_s`].
+    #[must_use]
+    pub fn quantize_overhead_s(&self, kernel: QuantizeKernel) -> f64 {
+        self.quantize_overheads
+            .iter()
+            .find(|q| q.kernel == kernel)
+            .map_or(self.kernel_overhead_s, |q| q.overhead_s)
+    }
+
     /// The reference ceilings of this device: its own, or the catalog-wide defaults for a device without
     /// any (a custom one).
     #[must_use]
@@ -141,7 +197,10 @@ impl HardwareSpec {
 
     /// The reference spec: every dense peak times its achievable GEMM fraction, the DRAM bandwidth times its
     /// achievable fraction, matrix kernels on each path with the matrix floor and every other kernel with the
-    /// vector floor, [`Provenance::Reference`], and the basis of every figure in `sources`.
+    /// vector floor; each GEMM kernel family its own ceiling (the datasheet peak of its path times the
+    /// family's fraction, the datasheet bandwidth times its small-M fraction, its floor), each
+    /// activation-quantization kernel its floor; [`Provenance::Reference`], and the basis of every figure in
+    /// `sources`.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for a spec that is already measured or reference (scaling it again would count
@@ -166,6 +225,48 @@ impl HardwareSpec {
         }
         let ceilings = self.reference_ceilings();
         let mut spec = self.clone();
+        spec.gemm_families = ceilings
+            .families
+            .iter()
+            .filter_map(|f| {
+                let peak = self.peak(f.path)?;
+                spec.sources.push(format!(
+                    "reference {} GEMM on {}: ×{:.3} of the peak ({}); ×{:.3} of the DRAM bandwidth at small M \
+                     ({}); {:.1} µs per kernel ({})",
+                    f.family,
+                    f.path,
+                    f.gemm_fraction.value,
+                    f.gemm_fraction.basis,
+                    f.dram_fraction.value,
+                    f.dram_fraction.basis,
+                    f.kernel_floor.value * 1e6,
+                    f.kernel_floor.basis
+                ));
+                Some(FamilyCeiling {
+                    family: f.family,
+                    path: f.path,
+                    dense_flop_per_s: peak.dense_flop_per_s * f.gemm_fraction.value,
+                    bandwidth_bytes_per_s: self.dram_bandwidth_bytes_per_s * f.dram_fraction.value,
+                    kernel_overhead_s: f.kernel_floor.value,
+                })
+            })
+            .collect();
+        spec.quantize_overheads = ceilings
+            .quantize_floors
+            .iter()
+            .map(|q| {
+                spec.sources.push(format!(
+                    "reference {}: {:.1} µs ({})",
+                    q.kernel.name(),
+                    q.floor.value * 1e6,
+                    q.floor.basis
+                ));
+                QuantizeOverhead {
+                    kernel: q.kernel,
+                    overhead_s: q.floor.value,
+                }
+            })
+            .collect();
         spec.dram_bandwidth_bytes_per_s *= ceilings.dram_fraction.value;
         spec.kernel_overhead_s = ceilings.vector_kernel_floor.value;
         spec.sources.push(format!(
@@ -316,8 +417,10 @@ impl HardwareSpec {
             .collect()
     }
 
-    /// Checks that every number is finite and positive, that sparse peaks are at least the dense ones, and
-    /// that each peak is for a distinct path the architecture has natively.
+    /// Checks that every number is finite and positive, that the ceilings and the memory lie in their physical
+    /// ranges ([`BANDWIDTH_RANGE_BYTES_PER_S`], [`PEAK_RANGE_FLOP_PER_S`], [`MEMORY_RANGE_BYTES`]; so every
+    /// prediction on the spec is a finite number), that sparse peaks are at least the dense ones, and that each
+    /// peak is for a distinct path the architecture has natively.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] naming the first offending field.
@@ -335,9 +438,21 @@ impl HardwareSpec {
         if self.key.trim().is_empty() {
             return Err(Error::InvalidInput("hardware key must not be empty".into()));
         }
-        positive("memory_bytes", self.memory_bytes)?;
+        check_range(
+            &self.key,
+            "memory_bytes",
+            self.memory_bytes,
+            &MEMORY_RANGE_BYTES,
+            "bytes",
+        )?;
         if let Some(reported) = self.memory_reported_bytes {
-            positive("memory_reported_bytes", reported)?;
+            check_range(
+                &self.key,
+                "memory_reported_bytes",
+                reported,
+                &MEMORY_RANGE_BYTES,
+                "bytes",
+            )?;
         }
         if let Some(0) = self.sm_count {
             return Err(Error::InvalidInput(format!(
@@ -345,7 +460,13 @@ impl HardwareSpec {
                 self.key
             )));
         }
-        positive("dram_bandwidth_bytes_per_s", self.dram_bandwidth_bytes_per_s)?;
+        check_range(
+            &self.key,
+            "dram_bandwidth_bytes_per_s",
+            self.dram_bandwidth_bytes_per_s,
+            &BANDWIDTH_RANGE_BYTES_PER_S,
+            "bytes/s",
+        )?;
         if !(self.kernel_overhead_s.is_finite() && (0.0..1.0).contains(&self.kernel_overhead_s)) {
             return Err(Error::InvalidInput(format!(
                 "{}: kernel_overhead_s must be in [0, 1) s, got {}",
@@ -360,6 +481,27 @@ impl HardwareSpec {
         }
         if let Some(link) = &self.interconnect {
             link.check(&self.key)?;
+        }
+        for c in &self.gemm_families {
+            let name = format!("{} on {}", c.family, c.path);
+            positive(&format!("{name} throughput"), c.dense_flop_per_s)?;
+            positive(&format!("{name} bandwidth"), c.bandwidth_bytes_per_s)?;
+            if !(c.kernel_overhead_s.is_finite() && (0.0..1.0).contains(&c.kernel_overhead_s)) {
+                return Err(Error::InvalidInput(format!(
+                    "{}: {name} kernel_overhead_s must be in [0, 1) s, got {}",
+                    self.key, c.kernel_overhead_s
+                )));
+            }
+        }
+        for q in &self.quantize_overheads {
+            if !(q.overhead_s.is_finite() && (0.0..1.0).contains(&q.overhead_s)) {
+                return Err(Error::InvalidInput(format!(
+                    "{}: {} overhead_s must be in [0, 1) s, got {}",
+                    self.key,
+                    q.kernel.name(),
+                    q.overhead_s
+                )));
+            }
         }
         if self.peaks.is_empty() {
             return Err(Error::InvalidInput(format!(
@@ -380,7 +522,9 @@ impl HardwareSpec {
                     self.key, self.arch_label, peak.path
                 )));
             }
-            positive(peak.path.name(), peak.dense_flop_per_s)?;
+            let peak_range =
+                |name: &str, v: f64| check_range(&self.key, name, v, &PEAK_RANGE_FLOP_PER_S, "FLOP/s");
+            peak_range(&format!("the {} peak", peak.path), peak.dense_flop_per_s)?;
             if let Some(o) = peak.kernel_overhead_s
                 && !(o.is_finite() && (0.0..1.0).contains(&o))
             {
@@ -390,7 +534,7 @@ impl HardwareSpec {
                 )));
             }
             if let Some(sparse) = peak.sparse_flop_per_s {
-                positive(peak.path.name(), sparse)?;
+                peak_range(&format!("the sparse {} peak", peak.path), sparse)?;
                 if sparse < peak.dense_flop_per_s {
                     return Err(Error::InvalidInput(format!(
                         "{}: sparse {} peak {sparse} is below the dense peak {}",
@@ -478,5 +622,47 @@ mod tests {
         let mut custom = with_peak(ComputePath::Fp4);
         custom.arch = Architecture::Custom;
         custom.check().unwrap();
+    }
+
+    #[test]
+    fn check_rejects_ceilings_outside_their_physical_ranges() {
+        let h100 = find_hardware("h100_sxm").unwrap();
+        let refused = |edit: fn(&mut HardwareSpec), field: &str| {
+            let mut spec = h100.clone();
+            edit(&mut spec);
+            let message = spec.check().unwrap_err().to_string();
+            assert!(
+                message.contains(field) && message.contains("physical range"),
+                "{message}"
+            );
+        };
+        // A denormal bandwidth (issue 27: its predictions went out as JSON null), a bandwidth in GB/s typed as
+        // bytes/s (3,350 B/s), a peak of 1 FLOP/s, a peak of 1e21 (a unit slip upwards), 1 KB of memory, and a
+        // link of 1e-300 bytes/s.
+        refused(
+            |s| s.dram_bandwidth_bytes_per_s = 1e-300,
+            "dram_bandwidth_bytes_per_s",
+        );
+        refused(
+            |s| s.dram_bandwidth_bytes_per_s = 3350.0,
+            "dram_bandwidth_bytes_per_s",
+        );
+        refused(|s| s.peaks[0].dense_flop_per_s = 1.0, "peak");
+        refused(|s| s.peaks[0].dense_flop_per_s = 1e21, "peak");
+        refused(|s| s.memory_bytes = 1e3, "memory_bytes");
+        refused(
+            |s| {
+                if let Some(link) = &mut s.interconnect {
+                    link.bandwidth_bytes_per_s = 1e-300;
+                }
+            },
+            "interconnect bandwidth_bytes_per_s",
+        );
+        // The ends of the ranges are physical.
+        let mut edge = h100.clone();
+        edge.dram_bandwidth_bytes_per_s = 1e6;
+        edge.peaks[0].dense_flop_per_s = 1e6;
+        edge.memory_bytes = 1e15;
+        edge.check().unwrap();
     }
 }

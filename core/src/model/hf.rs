@@ -24,7 +24,16 @@
 //!   `intermediate_size_mlp` wide where `moe_layers` / `interleave_moe_layer_step` put no experts, and
 //!   chunked attention of `attention_chunk_size` on the RoPE layers of `no_rope_layers`.
 //!
+//! A `quantization_config` (at the top level, or under `text_config`) gives the checkpoint's own precisions
+//! per module ([`ModelConfig::checkpoint`]; methods and rules in `model/checkpoint.rs`); one this crate does
+//! not model is an error naming its `quant_method` or field, never a silent BF16.
+//!
 //! A `layer_types` list, where given, decides which layers slide (`sliding_attention`, `chunked_attention`).
+//!
+//! Hostile files are bounded before any work that grows with them: `num_hidden_layers` is checked against
+//! [`MAX_DIM`] as soon as it is read, every per-layer count is a closed form or a pass over a list whose
+//! length is checked against the layers first, and control characters (terminal escapes) are stripped from
+//! every name read (`_name_or_path`, `architectures`) and from the key.
 //! Defaults are used only where the transformers config class defines one and published files omit the
 //! field; each is named at its use. Every other missing field is an error.
 //!
@@ -41,9 +50,10 @@
 
 use serde_json::{Map, Value};
 
+use super::checkpoint::{Naming, checkpoint_config};
 use super::{MlaConfig, ModelConfig, MoeConfig, SlidingWindow};
 use crate::error::Error;
-use crate::ops::Norm;
+use crate::ops::{MAX_DIM, Norm};
 
 /// Model families the importer knows, by their `architectures` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,14 +86,15 @@ const ARCHITECTURES: [(&str, Family, bool); 12] = [
     ("Llama4ForConditionalGeneration", Family::Llama4, true),
 ];
 
-/// The fields of one JSON object, with the path prefix errors name them by.
-struct Fields<'a> {
-    map: &'a Map<String, Value>,
-    prefix: &'static str,
+/// The fields of one JSON object, with the path prefix errors name them by (`text_config.`,
+/// `quantization_config.config_groups.group_0.weights.`).
+pub(super) struct Fields<'a> {
+    pub(super) map: &'a Map<String, Value>,
+    pub(super) prefix: String,
 }
 
 impl Fields<'_> {
-    fn error(&self, name: &str, message: impl Into<String>) -> Error {
+    pub(super) fn error(&self, name: &str, message: impl Into<String>) -> Error {
         Error::InvalidModelConfig {
             field: format!("{}{name}", self.prefix),
             message: message.into(),
@@ -91,11 +102,59 @@ impl Fields<'_> {
     }
 
     /// The value, `None` when absent or null.
-    fn get(&self, name: &str) -> Option<&Value> {
+    pub(super) fn get(&self, name: &str) -> Option<&Value> {
         self.map.get(name).filter(|v| !v.is_null())
     }
 
-    fn optional_uint(&self, name: &str) -> Result<Option<u64>, Error> {
+    /// A string, `None` when absent or null.
+    pub(super) fn optional_str(&self, name: &str) -> Result<Option<&str>, Error> {
+        self.get(name)
+            .map(|v| {
+                v.as_str()
+                    .ok_or_else(|| self.error(name, format!("must be a string, not {v}")))
+            })
+            .transpose()
+    }
+
+    /// true or false, `None` when absent or null.
+    pub(super) fn optional_bool(&self, name: &str) -> Result<Option<bool>, Error> {
+        self.get(name)
+            .map(|v| {
+                v.as_bool()
+                    .ok_or_else(|| self.error(name, format!("must be true or false, not {v}")))
+            })
+            .transpose()
+    }
+
+    /// A list of strings (absent or null: empty).
+    pub(super) fn strings(&self, name: &str) -> Result<Vec<String>, Error> {
+        let Some(value) = self.get(name) else {
+            return Ok(Vec::new());
+        };
+        let bad = || self.error(name, "must be a list of strings");
+        value
+            .as_array()
+            .ok_or_else(bad)?
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned).ok_or_else(bad))
+            .collect()
+    }
+
+    /// The object `name`, its errors named under this one's path; `None` when absent or null.
+    pub(super) fn nested(&self, name: &str) -> Result<Option<Fields<'_>>, Error> {
+        self.get(name)
+            .map(|v| {
+                v.as_object()
+                    .map(|map| Fields {
+                        map,
+                        prefix: format!("{}{name}.", self.prefix),
+                    })
+                    .ok_or_else(|| self.error(name, "must be an object"))
+            })
+            .transpose()
+    }
+
+    pub(super) fn optional_uint(&self, name: &str) -> Result<Option<u64>, Error> {
         self.get(name)
             .map(|v| {
                 v.as_u64()
@@ -114,10 +173,7 @@ impl Fields<'_> {
     }
 
     fn bool_or(&self, name: &str, default: bool) -> Result<bool, Error> {
-        self.get(name).map_or(Ok(default), |v| {
-            v.as_bool()
-                .ok_or_else(|| self.error(name, format!("must be true or false, not {v}")))
-        })
+        Ok(self.optional_bool(name)?.unwrap_or(default))
     }
 
     /// A list of non-negative integers, `None` when absent or null.
@@ -133,6 +189,39 @@ impl Fields<'_> {
             .map(|v| v.as_u64().ok_or_else(not_a_list))
             .collect::<Result<Vec<_>, _>>()
             .map(Some)
+    }
+
+    /// A list of layer indices (`mlp_only_layers`, `moe_layers`), each once (in first-seen order); `None` when
+    /// absent or null. Its length is checked against `layers` before it is read, and repeats are dropped in
+    /// one pass (a bit per layer: at most 2 MiB at [`MAX_DIM`] layers).
+    fn layer_indices(&self, name: &str, layers: u32) -> Result<Option<Vec<u64>>, Error> {
+        if let Some(list) = self.get(name).and_then(Value::as_array)
+            && list.len() > layers as usize
+        {
+            return Err(self.error(
+                name,
+                format!(
+                    "lists {} layers, more than num_hidden_layers ({layers})",
+                    list.len()
+                ),
+            ));
+        }
+        let Some(list) = self.uint_list(name)? else {
+            return Ok(None);
+        };
+        let mut seen = vec![0u64; (layers as usize).div_ceil(64)];
+        let mut distinct = Vec::new();
+        for i in list {
+            let word = seen
+                .get_mut(usize::try_from(i / 64).unwrap_or(usize::MAX))
+                .filter(|_| i < u64::from(layers))
+                .ok_or_else(|| self.error(name, "names a layer beyond num_hidden_layers"))?;
+            if *word & (1 << (i % 64)) == 0 {
+                *word |= 1 << (i % 64);
+                distinct.push(i);
+            }
+        }
+        Ok(Some(distinct))
     }
 
     /// Sliding (or chunked) layers of `layer_types`: `None` when absent; (count, any chunked) otherwise.
@@ -172,9 +261,18 @@ impl Fields<'_> {
     }
 }
 
-/// Layers `0..layers` for which `is_sliding` holds, as a count.
-fn count_layers(layers: u32, is_sliding: impl Fn(u32) -> bool) -> u32 {
-    (0..layers).filter(|&i| is_sliding(i)).count() as u32
+/// How many multiples of `step` (≥ 1) lie in `lo..hi`: ⌈hi / step⌉ − ⌈lo / step⌉, in O(1) (a config may
+/// name up to 2^24 layers).
+fn multiples_in(lo: u64, hi: u64, step: u64) -> u32 {
+    let step = step.max(1);
+    let below = |x: u64| x.div_ceil(step);
+    u32::try_from(below(hi.max(lo)) - below(lo)).unwrap_or(u32::MAX)
+}
+
+/// A name read from the file without its control characters (terminal escape sequences lose their ESC and
+/// print as plain text).
+fn printable(name: &str) -> String {
+    name.chars().filter(|c| !c.is_control()).collect()
 }
 
 impl ModelConfig {
@@ -210,7 +308,7 @@ impl ModelConfig {
                 field: "config.json".into(),
                 message: "must be a JSON object".into(),
             })?,
-            prefix: "",
+            prefix: String::new(),
         };
         let architecture = root
             .get("architectures")
@@ -227,7 +325,8 @@ impl ModelConfig {
                 root.error(
                     "architectures",
                     format!(
-                        "unsupported architecture '{architecture}'; supported: {}",
+                        "unsupported architecture '{}'; supported: {}",
+                        printable(architecture),
                         known.join(", ")
                     ),
                 )
@@ -238,16 +337,24 @@ impl ModelConfig {
                     .get("text_config")
                     .and_then(Value::as_object)
                     .ok_or_else(|| root.error("text_config", "missing (the language model's config)"))?,
-                prefix: "text_config.",
+                prefix: "text_config.".to_owned(),
             }
         } else {
             Fields {
                 map: root.map,
-                prefix: "",
+                prefix: String::new(),
             }
         };
-        let model = parse(key, architecture, family, &root, &text)?;
+        let mut model = parse(&printable(key), architecture, family, &root, &text)?;
         model.check()?;
+        let naming = match family {
+            Family::Mixtral => Naming::MIXTRAL,
+            Family::DeepseekV3 => Naming::DEEPSEEK,
+            Family::GptOss => Naming::GPT_OSS,
+            Family::Llama4 => Naming::LLAMA4,
+            _ => Naming::LLAMA,
+        };
+        model.checkpoint = checkpoint_config(&root, &text, &model, &naming)?;
         Ok(model)
     }
 }
@@ -259,9 +366,18 @@ fn parse(
     root: &Fields<'_>,
     text: &Fields<'_>,
 ) -> Result<ModelConfig, Error> {
+    // Bounded before anything counts layers: a config may say 2^32 − 1.
     let layers_u64 = text.uint("num_hidden_layers")?;
     let layers = u32::try_from(layers_u64)
-        .map_err(|_| text.error("num_hidden_layers", format!("{layers_u64} is too large")))?;
+        .ok()
+        .filter(|&l| u64::from(l) <= MAX_DIM)
+        .ok_or_else(|| {
+            text.error(
+                "num_hidden_layers",
+                format!("{layers_u64} is above the limit of {MAX_DIM} layers"),
+            )
+        })?;
+    let layers_u64 = u64::from(layers);
     let hidden = text.uint("hidden_size")?;
     let heads = text.uint("num_attention_heads")?;
     // Every class here except Gemma 3 and gpt-oss sets `num_key_value_heads = num_attention_heads` when it
@@ -311,11 +427,15 @@ fn parse(
         },
     };
 
+    // Layers i ≥ first_dense with (i + 1) a multiple of `step`, less those in `exempt` (distinct, below
+    // `layers`).
     let sparse = |step: u64, exempt: &[u64], first_dense: u64| {
-        count_layers(layers, |i| {
-            let i = u64::from(i);
-            i >= first_dense && (i + 1).is_multiple_of(step) && !exempt.contains(&i)
-        })
+        let exempted = exempt
+            .iter()
+            .filter(|&&i| i >= first_dense && (i + 1).is_multiple_of(step.max(1)))
+            .count();
+        multiples_in(first_dense + 1, layers_u64 + 1, step)
+            .saturating_sub(u32::try_from(exempted).unwrap_or(u32::MAX))
     };
     let (ffn_dim, moe) = match family {
         Family::Mixtral => (
@@ -331,7 +451,7 @@ fn parse(
         Family::Qwen3Moe => {
             // Qwen3MoeConfig defaults: decoder_sparse_step 1, mlp_only_layers [].
             let step = text.uint_or("decoder_sparse_step", 1)?.max(1);
-            let exempt = text.uint_list("mlp_only_layers")?.unwrap_or_default();
+            let exempt = text.layer_indices("mlp_only_layers", layers)?.unwrap_or_default();
             let moe_layers = sparse(step, &exempt, 0);
             (
                 text.uint("intermediate_size")?,
@@ -340,7 +460,7 @@ fn parse(
                     top_k: text.uint("num_experts_per_tok")?,
                     shared_experts: 0,
                     expert_ffn: text.uint("moe_intermediate_size")?,
-                    dense_layers: layers - moe_layers,
+                    dense_layers: layers.saturating_sub(moe_layers),
                 }),
             )
         }
@@ -349,9 +469,7 @@ fn parse(
             // (moe_layer_freq defaults to 1).
             let first_dense = text.uint("first_k_dense_replace")?;
             let frequency = text.uint_or("moe_layer_freq", 1)?.max(1);
-            let moe_layers = count_layers(layers, |i| {
-                u64::from(i) >= first_dense && u64::from(i).is_multiple_of(frequency)
-            });
+            let moe_layers = multiples_in(first_dense.min(layers_u64), layers_u64, frequency);
             (
                 text.uint("intermediate_size")?,
                 Some(MoeConfig {
@@ -359,7 +477,7 @@ fn parse(
                     top_k: text.uint("num_experts_per_tok")?,
                     shared_experts: text.uint("n_shared_experts")?,
                     expert_ffn: text.uint("moe_intermediate_size")?,
-                    dense_layers: layers - moe_layers,
+                    dense_layers: layers.saturating_sub(moe_layers),
                 }),
             )
         }
@@ -383,13 +501,8 @@ fn parse(
         Family::Llama4 => {
             // Llama4TextConfig: `moe_layers`, else every `interleave_moe_layer_step`-th layer (default 1);
             // each MoE layer has one shared expert as wide as the routed ones.
-            let moe_layers = match text.uint_list("moe_layers")? {
-                Some(list) => {
-                    if list.iter().any(|&i| i >= layers_u64) {
-                        return Err(text.error("moe_layers", "names a layer beyond num_hidden_layers"));
-                    }
-                    list.len() as u32
-                }
+            let moe_layers = match text.layer_indices("moe_layers", layers)? {
+                Some(list) => u32::try_from(list.len()).unwrap_or(u32::MAX),
                 None => sparse(text.uint_or("interleave_moe_layer_step", 1)?.max(1), &[], 0),
             };
             (
@@ -399,7 +512,7 @@ fn parse(
                     top_k: text.uint("num_experts_per_tok")?,
                     shared_experts: 1,
                     expert_ffn: text.uint("intermediate_size")?,
-                    dense_layers: layers - moe_layers,
+                    dense_layers: layers.saturating_sub(moe_layers),
                 }),
             )
         }
@@ -412,11 +525,12 @@ fn parse(
     let name = root
         .get("_name_or_path")
         .and_then(Value::as_str)
+        .map(printable)
         .filter(|n| !n.is_empty())
-        .unwrap_or(key);
+        .unwrap_or_else(|| key.to_owned());
     Ok(ModelConfig {
         key: key.to_owned(),
-        name: name.to_owned(),
+        name,
         layers,
         hidden,
         heads,
@@ -432,7 +546,8 @@ fn parse(
         sliding_window,
         published_params: 0.0,
         published_active_params: None,
-        source: format!("Hugging Face config.json ({architecture})"),
+        source: format!("Hugging Face config.json ({})", printable(architecture)),
+        checkpoint: None,
     })
 }
 
@@ -463,14 +578,14 @@ fn sliding_window(family: Family, text: &Fields<'_>, layers: u32) -> Result<Opti
         Family::GptOss => {
             // GptOssConfig: sliding_window 128 on every other layer, the first one sliding, by default.
             let window = text.uint_or("sliding_window", 128)?;
-            (Some(window), count_layers(layers, |i| i % 2 == 0), false)
+            (Some(window), multiples_in(0, u64::from(layers), 2), false)
         }
         Family::Gemma3 => {
             // Gemma3TextConfig: sliding_window 4096 by default; without layer_types, layer i slides unless
             // (i + 1) is a multiple of sliding_window_pattern (default 6).
             let window = text.uint_or("sliding_window", 4096)?;
             let pattern = text.uint_or("sliding_window_pattern", 6)?.max(1);
-            let sliding = count_layers(layers, |i| !(u64::from(i) + 1).is_multiple_of(pattern));
+            let sliding = layers - multiples_in(1, u64::from(layers) + 1, pattern);
             (Some(window), sliding, false)
         }
         Family::Llama4 => {
@@ -490,7 +605,7 @@ fn sliding_window(family: Family, text: &Fields<'_>, layers: u32) -> Result<Opti
                     }
                     list.iter().filter(|&&uses_rope| uses_rope != 0).count() as u32
                 }
-                _ => count_layers(layers, |i| !(i + 1).is_multiple_of(4)),
+                _ => layers - multiples_in(1, u64::from(layers) + 1, 4),
             };
             (window, rope_layers, true)
         }

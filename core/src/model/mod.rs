@@ -2,14 +2,16 @@
 //!
 //! Parameter counts are derived from the structure (projections, FFN or experts, norms, embeddings) and
 //! checked against the published totals in the tests. `model/hf.rs` (feature `serde`) imports any supported
-//! Hugging Face `config.json`: [`ModelConfig::from_hf_config_json`]. `model/presets.rs` holds the presets'
-//! data.
+//! Hugging Face `config.json`: [`ModelConfig::from_hf_config_json`], with the checkpoint's own precisions
+//! from its `quantization_config` (`model/checkpoint.rs`). `model/presets.rs` holds the presets' data.
 
 use crate::error::Error;
 use crate::ops::{Activation, Norm};
 use crate::precision::Precision;
-use crate::quant_config::QuantConfig;
+use crate::quant_config::{Module, QuantConfig};
 
+#[cfg(feature = "serde")]
+mod checkpoint;
 #[cfg(feature = "serde")]
 mod hf;
 mod presets;
@@ -105,6 +107,11 @@ pub struct ModelConfig {
     pub published_active_params: Option<f64>,
     /// Where the numbers come from.
     pub source: String,
+    /// The precisions the published checkpoint stores, module by module (from an imported `config.json`'s
+    /// `quantization_config`, or a preset's published checkpoint); `None` for a checkpoint in its 16-bit
+    /// `torch_dtype`. Models serialized before the field existed read as `None`.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub checkpoint: Option<QuantConfig>,
 }
 
 /// Parameter counts of a model.
@@ -117,13 +124,13 @@ pub struct ParamCount {
     pub active: f64,
 }
 
-/// Weight matrices of one kind: `elements` each, `copies` of them, and whether the config's weight format
-/// applies (linear layers) or they stay at the hidden precision (embeddings, logits head, router, norms).
+/// Weight matrices of one kind: `elements` each, `copies` of them, and the module whose format they are
+/// stored in (`None`: norms, always at the hidden precision).
 struct WeightGroup {
     elements: f64,
     copies: f64,
     active_copies: f64,
-    quantized: bool,
+    module: Option<Module>,
 }
 
 impl ModelConfig {
@@ -232,7 +239,7 @@ impl ModelConfig {
         }
     }
 
-    fn weight_groups(&self) -> [WeightGroup; 7] {
+    fn weight_groups(&self) -> [WeightGroup; 8] {
         let layers = f64::from(self.layers);
         let (moe_layers, dense_layers) = (f64::from(self.moe_layers()), f64::from(self.dense_layers()));
         let norm_params = if matches!(self.norm, Norm::LayerNorm) {
@@ -245,39 +252,67 @@ impl ModelConfig {
             .map_or(0.0, |m| m.q_lora_rank as f64 + m.kv_lora_rank as f64);
         let layer_norms = layers * (2.0 * self.hidden as f64 + mla_norms) + self.hidden as f64;
         let embedding = self.vocab as f64 * self.hidden as f64;
-        let group = |elements, copies, active_copies, quantized| WeightGroup {
+        let group = |elements, copies, active_copies, module| WeightGroup {
             elements,
             copies,
             active_copies,
-            quantized,
+            module,
         };
-        let (experts, router) = match self.moe {
+        let (routed, shared, router) = match self.moe {
             Some(m) => (
                 group(
                     self.ffn_elements(m.expert_ffn),
-                    moe_layers * (m.experts as f64 + m.shared_experts as f64),
-                    moe_layers * (m.top_k as f64 + m.shared_experts as f64),
-                    true,
+                    moe_layers * m.experts as f64,
+                    moe_layers * m.top_k as f64,
+                    Some(Module::RoutedExperts),
+                ),
+                group(
+                    self.ffn_elements(m.expert_ffn),
+                    moe_layers * m.shared_experts as f64,
+                    moe_layers * m.shared_experts as f64,
+                    Some(Module::SharedExperts),
                 ),
                 group(
                     self.hidden as f64 * m.experts as f64,
                     moe_layers,
                     moe_layers,
-                    false,
+                    Some(Module::Router),
                 ),
             ),
-            None => (group(0.0, 0.0, 0.0, true), group(0.0, 0.0, 0.0, false)),
+            None => (
+                group(0.0, 0.0, 0.0, Some(Module::RoutedExperts)),
+                group(0.0, 0.0, 0.0, Some(Module::SharedExperts)),
+                group(0.0, 0.0, 0.0, Some(Module::Router)),
+            ),
         };
         let heads = if self.tied_embeddings { 0.0 } else { 1.0 };
         [
-            group(self.attention_elements(), layers, layers, true),
-            group(self.ffn_elements(self.ffn_dim), dense_layers, dense_layers, true),
-            experts,
+            group(self.attention_elements(), layers, layers, Some(Module::Attention)),
+            group(
+                self.ffn_elements(self.ffn_dim),
+                dense_layers,
+                dense_layers,
+                Some(Module::DenseMlp),
+            ),
+            routed,
+            shared,
             router,
-            group(norm_params * layer_norms, 1.0, 1.0, false),
-            group(embedding, 1.0, 1.0, false),
-            group(embedding, heads, heads, false),
+            group(norm_params * layer_norms, 1.0, 1.0, None),
+            group(embedding, 1.0, 1.0, Some(Module::Embeddings)),
+            group(embedding, heads, heads, Some(Module::Head)),
         ]
+    }
+
+    /// The modules the model has: attention and embeddings always, the dense MLP where some layer has one,
+    /// the MoE modules where it has experts (shared experts where it has them), the head unless tied to the
+    /// embeddings.
+    #[must_use]
+    pub fn modules(&self) -> Vec<Module> {
+        self.weight_groups()
+            .iter()
+            .filter(|g| g.copies > 0.0 && g.elements > 0.0)
+            .filter_map(|g| g.module)
+            .collect()
     }
 
     /// Total and active parameters, derived from the structure.
@@ -304,22 +339,67 @@ impl ModelConfig {
         )
     }
 
-    /// Bytes of all weights under `config`: linear layers (attention, FFN, experts) in the weight format,
-    /// one tensor per matrix with its block scales; embeddings, logits head, router and norms at the hidden
-    /// precision (AWQ, GPTQ and ModelOpt checkpoints keep them unquantized).
+    /// Bytes of all weights under `config`: each module's matrices in its weight format
+    /// ([`QuantConfig::format`]: linear layers in the config's weight format unless a module says otherwise;
+    /// embeddings, logits head and router at the hidden precision, as AWQ, GPTQ and ModelOpt checkpoints keep
+    /// them), one tensor per matrix with its block scales; norms at the hidden precision.
     #[must_use]
     pub fn weight_bytes(&self, config: &QuantConfig) -> f64 {
         self.weight_groups()
             .iter()
             .map(|g| {
-                let format = if g.quantized {
-                    config.weights
-                } else {
-                    config.hidden()
-                };
+                let format = g
+                    .module
+                    .map_or_else(|| config.hidden(), |m| config.format(m).weights);
                 g.copies * format.tensor_bytes(g.elements)
             })
             .sum()
+    }
+
+    /// The config the model's checkpoint runs in: its own precisions ([`ModelConfig::checkpoint`]), else
+    /// BF16 (the 16-bit checkpoint).
+    ///
+    /// # Examples
+    /// ```
+    /// let llama = roofline_core::find_model("llama-3.1-8b").unwrap();
+    /// assert_eq!(llama.checkpoint_config().key, "bf16");
+    /// ```
+    #[must_use]
+    pub fn checkpoint_config(&self) -> QuantConfig {
+        self.checkpoint.clone().unwrap_or_else(|| {
+            crate::quant_config::find_quant_config("bf16")
+                .cloned()
+                .expect("bf16 is a config")
+        })
+    }
+
+    /// The config named `key` for this model: `checkpoint` is [`ModelConfig::checkpoint_config`], any other
+    /// key a precision config of the table ([`crate::find_quant_config`]).
+    ///
+    /// # Errors
+    /// [`Error::UnknownConfig`] listing `checkpoint` and every table key.
+    pub fn config(&self, key: &str) -> Result<QuantConfig, Error> {
+        if key.trim().eq_ignore_ascii_case("checkpoint") {
+            return Ok(self.checkpoint_config());
+        }
+        crate::quant_config::find_quant_config(key)
+            .cloned()
+            .map_err(|e| match e {
+                Error::UnknownConfig { key, mut valid } => {
+                    valid.insert(0, "checkpoint".to_owned());
+                    Error::UnknownConfig { key, valid }
+                }
+                other => other,
+            })
+    }
+
+    /// The configs the advisor weighs for this model: every precision config of the table, and the
+    /// checkpoint's own when it has one.
+    #[must_use]
+    pub fn candidate_configs(&self) -> Vec<QuantConfig> {
+        let mut configs = crate::quant_config::quant_configs().to_vec();
+        configs.extend(self.checkpoint.clone());
+        configs
     }
 
     /// Checks that every dimension is positive and heads divide evenly into KV heads.

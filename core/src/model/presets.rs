@@ -5,6 +5,43 @@ use std::sync::LazyLock;
 
 use super::{MlaConfig, ModelConfig, MoeConfig, SlidingWindow};
 use crate::ops::Norm;
+use crate::precision::{ActivationScale, Precision};
+use crate::quant_config::{LinearFormat, Module, ModuleFormat, QuantConfig};
+
+/// The checkpoint of DeepSeek-V3, DeepSeek-R1 and Kimi K2: every decoder linear layer in FP8 with FP32 scales
+/// per 128×128 block (`quantization_config`: `quant_method` fp8, `weight_block_size` [128, 128],
+/// `activation_scheme` dynamic; DeepSeek-V3 `README_WEIGHTS.md`), the head and embeddings in BF16.
+fn fp8_block_checkpoint() -> Option<QuantConfig> {
+    Some(QuantConfig::checkpoint(
+        "fp8 (128×128 blocks)",
+        LinearFormat {
+            weights: Precision::Fp8Block128,
+            activations: Precision::Fp8Group128,
+            activation_scale: ActivationScale::DynamicPerToken,
+        },
+        None,
+        Vec::new(),
+    ))
+}
+
+/// The checkpoint of gpt-oss: MXFP4 MoE experts run W4A16, attention, router, embeddings and head in BF16
+/// (`quantization_config`: `quant_method` mxfp4, `modules_to_not_convert` self_attn, mlp.router,
+/// embed_tokens, lm_head; huggingface.co/openai/gpt-oss-120b config.json).
+fn mxfp4_checkpoint() -> Option<QuantConfig> {
+    Some(QuantConfig::checkpoint(
+        "mxfp4 (MoE experts, W4A16)",
+        LinearFormat {
+            weights: Precision::Mxfp4,
+            activations: Precision::Bf16,
+            activation_scale: ActivationScale::DynamicPerTensor,
+        },
+        None,
+        vec![ModuleFormat {
+            module: Module::Attention,
+            format: LinearFormat::plain(Precision::Bf16),
+        }],
+    ))
+}
 
 /// A dense Llama-style preset: gated SiLU FFN, RMSNorm.
 #[allow(clippy::too_many_arguments)]
@@ -35,6 +72,7 @@ fn dense(
         published_params,
         published_active_params: None,
         source: source.to_owned(),
+        checkpoint: None,
     }
 }
 
@@ -126,6 +164,7 @@ pub(super) static PRESETS: LazyLock<Vec<ModelConfig>> = LazyLock::new(|| {
             )
         },
         ModelConfig {
+            checkpoint: fp8_block_checkpoint(),
             moe: Some(MoeConfig {
                 experts: 256,
                 top_k: 8,
@@ -209,6 +248,7 @@ pub(super) static PRESETS: LazyLock<Vec<ModelConfig>> = LazyLock::new(|| {
             )
         },
         ModelConfig {
+            checkpoint: mxfp4_checkpoint(),
             moe: moe(32, 4, 0, 2880, 0),
             sliding_window: window(128, 12),
             published_active_params: Some(3.61e9),
@@ -224,6 +264,7 @@ pub(super) static PRESETS: LazyLock<Vec<ModelConfig>> = LazyLock::new(|| {
             )
         },
         ModelConfig {
+            checkpoint: mxfp4_checkpoint(),
             moe: moe(128, 4, 0, 2880, 0),
             sliding_window: window(128, 18),
             published_active_params: Some(5.13e9),
@@ -295,6 +336,7 @@ pub(super) static PRESETS: LazyLock<Vec<ModelConfig>> = LazyLock::new(|| {
             )
         },
         ModelConfig {
+            checkpoint: fp8_block_checkpoint(),
             moe: moe(256, 8, 1, 2048, 3),
             mla: Some(DEEPSEEK_V3_MLA),
             published_active_params: Some(37e9),
@@ -309,6 +351,7 @@ pub(super) static PRESETS: LazyLock<Vec<ModelConfig>> = LazyLock::new(|| {
             )
         },
         ModelConfig {
+            checkpoint: fp8_block_checkpoint(),
             moe: moe(384, 8, 1, 2048, 1),
             mla: Some(DEEPSEEK_V3_MLA),
             published_active_params: Some(32e9),

@@ -186,6 +186,7 @@ impl Operator {
                     output_bytes,
                     gemm: None,
                     collective: None,
+                    quantize: None,
                     kernel: Some(kernel),
                 }
             };

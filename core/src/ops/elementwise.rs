@@ -5,7 +5,7 @@
 
 use super::{KernelShape, OpKind, OperandPrecisions, Operator, RowKind, check_dims};
 use crate::error::Error;
-use crate::precision::Precision;
+use crate::precision::{ActivationScale, Precision, QuantizeKernel};
 
 /// Which normalization a model uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -52,8 +52,49 @@ fn vector_op(
         output_bytes: precision.tensor_bytes(elements),
         gemm: None,
         collective: None,
+        quantize: None,
         kernel: Some(KernelShape::Rows { rows, width, kind }),
     }
+}
+
+/// One activation-quantization kernel over `tokens` rows of `width` elements from `from` to `to`.
+fn quantize_kernel(
+    tokens: u64,
+    width: u64,
+    from: Precision,
+    to: Precision,
+    kernel: QuantizeKernel,
+) -> Result<Operator, Error> {
+    check_dims(&[("tokens", tokens), ("width", width)])?;
+    let elements = (tokens * width) as f64;
+    let (name, flops, output_bytes, kind) = match kernel {
+        QuantizeKernel::AbsMax => ("amax", elements, 4.0, RowKind::AbsMax),
+        _ => (
+            "quantize",
+            2.0 * elements,
+            to.tensor_bytes(elements),
+            RowKind::Quantize,
+        ),
+    };
+    Ok(Operator {
+        name: name.to_owned(),
+        kind: OpKind::Elementwise,
+        shape: format!("{tokens}x{width}"),
+        precisions: to.into(),
+        flops,
+        weight_bytes: 0.0,
+        activation_bytes: from.tensor_bytes(elements),
+        kv_bytes: 0.0,
+        output_bytes,
+        gemm: None,
+        collective: None,
+        quantize: Some(kernel),
+        kernel: Some(KernelShape::Rows {
+            rows: tokens,
+            width,
+            kind,
+        }),
+    })
 }
 
 impl Operator {
@@ -123,10 +164,11 @@ impl Operator {
     }
 
     /// Run-time quantization of `tokens` rows of `width` linear-layer inputs from `from` (the hidden format)
-    /// to `to` (FP8, INT8 or a block-scaled FP4), as engines do before each FP8/INT8/FP4 GEMM.
+    /// to `to` (FP8, INT8 or a block-scaled format) with a known or in-kernel scale: the kernel that writes the
+    /// quantized tensor ([`QuantizeKernel::for_input`] with a static scale).
     ///
-    /// FLOPs = 2·T·W (absolute maximum, scale and round). Bytes = read T·W in `from` + write T·W in `to`
-    /// with its block scales ([`Precision::tensor_bytes`]).
+    /// FLOPs = 2·T·W (scale and round). Bytes = read T·W in `from` + write T·W in `to` with its block scales
+    /// ([`Precision::tensor_bytes`]).
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for a zero or oversized dimension.
@@ -136,26 +178,40 @@ impl Operator {
         from: Precision,
         to: Precision,
     ) -> Result<Operator, Error> {
-        check_dims(&[("tokens", tokens), ("width", width)])?;
-        let elements = (tokens * width) as f64;
-        Ok(Operator {
-            name: "quantize".to_owned(),
-            kind: OpKind::Elementwise,
-            shape: format!("{tokens}x{width}"),
-            precisions: to.into(),
-            flops: 2.0 * elements,
-            weight_bytes: 0.0,
-            activation_bytes: from.tensor_bytes(elements),
-            kv_bytes: 0.0,
-            output_bytes: to.tensor_bytes(elements),
-            gemm: None,
-            collective: None,
-            kernel: Some(KernelShape::Rows {
-                rows: tokens,
-                width,
-                kind: RowKind::Quantize,
-            }),
-        })
+        let kernels = QuantizeKernel::for_input(to, ActivationScale::StaticPerTensor);
+        quantize_kernel(tokens, width, from, to, kernels[kernels.len() - 1])
+    }
+
+    /// The kernels an engine launches to quantize `tokens` rows of `width` linear-layer inputs from `from` to
+    /// `to` under `scale`, in launch order ([`QuantizeKernel::for_input`]): for a dynamic per-tensor FP8 or
+    /// INT8 scale an absolute-maximum reduction (`amax`: reads T·W in `from`, T·W FLOPs, writes one FP32
+    /// scale) and the quantization; otherwise the one quantization kernel (per tensor, per row or per block).
+    /// Source of the two-kernel sequence: vLLM `csrc/quantization/w8a8/fp8/common.cu`
+    /// (`dynamic_scaled_fp8_quant`: `segmented_max_reduction`, then `scaled_fp8_quant_kernel`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a zero or oversized dimension.
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::{ActivationScale, Operator, Precision};
+    /// let ops = Operator::activation_quantization(1, 4096, Precision::Bf16, Precision::Fp8E4M3,
+    ///     ActivationScale::DynamicPerTensor).unwrap();
+    /// assert_eq!(ops.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(), ["amax", "quantize"]);
+    /// // The reduction reads the BF16 row and writes one FP32 scale: 8192 + 4 bytes.
+    /// assert_eq!(ops[0].bytes(), 8196.0);
+    /// ```
+    pub fn activation_quantization(
+        tokens: u64,
+        width: u64,
+        from: Precision,
+        to: Precision,
+        scale: ActivationScale,
+    ) -> Result<Vec<Operator>, Error> {
+        QuantizeKernel::for_input(to, scale)
+            .iter()
+            .map(|&kernel| quantize_kernel(tokens, width, from, to, kernel))
+            .collect()
     }
 
     /// Rotary position embedding of Q and K for `tokens` tokens: (heads + kv_heads)·head_dim elements per
@@ -217,6 +273,7 @@ impl Operator {
             output_bytes: output.tensor_bytes(elements),
             gemm: None,
             collective: None,
+            quantize: None,
             kernel: Some(KernelShape::Gather {
                 rows: tokens,
                 width: hidden,
@@ -282,6 +339,7 @@ impl Operator {
             output_bytes: 0.0,
             gemm: None,
             collective: None,
+            quantize: None,
             kernel: Some(KernelShape::KvRead {
                 tokens,
                 elements: elements_per_token,

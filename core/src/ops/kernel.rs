@@ -28,12 +28,15 @@ pub enum RowKind {
     Rope,
     /// Run-time quantization of a linear layer's input to the operator's output precision.
     Quantize,
+    /// The absolute maximum of a whole tensor (the dynamic per-tensor scale of the quantization after it).
+    AbsMax,
     /// Softmax over a row of attention scores (unfused attention).
     Softmax,
 }
 
 impl RowKind {
-    /// `rms_norm`, `layer_norm`, `silu_mul`, `gelu`, `residual_add`, `rope`, `quantize` or `softmax`.
+    /// `rms_norm`, `layer_norm`, `silu_mul`, `gelu`, `residual_add`, `rope`, `quantize`, `abs_max` or
+    /// `softmax`.
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
@@ -44,6 +47,7 @@ impl RowKind {
             RowKind::ResidualAdd => "residual_add",
             RowKind::Rope => "rope",
             RowKind::Quantize => "quantize",
+            RowKind::AbsMax => "abs_max",
             RowKind::Softmax => "softmax",
         }
     }

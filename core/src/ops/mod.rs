@@ -20,7 +20,7 @@ use std::str::FromStr;
 
 use crate::error::Error;
 use crate::hardware::Collective;
-use crate::precision::Precision;
+use crate::precision::{GemmFamily, Precision, QuantizeKernel};
 
 /// The largest dimension accepted for one operator axis (2^24), so products stay exact in `f64`.
 pub const MAX_DIM: u64 = 1 << 24;
@@ -197,6 +197,9 @@ pub struct Operator {
     pub gemm: Option<GemmShape>,
     /// The collective, for communication operators ([`OpKind::Collective`]).
     pub collective: Option<CollectiveShape>,
+    /// Which activation-quantization kernel this is, for the kernels that quantize a linear layer's input
+    /// ([`Operator::activation_quantization`]); its fixed time is the spec's figure for that kernel.
+    pub quantize: Option<QuantizeKernel>,
     /// What the kernel computes, for the operators that are not GEMM-like (norms, activations, residual
     /// adds, RoPE, quantization, embeddings, KV-cache copies, attention): enough to build and run it.
     pub kernel: Option<KernelShape>,
@@ -249,6 +252,7 @@ impl Operator {
             output_bytes: precisions.output.tensor_bytes(n_f),
             gemm: Some(GemmShape { batch: 1, m: 1, n, k }),
             collective: None,
+            quantize: None,
             kernel: None,
         })
     }
@@ -305,6 +309,7 @@ impl Operator {
             output_bytes: b_f * precisions.output.tensor_bytes(m_f * n_f),
             gemm: Some(GemmShape { batch, m, n, k }),
             collective: None,
+            quantize: None,
             kernel: None,
         })
     }
@@ -361,6 +366,7 @@ impl Operator {
                 gpus,
                 payload_bytes,
             }),
+            quantize: None,
             kernel: None,
         })
     }
@@ -374,6 +380,18 @@ impl Operator {
             Operator::gemv(n, k, precisions)
         } else {
             Operator::gemm(m, n, k, precisions)
+        }
+    }
+
+    /// The GEMM kernel family of a GEMV, GEMM or batched GEMM ([`GemmFamily::of`] its weight and activation
+    /// formats); `None` for every other operator.
+    #[must_use]
+    pub const fn gemm_family(&self) -> Option<GemmFamily> {
+        match self.kind {
+            OpKind::Gemv | OpKind::Gemm | OpKind::BatchedGemm => {
+                Some(GemmFamily::of(self.precisions.weight, self.precisions.activation))
+            }
+            _ => None,
         }
     }
 

@@ -35,8 +35,9 @@ impl MoeShape {
 }
 
 impl Operator {
-    /// The operators of a MoE layer's routed experts: `router` (T×E×H GEMM at the output precision),
-    /// `expert_gate_up` and `expert_down` (batched GEMMs over the active experts) and the activation between.
+    /// The operators of a MoE layer's routed experts: `router` (T×E×H GEMM in `router`'s precisions, the
+    /// hidden precision unless a checkpoint quantizes it), `expert_gate_up` and `expert_down` (batched GEMMs
+    /// over the active experts in `precisions`) and the activation between.
     ///
     /// FLOPs: router 2·T·E·H; gate/up 2·T·k·(2)F·H; down 2·T·k·H·F. Weight bytes: active experts' matrices
     /// only. Activation and output bytes: the T·k routed rows.
@@ -49,10 +50,14 @@ impl Operator {
     /// use roofline_core::{MoeShape, Operator, Precision};
     /// // Mixtral-8x7B decode, one token: 2 of 8 experts are read.
     /// let shape = MoeShape { tokens: 1, experts: 8, top_k: 2, hidden: 4096, expert_ffn: 14_336, gated: true };
-    /// let ops = Operator::moe_experts(&shape, Precision::Bf16.into()).unwrap();
+    /// let ops = Operator::moe_experts(&shape, Precision::Bf16.into(), Precision::Bf16.into()).unwrap();
     /// assert_eq!(ops[1].weight_bytes, 2.0 * 2.0 * (2.0 * 14_336.0 * 4096.0));
     /// ```
-    pub fn moe_experts(shape: &MoeShape, precisions: OperandPrecisions) -> Result<Vec<Operator>, Error> {
+    pub fn moe_experts(
+        shape: &MoeShape,
+        precisions: OperandPrecisions,
+        router: OperandPrecisions,
+    ) -> Result<Vec<Operator>, Error> {
         check_dims(&[
             ("tokens", shape.tokens),
             ("experts", shape.experts),
@@ -66,9 +71,7 @@ impl Operator {
                 shape.top_k, shape.experts
             )));
         }
-        let hidden_precision = precisions.output;
-        let router = Operator::gemm(shape.tokens, shape.experts, shape.hidden, hidden_precision.into())?
-            .named("router");
+        let router = Operator::gemm(shape.tokens, shape.experts, shape.hidden, router)?.named("router");
         let active = shape.active_experts();
         let routed_rows = (shape.tokens * shape.top_k) as f64;
         // Tile accounting needs whole experts and rows: round the expected count, spread the rows evenly.
@@ -98,6 +101,7 @@ impl Operator {
                     k,
                 }),
                 collective: None,
+                quantize: None,
                 kernel: None,
             }
         };
@@ -113,7 +117,7 @@ impl Operator {
                 activation,
                 shape.tokens * shape.top_k,
                 shape.expert_ffn,
-                hidden_precision,
+                precisions.output,
             )?
             .named("expert_act"),
             expert_gemm("expert_down", shape.hidden, shape.expert_ffn),
@@ -152,12 +156,19 @@ mod tests {
             expert_ffn: 14_336,
             gated: true,
         };
-        let ops = Operator::moe_experts(&shape, Precision::Bf16.into()).unwrap();
+        let ops = Operator::moe_experts(&shape, Precision::Bf16.into(), Precision::Bf16.into()).unwrap();
         let names: Vec<_> = ops.iter().map(|o| o.name.as_str()).collect();
         assert_eq!(names, ["router", "expert_gate_up", "expert_act", "expert_down"]);
         assert_eq!(ops[0].flops, 2.0 * 16.0 * 8.0 * 4096.0);
         assert_eq!(ops[1].flops, 2.0 * 32.0 * 2.0 * 14_336.0 * 4096.0);
         assert_eq!(ops[3].flops, 2.0 * 32.0 * 4096.0 * 14_336.0);
-        assert!(Operator::moe_experts(&MoeShape { top_k: 9, ..shape }, Precision::Bf16.into()).is_err());
+        assert!(
+            Operator::moe_experts(
+                &MoeShape { top_k: 9, ..shape },
+                Precision::Bf16.into(),
+                Precision::Bf16.into()
+            )
+            .is_err()
+        );
     }
 }

@@ -209,6 +209,22 @@ pub fn format_info(precision: Precision) -> FormatInfo {
             None,
             None,
         ),
+        P::Fp8Block128 => (
+            "Block-scaled FP8 weights (DeepSeek-V3, Qwen3-FP8): E4M3, FP32 scale per 128×128 block",
+            Encoding::Float,
+            float(4, 3),
+            Specials::NanOnly,
+            Some("FP32 per 128×128 block"),
+            None,
+        ),
+        P::Fp8Group128 => (
+            "Group-scaled FP8 activations (DeepSeek-V3, Qwen3-FP8): E4M3, FP32 scale per 1×128 group",
+            Encoding::Float,
+            float(4, 3),
+            Specials::NanOnly,
+            Some("FP32 per 1×128 group"),
+            None,
+        ),
         P::Int8 => (
             "8-bit integer",
             Encoding::Integer,
@@ -295,6 +311,14 @@ pub fn format_info(precision: Precision) -> FormatInfo {
             float(0, 3),
             Specials::None,
             Some("FP16 + 4-bit zero per 128"),
+            None,
+        ),
+        P::Int4G32 => (
+            "Group-wise INT4, symmetric (compressed-tensors pack-quantized): 16-bit scale per 32 elements along K",
+            Encoding::Integer,
+            float(0, 3),
+            Specials::None,
+            Some("BF16/FP16 per 32"),
             None,
         ),
         P::Nf4 => (
@@ -384,6 +408,8 @@ mod tests {
         check(Precision::Fp8E4M3, 448.0, 253);
         // E5M2: 1.75·2^15 = 57,344; 2·(31·4) − 1 = 247.
         check(Precision::Fp8E5M2, 57_344.0, 247);
+        check(Precision::Fp8Block128, 448.0, 253);
+        check(Precision::Fp8Group128, 448.0, 253);
         // FP16: 65,504; 2·31·1024 − 1 = 63,487. BF16: 2·255·128 − 1 = 65,279.
         check(Precision::Fp16, 65_504.0, 63_487);
         check(Precision::Bf16, f64::from(half_max_bf16()), 65_279);

@@ -4,9 +4,11 @@
 //! native-support matrix of each [`Architecture`]; `layout.rs` the format reference (layout, range, levels,
 //! codebooks) the page's Formats tab lists.
 
+mod family;
 mod layout;
 mod path;
 
+pub use family::{ActivationScale, GemmFamily, QuantizeKernel};
 pub use layout::{
     E2M1_CODEBOOK, ElementLayout, Encoding, FormatInfo, INT2_CODEBOOK, NF4_CODEBOOK, format_catalog,
     format_info,
@@ -39,6 +41,12 @@ pub enum Precision {
     Fp8E4M3,
     /// OCP FP8 E5M2 (max ±57,344).
     Fp8E5M2,
+    /// Block-scaled FP8 weights (DeepSeek-V3, Qwen3-FP8): E4M3 elements and an FP32 scale per 128×128 block
+    /// (16,384 elements), 8 + 32/16384 bits per element.
+    Fp8Block128,
+    /// Group-scaled FP8 activations, the partner of [`Precision::Fp8Block128`] weights: E4M3 elements and an
+    /// FP32 scale per 1×128 group of one token's channels, 8 + 32/128 = 8.25 bits per element.
+    Fp8Group128,
     /// 8-bit integer.
     Int8,
     /// 4-bit integer, no stored scale (the INT4 tensor path of Ampere and Ada).
@@ -61,6 +69,9 @@ pub enum Precision {
     Int4G128,
     /// Group-wise INT4 with zero point (AWQ/GPTQ storage): an FP16 scale and a 4-bit zero per 128 elements.
     Int4G128Zp,
+    /// Group-wise INT4, symmetric, with a 16-bit scale per 32 elements along K (compressed-tensors
+    /// `pack-quantized` with `group_size` 32, as Kimi-K2.5's routed experts): 4 + 16/32 = 4.5 bits.
+    Int4G32,
     /// QLoRA NormalFloat4: 16-value codebook, FP32 absmax per 64 elements (weight-only storage).
     Nf4,
     /// NF4 with QLoRA double quantization: 8-bit absmax per 64 elements plus an FP32 scale per 256 blocks.
@@ -150,7 +161,7 @@ pub fn int4_group_bits(group_size: u32, zero_point: bool) -> Option<f64> {
 
 impl Precision {
     /// Every precision, in display order.
-    pub const ALL: [Precision; 21] = [
+    pub const ALL: [Precision; 24] = [
         Precision::Fp64,
         Precision::Fp32,
         Precision::Tf32,
@@ -158,6 +169,8 @@ impl Precision {
         Precision::Bf16,
         Precision::Fp8E4M3,
         Precision::Fp8E5M2,
+        Precision::Fp8Block128,
+        Precision::Fp8Group128,
         Precision::Int8,
         Precision::Int4,
         Precision::Nvfp4,
@@ -169,6 +182,7 @@ impl Precision {
         Precision::Mxint8,
         Precision::Int4G128,
         Precision::Int4G128Zp,
+        Precision::Int4G32,
         Precision::Nf4,
         Precision::Nf4Dq,
         Precision::Int2,
@@ -185,6 +199,8 @@ impl Precision {
             Precision::Bf16 => "BF16",
             Precision::Fp8E4M3 => "FP8_E4M3",
             Precision::Fp8E5M2 => "FP8_E5M2",
+            Precision::Fp8Block128 => "FP8_BLOCK128",
+            Precision::Fp8Group128 => "FP8_GROUP128",
             Precision::Int8 => "INT8",
             Precision::Int4 => "INT4",
             Precision::Nvfp4 => "NVFP4",
@@ -196,6 +212,7 @@ impl Precision {
             Precision::Mxint8 => "MXINT8",
             Precision::Int4G128 => "INT4_G128",
             Precision::Int4G128Zp => "INT4_G128_ZP",
+            Precision::Int4G32 => "INT4_G32",
             Precision::Nf4 => "NF4",
             Precision::Nf4Dq => "NF4_DQ",
             Precision::Int2 => "INT2",
@@ -211,6 +228,8 @@ impl Precision {
             Precision::Fp16 | Precision::Bf16 => 16,
             Precision::Fp8E4M3
             | Precision::Fp8E5M2
+            | Precision::Fp8Block128
+            | Precision::Fp8Group128
             | Precision::Int8
             | Precision::Mxfp8E4M3
             | Precision::Mxfp8E5M2
@@ -221,6 +240,7 @@ impl Precision {
             | Precision::Mxfp4
             | Precision::Int4G128
             | Precision::Int4G128Zp
+            | Precision::Int4G32
             | Precision::Nf4
             | Precision::Nf4Dq => 4,
             Precision::Int2 => 2,
@@ -228,7 +248,10 @@ impl Precision {
     }
 
     /// The block scaling of this format, if it has one (OCP MX v1.0; NVIDIA NVFP4 blog, 2025-06-24; QLoRA,
-    /// arXiv:2305.14314; AutoAWQ `WQLinear_GEMM`).
+    /// arXiv:2305.14314; AutoAWQ `WQLinear_GEMM`; DeepSeek-V3 `README_WEIGHTS.md` for the FP32 scale per
+    /// 128×128 weight block and per 1×128 activation group; compressed-tensors group quantization). A
+    /// 128×128 block is counted as 16,384 consecutive elements: exact when both matrix sides are multiples
+    /// of 128, as in every model this crate knows.
     #[must_use]
     pub const fn block_scale(self) -> Option<BlockScale> {
         match self {
@@ -242,7 +265,10 @@ impl Precision {
             | Precision::Mxfp6E3M2
             | Precision::Mxfp6E2M3
             | Precision::Mxint8 => Some(BlockScale::simple(32, 8)),
+            Precision::Fp8Block128 => Some(BlockScale::simple(128 * 128, 32)),
+            Precision::Fp8Group128 => Some(BlockScale::simple(128, 32)),
             Precision::Int4G128 => Some(BlockScale::simple(128, 16)),
+            Precision::Int4G32 => Some(BlockScale::simple(32, 16)),
             Precision::Int4G128Zp => Some(BlockScale {
                 zero_point_bits: 4,
                 ..BlockScale::simple(128, 16)
@@ -290,7 +316,12 @@ impl Precision {
     pub const fn is_storage_only(self) -> bool {
         matches!(
             self,
-            Precision::Int4G128 | Precision::Int4G128Zp | Precision::Nf4 | Precision::Nf4Dq | Precision::Int2
+            Precision::Int4G128
+                | Precision::Int4G128Zp
+                | Precision::Int4G32
+                | Precision::Nf4
+                | Precision::Nf4Dq
+                | Precision::Int2
         )
     }
 
@@ -303,14 +334,18 @@ impl Precision {
             Precision::Tf32 => ComputePath::Tf32,
             Precision::Fp16 => ComputePath::Fp16,
             Precision::Bf16 => ComputePath::Bf16,
-            Precision::Fp8E4M3 | Precision::Fp8E5M2 | Precision::Mxfp8E4M3 | Precision::Mxfp8E5M2 => {
-                ComputePath::Fp8
-            }
+            Precision::Fp8E4M3
+            | Precision::Fp8E5M2
+            | Precision::Fp8Block128
+            | Precision::Fp8Group128
+            | Precision::Mxfp8E4M3
+            | Precision::Mxfp8E5M2 => ComputePath::Fp8,
             Precision::Mxfp6E3M2 | Precision::Mxfp6E2M3 => ComputePath::Fp6,
             Precision::Int8 | Precision::Mxint8 => ComputePath::Int8,
             Precision::Int4
             | Precision::Int4G128
             | Precision::Int4G128Zp
+            | Precision::Int4G32
             | Precision::Nf4
             | Precision::Nf4Dq
             | Precision::Int2 => ComputePath::Int4,
@@ -352,14 +387,15 @@ impl FromStr for Precision {
 
     /// Parses a name case-insensitively; `-` and `_` are interchangeable. The original toolkit's short names
     /// are aliases: `FP8` = `FP8_E4M3`, `MXFP8` = `MXFP8_E4M3`, `MXFP6` = `MXFP6_E3M2`, `NVFP4_KV` = `NVFP4`,
-    /// `INT4_AWQ` = `INT4_G128_ZP`.
+    /// `INT4_AWQ` = `INT4_G128_ZP`; `FP8_BLOCK` = `FP8_BLOCK128`.
     fn from_str(s: &str) -> Result<Self, ParsePrecisionError> {
-        const ALIASES: [(&str, &str); 5] = [
+        const ALIASES: [(&str, &str); 6] = [
             ("FP8", "FP8_E4M3"),
             ("MXFP8", "MXFP8_E4M3"),
             ("MXFP6", "MXFP6_E3M2"),
             ("NVFP4_KV", "NVFP4"),
             ("INT4_AWQ", "INT4_G128_ZP"),
+            ("FP8_BLOCK", "FP8_BLOCK128"),
         ];
         let normalized = s.trim().to_ascii_uppercase().replace('-', "_");
         let normalized = ALIASES
@@ -401,6 +437,7 @@ mod tests {
         assert_eq!("fp8".parse::<Precision>().unwrap(), Precision::Fp8E4M3);
         assert_eq!("nvfp4-kv".parse::<Precision>().unwrap(), Precision::Nvfp4);
         assert_eq!("MXFP6".parse::<Precision>().unwrap(), Precision::Mxfp6E3M2);
+        assert_eq!("fp8-block".parse::<Precision>().unwrap(), Precision::Fp8Block128);
         let unknown = "fp7".parse::<Precision>().unwrap_err();
         assert_eq!(unknown.name, "fp7");
         assert_eq!(unknown.valid.len(), Precision::ALL.len());
@@ -425,6 +462,11 @@ mod tests {
             (Precision::Int4G128, 4.125),
             (Precision::Int4G128Zp, 4.156_25),
             (Precision::Int2, 2.0),
+            // DeepSeek-V3 README_WEIGHTS.md: an FP32 scale per 128×128 weight block, 8 + 32/16384 bits; per
+            // 1×128 activation group, 8 + 32/128 = 8.25 bits. compressed-tensors INT4 g32: 4 + 16/32 = 4.5.
+            (Precision::Fp8Block128, 8.0 + 32.0 / 16_384.0),
+            (Precision::Fp8Group128, 8.25),
+            (Precision::Int4G32, 4.5),
         ];
         for (p, bits) in cases {
             assert_eq!(p.effective_bits(), bits, "{p}");
@@ -444,5 +486,9 @@ mod tests {
         assert_eq!(Precision::Nf4Dq.tensor_bytes(16_384.0), 8452.0);
         // 256 AWQ elements: 128 B of codes + 2 groups × (2 B scale + 0.5 B zero) = 133 B.
         assert_eq!(Precision::Int4G128Zp.tensor_bytes(256.0), 133.0);
+        // A 4096×4096 FP8 block-scaled weight: 16 Mi B of codes + 32·32 blocks × 4 B = 16,781,312 B; the
+        // 1×4096 activation of one token: 4096 B + 32 groups × 4 B = 4224 B.
+        assert_eq!(Precision::Fp8Block128.tensor_bytes(4096.0 * 4096.0), 16_781_312.0);
+        assert_eq!(Precision::Fp8Group128.tensor_bytes(4096.0), 4224.0);
     }
 }

@@ -192,6 +192,7 @@ impl Architecture {
             | Precision::Int4
             | Precision::Int4G128
             | Precision::Int4G128Zp
+            | Precision::Int4G32
             | Precision::Nf4
             | Precision::Nf4Dq
             | Precision::Int2 => true,
@@ -251,5 +252,9 @@ mod tests {
         assert!(Architecture::Ampere.stores_format(Precision::Nf4));
         assert!(!Architecture::Ampere.stores_format(Precision::Nvfp4));
         assert!(!Architecture::Hopper.stores_format(Precision::Mxfp4));
+        // Block-scaled FP8 runs wherever the FP8 path does.
+        assert!(Architecture::Hopper.runs_format(Precision::Fp8Block128));
+        assert!(Architecture::Cdna3.runs_format(Precision::Fp8Group128));
+        assert!(!Architecture::Ampere.stores_format(Precision::Fp8Block128));
     }
 }

@@ -39,6 +39,16 @@ impl Engine {
         }
     }
 
+    /// The display name: `vLLM`, `SGLang` or `TensorRT-LLM`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Engine::Vllm => "vLLM",
+            Engine::Sglang => "SGLang",
+            Engine::TrtLlm => "TensorRT-LLM",
+        }
+    }
+
     /// The engine named `key` (case-insensitive).
     ///
     /// # Errors

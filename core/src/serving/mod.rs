@@ -9,6 +9,8 @@
 //! - [`Engine`] and [`EnginePreset`]: vLLM, SGLang and TensorRT-LLM defaults with their sources;
 //!   [`Scheduler`]: static or in-flight batching.
 //! - [`ServingPoint`]: the metrics of one point, each defined once in [`METRICS`].
+//! - [`engine_support`]: which engines run a precision config on an architecture (their documented
+//!   quantization support matrices, `support.rs`).
 //! - [`sweep`]: every config the device runs × GPU counts × a concurrency grid, Pareto-marked;
 //!   [`Sla`]: the best point under TTFT / TPOT / tokens-per-user limits, or why none meets them.
 //! - `measured.rs` (feature `serde`): `vllm bench serve` and SGLang `bench_serving` results and plain CSV
@@ -23,6 +25,7 @@ mod metrics;
 #[cfg(test)]
 mod properties;
 mod steady;
+mod support;
 mod sweep;
 
 use std::collections::BTreeMap;
@@ -41,6 +44,9 @@ pub use engine::{Engine, EnginePreset, InFlight, Scheduler, SchedulerKind};
 #[cfg(feature = "serde")]
 pub use measured::{BenchFormat, MeasuredServingPoint, ServingComparison, compare_measured, parse_measured};
 pub use metrics::{METRICS, MetricDefinition, Regime, ServingOutcome, ServingPoint, Unstable};
+pub use support::{
+    EngineSupport, Scheme, engine_support, engines_running, matrices_cover, runs_scheme, schemes,
+};
 pub use sweep::{
     CONCURRENCY_GRID, ConfigFit, Sla, SlaOutcome, SlaPick, Sweep, SweepSpec, UnsupportedConfig,
     concurrency_grid, sweep,

@@ -60,6 +60,9 @@ pub enum ErrorCode {
     TimeLimit,
     /// The measurement was cancelled (client gone or job cancelled).
     Cancelled,
+    /// A point was measured but the result store could not commit it (a full disk, a read-only file): it is
+    /// reported as this failure, never as a measured point.
+    NotStored,
     /// A code this build does not know (a newer server), or an error response that was not JSON.
     #[serde(other)]
     Unknown,
@@ -95,6 +98,7 @@ impl ErrorCode {
             ErrorCode::VerificationFailed => "verification_failed",
             ErrorCode::TimeLimit => "time_limit",
             ErrorCode::Cancelled => "cancelled",
+            ErrorCode::NotStored => "not_stored",
             ErrorCode::Unknown => "unknown",
         }
     }
@@ -144,6 +148,7 @@ mod tests {
             ErrorCode::ForbiddenOrigin,
             ErrorCode::NoNvml,
             ErrorCode::TimeLimit,
+            ErrorCode::NotStored,
         ] {
             assert_eq!(
                 serde_json::to_string(&code).unwrap(),

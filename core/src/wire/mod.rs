@@ -29,8 +29,14 @@ pub use calibration::{
 pub use device::{DeviceInfo, Health, NvmlStatus};
 pub use error::{ErrorBody, ErrorCode, Failure};
 pub use point::{Bottleneck, PointSource, RooflinePoint};
-pub use results::{DeleteResultsQuery, DeletedResults, ResultsQuery, StoredResult};
-pub use step::{StepDoneEvent, StepEndToEnd, StepJob, StepOperatorEvent, StepReport, StepRequest};
+pub use results::{
+    DEFAULT_RESULTS_LIMIT, DeleteResultsQuery, DeletedResults, MAX_RESULTS_LIMIT, ResultsPage, ResultsQuery,
+    StoredResult,
+};
+pub use step::{
+    MAX_STEP_KERNELS, MAX_STEP_LAYERS, MAX_STEP_TOKENS, StepDoneEvent, StepEndToEnd, StepJob,
+    StepOperatorEvent, StepReport, StepRequest,
+};
 pub use validation::{ModeCheck, ModeStats, ValidatedPoint, ValidationReport};
 
 pub use crate::measurement::{BackendKind, Measurement};

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::hardware::Mode;
 use crate::measurement::{MeasuredOp, MeasuredPoint, Measurement};
 use crate::ops::{GemmShape, OpKind, OperandPrecisions, Operator};
-use crate::precision::Precision;
+use crate::precision::{ActivationScale, Precision};
 use crate::roofline::{Bound, Prediction};
 use crate::units::{GIGA, MICRO, TERA};
 
@@ -106,6 +106,11 @@ pub struct RooflinePoint {
     /// records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<Mode>,
+    /// For measured points whose time includes quantizing the layer's input (`dynamic_per_tensor`,
+    /// `static_per_tensor` or `dynamic_per_token`): validation then compares it with the quantization kernels
+    /// plus the GEMM. Absent (the default, and every older record): the GEMM alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation_quantization: Option<ActivationScale>,
 }
 
 impl RooflinePoint {
@@ -127,6 +132,7 @@ impl RooflinePoint {
             operands: Some(op.precisions),
             measurement: None,
             mode: Some(prediction.mode),
+            activation_quantization: None,
         }
     }
 
@@ -148,6 +154,7 @@ impl RooflinePoint {
             operands: Some(point.operands),
             measurement: Some(point.measurement.clone()),
             mode: None,
+            activation_quantization: point.activation_quantization,
         }
     }
 }
@@ -188,6 +195,7 @@ impl From<&RooflinePoint> for MeasuredPoint {
                 median_s: time_s,
                 ..Measurement::default()
             }),
+            activation_quantization: p.activation_quantization,
         }
     }
 }
@@ -354,5 +362,95 @@ mod tests {
         assert_eq!(point.operands, OperandPrecisions::from(Precision::Fp8E4M3));
         assert!(close(point.time_s(), old.time_us * 1e-6));
         assert_eq!(point.measurement.device_name, "");
+    }
+
+    #[test]
+    fn a_point_says_whether_its_time_includes_the_activation_quantization() {
+        // Absent in every older record (H100_GEMV): the GEMM alone.
+        let wire: RooflinePoint = serde_json::from_str(H100_GEMV).unwrap();
+        assert_eq!(wire.activation_quantization, None);
+        assert_eq!(MeasuredPoint::from(&wire).activation_quantization, None);
+        // A framework's FP8 Linear: the time includes the dynamic per-tensor quantization of its input.
+        let mut json: serde_json::Value = serde_json::from_str(H100_GEMV).unwrap();
+        json["activation_quantization"] = "dynamic_per_tensor".into();
+        let linear: RooflinePoint = serde_json::from_value(json.clone()).unwrap();
+        let point = MeasuredPoint::from(&linear);
+        assert_eq!(
+            point.activation_quantization,
+            Some(ActivationScale::DynamicPerTensor)
+        );
+        assert_eq!(
+            serde_json::to_value(RooflinePoint::measured(&point, Bottleneck::Memory)).unwrap()["activation_quantization"],
+            json["activation_quantization"]
+        );
+    }
+
+    /// Whether `value` holds a JSON `null` anywhere (what serde_json writes for a non-finite `f64`).
+    fn has_null(value: &serde_json::Value) -> bool {
+        match value {
+            serde_json::Value::Null => true,
+            serde_json::Value::Array(items) => items.iter().any(has_null),
+            serde_json::Value::Object(fields) => fields.values().any(has_null),
+            _ => false,
+        }
+    }
+
+    /// A valid spec anywhere in the physical ranges: a catalog device whose bandwidth, peaks, memory and
+    /// kernel overhead are replaced by log-uniform draws inside `HardwareSpec::check`'s ranges.
+    fn ranged_spec() -> impl proptest::strategy::Strategy<Value = crate::hardware::HardwareSpec> {
+        use proptest::prelude::*;
+        (
+            prop::sample::select(crate::hardware::catalog()),
+            6.0f64..=15.0,
+            prop::collection::vec(6.0f64..=19.0, 16),
+            6.0f64..=15.0,
+            0.0f64..1.0,
+        )
+            .prop_map(|(mut spec, bandwidth_exp, peak_exps, memory_exp, overhead_s)| {
+                spec.dram_bandwidth_bytes_per_s = 10f64.powf(bandwidth_exp);
+                for (peak, exp) in spec.peaks.iter_mut().zip(peak_exps) {
+                    peak.dense_flop_per_s = 10f64.powf(exp);
+                    peak.sparse_flop_per_s = None;
+                    peak.kernel_overhead_s = Some(overhead_s);
+                }
+                spec.memory_bytes = 10f64.powf(memory_exp);
+                spec.kernel_overhead_s = overhead_s;
+                spec.interconnect = None;
+                spec
+            })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Every predicted point of a random valid spec goes on the wire with finite numbers: no f64 field
+        /// serializes as `null`, whatever the operator's size (GEMM dimensions up to core's limit, attention,
+        /// a norm) and whatever the ceilings inside the physical ranges.
+        #[test]
+        fn predictions_of_any_valid_spec_serialize_without_null(
+            spec in ranged_spec(),
+            dims in proptest::prelude::prop::array::uniform3(1u64..=crate::ops::MAX_DIM),
+            attention in proptest::prelude::prop::array::uniform4(1u64..=4096),
+            precision in proptest::prelude::prop::sample::select(Precision::ALL.to_vec()),
+        ) {
+            spec.check().unwrap();
+            let [m, n, k] = dims;
+            let [batch, query_len, kv_len, heads] = attention;
+            let shape = crate::ops::AttentionShape {
+                batch, query_len: query_len.min(kv_len), kv_len, heads, kv_heads: 1, head_dim: 128,
+                causal: true, fused: true,
+                shared_kv: false, window: None,
+            };
+            let mut ops = vec![Operator::gemm(m, n, k, precision.into()).unwrap()];
+            ops.extend(Operator::attention(&shape, precision.into()).unwrap());
+            ops.push(Operator::norm(crate::ops::Norm::RmsNorm, m, n, precision).unwrap());
+            for op in ops {
+                // A path the device lacks is an error, never a number.
+                if let Ok(prediction) = crate::roofline::predict(&spec, &op) {
+                    let json = serde_json::to_value(RooflinePoint::simulated(&op, &prediction)).unwrap();
+                    proptest::prop_assert!(!has_null(&json), "{json}");
+                }
+            }
+        }
     }
 }

@@ -1,9 +1,15 @@
-//! `GET` and `DELETE /api/results`: stored measurements.
+//! `GET` and `DELETE /api/results`: stored measurements, a page at a time.
 
 use serde::{Deserialize, Serialize};
 
 use super::point::RooflinePoint;
 use crate::precision::Precision;
+
+/// Most results one page of `GET /api/results` holds (`limit`'s maximum): 1,000 points of about 1.5 KB of
+/// JSON each, 1.5 MB per page.
+pub const MAX_RESULTS_LIMIT: u32 = 1000;
+/// Results per page when `limit` is not given.
+pub const DEFAULT_RESULTS_LIMIT: u32 = 100;
 
 /// `GET /api/results` query: every filter optional.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -20,9 +26,27 @@ pub struct ResultsQuery {
     /// Only results at or after this Unix time, in seconds.
     #[serde(default)]
     pub since: Option<f64>,
-    /// At most this many results (newest first; default 100, max 1000).
+    /// At most this many results (newest first; default [`DEFAULT_RESULTS_LIMIT`], at most
+    /// [`MAX_RESULTS_LIMIT`]).
     #[serde(default)]
     pub limit: Option<u32>,
+    /// Where the page starts: the `next_cursor` of the previous page (opaque), or none for the newest results.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// `GET /api/results` answer: one page of stored measurements, newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ResultsPage {
+    /// The page's results.
+    pub results: Vec<StoredResult>,
+    /// The `cursor` of the next (older) page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// Stored rows of this page's range that did not decode (a corrupt or foreign row) and were left out;
+    /// the server logs their ids.
+    #[serde(default)]
+    pub skipped: u32,
 }
 
 /// `DELETE /api/results` query: which stored measurements to delete. The filters are those of

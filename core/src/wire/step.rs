@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Failure, Measurement, RooflinePoint};
 use crate::analysis::Phase;
+use crate::error::Error;
 use crate::hardware::{HardwareSpec, Mode};
 use crate::model::ModelConfig;
 use crate::ops::{OpKind, OperandPrecisions};
@@ -38,6 +39,53 @@ pub struct StepRequest {
     /// Ceilings of the predictions; default `reference`, or `calibrated` for a measured spec.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<Mode>,
+}
+
+/// Most layers of a model whose step is measured: 8× the deepest decoder among the presets (Llama 3.1 405B,
+/// 126 layers). A step's work and its launch order grow with its layers; this bounds both before any is done.
+pub const MAX_STEP_LAYERS: u32 = 1024;
+/// Largest batch × context of a step measurement (tokens in the KV cache or the prompt): 2^20, eight
+/// sequences at Llama 3.1's 131,072-token context.
+pub const MAX_STEP_TOKENS: u64 = 1 << 20;
+/// Most kernels one measured step launches (Σ count of its operator rows, the length of its launch order):
+/// 2^16, 64 per layer at [`MAX_STEP_LAYERS`] (a preset layer launches at most about 20: attention, MLA and
+/// MoE rows included).
+pub const MAX_STEP_KERNELS: u32 = 1 << 16;
+
+impl StepRequest {
+    /// Checks the bounds of a step measurement that need no analysis: `model` (the request's model, resolved)
+    /// has at most [`MAX_STEP_LAYERS`] layers and batch × context is at most [`MAX_STEP_TOKENS`]. O(1): the
+    /// endpoint checks it before any work that grows with the request.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the bound.
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::wire::{StepRequest, MAX_STEP_LAYERS};
+    /// use roofline_core::{Phase, find_model};
+    /// let mut model = find_model("tinyllama-1.1b").unwrap().clone();
+    /// let request = StepRequest { model: model.key.clone(), model_config: None, config: "fp32".into(),
+    ///     phase: Phase::Decode, batch: 1, context: 256, hardware_key: None, spec: None, mode: None };
+    /// assert!(request.check_bounds(&model).is_ok());
+    /// model.layers = MAX_STEP_LAYERS + 1;
+    /// assert!(request.check_bounds(&model).unwrap_err().to_string().contains("1024 layers"));
+    /// ```
+    pub fn check_bounds(&self, model: &ModelConfig) -> Result<(), Error> {
+        if model.layers > MAX_STEP_LAYERS {
+            return Err(Error::InvalidInput(format!(
+                "a step measurement takes models of at most {MAX_STEP_LAYERS} layers, {} has {}",
+                model.key, model.layers
+            )));
+        }
+        let tokens = u64::from(self.batch) * u64::from(self.context);
+        if tokens > MAX_STEP_TOKENS {
+            return Err(Error::InvalidInput(format!(
+                "batch × context must be at most {MAX_STEP_TOKENS} tokens for a step measurement, got {tokens}"
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// `POST /api/steps` answer (202): the job and where it sits in the queue.
@@ -187,5 +235,35 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn every_preset_step_launches_far_fewer_kernels_per_layer_than_the_bound_allows() {
+        // MAX_STEP_KERNELS allows 64 kernels per layer at MAX_STEP_LAYERS; the presets launch at most about
+        // 20 (printed), so a model at the layer bound stays under the kernel bound.
+        let h100 = crate::hardware::find_hardware("h100_sxm").unwrap();
+        let bf16 = crate::quant_config::find_quant_config("bf16").unwrap();
+        let mut most = 0.0f64;
+        for model in crate::model::model_presets() {
+            for phase in [Phase::Prefill, Phase::Decode] {
+                let workload = crate::analysis::Workload {
+                    phase,
+                    batch: 4,
+                    context: 2048,
+                };
+                let analysis = crate::analysis::analyze_model(
+                    h100,
+                    model,
+                    bf16,
+                    &workload,
+                    &crate::corrections::Corrections::NONE,
+                )
+                .unwrap();
+                most = most.max(f64::from(analysis.kernel_launches) / f64::from(model.layers));
+            }
+        }
+        println!("most kernels per layer of a preset: {most:.1}");
+        assert!(most <= 24.0, "{most}");
+        assert!(f64::from(MAX_STEP_KERNELS) / f64::from(MAX_STEP_LAYERS) >= 2.5 * most);
     }
 }

@@ -3,3 +3,4 @@
 
 mod hf_config;
 mod model_step;
+mod uniform_configs;

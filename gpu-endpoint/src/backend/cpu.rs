@@ -15,12 +15,17 @@ use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
 use super::cpu_ops::{self, Kernel};
 use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, StepTiming, prepare_step};
 use crate::protocol::{
-    RunInfo, SampleStats, SamplingPolicy, TelemetrySummary, measurement, random_normal, sample,
-    verify_sampled,
+    RunInfo, SampleStats, SamplingPolicy, StopCheck, TelemetrySummary, check_interruption, measurement,
+    random_normal, sample, stop_due, verify_sampled,
 };
 
 /// Version of the GEMM crate (keep in step with Cargo.toml).
 const GEMM_CRATE: &str = "gemm 0.19 (CPU)";
+/// FLOPs of one block of rows of a CPU GEMM, between two checks of the point's limits: 2^33 (8.6 GFLOP,
+/// about 0.1–0.2 s on a 2-core host at 40–80 GFLOP/s), so a GEMM too big for one run within the cap stops
+/// within a block; a GEMM of fewer FLOPs is one call of the `gemm` crate, as before. A block re-packs B once
+/// (K·N elements against 2·rows·K·N FLOPs: below 1 % of the work for the ≥ 64-row blocks of such shapes).
+const GEMM_BLOCK_FLOP: f64 = 8_589_934_592.0;
 /// Bytes of each copy buffer of the bandwidth kernel.
 const COPY_BYTES: usize = 64 << 20;
 
@@ -148,17 +153,41 @@ impl CpuBackend {
         } else {
             Parallelism::None
         };
-        // Correctness gate on this very shape: sampled entries against an f64 dot product.
-        run_gemm((m, n, k), &a, &b, &mut c, parallelism);
+        // Correctness gate on this very shape: sampled entries against an f64 dot product (unless the run was
+        // stopped by the point's limits, which the check reports).
+        let stop = StopCheck::current();
+        let block_rows = ((GEMM_BLOCK_FLOP / (2.0 * n as f64 * k as f64)).ceil() as usize).clamp(1, m.max(1));
+        check_interruption::<BackendError>()?;
+        run_gemm_blocks(
+            (m, n, k),
+            block_rows,
+            (&a, &b, &mut c),
+            parallelism,
+            stop.as_ref(),
+        );
+        check_interruption::<BackendError>()?;
         let tolerance = (k as f64 * rel_eps).max(rel_eps * 16.0);
         verify_sampled((m, n, k), &a, &b, &c, tolerance, seed)?;
         let kind = if m <= 1 { "GEMV" } else { "GEMM" };
+        let blocks = m.div_ceil(block_rows);
         let label = format!(
-            "gemm::gemm {} {kind} row-major, {} threads",
-            spec.precision, self.threads
+            "gemm::gemm {} {kind} row-major, {} threads{}",
+            spec.precision,
+            self.threads,
+            if blocks > 1 {
+                format!(", {blocks} blocks of {block_rows} rows")
+            } else {
+                String::new()
+            }
         );
         Ok(Kernel::new(label, move || {
-            run_gemm((m, n, k), &a, &b, &mut c, parallelism);
+            run_gemm_blocks(
+                (m, n, k),
+                block_rows,
+                (&a, &b, &mut c),
+                parallelism,
+                stop.as_ref(),
+            );
             std::hint::black_box(&c);
         }))
     }
@@ -176,6 +205,24 @@ impl CpuBackend {
                 self.arch, self.name
             ))),
         }
+    }
+}
+
+/// `C = A·B` in blocks of `block_rows` rows of A and C, checking `stop` before each block: a stopped run
+/// leaves the rest of C unwritten (the protocol then reports the interruption).
+fn run_gemm_blocks<T: 'static + Copy>(
+    (m, n, k): (usize, usize, usize),
+    block_rows: usize,
+    (a, b, c): (&[T], &[T], &mut [T]),
+    parallelism: Parallelism,
+    stop: Option<&StopCheck>,
+) {
+    debug_assert!(a.len() >= m * k && c.len() >= m * n);
+    for (a_rows, c_rows) in a.chunks(block_rows * k).zip(c.chunks_mut(block_rows * n)) {
+        if stop_due(stop) {
+            return;
+        }
+        run_gemm((c_rows.len() / n.max(1), n, k), a_rows, b, c_rows, parallelism);
     }
 }
 
@@ -335,8 +382,13 @@ impl Backend for CpuBackend {
             |spec| self.matmul_kernel(spec),
             |op| cpu_ops::prepare(self, op),
         )?;
+        // Checked between kernels: a stopped step leaves the rest of the order unlaunched.
+        let stop = StopCheck::current();
         let stats = self.sample_flushed(|| {
             for &index in schedule {
+                if stop_due(stop.as_ref()) {
+                    return;
+                }
                 kernels[index].run();
             }
         })?;

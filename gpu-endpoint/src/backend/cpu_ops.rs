@@ -21,7 +21,9 @@ use super::step_reference::{
     checked_rows, key_range, seed_of,
 };
 use super::{BackendError, Measured};
-use crate::protocol::{TelemetrySummary, measurement, random_normal};
+use crate::protocol::{
+    StopCheck, TelemetrySummary, check_interruption, measurement, random_normal, stop_due,
+};
 
 /// The library label of every record of this module.
 pub const LIBRARY: &str = "plain loops (CPU)";
@@ -115,6 +117,7 @@ pub fn prepare(cpu: &CpuBackend, op: &Operator) -> Result<Kernel, BackendError> 
         }
     }
     let seed = seed_of(&kernel);
+    check_interruption::<BackendError>()?;
     let (run, threads): (Box<dyn FnMut()>, usize) = match kernel {
         KernelShape::Rows {
             kind: RowKind::Quantize,
@@ -252,19 +255,33 @@ fn row_f32(kind: RowKind, a: &[f32], b: &[f32], beta: &[f32], out: &mut [f32]) {
 fn rows_op(kind: RowKind, rows: usize, width: usize, seed: u64) -> Result<Box<dyn FnMut()>, BackendError> {
     let inputs = RowInputs::new(kind, rows, width, seed);
     let mut out = vec![0.0f32; rows * width];
-    run_rows(kind, &inputs, width, &mut out);
+    let stop = StopCheck::current();
+    run_rows(kind, &inputs, width, &mut out, stop.as_ref());
+    check_interruption::<BackendError>()?;
     inputs.check(kind, rows, width, seed, &out, REL_TOL)?;
     Ok(Box::new(move || {
-        run_rows(kind, &inputs, width, &mut out);
+        run_rows(kind, &inputs, width, &mut out, stop.as_ref());
         std::hint::black_box(&out);
     }))
 }
 
-/// `kind` over every row of `inputs` into `out`.
-fn run_rows(kind: RowKind, inputs: &RowInputs<Vec<f32>>, width: usize, out: &mut [f32]) {
+/// Rows of a row-wise operator between two checks of the point's limits.
+const ROWS_PER_CHECK: usize = 64;
+
+/// `kind` over every row of `inputs` into `out`, stopping early (rows left unwritten) once `stop` is due.
+fn run_rows(
+    kind: RowKind,
+    inputs: &RowInputs<Vec<f32>>,
+    width: usize,
+    out: &mut [f32],
+    stop: Option<&StopCheck>,
+) {
     let second = inputs.second.as_deref().unwrap_or_default();
     let beta = inputs.beta.as_deref().unwrap_or_default();
     for (r, o) in out.chunks_exact_mut(width).enumerate() {
+        if r % ROWS_PER_CHECK == 0 && stop_due(stop) {
+            return;
+        }
         let second_row = if inputs.second_per_row {
             &second[r * width..(r + 1) * width]
         } else {
@@ -331,18 +348,21 @@ fn kv_read(n: usize, seed: u64) -> Result<Box<dyn FnMut()>, BackendError> {
 }
 
 /// Attention of one (sequence, head) pair: `q` is `query_len` × d, `k` and `v` `kv_len` × d, `out`
-/// `query_len` × d; `scores` is scratch of `kv_len`.
+/// `query_len` × d; `scores` is scratch of `kv_len`. `stop` is checked before every query row (one row is at
+/// most `kv_len` × d × 4 FLOPs).
 fn attention_head(
     shape: &AttentionShape,
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
+    (q, k, v): (&[f32], &[f32], &[f32]),
     out: &mut [f32],
     scores: &mut [f32],
+    stop: Option<&StopCheck>,
 ) {
     let d = shape.head_dim as usize;
     let scale = 1.0 / (d as f32).sqrt();
     for (i, (qi, oi)) in q.chunks_exact(d).zip(out.chunks_exact_mut(d)).enumerate() {
+        if stop_due(stop) {
+            return;
+        }
         let (lo, hi) = key_range(shape, i);
         let mut max = f32::NEG_INFINITY;
         for j in lo..hi {
@@ -373,16 +393,24 @@ fn attention(shape: AttentionShape, seed: u64) -> Result<Box<dyn FnMut()>, Backe
     let (sq, skv, d) = (size(shape.query_len)?, size(shape.kv_len)?, size(shape.head_dim)?);
     let inputs = AttentionInputs::new(b * h * sq * d, b * kvh * skv * d, shape.shared_kv, seed);
     let mut out = vec![0.0f32; b * h * sq * d];
-    run_attention(&shape, &inputs, &mut out);
+    // The pool's threads cannot see this thread's limits: they check them through `stop`.
+    let stop = StopCheck::current();
+    run_attention(&shape, &inputs, &mut out, stop.as_ref());
+    check_interruption::<BackendError>()?;
     inputs.check(&shape, seed, &out, REL_TOL)?;
     Ok(Box::new(move || {
-        run_attention(&shape, &inputs, &mut out);
+        run_attention(&shape, &inputs, &mut out, stop.as_ref());
         std::hint::black_box(&out);
     }))
 }
 
-/// Every (sequence, head) pair of `shape` on the rayon pool.
-fn run_attention(shape: &AttentionShape, inputs: &AttentionInputs<Vec<f32>>, out: &mut [f32]) {
+/// Every (sequence, head) pair of `shape` on the rayon pool, each stopping early once `stop` is due.
+fn run_attention(
+    shape: &AttentionShape,
+    inputs: &AttentionInputs<Vec<f32>>,
+    out: &mut [f32],
+    stop: Option<&StopCheck>,
+) {
     let [h, kvh, sq, skv, d] = attention_dims(shape);
     let group = h / kvh;
     let (q, k, values) = (&inputs.q, &inputs.k, inputs.values());
@@ -392,14 +420,12 @@ fn run_attention(shape: &AttentionShape, inputs: &AttentionInputs<Vec<f32>>, out
         |scores, (pair, o)| {
             let (seq, head) = (pair / h, pair % h);
             let kv = (seq * kvh + head / group) * head_kv;
-            attention_head(
-                shape,
+            let operands = (
                 &q[pair * head_q..(pair + 1) * head_q],
                 &k[kv..kv + head_kv],
                 &values[kv..kv + head_kv],
-                o,
-                scores,
             );
+            attention_head(shape, operands, o, scores, stop);
         },
     );
 }
@@ -492,6 +518,55 @@ mod tests {
                 op.name
             );
         }
+    }
+
+    #[test]
+    fn a_long_attention_stops_within_a_row_of_its_cap_or_its_cancellation() {
+        use std::time::{Duration, Instant};
+        // Causal prefill of 2048 tokens, 32 heads of 128 over 8 KV heads: 4 · 2048² / 2 · 128 · 32 = 3.4e10
+        // FLOPs, a minute of plain loops in a debug build. Its verification run is where both stop.
+        let long = Operator::attention(
+            &AttentionShape {
+                batch: 1,
+                query_len: 2048,
+                kv_len: 2048,
+                heads: 32,
+                kv_heads: 8,
+                head_dim: 128,
+                causal: true,
+                fused: true,
+                shared_kv: false,
+                window: None,
+            },
+            Precision::Fp32.into(),
+        )
+        .unwrap()
+        .remove(0);
+        let cpu = fast_cpu();
+        let cap = Duration::from_millis(300);
+        let limits = crate::protocol::PointLimits::new(cap);
+        let start = Instant::now();
+        let capped = limits.run(|| measure(&cpu, &long));
+        let stopped_after = start.elapsed();
+        assert!(matches!(capped, Err(BackendError::TimeLimit(_))), "{capped:?}");
+        assert!(stopped_after < cap + Duration::from_secs(1), "{stopped_after:?}");
+        // Cancelled from another thread (a DELETE, a client gone) 300 ms in.
+        let limits = crate::protocol::PointLimits::new(Duration::from_secs(600));
+        let canceller = limits.clone();
+        let start = Instant::now();
+        let cancelled = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                std::thread::sleep(Duration::from_millis(300));
+                canceller.cancel();
+            });
+            limits.run(|| measure(&cpu, &long))
+        });
+        let stopped_after = start.elapsed();
+        assert_eq!(cancelled.unwrap_err(), BackendError::Cancelled);
+        assert!(
+            stopped_after < Duration::from_millis(300) + Duration::from_secs(1),
+            "{stopped_after:?}"
+        );
     }
 
     fn attention_shape(op: &Operator) -> &AttentionShape {

@@ -11,10 +11,9 @@ use roofline_core::wire::{BenchReport, BenchmarkFailedEvent, BenchmarkPointEvent
 use roofline_core::{Mode, Precision};
 
 use super::{
-    BackendArgs, CliError, optional_store, parse_max_point, parse_precision, parse_shape, progress_bar,
-    run_id,
+    BackendArgs, CliError, locked_device, optional_store, parse_max_point, parse_precision, parse_shape,
+    progress_bar, run_id,
 };
-use crate::device::Device;
 use crate::jobs::JobContext;
 use crate::protocol::PointLimits;
 use crate::use_cases::benchmark::{self, BenchmarkEvent, BenchmarkPlan};
@@ -43,7 +42,7 @@ pub struct BenchArgs {
     /// Do not store the points.
     #[arg(long)]
     pub no_store: bool,
-    /// Wall-clock cap of one measured point, in seconds: a point past it stops (within one sample) and is a
+    /// Wall-clock cap of one measured point, in seconds: a point past it stops (at its next check) and is a
     /// `time_limit` failure; the next point runs.
     #[arg(long, default_value = "60", value_parser = parse_max_point)]
     pub max_point_seconds: Duration,
@@ -72,7 +71,7 @@ pub fn run(args: &BenchArgs, compare: bool) -> Result<(), CliError> {
     let plan = BenchmarkPlan::new(request, hardware).map_err(|e| CliError::Usage(e.to_string()))?;
     let selected = args.backend.select()?;
     let store = optional_store(args.no_store, args.data_dir.as_ref())?;
-    let device = Device::new(selected.backend);
+    let device = locked_device(selected, args.data_dir.as_ref())?;
     let bar = progress_bar(u64::from(plan.total()));
     let mut points: Vec<BenchmarkPointEvent> = Vec::new();
     let mut failed: Vec<BenchmarkFailedEvent> = Vec::new();

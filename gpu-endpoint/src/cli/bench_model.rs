@@ -12,8 +12,7 @@ use roofline_core::format::duration;
 use roofline_core::wire::{StepOperatorEvent, StepReport, StepRequest};
 use roofline_core::{Mode, Phase};
 
-use super::{BackendArgs, CliError, optional_store, parse_max_point, progress_bar, run_id};
-use crate::device::Device;
+use super::{BackendArgs, CliError, locked_device, optional_store, parse_max_point, progress_bar, run_id};
 use crate::jobs::JobContext;
 use crate::protocol::PointLimits;
 use crate::use_cases::UseCaseError;
@@ -66,7 +65,7 @@ pub struct BenchModelArgs {
 pub fn run(args: &BenchModelArgs) -> Result<(), CliError> {
     let selected = args.backend.select()?;
     let store = optional_store(args.no_store, args.data_dir.as_ref())?;
-    let device = Device::new(selected.backend);
+    let device = locked_device(selected, args.data_dir.as_ref())?;
     let hardware = predicted_device(args.device.resolve()?, &device, store.as_deref(), args.device.mode)
         .map_err(|e| match e {
             UseCaseError::NoPredictedDevice { backend, name } => CliError::Usage(format!(

@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
+use roofline_cli::output::{emit, json};
 use roofline_cli::predict::parse_hardware;
 use roofline_core::{Precision, find_hardware};
 
-use super::{BackendArgs, CliError, open_store, parse_max_point, parse_precision};
-use crate::device::Device;
+use super::{BackendArgs, CliError, locked_device, open_store, parse_max_point, parse_precision};
 use crate::protocol::PointLimits;
 use crate::use_cases::calibrate::{CalibrationRequest, calibrate};
 
@@ -28,7 +28,7 @@ pub struct CalibrateArgs {
     /// Data directory of the result store.
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
-    /// Wall-clock cap of one measured point, in seconds: a point past it stops (within one sample) and is a
+    /// Wall-clock cap of one measured point, in seconds: a point past it stops (at its next check) and is a
     /// `time_limit` failure; the next point runs.
     #[arg(long, default_value = "60", value_parser = parse_max_point)]
     pub max_point_seconds: Duration,
@@ -49,35 +49,39 @@ pub fn run(args: &CalibrateArgs) -> Result<(), CliError> {
         base: args.hardware.as_deref().map(find_hardware).transpose()?,
         precisions: (!args.precisions.is_empty()).then(|| args.precisions.clone()),
     };
-    let device = Device::new(selected.backend);
+    let device = locked_device(selected, args.data_dir.as_ref())?;
     let limits = PointLimits::new(args.max_point_seconds);
     let result = calibrate(&device.acquire(), Some(&store), &request, &limits)
         .map_err(|e| CliError::Runtime(e.to_string()))?;
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&result).map_err(|e| CliError::Runtime(e.to_string()))?
-        );
-    } else {
-        let info = device.backend().device_info();
-        println!("device      {} ({} backend)", info.name, info.backend);
-        println!(
+        return json(&result);
+    }
+    let info = device.backend().device_info();
+    let mut lines = vec![
+        format!("device      {} ({} backend)", info.name, info.backend),
+        format!(
             "bandwidth   {:.2} GB/s  ({})",
             result.bandwidth_gb_s, result.bandwidth_measurement.kernel
-        );
-        for p in &result.peaks {
-            println!(
-                "{:<11} {:.4} TFLOP/s at {}  ({})",
-                p.precision.name(),
-                p.achieved_tflops,
-                p.shape,
-                p.measurement.kernel
-            );
-        }
-        for f in &result.failed {
-            println!("{:<11} FAILED ({}): {}", f.precision, f.code, f.message);
-        }
-        println!("spec key    {} (provenance: measured)", result.spec.key);
-    }
-    Ok(())
+        ),
+    ];
+    lines.extend(result.peaks.iter().map(|p| {
+        format!(
+            "{:<11} {:.4} TFLOP/s at {}  ({})",
+            p.precision.name(),
+            p.achieved_tflops,
+            p.shape,
+            p.measurement.kernel
+        )
+    }));
+    lines.extend(
+        result
+            .failed
+            .iter()
+            .map(|f| format!("{:<11} FAILED ({}): {}", f.precision, f.code, f.message)),
+    );
+    lines.push(format!(
+        "spec key    {} (provenance: measured)\n",
+        result.spec.key
+    ));
+    emit(&lines.join("\n"))
 }

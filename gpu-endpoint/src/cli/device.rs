@@ -1,6 +1,8 @@
-//! `gpu-endpoint device`: the measurement device, as a table or `DeviceInfo` JSON.
+//! `gpu-endpoint device`: the measurement device, as a table or `DeviceInfo` JSON (written through
+//! roofline-cli's output edge, which drops control characters from the driver's names).
 
 use clap::Args;
+use roofline_cli::output::{emit, json};
 
 use super::{BackendArgs, CliError};
 
@@ -24,36 +26,39 @@ pub fn run(args: &DeviceArgs) -> Result<(), CliError> {
     let selected = args.backend.select()?;
     let info = selected.backend.device_info();
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&info).map_err(|e| CliError::Runtime(e.to_string()))?
-        );
-        return Ok(());
+        return json(&info);
     }
-    println!("backend     {} ({})", info.backend, selected.reason);
-    println!("name        {}", info.name);
-    println!("arch        {}", info.arch);
+    let mut lines = vec![
+        format!("backend     {} ({})", info.backend, selected.reason),
+        format!("name        {}", info.name),
+        format!("arch        {}", info.arch),
+    ];
     if let Some([major, minor]) = info.compute_capability {
-        println!("compute     sm_{major}{minor}");
+        lines.push(format!("compute     sm_{major}{minor}"));
     }
     if let Some(cores) = info.cpu_cores {
-        println!("cores       {cores}");
+        lines.push(format!("cores       {cores}"));
     }
     if let Some(sms) = info.sm_count {
-        println!("SMs         {sms}");
+        lines.push(format!("SMs         {sms}"));
     }
-    println!("memory      {:.0} MB", info.memory_total_mb);
-    for (name, version) in &info.versions {
-        println!("{name:<11} {version}");
-    }
-    println!("catalog key {}", info.matched_key.as_deref().unwrap_or("(none)"));
-    println!(
-        "measurable  {}",
+    lines.push(format!("memory      {:.0} MB", info.memory_total_mb));
+    lines.extend(
+        info.versions
+            .iter()
+            .map(|(name, version)| format!("{name:<11} {version}")),
+    );
+    lines.push(format!(
+        "catalog key {}",
+        info.matched_key.as_deref().unwrap_or("(none)")
+    ));
+    lines.push(format!(
+        "measurable  {}\n",
         info.measurable_precisions
             .iter()
             .map(|p| p.name())
             .collect::<Vec<_>>()
             .join(", ")
-    );
-    Ok(())
+    ));
+    emit(&lines.join("\n"))
 }

@@ -40,10 +40,14 @@ pub struct ServeArgs {
     /// Data directory of the result store (default: the user's data dir + /roofline).
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
+    /// Largest size of the result store, in MB: a point that would grow it beyond is reported as a
+    /// `not_stored` failure, as on a full disk (default: no cap but the disk).
+    #[arg(long)]
+    pub max_store_mb: Option<u64>,
     /// Actix worker threads (default: 2).
     #[arg(long, default_value_t = 2)]
     pub workers: usize,
-    /// Wall-clock cap of one measured point, in seconds: a point past it stops (within one sample) and is a
+    /// Wall-clock cap of one measured point, in seconds: a point past it stops (at its next check) and is a
     /// `time_limit` failure; the next point runs.
     #[arg(long, default_value = "60", value_parser = parse_max_point)]
     pub max_point_seconds: Duration,
@@ -91,13 +95,20 @@ fn serve_token(args: &ServeArgs) -> Result<Option<String>, CliError> {
 ///
 /// # Errors
 /// [`CliError::Usage`] for an unsafe bind or an unreadable token file; [`CliError::Runtime`] when the store
-/// cannot be opened or the address bound.
+/// cannot be opened or written (the server then does not start) or the address bound.
 pub fn run(args: ServeArgs) -> Result<(), CliError> {
     let token = serve_token(&args)?;
     check_bind(&args.host, token.as_deref())?;
     let selected = args.backend.select()?;
+    // A store that cannot be written refuses the start (`open_store`): a server that measures but cannot
+    // store would report every point as `not_stored`.
     let store = open_store(args.data_dir.as_ref())?;
-    tracing::info!(path = %store.path().display(), "result store");
+    if let Some(mb) = args.max_store_mb {
+        store
+            .limit_size(mb.saturating_mul(1_000_000))
+            .map_err(|e| CliError::Runtime(format!("cannot cap the store at {mb} MB: {e}")))?;
+    }
+    tracing::info!(path = %store.path().display(), max_mb = ?args.max_store_mb, "result store");
     let config = AppConfig {
         token: token.filter(|t| !t.trim().is_empty()),
         cors_origins: if args.cors_origins.is_empty() {
@@ -114,12 +125,15 @@ pub fn run(args: ServeArgs) -> Result<(), CliError> {
             .collect(),
         web_dir: args.web_dir.clone(),
         max_point: args.max_point_seconds,
+        lock_dir: store.path().parent().map(std::path::Path::to_path_buf),
         ..AppConfig::default()
     };
     if !config.web_dir.join("index.html").is_file() {
         tracing::warn!(web_dir = %config.web_dir.display(), "web page not built; serving the API and a message page");
     }
-    let state = actix_web::web::Data::new(AppState::new(selected, Some(store), config));
+    let state = AppState::new(selected, Some(store), config)
+        .map_err(|e| CliError::Runtime(format!("cannot create the device lock: {e}")))?;
+    let state = actix_web::web::Data::new(state);
     actix_web::rt::System::new().block_on(async move {
         let (server, addrs) = server(state, args.workers, Listen::Address(&args.host, args.port))
             .map_err(|e| CliError::Runtime(format!("cannot bind {}:{}: {e}", args.host, args.port)))?;

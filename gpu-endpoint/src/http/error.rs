@@ -49,9 +49,10 @@ pub enum ApiError {
     /// 415: a compressed request body (refused before it is read, so it cannot expand past the body limit).
     #[error("{0}")]
     UnsupportedEncoding(String),
-    /// 503 + Retry-After: the device is busy with another measurement.
-    #[error("the device is busy with another measurement; retry later")]
-    Busy,
+    /// 503 + Retry-After: the device is busy with another measurement (of this process or another one), or a
+    /// job queue is full; the message says which.
+    #[error("{0}")]
+    Busy(String),
     /// 503: no NVML library / no GPU.
     #[error("{message}")]
     Unavailable {
@@ -80,7 +81,7 @@ impl ApiError {
             ApiError::RequestTimeout(_) => ErrorCode::RequestTimeout,
             ApiError::UnsupportedMediaType(_) => ErrorCode::UnsupportedMediaType,
             ApiError::UnsupportedEncoding(_) => ErrorCode::UnsupportedEncoding,
-            ApiError::Busy => ErrorCode::Busy,
+            ApiError::Busy(_) => ErrorCode::Busy,
             ApiError::Internal(_) => ErrorCode::Internal,
         }
     }
@@ -109,7 +110,7 @@ impl ResponseError for ApiError {
             ApiError::UnsupportedMediaType(_) | ApiError::UnsupportedEncoding(_) => {
                 StatusCode::UNSUPPORTED_MEDIA_TYPE
             }
-            ApiError::Busy | ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Busy(_) | ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -120,7 +121,7 @@ impl ResponseError for ApiError {
         }
         let mut response = HttpResponse::build(self.status_code());
         match self {
-            ApiError::Busy => {
+            ApiError::Busy(_) => {
                 response.insert_header((header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_S)));
             }
             ApiError::Unauthorized => {
@@ -153,7 +154,10 @@ impl From<BackendError> for ApiError {
         match e {
             BackendError::TooLarge(m) => ApiError::TooLarge(m),
             BackendError::InvalidInput(m) => ApiError::BadRequest(m),
-            BackendError::Busy => ApiError::Busy,
+            BackendError::Busy => {
+                ApiError::Busy("the device is busy with another measurement; retry later".into())
+            }
+            BackendError::BusyElsewhere(message) => ApiError::Busy(message),
             BackendError::TimeLimit(m) => ApiError::Unavailable {
                 code: ErrorCode::TimeLimit,
                 message: m,

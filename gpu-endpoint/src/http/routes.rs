@@ -58,7 +58,7 @@ async fn method_not_allowed(req: HttpRequest) -> HttpResponse {
 }
 
 /// Cancels its limits when dropped. A handler holds one while it awaits a measurement: actix drops the
-/// handler's future when the client disconnects, so the measurement stops within one sample and frees the
+/// handler's future when the client disconnects, so the measurement stops at its next check and frees the
 /// device instead of running on for nobody.
 struct CancelOnDrop(Option<PointLimits>);
 

@@ -41,6 +41,9 @@ pub struct AppConfig {
     /// Time a client has to send a whole request body once its head has arrived (408 `request_timeout`
     /// after it, and the connection closes).
     pub body_read_timeout: Duration,
+    /// Directory of the device's cross-process lock file (`serve`: the data directory); `None` locks the
+    /// device within this process only.
+    pub lock_dir: Option<PathBuf>,
 }
 
 /// The default [`AppConfig::body_read_timeout`].
@@ -58,6 +61,7 @@ impl Default for AppConfig {
             step_retention: STEP_RETENTION,
             max_point: DEFAULT_MAX_POINT,
             body_read_timeout: BODY_READ_TIMEOUT,
+            lock_dir: None,
         }
     }
 }
@@ -89,11 +93,21 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Builds the state from a selected backend, an optional store and the configuration.
-    #[must_use]
-    pub fn new(selected: Selected, store: Option<Arc<Store>>, config: AppConfig) -> AppState {
-        let device = Arc::new(Device::new(selected.backend));
-        AppState {
+    /// Builds the state from a selected backend, an optional store and the configuration (the device locked
+    /// across processes in [`AppConfig::lock_dir`], when set).
+    ///
+    /// # Errors
+    /// The IO error when the lock file cannot be created.
+    pub fn new(
+        selected: Selected,
+        store: Option<Arc<Store>>,
+        config: AppConfig,
+    ) -> std::io::Result<AppState> {
+        let device = Arc::new(match &config.lock_dir {
+            Some(dir) => Device::with_lock(selected.backend, dir)?,
+            None => Device::new(selected.backend),
+        });
+        Ok(AppState {
             jobs: BenchmarkJobs::new(
                 device.clone(),
                 store.clone(),
@@ -112,7 +126,7 @@ impl AppState {
             telemetry_reason: selected.telemetry_reason,
             store,
             config,
-        }
+        })
     }
 
     /// The telemetry source or a 503.

@@ -7,7 +7,7 @@ use roofline_core::wire::{
 };
 use roofline_core::{HardwareSpec, Operator, Precision, predict};
 
-use super::{UseCaseError, point_of, store_point};
+use super::{UseCaseError, point_of, store_point, within_cap};
 use crate::backend::{BackendError, MatmulSpec};
 use crate::device::Device;
 use crate::protocol::PointLimits;
@@ -130,9 +130,10 @@ pub fn predict_only(plan: &AnalyzePlan) -> AnalyzeResponse {
 
 /// The whole analysis: every measurement is checked against the bounds and the memory budget first (before
 /// any allocation), then the predictions are made and the precisions measured one after another while
-/// holding the device. Measured points are committed to the store. Each point runs under `limits`: past its
+/// holding the device. Measured points are committed to the store (one it cannot commit is a `not_stored`
+/// entry in `failed`). Each point runs under `limits`: past its
 /// cap it is a `time_limit` entry in `failed` and the next precision runs; once `limits` is cancelled (the
-/// client went away) the measurement stops within one sample and the device is free.
+/// client went away) the measurement stops at its next check and the device is free.
 ///
 /// # Errors
 /// [`BackendError::InvalidInput`] or [`BackendError::TooLarge`] from the checks;
@@ -150,14 +151,28 @@ pub fn analyze(
     let guard = device.try_acquire()?;
     let mut measured = Vec::new();
     for &precision in &plan.precisions {
-        match limits.run(|| guard.measure_matmul(&plan.spec(precision))) {
+        // A run its prediction already puts past the time cap is refused before it holds the device.
+        let predicted_s = simulated
+            .iter()
+            .find(|p| p.precision == precision)
+            .map_or(0.0, |p| p.time_us * 1e-6);
+        let result = within_cap(predicted_s, &plan.hardware.key, limits)
+            .and_then(|()| limits.run(|| guard.measure_matmul(&plan.spec(precision))));
+        match result {
             Ok(result) => {
                 let predicted = simulated.iter().find(|p| p.precision == result.precision);
                 let point = point_of(result, predicted.map(|p| p.bottleneck));
-                store_point(store, None, Some(&plan.hardware.key), &point, predicted);
-                measured.push(point);
+                match store_point(store, None, Some(&plan.hardware.key), &point, predicted) {
+                    Ok(()) => measured.push(point),
+                    Err(mut failure) => {
+                        failure.message = format!("measurement: {}", failure.message);
+                        failed.push(failure);
+                    }
+                }
             }
-            Err(e @ (BackendError::Busy | BackendError::Cancelled)) => return Err(e.into()),
+            Err(e @ (BackendError::Busy | BackendError::BusyElsewhere(_) | BackendError::Cancelled)) => {
+                return Err(e.into());
+            }
             Err(e) => {
                 let mut failure = e.failure(precision);
                 failure.message = format!("measurement: {}", failure.message);

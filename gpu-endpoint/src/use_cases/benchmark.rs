@@ -2,10 +2,10 @@
 //! and committed to the store. `POST /api/benchmarks` queues it ([`BenchmarkJobs`], the generic
 //! `jobs::JobManager` over [`Benchmark`]); `gpu-endpoint bench` and `compare` run it in place ([`run`]).
 
-use roofline_core::HardwareSpec;
 use roofline_core::wire::{BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkPointEvent, BenchmarkRequest};
+use roofline_core::{HardwareSpec, predict};
 
-use super::{point_of, predicted_point, store_point};
+use super::{point_of, predicted_point, store_point, within_cap};
 use crate::backend::{BackendError, MatmulSpec};
 use crate::device::{Device, DeviceGuard};
 use crate::jobs::{JobContext, JobEventKind, JobKind, JobManager, event_json};
@@ -132,9 +132,10 @@ impl JobEventKind for BenchmarkEvent {
     }
 }
 
-/// Measures every point of `plan` in order, calling `emit` after each (after it is committed to the store).
+/// Measures every point of `plan` in order, calling `emit` after each: a `point` once it is committed to the
+/// store, a `failed` one (code `not_stored`) when the store could not commit it.
 /// Each point runs under the job's limits: past its time cap it becomes a `failed` event with code
-/// `time_limit` and the next point runs; once the limits are cancelled the job stops (within one sample) and
+/// `time_limit` and the next point runs; once the limits are cancelled the job stops (at its next check) and
 /// reports `cancelled`. Returns the `done` event (also emitted).
 pub fn run(
     guard: &DeviceGuard<'_>,
@@ -152,7 +153,15 @@ pub fn run(
             cancelled = true;
             break;
         }
-        match job.limits.run(|| guard.measure_matmul(&spec)) {
+        // A run its prediction (when the job names a device) already puts past the time cap is refused before
+        // it holds the device.
+        let predicted_s = hardware
+            .and_then(|h| spec.operator().ok().and_then(|op| predict(h, &op).ok()))
+            .map_or(0.0, |p| p.time_s);
+        let on = hardware.map_or("", |h| h.key.as_str());
+        let result = within_cap(predicted_s, on, job.limits)
+            .and_then(|()| job.limits.run(|| guard.measure_matmul(&spec)));
+        match result {
             Err(BackendError::Cancelled) => {
                 cancelled = true;
                 break;
@@ -163,32 +172,34 @@ pub fn run(
                 let error_pct = predicted
                     .as_ref()
                     .map(|p| (point.time_us - p.time_us) / p.time_us * 100.0);
-                store_point(
+                let stored = store_point(
                     store,
                     Some(job.id),
                     hardware.map(|h| h.key.as_str()),
                     &point,
                     predicted.as_ref(),
                 );
-                measured += 1;
-                emit(BenchmarkEvent::Point(Box::new(BenchmarkPointEvent {
-                    job_id: job.id.to_owned(),
-                    index,
-                    total,
-                    point,
-                    predicted,
-                    error_pct,
-                })));
+                match stored {
+                    Ok(()) => {
+                        measured += 1;
+                        emit(BenchmarkEvent::Point(Box::new(BenchmarkPointEvent {
+                            job_id: job.id.to_owned(),
+                            index,
+                            total,
+                            point,
+                            predicted,
+                            error_pct,
+                        })));
+                    }
+                    Err(failure) => {
+                        failed += 1;
+                        emit(failed_event(job, index, total, shape, failure));
+                    }
+                }
             }
             Err(e) => {
                 failed += 1;
-                emit(BenchmarkEvent::Failed(BenchmarkFailedEvent {
-                    job_id: job.id.to_owned(),
-                    index,
-                    total,
-                    shape,
-                    failure: e.failure(spec.precision),
-                }));
+                emit(failed_event(job, index, total, shape, e.failure(spec.precision)));
             }
         }
     }
@@ -200,6 +211,23 @@ pub fn run(
     };
     emit(BenchmarkEvent::Done(done.clone()));
     done
+}
+
+/// The `failed` event of point `index` of `total`.
+fn failed_event(
+    job: &JobContext<'_>,
+    index: u32,
+    total: u32,
+    shape: String,
+    failure: roofline_core::wire::Failure,
+) -> BenchmarkEvent {
+    BenchmarkEvent::Failed(BenchmarkFailedEvent {
+        job_id: job.id.to_owned(),
+        index,
+        total,
+        shape,
+        failure,
+    })
 }
 
 /// Benchmark jobs: the points of a [`BenchmarkPlan`], measured by [`run`].

@@ -15,14 +15,14 @@ use std::time::Instant;
 
 use roofline_core::step_comparison::{StepTotals, measured_over_predicted};
 use roofline_core::wire::{
-    Failure, RooflinePoint, StepDoneEvent, StepEndToEnd, StepOperatorEvent, StepRequest,
+    Failure, MAX_STEP_KERNELS, RooflinePoint, StepDoneEvent, StepEndToEnd, StepOperatorEvent, StepRequest,
 };
 use roofline_core::{
     Corrections, Error, HardwareSpec, Mode, ModelAnalysis, Operator, Precision, Workload, analyze_model,
     find_hardware_in, find_model, find_quant_config,
 };
 
-use super::{UseCaseError, point_of, predicted_point, store_point};
+use super::{UseCaseError, point_of, predicted_point, store_point, within_cap};
 use crate::backend::BackendError;
 use crate::device::{Device, DeviceGuard};
 use crate::jobs::{
@@ -35,10 +35,14 @@ use crate::store::Store;
 pub const MAX_QUEUED_STEPS: usize = 4;
 /// Finished step jobs whose events are kept for replay by default ([`STEP_RETENTION`]).
 pub const MAX_REMEMBERED_STEPS: usize = 32;
-/// Largest batch × context of a step measurement (tokens in the KV cache or the prompt).
-pub const MAX_STEP_TOKENS: u64 = 1 << 20;
 
-/// A step ready to measure: the request, the spec of its predictions, and the analysis.
+/// A step ready to measure: the request, the spec of its predictions, the analysis, and the step as it runs
+/// end to end, built once.
+///
+/// Its size is bounded before it is built ([`plan`]): a few dozen rows and distinct operators, and a launch
+/// order of at most [`MAX_STEP_KERNELS`] indices (512 KiB), so a plan holds well under 1 MiB whatever the
+/// request; with at most [`MAX_QUEUED_STEPS`] queued or being planned, one running and the
+/// [`MAX_REMEMBERED_STEPS`] finished jobs kept for replay, step plans hold under 40 MiB in all.
 #[derive(Debug, Clone)]
 pub struct StepPlan {
     /// What was asked for.
@@ -47,40 +51,21 @@ pub struct StepPlan {
     pub hardware: HardwareSpec,
     /// The analysis: one row per operator.
     pub analysis: ModelAnalysis,
-    /// Layers of the model (for the step's launch order).
-    pub layers: u32,
     /// The config's compute precision (what a failure of the whole step names).
     pub compute: Precision,
+    /// The step's distinct operators (rows with the same kernel, shape and precisions share one).
+    pub ops: Vec<Operator>,
+    /// The distinct operator of each row (an index into `ops`).
+    pub op_of_row: Vec<usize>,
+    /// The launch order ([`ModelAnalysis::launch_order`]) as indices into `ops`: Σ count entries.
+    pub launch_order: Vec<usize>,
 }
 
 impl StepPlan {
-    /// Distinct operators the step measures (rows with the same kernel, shape and precisions share one).
+    /// Distinct operators the step measures.
     #[must_use]
     pub fn distinct(&self) -> usize {
-        self.sequence().0.len()
-    }
-
-    /// The step as it runs end to end: its distinct operators, and its launch order
-    /// ([`ModelAnalysis::launch_order`]) as indices into them.
-    #[must_use]
-    pub fn sequence(&self) -> (Vec<Operator>, Vec<usize>) {
-        let mut keys: Vec<String> = Vec::new();
-        let mut ops = Vec::new();
-        let distinct_of_row: Vec<usize> = self
-            .analysis
-            .ops
-            .iter()
-            .map(|row| {
-                let key = operator_key(&row.operator);
-                keys.iter().position(|k| *k == key).unwrap_or_else(|| {
-                    keys.push(key);
-                    ops.push(row.operator.clone());
-                    ops.len() - 1
-                })
-            })
-            .collect();
-        let order = self.analysis.launch_order(self.layers);
-        (ops, order.into_iter().map(|row| distinct_of_row[row]).collect())
+        self.ops.len()
     }
 }
 
@@ -139,12 +124,15 @@ pub fn predicted_device(
     }
 }
 
-/// Analyses the step of `request` on `hardware` (corrections of the spec's mode).
+/// Analyses the step of `request` on `hardware` (corrections of the spec's mode) and lays it out as it runs.
+/// The bounds that need no analysis ([`StepRequest::check_bounds`]: layers, tokens) are checked before any
+/// work, the kernel count ([`MAX_STEP_KERNELS`]) before the launch order is built; the analysis itself is a
+/// fixed number of rows whatever the model's size.
 ///
 /// # Errors
 /// [`Error::UnknownModel`] / [`Error::UnknownConfig`]; [`Error::Unsupported`] when the device lacks a format
-/// of the config; [`Error::InvalidInput`] for a zero or too large batch or context, or a `model_config` that
-/// is invalid or named other than `model`.
+/// of the config; [`Error::InvalidInput`] for a zero batch or context, a request beyond the bounds, or a
+/// `model_config` that is invalid or named other than `model`.
 pub fn plan(request: StepRequest, hardware: HardwareSpec) -> Result<StepPlan, Error> {
     let model = match &request.model_config {
         Some(model) if model.key != request.model => {
@@ -159,13 +147,8 @@ pub fn plan(request: StepRequest, hardware: HardwareSpec) -> Result<StepPlan, Er
         }
         None => find_model(&request.model)?,
     };
+    request.check_bounds(model)?;
     let config = find_quant_config(&request.config)?;
-    let tokens = u64::from(request.batch) * u64::from(request.context);
-    if tokens > MAX_STEP_TOKENS {
-        return Err(Error::InvalidInput(format!(
-            "batch × context must be at most {MAX_STEP_TOKENS} tokens for a step measurement, got {tokens}"
-        )));
-    }
     let workload = Workload {
         phase: request.phase,
         batch: request.batch,
@@ -173,13 +156,37 @@ pub fn plan(request: StepRequest, hardware: HardwareSpec) -> Result<StepPlan, Er
     };
     let corrections = Corrections::for_mode(Mode::of(&hardware));
     let analysis = analyze_model(&hardware, model, config, &workload, &corrections)?;
-    let layers = model.layers;
+    if analysis.kernel_launches > MAX_STEP_KERNELS {
+        return Err(Error::InvalidInput(format!(
+            "a step measurement launches at most {MAX_STEP_KERNELS} kernels, this step launches {}",
+            analysis.kernel_launches
+        )));
+    }
+    let mut distinct: HashMap<String, usize> = HashMap::new();
+    let mut ops = Vec::new();
+    let op_of_row = analysis
+        .ops
+        .iter()
+        .map(|row| {
+            *distinct.entry(operator_key(&row.operator)).or_insert_with(|| {
+                ops.push(row.operator.clone());
+                ops.len() - 1
+            })
+        })
+        .collect::<Vec<_>>();
+    let launch_order = analysis
+        .launch_order(model.layers)
+        .into_iter()
+        .map(|row| op_of_row[row])
+        .collect();
     Ok(StepPlan {
+        compute: config.compute(),
         request,
         hardware,
         analysis,
-        layers,
-        compute: config.compute(),
+        ops,
+        op_of_row,
+        launch_order,
     })
 }
 
@@ -198,10 +205,13 @@ pub enum StepEvent {
 }
 
 /// Measures every operator row of `plan` in step order, each distinct operator once, calling `emit` after
-/// each row (after its point is committed to the store), then, when every row was measured, times the whole
-/// step end to end ([`DeviceGuard::measure_step`] over [`StepPlan::sequence`]). Each measurement runs under
-/// the job's limits: past its time cap it is a `time_limit` failure and the next operator runs; once the
-/// limits are cancelled the job stops and reports `cancelled`. Returns the `done` event (also emitted).
+/// each row (after its point is committed to the store; one the store cannot commit is a `not_stored`
+/// failure), then, when every row was measured, times the whole step end to end
+/// ([`DeviceGuard::measure_step`] over [`StepPlan::ops`] and [`StepPlan::launch_order`]). Each measurement
+/// runs under the job's limits: one whose predicted run is already longer than the time cap is refused up
+/// front ([`within_cap`]), one past the cap stops at its next check; either is a `time_limit` failure and the
+/// next operator runs. Once the limits are cancelled the job stops (within one check) and reports
+/// `cancelled`. Returns the `done` event (also emitted).
 pub fn run(
     guard: &DeviceGuard<'_>,
     store: Option<&Store>,
@@ -214,7 +224,7 @@ pub fn run(
     let rows = &plan.analysis.ops;
     let total = u32::try_from(rows.len()).unwrap_or(u32::MAX);
     // Measurement (or failure) of each distinct operator, with the row that took it.
-    let mut taken: HashMap<String, (String, Result<RooflinePoint, Failure>)> = HashMap::new();
+    let mut taken: Vec<Option<(String, Result<RooflinePoint, Failure>)>> = vec![None; plan.ops.len()];
     let mut failed = 0u32;
     let mut totals = StepTotals::default();
     let mut cancelled = false;
@@ -226,17 +236,20 @@ pub fn run(
             break;
         }
         let op = &row.operator;
-        let key = operator_key(op);
-        let (same_as, result) = if let Some((first, result)) = taken.get(&key) {
+        let distinct = plan.op_of_row[index];
+        let (same_as, result) = if let Some((first, result)) = &taken[distinct] {
             (Some(first.clone()), result.clone())
         } else {
-            let result = limits.run(|| guard.measure_operator(op));
+            // A run the prediction already puts past the cap is refused before it holds the device.
+            let result = within_cap(row.time_s, &plan.hardware.key, limits)
+                .and_then(|()| limits.run(|| guard.measure_operator(op)));
             if matches!(result, Err(BackendError::Cancelled)) {
                 cancelled = true;
                 break;
             }
             let result = result
-                .map(|m| {
+                .map_err(|e| e.failure(op.precisions.compute()))
+                .and_then(|m| {
                     let point = point_of(m, Some(row.bound.into()));
                     let predicted = predicted_point(Some(&plan.hardware), op);
                     store_point(
@@ -245,11 +258,10 @@ pub fn run(
                         Some(plan.hardware.key.as_str()),
                         &point,
                         predicted.as_ref(),
-                    );
-                    point
-                })
-                .map_err(|e| e.failure(op.precisions.compute()));
-            taken.insert(key, (row.name.clone(), result.clone()));
+                    )
+                    .map(|()| point)
+                });
+            taken[distinct] = Some((row.name.clone(), result.clone()));
             (None, result)
         };
         let predicted_time_us = row.time_s * 1e6;
@@ -320,8 +332,8 @@ fn end_to_end(
     limits: &PointLimits,
     totals: &StepTotals,
 ) -> Result<StepEndToEnd, BackendError> {
-    let (ops, order) = plan.sequence();
-    let timing = limits.run(|| guard.measure_step(&ops, &order))?;
+    within_cap(plan.analysis.total_time_s, &plan.hardware.key, limits)?;
+    let timing = limits.run(|| guard.measure_step(&plan.ops, &plan.launch_order))?;
     let measured_s = timing.measurement.median_s;
     Ok(StepEndToEnd {
         kernels: timing.kernels,
@@ -556,11 +568,11 @@ mod tests {
     }
 
     #[test]
-    fn the_sequence_lists_each_distinct_operator_once_in_launch_order() {
+    fn the_plan_lists_each_distinct_operator_once_in_launch_order() {
         let request = tinyllama("fp32");
         let hardware = requested_hardware(&request).unwrap().unwrap();
         let plan = plan(request, hardware).unwrap();
-        let (ops, order) = plan.sequence();
+        let (ops, order) = (&plan.ops, &plan.launch_order);
         assert_eq!(ops.len(), plan.distinct());
         assert_eq!(order.len(), plan.analysis.kernel_launches as usize);
         // The three norms share one operator: attn_norm's, launched 22 + 22 + 1 times.
@@ -568,6 +580,7 @@ mod tests {
         assert_eq!(ops[norm].name, "attn_norm");
         assert_eq!(order.iter().filter(|&&i| i == norm).count(), 45);
         assert_eq!(ops[*order.last().unwrap()].name, "logits");
+        assert!(plan.op_of_row.iter().all(|&i| i < ops.len()));
     }
 
     #[test]

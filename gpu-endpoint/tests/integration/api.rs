@@ -10,7 +10,7 @@ use gpu_endpoint::backend::select::{BackendOptions, Selected};
 use gpu_endpoint::http::app::configure;
 use roofline_core::wire::{
     AnalyzeResponse, BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkJob, BenchmarkPointEvent,
-    CalibrationResult, DeviceInfo, ErrorBody, Health, NvmlStatus, PointSource, StoredResult,
+    CalibrationResult, DeviceInfo, ErrorBody, Health, NvmlStatus, PointSource, ResultsPage,
 };
 use roofline_core::{ComputePath, Mode, Precision, Provenance};
 use serde_json::json;
@@ -304,33 +304,36 @@ async fn benchmark_job_streams_points_failures_then_done_and_stores_points() {
         test::call_and_read_body(&app, test::TestRequest::get().uri(&job.events_url).to_request()).await;
     assert_eq!(parse_sse(std::str::from_utf8(&again).unwrap()).len(), 5);
 
-    let rows: Vec<StoredResult> = test::call_and_read_body_json(
+    let rows: ResultsPage = test::call_and_read_body_json(
         &app,
         test::TestRequest::get()
             .uri("/api/results?precision=fp32")
             .to_request(),
     )
     .await;
+    let rows = rows.results;
     assert_eq!(rows.len(), 2);
     assert!(
         rows.iter()
             .all(|r| r.job_id.as_deref() == Some(job.id.as_str()) && r.predicted.is_some())
     );
-    let rows: Vec<StoredResult> = test::call_and_read_body_json(
+    let rows: ResultsPage = test::call_and_read_body_json(
         &app,
         test::TestRequest::get()
             .uri("/api/results?shape=64x128x256&device=fake")
             .to_request(),
     )
     .await;
+    let rows = rows.results;
     assert_eq!(rows.len(), 1);
-    let rows: Vec<StoredResult> = test::call_and_read_body_json(
+    let rows: ResultsPage = test::call_and_read_body_json(
         &app,
         test::TestRequest::get()
             .uri("/api/results?since=9999999999")
             .to_request(),
     )
     .await;
+    let rows = rows.results;
     assert!(rows.is_empty());
 }
 

@@ -301,8 +301,12 @@ fn kill_9_mid_job_keeps_every_committed_point() {
     // Reopened through the store, every committed point decodes and is the shape that was asked for, in order.
     let store = gpu_endpoint::store::Store::open(dir.path()).unwrap();
     let mut rows = store
-        .results(&roofline_core::wire::ResultsQuery::default())
-        .unwrap();
+        .results(&roofline_core::wire::ResultsQuery {
+            limit: Some(roofline_core::wire::MAX_RESULTS_LIMIT),
+            ..roofline_core::wire::ResultsQuery::default()
+        })
+        .unwrap()
+        .results;
     rows.reverse();
     assert_eq!(rows.len() as i64, n);
     for (idx, row) in rows.iter().enumerate() {

@@ -107,10 +107,9 @@ fn gpu_times_a_whole_tinyllama_bf16_decode_step() {
             .clone(),
     )
     .unwrap();
-    let (ops, schedule) = step.sequence();
     let guard = device.acquire();
     let timing = guard
-        .measure_step(&ops, &schedule)
+        .measure_step(&step.ops, &step.launch_order)
         .unwrap_or_else(|e| panic!("bf16 step: {e}"));
     let launches: u32 = analysis.ops.iter().map(|row| row.count).sum();
     assert_eq!(timing.kernels, launches);

@@ -1,6 +1,14 @@
 //! Hardening against hostile clients: compressed request bodies, cross-site requests, foreign Host headers,
 //! unbounded job memory (benchmark and step jobs), predictions that must not wait for the device, points past
-//! their time cap, calibrate bodies that are not requests, and deleting stored results.
+//! their time cap, calibrate bodies that are not requests, and deleting stored results; and the probes of
+//! issue 27, a module per area: `bounds` (work and memory bounded per request), `interrupts` (DELETE and the
+//! cap inside a long run, runs predicted past the cap), `store` (points stored or `not_stored`, read-only
+//! stores, undecodable rows, paging, `bench-store`), `device_lock` (two servers on one device).
+
+mod bounds;
+mod device_lock;
+mod interrupts;
+mod store;
 
 use crate::common::{fake_state, fake_state_configured, parse_sse};
 use actix_web::http::StatusCode;
@@ -9,7 +17,7 @@ use gpu_endpoint::http::app::configure;
 use gpu_endpoint::jobs::JobRetention;
 use roofline_core::wire::{
     AnalyzeResponse, BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkJob, CalibrationResult,
-    DeletedResults, ErrorBody, ErrorCode, StepJob, StoredResult,
+    DeletedResults, ErrorBody, ErrorCode, ResultsPage, StepJob,
 };
 use serde_json::json;
 
@@ -124,8 +132,9 @@ async fn only_the_newest_finished_jobs_are_remembered_and_queued_ones_never_forg
     )
     .await;
     assert_eq!(resp.status(), StatusCode::NOT_FOUND);
-    let rows: Vec<StoredResult> =
+    let rows: ResultsPage =
         test::call_and_read_body_json(&app, test::TestRequest::get().uri("/api/results").to_request()).await;
+    let rows = rows.results;
     let mut ids: Vec<_> = rows.iter().filter_map(|r| r.job_id.clone()).collect();
     ids.sort();
     let mut expected: Vec<_> = jobs.iter().map(|j| j.id.clone()).collect();
@@ -529,7 +538,7 @@ async fn stored_results_are_deleted_by_filter_and_all_needs_saying() {
     }
     let delete = |uri: &str| test::TestRequest::delete().uri(uri).insert_header(auth);
     let stored = |app| async move {
-        let rows: Vec<StoredResult> = test::call_and_read_body_json(
+        let rows: ResultsPage = test::call_and_read_body_json(
             app,
             test::TestRequest::get()
                 .uri("/api/results")
@@ -537,6 +546,7 @@ async fn stored_results_are_deleted_by_filter_and_all_needs_saying() {
                 .to_request(),
         )
         .await;
+        let rows = rows.results;
         rows.len()
     };
     assert_eq!(stored(&app).await, 3);

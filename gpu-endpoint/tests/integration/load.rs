@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::fake_state;
+use crate::common::{Server, fake_state};
 use actix_web::{App, HttpServer};
 use gpu_endpoint::http::app::configure;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -103,97 +103,6 @@ async fn twenty_thousand_loopback_requests() {
     // Generous bounds (a debug build on 2 shared cores does this in ~10 s with p99 of a few ms).
     assert!(elapsed < Duration::from_secs(120), "{elapsed:?}");
     assert!(p(0.99) < Duration::from_millis(500), "p99 {:?}", p(0.99));
-}
-
-/// The real binary (`serve --backend fake`) on a free loopback port; killed on drop.
-struct Server {
-    child: std::process::Child,
-    port: u16,
-    _dir: tempfile::TempDir,
-}
-
-impl Server {
-    fn start(fake_delay_ms: u64) -> Server {
-        use std::io::BufRead as _;
-        let dir = tempfile::tempdir().unwrap();
-        let mut child = std::process::Command::new(crate::common::BIN)
-            .args(["serve", "--backend", "fake", "--port", "0", "--fake-delay-ms"])
-            .arg(fake_delay_ms.to_string())
-            .arg("--data-dir")
-            .arg(dir.path().join("data"))
-            .arg("--web-dir")
-            .arg(dir.path())
-            .env_remove("ROOFLINE_TOKEN")
-            .env("RUST_LOG", "error")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-        let line = stderr
-            .lines()
-            .map(Result::unwrap)
-            .find(|l| l.starts_with("listening on http://127.0.0.1:"))
-            .unwrap();
-        let port = line.rsplit(':').next().unwrap().parse().unwrap();
-        Server {
-            child,
-            port,
-            _dir: dir,
-        }
-    }
-
-    /// `VmHWM` (peak RSS) and `VmRSS` of the server, in MiB.
-    fn memory_mib(&self) -> (f64, f64) {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        let field = |name: &str| -> f64 {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-                .unwrap()
-                / 1024.0
-        };
-        (field("VmHWM:"), field("VmRSS:"))
-    }
-
-    /// One request on its own connection (`Connection: close`); returns the status and the body.
-    fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String) {
-        use std::io::{Read as _, Write as _};
-        let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        let mut head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nContent-Length: {}\r\n",
-            self.port,
-            body.len()
-        );
-        for (name, value) in headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
-        head.push_str("\r\n");
-        stream.write_all(head.as_bytes()).unwrap();
-        // The server may answer and close before reading a refused body.
-        let _ = stream.write_all(body);
-        let mut response = Vec::new();
-        let _ = stream.read_to_end(&mut response);
-        let response = String::from_utf8_lossy(&response).into_owned();
-        let status = response
-            .split(' ')
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0);
-        let body = response
-            .split_once("\r\n\r\n")
-            .map(|(_, b)| b.to_owned())
-            .unwrap_or_default();
-        (status, body)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// A zstd frame of RLE blocks, 4 bytes each, every block 128 KiB of zeros once decoded: `blocks` × 128 KiB.

@@ -11,7 +11,7 @@ use gpu_endpoint::backend::cpu::CpuBackend;
 use gpu_endpoint::backend::select::Selected;
 use gpu_endpoint::http::app::configure;
 use gpu_endpoint::protocol::SamplingPolicy;
-use roofline_core::wire::{ErrorBody, StepDoneEvent, StepJob, StepOperatorEvent, StoredResult};
+use roofline_core::wire::{ErrorBody, ResultsPage, StepDoneEvent, StepJob, StepOperatorEvent};
 use serde_json::json;
 
 macro_rules! app {
@@ -157,13 +157,14 @@ async fn cpu_measures_every_operator_of_a_tinyllama_decode_step() {
     );
     assert!((end_to_end.overhead_us - (end_to_end.measured_time_us - done.measured_time_us)).abs() < 1e-6);
     // Each distinct operator is stored once, under the job and with its name.
-    let stored: Vec<StoredResult> = test::call_and_read_body_json(
+    let stored: ResultsPage = test::call_and_read_body_json(
         &app,
         test::TestRequest::get()
             .uri("/api/results?limit=1000")
             .to_request(),
     )
     .await;
+    let stored = stored.results;
     let of_job: Vec<_> = stored
         .iter()
         .filter(|r| r.job_id.as_deref() == Some(job.id.as_str()))

@@ -307,7 +307,7 @@ async fn clear_deletes_measured_points_here_and_on_the_endpoint() {
         )
         .await;
     let stored = browser
-        .js("return fetch('/api/v1/results').then(r => r.json()).then(rows => rows.length);")
+        .js("return fetch('/api/v1/results').then(r => r.json()).then(page => page.results.length);")
         .await;
     assert!(stored.as_u64().is_some_and(|n| n > 0), "stored: {stored}");
 
@@ -330,7 +330,7 @@ async fn clear_deletes_measured_points_here_and_on_the_endpoint() {
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(measured_count(&browser).await, 0, "cleared after reload");
     let stored = browser
-        .js("return fetch('/api/v1/results').then(r => r.json()).then(rows => rows.length);")
+        .js("return fetch('/api/v1/results').then(r => r.json()).then(page => page.results.length);")
         .await;
     assert_eq!(stored, 0, "the endpoint's store is empty");
     browser.close().await;

@@ -165,17 +165,7 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
             WAIT,
         )
         .await;
-    let layout = browser
-        .js(
-            "const c = document.querySelector('[data-testid=roofline-canvas]').getBoundingClientRect();\
-         return [document.documentElement.scrollWidth, window.innerWidth, c.width];",
-        )
-        .await;
-    let (scroll, inner, chart) = (
-        layout[0].as_f64().unwrap(),
-        layout[1].as_f64().unwrap(),
-        layout[2].as_f64().unwrap(),
-    );
+    let (scroll, inner, chart) = browser.widths("[data-testid=roofline-canvas]").await;
     assert!(
         scroll <= inner + 1.0,
         "page {scroll} px wide in a {inner} px window"

@@ -45,7 +45,8 @@ pub struct Hit {
     pub index: usize,
 }
 
-fn rgb(c: Rgb) -> RGBColor {
+/// A palette colour as plotters takes it.
+pub(crate) fn rgb(c: Rgb) -> RGBColor {
     RGBColor(c.0, c.1, c.2)
 }
 
@@ -53,7 +54,7 @@ fn rgb(c: Rgb) -> RGBColor {
 const RADIUS: f64 = 6.0;
 
 /// Converts CSS pixels to backend pixels at `scale` device pixels per CSS pixel.
-fn px(v: f64, scale: f64) -> i32 {
+pub(crate) fn px(v: f64, scale: f64) -> i32 {
     (v * scale).round() as i32
 }
 
@@ -112,8 +113,64 @@ fn draw_marker<DB: DrawingBackend>(
     }
 }
 
-/// The chart's coordinate system: log-log.
-type LogLog = Cartesian2d<LogCoord<f64>, LogCoord<f64>>;
+/// The charts' coordinate system: log-log.
+pub(crate) type LogLog = Cartesian2d<LogCoord<f64>, LogCoord<f64>>;
+
+/// Formats an axis tick.
+pub(crate) type Tick = fn(f64) -> String;
+
+/// The frame of a log-log chart: caption, axis ranges, names and tick labels.
+pub(crate) struct Axes<'a> {
+    /// The caption and its font size in CSS pixels, if one is drawn.
+    pub caption: Option<(&'a str, f64)>,
+    /// Range of x.
+    pub x: (f64, f64),
+    /// Range of y.
+    pub y: (f64, f64),
+    /// Names of x and y.
+    pub names: (&'a str, &'a str),
+    /// Tick labels of x and y.
+    pub ticks: (Tick, Tick),
+}
+
+/// Fills `root` with the background, builds log-log axes as `axes` says and draws their mesh in the theme's
+/// colours; the chart to draw the series on.
+///
+/// # Errors
+/// The backend's drawing error.
+pub(crate) fn log_log_chart<'a, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    axes: &Axes<'_>,
+    theme: &Theme,
+    scale: f64,
+) -> Result<ChartContext<'a, DB, LogLog>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let fg = rgb(theme.foreground);
+    root.fill(&rgb(theme.background))?;
+    let font = |size: f64| ("sans-serif", size * scale).into_font().color(&fg);
+    let mut builder = ChartBuilder::on(root);
+    if let Some((caption, size)) = axes.caption {
+        builder.caption(caption, font(size));
+    }
+    let mut chart = builder
+        .margin(px(12.0, scale))
+        .x_label_area_size(px(44.0, scale))
+        .y_label_area_size(px(64.0, scale))
+        .build_cartesian_2d((axes.x.0..axes.x.1).log_scale(), (axes.y.0..axes.y.1).log_scale())?;
+    let (x_tick, y_tick) = axes.ticks;
+    chart
+        .configure_mesh()
+        .x_desc(axes.names.0)
+        .y_desc(axes.names.1)
+        .x_label_formatter(&|v| x_tick(*v))
+        .y_label_formatter(&|v| y_tick(*v))
+        .axis_style(fg)
+        .label_style(font(12.0))
+        .axis_desc_style(font(13.0))
+        .bold_line_style(rgb(theme.grid).mix(0.6))
+        .light_line_style(rgb(theme.grid).mix(0.2))
+        .draw()?;
+    Ok(chart)
+}
 
 /// Draws a solid or dashed polyline in data coordinates.
 fn draw_line<'a, 'c, DB: DrawingBackend>(
@@ -151,30 +208,15 @@ pub fn draw<DB: DrawingBackend>(
     title: bool,
 ) -> Result<Vec<Hit>, DrawingAreaErrorKind<DB::ErrorType>> {
     let fg = rgb(theme.foreground);
-    root.fill(&rgb(theme.background))?;
-    let font = |size: f64| ("sans-serif", size * scale).into_font().color(&fg);
     let line = px(2.0, scale) as u32;
-    let mut builder = ChartBuilder::on(root);
-    if title {
-        builder.caption(&data.title, font(16.0));
-    }
-    let mut chart = builder
-        .margin(px(12.0, scale))
-        .x_label_area_size(px(44.0, scale))
-        .y_label_area_size(px(64.0, scale))
-        .build_cartesian_2d((data.x.0..data.x.1).log_scale(), (data.y.0..data.y.1).log_scale())?;
-    chart
-        .configure_mesh()
-        .x_desc("Arithmetic intensity (FLOP/byte)")
-        .y_desc("FLOP/s")
-        .x_label_formatter(&|v| format::intensity_tick(*v))
-        .y_label_formatter(&|v| format::flop_rate_tick(*v))
-        .axis_style(fg)
-        .label_style(font(12.0))
-        .axis_desc_style(font(13.0))
-        .bold_line_style(rgb(theme.grid).mix(0.6))
-        .light_line_style(rgb(theme.grid).mix(0.2))
-        .draw()?;
+    let axes = Axes {
+        caption: title.then_some((data.title.as_str(), 16.0)),
+        x: data.x,
+        y: data.y,
+        names: ("Arithmetic intensity (FLOP/byte)", "FLOP/s"),
+        ticks: (format::intensity_tick, format::flop_rate_tick),
+    };
+    let mut chart = log_log_chart(root, &axes, theme, scale)?;
 
     for slope in &data.slopes {
         let bw = slope.bandwidth;

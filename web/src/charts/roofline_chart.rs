@@ -1,6 +1,5 @@
 //! The roofline canvas: redraws whenever its data or the window size changes, with hover tooltips and export.
 
-use leptos::html::{Canvas, Div};
 use leptos::prelude::*;
 use plotters::prelude::IntoDrawingArea;
 use plotters_canvas::CanvasBackend;
@@ -8,19 +7,9 @@ use plotters_svg::SVGBackend;
 use wasm_bindgen::JsCast;
 
 use crate::browser;
-use crate::charts::draw::{EXPORT_FOOTER_CSS_PX, Hit, Theme, draw, draw_captioned};
+use crate::charts::canvas::{ChartCanvas, theme};
+use crate::charts::draw::{EXPORT_FOOTER_CSS_PX, draw, draw_captioned};
 use crate::charts::series::{PlotData, PointKinds, legend};
-
-/// Hover radius in CSS pixels.
-const HIT_RADIUS: f64 = 10.0;
-
-fn theme() -> Theme {
-    if browser::prefers_dark() {
-        Theme::DARK
-    } else {
-        Theme::LIGHT
-    }
-}
 
 /// A log-log roofline drawn on a canvas (`data-testid="roofline-canvas"`) that fills its frame (at least
 /// 240 px tall) and redraws on resize and on a light/dark switch, under its title (`chart-title`, which
@@ -40,81 +29,31 @@ pub fn RooflineChart(
     /// Which kinds of points are drawn.
     kinds: RwSignal<PointKinds>,
 ) -> impl IntoView {
-    let canvas_ref = NodeRef::<Canvas>::new();
-    let frame_ref = NodeRef::<Div>::new();
-    let redraw = RwSignal::new(0u32);
-    let hits = StoredValue::new(Vec::<Hit>::new());
-    let hover = RwSignal::new(None::<(i32, i32, usize)>);
+    let chart = ChartCanvas::new();
     let error = RwSignal::new(None::<String>);
-    // The frame's size is measured only on the first draw and on resize: reading it on every redraw would
-    // force a synchronous layout of the whole page after each slider move.
-    let size = StoredValue::new(None::<(u32, u32)>);
-    let _ = window_event_listener(leptos::ev::resize, move |_| {
-        size.set_value(None);
-        redraw.update(|n| *n += 1);
-    });
-    browser::on_theme_change(move || redraw.update(|n| *n += 1));
 
     Effect::new(move |_| {
-        redraw.track();
-        let (Some(canvas), Some(frame)) = (canvas_ref.get(), frame_ref.get()) else {
+        let Some((canvas, scale)) = chart.prepare() else {
             return;
         };
-        let (css_width, css_height) = size.get_value().unwrap_or_else(|| {
-            let measured = (
-                frame.client_width().max(200) as u32,
-                frame.client_height().max(200) as u32,
-            );
-            size.set_value(Some(measured));
-            measured
-        });
-        let scale = browser::device_pixel_ratio();
-        let (w, h) = (
-            (f64::from(css_width) * scale).round() as u32,
-            (f64::from(css_height) * scale).round() as u32,
-        );
-        if canvas.width() != w || canvas.height() != h {
-            canvas.set_width(w);
-            canvas.set_height(h);
-        }
         let Some(backend) = CanvasBackend::with_canvas_object(canvas) else {
             return;
         };
         let result = data.with(|d| draw(&backend.into_drawing_area(), d, &theme(), scale, false));
         match result {
             Ok(h) => {
-                hits.set_value(h);
+                chart.hits.set_value(h);
                 browser::record_draw();
             }
             Err(e) => leptos::logging::error!("roofline draw failed: {e}"),
         }
     });
 
-    let on_move = move |ev: leptos::ev::MouseEvent| {
-        let Some(canvas) = canvas_ref.get_untracked() else {
-            return;
-        };
-        let scale = f64::from(canvas.width()) / f64::from(canvas.client_width().max(1));
-        let (x, y) = (
-            (f64::from(ev.offset_x()) * scale) as i32,
-            (f64::from(ev.offset_y()) * scale) as i32,
-        );
-        let nearest = hits.with_value(|hs| {
-            hs.iter()
-                .map(|h| ((h.x - x).pow(2) + (h.y - y).pow(2), h))
-                .filter(|(d2, _)| f64::from(*d2) <= (HIT_RADIUS * scale).powi(2))
-                .min_by_key(|(d2, _)| *d2)
-                .map(|(_, h)| (ev.offset_x(), ev.offset_y(), h.index))
-        });
-        if hover.get_untracked() != nearest {
-            hover.set(nearest);
-        }
-    };
     // PNG export: an offscreen canvas at twice the device pixel ratio or more, with the caption under the
     // chart (`data-testid="png-export"` keeps the last export's size in `data-width`/`data-height`).
     let exported = RwSignal::new(None::<(u32, u32)>);
     let export_png = move |_| {
-        let Some(canvas) = canvas_ref.get_untracked() else {
+        let Some(canvas) = chart.canvas.get_untracked() else {
             return;
         };
         let scale = browser::device_pixel_ratio().max(2.0);
@@ -155,7 +94,7 @@ pub fn RooflineChart(
     // The last SVG export, kept for the page's tests (`svg-export`'s `data-caption` says whether it has one).
     let exported_svg = RwSignal::new(None::<String>);
     let export_svg = move |_| {
-        let Some(canvas) = canvas_ref.get_untracked() else {
+        let Some(canvas) = chart.canvas.get_untracked() else {
             return;
         };
         let size = (
@@ -183,17 +122,11 @@ pub fn RooflineChart(
     };
     // The tooltip says the mode and device of its numbers on its last line.
     let tooltip = move || {
-        let (x, y, i) = hover.get()?;
-        let (lines, context) = data.with(|d| {
-            d.points
-                .get(i)
-                .map(|p| (p.tooltip.clone(), format!("{} · {}", d.mode, d.device)))
-        })?;
-        Some(view! {
-            <div class="tooltip" role="status" data-testid="chart-tooltip" style=format!("left:{}px;top:{}px", x + 14, y + 14)>
-                {lines.into_iter().map(|l| view! { <div>{l}</div> }).collect_view()}
-                <div class="hint">{context}</div>
-            </div>
+        chart.tooltip(|i| {
+            data.with(|d| {
+                let context = format!("{} · {}", d.mode, d.device);
+                d.points.get(i).map(|p| (p.tooltip.clone(), Some(context)))
+            })
         })
     };
     let toggle = move |label: &'static str,
@@ -214,14 +147,14 @@ pub fn RooflineChart(
             data-device=move || data.with(|d| d.device.clone())>
             <p class="chart-title" data-testid="chart-title">{move || data.with(|d| d.title.clone())}</p>
             <div class="chart-body">
-                <div class="chart-frame" node_ref=frame_ref>
+                <div class="chart-frame" node_ref=chart.frame>
                     <canvas
-                        node_ref=canvas_ref
+                        node_ref=chart.canvas
                         data-testid="roofline-canvas"
                         role="img"
                         aria-label="Roofline chart: arithmetic intensity against FLOP/s, log-log"
-                        on:mousemove=on_move
-                        on:mouseleave=move |_| hover.set(None)
+                        on:mousemove=move |ev| chart.on_move(&ev)
+                        on:mouseleave=move |_| chart.hover.set(None)
                     ></canvas>
                     {tooltip}
                 </div>

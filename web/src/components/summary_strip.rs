@@ -51,16 +51,18 @@ fn ceiling_value(v: CeilingValue) -> String {
     }
 }
 
-/// The reference ceilings behind the numbers (`reference-ceilings`), one row per figure with its basis.
+/// The reference ceilings behind the numbers (`reference-ceilings`), one row per figure: its value, whether
+/// it is measured or derived (`ceiling-provenance`), and its basis (the source, or the rule).
 fn ceilings_view(rows: Vec<UsedCeiling>) -> impl IntoView {
     let rows = rows
         .into_iter()
         .map(|r| {
             view! {
                 <tr>
-                    <th scope="row">{r.what}</th>
+                    <th scope="row">{r.what.clone()}</th>
                     <td class="num">{ceiling_value(r.value)}</td>
-                    <td class="hint">{r.basis}</td>
+                    <td class="provenance" data-testid="ceiling-provenance">{r.provenance()}</td>
+                    <td class="hint">{r.basis.clone()}</td>
                 </tr>
             }
         })
@@ -86,8 +88,9 @@ fn ceilings_view(rows: Vec<UsedCeiling>) -> impl IntoView {
 ///   mode (`data-ideal`, seconds or tokens/s), bound, weight and KV bits, GPUs (`summary-gpus`, e.g. `8 GPUs
 ///   (TP 8, EP 8)`), weights (`summary-weights`), weights and KV cache per GPU (`summary-weights-per-gpu`,
 ///   `summary-kv-per-gpu`), the communication share on several GPUs (`summary-communication`) and memory
-///   per GPU (`summary-memory-fit`, `true`/`false`) under the engine's rule;
-/// - the memory bar and, in reference mode, the ceilings used with their basis.
+///   per GPU (`summary-memory-fit`, `true`/`false`) under the engine's rule, the format of each module
+///   (`summary-precisions`: attention, MLP, experts, router, embeddings, head);
+/// - the memory bar and, in reference mode, the ceilings used, each measured or derived, with its basis.
 ///
 /// An analysis that cannot run for another reason (a GPU count the model or device cannot take) shows
 /// core's reason (`analysis-error`).
@@ -294,6 +297,10 @@ pub fn SummaryStrip(
                 <Stat label="Memory per GPU" testid="summary-memory-fit" cell=cell(memory_text) />
             </div>
             </div>
+            {move || analysis.with(|a| a.as_ref().ok().map(|a| {
+                let line = roofline_core::summarize_modules(&a.modules);
+                view! { <p class="precisions" data-testid="summary-precisions">"Precisions: " {line}</p> }
+            }))}
             <MemoryBar analysis=analysis />
             {move || ceilings.get().map(ceilings_view)}
         </div>

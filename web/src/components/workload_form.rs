@@ -1,7 +1,7 @@
 //! Model, precision config, GPU count, phase, context, batch, prediction mode and corrections.
 
 use leptos::prelude::*;
-use roofline_core::{HardwareSpec, Mode, ModelConfig, model_presets, quant_configs};
+use roofline_core::{Engine, HardwareSpec, Mode, ModelConfig, model_presets, quant_configs};
 
 use crate::calibration::{DeviceSpecs, mode_explanation, mode_title};
 use crate::models::resolve_model;
@@ -114,7 +114,9 @@ fn ModeSelect(
 }
 
 /// The workload: model (`model-select`: the presets, then the imported models), precision config
-/// (`config-select`, configs the device cannot run are marked), GPU count (`gpus-select`: tensor parallel
+/// (`config-select`: the model's own checkpoint precisions where it has them, then the table; configs the
+/// device cannot run are marked), serving engine (`engine-select`: any, vLLM, SGLang or TensorRT-LLM, whose
+/// quantization support the advice keeps to), GPU count (`gpus-select`: tensor parallel
 /// over 1, 2, 4 or 8 GPUs), for MoE models the expert-parallel degree (`ep-select`: divisors of the GPU
 /// count), prefill/decode, context and batch (log sliders with exact inputs
 /// `context-input`, `batch-input`), the engine's memory share (`memory-fraction`, vLLM's
@@ -178,8 +180,14 @@ pub fn WorkloadForm(
         .collect_view();
     let configs = move || {
         hardware.with(|hw| {
-            quant_configs()
+            // The model's own checkpoint precisions first, where it has them (an imported config.json's
+            // quantization_config, gpt-oss, DeepSeek, Kimi).
+            let checkpoint = scenario.with(|s| {
+                models.with(|m| resolve_model(&s.model, m).ok().and_then(|m| m.checkpoint.clone()))
+            });
+            checkpoint
                 .iter()
+                .chain(quant_configs())
                 .map(|c| {
                     let key = c.key.clone();
                     let text = match c.check_support(hw) {
@@ -193,6 +201,16 @@ pub fn WorkloadForm(
                 .collect_view()
         })
     };
+    let engine_options = std::iter::once(None)
+        .chain(Engine::ALL.into_iter().map(Some))
+        .map(|engine| {
+            let value = engine.map_or("any", Engine::key);
+            let text = engine.map_or("any (vLLM, SGLang, TensorRT-LLM)", Engine::name);
+            view! {
+                <option value=value selected=move || scenario.with(|s| s.engine == engine)>{text}</option>
+            }
+        })
+        .collect_view();
     let phase_button = move |prefill: bool, text: &'static str| {
         view! {
             <button
@@ -254,6 +272,18 @@ pub fn WorkloadForm(
                     on:change=move |ev| scenario.update(|s| s.config = event_target_value(&ev))
                 >
                     {configs}
+                </select>
+            </div>
+            <div class="field">
+                <label for="engine-select">"Serving engine"</label>
+                <select
+                    id="engine-select"
+                    data-testid="engine-select"
+                    title="The advice keeps to the configs this engine runs on the device (its documented quantization support)"
+                    prop:value=move || scenario.with(|s| s.engine.map_or("any", Engine::key).to_owned())
+                    on:change=move |ev| scenario.update(|s| s.engine = Engine::parse(&event_target_value(&ev)).ok())
+                >
+                    {engine_options}
                 </select>
             </div>
             <div class="field">

@@ -160,12 +160,24 @@ fn the_sla_recommends_the_most_output_per_gpu_or_explains_why_nothing_meets_it()
         "the same JSON number"
     );
     assert_eq!(best["config"], "fp8");
-    // TPOT ≤ 1 ms: even one user decodes slower (FP8 4.23 ms per token on the H100 at 1k/1k).
+    // TPOT ≤ 1 ms: even one user decodes slower (FP8's TPOT at concurrency 1 on the H100 at 1k/1k, the
+    // sweep's own point).
     let impossible = serve_json(&["--configs", "bf16,fp8", "--sla-tpot-ms", "1"]);
     assert_eq!(impossible["sla"]["recommendation"], Value::Null);
     let reason = impossible["sla"]["reason"].as_str().unwrap();
+    let one_user = impossible["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["config"] == "fp8" && p["concurrency"] == 1.0)
+        .unwrap()["tpot_s"]
+        .as_f64()
+        .unwrap();
     assert!(
-        reason.contains("TPOT at concurrency 1 is 4.23 ms > 1.00 ms"),
+        reason.contains(&format!(
+            "TPOT at concurrency 1 is {:.2} ms > 1.00 ms",
+            one_user * 1e3
+        )),
         "{reason}"
     );
     assert!(
@@ -284,4 +296,52 @@ fn bad_input_exits_2_naming_the_field() {
         assert!(err.contains("bench.csv") && err.contains(needle), "{row}: {err}");
     }
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_checkpoint_and_the_engine_support_are_shown() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/hf/gpt-oss-120b.json");
+    let args = [
+        "serve",
+        "--hardware",
+        "h100_sxm",
+        "--model-file",
+        file,
+        "--isl",
+        "1024",
+        "--osl",
+        "128",
+        "--concurrency",
+        "1",
+    ];
+    // --config checkpoint: the file's own precisions, module by module.
+    let text = stdout(&[&args[..], &["--config", "checkpoint"]].concat());
+    assert!(
+        text.contains(
+            "checkpoint: precisions: attention, router, embeddings, head: BF16 · routed experts: MXFP4 weights, BF16 activations"
+        ),
+        "{text}"
+    );
+    // Without --config the checkpoint joins every config of the table.
+    let json: Value = serde_json::from_str(&stdout(&[&args[..], &["--json"]].concat())).unwrap();
+    assert!(
+        json["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["config"] == "checkpoint")
+    );
+    // A config the device runs but the chosen engine does not: NVFP4 weight-only on Hopper runs only in
+    // vLLM (FP4-Marlin).
+    let text = stdout(
+        &[
+            &LLAMA_8B_ON_H100[..],
+            &["--config", "nvfp4-w4a16", "--engine", "trtllm"],
+        ]
+        .concat(),
+    );
+    assert!(
+        text.contains("note: trtllm does not run nvfp4-w4a16 on Hopper; engines that do: vllm"),
+        "{text}"
+    );
 }

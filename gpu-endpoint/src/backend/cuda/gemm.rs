@@ -13,7 +13,9 @@ use super::buffers::DeviceBuf;
 use super::lt_kind::LtKind;
 use super::{CudaBackend, cuda_err, to_usize};
 use crate::backend::{BackendError, MatmulSpec, Measured};
-use crate::protocol::{SampleStats, TelemetrySummary, measurement, random_normal, summarize, verify_with};
+use crate::protocol::{
+    SampleStats, TelemetrySummary, check_interruption, measurement, random_normal, summarize, verify_with,
+};
 
 /// cuBLASLt workspace, in bytes (32 MiB, what cudarc uses on sm_90+).
 pub(super) const WORKSPACE_BYTES: usize = 32 << 20;
@@ -350,7 +352,8 @@ impl CudaBackend {
             block_scales,
         };
 
-        // Correctness gate with the first algorithm, before any timing.
+        // Correctness gate with the first algorithm, before any timing (unless the point is already stopped).
+        check_interruption::<BackendError>()?;
         call.enqueue(self, workspace)?;
         let d_host = call.d.download(&self.stream)?;
         verify_with(
@@ -366,6 +369,7 @@ impl CudaBackend {
         let mut flush = self.flush_buffer()?;
         let mut best: Option<(usize, f64)> = None;
         for (idx, r) in results.iter().enumerate() {
+            check_interruption::<BackendError>()?;
             call.algo = r.algo;
             let mut times = Vec::with_capacity(ALGO_TRIAL_RUNS);
             for _ in 0..ALGO_TRIAL_RUNS {

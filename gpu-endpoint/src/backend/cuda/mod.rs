@@ -64,6 +64,19 @@ pub(super) fn cuda_err(context: &str, e: impl std::fmt::Debug) -> BackendError {
     BackendError::Cuda(format!("{context}: {e:?}"))
 }
 
+/// A CUDA UUID as `nvidia-smi -L` prints it: `GPU-` and 16 bytes of hex in 8-4-4-4-12 groups.
+fn gpu_uuid(bytes: &[std::ffi::c_char; 16]) -> String {
+    let hex: Vec<String> = bytes.iter().map(|&b| format!("{:02x}", b as u8)).collect();
+    format!(
+        "GPU-{}-{}-{}-{}-{}",
+        hex[..4].concat(),
+        hex[4..6].concat(),
+        hex[6..8].concat(),
+        hex[8..10].concat(),
+        hex[10..].concat()
+    )
+}
+
 pub(super) fn to_usize(v: u64) -> Result<usize, BackendError> {
     usize::try_from(v).map_err(|_| BackendError::InvalidInput(format!("{v} does not fit in memory")))
 }
@@ -77,6 +90,8 @@ pub struct CudaBackend {
     kernels: Mutex<Option<Arc<Kernels>>>,
     step_module: Mutex<Option<Arc<CudaModule>>>,
     name: String,
+    /// The GPU's UUID as `nvidia-smi -L` prints it (`GPU-…`), when the driver reports one.
+    uuid: Option<String>,
     cc: (i32, i32),
     sm_count: u32,
     l2_bytes: usize,
@@ -131,6 +146,7 @@ impl CudaBackend {
         let handle = lt::create_handle()
             .map_err(|e| BackendError::Unavailable(format!("cublasLtCreate failed: {e:?}")))?;
         let name = ctx.name().unwrap_or_else(|_| "CUDA device 0".into());
+        let uuid = ctx.uuid().ok().map(|id| gpu_uuid(&id.bytes));
         let cc = ctx
             .compute_capability()
             .map_err(|e| BackendError::Unavailable(format!("compute capability: {e:?}")))?;
@@ -185,6 +201,7 @@ impl CudaBackend {
             kernels: Mutex::new(None),
             step_module: Mutex::new(None),
             name,
+            uuid,
             cc,
             sm_count,
             l2_bytes,
@@ -216,6 +233,11 @@ impl CudaBackend {
 impl Backend for CudaBackend {
     fn kind(&self) -> BackendKind {
         BackendKind::Cuda
+    }
+
+    /// The GPU's UUID (unique per board, so two GPUs of one model lock apart), else the device name.
+    fn device_id(&self) -> String {
+        self.uuid.clone().unwrap_or_else(|| format!("cuda-{}", self.name))
     }
 
     fn device_info(&self) -> DeviceInfo {

@@ -30,7 +30,7 @@ use crate::backend::step_reference::{
     checked_rows, seed_of,
 };
 use crate::backend::{BackendError, Measured};
-use crate::protocol::{SampleStats, TelemetrySummary, measurement, random_normal};
+use crate::protocol::{SampleStats, TelemetrySummary, check_interruption, measurement, random_normal};
 
 /// CUDA C source of the step kernels.
 const STEP_KERNELS_SRC: &str = include_str!("step_ops.cu");
@@ -273,6 +273,8 @@ impl CudaBackend {
         }
         let format = self.step_format(op)?;
         let seed = seed_of(&kernel);
+        // Before the inputs and the verification run: a stopped point goes no further.
+        check_interruption::<BackendError>()?;
         let verified = match kernel {
             KernelShape::Rows { rows, width, kind } => {
                 self.rows_op(format, kind, to_usize(rows)?, to_usize(width)?, seed)?

@@ -16,7 +16,11 @@ pub(super) async fn submit(
     state: web::Data<AppState>,
     body: web::Json<BenchmarkRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    // Counts and bounds (400) first, then the catalog key of the predictions (404).
+    // The queue first (503 when full), then counts and bounds (400), then the catalog key of the predictions
+    // (404).
+    let place = state.jobs.reserve().map_err(|SubmitError::QueueFull| {
+        ApiError::Busy("the benchmark job queue is full; retry later".into())
+    })?;
     let mut plan = BenchmarkPlan::new(body.into_inner(), None)?;
     plan.hardware = plan
         .request
@@ -32,10 +36,7 @@ pub(super) async fn submit(
     })
     .await?;
     let total = plan.total();
-    let (job, position) = state
-        .jobs
-        .submit(plan)
-        .map_err(|SubmitError::QueueFull| ApiError::Busy)?;
+    let (job, position) = place.submit(plan);
     Ok(HttpResponse::Accepted().json(BenchmarkJob {
         events_url: format!("/api/benchmarks/{}/events", job.id),
         id: job.id.clone(),

@@ -1,21 +1,27 @@
-//! `GET /api/results?device=&precision=&shape=&since=&limit=`: stored measurements, newest first.
+//! `GET /api/results?device=&precision=&shape=&since=&limit=&cursor=`: one page of stored measurements,
+//! newest first, with the cursor of the next page and how many undecodable rows were skipped.
 //! `DELETE /api/results?device=&precision=&since=&all=`: deletes the matching ones (`all=true` is needed
 //! to delete without a filter).
 
 use actix_web::web;
-use roofline_core::wire::{DeleteResultsQuery, DeletedResults, ErrorCode, ResultsQuery, StoredResult};
+use roofline_core::wire::{
+    DeleteResultsQuery, DeletedResults, ErrorCode, MAX_RESULTS_LIMIT, ResultsPage, ResultsQuery,
+};
 
 use super::blocking;
 use crate::http::error::ApiError;
 use crate::http::state::AppState;
+use crate::store::StoreError;
 
 pub(super) async fn results(
     state: web::Data<AppState>,
     query: web::Query<ResultsQuery>,
-) -> Result<web::Json<Vec<StoredResult>>, ApiError> {
+) -> Result<web::Json<ResultsPage>, ApiError> {
     let query = query.into_inner();
-    if query.limit.is_some_and(|l| l == 0 || l > 1000) {
-        return Err(ApiError::BadRequest("limit must be 1 to 1000".into()));
+    if query.limit.is_some_and(|l| l == 0 || l > MAX_RESULTS_LIMIT) {
+        return Err(ApiError::BadRequest(format!(
+            "limit must be 1 to {MAX_RESULTS_LIMIT}"
+        )));
     }
     if query.since.is_some_and(|s| !s.is_finite()) {
         return Err(ApiError::BadRequest(
@@ -23,13 +29,20 @@ pub(super) async fn results(
         ));
     }
     let store = store_of(&state)?;
-    let rows = blocking(move || {
-        store
-            .results(&query)
-            .map_err(|e| ApiError::Internal(e.to_string()))
+    let page = blocking(move || {
+        store.results(&query).map_err(|e| match e {
+            StoreError::BadCursor(_) => ApiError::BadRequest(e.to_string()),
+            other => ApiError::Internal(other.to_string()),
+        })
     })
     .await?;
-    Ok(web::Json(rows))
+    if page.skipped > 0 {
+        tracing::warn!(
+            skipped = page.skipped,
+            "a results page left out stored rows that do not decode"
+        );
+    }
+    Ok(web::Json(page))
 }
 
 pub(super) async fn delete(

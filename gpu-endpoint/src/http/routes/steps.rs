@@ -1,6 +1,6 @@
 //! Model-step jobs: `POST /api/steps` (202 + job id, queue position and operator count),
 //! `GET /api/steps/{id}/events` (SSE: one `operator` event per operator row, then `done`; replayed from the
-//! start for late subscribers) and `DELETE /api/steps/{id}` (cancel within one sample).
+//! start for late subscribers) and `DELETE /api/steps/{id}` (cancel at its next check).
 
 use actix_web::{HttpResponse, Responder, web};
 use roofline_core::wire::{StepJob, StepRequest};
@@ -16,7 +16,13 @@ pub(super) async fn submit(
     body: web::Json<StepRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let request = body.into_inner();
-    // The analysis and the fallback device (the driver, the store) are blocking work: off the executor.
+    // The queue first: a full queue answers 503 before any work that grows with the request.
+    let place = state
+        .steps
+        .reserve()
+        .map_err(|SubmitError::QueueFull| ApiError::Busy("the step job queue is full; retry later".into()))?;
+    // The fallback device (the driver, the store), the bounds, the analysis and the launch order, built once
+    // (`plan`), are blocking work: off the executor.
     let checked = state.clone();
     let plan = blocking(move || {
         let hardware = predicted_device(
@@ -30,10 +36,7 @@ pub(super) async fn submit(
     .await?;
     let (operators, distinct) = (plan.analysis.ops.len(), plan.distinct());
     let hardware_key = plan.hardware.key.clone();
-    let (job, position) = state
-        .steps
-        .submit(plan)
-        .map_err(|SubmitError::QueueFull| ApiError::Busy)?;
+    let (job, position) = place.submit(plan);
     Ok(HttpResponse::Accepted().json(StepJob {
         events_url: format!("/api/steps/{}/events", job.id),
         id: job.id.clone(),

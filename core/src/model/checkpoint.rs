@@ -1,0 +1,575 @@
+//! A checkpoint's own precisions: the `quantization_config` of a Hugging Face `config.json` read module by
+//! module ([`checkpoint_config`]), so a model is predicted as the checkpoint stores it.
+//!
+//! Methods (`quant_method`) and what each quantizes, with the formats of docs/research/low-precision.md §4:
+//! - `mxfp4` (gpt-oss): transformers converts only the MoE experts, to MXFP4, unless
+//!   `modules_to_not_convert` names them; engines run them W4A16 (vLLM's Triton and FlashInfer MXFP4×BF16
+//!   defaults).
+//! - `fp8` (DeepSeek-V3, Qwen3-FP8): the decoder's linear layers, `weight_block_size` [128, 128] as
+//!   block-scaled FP8 (1×128 activation groups), without it per-tensor FP8 with `activation_scheme` dynamic
+//!   or static; `modules_to_not_convert` excluded.
+//! - `compressed-tensors` (llm-compressor: NVFP4 `nvfp4-pack-quantized`, INT4 `pack-quantized`, FP8, INT8):
+//!   each linear layer (head included) the scheme of the first `config_groups` entry whose `targets` match
+//!   it (`Linear`, an exact name, or `re:` a regular expression from the name's start), unless `ignore`
+//!   matches it; `kv_cache_scheme` an FP8 KV cache.
+//! - `modelopt` (TensorRT Model Optimizer): `quant_algo` `FP8` (static per-tensor) or `NVFP4` on every linear
+//!   layer, head included, but `exclude_modules` (globs); `kv_cache_quant_algo` `FP8` an FP8 KV cache.
+//! - `awq`, `gptq`: the decoder's linear layers in 4-bit groups of `group_size` (`zero_point` / not `sym`:
+//!   with a zero point), FP16 activations; GPTQ `bits` 8 as INT8 W8A16; `modules_to_not_convert` excluded.
+//! - `bitsandbytes`: `load_in_4bit` with `bnb_4bit_quant_type` `nf4` (double quantization with
+//!   `bnb_4bit_use_double_quant`); `llm_int8_skip_modules` excluded.
+//!
+//! Module names follow each architecture's transformers classes (`model.layers.{i}.self_attn.q_proj`,
+//! `…mlp.experts.{j}.down_proj`, `lm_head`); `modules_to_not_convert` entries match a name anywhere in it
+//! (`*` standing for any text), ModelOpt's globs the name or one of its parents. Approximations: a module
+//! takes one format (a config that quantizes part of one, say `kv_b_proj` alone, is an error naming the
+//! field); dense layers are taken to be the first ones (DeepSeek's `first_k_dense_replace`); the first and
+//! the last expert stand for all; routers and embeddings stay at the hidden precision (no method here
+//! quantizes an embedding, and DeepSeek's router is no `Linear`). Anything else — an unknown method, scheme
+//! or field value — is [`Error::InvalidModelConfig`] naming the field, never a silent BF16.
+
+mod naming;
+
+pub(super) use naming::Naming;
+use naming::names;
+use regex_lite::Regex;
+use serde_json::{Map, Value};
+
+use super::ModelConfig;
+use super::hf::Fields;
+use crate::error::Error;
+use crate::precision::{ActivationScale, Precision};
+use crate::quant_config::{LinearFormat, Module, ModuleFormat, QuantConfig};
+
+/// How a method's patterns match a module name.
+enum Pattern {
+    /// transformers' `modules_to_not_convert`: anywhere in the name, `*` any text.
+    Anywhere(Regex),
+    /// compressed-tensors: `re:` a regular expression matched from the name's start, else the exact name
+    /// (or a parent of it).
+    FromStart(Regex),
+    /// ModelOpt's globs: the whole name, or a parent of it.
+    Whole(Regex),
+}
+
+impl Pattern {
+    fn glob(text: &str) -> String {
+        text.split('*')
+            .map(regex_lite::escape)
+            .collect::<Vec<_>>()
+            .join(".*")
+    }
+
+    fn anywhere(text: &str) -> Result<Pattern, regex_lite::Error> {
+        Regex::new(&Pattern::glob(text)).map(Pattern::Anywhere)
+    }
+
+    fn compressed_tensors(text: &str) -> Result<Pattern, regex_lite::Error> {
+        let source = match text.strip_prefix("re:") {
+            Some(re) => format!("^(?:{re})"),
+            None => format!("^{}(?:\\..*)?$", regex_lite::escape(text)),
+        };
+        Regex::new(&source).map(Pattern::FromStart)
+    }
+
+    fn modelopt(text: &str) -> Result<Pattern, regex_lite::Error> {
+        Regex::new(&format!("^{}(?:\\..*)?$", Pattern::glob(text))).map(Pattern::Whole)
+    }
+
+    fn matches(&self, name: &str) -> bool {
+        match self {
+            Pattern::Anywhere(re) | Pattern::FromStart(re) | Pattern::Whole(re) => re.is_match(name),
+        }
+    }
+}
+
+/// The patterns of list `field`, each read by `parse`.
+fn patterns(
+    q: &Fields<'_>,
+    field: &str,
+    parse: fn(&str) -> Result<Pattern, regex_lite::Error>,
+) -> Result<Vec<Pattern>, Error> {
+    q.strings(field)?
+        .iter()
+        .map(|p| parse(p).map_err(|e| q.error(field, format!("'{p}' is no valid pattern: {e}"))))
+        .collect()
+}
+
+/// The activations a weight-only layer computes in: the checkpoint's `torch_dtype` (FP16 for `float16`,
+/// BF16 otherwise).
+fn activation_dtype(root: &Map<String, Value>, text: &Map<String, Value>) -> Precision {
+    let dtype = ["torch_dtype", "dtype"]
+        .iter()
+        .find_map(|f| text.get(*f).or_else(|| root.get(*f)).and_then(Value::as_str));
+    match dtype {
+        Some("float16") => Precision::Fp16,
+        _ => Precision::Bf16,
+    }
+}
+
+/// The 4-bit group format of `group_size` with or without a zero point.
+fn int4_group(q: &Fields<'_>, group_field: &str, group: u64, zero_point: bool) -> Result<Precision, Error> {
+    match (group, zero_point) {
+        (128, false) => Ok(Precision::Int4G128),
+        (128, true) => Ok(Precision::Int4G128Zp),
+        (32, false) => Ok(Precision::Int4G32),
+        _ => Err(q.error(
+            group_field,
+            format!(
+                "4-bit groups of {group}{} are not modelled (supported: 128 with or without a zero point, 32 \
+                 symmetric)",
+                if zero_point { " with a zero point" } else { "" }
+            ),
+        )),
+    }
+}
+
+/// For a linear layer's name, the format a method gives it, or `None` when it stays unquantized.
+type Assign = Box<dyn Fn(&str) -> Option<LinearFormat>>;
+
+/// What a method quantizes: the format of each linear layer it converts, and which ones.
+struct Plan {
+    /// Modules the method may convert.
+    candidates: &'static [Module],
+    /// For each layer name, the format it gets, or `None` when it stays unquantized.
+    assign: Assign,
+    /// KV-cache format the checkpoint asks for, when it quantizes the cache.
+    kv_cache: Option<Precision>,
+    /// The method, for the config's name.
+    method: String,
+}
+
+const DECODER: &[Module] = &[
+    Module::Attention,
+    Module::DenseMlp,
+    Module::SharedExperts,
+    Module::RoutedExperts,
+];
+const DECODER_AND_HEAD: &[Module] = &[
+    Module::Attention,
+    Module::DenseMlp,
+    Module::SharedExperts,
+    Module::RoutedExperts,
+    Module::Head,
+];
+
+/// A plan that gives `format` to every candidate name none of `excluded` matches.
+fn uniform_plan(
+    candidates: &'static [Module],
+    format: LinearFormat,
+    excluded: Vec<Pattern>,
+    kv_cache: Option<Precision>,
+    method: String,
+) -> Plan {
+    Plan {
+        candidates,
+        assign: Box::new(move |name| (!excluded.iter().any(|p| p.matches(name))).then_some(format)),
+        kv_cache,
+        method,
+    }
+}
+
+fn mxfp4(q: &Fields<'_>, activations: Precision) -> Result<Plan, Error> {
+    Ok(uniform_plan(
+        &[Module::RoutedExperts],
+        LinearFormat {
+            weights: Precision::Mxfp4,
+            activations,
+            activation_scale: ActivationScale::DynamicPerTensor,
+        },
+        patterns(q, "modules_to_not_convert", Pattern::anywhere)?,
+        None,
+        "mxfp4 (MoE experts, W4A16)".to_owned(),
+    ))
+}
+
+fn fp8(q: &Fields<'_>) -> Result<Plan, Error> {
+    if let Some(fmt) = q.optional_str("fmt")?
+        && fmt != "e4m3"
+    {
+        return Err(q.error("fmt", format!("'{fmt}' is not modelled (supported: e4m3)")));
+    }
+    let scale = match q.optional_str("activation_scheme")?.unwrap_or("dynamic") {
+        "dynamic" => ActivationScale::DynamicPerTensor,
+        "static" => ActivationScale::StaticPerTensor,
+        other => {
+            return Err(q.error(
+                "activation_scheme",
+                format!("'{other}' is not modelled (supported: dynamic, static)"),
+            ));
+        }
+    };
+    let (format, method) = match q.get("weight_block_size") {
+        None => (
+            LinearFormat {
+                weights: Precision::Fp8E4M3,
+                activations: Precision::Fp8E4M3,
+                activation_scale: scale,
+            },
+            "fp8 (per-tensor)",
+        ),
+        Some(v)
+            if v.as_array()
+                .is_some_and(|a| a.len() == 2 && a.iter().all(|x| x.as_u64() == Some(128))) =>
+        {
+            (
+                LinearFormat {
+                    weights: Precision::Fp8Block128,
+                    activations: Precision::Fp8Group128,
+                    activation_scale: ActivationScale::DynamicPerToken,
+                },
+                "fp8 (128×128 blocks)",
+            )
+        }
+        Some(v) => {
+            return Err(q.error(
+                "weight_block_size",
+                format!("{v} is not modelled (supported: [128, 128])"),
+            ));
+        }
+    };
+    Ok(uniform_plan(
+        DECODER,
+        format,
+        patterns(q, "modules_to_not_convert", Pattern::anywhere)?,
+        None,
+        method.to_owned(),
+    ))
+}
+
+fn awq_gptq(q: &Fields<'_>, method: &str) -> Result<Plan, Error> {
+    let bits = q
+        .optional_uint("bits")?
+        .ok_or_else(|| q.error("bits", "missing"))?;
+    let zero_point = if method == "awq" {
+        q.optional_bool("zero_point")?.unwrap_or(true)
+    } else {
+        !q.optional_bool("sym")?.unwrap_or(true)
+    };
+    let weights = match bits {
+        4 => {
+            let group = q
+                .optional_uint("group_size")?
+                .ok_or_else(|| q.error("group_size", "missing"))?;
+            int4_group(q, "group_size", group, zero_point)?
+        }
+        8 if method == "gptq" => Precision::Int8,
+        _ => {
+            return Err(q.error(
+                "bits",
+                format!("{bits}-bit {method} is not modelled (supported: 4)"),
+            ));
+        }
+    };
+    Ok(uniform_plan(
+        DECODER,
+        LinearFormat {
+            weights,
+            activations: Precision::Fp16,
+            activation_scale: ActivationScale::DynamicPerTensor,
+        },
+        patterns(q, "modules_to_not_convert", Pattern::anywhere)?,
+        None,
+        format!("{method} ({bits}-bit, W{bits}A16)"),
+    ))
+}
+
+fn bitsandbytes(q: &Fields<'_>, activations: Precision) -> Result<Plan, Error> {
+    if !q.optional_bool("load_in_4bit")?.unwrap_or(false) {
+        return Err(q.error(
+            "load_in_4bit",
+            "only 4-bit NF4 bitsandbytes checkpoints are modelled (LLM.int8 is not)",
+        ));
+    }
+    let weights = match (
+        q.optional_str("bnb_4bit_quant_type")?.unwrap_or("fp4"),
+        q.optional_bool("bnb_4bit_use_double_quant")?.unwrap_or(false),
+    ) {
+        ("nf4", false) => Precision::Nf4,
+        ("nf4", true) => Precision::Nf4Dq,
+        (other, _) => {
+            return Err(q.error(
+                "bnb_4bit_quant_type",
+                format!("'{other}' is not modelled (supported: nf4)"),
+            ));
+        }
+    };
+    Ok(uniform_plan(
+        DECODER,
+        LinearFormat {
+            weights,
+            activations,
+            activation_scale: ActivationScale::DynamicPerTensor,
+        },
+        patterns(q, "llm_int8_skip_modules", Pattern::anywhere)?,
+        None,
+        "bitsandbytes (NF4, W4A16)".to_owned(),
+    ))
+}
+
+fn modelopt(q: &Fields<'_>) -> Result<Plan, Error> {
+    let algo = q
+        .optional_str("quant_algo")?
+        .ok_or_else(|| q.error("quant_algo", "missing"))?;
+    let format = match algo {
+        "FP8" => LinearFormat {
+            weights: Precision::Fp8E4M3,
+            activations: Precision::Fp8E4M3,
+            activation_scale: ActivationScale::StaticPerTensor,
+        },
+        "NVFP4" => LinearFormat::plain(Precision::Nvfp4),
+        other => {
+            return Err(q.error(
+                "quant_algo",
+                format!("'{other}' is not modelled (supported: FP8, NVFP4)"),
+            ));
+        }
+    };
+    let kv_cache = match q.optional_str("kv_cache_quant_algo")? {
+        None => None,
+        Some("FP8") => Some(Precision::Fp8E4M3),
+        Some(other) => {
+            return Err(q.error(
+                "kv_cache_quant_algo",
+                format!("'{other}' is not modelled (supported: FP8)"),
+            ));
+        }
+    };
+    Ok(uniform_plan(
+        DECODER_AND_HEAD,
+        format,
+        patterns(q, "exclude_modules", Pattern::modelopt)?,
+        kv_cache,
+        format!("modelopt ({algo})"),
+    ))
+}
+
+/// One compressed-tensors quantization args object (`weights`, `input_activations`) as a format and scale.
+fn tensor_args(q: &Fields<'_>, weights: bool) -> Result<(Precision, ActivationScale), Error> {
+    let bits = q
+        .optional_uint("num_bits")?
+        .ok_or_else(|| q.error("num_bits", "missing"))?;
+    let kind = q.optional_str("type")?.unwrap_or("int");
+    let strategy = q.optional_str("strategy")?.unwrap_or("tensor");
+    let group = q.optional_uint("group_size")?;
+    let dynamic = q.get("dynamic").is_some_and(|v| v.as_bool() == Some(true));
+    let symmetric = q.optional_bool("symmetric")?.unwrap_or(true);
+    let scale = match (strategy, dynamic) {
+        ("token" | "group", _) => ActivationScale::DynamicPerToken,
+        (_, true) => ActivationScale::DynamicPerTensor,
+        _ => ActivationScale::StaticPerTensor,
+    };
+    let unsupported = || {
+        q.error(
+            "num_bits",
+            format!(
+                "{bits}-bit {kind} with strategy '{strategy}'{} is not modelled for {} (supported: FP8 \
+                 tensor/channel/token/block, FP8 groups of 128, NVFP4 tensor_group 16, INT8 \
+                 channel/tensor/token, INT4 groups of 32 or 128)",
+                group.map_or(String::new(), |g| format!(", group_size {g}")),
+                if weights { "weights" } else { "input activations" }
+            ),
+        )
+    };
+    let precision = match (kind, bits, strategy, group) {
+        ("float", 8, "tensor" | "channel" | "token", _) => Precision::Fp8E4M3,
+        ("float", 8, "block", _) if weights => {
+            let block = q.get("block_structure");
+            if block
+                .and_then(Value::as_array)
+                .is_some_and(|a| a.len() == 2 && a.iter().all(|x| x.as_u64() == Some(128)))
+            {
+                Precision::Fp8Block128
+            } else {
+                return Err(q.error("block_structure", "only [128, 128] blocks are modelled"));
+            }
+        }
+        ("float", 8, "group", Some(128)) if !weights => Precision::Fp8Group128,
+        ("float", 4, "tensor_group", Some(16)) => Precision::Nvfp4,
+        ("int", 8, "tensor" | "channel" | "token", _) => Precision::Int8,
+        ("int", 4, "group", Some(g)) if weights => int4_group(q, "group_size", g, !symmetric)?,
+        _ => return Err(unsupported()),
+    };
+    Ok((precision, scale))
+}
+
+fn compressed_tensors(q: &Fields<'_>, hidden: Precision) -> Result<Plan, Error> {
+    let groups = q
+        .nested("config_groups")?
+        .ok_or_else(|| q.error("config_groups", "missing"))?;
+    let mut schemes = Vec::new();
+    for name in groups.map.keys() {
+        let group = groups
+            .nested(name)?
+            .ok_or_else(|| groups.error(name, "must be an object"))?;
+        let weights = group
+            .nested("weights")?
+            .ok_or_else(|| group.error("weights", "missing (weightless schemes are not modelled)"))?;
+        let (weight_format, _) = tensor_args(&weights, true)?;
+        let format = match group.nested("input_activations")? {
+            Some(acts) => {
+                let (activations, activation_scale) = tensor_args(&acts, false)?;
+                LinearFormat {
+                    weights: weight_format,
+                    activations,
+                    activation_scale,
+                }
+            }
+            None => LinearFormat {
+                weights: weight_format,
+                activations: hidden,
+                activation_scale: ActivationScale::DynamicPerTensor,
+            },
+        };
+        let targets: Vec<Option<Pattern>> = group
+            .strings("targets")?
+            .iter()
+            .map(|t| match t.as_str() {
+                "Linear" => Ok(None),
+                _ => Pattern::compressed_tensors(t)
+                    .map(Some)
+                    .map_err(|e| group.error("targets", format!("'{t}' is no valid pattern: {e}"))),
+            })
+            .collect::<Result<_, _>>()?;
+        schemes.push((targets, format));
+    }
+    let ignore = patterns(q, "ignore", Pattern::compressed_tensors)?;
+    let kv_cache = match q.nested("kv_cache_scheme")? {
+        None => None,
+        Some(kv) => Some(tensor_args(&kv, false)?.0),
+    };
+    let method = format!(
+        "compressed-tensors ({})",
+        q.optional_str("format")?.unwrap_or("unstated format")
+    );
+    Ok(Plan {
+        candidates: DECODER_AND_HEAD,
+        assign: Box::new(move |name| {
+            if ignore.iter().any(|p| p.matches(name)) {
+                return None;
+            }
+            schemes
+                .iter()
+                .find(|(targets, _)| targets.iter().any(|t| t.as_ref().is_none_or(|p| p.matches(name))))
+                .map(|(_, format)| *format)
+        }),
+        kv_cache,
+        method,
+    })
+}
+
+/// The module `module`'s format under `plan`: one format for all its layers, or unquantized.
+fn module_format(
+    plan: &Plan,
+    names: &[String],
+    hidden: Precision,
+    q: &Fields<'_>,
+    module: Module,
+) -> Result<Option<LinearFormat>, Error> {
+    let mut formats = names.iter().map(|n| (n, (plan.assign)(n)));
+    let Some((first_name, first)) = formats.next() else {
+        return Ok(None);
+    };
+    for (name, format) in formats {
+        if format != first {
+            let describe =
+                |f: Option<LinearFormat>| f.map_or_else(|| hidden.name().to_owned(), |f| f.label());
+            return Err(q.error(
+                "quant_method",
+                format!(
+                    "quantizes the {module} in more than one format ({first_name}: {}, {name}: {}); the \
+                     analysis takes one format per module",
+                    describe(first),
+                    describe(format)
+                ),
+            ));
+        }
+    }
+    Ok(first)
+}
+
+/// The precisions the checkpoint of `model` stores, from its `quantization_config` (at the top level of
+/// `root`, else under `text_config`): `Ok(None)` when there is none (the checkpoint is in `torch_dtype`).
+///
+/// # Errors
+/// [`Error::InvalidModelConfig`] naming the field for a method, scheme or value this module does not model,
+/// and for a config that quantizes part of a module.
+pub(super) fn checkpoint_config(
+    root: &Fields<'_>,
+    text: &Fields<'_>,
+    model: &ModelConfig,
+    naming: &Naming,
+) -> Result<Option<QuantConfig>, Error> {
+    let q = match (
+        root.nested("quantization_config")?,
+        text.nested("quantization_config")?,
+    ) {
+        (Some(q), _) | (None, Some(q)) => q,
+        (None, None) => return Ok(None),
+    };
+    let activations = activation_dtype(root.map, text.map);
+    let method = q
+        .optional_str("quant_method")?
+        .ok_or_else(|| q.error("quant_method", "missing"))?;
+    let plan = match method {
+        "mxfp4" => mxfp4(&q, activations)?,
+        "fp8" => fp8(&q)?,
+        "awq" | "gptq" => awq_gptq(&q, method)?,
+        "bitsandbytes" => bitsandbytes(&q, activations)?,
+        "modelopt" => modelopt(&q)?,
+        "compressed-tensors" => compressed_tensors(&q, activations)?,
+        other => {
+            return Err(q.error(
+                "quant_method",
+                format!(
+                    "unsupported quantization method '{other}'; supported: mxfp4, fp8, compressed-tensors, \
+                     modelopt, awq, gptq, bitsandbytes"
+                ),
+            ));
+        }
+    };
+    let mut formats = Vec::new();
+    for &module in plan.candidates {
+        if let Some(format) = module_format(&plan, &names(model, naming, module), activations, &q, module)? {
+            formats.push((module, format));
+        }
+    }
+    // The default linear format: the routed experts' where they are quantized, else the first quantized
+    // module's; the others differ from it by module entries.
+    let base = [
+        Module::RoutedExperts,
+        Module::DenseMlp,
+        Module::Attention,
+        Module::SharedExperts,
+    ]
+    .iter()
+    .find_map(|m| formats.iter().find(|(fm, _)| fm == m).map(|(_, f)| *f))
+    .or_else(|| formats.first().map(|(_, f)| *f))
+    .unwrap_or(LinearFormat::plain(activations));
+    let hidden = base.activations.default_output();
+    // Every decoder linear module and the head the model has: its format, or unquantized at the hidden
+    // precision; listed where that differs from the default.
+    let modules: Vec<ModuleFormat> = model
+        .modules()
+        .into_iter()
+        .filter(|m| m.is_decoder_linear() || *m == Module::Head)
+        .filter_map(|module| {
+            let format = formats
+                .iter()
+                .find(|(m, _)| *m == module)
+                .map_or(LinearFormat::plain(hidden), |(_, f)| *f);
+            let default = if module.is_decoder_linear() {
+                base
+            } else {
+                LinearFormat::plain(hidden)
+            };
+            (format != default).then_some(ModuleFormat { module, format })
+        })
+        .collect();
+    Ok(Some(QuantConfig::checkpoint(
+        &plan.method,
+        base,
+        plan.kv_cache,
+        modules,
+    )))
+}

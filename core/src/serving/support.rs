@@ -1,0 +1,494 @@
+//! Which engines run a precision config on an architecture: the documented quantization support matrices of
+//! vLLM, SGLang and TensorRT-LLM, per linear-layer scheme and architecture ([`engine_support`]).
+//!
+//! Sources (docs/research/low-precision.md §3, where every cell cites its page, commit or issue):
+//! - vLLM: `docs/features/quantization/README.md` "Supported Hardware" (commit 50feac95; no Blackwell column,
+//!   no NVFP4/MXFP4 rows), completed from the kernels' code and PRs where the table is silent: CUTLASS FP8 on
+//!   SM100 (#18778, #19566) and SM120 (#17280); FP8 block-scaled CUTLASS needs sm_90+ (#58241, v0.29.0), SM120
+//!   blockwise (#37970); no INT8 W8A8 on SM100/SM120 (#25935, #54311); W4A8 only on sm_90 (CutlassW4A8 /
+//!   Machete; #35439); Marlin weight-only with only a lower capability bound (`marlin_utils.py`,
+//!   `marlin_utils_fp4.py` capability ≥ 80); MXFP4 (gpt-oss) through Marlin, Triton `matmul_ogs` or
+//!   FlashInfer per architecture (`mxfp4.py`, commit 007d5005); FlashInfer MXFP8 on SM100/103 (#46393).
+//! - SGLang: `docs/advanced_features/quantization.md`, "Platform Compatibility" and "GEMM Backends for
+//!   FP4/FP8" (FP8 block-scaled through Triton on sm_89 and sm_120, DeepGEMM/CUTLASS on sm_90/100; W4A8 on
+//!   Hopper, #23754; `quark_int4fp8_moe` on CDNA3/4, MoE experts only; NVFP4 on MI300-class only emulated
+//!   by `petit_nvfp4`, i.e. as weight-only).
+//! - TensorRT-LLM: `docs/source/features/quantization.md` "Hardware Support Matrix" (PyTorch backend, commit
+//!   09d4c79b; on Blackwell sm_100 its FP8 block scaling is the MXFP8 recipe); INT8 SmoothQuant and W8A16 only
+//!   in the legacy TensorRT backend (`reference/support-matrix.md` @03dad628); gpt-oss on Hopper through
+//!   OpenAI's Triton MoE kernels (NVIDIA/TensorRT-LLM#7101). No AMD GPU.
+//!
+//! A cell counts only when the engine runs the scheme as the config says: vLLM serving an FP8 checkpoint on
+//! Ampere as W8A16 (Marlin) does not run the `fp8` config there. KV-cache formats are not in these matrices and
+//! are not checked; architectures outside them (TPU, Trainium, Gaudi, Apple) run none of the three engines'
+//! CUDA/ROCm paths here.
+
+use crate::precision::{Architecture, Precision};
+use crate::quant_config::{LinearFormat, Module, QuantConfig};
+use crate::serving::Engine;
+
+/// A linear-layer scheme as the engines' support matrices list them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum Scheme {
+    /// Unquantized BF16 or FP16.
+    Plain16,
+    /// Unquantized FP32.
+    Fp32,
+    /// FP8 weights and activations, per-tensor (or per-channel / per-token) scales.
+    Fp8Tensor,
+    /// FP8 with 128×128 weight blocks and 1×128 activation groups.
+    Fp8Block,
+    /// MXFP8 weights and activations.
+    Mxfp8,
+    /// INT8 weights and activations (SmoothQuant).
+    Int8W8A8,
+    /// 8-bit weights (FP8 or INT8), 16-bit activations.
+    W8A16,
+    /// 4-bit integer weights (AWQ, GPTQ), 16-bit activations.
+    W4A16Int,
+    /// 4-bit weights, FP8 activations.
+    W4A8,
+    /// NVFP4 weights and activations.
+    Nvfp4W4A4,
+    /// NVFP4 weights, 16-bit activations.
+    Nvfp4W4A16,
+    /// MXFP4 weights and activations.
+    Mxfp4W4A4,
+    /// MXFP4 weights, 16-bit activations (gpt-oss as engines serve it).
+    Mxfp4W4A16,
+    /// bitsandbytes NF4 weights, 16-bit activations.
+    Nf4,
+    /// Any scheme none of the three matrices lists (MXFP6, MXFP4 weights with MXFP6 activations, INT2, …).
+    Unlisted,
+}
+
+impl Scheme {
+    /// The scheme of one linear format.
+    #[must_use]
+    pub const fn of(format: &LinearFormat) -> Scheme {
+        use Precision as P;
+        let (w, a) = (format.weights, format.activations);
+        match a {
+            P::Bf16 | P::Fp16 => match w {
+                P::Bf16 | P::Fp16 => Scheme::Plain16,
+                P::Int4 | P::Int4G128 | P::Int4G128Zp | P::Int4G32 => Scheme::W4A16Int,
+                P::Fp8E4M3 | P::Fp8E5M2 | P::Fp8Block128 | P::Int8 => Scheme::W8A16,
+                P::Nvfp4 => Scheme::Nvfp4W4A16,
+                P::Mxfp4 => Scheme::Mxfp4W4A16,
+                P::Nf4 | P::Nf4Dq => Scheme::Nf4,
+                _ => Scheme::Unlisted,
+            },
+            P::Fp32 if matches!(w, P::Fp32) => Scheme::Fp32,
+            P::Fp8E4M3 | P::Fp8E5M2 => match w {
+                P::Fp8E4M3 | P::Fp8E5M2 => Scheme::Fp8Tensor,
+                P::Int4 | P::Int4G128 | P::Int4G128Zp | P::Int4G32 | P::Nvfp4 | P::Mxfp4 => Scheme::W4A8,
+                _ => Scheme::Unlisted,
+            },
+            P::Fp8Group128 => Scheme::Fp8Block,
+            P::Mxfp8E4M3 | P::Mxfp8E5M2 => Scheme::Mxfp8,
+            P::Int8 if matches!(w, P::Int8) => Scheme::Int8W8A8,
+            P::Nvfp4 if matches!(w, P::Nvfp4) => Scheme::Nvfp4W4A4,
+            P::Mxfp4 if matches!(w, P::Mxfp4) => Scheme::Mxfp4W4A4,
+            _ => Scheme::Unlisted,
+        }
+    }
+
+    /// The display name, e.g. `W4A8`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Scheme::Plain16 => "BF16/FP16",
+            Scheme::Fp32 => "FP32",
+            Scheme::Fp8Tensor => "FP8 per-tensor",
+            Scheme::Fp8Block => "FP8 block-scaled",
+            Scheme::Mxfp8 => "MXFP8",
+            Scheme::Int8W8A8 => "INT8 W8A8",
+            Scheme::W8A16 => "W8A16",
+            Scheme::W4A16Int => "INT4 W4A16",
+            Scheme::W4A8 => "W4A8",
+            Scheme::Nvfp4W4A4 => "NVFP4 W4A4",
+            Scheme::Nvfp4W4A16 => "NVFP4 W4A16",
+            Scheme::Mxfp4W4A4 => "MXFP4 W4A4",
+            Scheme::Mxfp4W4A16 => "MXFP4 W4A16",
+            Scheme::Nf4 => "NF4 W4A16",
+            Scheme::Unlisted => "unlisted scheme",
+        }
+    }
+}
+
+/// The architectures the matrices have columns for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Column {
+    Sm80,
+    Sm89,
+    Sm90,
+    Sm100,
+    Sm120,
+    Gfx942,
+    Gfx950,
+}
+
+impl Column {
+    const fn of(arch: Architecture) -> Option<Column> {
+        match arch {
+            Architecture::Ampere => Some(Column::Sm80),
+            Architecture::Ada => Some(Column::Sm89),
+            Architecture::Hopper => Some(Column::Sm90),
+            Architecture::Blackwell | Architecture::BlackwellUltra => Some(Column::Sm100),
+            Architecture::BlackwellRtx => Some(Column::Sm120),
+            Architecture::Cdna3 => Some(Column::Gfx942),
+            Architecture::Cdna4 => Some(Column::Gfx950),
+            _ => None,
+        }
+    }
+}
+
+use Column::{Gfx942, Gfx950, Sm80, Sm89, Sm90, Sm100, Sm120};
+
+const NVIDIA: &[Column] = &[Sm80, Sm89, Sm90, Sm100, Sm120];
+const ALL_GPUS: &[Column] = &[Sm80, Sm89, Sm90, Sm100, Sm120, Gfx942, Gfx950];
+const FP8_GPUS: &[Column] = &[Sm89, Sm90, Sm100, Sm120, Gfx942, Gfx950];
+
+/// One row: scheme, engine, the columns it runs natively on, and where that is said.
+type Row = (Scheme, Engine, &'static [Column], &'static str);
+
+/// The support matrix (module docs for the sources).
+const ROWS: &[Row] = &[
+    (Scheme::Plain16, Engine::Vllm, ALL_GPUS, "vLLM supported hardware"),
+    (
+        Scheme::Plain16,
+        Engine::Sglang,
+        ALL_GPUS,
+        "SGLang platform compatibility",
+    ),
+    (
+        Scheme::Plain16,
+        Engine::TrtLlm,
+        NVIDIA,
+        "TensorRT-LLM support matrix (NVIDIA only)",
+    ),
+    (Scheme::Fp32, Engine::Vllm, ALL_GPUS, "vLLM --dtype float32"),
+    (Scheme::Fp32, Engine::Sglang, ALL_GPUS, "SGLang --dtype float32"),
+    (
+        Scheme::Fp8Tensor,
+        Engine::Vllm,
+        FP8_GPUS,
+        "vLLM docs (Ada, Hopper, AMD), CUTLASS SM100 #19566, SM120 #17280; W8A16 only on Ampere",
+    ),
+    (
+        Scheme::Fp8Tensor,
+        Engine::Sglang,
+        FP8_GPUS,
+        "SGLang platform compatibility",
+    ),
+    (
+        Scheme::Fp8Tensor,
+        Engine::TrtLlm,
+        &[Sm89, Sm90, Sm100, Sm120],
+        "TensorRT-LLM hardware support matrix",
+    ),
+    (
+        Scheme::Fp8Block,
+        Engine::Vllm,
+        &[Sm90, Sm100, Sm120, Gfx942, Gfx950],
+        "vLLM CUTLASS/DeepGEMM (sm_90+, #58241; SM120 #37970), Triton on AMD (#13919); Marlin W8A16 below sm_90",
+    ),
+    (
+        Scheme::Fp8Block,
+        Engine::Sglang,
+        &[Sm89, Sm90, Sm100, Sm120, Gfx942, Gfx950],
+        "SGLang --fp8-gemm-backend (Triton on sm_89/sm_120, aiter on AMD)",
+    ),
+    (
+        Scheme::Fp8Block,
+        Engine::TrtLlm,
+        &[Sm90, Sm100],
+        "TensorRT-LLM support matrix (FP32 scales on Hopper, the MXFP8 recipe on Blackwell)",
+    ),
+    (
+        Scheme::Mxfp8,
+        Engine::Vllm,
+        &[Sm100],
+        "vLLM FlashInfer mm_mxfp8, SM100/103 (#46393)",
+    ),
+    (
+        Scheme::Mxfp8,
+        Engine::TrtLlm,
+        &[Sm100],
+        "TensorRT-LLM support matrix (FP8 block scaling = MXFP8 on Blackwell)",
+    ),
+    (
+        Scheme::Int8W8A8,
+        Engine::Vllm,
+        &[Sm80, Sm89, Sm90],
+        "vLLM docs; CUTLASS has no INT8 on SM100/SM120 (#25935, #54311) and AMD (docs)",
+    ),
+    (
+        Scheme::Int8W8A8,
+        Engine::Sglang,
+        &[Sm80, Sm89, Sm90, Gfx942, Gfx950],
+        "SGLang w8a8_int8 (not stated for Blackwell)",
+    ),
+    (
+        Scheme::Int8W8A8,
+        Engine::TrtLlm,
+        &[Sm80, Sm89, Sm90],
+        "TensorRT-LLM legacy TensorRT backend only (support-matrix.md @03dad628)",
+    ),
+    (
+        Scheme::W8A16,
+        Engine::Vllm,
+        NVIDIA,
+        "vLLM Marlin (capability >= 80; Blackwell by code, no docs column)",
+    ),
+    (
+        Scheme::W8A16,
+        Engine::TrtLlm,
+        &[Sm80, Sm89, Sm90],
+        "TensorRT-LLM legacy TensorRT backend only",
+    ),
+    (
+        Scheme::W4A16Int,
+        Engine::Vllm,
+        NVIDIA,
+        "vLLM Marlin/Machete (capability >= 80; Blackwell by code; not on AMD per the docs)",
+    ),
+    (
+        Scheme::W4A16Int,
+        Engine::Sglang,
+        ALL_GPUS,
+        "SGLang awq/gptq/*_marlin (Triton dequantization on AMD)",
+    ),
+    (
+        Scheme::W4A16Int,
+        Engine::TrtLlm,
+        &[Sm80, Sm89, Sm90],
+        "TensorRT-LLM support matrix (W4A16 AWQ/GPTQ)",
+    ),
+    (
+        Scheme::W4A8,
+        Engine::Vllm,
+        &[Sm90],
+        "vLLM CutlassW4A8/Machete need capability 90 (#35439)",
+    ),
+    (
+        Scheme::W4A8,
+        Engine::Sglang,
+        &[Sm90, Gfx942, Gfx950],
+        "SGLang W4AFP8 on Hopper (#23754); quark_int4fp8_moe on CDNA3/4 (MoE experts only)",
+    ),
+    (
+        Scheme::W4A8,
+        Engine::TrtLlm,
+        &[Sm89, Sm90],
+        "TensorRT-LLM support matrix (W4A8 AWQ/GPTQ)",
+    ),
+    (
+        Scheme::Nvfp4W4A4,
+        Engine::Vllm,
+        &[Sm100, Sm120],
+        "vLLM CUTLASS/FlashInfer NVFP4 (FP4-Marlin W4A16 elsewhere)",
+    ),
+    (
+        Scheme::Nvfp4W4A4,
+        Engine::Sglang,
+        &[Sm100, Sm120],
+        "SGLang modelopt_fp4 (Blackwell; petit emulation on CDNA3)",
+    ),
+    (
+        Scheme::Nvfp4W4A4,
+        Engine::TrtLlm,
+        &[Sm100, Sm120],
+        "TensorRT-LLM support matrix",
+    ),
+    (
+        Scheme::Nvfp4W4A16,
+        Engine::Vllm,
+        NVIDIA,
+        "vLLM FP4-Marlin (is_fp4_marlin_supported: capability >= 80)",
+    ),
+    (
+        Scheme::Nvfp4W4A16,
+        Engine::Sglang,
+        &[Gfx942],
+        "SGLang petit_nvfp4 on MI250/MI300X/MI325X (NVFP4 weights dequantized)",
+    ),
+    (
+        Scheme::Mxfp4W4A16,
+        Engine::Vllm,
+        ALL_GPUS,
+        "vLLM mxfp4.py: Marlin (sm_80/89/120), Triton matmul_ogs (sm_90, AMD), FlashInfer MXFP4×BF16 (SM100)",
+    ),
+    (
+        Scheme::Mxfp4W4A16,
+        Engine::Sglang,
+        ALL_GPUS,
+        "SGLang mxfp4 (Triton, FlashInfer, Marlin; Aiter on CDNA3/4)",
+    ),
+    (
+        Scheme::Mxfp4W4A16,
+        Engine::TrtLlm,
+        &[Sm90, Sm100, Sm120],
+        "TensorRT-LLM support matrix (Blackwell); OpenAI Triton MoE kernels on Hopper (#7101)",
+    ),
+    (
+        Scheme::Nf4,
+        Engine::Vllm,
+        &[Sm80, Sm89, Sm90],
+        "vLLM supported hardware (bitsandbytes: NVIDIA up to Hopper, not AMD)",
+    ),
+];
+
+/// Whether one engine runs a config on an architecture, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct EngineSupport {
+    /// The engine.
+    pub engine: Engine,
+    /// Whether it runs every linear scheme of the config natively on the architecture.
+    pub runs: bool,
+    /// The matrix cells behind the verdict, one per scheme of the config.
+    pub basis: String,
+}
+
+/// Whether the engines' support matrices have a column for `arch` (NVIDIA Ampere to Blackwell, AMD CDNA3
+/// and CDNA4); elsewhere no engine verdict is known.
+#[must_use]
+pub const fn matrices_cover(arch: Architecture) -> bool {
+    Column::of(arch).is_some()
+}
+
+/// The distinct linear schemes of `config`: its default format, and each module entry (head included).
+#[must_use]
+pub fn schemes(config: &QuantConfig) -> Vec<Scheme> {
+    let mut out = vec![Scheme::of(&config.default_linear())];
+    for m in &config.modules {
+        let scheme = Scheme::of(&m.format);
+        if !out.contains(&scheme) && (m.module.is_decoder_linear() || m.module == Module::Head) {
+            out.push(scheme);
+        }
+    }
+    out
+}
+
+fn row_for(engine: Engine, scheme: Scheme) -> Option<&'static Row> {
+    ROWS.iter().find(|(s, e, ..)| *s == scheme && *e == engine)
+}
+
+/// Whether `engine` runs `scheme` natively on `arch`.
+#[must_use]
+pub fn runs_scheme(engine: Engine, scheme: Scheme, arch: Architecture) -> bool {
+    match (Column::of(arch), row_for(engine, scheme)) {
+        (Some(column), Some((_, _, columns, _))) => columns.contains(&column),
+        _ => false,
+    }
+}
+
+/// Each engine's verdict on `config` on `arch`, in [`Engine::ALL`] order.
+///
+/// # Examples
+/// ```
+/// use roofline_core::{engine_support, find_quant_config, Architecture, Engine};
+/// // W4A8 (INT4 weights, FP8 activations) on Hopper: vLLM and TensorRT-LLM, and SGLang.
+/// let w4a8 = find_quant_config("w4a8-int4-fp8").unwrap();
+/// let hopper = engine_support(w4a8, Architecture::Hopper);
+/// assert!(hopper.iter().all(|s| s.runs));
+/// // On Blackwell none of them lists it.
+/// assert!(engine_support(w4a8, Architecture::Blackwell).iter().all(|s| !s.runs));
+/// ```
+#[must_use]
+pub fn engine_support(config: &QuantConfig, arch: Architecture) -> Vec<EngineSupport> {
+    let schemes = schemes(config);
+    Engine::ALL
+        .into_iter()
+        .map(|engine| {
+            let runs = schemes.iter().all(|&s| runs_scheme(engine, s, arch));
+            let basis = schemes
+                .iter()
+                .map(|&s| {
+                    let cell = match row_for(engine, s) {
+                        Some((.., source)) if runs_scheme(engine, s, arch) => format!("yes ({source})"),
+                        Some((.., source)) => format!("not on {} ({source})", arch.name()),
+                        None => "not listed".to_owned(),
+                    };
+                    format!("{}: {cell}", s.name())
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            EngineSupport { engine, runs, basis }
+        })
+        .collect()
+}
+
+/// The engines that run `config` natively on `arch`, in [`Engine::ALL`] order.
+#[must_use]
+pub fn engines_running(config: &QuantConfig, arch: Architecture) -> Vec<Engine> {
+    engine_support(config, arch)
+        .into_iter()
+        .filter(|s| s.runs)
+        .map(|s| s.engine)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::quant_config::{ModuleFormat, find_quant_config};
+
+    fn engines(config: &str, arch: Architecture) -> Vec<Engine> {
+        engines_running(find_quant_config(config).unwrap(), arch)
+    }
+
+    #[test]
+    fn configs_map_to_the_matrices_cells() {
+        use Architecture as A;
+        use Engine as E;
+        // docs/research/low-precision.md §3: (config, architecture, engines that run it).
+        let cases: [(&str, Architecture, &[Engine]); 14] = [
+            ("bf16", A::Hopper, &[E::Vllm, E::Sglang, E::TrtLlm]),
+            ("bf16", A::Cdna3, &[E::Vllm, E::Sglang]),
+            // FP8 W8A8 is no Ampere path: vLLM runs such checkpoints as W8A16.
+            ("fp8", A::Ampere, &[]),
+            ("fp8", A::Ada, &[E::Vllm, E::Sglang, E::TrtLlm]),
+            ("fp8-block", A::Ada, &[E::Sglang]),
+            ("fp8-block", A::Blackwell, &[E::Vllm, E::Sglang, E::TrtLlm]),
+            ("w8a8-int8", A::Blackwell, &[]),
+            ("w8a8-int8", A::Cdna3, &[E::Sglang]),
+            ("w4a8-int4-fp8", A::Ada, &[E::TrtLlm]),
+            ("nvfp4-w4a4", A::Blackwell, &[E::Vllm, E::Sglang, E::TrtLlm]),
+            ("nvfp4-w4a4", A::Hopper, &[]),
+            ("nvfp4-w4a16", A::Hopper, &[E::Vllm]),
+            ("w4a16-mxfp4", A::Cdna4, &[E::Vllm, E::Sglang]),
+            ("mxfp6-e3m2", A::Cdna4, &[]),
+        ];
+        for (config, arch, expected) in cases {
+            assert_eq!(engines(config, arch), expected, "{config} on {arch:?}");
+        }
+        // Architectures outside the matrices run none.
+        assert!(engines("bf16", A::Tpu).is_empty());
+    }
+
+    #[test]
+    fn a_mixed_checkpoint_needs_every_scheme() {
+        // BF16 with MXFP4 W4A16 experts (gpt-oss) on Hopper: all three engines; with NVFP4 W4A4 experts none
+        // on Hopper, and TensorRT-LLM's NVIDIA-only rows leave it out on CDNA.
+        let mut gpt_oss = find_quant_config("bf16").unwrap().clone();
+        gpt_oss.modules.push(ModuleFormat {
+            module: Module::RoutedExperts,
+            format: LinearFormat {
+                weights: Precision::Mxfp4,
+                ..LinearFormat::plain(Precision::Bf16)
+            },
+        });
+        assert_eq!(schemes(&gpt_oss), [Scheme::Plain16, Scheme::Mxfp4W4A16]);
+        assert_eq!(
+            engines_running(&gpt_oss, Architecture::Hopper),
+            [Engine::Vllm, Engine::Sglang, Engine::TrtLlm]
+        );
+        let verdicts = engine_support(&gpt_oss, Architecture::Cdna3);
+        let trt = verdicts.iter().find(|s| s.engine == Engine::TrtLlm).unwrap();
+        assert!(!trt.runs && trt.basis.contains("not on CDNA3"), "{}", trt.basis);
+    }
+}

@@ -1,0 +1,322 @@
+//! Tests of the store: schema versions and migration, writes that fail, paged and filtered listings, skipped
+//! rows.
+
+use super::*;
+
+fn point(device: &str, precision: Precision) -> RooflinePoint {
+    sized_point(device, precision, 64)
+}
+
+fn sized_point(device: &str, precision: Precision, n: u64) -> RooflinePoint {
+    let op = roofline_core::Operator::matmul(1, n, 64, precision.into()).unwrap();
+    let measurement = roofline_core::wire::Measurement {
+        backend: roofline_core::wire::BackendKind::Cpu,
+        device_name: device.into(),
+        median_s: 1e-5,
+        ..roofline_core::wire::Measurement::default()
+    };
+    let measured = roofline_core::measurement::MeasuredPoint::of_operator(&op, precision, "", measurement);
+    RooflinePoint::measured(&measured, roofline_core::wire::Bottleneck::Memory)
+}
+
+#[test]
+fn schema_is_versioned_and_reopening_is_idempotent() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    drop(store);
+    let store = Store::open(dir.path()).unwrap();
+    let conn = lock(&store.writer);
+    let v: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(v, MIGRATIONS.len() as i64);
+    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+    // The write probe left nothing behind.
+    let probes: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'write_probe'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(probes, 0);
+}
+
+#[test]
+fn deleting_results_applies_every_filter() {
+    use roofline_core::Precision::{Fp16, Fp32};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    for (device, precision) in [("Host CPU", Fp32), ("Host CPU", Fp16), ("NVIDIA H100", Fp32)] {
+        store
+            .insert_point(None, None, &point(device, precision), None)
+            .unwrap();
+    }
+    let delete = |query: DeleteResultsQuery| store.delete_results(&query).unwrap();
+    let remaining = |store: &Store| store.count_points().unwrap();
+    // Nothing is newer than the far future.
+    let future = DeleteResultsQuery {
+        since: Some(unix_now() + 3600.0),
+        ..DeleteResultsQuery::default()
+    };
+    assert_eq!(delete(future), 0);
+    let cpu_fp32 = DeleteResultsQuery {
+        device: Some("cpu".into()),
+        precision: Some(Precision::Fp32),
+        ..DeleteResultsQuery::default()
+    };
+    assert_eq!(delete(cpu_fp32), 1);
+    assert_eq!(remaining(&store), 2);
+    let h100 = ResultsQuery {
+        device: Some("h100".into()),
+        ..ResultsQuery::default()
+    };
+    assert_eq!(store.results(&h100).unwrap().results.len(), 1);
+    let everything = DeleteResultsQuery {
+        all: true,
+        ..DeleteResultsQuery::default()
+    };
+    assert_eq!(delete(everything), 2);
+    assert_eq!(remaining(&store), 0);
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(Store::open(dir.path()).unwrap());
+    let conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+    conn.pragma_update(None, "user_version", 99).unwrap();
+    drop(conn);
+    assert!(matches!(Store::open(dir.path()), Err(StoreError::TooNew(99, _))));
+}
+
+#[test]
+fn a_connection_that_cannot_write_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(Store::open(dir.path()).unwrap());
+    let path = dir.path().join(DB_FILE);
+    // What SQLite does with a file it may not write: it opens it read-only without a word.
+    let read_only = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let error = check_writable(&read_only, &path).unwrap_err();
+    assert!(matches!(error, StoreError::ReadOnly(..)), "{error}");
+    assert!(error.to_string().contains("--data-dir"), "{error}");
+    check_writable(&connect(&path).unwrap(), &path).unwrap();
+}
+
+#[test]
+fn a_full_store_fails_the_write_and_keeps_what_it_has() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store.limit_size(64 * 1024).unwrap();
+    let mut stored = 0;
+    let error = loop {
+        match store.insert_point(None, None, &point("Host CPU", Precision::Fp32), None) {
+            Ok(_) => stored += 1,
+            Err(e) => break e,
+        }
+        assert!(stored < 10_000, "a 64 KiB store never filled up");
+    };
+    assert!(error.to_string().contains("full"), "{error}");
+    assert!(stored > 0);
+    assert_eq!(store.count_points().unwrap(), stored);
+}
+
+#[test]
+fn listings_are_paged_by_cursor_newest_first_with_every_filter() {
+    use roofline_core::Precision::{Fp16, Fp32};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    // 30 points: devices A and B alternate, precisions cycle FP32, FP32, FP16, shapes N = 64 or 128.
+    let mut ids = Vec::new();
+    for i in 0..30u64 {
+        let device = if i % 2 == 0 { "Device A" } else { "Device B" };
+        let precision = if i % 3 == 2 { Fp16 } else { Fp32 };
+        let p = sized_point(device, precision, 64 << (i % 5 / 4));
+        ids.push(store.insert_point(None, None, &p, None).unwrap());
+    }
+    let all_pages = |query: ResultsQuery| {
+        let mut query = ResultsQuery {
+            limit: Some(4),
+            ..query
+        };
+        let mut got = Vec::new();
+        loop {
+            let page = store.results(&query).unwrap();
+            assert!(page.results.len() <= 4);
+            assert_eq!(page.skipped, 0);
+            got.extend(page.results.iter().map(|r| r.id));
+            match page.next_cursor {
+                Some(cursor) => query.cursor = Some(cursor),
+                None => break got,
+            }
+        }
+    };
+    let expected = |keep: &dyn Fn(u64) -> bool| -> Vec<i64> {
+        (0..30u64)
+            .rev()
+            .filter(|&i| keep(i))
+            .map(|i| ids[i as usize])
+            .collect()
+    };
+    assert_eq!(all_pages(ResultsQuery::default()), expected(&|_| true));
+    let device_b = ResultsQuery {
+        device: Some("device b".into()),
+        ..ResultsQuery::default()
+    };
+    assert_eq!(all_pages(device_b), expected(&|i| i % 2 == 1));
+    let a_fp16 = ResultsQuery {
+        device: Some("A".into()),
+        precision: Some(Fp16),
+        ..ResultsQuery::default()
+    };
+    assert_eq!(all_pages(a_fp16), expected(&|i| i % 2 == 0 && i % 3 == 2));
+    let wide = ResultsQuery {
+        shape: Some("1x128x64".into()),
+        ..ResultsQuery::default()
+    };
+    assert_eq!(all_pages(wide), expected(&|i| i % 5 == 4));
+    // `since` in the far future, a device that never measured: empty, no next page.
+    for query in [
+        ResultsQuery {
+            since: Some(unix_now() + 3600.0),
+            ..ResultsQuery::default()
+        },
+        ResultsQuery {
+            device: Some("nowhere".into()),
+            ..ResultsQuery::default()
+        },
+    ] {
+        assert_eq!(store.results(&query).unwrap(), ResultsPage::default());
+    }
+    // A cursor this store did not give out.
+    for cursor in ["", "p1.", "p1.zz", "p1.-4", "42"] {
+        let query = ResultsQuery {
+            cursor: Some(cursor.into()),
+            ..ResultsQuery::default()
+        };
+        assert!(
+            matches!(store.results(&query), Err(StoreError::BadCursor(_))),
+            "{cursor}"
+        );
+    }
+}
+
+#[test]
+fn creation_times_never_decrease_so_since_is_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let first = store
+        .insert_point(None, None, &point("Host CPU", Precision::Fp32), None)
+        .unwrap();
+    // A row written by a clock one hour ahead, then one by the real clock: the second takes the first's time.
+    let ahead = unix_now() + 3600.0;
+    lock(&store.writer)
+        .execute(
+            "UPDATE points SET created_unix_s = ?1 WHERE id = ?2",
+            params![ahead, first],
+        )
+        .unwrap();
+    let second = store
+        .insert_point(None, None, &point("Host CPU", Precision::Fp32), None)
+        .unwrap();
+    let page = store
+        .results(&ResultsQuery {
+            since: Some(ahead),
+            ..ResultsQuery::default()
+        })
+        .unwrap();
+    let ids: Vec<i64> = page.results.iter().map(|r| r.id).collect();
+    assert_eq!(ids, [second, first]);
+    assert!(page.results.iter().all(|r| r.created_unix_s == ahead));
+}
+
+#[test]
+fn rows_that_do_not_decode_are_skipped_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let ids: Vec<i64> = (0..3)
+        .map(|_| {
+            store
+                .insert_point(None, None, &point("Host CPU", Precision::Fp32), None)
+                .unwrap()
+        })
+        .collect();
+    lock(&store.writer)
+        .execute(
+            "UPDATE points SET point_json = '{\"not\": \"a point\"}' WHERE id = ?1",
+            [ids[1]],
+        )
+        .unwrap();
+    lock(&store.writer)
+        .execute(
+            "UPDATE points SET predicted_json = 'garbage' WHERE id = ?1",
+            [ids[2]],
+        )
+        .unwrap();
+    let page = store.results(&ResultsQuery::default()).unwrap();
+    assert_eq!(page.skipped, 2);
+    assert_eq!(page.results.iter().map(|r| r.id).collect::<Vec<_>>(), [ids[0]]);
+    // A calibration that does not decode is passed over for the one before it.
+    assert_eq!(store.latest_calibration().unwrap(), None);
+    lock(&store.writer)
+        .execute(
+            "INSERT INTO calibrations (device, spec_key, result_json, created_unix_s) VALUES ('x', 'y', '[]', 0)",
+            [],
+        )
+        .unwrap();
+    assert_eq!(store.latest_calibration().unwrap(), None);
+}
+
+#[test]
+fn a_version_1_database_is_migrated_into_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(DB_FILE);
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(MIGRATIONS[0]).unwrap();
+    conn.pragma_update(None, "user_version", 1).unwrap();
+    // Three version-1 rows, the last written by a clock that went back 10 s.
+    for (device, created) in [("Host CPU", 100.0), ("NVIDIA H100", 200.0), ("Host CPU", 190.0)] {
+        let json = serde_json::to_string(&point(device, Precision::Fp32)).unwrap();
+        conn.execute(
+            "INSERT INTO points (device, backend, precision, shape, point_json, created_unix_s)
+             VALUES (?1, 'cpu', 'FP32', '1x64x64', ?2, ?3)",
+            params![device, json, created],
+        )
+        .unwrap();
+    }
+    drop(conn);
+    let store = Store::open(dir.path()).unwrap();
+    let page = store
+        .results(&ResultsQuery {
+            device: Some("cpu".into()),
+            ..ResultsQuery::default()
+        })
+        .unwrap();
+    let times: Vec<f64> = page.results.iter().map(|r| r.created_unix_s).collect();
+    assert_eq!(times, [200.0, 100.0]);
+    let series: i64 = lock(&store.reader)
+        .query_row("SELECT count(*) FROM series", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(series, 2);
+}
+
+#[test]
+fn filtered_listings_walk_the_series_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let conn = lock(&store.reader);
+    let plan: Vec<String> = conn
+        .prepare(
+            "EXPLAIN QUERY PLAN SELECT id FROM points WHERE series_id = ?1 AND id < ?2 AND id >= ?3 ORDER BY id DESC",
+        )
+        .unwrap()
+        .query_map(params![1, i64::MAX, 0], |r| r.get::<_, String>(3))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(
+        plan.iter()
+            .any(|step| step.contains("USING COVERING INDEX points_series")),
+        "{plan:?}"
+    );
+    assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "{plan:?}");
+}

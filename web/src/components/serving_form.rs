@@ -1,0 +1,193 @@
+//! The serving view's inputs: request lengths, engine, scheduler, the engine limits and the SLA.
+
+use leptos::prelude::*;
+use roofline_core::{Engine, EnginePreset, METRICS, SchedulerKind};
+
+use crate::scenario::Scenario;
+use crate::serving_inputs::{
+    ISL_RANGE, OSL_RANGE, ServingInputs, engine_name, parse_engine_limit, parse_limit, scheduler_name,
+};
+use crate::sliders::parse_in_range;
+
+/// The definition of metric `key` in core's `METRICS` (a tooltip), or nothing.
+#[must_use]
+pub fn metric_definition(key: &str) -> &'static str {
+    METRICS.iter().find(|m| m.key == key).map_or("", |m| m.definition)
+}
+
+/// A typed input: shows the scenario's value, takes a new one on `change`, and says why a typed value was
+/// not taken (`<testid>-invalid`), keeping the previous value visibly.
+#[component]
+fn Typed(
+    /// Label text.
+    label: &'static str,
+    /// Test id and element id.
+    testid: &'static str,
+    /// The label's tooltip.
+    #[prop(optional)]
+    title: &'static str,
+    /// The scenario's value as text (empty: none, the placeholder applies).
+    #[prop(into)]
+    value: Signal<String>,
+    /// What an empty input means.
+    #[prop(into)]
+    placeholder: Signal<String>,
+    /// Takes the typed text; returns why it was not taken.
+    take: Callback<String, Option<String>>,
+) -> impl IntoView {
+    let invalid = RwSignal::new(None::<String>);
+    let on_change = move |ev| invalid.set(take.run(event_target_value(&ev)));
+    view! {
+        <div class="field">
+            <label for=testid title=title>{label}</label>
+            <input
+                id=testid
+                type="number"
+                min="0"
+                step="any"
+                data-testid=testid
+                prop:value=move || value.get()
+                placeholder=move || placeholder.get()
+                aria-invalid=move || invalid.with(Option::is_some).to_string()
+                on:change=on_change
+            />
+            {move || invalid.get().map(|r| view! {
+                <span class="error invalid" role="alert" data-testid=format!("{testid}-invalid")>
+                    {format!("Invalid: {r}; still {}", value.with(|v| if v.is_empty() { "none".to_owned() } else { v.clone() }))}
+                </span>
+            })}
+        </div>
+    }
+}
+
+/// A limit in seconds as milliseconds typed by the user (up to a millionth of a millisecond, so a typed
+/// value reads back as typed).
+fn millis(v: Option<f64>) -> String {
+    v.map_or_else(String::new, |s| format!("{}", (s * 1e9).round() / 1e6))
+}
+
+/// The inputs of the serving sweep: ISL and OSL (`serving-isl`, `serving-osl`), engine (`serving-engine`:
+/// vLLM, SGLang, TensorRT-LLM; the scenario's engine, which the advice also keeps to; vLLM when it is any),
+/// scheduler (`serving-scheduler`), token budget and max sequences
+/// (`serving-budget`, `serving-maxseqs`; empty is the engine's default, named in the placeholder), and the
+/// SLA (`sla-ttft` and `sla-tpot` in ms, `sla-tpu` in tokens/s per user; empty is no limit).
+#[component]
+pub fn ServingForm(
+    /// The scenario whose serving inputs are edited.
+    scenario: RwSignal<Scenario>,
+    /// The engine's own limits on this device and split, for the placeholders.
+    #[prop(into)]
+    defaults: Signal<Option<EnginePreset>>,
+) -> impl IntoView {
+    let get = move |f: fn(&ServingInputs) -> String| Signal::derive(move || scenario.with(|s| f(&s.serving)));
+    let fixed = |text: &'static str| Signal::derive(move || text.to_owned());
+    let default_of = move |what: fn(&EnginePreset) -> u32| {
+        Signal::derive(move || {
+            defaults.with(|d| {
+                d.as_ref().map_or_else(String::new, |p| {
+                    format!("{} default: {}", engine_name(p.engine), what(p))
+                })
+            })
+        })
+    };
+    // A setter from a parser: `parse` reads the text, `set` stores it.
+    fn setter<T: 'static, E: std::fmt::Display>(
+        scenario: RwSignal<Scenario>,
+        parse: impl Fn(&str) -> Result<T, E> + Send + Sync + 'static,
+        set: fn(&mut ServingInputs, T),
+    ) -> Callback<String, Option<String>> {
+        Callback::new(move |text: String| match parse(&text) {
+            Ok(v) => {
+                scenario.update(|s| set(&mut s.serving, v));
+                None
+            }
+            Err(reason) => Some(reason.to_string()),
+        })
+    }
+    let whole = |range: (u64, u64)| {
+        move |t: &str| parse_in_range(t, range.0, range.1).map(|v| u32::try_from(v).unwrap_or(u32::MAX))
+    };
+    let limit = |scale: f64| move |t: &str| parse_limit(t, scale);
+    let engines = Engine::ALL
+        .map(|e| {
+            view! {
+                <option value=e.key() selected=move || scenario.with(|s| s.serving_engine() == e)>{engine_name(e)}</option>
+            }
+        })
+        .to_vec();
+    let schedulers = [SchedulerKind::InFlight, SchedulerKind::Static]
+        .map(|k| {
+            let value = if k == SchedulerKind::Static { "static" } else { "inflight" };
+            view! {
+                <option value=value selected=move || scenario.with(|s| s.serving.scheduler == k)>{scheduler_name(k)}</option>
+            }
+        })
+        .to_vec();
+    view! {
+        <fieldset class="serving-form" data-testid="serving-form">
+            <legend>"Serving workload and SLA"</legend>
+            <div class="serving-grid">
+                <Typed label="ISL (prompt tokens)" testid="serving-isl" value=get(|i| i.isl.to_string())
+                    placeholder=fixed("") take=setter(scenario, whole(ISL_RANGE), |i, v| i.isl = v) />
+                <Typed label="OSL (output tokens)" testid="serving-osl" value=get(|i| i.osl.to_string())
+                    placeholder=fixed("") take=setter(scenario, whole(OSL_RANGE), |i, v| i.osl = v) />
+                <div class="field">
+                    <label for="serving-engine">"Engine"</label>
+                    <select id="serving-engine" data-testid="serving-engine"
+                        on:change=move |ev| {
+                            if let Ok(e) = Engine::parse(&event_target_value(&ev)) {
+                                scenario.update(|s| s.engine = Some(e));
+                            }
+                        }>
+                        {engines}
+                    </select>
+                </div>
+                <div class="field">
+                    <label for="serving-scheduler">"Scheduler"</label>
+                    <select id="serving-scheduler" data-testid="serving-scheduler"
+                        on:change=move |ev| {
+                            let kind = if event_target_value(&ev) == "static" { SchedulerKind::Static } else { SchedulerKind::InFlight };
+                            scenario.update(|s| s.serving.scheduler = kind);
+                        }>
+                        {schedulers}
+                    </select>
+                </div>
+                <Typed label="Token budget per step" testid="serving-budget"
+                    title="Tokens one step may process: vLLM max_num_batched_tokens, SGLang chunked_prefill_size, TensorRT-LLM max_num_tokens"
+                    value=get(|i| i.token_budget.map(|v| v.to_string()).unwrap_or_default())
+                    placeholder=default_of(|p| p.in_flight.token_budget)
+                    take=setter(scenario, parse_engine_limit, |i, v| i.token_budget = v) />
+                <Typed label="Max sequences" testid="serving-maxseqs"
+                    title="Requests running at once: vLLM max_num_seqs, SGLang max_running_requests, TensorRT-LLM max_batch_size"
+                    value=get(|i| i.max_seqs.map(|v| v.to_string()).unwrap_or_default())
+                    placeholder=default_of(|p| p.in_flight.max_seqs)
+                    take=setter(scenario, parse_engine_limit, |i, v| i.max_seqs = v) />
+                <Typed label="SLA: TTFT ≤ (ms)" testid="sla-ttft" title=metric_definition("ttft_s")
+                    value=get(|i| millis(i.sla.ttft_max_s)) placeholder=fixed("no limit")
+                    take=setter(scenario, limit(1e-3), |i, v| i.sla.ttft_max_s = v) />
+                <Typed label="SLA: TPOT ≤ (ms)" testid="sla-tpot" title=metric_definition("tpot_s")
+                    value=get(|i| millis(i.sla.tpot_max_s)) placeholder=fixed("no limit")
+                    take=setter(scenario, limit(1e-3), |i, v| i.sla.tpot_max_s = v) />
+                <Typed label="SLA: tokens/s per user ≥" testid="sla-tpu" title=metric_definition("tokens_per_s_per_user")
+                    value=get(|i| i.sla.tokens_per_user_min.map(|v| v.to_string()).unwrap_or_default())
+                    placeholder=fixed("no limit")
+                    take=setter(scenario, limit(1.0), |i, v| i.sla.tokens_per_user_min = v) />
+            </div>
+            <p class="hint">"Device, model, GPUs (tensor and expert parallel) and mode come from the left panel; every precision config is swept over concurrency 1 … the most that fit."</p>
+        </fieldset>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_read_back_as_typed_and_metrics_have_definitions() {
+        assert_eq!(millis(Some(0.0123)), "12.3");
+        assert_eq!(millis(Some(1.0)), "1000");
+        assert_eq!(millis(None), "");
+        assert!(metric_definition("tpot_s").contains("(E2E − TTFT) / (OSL − 1)"));
+        assert_eq!(metric_definition("nope"), "");
+    }
+}

@@ -1,0 +1,307 @@
+//! Measured serving runs: import a `vllm bench serve --save-result` JSON, SGLang `bench_serving` JSONL or
+//! CSV file (chosen or dropped), say which scenario it ran with, and see each run's error against the
+//! prediction of that scenario.
+
+use leptos::prelude::*;
+use roofline_core::validation::Band;
+use roofline_core::{Engine, HardwareSpec, ModelConfig, ServingOutcome, model_presets, quant_configs};
+
+use crate::browser;
+use crate::format;
+use crate::presets::{GPU_COUNTS, all_hardware};
+use crate::scenario::Scenario;
+use crate::serving::measured::{Elsewhere, MeasuredRow, Pending, RanOn, add, read};
+use crate::serving::state::ServingState;
+use crate::serving::{config_name, load_words};
+use crate::serving_inputs::engine_name;
+use crate::validation::band_class;
+
+/// A ratio cell (`data-value` = measured ÷ predicted), coloured by the error's band.
+fn ratio_cell(testid: &'static str, ratio: Option<f64>) -> impl IntoView {
+    let (text, class) = match ratio {
+        Some(r) => (
+            format!("{r:.2}× ({})", format::signed_percent((r - 1.0) * 100.0)),
+            band_class(Band::of((r - 1.0) * 100.0)),
+        ),
+        None => ("unstable".to_owned(), ""),
+    };
+    view! {
+        <td class=format!("num {class}") data-testid=testid data-value=ratio.map(|r| r.to_string()).unwrap_or_default()>{text}</td>
+    }
+}
+
+/// A measured run's row (`tr[data-file][data-line]`): its figures and measured ÷ predicted TTFT, TPOT and
+/// output tokens/s per GPU (`ttft-ratio`, `tpot-ratio`, `throughput-ratio`), or why it has no prediction.
+fn measured_row(row: MeasuredRow) -> impl IntoView {
+    let (run, m) = (&row.run, &row.run.measured);
+    let head = view! {
+        <td>{format!("{}:{}", run.file, m.line)}</td>
+        <td>{config_name(&run.ran_on.config)}</td>
+    };
+    let rest = match &row.comparison {
+        Ok(c) => {
+            let load = match &c.predicted {
+                ServingOutcome::Steady(p) => load_words(p.load),
+                ServingOutcome::Unstable(u) => format!("{} requests/s (unstable)", format::number(u.rate)),
+            };
+            view! {
+                <td>{load}</td>
+                <td class="num">{format!("{}/{}", c.workload.isl, c.workload.osl)}</td>
+                <td class="num">{format::duration(m.ttft_s)}</td>
+                {ratio_cell("ttft-ratio", c.ttft_ratio)}
+                <td class="num">{format::duration(m.tpot_s)}</td>
+                {ratio_cell("tpot-ratio", c.tpot_ratio)}
+                <td class="num">{format::number(run.output_tokens_per_s_per_gpu())}</td>
+                {ratio_cell("throughput-ratio", c.output_throughput_ratio)}
+                <td>{if row.on_chart { "yes".to_owned() } else { "no: other ISL/OSL".to_owned() }}</td>
+            }
+            .into_any()
+        }
+        Err(e) => view! { <td colspan="9" class="error">{format::failure(e)}</td> }.into_any(),
+    };
+    view! {
+        <tr data-file=run.file.clone() data-line=m.line.to_string() data-config=run.ran_on.config.clone()>
+            {head}
+            {rest}
+        </tr>
+    }
+}
+
+/// The select of one field of the pending scenario.
+fn pick(
+    testid: &'static str,
+    label: &'static str,
+    options: Vec<(String, String)>,
+    current: String,
+    on_pick: impl Fn(String) + 'static,
+) -> impl IntoView {
+    view! {
+        <div class="field">
+            <label for=testid>{label}</label>
+            <select id=testid data-testid=testid on:change=move |ev| on_pick(event_target_value(&ev))>
+                {options.into_iter().map(|(value, text)| {
+                    let selected = value == current;
+                    view! { <option value=value selected=selected>{text}</option> }
+                }).collect_view()}
+            </select>
+        </div>
+    }
+}
+
+/// Import (`serving-file`, or drop a file on the box), the confirmation of the scenario a file ran with
+/// (`serving-confirm`: `ran-hardware`, `ran-model`, `ran-config`, `ran-gpus`, `ran-engine`, defaulting to
+/// the current ones; `serving-confirm-button` adds the runs), the result or core's parse error naming the
+/// field (`serving-import-message`, `data-ok`; nothing kept is lost), the runs of the view's scenario with
+/// their error (`serving-measured`), and the count of runs of other scenarios (`serving-elsewhere`), each
+/// with a button opening its scenario.
+#[component]
+pub fn ServingImport(
+    /// The scenario (its current values are the default for an import; "Open" switches to a run's).
+    scenario: RwSignal<Scenario>,
+    /// The serving state (kept runs and their comparison).
+    state: ServingState,
+    /// Custom devices, offered with the catalog.
+    #[prop(into)]
+    custom: Signal<Vec<HardwareSpec>>,
+    /// Imported models, offered with the presets.
+    #[prop(into)]
+    models: Signal<Vec<ModelConfig>>,
+) -> impl IntoView {
+    let pending = RwSignal::new(None::<Pending>);
+    let message = RwSignal::new(None::<(bool, String)>);
+    let take = move |name: String, text: String| match scenario.with_untracked(|s| read(&name, &text, s)) {
+        Ok(p) => {
+            message.set(None);
+            pending.set(Some(p));
+        }
+        Err(e) => {
+            pending.set(None);
+            message.set(Some((false, format!("Not imported: {name}: {e}"))));
+        }
+    };
+    let read_file = move |file: web_sys::File| {
+        leptos::task::spawn_local(async move {
+            match browser::read_file_text(file).await {
+                Ok((name, text)) => take(name, text),
+                Err(e) => message.set(Some((false, e.to_string()))),
+            }
+        });
+    };
+    let on_file = move |ev: leptos::ev::Event| {
+        let input: web_sys::HtmlInputElement = event_target(&ev);
+        if let Some(file) = input.files().and_then(|f| f.get(0)) {
+            read_file(file);
+        }
+        input.set_value("");
+    };
+    let on_drop = move |ev: leptos::ev::DragEvent| {
+        ev.prevent_default();
+        if let Some(file) = ev.data_transfer().and_then(|d| d.files()).and_then(|f| f.get(0)) {
+            read_file(file);
+        }
+    };
+    let confirm = move |_| {
+        let Some(p) = pending.get_untracked() else { return };
+        let mut added = None;
+        state.runs.update(|runs| added = Some(add(runs, &p)));
+        let Some(added) = added else { return };
+        let text = if added.new == 0 {
+            format!(
+                "{} is already imported: nothing added (its runs now count as run on {}).",
+                p.file,
+                p.ran_on.label()
+            )
+        } else {
+            format!(
+                "Added {} run(s) from {}, run on {}.",
+                added.new,
+                p.file,
+                p.ran_on.label()
+            )
+        };
+        message.set(Some((true, text)));
+        pending.set(None);
+    };
+    let edit = move |f: fn(&mut RanOn, String)| {
+        move |v: String| {
+            pending.update(|p| {
+                if let Some(p) = p {
+                    f(&mut p.ran_on, v)
+                }
+            })
+        }
+    };
+    let confirm_form = move || {
+        let p = pending.get()?;
+        let devices = custom.with(|c| all_hardware(c).map(|h| (h.key.clone(), h.name.clone())).collect());
+        let model_list = models.with(|m| {
+            model_presets()
+                .iter()
+                .chain(m.iter())
+                .map(|x| (x.key.clone(), x.name.clone()))
+                .collect()
+        });
+        let configs = quant_configs()
+            .iter()
+            .map(|c| (c.key.clone(), c.name.clone()))
+            .collect();
+        let mut counts: Vec<u32> = GPU_COUNTS.to_vec();
+        if !counts.contains(&p.ran_on.gpus) {
+            counts.push(p.ran_on.gpus);
+        }
+        let gpus = counts
+            .into_iter()
+            .map(|n| (n.to_string(), n.to_string()))
+            .collect();
+        let engines = Engine::ALL
+            .map(|e| (e.key().to_owned(), engine_name(e).to_owned()))
+            .to_vec();
+        let r = &p.ran_on;
+        Some(view! {
+            <div class="serving-confirm" data-testid="serving-confirm">
+                <p>{format!("{} run(s) from {} ({}). Which scenario did they run with?", p.runs.len(), p.file, p.tool.name())}</p>
+                <div class="serving-grid">
+                    {pick("ran-hardware", "Device", devices, r.hardware.clone(), edit(|r, v| r.hardware = v))}
+                    {pick("ran-model", "Model", model_list, r.model.clone(), edit(|r, v| r.model = v))}
+                    {pick("ran-config", "Precision config", configs, r.config.clone(), edit(|r, v| r.config = v))}
+                    {pick("ran-gpus", "GPUs", gpus, r.gpus.to_string(), edit(|r, v| {
+                        r.gpus = v.parse().unwrap_or(r.gpus);
+                        if !r.gpus.is_multiple_of(r.experts.max(1)) { r.experts = 1; }
+                    }))}
+                    {pick("ran-engine", "Engine", engines, r.engine.key().to_owned(), edit(|r, v| r.engine = Engine::parse(&v).unwrap_or(r.engine)))}
+                </div>
+                <div class="row">
+                    <button type="button" data-testid="serving-confirm-button" on:click=confirm>"Add runs"</button>
+                    <button type="button" data-testid="serving-cancel" on:click=move |_| pending.set(None)>"Cancel"</button>
+                </div>
+            </div>
+        })
+    };
+    let open = move |to: RanOn| {
+        scenario.update(|s| {
+            (s.hardware, s.model, s.config) = (to.hardware, to.model, to.config);
+            s.set_gpus(to.gpus);
+            s.experts = to.experts;
+            (s.engine, s.serving.scheduler) = (Some(to.engine), to.scheduler);
+            (s.serving.token_budget, s.serving.max_seqs) = (to.token_budget, to.max_seqs);
+        });
+    };
+    let elsewhere = move || {
+        let groups: Vec<Elsewhere> = state.compared.with(|c| c.elsewhere.clone());
+        let count: usize = groups.iter().map(|e| e.runs).sum();
+        (count > 0).then(|| view! {
+            <div class="measured-note" data-testid="serving-elsewhere" data-count=count.to_string()>
+                {format!("{count} measured run(s) ran with another scenario: not drawn or compared here.")}
+                <ul>
+                    {groups.into_iter().map(|e| {
+                        let to = e.ran_on.clone();
+                        view! {
+                            <li>
+                                {format!("{} run(s) on {}: {} ", e.runs, e.ran_on.label(), e.why)}
+                                <button type="button" class="link" on:click=move |_| open(to.clone())>"Open this scenario"</button>
+                            </li>
+                        }
+                    }).collect_view()}
+                </ul>
+            </div>
+        })
+    };
+    let table =
+        move || {
+            let rows: Vec<MeasuredRow> = state.compared.with(|c| c.rows.clone());
+            let notes: Vec<String> = rows
+                .iter()
+                .filter_map(|r| r.comparison.as_ref().ok())
+                .flat_map(|c| c.notes.iter().cloned())
+                .collect();
+            (!rows.is_empty()).then(|| view! {
+            <table data-testid="serving-measured">
+                <caption>{move || format!("Measured ÷ predicted at each run's load and mean ISL/OSL · {}",
+                    state.key.with(|k| k.as_ref().map(|k| k.context()).unwrap_or_default()))}</caption>
+                <thead><tr>
+                    <th>"Run"</th><th>"Config"</th><th>"Load"</th><th class="num">"ISL/OSL"</th>
+                    <th class="num">"TTFT"</th><th class="num">"÷ pred."</th>
+                    <th class="num">"TPOT"</th><th class="num">"÷ pred."</th>
+                    <th class="num">"out tok/s/GPU"</th><th class="num">"÷ pred."</th><th>"On chart"</th>
+                </tr></thead>
+                <tbody>{rows.into_iter().map(measured_row).collect_view()}</tbody>
+            </table>
+            {notes.into_iter().map(|n| view! { <p class="hint">{n}</p> }).collect_view()}
+        })
+        };
+    let clear = move |_| {
+        if window()
+            .confirm_with_message("Remove every imported serving run from this browser?")
+            .unwrap_or(false)
+        {
+            state.runs.set(Vec::new());
+            message.set(Some((true, "Measured serving runs removed.".to_owned())));
+        }
+    };
+    view! {
+        <div class="serving-import" data-testid="serving-import" data-runs=move || state.runs.with(Vec::len).to_string()
+            on:dragover=move |ev: leptos::ev::DragEvent| ev.prevent_default()
+            on:drop=on_drop>
+            <h3>"Measured serving runs"</h3>
+            <p class="hint">"Choose or drop a "<code>"vllm bench serve --save-result"</code>" JSON, SGLang "
+                <code>"bench_serving"</code>" JSONL or a CSV (concurrency, ttft_ms, tpot_ms, output_tokens_per_s, gpus). "
+                "Each run is compared only with the scenario it ran with."</p>
+            <div class="row">
+                <label class="file-button">
+                    "Choose file… "
+                    <input type="file" accept=".json,.jsonl,.csv,.txt,application/json,text/csv" data-testid="serving-file" on:change=on_file />
+                </label>
+                <button type="button" data-testid="serving-clear" on:click=clear disabled=move || state.runs.with(Vec::is_empty)>
+                    {move || format!("Remove {} run(s)", state.runs.with(Vec::len))}
+                </button>
+            </div>
+            {confirm_form}
+            {move || message.get().map(|(ok, m)| view! {
+                <p class=if ok { "hint" } else { "error" } role="status" data-testid="serving-import-message"
+                    data-ok=ok.to_string()>{m}</p>
+            })}
+            {table}
+            {elsewhere}
+        </div>
+    }
+}

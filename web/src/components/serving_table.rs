@@ -1,0 +1,127 @@
+//! The table under the Pareto chart: per precision config, the best point under the SLA, the most output
+//! per GPU at all, and how many requests fit; then the configs the device cannot run, with why.
+
+use leptos::prelude::*;
+use roofline_core::{Load, ServingPoint, UnsupportedConfig};
+
+use crate::components::serving_form::metric_definition;
+use crate::format;
+use crate::palette::css;
+use crate::serving::{ConfigRow, config_name};
+
+/// The load column's text and value: the concurrency, or the rate.
+fn load_cell(p: &ServingPoint) -> (String, f64) {
+    match p.load {
+        Load::Concurrency(n) => (n.to_string(), f64::from(n)),
+        Load::Rate(r) => (format!("{}/s", format::number(r)), r),
+    }
+}
+
+/// One number cell: the formatted text and its value in base units (`data-value`).
+fn cell(testid: &'static str, text: String, value: f64) -> impl IntoView {
+    view! { <td class="num" data-testid=testid data-value=value.to_string()>{text}</td> }
+}
+
+/// A config's row (`tr[data-config=<key>]`, `data-recommended`): best point under the SLA (`best-load`,
+/// `best-throughput`, `best-tpu`, `best-tpot`, `best-ttft`; or `why-none`), the most output per GPU
+/// (`top-throughput` at `top-load`), the sequences that fit (`max-fit`) and one GPU's weights and KV cache.
+fn row_view(row: ConfigRow) -> impl IntoView {
+    let best = match &row.best {
+        Some(p) => {
+            let (load, value) = load_cell(p);
+            view! {
+                {cell("best-load", load, value)}
+                {cell("best-throughput", format::number(p.output_tokens_per_s_per_gpu), p.output_tokens_per_s_per_gpu)}
+                {cell("best-tpu", format::number(p.tokens_per_s_per_user), p.tokens_per_s_per_user)}
+                {cell("best-tpot", format::duration(p.tpot_s), p.tpot_s)}
+                {cell("best-ttft", format::duration(p.ttft_s), p.ttft_s)}
+            }
+            .into_any()
+        }
+        None => view! {
+            <td colspan="5" class="why-none" data-testid="why-none">{row.why_none.clone().unwrap_or_default()}</td>
+        }
+        .into_any(),
+    };
+    let top = match &row.top {
+        Some(p) => {
+            let (load, value) = load_cell(p);
+            view! {
+                {cell("top-throughput", format::number(p.output_tokens_per_s_per_gpu), p.output_tokens_per_s_per_gpu)}
+                {cell("top-load", load, value)}
+            }
+            .into_any()
+        }
+        None => view! { <td class="num">"—"</td><td class="num">"—"</td> }.into_any(),
+    };
+    let fit = if row.engine_max_seqs < row.max_fit {
+        format!("{} (engine runs {})", row.max_fit, row.engine_max_seqs)
+    } else {
+        row.max_fit.to_string()
+    };
+    view! {
+        <tr data-config=row.config.clone() data-recommended=row.recommended.to_string() class:selected=row.recommended>
+            <td><span class="swatch" style=format!("background:{}", css(row.color))></span>{row.name.clone()}</td>
+            {best}
+            {top}
+            {cell("max-fit", fit, f64::from(row.max_fit))}
+            <td class="num">{format!("{} + {}", format::capacity(row.weight_bytes), format::capacity(row.kv_cache_bytes))}</td>
+        </tr>
+    }
+}
+
+/// The per-config table (`serving-table`, captioned with the mode, device and workload) and the list of
+/// configs the device cannot run (`serving-unsupported`, each `li[data-config]` with core's reason naming
+/// the architecture). Column headers carry core's metric definitions as tooltips.
+#[component]
+pub fn ServingTable(
+    /// One row per config that ran.
+    #[prop(into)]
+    rows: Signal<Vec<ConfigRow>>,
+    /// Configs the device cannot run.
+    #[prop(into)]
+    unsupported: Signal<Vec<UnsupportedConfig>>,
+    /// Mode, device, model, GPUs, lengths and engine.
+    #[prop(into)]
+    context: Signal<String>,
+) -> impl IntoView {
+    let head = |text: &'static str, key: &'static str| {
+        view! { <th class="num" title=metric_definition(key)>{text}</th> }
+    };
+    view! {
+        <div class="serving-table">
+            <table data-testid="serving-table">
+                <caption>{move || format!("Per precision config · {}", context.get())}</caption>
+                <thead>
+                    <tr>
+                        <th rowspan="2">"Config"</th>
+                        <th colspan="5">"Best under the SLA (most output tokens/s per GPU)"</th>
+                        <th colspan="2">"Most output per GPU"</th>
+                        <th rowspan="2" class="num" title=metric_definition("fits")>"Requests that fit"</th>
+                        <th rowspan="2" class="num" title=metric_definition("memory_used_bytes_per_gpu")>"Weights + KV per GPU"</th>
+                    </tr>
+                    <tr>
+                        {head("concurrency", "concurrency")}
+                        {head("out tok/s/GPU", "output_tokens_per_s_per_gpu")}
+                        {head("tok/s/user", "tokens_per_s_per_user")}
+                        {head("TPOT", "tpot_s")}
+                        {head("TTFT", "ttft_s")}
+                        {head("out tok/s/GPU", "output_tokens_per_s_per_gpu")}
+                        {head("at concurrency", "concurrency")}
+                    </tr>
+                </thead>
+                <tbody>{move || rows.get().into_iter().map(row_view).collect_view()}</tbody>
+            </table>
+            {move || unsupported.with(|u| (!u.is_empty()).then(|| view! {
+                <details class="serving-unsupported" open=true>
+                    <summary>{format!("{} config(s) this device cannot run", u.len())}</summary>
+                    <ul data-testid="serving-unsupported">
+                        {u.iter().map(|c| view! {
+                            <li data-config=c.config.clone()><strong>{config_name(&c.config)}</strong>": "{c.reason.clone()}</li>
+                        }).collect_view()}
+                    </ul>
+                </details>
+            }))}
+        </div>
+    }
+}

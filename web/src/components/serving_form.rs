@@ -109,20 +109,22 @@ pub fn ServingForm(
     };
     let limit = |scale: f64| move |t: &str| parse_limit(t, scale);
     let engines = Engine::ALL
+        .into_iter()
         .map(|e| {
             view! {
                 <option value=e.key() selected=move || scenario.with(|s| s.serving_engine() == e)>{engine_name(e)}</option>
             }
         })
-        .to_vec();
+        .collect_view();
     let schedulers = [SchedulerKind::InFlight, SchedulerKind::Static]
+        .into_iter()
         .map(|k| {
             let value = if k == SchedulerKind::Static { "static" } else { "inflight" };
             view! {
                 <option value=value selected=move || scenario.with(|s| s.serving.scheduler == k)>{scheduler_name(k)}</option>
             }
         })
-        .to_vec();
+        .collect_view();
     view! {
         <fieldset class="serving-form" data-testid="serving-form">
             <legend>"Serving workload and SLA"</legend>

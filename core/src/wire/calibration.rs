@@ -96,13 +96,22 @@ pub struct CalibrationResult {
 reads_legacy_units!(CalibratedPeak, [("achieved_tflops", "achieved_flop_per_s", TERA)]);
 reads_legacy_units!(
     KernelOverhead,
-    [("kernel_overhead_us", "kernel_overhead_s", MICRO), ("gemv_time_us", "gemv_time_s", MICRO)]
+    [
+        ("kernel_overhead_us", "kernel_overhead_s", MICRO),
+        ("gemv_time_us", "gemv_time_s", MICRO)
+    ]
 );
 reads_legacy_units!(
     VectorKernelOverhead,
-    [("kernel_overhead_us", "kernel_overhead_s", MICRO), ("kernel_time_us", "kernel_time_s", MICRO)]
+    [
+        ("kernel_overhead_us", "kernel_overhead_s", MICRO),
+        ("kernel_time_us", "kernel_time_s", MICRO)
+    ]
 );
-reads_legacy_units!(CalibrationResult, [("bandwidth_gb_s", "bandwidth_bytes_per_s", GIGA)]);
+reads_legacy_units!(
+    CalibrationResult,
+    [("bandwidth_gb_s", "bandwidth_bytes_per_s", GIGA)]
+);
 
 #[cfg(test)]
 mod tests {
@@ -142,7 +151,10 @@ mod tests {
         for old_name in ["bandwidth_gb_s", "achieved_tflops", "_us\""] {
             assert!(!text.contains(old_name), "{old_name} in {text}");
         }
-        assert_eq!(serde_json::from_value::<CalibrationResult>(written).unwrap(), result);
+        assert_eq!(
+            serde_json::from_value::<CalibrationResult>(written).unwrap(),
+            result
+        );
     }
 
     #[test]
@@ -150,7 +162,9 @@ mod tests {
         let old = format!(
             r#"{{"precision":"BF16","achieved_tflops":"fast","shape":"1x1x1","measurement":{MEASUREMENT}}}"#
         );
-        let error = serde_json::from_str::<CalibratedPeak>(&old).unwrap_err().to_string();
+        let error = serde_json::from_str::<CalibratedPeak>(&old)
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("invalid type"), "{error}");
         let missing = serde_json::from_str::<CalibratedPeak>(&format!(
             r#"{{"precision":"BF16","shape":"1x1x1","measurement":{MEASUREMENT}}}"#

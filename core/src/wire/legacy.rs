@@ -67,17 +67,31 @@ mod tests {
     use super::*;
 
     const RENAMED: [Renamed; 2] = [
-        Renamed { old: "time_us", new: "time_s", to_base: 1e-6 },
-        Renamed { old: "free_mb", new: "free_bytes", to_base: 1e6 },
+        Renamed {
+            old: "time_us",
+            new: "time_s",
+            to_base: 1e-6,
+        },
+        Renamed {
+            old: "free_mb",
+            new: "free_bytes",
+            to_base: 1e6,
+        },
     ];
 
     #[test]
     fn old_fields_move_to_their_new_names_in_base_units() {
         // 250 µs = 2.5e-4 s; 80 MB = 8e7 bytes.
         let upgraded = with_base_units(json!({"time_us": 250.0, "free_mb": 80.0, "name": "x"}), &RENAMED);
-        assert_eq!(upgraded, json!({"time_s": 2.5e-4, "free_bytes": 8e7, "name": "x"}));
+        assert_eq!(
+            upgraded,
+            json!({"time_s": 2.5e-4, "free_bytes": 8e7, "name": "x"})
+        );
         // An absent optional written as null stays null.
-        assert_eq!(with_base_units(json!({"free_mb": null}), &RENAMED), json!({"free_bytes": null}));
+        assert_eq!(
+            with_base_units(json!({"free_mb": null}), &RENAMED),
+            json!({"free_bytes": null})
+        );
     }
 
     #[test]

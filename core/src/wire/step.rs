@@ -223,7 +223,10 @@ pub struct StepReport {
     pub done: StepDoneEvent,
 }
 
-reads_legacy_units!(StepOperatorEvent, [("predicted_time_us", "predicted_time_s", MICRO)]);
+reads_legacy_units!(
+    StepOperatorEvent,
+    [("predicted_time_us", "predicted_time_s", MICRO)]
+);
 reads_legacy_units!(
     StepDoneEvent,
     [
@@ -235,7 +238,10 @@ reads_legacy_units!(
 );
 reads_legacy_units!(
     StepEndToEnd,
-    [("measured_time_us", "measured_time_s", MICRO), ("overhead_us", "overhead_s", MICRO)]
+    [
+        ("measured_time_us", "measured_time_s", MICRO),
+        ("overhead_us", "overhead_s", MICRO)
+    ]
 );
 
 #[cfg(test)]
@@ -289,7 +295,10 @@ mod tests {
 
         // Written back: the new names only, read unchanged.
         let written = serde_json::to_string(&done).unwrap();
-        assert!(written.contains("\"overhead_s\":") && !written.contains("_us\""), "{written}");
+        assert!(
+            written.contains("\"overhead_s\":") && !written.contains("_us\""),
+            "{written}"
+        );
         assert_eq!(serde_json::from_str::<StepDoneEvent>(&written).unwrap(), done);
     }
 

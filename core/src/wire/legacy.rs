@@ -1,7 +1,8 @@
-//! Reading JSON written before a wire type's fields took base units: calibration results persisted by the
-//! endpoint's store and the page, and step reports saved by `bench-model --json`, name some fields in µs,
-//! TFLOP/s, GB/s or MB. Such a field is moved to its base-unit name and converted on read; output always has
-//! the new names.
+//! Reading JSON written before a wire type's fields took base units: calibration results kept by the
+//! endpoint's store or saved by `calibrate --json`, step reports saved by `bench-model --json`, and an older
+//! endpoint's answers name some fields in µs, TFLOP/s, GB/s or MB. Such a field is moved to its base-unit name
+//! and converted on read; output always has the new names. (The page keeps only the calibrated
+//! `HardwareSpec`, which was always in base units.)
 
 use serde_json::Value;
 

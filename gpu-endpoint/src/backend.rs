@@ -17,7 +17,7 @@ pub mod select;
 mod step_reference;
 
 use roofline_core::wire::{BackendKind, DeviceInfo, ErrorCode, Failure, Measurement, NvmlStatus};
-use roofline_core::{OperandPrecisions, Operator, Precision};
+use roofline_core::{GemmShape, Operator, Precision};
 
 use crate::protocol::{Interrupted, VerifyError};
 
@@ -122,15 +122,12 @@ impl BackendError {
     }
 }
 
-/// One matmul to measure: `M <= 1` is a GEMV.
+/// One matmul to measure: a shape in a precision (weights and activations both in it); `M <= 1` is a GEMV.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MatmulSpec {
-    /// Rows of A (tokens).
-    pub m: u64,
-    /// Columns of B (output features).
-    pub n: u64,
-    /// Reduction.
-    pub k: u64,
+    /// M (rows of A: tokens), N (output features) and K (reduction); `batch` must be 1
+    /// ([`MatmulSpec::check_bounds`]): batched GEMMs are not measured.
+    pub shape: GemmShape,
     /// Requested precision.
     pub precision: Precision,
 }
@@ -141,15 +138,22 @@ impl MatmulSpec {
     /// # Errors
     /// Invalid dimensions.
     pub fn operator(&self) -> Result<Operator, roofline_core::Error> {
-        Operator::matmul(self.m, self.n, self.k, self.precision.into())
+        let GemmShape { m, n, k, .. } = self.shape;
+        Operator::matmul(m, n, k, self.precision.into())
     }
 
-    /// Checks the measurement bounds (1..=65536 per axis).
+    /// Checks the measurement bounds: one product (batch 1), 1..=65536 per axis.
     ///
     /// # Errors
-    /// [`BackendError::InvalidInput`].
+    /// [`BackendError::InvalidInput`] naming the axis.
     pub fn check_bounds(&self) -> Result<(), BackendError> {
-        for (name, v) in [("M", self.m), ("N", self.n), ("K", self.k)] {
+        let GemmShape { batch, m, n, k } = self.shape;
+        if batch != 1 {
+            return Err(BackendError::InvalidInput(format!(
+                "a measured matmul is one product, got a batch of {batch}"
+            )));
+        }
+        for (name, v) in [("M", m), ("N", n), ("K", k)] {
             if v == 0 || v > MAX_MEASURE_DIM {
                 return Err(BackendError::InvalidInput(format!(
                     "{name} must be between 1 and {MAX_MEASURE_DIM} for a measurement, got {v}"
@@ -208,9 +212,7 @@ pub fn step_matmul(op: &Operator) -> Result<Option<MatmulSpec>, BackendError> {
         )));
     }
     Ok(Some(MatmulSpec {
-        m: gemm.m,
-        n: gemm.n,
-        k: gemm.k,
+        shape: gemm,
         precision: precisions.compute(),
     }))
 }
@@ -265,8 +267,7 @@ pub trait Backend: Send + Sync {
     fn memory_budget_bytes(&self) -> u64;
     /// Bytes the buffers of `spec` need (inputs, output, reference copies; not counting fixed scratch).
     fn required_bytes(&self, spec: &MatmulSpec) -> u64 {
-        let op = Operator::matmul(spec.m, spec.n, spec.k, OperandPrecisions::from(spec.precision));
-        op.map_or(u64::MAX, |op| (op.bytes() * 2.0) as u64)
+        spec.operator().map_or(u64::MAX, |op| (op.bytes() * 2.0) as u64)
     }
     /// Measures one matmul with the protocol.
     ///
@@ -313,7 +314,7 @@ pub trait Backend: Send + Sync {
     /// [`BackendError`].
     fn measure_bandwidth(&self) -> Result<MeasuredBandwidth, BackendError>;
     /// A compute-bound shape for calibrating `precision`'s achieved peak.
-    fn calibration_shape(&self, precision: Precision) -> (u64, u64, u64);
+    fn calibration_shape(&self, precision: Precision) -> GemmShape;
 }
 
 /// Live telemetry (NVML, or the fake's fixed values).
@@ -349,20 +350,23 @@ mod tests {
 
     #[test]
     fn bounds_are_enforced() {
-        let spec = MatmulSpec {
-            m: 1,
-            n: 65_537,
-            k: 8,
+        let spec = |shape| MatmulSpec {
+            shape,
             precision: Precision::Fp32,
         };
-        assert!(matches!(spec.check_bounds(), Err(BackendError::InvalidInput(_))));
-        let spec = MatmulSpec {
-            m: 0,
-            n: 8,
-            k: 8,
-            precision: Precision::Fp32,
+        assert!(spec(GemmShape::matmul(1, 65_536, 8)).check_bounds().is_ok());
+        let error = spec(GemmShape::matmul(1, 65_537, 8)).check_bounds().unwrap_err();
+        assert!(
+            matches!(&error, BackendError::InvalidInput(m) if m.starts_with("N ")),
+            "{error}"
+        );
+        assert!(spec(GemmShape::matmul(0, 8, 8)).check_bounds().is_err());
+        let batched = GemmShape {
+            batch: 2,
+            ..GemmShape::matmul(1, 8, 8)
         };
-        assert!(spec.check_bounds().is_err());
+        let error = spec(batched).check_bounds().unwrap_err();
+        assert!(error.to_string().contains("batch of 2"), "{error}");
     }
 
     #[test]

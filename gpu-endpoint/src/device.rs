@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 use roofline_core::wire::DeviceInfo;
-use roofline_core::{Operator, Precision};
+use roofline_core::{GemmShape, Operator, Precision};
 
 use crate::backend::select::panic_message;
 use crate::backend::{
@@ -223,10 +223,8 @@ impl Device {
         let budget = self.backend.memory_budget_bytes();
         if needed > budget {
             return Err(BackendError::TooLarge(format!(
-                "{what}{}x{}x{} {} needs {:.1} MB of buffers, more than the {:.1} MB available to the {} backend",
-                spec.m,
-                spec.n,
-                spec.k,
+                "{what}{} {} needs {:.1} MB of buffers, more than the {:.1} MB available to the {} backend",
+                spec.shape,
                 spec.precision,
                 needed as f64 / 1e6,
                 budget as f64 / 1e6,
@@ -344,7 +342,7 @@ impl DeviceGuard<'_> {
 
     /// A compute-bound shape for calibrating `precision`.
     #[must_use]
-    pub fn calibration_shape(&self, precision: Precision) -> (u64, u64, u64) {
+    pub fn calibration_shape(&self, precision: Precision) -> GemmShape {
         self.device.backend.calibration_shape(precision)
     }
 

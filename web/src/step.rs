@@ -264,9 +264,9 @@ pub fn compare(
     }
     if let Some(done) = &progress.done {
         c.end_to_end = done.end_to_end.as_ref().map(|e| EndToEnd {
-            time_s: e.measured_time_us * 1e-6,
+            time_s: e.measured_time_s,
             kernels: e.kernels,
-            overhead_s: e.overhead_us * 1e-6,
+            overhead_s: e.overhead_s,
             ran: format!("{} · {}", e.measurement.library, e.measurement.kernel),
         });
         c.end_to_end_failure = done
@@ -338,7 +338,7 @@ mod tests {
             count: op.count,
             shape: op.operator.shape.clone(),
             operands: op.operator.precisions,
-            predicted_time_us: op.time_s * 1e6,
+            predicted_time_s: op.time_s,
             measured: Some(RooflinePoint {
                 ai: op.arithmetic_intensity,
                 tflops: op.flops / (op.time_s * factor) / 1e12,
@@ -439,16 +439,16 @@ mod tests {
             measured: 2,
             failed: 0,
             cancelled: false,
-            predicted_step_time_us: a.total_time_s * 1e6,
-            predicted_kernels_time_us: 0.0,
-            predicted_measured_time_us: 0.0,
-            measured_time_us: 0.0,
+            predicted_step_time_s: a.total_time_s,
+            predicted_kernels_time_s: 0.0,
+            predicted_measured_time_s: 0.0,
+            measured_time_s: 0.0,
             measured_over_predicted: None,
             end_to_end: Some(roofline_core::wire::StepEndToEnd {
                 kernels: a.kernel_launches,
-                measured_time_us: 1.5 * a.total_time_s * 1e6,
+                measured_time_s: 1.5 * a.total_time_s,
                 measured_over_predicted: 1.5,
-                overhead_us: 3.0,
+                overhead_s: 3e-6,
                 measurement: Measurement {
                     library: "cuBLASLt".into(),
                     kernel: "CUDA graph".into(),

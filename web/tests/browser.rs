@@ -78,9 +78,13 @@ fn draw_puts_pixels_on_a_canvas() {
     canvas.set_width(800);
     canvas.set_height(480);
     let hw = resolve_hardware("gb10", &[]).unwrap();
-    let data = plot_data(&hw, kernel_points(&Scenario::default().kernel.evaluate(&hw)));
+    let s = Scenario::default();
+    let data = plot_data(
+        &hw,
+        kernel_points(&s.kernel.evaluate(&hw, &s.core_corrections(&hw))),
+    );
     let backend = plotters_canvas::CanvasBackend::with_canvas_object(canvas.clone()).unwrap();
-    let hits = draw(&backend.into_drawing_area(), &data, &Theme::LIGHT, 1.0).unwrap();
+    let hits = draw(&backend.into_drawing_area(), &data, &Theme::LIGHT, 1.0, true).unwrap();
     assert_eq!(hits.len(), data.points.len());
     assert!(foreground_pixels(&canvas) > 5_000);
 }
@@ -99,7 +103,10 @@ async fn mounted_page_recovers_from_bad_storage_and_exposes_hooks() {
     // The default mode is reference: GB10's FP16 GEMV at its achievable bandwidth plus the matrix floor.
     let op = roofline_core::Operator::gemv(4096, 4096, roofline_core::Precision::Fp16.into()).unwrap();
     let reference = roofline_core::find_hardware("gb10").unwrap().reference().unwrap();
-    let expected = roofline_core::predict(&reference, &op).unwrap().time_s;
+    let corrections = roofline_core::Corrections::for_mode(roofline_core::Mode::Reference);
+    let expected = roofline_core::analyze_operator(&reference, &op, &corrections)
+        .unwrap()
+        .time_s;
     let time = q("[data-testid=predictions] tr[data-precision=FP16] [data-testid=time-us]").unwrap();
     assert_eq!(time.text_content().unwrap(), format!("{:.3}", expected * 1e6));
     let badge = q("[data-testid=mode-badge]").unwrap();

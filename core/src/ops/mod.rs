@@ -91,6 +91,20 @@ pub struct GemmShape {
     pub k: u64,
 }
 
+impl GemmShape {
+    /// One product (`batch` 1) of `m` × `k` by `k` × `n`, as [`GemmShape::from_str`] reads `MxNxK`.
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::GemmShape;
+    /// assert_eq!(GemmShape::matmul(1, 4096, 2048), "1x4096x2048".parse().unwrap());
+    /// ```
+    #[must_use]
+    pub const fn matmul(m: u64, n: u64, k: u64) -> GemmShape {
+        GemmShape { batch: 1, m, n, k }
+    }
+}
+
 impl FromStr for GemmShape {
     type Err = Error;
 

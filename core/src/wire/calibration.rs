@@ -3,9 +3,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::error::Failure;
+use super::legacy::reads_legacy_units;
 use crate::hardware::HardwareSpec;
 use crate::measurement::Measurement;
 use crate::precision::Precision;
+use crate::units::{GIGA, MICRO, TERA};
 
 /// `POST /api/calibrate` body (every field optional; an unknown field is refused, so a misspelt one cannot
 /// silently start a full calibration).
@@ -20,26 +22,29 @@ pub struct CalibrateRequest {
     pub hardware_key: Option<String>,
 }
 
-/// One calibrated quantity.
+/// One calibrated quantity. Reads the older `achieved_tflops` (TFLOP/s) too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct CalibratedPeak {
     /// Precision that ran.
     pub precision: Precision,
-    /// Achieved throughput, in TFLOP/s.
-    pub achieved_tflops: f64,
+    /// Achieved throughput, in FLOP/s.
+    pub achieved_flop_per_s: f64,
     /// Shape that achieved it, `MxNxK`.
     pub shape: String,
     /// What ran.
     pub measurement: Measurement,
 }
 
-/// The fixed per-kernel overhead: a small GEMV's time minus its bytes over the copy bandwidth.
+/// The fixed per-kernel overhead: a small GEMV's time minus its bytes over the copy bandwidth. Reads the
+/// older `kernel_overhead_us` and `gemv_time_us` (µs) too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct KernelOverhead {
-    /// Overhead, in µs (never negative).
-    pub kernel_overhead_us: f64,
-    /// The GEMV's measured median, in µs.
-    pub gemv_time_us: f64,
+    /// Overhead, in seconds (never negative).
+    pub kernel_overhead_s: f64,
+    /// The GEMV's measured median, in seconds.
+    pub gemv_time_s: f64,
     /// The GEMV's shape, `MxNxK`.
     pub shape: String,
     /// Its precision.
@@ -49,23 +54,27 @@ pub struct KernelOverhead {
 }
 
 /// The fixed overhead of a vector kernel: a one-row RMSNorm's time minus its bytes over the copy bandwidth.
+/// Reads the older `kernel_overhead_us` and `kernel_time_us` (µs) too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct VectorKernelOverhead {
-    /// Overhead, in µs (never negative).
-    pub kernel_overhead_us: f64,
-    /// The kernel's measured median, in µs.
-    pub kernel_time_us: f64,
+    /// Overhead, in seconds (never negative).
+    pub kernel_overhead_s: f64,
+    /// The kernel's measured median, in seconds.
+    pub kernel_time_s: f64,
     /// The operator's shape label, e.g. `256` (elements of the one row).
     pub shape: String,
     /// What ran.
     pub measurement: Measurement,
 }
 
-/// `POST /api/calibrate` answer: measured bandwidth and peaks, and the calibrated spec.
+/// `POST /api/calibrate` answer: measured bandwidth and peaks, and the calibrated spec. The endpoint's store
+/// keeps it; it reads the older `bandwidth_gb_s` (GB/s) too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct CalibrationResult {
-    /// Measured device-memory copy bandwidth (read + write bytes / time), in GB/s.
-    pub bandwidth_gb_s: f64,
+    /// Measured device-memory copy bandwidth (read + write bytes / time), in bytes/s.
+    pub bandwidth_bytes_per_s: f64,
     /// What the copy kernel was and how it was timed.
     pub bandwidth_measurement: Measurement,
     /// Achieved peak per precision.
@@ -82,4 +91,86 @@ pub struct CalibrationResult {
     pub failed: Vec<Failure>,
     /// The calibrated spec (`provenance: measured`), usable wherever a catalog spec is.
     pub spec: HardwareSpec,
+}
+
+reads_legacy_units!(CalibratedPeak, [("achieved_tflops", "achieved_flop_per_s", TERA)]);
+reads_legacy_units!(
+    KernelOverhead,
+    [
+        ("kernel_overhead_us", "kernel_overhead_s", MICRO),
+        ("gemv_time_us", "gemv_time_s", MICRO)
+    ]
+);
+reads_legacy_units!(
+    VectorKernelOverhead,
+    [
+        ("kernel_overhead_us", "kernel_overhead_s", MICRO),
+        ("kernel_time_us", "kernel_time_s", MICRO)
+    ]
+);
+reads_legacy_units!(
+    CalibrationResult,
+    [("bandwidth_gb_s", "bandwidth_bytes_per_s", GIGA)]
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hardware::find_hardware;
+
+    /// A measurement record as the endpoint writes it (its fields did not change).
+    const MEASUREMENT: &str = r#"{"backend":"cuda","library":"cuBLASLt 13.1.0","kernel":"cublasLtMatmul","device_name":"NVIDIA H100 80GB HBM3","median_s":1e-5,"p10_s":9e-6,"p90_s":1.1e-5,"samples":100,"l2_flushed":true,"verified":true}"#;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-12 * b.abs()
+    }
+
+    #[test]
+    fn a_calibration_stored_with_the_old_unit_names_reads_in_base_units() {
+        let spec = serde_json::to_string(find_hardware("h100_sxm").unwrap()).unwrap();
+        let old = format!(
+            r#"{{"bandwidth_gb_s":3000.5,"bandwidth_measurement":{MEASUREMENT},"peaks":[{{"precision":"BF16","achieved_tflops":650.25,"shape":"8192x8192x8192","measurement":{MEASUREMENT}}}],"kernel_overhead":{{"kernel_overhead_us":4.5,"gemv_time_us":9.75,"shape":"1x2048x2048","precision":"FP16","measurement":{MEASUREMENT}}},"vector_kernel_overhead":{{"kernel_overhead_us":2.25,"kernel_time_us":2.5,"shape":"256","measurement":{MEASUREMENT}}},"failed":[],"spec":{spec}}}"#
+        );
+        let result: CalibrationResult = serde_json::from_str(&old).unwrap();
+        // 3000.5 GB/s = 3.0005e12 bytes/s; 650.25 TFLOP/s = 6.5025e14 FLOP/s.
+        assert!(close(result.bandwidth_bytes_per_s, 3.0005e12));
+        assert!(close(result.peaks[0].achieved_flop_per_s, 6.5025e14));
+        // 4.5 µs, 9.75 µs, 2.25 µs, 2.5 µs in seconds.
+        let matrix = result.kernel_overhead.as_ref().unwrap();
+        assert!(close(matrix.kernel_overhead_s, 4.5e-6) && close(matrix.gemv_time_s, 9.75e-6));
+        let vector = result.vector_kernel_overhead.as_ref().unwrap();
+        assert!(close(vector.kernel_overhead_s, 2.25e-6) && close(vector.kernel_time_s, 2.5e-6));
+        assert_eq!(result.peaks[0].measurement.median_s, 1e-5);
+        assert_eq!(&result.spec, find_hardware("h100_sxm").unwrap());
+
+        // Written back it has only the new names, and reads unchanged.
+        let written = serde_json::to_value(&result).unwrap();
+        assert_eq!(written["bandwidth_bytes_per_s"], result.bandwidth_bytes_per_s);
+        assert_eq!(written["kernel_overhead"]["gemv_time_s"], matrix.gemv_time_s);
+        let text = written.to_string();
+        for old_name in ["bandwidth_gb_s", "achieved_tflops", "_us\""] {
+            assert!(!text.contains(old_name), "{old_name} in {text}");
+        }
+        assert_eq!(
+            serde_json::from_value::<CalibrationResult>(written).unwrap(),
+            result
+        );
+    }
+
+    #[test]
+    fn a_wrong_type_in_an_old_field_is_an_error_naming_the_new_field() {
+        let old = format!(
+            r#"{{"precision":"BF16","achieved_tflops":"fast","shape":"1x1x1","measurement":{MEASUREMENT}}}"#
+        );
+        let error = serde_json::from_str::<CalibratedPeak>(&old)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("invalid type"), "{error}");
+        let missing = serde_json::from_str::<CalibratedPeak>(&format!(
+            r#"{{"precision":"BF16","shape":"1x1x1","measurement":{MEASUREMENT}}}"#
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(missing.contains("achieved_flop_per_s"), "{missing}");
+    }
 }

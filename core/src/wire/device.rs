@@ -2,8 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::legacy::reads_legacy_units;
 use crate::measurement::BackendKind;
 use crate::precision::Precision;
+use crate::units::MEGA;
 
 /// `GET /api/health`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,8 +49,10 @@ pub struct NvmlStatus {
     pub throttle_reasons: Vec<String>,
 }
 
-/// `GET /api/device`: the device the active backend measures on.
+/// `GET /api/device`: the device the active backend measures on. Reads the older `memory_total_mb`,
+/// `memory_free_mb` and `l2_mb` (MB, 1e6 bytes) too, as an older endpoint sends them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct DeviceInfo {
     /// Active backend.
     pub backend: BackendKind,
@@ -59,11 +63,11 @@ pub struct DeviceInfo {
     /// CUDA compute capability `[major, minor]` (GPU only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compute_capability: Option<[u32; 2]>,
-    /// Total device (or host) memory, in MB (1e6 bytes).
-    pub memory_total_mb: f64,
-    /// Free device (or host) memory, in MB (1e6 bytes), where known.
+    /// Total device (or host) memory, in bytes.
+    pub memory_total_bytes: f64,
+    /// Free device (or host) memory, in bytes, where known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_free_mb: Option<f64>,
+    pub memory_free_bytes: Option<f64>,
     /// Streaming multiprocessors (GPU only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sm_count: Option<u32>,
@@ -76,9 +80,9 @@ pub struct DeviceInfo {
     /// Maximum memory clock, in MHz, where known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mem_clock_max_mhz: Option<f64>,
-    /// L2 (GPU) or last-level (CPU) cache, in MB (1e6 bytes), where known.
+    /// L2 (GPU) or last-level (CPU) cache, in bytes, where known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub l2_mb: Option<f64>,
+    pub l2_bytes: Option<f64>,
     /// Version strings: driver, CUDA, cuBLAS, endpoint, … (name → version).
     #[serde(default)]
     pub versions: Vec<(String, String)>,
@@ -88,3 +92,12 @@ pub struct DeviceInfo {
     #[serde(default)]
     pub measurable_precisions: Vec<Precision>,
 }
+
+reads_legacy_units!(
+    DeviceInfo,
+    [
+        ("memory_total_mb", "memory_total_bytes", MEGA),
+        ("memory_free_mb", "memory_free_bytes", MEGA),
+        ("l2_mb", "l2_bytes", MEGA),
+    ]
+);

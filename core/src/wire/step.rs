@@ -4,12 +4,14 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::legacy::reads_legacy_units;
 use super::{Failure, Measurement, RooflinePoint};
 use crate::analysis::Phase;
 use crate::error::Error;
 use crate::hardware::{HardwareSpec, Mode};
 use crate::model::ModelConfig;
 use crate::ops::{OpKind, OperandPrecisions};
+use crate::units::MICRO;
 
 /// `POST /api/steps` body: the scenario the page analyses, and the device its predictions are for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -105,8 +107,10 @@ pub struct StepJob {
     pub events_url: String,
 }
 
-/// SSE `operator` event: one operator row of the step, its prediction, and its measurement or failure.
+/// SSE `operator` event: one operator row of the step, its prediction, and its measurement or failure. Reads
+/// the older `predicted_time_us` (µs) too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct StepOperatorEvent {
     /// Job id.
     pub job_id: String,
@@ -124,8 +128,8 @@ pub struct StepOperatorEvent {
     pub shape: String,
     /// Precisions of its tensors.
     pub operands: OperandPrecisions,
-    /// Predicted time of one instance, in µs.
-    pub predicted_time_us: f64,
+    /// Predicted time of one instance, in seconds.
+    pub predicted_time_s: f64,
     /// The measured point (one instance), when the operator was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured: Option<RooflinePoint>,
@@ -143,8 +147,10 @@ pub struct StepOperatorEvent {
 /// SSE `done` event: the step's totals; the stream ends after it.
 ///
 /// The measured step time is Σ count × measured time over the measured rows, and it is compared with the
-/// same sum of predicted times over the same rows, so a failed row changes neither side.
+/// same sum of predicted times over the same rows, so a failed row changes neither side. Reads the older
+/// `*_time_us` fields (µs) too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct StepDoneEvent {
     /// Job id.
     pub job_id: String,
@@ -162,15 +168,15 @@ pub struct StepDoneEvent {
     /// whole step was timed end to end (then `end_to_end` and `end_to_end_failure` are both absent).
     pub cancelled: bool,
     /// Predicted step time (the sum of kernel times plus the step's launch overhead; TPOT in decode, TTFT in
-    /// prefill), in µs.
-    pub predicted_step_time_us: f64,
-    /// Σ count × predicted time over every row, in µs.
-    pub predicted_kernels_time_us: f64,
-    /// Σ count × predicted time over the measured rows, in µs.
-    pub predicted_measured_time_us: f64,
-    /// Σ count × measured time over the measured rows, in µs.
-    pub measured_time_us: f64,
-    /// `measured_time_us / predicted_measured_time_us`, when at least one row was measured.
+    /// prefill), in seconds.
+    pub predicted_step_time_s: f64,
+    /// Σ count × predicted time over every row, in seconds.
+    pub predicted_kernels_time_s: f64,
+    /// Σ count × predicted time over the measured rows, in seconds.
+    pub predicted_measured_time_s: f64,
+    /// Σ count × measured time over the measured rows, in seconds.
+    pub measured_time_s: f64,
+    /// `measured_time_s / predicted_measured_time_s`, when at least one row was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_over_predicted: Option<f64>,
     /// The whole step timed end to end, when every row was measured and the backend times sequences.
@@ -187,18 +193,20 @@ pub struct StepDoneEvent {
 /// The whole step timed end to end: every kernel of the step launched back to back in the order the model
 /// runs them, layer by layer ([`crate::analysis::ModelAnalysis::launch_order`]); a CUDA graph of the step on a GPU.
 /// Beside the sum of the operators measured one by one, it shows what the sum-of-kernels model leaves out:
-/// launch gaps and per-kernel overhead, and cache reuse from one kernel to the next.
+/// launch gaps and per-kernel overhead, and cache reuse from one kernel to the next. Reads the older
+/// `measured_time_us` and `overhead_us` (µs) too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct StepEndToEnd {
     /// Kernels launched per step (Σ count over the rows).
     pub kernels: u32,
-    /// Measured time of the whole step (median over samples), in µs.
-    pub measured_time_us: f64,
-    /// `measured_time_us` ÷ the predicted step time (`predicted_step_time_us`, launch overhead included).
+    /// Measured time of the whole step (median over samples), in seconds.
+    pub measured_time_s: f64,
+    /// `measured_time_s` ÷ the predicted step time (`predicted_step_time_s`, launch overhead included).
     pub measured_over_predicted: f64,
-    /// `measured_time_us` − Σ count × measured time of each operator alone, in µs: launch gaps and
+    /// `measured_time_s` − Σ count × measured time of each operator alone, in seconds: launch gaps and
     /// per-kernel overhead when positive, cache reuse between kernels when negative.
-    pub overhead_us: f64,
+    pub overhead_s: f64,
     /// The record: its `kernel` says how the sequence ran (e.g. a CUDA graph), its times are the step's, in
     /// seconds; samples, clocks and versions as for any measurement.
     pub measurement: Measurement,
@@ -214,6 +222,27 @@ pub struct StepReport {
     /// The totals.
     pub done: StepDoneEvent,
 }
+
+reads_legacy_units!(
+    StepOperatorEvent,
+    [("predicted_time_us", "predicted_time_s", MICRO)]
+);
+reads_legacy_units!(
+    StepDoneEvent,
+    [
+        ("predicted_step_time_us", "predicted_step_time_s", MICRO),
+        ("predicted_kernels_time_us", "predicted_kernels_time_s", MICRO),
+        ("predicted_measured_time_us", "predicted_measured_time_s", MICRO),
+        ("measured_time_us", "measured_time_s", MICRO),
+    ]
+);
+reads_legacy_units!(
+    StepEndToEnd,
+    [
+        ("measured_time_us", "measured_time_s", MICRO),
+        ("overhead_us", "overhead_s", MICRO)
+    ]
+);
 
 #[cfg(test)]
 mod tests {
@@ -235,6 +264,42 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn a_step_report_saved_with_the_old_unit_names_reads_in_seconds() {
+        // Events as `bench-model --json` wrote them when times were in µs.
+        let operator: StepOperatorEvent = serde_json::from_str(
+            r#"{"job_id":"s1","index":0,"total":2,"name":"qkv_proj","kind":"gemv","count":22,"shape":"1x2560x2048","operands":{"weight":"BF16","activation":"BF16","output":"BF16"},"predicted_time_us":12.5}"#,
+        )
+        .unwrap();
+        assert!((operator.predicted_time_s - 12.5e-6).abs() < 1e-18);
+        let done: StepDoneEvent = serde_json::from_str(
+            r#"{"job_id":"s1","hardware_key":"h100_sxm","mode":"reference","operators":2,"measured":2,"failed":0,"cancelled":false,"predicted_step_time_us":1500.0,"predicted_kernels_time_us":1200.0,"predicted_measured_time_us":1100.0,"measured_time_us":1320.0,"measured_over_predicted":1.2,"end_to_end":{"kernels":400,"measured_time_us":1650.0,"measured_over_predicted":1.1,"overhead_us":-30.0,"measurement":{"backend":"cuda","library":"CUDA graph","kernel":"graph","device_name":"NVIDIA H100 80GB HBM3","median_s":0.00165,"p10_s":0.00164,"p90_s":0.00166,"samples":50,"l2_flushed":false,"verified":true}},"elapsed_s":3.0}"#,
+        )
+        .unwrap();
+        // 1500, 1200, 1100 and 1320 µs; the end-to-end 1650 µs and −30 µs.
+        let seconds = [
+            done.predicted_step_time_s,
+            done.predicted_kernels_time_s,
+            done.predicted_measured_time_s,
+            done.measured_time_s,
+        ];
+        for (got, want) in seconds.into_iter().zip([1.5e-3, 1.2e-3, 1.1e-3, 1.32e-3]) {
+            assert!((got - want).abs() < 1e-15, "{got} vs {want}");
+        }
+        let end_to_end = done.end_to_end.as_ref().unwrap();
+        assert!((end_to_end.measured_time_s - 1.65e-3).abs() < 1e-15);
+        assert!((end_to_end.overhead_s + 3e-5).abs() < 1e-15);
+        assert_eq!((end_to_end.kernels, done.elapsed_s), (400, 3.0));
+
+        // Written back: the new names only, read unchanged.
+        let written = serde_json::to_string(&done).unwrap();
+        assert!(
+            written.contains("\"overhead_s\":") && !written.contains("_us\""),
+            "{written}"
+        );
+        assert_eq!(serde_json::from_str::<StepDoneEvent>(&written).unwrap(), done);
     }
 
     #[test]

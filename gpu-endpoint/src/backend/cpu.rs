@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use gemm::Parallelism;
 use roofline_core::wire::{BackendKind, DeviceInfo};
-use roofline_core::{OperandPrecisions, Operator, Precision};
+use roofline_core::{GemmShape, Operator, Precision};
 use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
 
 use super::cpu_ops::{self, Kernel};
@@ -140,8 +140,9 @@ impl CpuBackend {
     where
         T: 'static + Copy + Default + Into<f64> + Send + Sync,
     {
-        let (m, n, k) = (to_usize(spec.m)?, to_usize(spec.n)?, to_usize(spec.k)?);
-        let seed = spec.m ^ (spec.n << 20) ^ (spec.k << 40);
+        let GemmShape { m, n, k, .. } = spec.shape;
+        let seed = m ^ (n << 20) ^ (k << 40);
+        let (m, n, k) = (to_usize(m)?, to_usize(n)?, to_usize(k)?);
         let a: Vec<T> = random_normal(seed, m * k).into_iter().map(cast).collect();
         let b: Vec<T> = random_normal(seed.wrapping_add(1), k * n)
             .into_iter()
@@ -320,13 +321,13 @@ impl Backend for CpuBackend {
             name: self.name.clone(),
             arch: self.arch.into(),
             compute_capability: None,
-            memory_total_mb: self.memory_total_bytes as f64 / 1e6,
-            memory_free_mb: available_memory_bytes().map(|bytes| bytes as f64 / 1e6),
+            memory_total_bytes: self.memory_total_bytes as f64,
+            memory_free_bytes: available_memory_bytes().map(|bytes| bytes as f64),
             sm_count: None,
             cpu_cores: u32::try_from(self.threads).ok(),
             sm_clock_max_mhz: None,
             mem_clock_max_mhz: None,
-            l2_mb: Some(self.llc_bytes as f64 / 1e6),
+            l2_bytes: Some(self.llc_bytes as f64),
             versions: vec![
                 ("endpoint".into(), env!("CARGO_PKG_VERSION").into()),
                 ("gemm".into(), "0.19".into()),
@@ -347,14 +348,16 @@ impl Backend for CpuBackend {
 
     fn required_bytes(&self, spec: &MatmulSpec) -> u64 {
         let element = if spec.precision == Precision::Fp64 { 8 } else { 4 };
-        let (m, n, k) = (u128::from(spec.m), u128::from(spec.n), u128::from(spec.k));
+        let GemmShape { m, n, k, .. } = spec.shape;
+        let (m, n, k) = (u128::from(m), u128::from(n), u128::from(k));
         u64::try_from((m * k + k * n + m * n) * element).unwrap_or(u64::MAX)
     }
 
     fn measure_matmul(&self, spec: &MatmulSpec) -> Result<Measured, BackendError> {
         let mut kernel = self.matmul_kernel(spec)?;
         let stats = self.sample_flushed(|| kernel.run())?;
-        let op = Operator::matmul(spec.m, spec.n, spec.k, OperandPrecisions::from(spec.precision))
+        let op = spec
+            .operator()
             .map_err(|e| BackendError::InvalidInput(e.to_string()))?;
         Ok(Measured {
             op,
@@ -440,11 +443,11 @@ impl Backend for CpuBackend {
         })
     }
 
-    fn calibration_shape(&self, precision: Precision) -> (u64, u64, u64) {
+    fn calibration_shape(&self, precision: Precision) -> GemmShape {
         if precision == Precision::Fp64 {
-            (768, 768, 768)
+            GemmShape::matmul(768, 768, 768)
         } else {
-            (1024, 1024, 1024)
+            GemmShape::matmul(1024, 1024, 1024)
         }
     }
 }

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use roofline_core::wire::{BackendKind, DeviceInfo, NvmlStatus};
-use roofline_core::{Operator, Precision};
+use roofline_core::{GemmShape, Operator, Precision};
 
 use super::{
     Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, StepTiming, Telemetry, prepare_step,
@@ -69,13 +69,13 @@ impl Backend for FakeBackend {
             name: FAKE_NAME.into(),
             arch: "fake".into(),
             compute_capability: None,
-            memory_total_mb: 1000.0,
-            memory_free_mb: Some(1000.0),
+            memory_total_bytes: 1e9,
+            memory_free_bytes: Some(1e9),
             sm_count: None,
             cpu_cores: None,
             sm_clock_max_mhz: None,
             mem_clock_max_mhz: None,
-            l2_mb: None,
+            l2_bytes: None,
             versions: vec![("endpoint".into(), env!("CARGO_PKG_VERSION").into())],
             matched_key: None,
             measurable_precisions: self.measurable(),
@@ -105,7 +105,11 @@ impl Backend for FakeBackend {
             .operator()
             .map_err(|e| BackendError::InvalidInput(e.to_string()))?;
         let time_s = (op.flops / FAKE_PEAK).max(op.bytes() / FAKE_BANDWIDTH);
-        let kernel = if spec.m <= 1 { "fake-gemv" } else { "fake-gemm" };
+        let kernel = if spec.shape.m <= 1 {
+            "fake-gemv"
+        } else {
+            "fake-gemm"
+        };
         Ok(Measured {
             measurement: self.record(kernel, time_s),
             precision: spec.precision,
@@ -157,8 +161,8 @@ impl Backend for FakeBackend {
         })
     }
 
-    fn calibration_shape(&self, _precision: Precision) -> (u64, u64, u64) {
-        (4096, 4096, 4096)
+    fn calibration_shape(&self, _precision: Precision) -> GemmShape {
+        GemmShape::matmul(4096, 4096, 4096)
     }
 }
 

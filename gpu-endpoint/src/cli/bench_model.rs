@@ -8,7 +8,8 @@ use std::time::Duration;
 use clap::Args;
 use roofline_cli::output::{emit, json, table};
 use roofline_cli::predict::{PhaseArg, SpecArgs, parse_config, parse_model};
-use roofline_core::format::duration;
+use roofline_core::format::{duration, micros_fixed};
+use roofline_core::measurement::MeasuredPoint;
 use roofline_core::wire::{StepOperatorEvent, StepReport, StepRequest};
 use roofline_core::{Mode, Phase};
 
@@ -150,8 +151,8 @@ fn render(report: &StepReport) -> String {
         out.add_row(vec![
             row.name.clone(),
             row.count.to_string(),
-            format!("{:.2}", row.predicted_time_us),
-            measured.map_or_else(String::new, |p| format!("{:.2}", p.time_us)),
+            micros_fixed(row.predicted_time_s),
+            measured.map_or_else(String::new, |p| micros_fixed(MeasuredPoint::from(p).time_s())),
             row.measured_over_predicted
                 .map_or_else(String::new, |r| format!("{r:.2}")),
             kernel,
@@ -179,14 +180,14 @@ fn render(report: &StepReport) -> String {
     ));
     text.push_str(&format!(
         "step, Σ count × time over the measured operators: measured {}, predicted {}, measured/predicted {}\n",
-        duration(done.measured_time_us * 1e-6),
-        duration(done.predicted_measured_time_us * 1e-6),
+        duration(done.measured_time_s),
+        duration(done.predicted_measured_time_s),
         done.measured_over_predicted
             .map_or_else(|| "-".to_owned(), |r| format!("{r:.2}"))
     ));
     text.push_str(&format!(
         "predicted step time (all kernels + launch overhead): {}; measurement took {}\n",
-        duration(done.predicted_step_time_us * 1e-6),
+        duration(done.predicted_step_time_s),
         duration(done.elapsed_s)
     ));
     match (&done.end_to_end, &done.end_to_end_failure) {
@@ -194,10 +195,10 @@ fn render(report: &StepReport) -> String {
             "step end to end ({} kernels): measured {}, measured/predicted step {:.2}, {}{} beside the sum of the \
              operators alone ({})\n",
             e.kernels,
-            duration(e.measured_time_us * 1e-6),
+            duration(e.measured_time_s),
             e.measured_over_predicted,
-            if e.overhead_us < 0.0 { "-" } else { "+" },
-            duration(e.overhead_us.abs() * 1e-6),
+            if e.overhead_s < 0.0 { "-" } else { "+" },
+            duration(e.overhead_s.abs()),
             e.measurement.kernel
         )),
         (None, Some(f)) => text.push_str(&format!("step end to end: FAILED ({}): {}\n", f.code, f.message)),

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::Args;
 use roofline_cli::output::{emit, json};
 use roofline_cli::predict::parse_hardware;
-use roofline_core::{Precision, find_hardware};
+use roofline_core::{Precision, find_hardware, format};
 
 use super::{BackendArgs, CliError, locked_device, open_store, parse_max_point, parse_precision};
 use crate::protocol::PointLimits;
@@ -60,15 +60,16 @@ pub fn run(args: &CalibrateArgs) -> Result<(), CliError> {
     let mut lines = vec![
         format!("device      {} ({} backend)", info.name, info.backend),
         format!(
-            "bandwidth   {:.2} GB/s  ({})",
-            result.bandwidth_gb_s, result.bandwidth_measurement.kernel
+            "bandwidth   {}  ({})",
+            format::bandwidth(result.bandwidth_bytes_per_s),
+            result.bandwidth_measurement.kernel
         ),
     ];
     lines.extend(result.peaks.iter().map(|p| {
         format!(
-            "{:<11} {:.4} TFLOP/s at {}  ({})",
+            "{:<11} {} at {}  ({})",
             p.precision.name(),
-            p.achieved_tflops,
+            format::flop_rate(p.achieved_flop_per_s),
             p.shape,
             p.measurement.kernel
         )

@@ -3,6 +3,7 @@
 
 use clap::Args;
 use roofline_cli::output::{emit, json};
+use roofline_core::format;
 
 use super::{BackendArgs, CliError};
 
@@ -42,7 +43,10 @@ pub fn run(args: &DeviceArgs) -> Result<(), CliError> {
     if let Some(sms) = info.sm_count {
         lines.push(format!("SMs         {sms}"));
     }
-    lines.push(format!("memory      {:.0} MB", info.memory_total_mb));
+    lines.push(format!(
+        "memory      {}",
+        format::capacity(info.memory_total_bytes)
+    ));
     lines.extend(
         info.versions
             .iter()

@@ -5,7 +5,7 @@
 use roofline_core::wire::{
     AnalyzeRequest, AnalyzeResponse, ErrorCode, Failure, RUN_ALL_PRECISIONS, RooflinePoint,
 };
-use roofline_core::{HardwareSpec, Operator, Precision, predict};
+use roofline_core::{GemmShape, HardwareSpec, Operator, Precision, predict};
 
 use super::{UseCaseError, point_of, store_point, within_cap};
 use crate::backend::{BackendError, MatmulSpec};
@@ -72,9 +72,7 @@ impl AnalyzePlan {
     /// The measurement of `precision`.
     fn spec(&self, precision: Precision) -> MatmulSpec {
         MatmulSpec {
-            m: self.request.m,
-            n: self.request.n,
-            k: self.request.k,
+            shape: GemmShape::matmul(self.request.m, self.request.n, self.request.k),
             precision,
         }
     }

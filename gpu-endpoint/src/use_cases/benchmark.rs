@@ -3,7 +3,7 @@
 //! `jobs::JobManager` over [`Benchmark`]); `gpu-endpoint bench` and `compare` run it in place ([`run`]).
 
 use roofline_core::wire::{BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkPointEvent, BenchmarkRequest};
-use roofline_core::{HardwareSpec, predict};
+use roofline_core::{GemmShape, HardwareSpec, predict};
 
 use super::{point_of, predicted_point, store_point, within_cap};
 use crate::backend::{BackendError, MatmulSpec};
@@ -52,7 +52,7 @@ impl BenchmarkPlan {
             )));
         }
         let plan = BenchmarkPlan { request, hardware };
-        first_error_if_none_passes(plan.points().map(|(spec, _)| spec.check_bounds()))?;
+        first_error_if_none_passes(plan.points().map(|spec| spec.check_bounds()))?;
         Ok(plan)
     }
 
@@ -68,16 +68,16 @@ impl BenchmarkPlan {
     /// # Errors
     /// [`BackendError::TooLarge`]: the first point's reason.
     pub fn check_fits(&self, device: &Device) -> Result<(), BackendError> {
-        first_error_if_none_passes(self.points().map(|(spec, _)| device.check_fits(&spec)))
+        first_error_if_none_passes(self.points().map(|spec| device.check_fits(&spec)))
     }
 
-    /// Every point in order (shapes outer, precisions inner), with its `MxNxK` label.
-    fn points(&self) -> impl Iterator<Item = (MatmulSpec, String)> + '_ {
+    /// Every point in order (shapes outer, precisions inner).
+    fn points(&self) -> impl Iterator<Item = MatmulSpec> + '_ {
         self.request.shapes.iter().flat_map(move |&[m, n, k]| {
-            self.request
-                .precisions
-                .iter()
-                .map(move |&precision| (MatmulSpec { m, n, k, precision }, format!("{m}x{n}x{k}")))
+            self.request.precisions.iter().map(move |&precision| MatmulSpec {
+                shape: GemmShape::matmul(m, n, k),
+                precision,
+            })
         })
     }
 }
@@ -148,7 +148,7 @@ pub fn run(
     let hardware = plan.hardware.as_ref();
     let (mut measured, mut failed) = (0u32, 0u32);
     let mut cancelled = false;
-    for (index, (spec, shape)) in (0u32..).zip(plan.points()) {
+    for (index, spec) in (0u32..).zip(plan.points()) {
         if job.limits.is_cancelled() {
             cancelled = true;
             break;
@@ -193,13 +193,19 @@ pub fn run(
                     }
                     Err(failure) => {
                         failed += 1;
-                        emit(failed_event(job, index, total, shape, failure));
+                        emit(failed_event(job, index, total, spec.shape, failure));
                     }
                 }
             }
             Err(e) => {
                 failed += 1;
-                emit(failed_event(job, index, total, shape, e.failure(spec.precision)));
+                emit(failed_event(
+                    job,
+                    index,
+                    total,
+                    spec.shape,
+                    e.failure(spec.precision),
+                ));
             }
         }
     }
@@ -218,14 +224,14 @@ fn failed_event(
     job: &JobContext<'_>,
     index: u32,
     total: u32,
-    shape: String,
+    shape: GemmShape,
     failure: roofline_core::wire::Failure,
 ) -> BenchmarkEvent {
     BenchmarkEvent::Failed(BenchmarkFailedEvent {
         job_id: job.id.to_owned(),
         index,
         total,
-        shape,
+        shape: shape.to_string(),
         failure,
     })
 }

@@ -9,7 +9,7 @@ use roofline_core::hardware::{Calibration, CalibrationQuality, Spread};
 use roofline_core::wire::{
     BackendKind, CalibratedPeak, CalibrationResult, DeviceInfo, Failure, KernelOverhead, VectorKernelOverhead,
 };
-use roofline_core::{ComputePath, HardwareSpec, Norm, Operator, Precision, find_hardware};
+use roofline_core::{ComputePath, GemmShape, HardwareSpec, Norm, Operator, Precision, find_hardware};
 
 use crate::backend::{BackendError, MatmulSpec};
 use crate::device::DeviceGuard;
@@ -90,7 +90,7 @@ pub fn calibrate(
     let mut failed = Vec::new();
     let (kernel_overhead, overhead_spread) =
         match repeated(|| measure_overhead(guard, bandwidth_bytes_per_s, limits))
-            .map(|runs| median_run(runs, |o| o.kernel_overhead_us * 1e-6))
+            .map(|runs| median_run(runs, |o| o.kernel_overhead_s))
         {
             Ok(Some((o, s))) => (Some(o), Some(s)),
             Ok(None) => (None, None),
@@ -101,7 +101,7 @@ pub fn calibrate(
         };
     let (vector_kernel_overhead, vector_spread) =
         match repeated(|| measure_vector_overhead(guard, bandwidth_bytes_per_s, limits))
-            .map(|runs| median_run(runs, |o| o.kernel_overhead_us * 1e-6))
+            .map(|runs| median_run(runs, |o| o.kernel_overhead_s))
         {
             Ok(Some((o, s))) => (Some(o), Some(s)),
             Ok(None) => (None, None),
@@ -114,8 +114,10 @@ pub fn calibrate(
         if limits.is_cancelled() {
             return Err(BackendError::Cancelled);
         }
-        let (m, n, k) = guard.calibration_shape(precision);
-        let spec = MatmulSpec { m, n, k, precision };
+        let spec = MatmulSpec {
+            shape: guard.calibration_shape(precision),
+            precision,
+        };
         let runs = repeated(|| limits.run(|| guard.measure_matmul(&spec)));
         match runs.map(|runs| median_run(runs, |r| r.op.flops / r.measurement.median_s)) {
             Ok(Some((result, spread))) => {
@@ -128,7 +130,7 @@ pub fn calibrate(
                 }
                 peaks.push(CalibratedPeak {
                     precision: result.precision,
-                    achieved_tflops: spread.median / 1e12,
+                    achieved_flop_per_s: spread.median,
                     shape: result.op.shape.clone(),
                     measurement: result.measurement,
                 });
@@ -157,7 +159,7 @@ pub fn calibrate(
         vector_kernel_overhead_s,
         peaks: peaks
             .iter()
-            .map(|p| (p.precision.compute_path(), p.achieved_tflops * 1e12))
+            .map(|p| (p.precision.compute_path(), p.achieved_flop_per_s))
             .collect(),
         source: source(&info, kernel_overhead_s, vector_kernel_overhead_s),
         quality: Some(quality),
@@ -173,7 +175,7 @@ pub fn calibrate(
         ))
     })?;
     let result = CalibrationResult {
-        bandwidth_gb_s: bandwidth_bytes_per_s / 1e9,
+        bandwidth_bytes_per_s,
         bandwidth_measurement: bandwidth.measurement,
         peaks,
         kernel_overhead,
@@ -191,7 +193,7 @@ pub fn calibrate(
 
 /// The GEMV that measures the per-kernel overhead: 1×2048×2048 moves 8.4 MB in FP16 (2.8 µs at 3 TB/s), so
 /// the fixed part of its time dominates. It is not one of the validation suite's shapes.
-pub const OVERHEAD_SHAPE: (u64, u64, u64) = (1, 2048, 2048);
+pub const OVERHEAD_SHAPE: GemmShape = GemmShape::matmul(1, 2048, 2048);
 
 /// Times the [`OVERHEAD_SHAPE`] GEMV in FP16 (else FP32) and subtracts its bytes over the copy bandwidth.
 /// A failure names the precision it tried and says in its message that it was the overhead GEMV.
@@ -210,18 +212,19 @@ fn measure_overhead(
                 .failure(Precision::Fp16),
         );
     };
-    let (m, n, k) = OVERHEAD_SHAPE;
-    let result = limits
-        .run(|| guard.measure_matmul(&MatmulSpec { m, n, k, precision }))
-        .map_err(|e| {
-            let mut failure = e.failure(precision);
-            failure.message = format!("kernel-overhead GEMV {m}x{n}x{k}: {}", failure.message);
-            failure
-        })?;
+    let spec = MatmulSpec {
+        shape: OVERHEAD_SHAPE,
+        precision,
+    };
+    let result = limits.run(|| guard.measure_matmul(&spec)).map_err(|e| {
+        let mut failure = e.failure(precision);
+        failure.message = format!("kernel-overhead GEMV {OVERHEAD_SHAPE}: {}", failure.message);
+        failure
+    })?;
     let time_s = result.measurement.median_s;
     Ok(KernelOverhead {
-        kernel_overhead_us: (time_s - result.op.bytes() / bandwidth_bytes_per_s).max(0.0) * 1e6,
-        gemv_time_us: time_s * 1e6,
+        kernel_overhead_s: (time_s - result.op.bytes() / bandwidth_bytes_per_s).max(0.0),
+        gemv_time_s: time_s,
         shape: result.op.shape.clone(),
         precision: result.precision,
         measurement: result.measurement,
@@ -254,8 +257,8 @@ fn measure_vector_overhead(
     let result = limits.run(|| guard.measure_operator(&op)).map_err(failure)?;
     let time_s = result.measurement.median_s;
     Ok(VectorKernelOverhead {
-        kernel_overhead_us: (time_s - op.bytes() / bandwidth_bytes_per_s).max(0.0) * 1e6,
-        kernel_time_us: time_s * 1e6,
+        kernel_overhead_s: (time_s - op.bytes() / bandwidth_bytes_per_s).max(0.0),
+        kernel_time_s: time_s,
         shape: op.shape.clone(),
         measurement: result.measurement,
     })
@@ -277,7 +280,7 @@ fn calibrated_spec(
             &format!("{}_host", info.backend),
             &info.name,
             &info.arch,
-            info.memory_total_mb * 1e6,
+            info.memory_total_bytes,
         )
         .calibrated(calibration),
     }

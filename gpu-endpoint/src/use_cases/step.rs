@@ -264,7 +264,6 @@ pub fn run(
             taken[distinct] = Some((row.name.clone(), result.clone()));
             (None, result)
         };
-        let predicted_time_us = row.time_s * 1e6;
         let (measured_point, failure) = match result {
             Ok(point) => (Some(point), None),
             Err(failure) => (None, Some(failure)),
@@ -288,7 +287,7 @@ pub fn run(
             count: row.count,
             shape: row.shape.clone(),
             operands: op.precisions,
-            predicted_time_us,
+            predicted_time_s: row.time_s,
             measured: measured_point,
             measured_over_predicted: ratio,
             same_as,
@@ -298,8 +297,8 @@ pub fn run(
     let mut done = empty_done(job_id, plan, cancelled);
     done.measured = totals.measured_rows;
     done.failed = failed;
-    done.predicted_measured_time_us = totals.predicted_s * 1e6;
-    done.measured_time_us = totals.measured_s * 1e6;
+    done.predicted_measured_time_s = totals.predicted_s;
+    done.measured_time_s = totals.measured_s;
     done.measured_over_predicted = totals.measured_over_predicted();
     if !cancelled {
         match (totals.measured_rows, first_failure) {
@@ -337,9 +336,9 @@ fn end_to_end(
     let measured_s = timing.measurement.median_s;
     Ok(StepEndToEnd {
         kernels: timing.kernels,
-        measured_time_us: measured_s * 1e6,
+        measured_time_s: measured_s,
         measured_over_predicted: measured_over_predicted(measured_s, plan.analysis.total_time_s),
-        overhead_us: totals.end_to_end_overhead_s(measured_s) * 1e6,
+        overhead_s: totals.end_to_end_overhead_s(measured_s),
         measurement: timing.measurement,
     })
 }
@@ -410,15 +409,14 @@ fn empty_done(job_id: &str, plan: &StepPlan, cancelled: bool) -> StepDoneEvent {
         measured: 0,
         failed: 0,
         cancelled,
-        predicted_step_time_us: analysis.total_time_s * 1e6,
-        predicted_kernels_time_us: analysis
+        predicted_step_time_s: analysis.total_time_s,
+        predicted_kernels_time_s: analysis
             .ops
             .iter()
             .map(roofline_core::OpAnalysis::total_time_s)
-            .sum::<f64>()
-            * 1e6,
-        predicted_measured_time_us: 0.0,
-        measured_time_us: 0.0,
+            .sum::<f64>(),
+        predicted_measured_time_s: 0.0,
+        measured_time_s: 0.0,
         measured_over_predicted: None,
         end_to_end: None,
         end_to_end_failure: None,
@@ -493,15 +491,15 @@ mod tests {
         let end_to_end = done.end_to_end.as_ref().expect("timed end to end");
         assert_eq!(end_to_end.kernels, 22 * 12 + 3);
         assert_eq!(end_to_end.kernels, plan.analysis.kernel_launches);
-        let gaps_us = f64::from(end_to_end.kernels) * FAKE_LAUNCH_GAP_S * 1e6;
+        let gaps_s = f64::from(end_to_end.kernels) * FAKE_LAUNCH_GAP_S;
         assert!(
-            (end_to_end.overhead_us - gaps_us).abs() < 1e-6 * gaps_us,
+            (end_to_end.overhead_s - gaps_s).abs() < 1e-6 * gaps_s,
             "{end_to_end:?}"
         );
         assert!(
-            (end_to_end.measured_over_predicted * done.predicted_step_time_us - end_to_end.measured_time_us)
+            (end_to_end.measured_over_predicted * done.predicted_step_time_s - end_to_end.measured_time_s)
                 .abs()
-                < 1e-9 * end_to_end.measured_time_us
+                < 1e-9 * end_to_end.measured_time_s
         );
         assert_eq!(done.end_to_end_failure, None);
         // The measured point keeps the operator's name.

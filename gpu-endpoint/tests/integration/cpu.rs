@@ -7,7 +7,7 @@ use gpu_endpoint::backend::cpu::CpuBackend;
 use gpu_endpoint::backend::{Backend, BackendError, MatmulSpec};
 use gpu_endpoint::device::Device;
 use gpu_endpoint::protocol::SamplingPolicy;
-use roofline_core::Precision;
+use roofline_core::{GemmShape, Precision};
 
 fn backend() -> CpuBackend {
     let policy = SamplingPolicy {
@@ -25,9 +25,7 @@ fn cpu_measures_a_verified_fp32_gemm_and_gemv() {
     let guard = device.acquire();
     for (m, n, k) in [(48, 40, 56), (1, 96, 80)] {
         let spec = MatmulSpec {
-            m,
-            n,
-            k,
+            shape: GemmShape::matmul(m, n, k),
             precision: Precision::Fp32,
         };
         let measured = guard.measure_matmul(&spec).unwrap();
@@ -45,9 +43,7 @@ fn cpu_measures_a_verified_fp32_gemm_and_gemv() {
     }
     let fp64 = guard
         .measure_matmul(&MatmulSpec {
-            m: 16,
-            n: 16,
-            k: 16,
+            shape: GemmShape::matmul(16, 16, 16),
             precision: Precision::Fp64,
         })
         .unwrap();
@@ -65,9 +61,7 @@ fn cpu_refuses_formats_it_cannot_run_natively() {
     ] {
         let err = b
             .measure_matmul(&MatmulSpec {
-                m: 1,
-                n: 64,
-                k: 64,
+                shape: GemmShape::matmul(1, 64, 64),
                 precision,
             })
             .unwrap_err();
@@ -103,12 +97,12 @@ fn cpu_device_info_reports_the_host_brand_and_memory() {
         assert_eq!(info.name, model.trim());
     }
     if cfg!(target_os = "linux") {
-        assert!(info.memory_total_mb > 0.0, "{info:?}");
-        let free_mb = info.memory_free_mb.expect("MemAvailable is read on Linux");
+        assert!(info.memory_total_bytes > 0.0, "{info:?}");
+        let free_bytes = info.memory_free_bytes.expect("MemAvailable is read on Linux");
         assert!(
-            free_mb > 0.0 && free_mb <= info.memory_total_mb,
-            "{free_mb} of {}",
-            info.memory_total_mb
+            free_bytes > 0.0 && free_bytes <= info.memory_total_bytes,
+            "{free_bytes} of {}",
+            info.memory_total_bytes
         );
         // Half the available memory, capped by the constructor's bound.
         let budget = b.memory_budget_bytes();

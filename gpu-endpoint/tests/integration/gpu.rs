@@ -4,7 +4,7 @@
 
 use crate::common::gpu_device;
 use gpu_endpoint::backend::{MatmulSpec, Measured};
-use roofline_core::Precision;
+use roofline_core::{GemmShape, Precision};
 
 /// A cuBLASLt measurement of `precision`, verified, labelled with the precision that ran.
 fn assert_verified_cublaslt(m: &Measured, precision: Precision) {
@@ -34,9 +34,7 @@ fn gpu_measures_verified_cublaslt_points_and_labels_only_what_ran() {
     let guard = device.acquire();
     let gemm = |precision| {
         guard.measure_matmul(&MatmulSpec {
-            m: 256,
-            n: 4096,
-            k: 4096,
+            shape: GemmShape::matmul(256, 4096, 4096),
             precision,
         })
     };
@@ -57,17 +55,13 @@ fn gpu_measures_verified_cublaslt_points_and_labels_only_what_ran() {
     }
     let w4 = guard
         .measure_matmul(&MatmulSpec {
-            m: 1,
-            n: 4096,
-            k: 4096,
+            shape: GemmShape::matmul(1, 4096, 4096),
             precision: Precision::Int4,
         })
         .unwrap();
     assert!(w4.measurement.kernel.starts_with("W4A16-dequant"));
     let nvfp4 = guard.measure_matmul(&MatmulSpec {
-        m: 128,
-        n: 4096,
-        k: 4096,
+        shape: GemmShape::matmul(128, 4096, 4096),
         precision: Precision::Nvfp4,
     });
     // Block-scaled FP4 needs sm_100+: below, it is `unsupported` naming the architecture.

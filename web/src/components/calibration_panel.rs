@@ -71,7 +71,7 @@ pub fn CalibrationPanel(
                 let peaks = r
                     .peaks
                     .iter()
-                    .map(|p| format!("{} {}", p.precision, format::flop_rate(p.achieved_tflops * 1e12)))
+                    .map(|p| format!("{} {}", p.precision, format::flop_rate(p.achieved_flop_per_s)))
                     .chain(r.failed.iter().map(|f| format!("{}: {}", f.precision, f.message)))
                     .collect::<Vec<_>>()
                     .join(" · ");
@@ -112,8 +112,8 @@ pub fn CalibrationPanel(
                             {format!(
                                 "{}: DRAM {} · kernel overhead {} (matrix), {} (vector) · {peaks}. {}",
                                 r.spec.name,
-                                format::bandwidth(r.bandwidth_gb_s * 1e9),
-                                format::duration(r.kernel_overhead.as_ref().map_or(0.0, |o| o.kernel_overhead_us * 1e-6)),
+                                format::bandwidth(r.bandwidth_bytes_per_s),
+                                format::duration(r.kernel_overhead.as_ref().map_or(0.0, |o| o.kernel_overhead_s)),
                                 format::duration(r.spec.kernel_overhead_s),
                                 r.spec.notes
                             )}

@@ -55,11 +55,11 @@ fn fake_h100_calibration(precision: Precision) -> String {
         })
         .unwrap();
     let result = CalibrationResult {
-        bandwidth_gb_s: FAKE_BANDWIDTH / 1e9,
+        bandwidth_bytes_per_s: FAKE_BANDWIDTH,
         bandwidth_measurement: fake_measurement("fake-copy", copy_bytes / FAKE_BANDWIDTH),
         peaks: vec![CalibratedPeak {
             precision,
-            achieved_tflops: FAKE_PEAK / 1e12,
+            achieved_flop_per_s: FAKE_PEAK,
             shape: gemm.shape.clone(),
             measurement: fake_measurement("fake-gemm", gemm.flops / FAKE_PEAK),
         }],

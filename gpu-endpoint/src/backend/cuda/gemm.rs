@@ -7,7 +7,7 @@ use std::ffi::c_void;
 use cudarc::cublaslt::result as lt;
 use cudarc::cublaslt::sys as lt_sys;
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, SyncOnDrop};
-use roofline_core::{Operator, Precision};
+use roofline_core::{GemmShape, Operator, Precision};
 
 use super::buffers::DeviceBuf;
 use super::lt_kind::LtKind;
@@ -191,7 +191,8 @@ impl CudaBackend {
         workspace: &mut Workspace,
     ) -> Result<PreparedMatmul, BackendError> {
         let kind = LtKind::of(spec.precision, self.cc)?;
-        let (m, n, k) = (to_usize(spec.m)?, to_usize(spec.n)?, to_usize(spec.k)?);
+        let GemmShape { m, n, k, .. } = spec.shape;
+        let (m, n, k) = (to_usize(m)?, to_usize(n)?, to_usize(k)?);
         // First try the exact shape; if cuBLASLt has no algorithm, pad every dimension to 16 and say so.
         match self.prepare_lt_shape(spec, &kind, (m, n, k), None, workspace) {
             Err(BackendError::Unsupported(first)) if kind.pad_on_failure => {
@@ -222,7 +223,13 @@ impl CudaBackend {
         padding: Option<String>,
         workspace: &mut Workspace,
     ) -> Result<PreparedMatmul, BackendError> {
-        let seed = spec.m ^ (spec.n << 20) ^ (spec.k << 40) ^ 0xC0DA;
+        let GemmShape {
+            m: m_req,
+            n: n_req,
+            k: k_req,
+            ..
+        } = spec.shape;
+        let seed = m_req ^ (n_req << 20) ^ (k_req << 40) ^ 0xC0DA;
         // Host inputs, quantized to the element format; the reference uses the quantized values.
         let w_host = kind.a.encode(&random_normal(seed, n * k));
         let x_host = kind.b.encode(&random_normal(seed + 1, m * k));

@@ -48,7 +48,7 @@ use cudarc::driver::sys as drv_sys;
 use cudarc::driver::{CudaContext, CudaModule, CudaStream};
 use roofline_core::measured_device::catalog_key_of_device_name;
 use roofline_core::wire::{BackendKind, DeviceInfo};
-use roofline_core::{Operator, Precision};
+use roofline_core::{GemmShape, Operator, Precision};
 
 use self::gemm::{LtHandle, WORKSPACE_BYTES};
 use self::lt_kind::LtKind;
@@ -241,7 +241,7 @@ impl Backend for CudaBackend {
     }
 
     fn device_info(&self) -> DeviceInfo {
-        let free = self.ctx.mem_get_info().ok().map(|(free, _)| free as f64 / 1e6);
+        let free = self.ctx.mem_get_info().ok().map(|(free, _)| free as f64);
         let (sm_max, mem_max) = self.nvml.as_ref().map_or((None, None), |n| n.max_clocks_mhz());
         DeviceInfo {
             backend: BackendKind::Cuda,
@@ -251,13 +251,13 @@ impl Backend for CudaBackend {
                 u32::try_from(self.cc.0).unwrap_or(0),
                 u32::try_from(self.cc.1).unwrap_or(0),
             ]),
-            memory_total_mb: self.total_mem as f64 / 1e6,
-            memory_free_mb: free,
+            memory_total_bytes: self.total_mem as f64,
+            memory_free_bytes: free,
             sm_count: Some(self.sm_count),
             cpu_cores: None,
             sm_clock_max_mhz: sm_max,
             mem_clock_max_mhz: mem_max,
-            l2_mb: Some(self.l2_bytes as f64 / 1e6),
+            l2_bytes: Some(self.l2_bytes as f64),
             versions: self.versions.clone(),
             matched_key: catalog_key_of_device_name(&self.name).map(str::to_owned),
             measurable_precisions: self.measurable(),
@@ -301,11 +301,11 @@ impl Backend for CudaBackend {
         self.measure_copy()
     }
 
-    fn calibration_shape(&self, precision: Precision) -> (u64, u64, u64) {
+    fn calibration_shape(&self, precision: Precision) -> GemmShape {
         if precision == Precision::Int4 {
-            (1, 16_384, 16_384)
+            GemmShape::matmul(1, 16_384, 16_384)
         } else {
-            (8192, 8192, 8192)
+            GemmShape::matmul(8192, 8192, 8192)
         }
     }
 }

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
-use roofline_core::{OperandPrecisions, Operator, Precision};
+use roofline_core::{GemmShape, OperandPrecisions, Operator, Precision};
 
 use super::{CudaBackend, cuda_err, to_usize};
 use crate::backend::{BackendError, MatmulSpec, Measured, MeasuredBandwidth};
@@ -78,18 +78,23 @@ impl CudaBackend {
     }
 
     pub(super) fn measure_w4a16(&self, spec: &MatmulSpec) -> Result<Measured, BackendError> {
-        if spec.m > 1 {
+        let GemmShape {
+            m,
+            n: n_req,
+            k: k_req,
+            ..
+        } = spec.shape;
+        if m > 1 {
             return Err(BackendError::Unsupported(format!(
-                "INT4 GEMM (M = {}) has no native tensor path on {} ({}); only the W4A16 GEMV (M = 1) is implemented",
-                spec.m,
+                "INT4 GEMM (M = {m}) has no native tensor path on {} ({}); only the W4A16 GEMV (M = 1) is implemented",
                 self.arch(),
                 self.name
             )));
         }
-        let (n, k_req) = (to_usize(spec.n)?, to_usize(spec.k)?);
+        let seed = n_req ^ (k_req << 32) ^ 0x4a16;
+        let (n, k_req) = (to_usize(n_req)?, to_usize(k_req)?);
         let k = k_req.next_multiple_of(W4A16_GROUP);
         let padding = (k != k_req).then(|| format!("K {k_req} padded to {k} (group size {W4A16_GROUP})"));
-        let seed = spec.n ^ (spec.k << 32) ^ 0x4a16;
         let noise = random_normal(seed, n * k);
         let q: Vec<i8> = noise
             .iter()

@@ -258,7 +258,8 @@ async fn a_share_link_carries_custom_devices_and_pins_and_unknown_keys_say_so() 
         .await;
     let tpot = browser.data_value("summary-tpot").await;
     let pins = pin_rows(&browser).await;
-    assert!(pins.to_string().contains("my_h100"), "pins: {pins}");
+    // Pins name the device, not its key.
+    assert!(pins.to_string().contains(&spec.name), "pins: {pins}");
     let link = browser.client.current_url().await.unwrap().to_string();
     assert!(link.contains("dev="), "the link carries the device: {link}");
     browser.close().await;

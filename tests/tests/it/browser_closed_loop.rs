@@ -67,9 +67,9 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
     browser.wait_data("endpoint-banner", "value", "no-gpu").await;
     assert_eq!(measured_count(&browser).await, 0);
 
-    // 2. Kernel Spot Check. The original toolkit's five precisions have no native CPU kernel: each is listed
-    // with its reason, never measured through a stand-in. Then FP32 64×256×256 is measured beside its
-    // prediction.
+    // 2. Kernel Spot Check. The ticked precisions (the page's default set, the original toolkit's five among
+    // them) have no native CPU kernel: each is listed with its reason, never measured through a stand-in.
+    // Then what the endpoint measures (FP32) at 64×256×256 is measured beside its prediction.
     type_into(&browser, "spot-m", "64").await;
     type_into(&browser, "spot-n", "256").await;
     type_into(&browser, "spot-k", "256").await;
@@ -79,7 +79,7 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
             WAIT,
         )
         .await;
-    browser.click("[data-testid=run-all-precisions]").await;
+    browser.click("[data-testid=spot-custom]").await;
     browser.click("[data-testid=analyze-button]").await;
     browser
         .wait_for_js(

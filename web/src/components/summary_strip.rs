@@ -157,14 +157,17 @@ pub fn SummaryStrip(
                              show: fn(f64) -> String,
                              fit: bool| {
         let m = bounded(get, show);
+        // Only a figure that is shown can be marked (TTFT in decode is `—`).
+        let marked = move || fit && over.get() && m.with(|c| !c.1.is_empty());
         view! {
-            <div class="stat" class:over=move || fit && over.get() && m.with(|c| !c.1.is_empty())>
+            <div class="stat" class:over=marked>
                 <span class="stat-label">{label}</span>
                 <span class="stat-value" data-testid=testid data-value=move || m.with(|c| c.1.clone())
-                    data-ideal=move || m.with(|c| c.2.clone())>
+                    data-ideal=move || m.with(|c| c.2.clone())
+                    data-fits=move || fit.then(|| (!marked()).to_string())>
                     {move || m.with(|c| c.0.clone())}
                 </span>
-                {move || (fit && over.get() && m.with(|c| !c.1.is_empty())).then(|| view! {
+                {move || marked().then(|| view! {
                     <span class="does-not-fit" data-testid=format!("{testid}-fit")>"does not fit"</span>
                 })}
             </div>

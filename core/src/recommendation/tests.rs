@@ -1,3 +1,5 @@
+//! Tests of the recommendation: switch, keep, nothing fits, the engine-aware pick and its reasons.
+
 use super::*;
 use crate::advisor::advise_model;
 use crate::analysis::analyze_model;

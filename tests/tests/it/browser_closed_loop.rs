@@ -105,12 +105,16 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         "measured time {seconds}"
     );
     let row = browser.text("[data-testid=spot-row][data-precision=FP32]").await;
-    // The CPU measured it, and GB10 is selected: no prediction error against another device, and a note
-    // that says why.
+    // The CPU measured it, and GB10 is selected: no prediction error against another device, and the
+    // table's one not-compared row says why.
     assert!(
-        row.contains("64x256x256") && row.contains("not compared") && !row.contains('%'),
+        row.contains("64x256x256") && !row.contains('%'),
         "spot row: {row}"
     );
+    let not_compared = browser
+        .text("[data-testid=spot-results] [data-testid=not-compared]")
+        .await;
+    assert!(not_compared.contains("not compared"), "{not_compared}");
     assert!(measured_count(&browser).await > 0);
     eprintln!(
         "page opened → first measured point on the plot: {:.1} s",

@@ -1,3 +1,6 @@
+//! Tests of the page's scenario: defaults, kernel rows, corrections, the reference ceilings used, saved and
+//! linked scenarios, history pushes.
+
 use super::*;
 use crate::presets::resolve_hardware;
 

@@ -23,7 +23,7 @@ use crate::error::Error;
 use super::{Load, ServingModel, ServingOutcome, ServingPoint, ServingScenario, ServingWorkload};
 
 /// Which tool wrote a measured point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BenchFormat {
     /// `vllm bench serve --save-result` JSON.
@@ -34,8 +34,21 @@ pub enum BenchFormat {
     Csv,
 }
 
-/// One measured serving run, in base units (means over its requests).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+impl BenchFormat {
+    /// The tool's name, e.g. `vllm bench serve`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            BenchFormat::VllmBenchServe => "vllm bench serve",
+            BenchFormat::SglangBenchServing => "SGLang bench_serving",
+            BenchFormat::Csv => "CSV",
+        }
+    }
+}
+
+/// One measured serving run, in base units (means over its requests); serializes to the JSON the page
+/// keeps in local storage and reads back.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MeasuredServingPoint {
     /// The tool that wrote it.
     pub format: BenchFormat,

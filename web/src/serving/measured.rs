@@ -94,99 +94,6 @@ impl RanOn {
     }
 }
 
-/// Which tool wrote a run (core's [`BenchFormat`], readable back from local storage).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Tool {
-    /// `vllm bench serve --save-result` JSON.
-    VllmBenchServe,
-    /// SGLang `bench_serving` JSONL.
-    SglangBenchServing,
-    /// Plain CSV.
-    Csv,
-}
-
-impl Tool {
-    /// Core's format.
-    #[must_use]
-    pub const fn format(self) -> BenchFormat {
-        match self {
-            Tool::VllmBenchServe => BenchFormat::VllmBenchServe,
-            Tool::SglangBenchServing => BenchFormat::SglangBenchServing,
-            Tool::Csv => BenchFormat::Csv,
-        }
-    }
-
-    /// The tool's name, e.g. `vllm bench serve`.
-    #[must_use]
-    pub const fn name(self) -> &'static str {
-        match self {
-            Tool::VllmBenchServe => "vllm bench serve",
-            Tool::SglangBenchServing => "SGLang bench_serving",
-            Tool::Csv => "CSV",
-        }
-    }
-}
-
-/// One measured run as saved: core's [`MeasuredServingPoint`] field for field (core serializes it; this
-/// reads it back), in base units.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Measurement {
-    /// The tool that wrote it.
-    pub format: Tool,
-    /// Line of the file it starts on (1-based).
-    pub line: usize,
-    /// Clients of a closed loop.
-    pub concurrency: Option<u32>,
-    /// Poisson request rate, requests/s.
-    pub request_rate: Option<f64>,
-    /// Requests completed.
-    pub completed: Option<u64>,
-    /// Mean input tokens per request.
-    pub isl: Option<f64>,
-    /// Mean output tokens per request.
-    pub osl: Option<f64>,
-    /// Mean TTFT, s.
-    pub ttft_s: f64,
-    /// Mean TPOT, s.
-    pub tpot_s: f64,
-    /// Mean end-to-end latency, s.
-    pub e2e_s: Option<f64>,
-    /// Generated tokens/s of the whole server.
-    pub output_tokens_per_s: f64,
-    /// GPUs of the replica, if the file says.
-    pub gpus: Option<u32>,
-}
-
-impl Measurement {
-    /// Core's point as this record (through its serialized form).
-    ///
-    /// # Errors
-    /// Only if core's fields and these ever part ways (a test reads every fixture back).
-    pub fn of(point: &MeasuredServingPoint) -> Result<Measurement, serde_json::Error> {
-        serde_json::to_value(point).and_then(serde_json::from_value)
-    }
-
-    /// Core's point.
-    #[must_use]
-    pub fn to_core(&self) -> MeasuredServingPoint {
-        MeasuredServingPoint {
-            format: self.format.format(),
-            line: self.line,
-            concurrency: self.concurrency,
-            request_rate: self.request_rate,
-            completed: self.completed,
-            isl: self.isl,
-            osl: self.osl,
-            ttft_s: self.ttft_s,
-            tpot_s: self.tpot_s,
-            e2e_s: self.e2e_s,
-            output_tokens_per_s: self.output_tokens_per_s,
-            gpus: self.gpus,
-        }
-    }
-}
-
 /// A measured run kept by the page: the file it came from, what it ran on, and what it measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServingRun {
@@ -194,8 +101,8 @@ pub struct ServingRun {
     pub file: String,
     /// The scenario it ran with.
     pub ran_on: RanOn,
-    /// What it measured.
-    pub measured: Measurement,
+    /// What it measured (core's point, as local storage keeps it).
+    pub measured: MeasuredServingPoint,
 }
 
 impl ServingRun {
@@ -219,9 +126,9 @@ pub struct Pending {
     /// The file's name.
     pub file: String,
     /// The tool that wrote it (of its first run).
-    pub tool: Tool,
+    pub tool: BenchFormat,
     /// Its runs.
-    pub runs: Vec<Measurement>,
+    pub runs: Vec<MeasuredServingPoint>,
     /// What they ran with.
     pub ran_on: RanOn,
 }
@@ -233,18 +140,13 @@ pub struct Pending {
 /// # Errors
 /// Core's parse error, naming the line and field.
 pub fn read(file: &str, text: &str, s: &Scenario) -> Result<Pending, Error> {
-    let points = parse_measured(text)?;
-    let runs = points
-        .iter()
-        .map(Measurement::of)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| Error::InvalidInput(format!("{file}: {e}")))?;
-    let tool = runs.first().map_or(Tool::Csv, |r| r.format);
+    let runs = parse_measured(text)?;
+    let tool = runs.first().map_or(BenchFormat::Csv, |r| r.format);
     let mut ran_on = RanOn::of(s);
     match tool {
-        Tool::VllmBenchServe => ran_on.engine = Engine::Vllm,
-        Tool::SglangBenchServing => ran_on.engine = Engine::Sglang,
-        Tool::Csv => {}
+        BenchFormat::VllmBenchServe => ran_on.engine = Engine::Vllm,
+        BenchFormat::SglangBenchServing => ran_on.engine = Engine::Sglang,
+        BenchFormat::Csv => {}
     }
     if let Some(gpus) = runs.first().and_then(|r| r.gpus)
         && runs.iter().all(|r| r.gpus == Some(gpus))
@@ -378,7 +280,7 @@ pub fn compare(runs: &[ServingRun], view: &RanOn, key: &SweepKey, sweep: &Sweep)
             scheduler: fit.preset.scheduler(key.scheduler),
             memory: fit.preset.memory_rule(),
         };
-        let points: Vec<MeasuredServingPoint> = mine.iter().map(|r| r.measured.to_core()).collect();
+        let points: Vec<MeasuredServingPoint> = mine.iter().map(|r| r.measured.clone()).collect();
         match compare_measured(scenario, key.workload, &points) {
             Ok(comparisons) => out
                 .rows
@@ -425,11 +327,12 @@ pub(crate) mod tests {
     fn saved_runs_read_back_as_cores_points() {
         for text in [VLLM, SGLANG, CSV] {
             for point in parse_measured(text).unwrap() {
-                let saved = Measurement::of(&point).unwrap();
-                assert_eq!(saved.to_core(), point);
                 // Local storage's JSON gives back the same bits (serde_json's float_roundtrip).
-                let json = serde_json::to_string(&saved).unwrap();
-                assert_eq!(serde_json::from_str::<Measurement>(&json).unwrap(), saved);
+                let json = serde_json::to_string(&point).unwrap();
+                assert_eq!(
+                    serde_json::from_str::<MeasuredServingPoint>(&json).unwrap(),
+                    point
+                );
             }
         }
     }
@@ -438,7 +341,7 @@ pub(crate) mod tests {
     fn a_file_is_taken_as_run_on_the_current_scenario_with_its_own_engine_and_gpus() {
         let (s, _) = h100_llama();
         let vllm = read("run.json", VLLM, &s).unwrap();
-        assert_eq!((vllm.tool, vllm.runs.len()), (Tool::VllmBenchServe, 1));
+        assert_eq!((vllm.tool, vllm.runs.len()), (BenchFormat::VllmBenchServe, 1));
         assert_eq!(vllm.ran_on, RanOn::of(&s));
         let mut sglang_view = s.clone();
         sglang_view.engine = Some(Engine::TrtLlm);

@@ -114,7 +114,8 @@ pub fn ServingForm(
                 <option value=e.key() selected=move || scenario.with(|s| s.serving_engine() == e)>{engine_name(e)}</option>
             }
         })
-        .to_vec();
+        .into_iter()
+        .collect::<Vec<_>>();
     let schedulers = [SchedulerKind::InFlight, SchedulerKind::Static]
         .map(|k| {
             let value = if k == SchedulerKind::Static { "static" } else { "inflight" };
@@ -122,7 +123,8 @@ pub fn ServingForm(
                 <option value=value selected=move || scenario.with(|s| s.serving.scheduler == k)>{scheduler_name(k)}</option>
             }
         })
-        .to_vec();
+        .into_iter()
+        .collect::<Vec<_>>();
     view! {
         <fieldset class="serving-form" data-testid="serving-form">
             <legend>"Serving workload and SLA"</legend>

@@ -19,17 +19,20 @@ const WAIT: Duration = Duration::from_secs(30);
 /// phone, a small tablet, a laptop and a full-HD desktop.
 const WIDTHS: [u32; 5] = [320, 390, 800, 1440, 1920];
 
-/// The rendered number containers that lack a mode or a device: every visible element with a numeric
-/// `data-value` or a `data-ideal`, every summary figure (`.stat-value`) and every numeric table cell
-/// (`td.num`), whose own or an ancestor's `data-mode` and `data-device` are missing or empty. Form controls
-/// (their `data-value` is a setting, not a result) are not numbers shown. Each is described by its test id
-/// or class and its text.
-const UNLABELLED: &str = "return [...document.querySelectorAll('[data-value], [data-ideal], .stat-value, td.num')]
-  .filter(e => e.getClientRects().length > 0 && !e.closest('input, select, option, button, label'))
+/// The walk over the rendered number containers: every visible element with a numeric `data-value` or a
+/// `data-ideal`, every summary figure (`.stat-value`) and every numeric table cell (`td.num`). Form controls
+/// (their `data-value` is a setting, not a result) are not numbers shown, and neither are the Formats tab's
+/// (`formats`, `format-detail`: bits, levels and ranges of a number format, the same on every device and in
+/// every mode). Returns how many it checked and those whose own or an ancestor's `data-mode` or
+/// `data-device` is missing or empty, each as its test id or class and its text.
+const NUMBER_WALK: &str = "const numbers = [...document.querySelectorAll('[data-value], [data-ideal], .stat-value, td.num')]
+  .filter(e => e.getClientRects().length > 0 && !e.closest('input, select, option, button, label')
+    && !e.closest('[data-testid=formats], [data-testid=format-detail]'))
   .filter(e => !e.hasAttribute('data-value') || e.matches('.stat-value, td.num, [data-ideal]')
-    || (e.dataset.value !== '' && Number.isFinite(Number(e.dataset.value))))
+    || (e.dataset.value !== '' && Number.isFinite(Number(e.dataset.value))));
+return [numbers.length, numbers
   .filter(e => !e.closest('[data-mode]:not([data-mode=\"\"])') || !e.closest('[data-device]:not([data-device=\"\"])'))
-  .map(e => (e.dataset.testid || e.className || e.tagName) + ': ' + e.textContent.trim().slice(0, 60));";
+  .map(e => (e.dataset.testid || e.className || e.tagName) + ': ' + e.textContent.trim().slice(0, 60))];";
 
 /// Resizes the window to `width` × `height` CSS pixels and waits until the page sees it.
 async fn resize(browser: &Browser, width: u32, height: u32) {
@@ -56,12 +59,14 @@ async fn number(browser: &Browser, testid: &str) -> f64 {
 
 /// The points the roofline draws (`roofline-canvas`'s `data-points`).
 async fn drawn_points(browser: &Browser) -> u64 {
-    number(browser, "roofline-canvas").await;
-    browser
-        .js("return Number(document.querySelector('[data-testid=roofline-canvas]').dataset.points);")
-        .await
-        .as_u64()
-        .expect("data-points is a count")
+    let count = browser
+        .wait_for_js(
+            "(v => /^[0-9]+$/.test(v) ? [Number(v)] : null)\
+             (document.querySelector('[data-testid=roofline-canvas]')?.dataset.points ?? '')",
+            WAIT,
+        )
+        .await;
+    count[0].as_u64().expect("data-points is a count")
 }
 
 /// Clicks the point toggle `points-<kind>` and waits for the drawn count to change from `before`; returns
@@ -79,8 +84,10 @@ async fn toggle_points(browser: &Browser, kind: &str, before: u64) -> u64 {
     drawn_points(browser).await
 }
 
-/// Asserts that every rendered number container says its mode and device, on each right-panel tab in turn.
-async fn assert_every_number_labelled(browser: &Browser, context: &str) {
+/// Asserts that every rendered number container says its mode and device, on each right-panel tab in turn,
+/// and that the walk met at least `minimum` numbers (so that it is not vacuous).
+async fn assert_every_number_labelled(browser: &Browser, context: &str, minimum: u64) {
+    let mut checked = 0;
     for tab in 0..5 {
         browser.click(&format!("#tab-{tab}")).await;
         browser
@@ -89,13 +96,15 @@ async fn assert_every_number_labelled(browser: &Browser, context: &str) {
                 WAIT,
             )
             .await;
-        let unlabelled = browser.js(UNLABELLED).await;
+        let walk = browser.js(NUMBER_WALK).await;
         assert_eq!(
-            unlabelled,
+            walk[1],
             serde_json::json!([]),
             "{context}, tab {tab}: numbers without their mode and device"
         );
+        checked += walk[0].as_u64().unwrap();
     }
+    assert!(checked >= minimum, "{context}: {checked} numbers walked, expected ≥ {minimum}");
 }
 
 /// Items 1 and 4: the first view answers (the default page predicts; a config the device cannot run shows
@@ -228,18 +237,18 @@ async fn first_view_answers_and_every_number_says_its_mode_and_device() {
             WAIT,
         )
         .await;
-    assert_every_number_labelled(&browser, "1440 px, 8 GPUs").await;
+    assert_every_number_labelled(&browser, "1440 px, 8 GPUs", 40).await;
     // The walk catches a number outside any labelled container.
     let caught = browser
         .js(&format!(
             "const s = document.createElement('span'); s.className = 'stat-value'; s.dataset.value = '1';\
              s.textContent = '1 ms'; document.body.appendChild(s);\
-             const found = (() => {{ {UNLABELLED} }})(); s.remove(); return found;"
+             const found = (() => {{ {NUMBER_WALK} }})(); s.remove(); return found[1];"
         ))
         .await;
     assert_eq!(caught, serde_json::json!(["stat-value: 1 ms"]));
     resize(&browser, 390, 844).await;
-    assert_every_number_labelled(&browser, "390 px, 8 GPUs").await;
+    assert_every_number_labelled(&browser, "390 px, 8 GPUs", 40).await;
 
     browser
         .open(&endpoint.url(), "hw=h100_sxm&model=qwen3-30b-a3b&cfg=bf16")
@@ -556,6 +565,8 @@ async fn usable_memory_and_calibration_with_its_spread() {
         "{all} points with the measured ones, {without} without"
     );
     assert_eq!(toggle_points(&browser, "measured", without).await, all);
+    // With measured points, the Validation tab's comparisons and the calibration's figures are walked too.
+    assert_every_number_labelled(&browser, "calibrated host CPU with measured points", 40).await;
     browser.close().await;
     eprintln!(
         "usable memory and calibration: {:.1} s (calibrating {calibration_s:.1} s)",

@@ -20,24 +20,6 @@ async fn type_into(browser: &Browser, testid: &str, value: &str) {
     browser.js(&script).await;
 }
 
-/// Measures the Spot Check's shape in FP32 on the endpoint and waits for its row.
-async fn spot_check_fp32(browser: &Browser) {
-    browser.select("spot-precision", "FP32").await;
-    browser
-        .wait_for_js(
-            "!document.querySelector('[data-testid=analyze-button]').disabled",
-            WAIT,
-        )
-        .await;
-    browser.click("[data-testid=analyze-button]").await;
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=spot-row][data-precision=FP32]')",
-            WAIT,
-        )
-        .await;
-}
-
 /// The number shown by `data-testid="measured-count"`.
 async fn measured_count(browser: &Browser) -> u64 {
     let text = browser.text("[data-testid=measured-count]").await;
@@ -97,7 +79,7 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         assert!(text.contains("unsupported"), "{precision}: {text}");
     }
     browser.click("[data-testid=run-all-precisions]").await;
-    spot_check_fp32(&browser).await;
+    browser.spot_check("FP32").await;
     let to_first_point = opened.elapsed();
     let seconds = browser.js("return parseFloat(document.querySelector('[data-testid=spot-row] [data-testid=measured-time]').dataset.value);").await;
     assert!(
@@ -297,7 +279,7 @@ async fn clear_deletes_measured_points_here_and_on_the_endpoint() {
     type_into(&browser, "spot-m", "64").await;
     type_into(&browser, "spot-n", "256").await;
     type_into(&browser, "spot-k", "256").await;
-    spot_check_fp32(&browser).await;
+    browser.spot_check("FP32").await;
     // The point is stored on the endpoint too: a reload (history merged in) still shows it.
     browser.client.refresh().await.unwrap();
     browser

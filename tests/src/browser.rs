@@ -210,14 +210,16 @@ impl Browser {
             .unwrap_or_else(|e| panic!("click {css}: {e}"));
     }
 
-    /// Runs the Kernel tab's Spot Check of its shape in `precision` (e.g. `FP32`, which the CPU endpoint
-    /// measures) on the endpoint and waits for its row (`spot-row[data-precision=…]`).
+    /// Runs the Kernel tab's Spot Check of its shape in the one precision `precision` (`spot-one`; e.g.
+    /// `FP32`, which the CPU endpoint measures) on the endpoint and waits for its row
+    /// (`spot-row[data-precision=…]`).
     ///
     /// # Panics
     /// When the Spot Check cannot run or no row appears within 30 s.
     pub async fn spot_check(&self, precision: &str) {
         let wait = Duration::from_secs(30);
         self.click("#tab-0").await;
+        self.click("[data-testid=spot-one]").await;
         self.select("spot-precision", precision).await;
         self.wait_for_js(
             "!document.querySelector('[data-testid=analyze-button]').disabled",

@@ -210,6 +210,30 @@ impl Browser {
             .unwrap_or_else(|e| panic!("click {css}: {e}"));
     }
 
+    /// Runs the Kernel tab's Spot Check of its shape in the one precision `precision` (`spot-one`; e.g.
+    /// `FP32`, which the CPU endpoint measures) on the endpoint and waits for its row
+    /// (`spot-row[data-precision=…]`).
+    ///
+    /// # Panics
+    /// When the Spot Check cannot run or no row appears within 30 s.
+    pub async fn spot_check(&self, precision: &str) {
+        let wait = Duration::from_secs(30);
+        self.click("#tab-0").await;
+        self.click("[data-testid=spot-one]").await;
+        self.select("spot-precision", precision).await;
+        self.wait_for_js(
+            "!document.querySelector('[data-testid=analyze-button]').disabled",
+            wait,
+        )
+        .await;
+        self.click("[data-testid=analyze-button]").await;
+        self.wait_for_js(
+            &format!("document.querySelector('[data-testid=spot-row][data-precision={precision}]')"),
+            wait,
+        )
+        .await;
+    }
+
     /// Calibrates the endpoint's device from the Validation tab's Calibration panel and predicts on the
     /// calibrated spec, which for a device outside the catalog is its own device, `cpu_host_measured` on the
     /// CPU backend (`expected_key`).

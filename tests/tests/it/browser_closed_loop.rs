@@ -20,24 +20,6 @@ async fn type_into(browser: &Browser, testid: &str, value: &str) {
     browser.js(&script).await;
 }
 
-/// Measures the Spot Check's shape in FP32 on the endpoint and waits for its row.
-async fn spot_check_fp32(browser: &Browser) {
-    browser.select("spot-precision", "FP32").await;
-    browser
-        .wait_for_js(
-            "!document.querySelector('[data-testid=analyze-button]').disabled",
-            WAIT,
-        )
-        .await;
-    browser.click("[data-testid=analyze-button]").await;
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=spot-row][data-precision=FP32]')",
-            WAIT,
-        )
-        .await;
-}
-
 /// The number shown by `data-testid="measured-count"`.
 async fn measured_count(browser: &Browser) -> u64 {
     let text = browser.text("[data-testid=measured-count]").await;
@@ -67,9 +49,9 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
     browser.wait_data("endpoint-banner", "value", "no-gpu").await;
     assert_eq!(measured_count(&browser).await, 0);
 
-    // 2. Kernel Spot Check. The ticked precisions (the page's default set, the original toolkit's five among
-    // them) have no native CPU kernel: each is listed with its reason, never measured through a stand-in.
-    // Then what the endpoint measures (FP32) at 64×256×256 is measured beside its prediction.
+    // 2. Kernel Spot Check. The original toolkit's five precisions (the ticked set, `spot-custom`) have no
+    // native CPU kernel: each is listed with its reason, never measured through a stand-in. Then FP32
+    // 64×256×256 is measured beside its prediction.
     type_into(&browser, "spot-m", "64").await;
     type_into(&browser, "spot-n", "256").await;
     type_into(&browser, "spot-k", "256").await;
@@ -96,8 +78,7 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         let text = failure.text().await.unwrap();
         assert!(text.contains("unsupported"), "{precision}: {text}");
     }
-    browser.click("[data-testid=run-all-precisions]").await;
-    spot_check_fp32(&browser).await;
+    browser.spot_check("FP32").await;
     let to_first_point = opened.elapsed();
     let seconds = browser.js("return parseFloat(document.querySelector('[data-testid=spot-row] [data-testid=measured-time]').dataset.value);").await;
     assert!(
@@ -111,10 +92,10 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         row.contains("64x256x256") && !row.contains('%'),
         "spot row: {row}"
     );
-    let not_compared = browser
+    let note = browser
         .text("[data-testid=spot-results] [data-testid=not-compared]")
         .await;
-    assert!(not_compared.contains("not compared"), "{not_compared}");
+    assert!(note.contains("not compared"), "not-compared row: {note}");
     assert!(measured_count(&browser).await > 0);
     eprintln!(
         "page opened → first measured point on the plot: {:.1} s",
@@ -197,7 +178,7 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
     browser.wait_data("telemetry", "state", "no-nvml").await;
     let telemetry = browser.text("[data-testid=telemetry]").await;
     assert!(
-        telemetry.contains("No NVML on this endpoint (CPU backend)"),
+        telemetry.contains("(cpu backend): no GPU clocks, power or temperature to show"),
         "telemetry: {telemetry}"
     );
     type_into(
@@ -301,7 +282,7 @@ async fn clear_deletes_measured_points_here_and_on_the_endpoint() {
     type_into(&browser, "spot-m", "64").await;
     type_into(&browser, "spot-n", "256").await;
     type_into(&browser, "spot-k", "256").await;
-    spot_check_fp32(&browser).await;
+    browser.spot_check("FP32").await;
     // The point is stored on the endpoint too: a reload (history merged in) still shows it.
     browser.client.refresh().await.unwrap();
     browser

@@ -7,6 +7,7 @@ mod browser_advisor;
 mod browser_analyzer;
 mod browser_closed_loop;
 mod browser_models;
+mod browser_page;
 mod browser_polish;
 mod browser_roofline;
 mod browser_serving;

@@ -11,7 +11,7 @@ use crate::charts::canvas::{ChartCanvas, theme};
 use crate::charts::draw::{EXPORT_FOOTER_CSS_PX, draw, draw_captioned};
 use crate::charts::series::{PlotData, PointKinds, legend};
 
-/// A log-log roofline drawn on a canvas (`data-testid="roofline-canvas"`) that fills its frame (at least
+/// A log-log roofline drawn on a canvas (`data-testid="roofline-canvas"`, `data-points` = the points drawn) that fills its frame (at least
 /// 240 px tall) and redraws on resize and on a light/dark switch, under its title (`chart-title`, which
 /// wraps instead of being clipped) and beside its legend (`roof-legend`: one entry per compute path with
 /// the other spec's peak in brackets, what solid and dashed mean, and toggles for model, kernel, measured
@@ -151,6 +151,7 @@ pub fn RooflineChart(
                     <canvas
                         node_ref=chart.canvas
                         data-testid="roofline-canvas"
+                        data-points=move || data.with(|d| d.points.len().to_string())
                         role="img"
                         aria-label="Roofline chart: arithmetic intensity against FLOP/s, log-log"
                         on:mousemove=move |ev| chart.on_move(&ev)

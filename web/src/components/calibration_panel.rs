@@ -2,6 +2,7 @@
 //! switch to the calibrated mode.
 
 use leptos::prelude::*;
+use roofline_core::hardware::CalibrationQuality;
 use roofline_core::wire::{CalibrateRequest, CalibrationResult};
 use roofline_core::{HardwareSpec, Mode};
 
@@ -16,9 +17,9 @@ use crate::scenario::Scenario;
 /// catalog device). The calibrated spec is kept among the custom devices and the detected device switches to
 /// the calibrated mode (`mode-select` switches back); a device with no datasheet (a host CPU) is offered as
 /// its own device (`use-calibrated-device`), in the calibrated mode. The result (`calibration-result`, its
-/// `data-mode="calibrated"` and `data-device`) gives every figure as the median of its runs with their
-/// range, when it was measured (`calibration-age`), and each warning about its spread or the host's load
-/// (`calibration-warning`).
+/// `data-mode="calibrated"` and `data-device`) gives the measured figures; the quality of the selected
+/// device's calibration, else of the one just measured ([`quality_view`]), stays under it across device
+/// switches and reloads.
 #[component]
 pub fn CalibrationPanel(
     /// The scenario (its device and mode).
@@ -64,6 +65,18 @@ pub fn CalibrationPanel(
             result
         }
     });
+    // The calibration whose spread is shown: the selected device's (it outlives the result, across device
+    // switches and reloads), else the one just measured.
+    let quality = move || {
+        let selected = scenario.with(|s| custom.with(|c| DeviceSpecs::of(&s.hardware, c).calibrated));
+        let fresh = || {
+            calibrate
+                .value()
+                .with(|r| r.as_ref().and_then(|r| r.as_ref().ok()).map(|r| r.spec.clone()))
+        };
+        let spec = selected.filter(|s| s.calibration.is_some()).or_else(fresh)?;
+        spec.calibration.map(|q| quality_view(spec.name, q))
+    };
     let result = move || {
         calibrate.value().get().map(|r: Result<CalibrationResult, ApiError>| match r {
             Err(e) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
@@ -89,23 +102,6 @@ pub fn CalibrationPanel(
                         </button>
                     })
                 };
-                let quality = r.spec.calibration.clone();
-                let spreads = quality.as_ref().map(|q| {
-                    let mut lines = vec![format!("DRAM {}", with_spread(&q.bandwidth, format::bandwidth))];
-                    if let Some(o) = &q.kernel_overhead {
-                        lines.push(format!("matrix-kernel overhead {}", with_spread(o, format::duration)));
-                    }
-                    if let Some(o) = &q.vector_kernel_overhead {
-                        lines.push(format!("vector-kernel overhead {}", with_spread(o, format::duration)));
-                    }
-                    lines.extend(q.peaks.iter().map(|(path, s)| format!("{path} {}", with_spread(s, format::flop_rate))));
-                    if let Some(load) = q.host_load_per_cpu {
-                        lines.push(format!("host load {load:.2} per CPU when it started"));
-                    }
-                    lines
-                });
-                let measured_at = quality.as_ref().map(|q| q.measured_at_unix_s);
-                let warnings = quality.map(|q| q.warnings).unwrap_or_default();
                 view! {
                     <div class="calibration-result" data-testid="calibration-result" data-mode="calibrated" data-device=r.spec.name.clone()>
                         <p class="hint">
@@ -118,15 +114,6 @@ pub fn CalibrationPanel(
                                 r.spec.notes
                             )}
                         </p>
-                        {measured_at.map(|at| view! {
-                            <p class="hint" data-testid="calibration-age" data-value=at.to_string()>
-                                {format!("Measured {} (the median of each figure's runs is used):", age(at, js_sys::Date::now() / 1e3))}
-                            </p>
-                        })}
-                        <ul class="hint" data-testid="calibration-spread">
-                            {spreads.unwrap_or_default().into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}
-                        </ul>
-                        {warnings.into_iter().map(|w| view! { <p class="warning" data-testid="calibration-warning">{w}</p> }).collect_view()}
                     </div>
                     {offer}
                 }
@@ -147,6 +134,47 @@ pub fn CalibrationPanel(
             </button>
             <p class="hint">"Calibrating switches predictions to the " <em>"Calibrated"</em> " mode; pick " <em>"Datasheet"</em> ", " <em>"Reference"</em> " or " <em>"Calibrated"</em> " under Mode."</p>
             {result}
+            {quality}
         </fieldset>
+    }
+}
+
+/// A calibration's quality (`calibration-quality`, `data-mode="calibrated"` and `data-device` = `device`):
+/// when it was measured (`calibration-age`, `data-value` = Unix seconds), each figure as the median of its
+/// runs with their range (`calibration-spread`), and each warning about its spread or the host's load
+/// (`calibration-warning`).
+fn quality_view(device: String, q: CalibrationQuality) -> impl IntoView {
+    let mut lines = vec![format!("DRAM {}", with_spread(&q.bandwidth, format::bandwidth))];
+    if let Some(o) = &q.kernel_overhead {
+        lines.push(format!(
+            "matrix-kernel overhead {}",
+            with_spread(o, format::duration)
+        ));
+    }
+    if let Some(o) = &q.vector_kernel_overhead {
+        lines.push(format!(
+            "vector-kernel overhead {}",
+            with_spread(o, format::duration)
+        ));
+    }
+    lines.extend(
+        q.peaks
+            .iter()
+            .map(|(path, s)| format!("{path} {}", with_spread(s, format::flop_rate))),
+    );
+    if let Some(load) = q.host_load_per_cpu {
+        lines.push(format!("host load {load:.2} per CPU when it started"));
+    }
+    let at = q.measured_at_unix_s;
+    view! {
+        <div class="calibration-quality" data-testid="calibration-quality" data-mode="calibrated" data-device=device.clone()>
+            <p class="hint" data-testid="calibration-age" data-value=at.to_string()>
+                {format!("{device} measured {} (the median of each figure's runs is used):", age(at, js_sys::Date::now() / 1e3))}
+            </p>
+            <ul class="hint" data-testid="calibration-spread">
+                {lines.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}
+            </ul>
+            {q.warnings.into_iter().map(|w| view! { <p class="warning" data-testid="calibration-warning">{w}</p> }).collect_view()}
+        </div>
     }
 }

@@ -25,20 +25,7 @@ const LENGTHS: ServingWorkload = ServingWorkload { isl: 1024, osl: 1024 };
 fn core_sweep() -> Sweep {
     let hardware = find_hardware("h100_sxm").unwrap().reference().unwrap();
     let configs: Vec<&QuantConfig> = quant_configs().iter().collect();
-    sweep(&SweepSpec {
-        hardware: &hardware,
-        model: find_model("llama-3.1-8b").unwrap(),
-        configs: &configs,
-        parallelisms: &[Parallelism::SINGLE],
-        workload: LENGTHS,
-        loads: &[],
-        engine: Engine::Vllm,
-        token_budget: None,
-        max_seqs: None,
-        scheduler: SchedulerKind::InFlight,
-        corrections: Corrections::REALISTIC,
-    })
-    .unwrap()
+    sweep(&SweepSpec::new(&hardware, find_model("llama-3.1-8b").unwrap(), &configs, LENGTHS)).unwrap()
 }
 
 /// Waits until the page's recommendation is `expected` (config, concurrency, output tokens/s per GPU within

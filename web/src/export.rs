@@ -1,7 +1,9 @@
 //! Results as JSON and CSV, with provenance columns (mode, device source, scenario, tool version). Pure.
 
 use roofline_core::wire::RooflinePoint;
-use roofline_core::{HardwareSpec, Mode, ModelAnalysis, ServingOutcome, SlaOutcome, Sweep};
+use roofline_core::{
+    HardwareSpec, Mode, ModelAnalysis, OpAnalysis, Precision, ServingOutcome, SlaOutcome, Sweep,
+};
 use serde_json::json;
 
 use crate::scenario::{KernelRow, Scenario};

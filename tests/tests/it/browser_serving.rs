@@ -25,7 +25,13 @@ const LENGTHS: ServingWorkload = ServingWorkload { isl: 1024, osl: 1024 };
 fn core_sweep() -> Sweep {
     let hardware = find_hardware("h100_sxm").unwrap().reference().unwrap();
     let configs: Vec<&QuantConfig> = quant_configs().iter().collect();
-    sweep(&SweepSpec::new(&hardware, find_model("llama-3.1-8b").unwrap(), &configs, LENGTHS)).unwrap()
+    sweep(&SweepSpec::new(
+        &hardware,
+        find_model("llama-3.1-8b").unwrap(),
+        &configs,
+        LENGTHS,
+    ))
+    .unwrap()
 }
 
 /// Waits until the page's recommendation is `expected` (config, concurrency, output tokens/s per GPU within

@@ -8,8 +8,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use roofline_core::{
-    Corrections, Engine, Mode, Parallelism, QuantConfig, SchedulerKind, ServingWorkload, SweepSpec,
-    find_hardware_in, find_model, quant_configs, sweep,
+    Mode, QuantConfig, ServingWorkload, SweepSpec, find_hardware_in, find_model, quant_configs, sweep,
 };
 
 fn serving(c: &mut Criterion) {
@@ -19,19 +18,12 @@ fn serving(c: &mut Criterion) {
         .iter()
         .filter(|config| config.check_support(hardware).is_ok())
         .collect();
-    let spec = SweepSpec {
+    let spec = SweepSpec::new(
         hardware,
         model,
-        configs: &configs,
-        parallelisms: &[Parallelism::SINGLE],
-        workload: ServingWorkload { isl: 1024, osl: 1024 },
-        loads: &[],
-        engine: Engine::Vllm,
-        token_budget: None,
-        max_seqs: None,
-        scheduler: SchedulerKind::InFlight,
-        corrections: Corrections::REALISTIC,
-    };
+        &configs,
+        ServingWorkload { isl: 1024, osl: 1024 },
+    );
     let points = sweep(&spec).unwrap().points.len();
     c.bench_function(
         &format!(

@@ -283,39 +283,33 @@ fn recommend(
         capacity_bytes: capacity,
         reason,
     };
-    match (best, current_fits) {
-        (Some(b), Some(cur)) if cur.total_time_s <= b.time_s => {
+    let keep = current_fits.filter(|cur| best.is_none_or(|b| cur.total_time_s <= b.time_s));
+    match (keep, best) {
+        (Some(cur), next) => {
             let name = config_name(model, &cur.config);
-            Ok(Recommendation::Keep(pick(
-                &cur.config,
-                &name,
-                cur.total_time_s,
-                cur.memory_required_bytes,
-                format!(
-                    "{name} fits ({} of {}) and no config that fits is faster ({} is next, {:.2}x slower)",
-                    gb(cur.memory_required_bytes),
-                    gb(capacity),
+            let fits = format!(
+                "{name} fits ({} of {})",
+                gb(cur.memory_required_bytes),
+                gb(capacity)
+            );
+            let reason = match next {
+                Some(b) => format!(
+                    "{fits} and no config that fits is faster ({} is next, {:.2}x slower)",
                     b.name,
                     b.time_s / cur.total_time_s
                 ),
-            )))
-        }
-        (None, Some(cur)) => {
-            let name = config_name(model, &cur.config);
+                None => format!("{fits} and is the only config that does"),
+            };
             Ok(Recommendation::Keep(pick(
                 &cur.config,
                 &name,
                 cur.total_time_s,
                 cur.memory_required_bytes,
-                format!(
-                    "{name} fits ({} of {}) and is the only config that does",
-                    gb(cur.memory_required_bytes),
-                    gb(capacity)
-                ),
+                reason,
             )))
         }
-        (Some(b), cur) => {
-            let versus = match (cur, current.as_ref()) {
+        (None, Some(b)) => {
+            let versus = match (current_fits, current.as_ref()) {
                 (Some(c), _) => format!("{:.2}x faster than the current config", c.total_time_s / b.time_s),
                 (None, Some(c)) => format!(
                     "the current config does not fit ({} of {})",

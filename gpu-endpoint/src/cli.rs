@@ -25,7 +25,7 @@ use roofline_core::{GemmShape, Precision};
 
 use crate::backend::select::{BackendChoice, BackendOptions, Selected, select};
 use crate::device::Device;
-use crate::protocol::unix_now;
+use crate::protocol::{PointLimits, unix_now};
 use crate::store::{Store, default_data_dir};
 pub use roofline_cli::CliError;
 
@@ -215,15 +215,44 @@ fn locked_device(selected: Selected, data_dir: Option<&PathBuf>) -> Result<Devic
         .map_err(|e| CliError::Runtime(format!("cannot create the device lock in {}: {e}", dir.display())))
 }
 
-/// The store of a measuring subcommand, or none with `--no-store`.
-///
-/// # Errors
-/// As [`open_store`].
-fn optional_store(no_store: bool, data_dir: Option<&PathBuf>) -> Result<Option<Arc<Store>>, CliError> {
-    if no_store {
-        Ok(None)
-    } else {
-        open_store(data_dir).map(Some)
+/// Options of a subcommand that measures points and stores them (`bench`, `compare`, `bench-model`).
+#[derive(Debug, Clone, Args)]
+pub struct MeasureArgs {
+    /// Data directory of the result store.
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// Do not store the points.
+    #[arg(long)]
+    pub no_store: bool,
+    /// Wall-clock cap of one measured point (one shape's precision, or one operator of a step), in seconds:
+    /// a point past it stops (at its next check) and is a `time_limit` failure; the next point runs.
+    #[arg(long, default_value = "60", value_parser = parse_max_point)]
+    pub max_point_seconds: Duration,
+    /// Backend.
+    #[command(flatten)]
+    pub backend: BackendArgs,
+}
+
+impl MeasureArgs {
+    /// The selected backend's device, locked as [`locked_device`] says, and the result store unless
+    /// `--no-store`.
+    ///
+    /// # Errors
+    /// As [`BackendArgs::select`], [`open_store`] and [`locked_device`].
+    fn open(&self) -> Result<(Device, Option<Arc<Store>>), CliError> {
+        let selected = self.backend.select()?;
+        let store = if self.no_store {
+            None
+        } else {
+            Some(open_store(self.data_dir.as_ref())?)
+        };
+        let device = locked_device(selected, self.data_dir.as_ref())?;
+        Ok((device, store))
+    }
+
+    /// The limits of every point: `--max-point-seconds`.
+    fn limits(&self) -> PointLimits {
+        PointLimits::new(self.max_point_seconds)
     }
 }
 

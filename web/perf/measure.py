@@ -16,17 +16,25 @@ from webdriver import page
 
 DIST = sys.argv[1] if len(sys.argv) > 1 else "dist"
 
-with page(DIST) as p:
-    first = []
+
+def first_draw_ms(p, path, mark, polls):
+    """Navigation -> first draw (ms) of 5 loads of `path`: window.<mark>, polled every 50 ms `polls` times
+    (None where it never came); local storage is cleared after each load."""
+    times = []
     for _ in range(5):
-        p.goto("/")
-        for _ in range(100):
-            v = p.run("return window.__roofline_first_draw_ms ?? null;")
+        p.goto(path)
+        for _ in range(polls):
+            v = p.run(f"return window.{mark} ?? null;")
             if v is not None:
                 break
             time.sleep(0.05)
-        first.append(v)
+        times.append(v)
         p.run("localStorage.clear();")
+    return times
+
+
+with page(DIST) as p:
+    first = first_draw_ms(p, "/", "__roofline_first_draw_ms", 100)
     print("navigation -> first roofline drawn (ms):", [round(x, 1) for x in first])
     configs = p.run_async("""
       const done = arguments[arguments.length - 1];
@@ -111,16 +119,7 @@ def stats(rows, key):
 if os.environ.get("SERVING", "1") == "1":
     with page(DIST) as p:
         for query in ["hw=h100_sxm&model=llama-3.1-8b", "hw=b200&model=llama-3.1-70b"]:
-            first = []
-            for _ in range(5):
-                p.goto(f"/?{query}&view=serving")
-                for _ in range(200):
-                    v = p.run("return window.__roofline_serving_first_draw_ms ?? null;")
-                    if v is not None:
-                        break
-                    time.sleep(0.05)
-                first.append(v)
-                p.run("localStorage.clear();")
+            first = first_draw_ms(p, f"/?{query}&view=serving", "__roofline_serving_first_draw_ms", 200)
             points = p.run("return document.querySelector('[data-testid=serving-canvas]').dataset.points;")
             print(f"serving {query} ({points} points): navigation -> first Pareto chart drawn (ms):", [round(x, 1) for x in first])
             # A new ISL sweeps; the SLA and ISLs swept before only redraw.

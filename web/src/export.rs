@@ -1,7 +1,9 @@
 //! Results as JSON and CSV, with provenance columns (mode, device source, scenario, tool version). Pure.
 
 use roofline_core::wire::RooflinePoint;
-use roofline_core::{HardwareSpec, Mode, ModelAnalysis, ServingOutcome, SlaOutcome, Sweep};
+use roofline_core::{
+    HardwareSpec, Mode, ModelAnalysis, OpAnalysis, Precision, ServingOutcome, SlaOutcome, Sweep,
+};
 use serde_json::json;
 
 use crate::scenario::{KernelRow, Scenario};
@@ -164,6 +166,28 @@ fn serving_record(
     .collect()
 }
 
+/// The leading CSV fields of one predicted operator: `source` (`predicted` or `kernel`), its name, count
+/// and precision, then `p`'s arithmetic intensity (FLOP/byte), FLOP, bytes, time (s) and bound.
+fn prediction_fields(
+    source: &str,
+    name: &str,
+    count: u32,
+    precision: Precision,
+    p: &OpAnalysis,
+) -> Vec<String> {
+    vec![
+        source.to_owned(),
+        name.to_owned(),
+        count.to_string(),
+        precision.name().into(),
+        p.arithmetic_intensity.to_string(),
+        p.flops.to_string(),
+        p.bytes.to_string(),
+        p.time_s.to_string(),
+        p.bound.name().into(),
+    ]
+}
+
 /// One CSV record per model operator (`predicted`), kernel prediction (`kernel`), measured point
 /// (`measured`) and kept serving run (`serving-measured`), quoted by the `csv` crate where a field needs it.
 #[must_use]
@@ -189,36 +213,13 @@ pub fn results_csv(
     };
     for op in analysis.map_or(&[][..], |a| &a.ops) {
         push(
-            vec![
-                "predicted".into(),
-                op.name.clone(),
-                op.count.to_string(),
-                op.precision.name().into(),
-                op.arithmetic_intensity.to_string(),
-                op.flops.to_string(),
-                op.bytes.to_string(),
-                op.time_s.to_string(),
-                op.bound.name().into(),
-            ],
+            prediction_fields("predicted", &op.name, op.count, op.precision, op),
             None,
         );
     }
     for row in kernel {
         if let (Ok(op), Ok(p)) = (&row.op, &row.prediction) {
-            push(
-                vec![
-                    "kernel".into(),
-                    op.name.clone(),
-                    "1".into(),
-                    row.precision.name().into(),
-                    p.arithmetic_intensity.to_string(),
-                    p.flops.to_string(),
-                    p.bytes.to_string(),
-                    p.time_s.to_string(),
-                    p.bound.name().into(),
-                ],
-                None,
-            );
+            push(prediction_fields("kernel", &op.name, 1, row.precision, p), None);
         }
     }
     for m in measured {

@@ -388,19 +388,12 @@ pub(crate) mod tests {
         let page = key.sweep().unwrap();
         // `roofline serve --hardware h100_sxm --model llama-3.1-8b --isl 1024 --osl 1024` in core terms.
         let configs: Vec<&QuantConfig> = quant_configs().iter().collect();
-        let core = sweep(&SweepSpec {
-            hardware: &hw,
-            model: roofline_core::find_model("llama-3.1-8b").unwrap(),
-            configs: &configs,
-            parallelisms: &[Parallelism::SINGLE],
-            workload: ServingWorkload { isl: 1024, osl: 1024 },
-            loads: &[],
-            engine: Engine::Vllm,
-            token_budget: None,
-            max_seqs: None,
-            scheduler: SchedulerKind::InFlight,
-            corrections: Corrections::REALISTIC,
-        })
+        let core = sweep(&SweepSpec::new(
+            &hw,
+            roofline_core::find_model("llama-3.1-8b").unwrap(),
+            &configs,
+            ServingWorkload { isl: 1024, osl: 1024 },
+        ))
         .unwrap();
         assert_eq!(page, core);
         // BF16 holds 225 sequences of 2048 tokens (docs/validation/serving.md §2).

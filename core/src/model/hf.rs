@@ -51,9 +51,10 @@
 use serde_json::{Map, Value};
 
 use super::checkpoint::{Naming, checkpoint_config};
+use super::presets::dense;
 use super::{MlaConfig, ModelConfig, MoeConfig, SlidingWindow};
 use crate::error::Error;
-use crate::ops::{MAX_DIM, Norm};
+use crate::ops::MAX_DIM;
 
 /// Model families the importer knows, by their `architectures` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -528,26 +529,19 @@ fn parse(
         .map(printable)
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| key.to_owned());
+    let source = format!("Hugging Face config.json ({})", printable(architecture));
     Ok(ModelConfig {
-        key: key.to_owned(),
-        name,
-        layers,
-        hidden,
-        heads,
-        kv_heads,
-        head_dim,
-        ffn_dim,
-        vocab,
-        gated_ffn: true,
-        tied_embeddings,
-        norm: Norm::RmsNorm,
         moe,
         mla,
         sliding_window,
-        published_params: 0.0,
-        published_active_params: None,
-        source: format!("Hugging Face config.json ({})", printable(architecture)),
-        checkpoint: None,
+        ..dense(
+            key,
+            &name,
+            (layers, hidden, heads, kv_heads, head_dim),
+            (ffn_dim, vocab, tied_embeddings),
+            0.0,
+            &source,
+        )
     })
 }
 

@@ -43,9 +43,10 @@ fn mxfp4_checkpoint() -> Option<QuantConfig> {
     ))
 }
 
-/// A dense Llama-style preset: gated SiLU FFN, RMSNorm.
+/// A dense Llama-style config: gated SiLU FFN, RMSNorm, no MoE, MLA or sliding window, no checkpoint
+/// (the presets' base, and the Hugging Face import's before its MoE, MLA and window are set).
 #[allow(clippy::too_many_arguments)]
-fn dense(
+pub(super) fn dense(
     key: &str,
     name: &str,
     (layers, hidden, heads, kv_heads, head_dim): (u32, u64, u64, u64, u64),

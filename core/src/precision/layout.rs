@@ -106,6 +106,13 @@ enum Specials {
     None,
 }
 
+/// An NF4 element: a 4-bit unsigned index into [`NF4_CODEBOOK`] (bitsandbytes `quantize_4bit`).
+const NF4_INDEX: ElementLayout = ElementLayout {
+    sign_bits: 0,
+    exponent_bits: 0,
+    mantissa_bits: 4,
+};
+
 const fn float(exponent_bits: u32, mantissa_bits: u32) -> ElementLayout {
     ElementLayout {
         sign_bits: 1,
@@ -324,11 +331,7 @@ pub fn format_info(precision: Precision) -> FormatInfo {
         P::Nf4 => (
             "QLoRA NormalFloat4: 16-value codebook, FP32 absmax per 64 elements",
             Encoding::Codebook,
-            ElementLayout {
-                sign_bits: 0,
-                exponent_bits: 0,
-                mantissa_bits: 4,
-            },
+            NF4_INDEX,
             Specials::None,
             Some("FP32 absmax per 64"),
             Some(&NF4_CODEBOOK),
@@ -336,11 +339,7 @@ pub fn format_info(precision: Precision) -> FormatInfo {
         P::Nf4Dq => (
             "NF4 with double quantization: 8-bit absmax per 64, FP32 per 256 blocks",
             Encoding::Codebook,
-            ElementLayout {
-                sign_bits: 0,
-                exponent_bits: 0,
-                mantissa_bits: 4,
-            },
+            NF4_INDEX,
             Specials::None,
             Some("8-bit FP absmax per 64 + FP32 per 256 blocks"),
             Some(&NF4_CODEBOOK),

@@ -68,6 +68,33 @@ pub struct SweepSpec<'a> {
     pub corrections: Corrections,
 }
 
+impl<'a> SweepSpec<'a> {
+    /// A sweep of `configs` at `workload`'s lengths with `roofline serve`'s defaults for the rest: one GPU,
+    /// the concurrency grid up to what fits (no loads), vLLM's limits, in-flight batching and
+    /// [`Corrections::REALISTIC`]. Set a field to change one of them.
+    #[must_use]
+    pub fn new(
+        hardware: &'a HardwareSpec,
+        model: &'a ModelConfig,
+        configs: &'a [&'a QuantConfig],
+        workload: ServingWorkload,
+    ) -> Self {
+        SweepSpec {
+            hardware,
+            model,
+            configs,
+            parallelisms: &[Parallelism::SINGLE],
+            workload,
+            loads: &[],
+            engine: Engine::Vllm,
+            token_budget: None,
+            max_seqs: None,
+            scheduler: SchedulerKind::InFlight,
+            corrections: Corrections::REALISTIC,
+        }
+    }
+}
+
 /// A config the device cannot run, never skipped silently.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
@@ -128,12 +155,7 @@ pub struct Sweep {
 /// let h100 = find_hardware_in("h100_sxm", Mode::Reference).unwrap();
 /// let model = find_model("llama-3.1-8b").unwrap();
 /// let configs: Vec<&QuantConfig> = quant_configs().iter().collect();
-/// let spec = SweepSpec {
-///     hardware: h100, model, configs: &configs, parallelisms: &[Parallelism::SINGLE],
-///     workload: ServingWorkload { isl: 1024, osl: 1024 }, loads: &[], engine: Engine::Vllm,
-///     token_budget: None, max_seqs: None, scheduler: SchedulerKind::InFlight,
-///     corrections: Corrections::REALISTIC,
-/// };
+/// let spec = SweepSpec::new(h100, model, &configs, ServingWorkload { isl: 1024, osl: 1024 });
 /// let s = sweep(&spec).unwrap();
 /// // Hopper runs no FP4 and no MX formats: those configs are listed, with the architecture.
 /// assert!(s.unsupported.iter().any(|u| u.config == "nvfp4-w4a4" && u.reason.contains("Hopper")));
@@ -431,17 +453,13 @@ mod tests {
     fn h100_sweep(loads: &[Load]) -> Sweep {
         let configs: Vec<&QuantConfig> = quant_configs().iter().collect();
         let spec = SweepSpec {
-            hardware: find_hardware_in("h100_sxm", Mode::Reference).unwrap(),
-            model: find_model("llama-3.1-8b").unwrap(),
-            configs: &configs,
-            parallelisms: &[Parallelism::SINGLE],
-            workload: ServingWorkload { isl: 1024, osl: 1024 },
             loads,
-            engine: Engine::Vllm,
-            token_budget: None,
-            max_seqs: None,
-            scheduler: SchedulerKind::InFlight,
-            corrections: Corrections::REALISTIC,
+            ..SweepSpec::new(
+                find_hardware_in("h100_sxm", Mode::Reference).unwrap(),
+                find_model("llama-3.1-8b").unwrap(),
+                &configs,
+                ServingWorkload { isl: 1024, osl: 1024 },
+            )
         };
         sweep(&spec).unwrap()
     }

@@ -158,14 +158,11 @@ impl CpuBackend {
         // stopped by the point's limits, which the check reports).
         let stop = StopCheck::current();
         let block_rows = ((GEMM_BLOCK_FLOP / (2.0 * n as f64 * k as f64)).ceil() as usize).clamp(1, m.max(1));
+        let gemm = move |a: &[T], b: &[T], c: &mut [T]| {
+            run_gemm_blocks((m, n, k), block_rows, (a, b, c), parallelism, stop.as_ref());
+        };
         check_interruption::<BackendError>()?;
-        run_gemm_blocks(
-            (m, n, k),
-            block_rows,
-            (&a, &b, &mut c),
-            parallelism,
-            stop.as_ref(),
-        );
+        gemm(&a, &b, &mut c);
         check_interruption::<BackendError>()?;
         let tolerance = (k as f64 * rel_eps).max(rel_eps * 16.0);
         verify_sampled((m, n, k), &a, &b, &c, tolerance, seed)?;
@@ -182,13 +179,7 @@ impl CpuBackend {
             }
         );
         Ok(Kernel::new(label, move || {
-            run_gemm_blocks(
-                (m, n, k),
-                block_rows,
-                (&a, &b, &mut c),
-                parallelism,
-                stop.as_ref(),
-            );
+            gemm(&a, &b, &mut c);
             std::hint::black_box(&c);
         }))
     }

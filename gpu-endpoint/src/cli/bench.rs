@@ -1,21 +1,14 @@
 //! `gpu-endpoint bench` and `compare`: the benchmark use case (`use_cases::benchmark`) run in place, with a
 //! progress bar on stderr and a table, JSON (`BenchReport`) or CSV on stdout.
 
-use std::path::PathBuf;
-use std::time::Duration;
-
 use clap::Args;
 use roofline_cli::output::{emit, json, table};
 use roofline_cli::predict::SpecArgs;
 use roofline_core::wire::{BenchReport, BenchmarkFailedEvent, BenchmarkPointEvent, BenchmarkRequest};
 use roofline_core::{Mode, Precision};
 
-use super::{
-    BackendArgs, CliError, locked_device, optional_store, parse_max_point, parse_precision, parse_shape,
-    progress_bar, run_id,
-};
+use super::{CliError, MeasureArgs, parse_precision, parse_shape, progress_bar, run_id};
 use crate::jobs::JobContext;
-use crate::protocol::PointLimits;
 use crate::use_cases::benchmark::{self, BenchmarkEvent, BenchmarkPlan};
 
 /// `bench` / `compare` options.
@@ -36,19 +29,9 @@ pub struct BenchArgs {
     /// Print CSV instead of a table.
     #[arg(long)]
     pub csv: bool,
-    /// Data directory of the result store.
-    #[arg(long)]
-    pub data_dir: Option<PathBuf>,
-    /// Do not store the points.
-    #[arg(long)]
-    pub no_store: bool,
-    /// Wall-clock cap of one measured point, in seconds: a point past it stops (at its next check) and is a
-    /// `time_limit` failure; the next point runs.
-    #[arg(long, default_value = "60", value_parser = parse_max_point)]
-    pub max_point_seconds: Duration,
-    /// Backend.
+    /// Store, time limit and backend.
     #[command(flatten)]
-    pub backend: BackendArgs,
+    pub measure: MeasureArgs,
 }
 
 /// Runs `bench` (or `compare`, which requires the device to predict on and prints the prediction columns).
@@ -69,13 +52,11 @@ pub fn run(args: &BenchArgs, compare: bool) -> Result<(), CliError> {
         mode: hardware.as_ref().map(Mode::of).unwrap_or_default(),
     };
     let plan = BenchmarkPlan::new(request, hardware).map_err(|e| CliError::Usage(e.to_string()))?;
-    let selected = args.backend.select()?;
-    let store = optional_store(args.no_store, args.data_dir.as_ref())?;
-    let device = locked_device(selected, args.data_dir.as_ref())?;
+    let (device, store) = args.measure.open()?;
     let bar = progress_bar(u64::from(plan.total()));
     let mut points: Vec<BenchmarkPointEvent> = Vec::new();
     let mut failed: Vec<BenchmarkFailedEvent> = Vec::new();
-    let (id, limits) = (run_id("cli"), PointLimits::new(args.max_point_seconds));
+    let (id, limits) = (run_id("cli"), args.measure.limits());
     let job = JobContext {
         id: &id,
         limits: &limits,

@@ -2,9 +2,6 @@
 //! prefill or decode step measured on the device beside its prediction, with a progress bar on stderr and a
 //! table (or a `StepReport` as JSON) on stdout.
 
-use std::path::PathBuf;
-use std::time::Duration;
-
 use clap::Args;
 use roofline_cli::output::{emit, json, table};
 use roofline_cli::predict::{PhaseArg, SpecArgs, parse_config, parse_model};
@@ -13,9 +10,8 @@ use roofline_core::measurement::MeasuredPoint;
 use roofline_core::wire::{StepOperatorEvent, StepReport, StepRequest};
 use roofline_core::{Mode, Phase};
 
-use super::{BackendArgs, CliError, locked_device, optional_store, parse_max_point, progress_bar, run_id};
+use super::{CliError, MeasureArgs, progress_bar, run_id};
 use crate::jobs::JobContext;
-use crate::protocol::PointLimits;
 use crate::use_cases::UseCaseError;
 use crate::use_cases::step::{self, StepEvent, plan, predicted_device};
 
@@ -44,18 +40,9 @@ pub struct BenchModelArgs {
     /// Print the report as JSON (a `StepReport`) instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Data directory of the result store.
-    #[arg(long)]
-    pub data_dir: Option<PathBuf>,
-    /// Do not store the points.
-    #[arg(long)]
-    pub no_store: bool,
-    /// Wall-clock cap of one operator's measurement, in seconds (past it: a `time_limit` failure).
-    #[arg(long, default_value = "60", value_parser = parse_max_point)]
-    pub max_point_seconds: Duration,
-    /// Backend.
+    /// Store, time limit and backend.
     #[command(flatten)]
-    pub backend: BackendArgs,
+    pub measure: MeasureArgs,
 }
 
 /// Runs `bench-model`.
@@ -64,9 +51,7 @@ pub struct BenchModelArgs {
 /// [`CliError::Usage`] for a device the step cannot be predicted on or an unsupported config;
 /// [`CliError::Runtime`] when the store cannot be opened.
 pub fn run(args: &BenchModelArgs) -> Result<(), CliError> {
-    let selected = args.backend.select()?;
-    let store = optional_store(args.no_store, args.data_dir.as_ref())?;
-    let device = locked_device(selected, args.data_dir.as_ref())?;
+    let (device, store) = args.measure.open()?;
     let hardware = predicted_device(args.device.resolve()?, &device, store.as_deref(), args.device.mode)
         .map_err(|e| match e {
             UseCaseError::NoPredictedDevice { backend, name } => CliError::Usage(format!(
@@ -94,7 +79,7 @@ pub fn run(args: &BenchModelArgs) -> Result<(), CliError> {
     if let Some(first) = plan.analysis.ops.first() {
         bar.set_message(first.name.clone());
     }
-    let (id, limits) = (run_id("cli-step"), PointLimits::new(args.max_point_seconds));
+    let (id, limits) = (run_id("cli-step"), args.measure.limits());
     let job = JobContext {
         id: &id,
         limits: &limits,

@@ -46,6 +46,22 @@ fn repeated<T, E>(mut measure: impl FnMut() -> Result<T, E>) -> Result<Vec<T>, E
     (0..CALIBRATION_RUNS).map(|_| measure()).collect()
 }
 
+/// The median run by `value` of [`CALIBRATION_RUNS`] runs of `measure`, with the spread; `None` when no run
+/// gave a finite value, or when a run failed (its failure pushed to `failed`, the calibration goes on).
+fn median_of_runs<T>(
+    measure: impl FnMut() -> Result<T, Failure>,
+    value: impl Fn(&T) -> f64,
+    failed: &mut Vec<Failure>,
+) -> Option<(T, Spread)> {
+    match repeated(measure) {
+        Ok(runs) => median_run(runs, value),
+        Err(f) => {
+            failed.push(f);
+            None
+        }
+    }
+}
+
 /// The host's 1-minute load average per logical CPU (`sysinfo`), read on the CPU backend, whose
 /// measurements share the host with everything else; `None` elsewhere and where the OS has no load average.
 fn host_load_per_cpu(backend: BackendKind) -> Option<f64> {
@@ -88,28 +104,18 @@ pub fn calibrate(
     let mut peaks = Vec::new();
     let mut peak_spreads: Vec<(ComputePath, Spread)> = Vec::new();
     let mut failed = Vec::new();
-    let (kernel_overhead, overhead_spread) =
-        match repeated(|| measure_overhead(guard, bandwidth_bytes_per_s, limits))
-            .map(|runs| median_run(runs, |o| o.kernel_overhead_s))
-        {
-            Ok(Some((o, s))) => (Some(o), Some(s)),
-            Ok(None) => (None, None),
-            Err(f) => {
-                failed.push(f);
-                (None, None)
-            }
-        };
-    let (vector_kernel_overhead, vector_spread) =
-        match repeated(|| measure_vector_overhead(guard, bandwidth_bytes_per_s, limits))
-            .map(|runs| median_run(runs, |o| o.kernel_overhead_s))
-        {
-            Ok(Some((o, s))) => (Some(o), Some(s)),
-            Ok(None) => (None, None),
-            Err(f) => {
-                failed.push(f);
-                (None, None)
-            }
-        };
+    let (kernel_overhead, overhead_spread) = median_of_runs(
+        || measure_overhead(guard, bandwidth_bytes_per_s, limits),
+        |o| o.kernel_overhead_s,
+        &mut failed,
+    )
+    .unzip();
+    let (vector_kernel_overhead, vector_spread) = median_of_runs(
+        || measure_vector_overhead(guard, bandwidth_bytes_per_s, limits),
+        |o| o.kernel_overhead_s,
+        &mut failed,
+    )
+    .unzip();
     for precision in precisions {
         if limits.is_cancelled() {
             return Err(BackendError::Cancelled);

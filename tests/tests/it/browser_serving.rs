@@ -25,19 +25,12 @@ const LENGTHS: ServingWorkload = ServingWorkload { isl: 1024, osl: 1024 };
 fn core_sweep() -> Sweep {
     let hardware = find_hardware("h100_sxm").unwrap().reference().unwrap();
     let configs: Vec<&QuantConfig> = quant_configs().iter().collect();
-    sweep(&SweepSpec {
-        hardware: &hardware,
-        model: find_model("llama-3.1-8b").unwrap(),
-        configs: &configs,
-        parallelisms: &[Parallelism::SINGLE],
-        workload: LENGTHS,
-        loads: &[],
-        engine: Engine::Vllm,
-        token_budget: None,
-        max_seqs: None,
-        scheduler: SchedulerKind::InFlight,
-        corrections: Corrections::REALISTIC,
-    })
+    sweep(&SweepSpec::new(
+        &hardware,
+        find_model("llama-3.1-8b").unwrap(),
+        &configs,
+        LENGTHS,
+    ))
     .unwrap()
 }
 

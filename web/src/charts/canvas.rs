@@ -113,6 +113,31 @@ impl ChartCanvas {
         }
     }
 
+    /// The chart's frame: its canvas (`data-testid` = `testid`, `data-points` = `points()`, an image that
+    /// assistive technology names `label`), hovering the point under the pointer, and its tooltip.
+    pub fn frame_view(
+        self,
+        testid: &'static str,
+        label: &'static str,
+        points: impl Fn() -> String + Send + Sync + 'static,
+        tooltip: impl Fn() -> Option<AnyView> + Send + Sync + 'static,
+    ) -> impl IntoView {
+        view! {
+            <div class="chart-frame" node_ref=self.frame>
+                <canvas
+                    node_ref=self.canvas
+                    data-testid=testid
+                    data-points=points
+                    role="img"
+                    aria-label=label
+                    on:mousemove=move |ev| self.on_move(&ev)
+                    on:mouseleave=move |_| self.hover.set(None)
+                ></canvas>
+                {tooltip}
+            </div>
+        }
+    }
+
     /// The tooltip beside the hovered point (`chart-tooltip`): `lines` gives the text of a point by index
     /// and, when the lines do not say it, the context of its numbers (mode and device), printed as a last,
     /// fainter line.

@@ -58,18 +58,12 @@ pub fn ParetoChart(
 
     view! {
         <div class="chart serving-chart">
-            <div class="chart-frame" node_ref=chart.frame>
-                <canvas
-                    node_ref=chart.canvas
-                    data-testid="serving-canvas"
-                    data-points=move || data.with(|d| d.points.len().to_string())
-                    role="img"
-                    aria-label="Serving Pareto chart: tokens/s per user against output tokens/s per GPU, one curve per precision config, log-log"
-                    on:mousemove=move |ev| chart.on_move(&ev)
-                    on:mouseleave=move |_| chart.hover.set(None)
-                ></canvas>
-                {tooltip}
-            </div>
+            {chart.frame_view(
+                "serving-canvas",
+                "Serving Pareto chart: tokens/s per user against output tokens/s per GPU, one curve per precision config, log-log",
+                move || data.with(|d| d.points.len().to_string()),
+                tooltip,
+            )}
             <ul class="roof-legend shown" data-testid="serving-legend">{legend}</ul>
             <p class="marker-legend hint">
                 <span>"● predicted (shape per config of one colour)"</span>

@@ -147,18 +147,12 @@ pub fn RooflineChart(
             data-device=move || data.with(|d| d.device.clone())>
             <p class="chart-title" data-testid="chart-title">{move || data.with(|d| d.title.clone())}</p>
             <div class="chart-body">
-                <div class="chart-frame" node_ref=chart.frame>
-                    <canvas
-                        node_ref=chart.canvas
-                        data-testid="roofline-canvas"
-                        data-points=move || data.with(|d| d.points.len().to_string())
-                        role="img"
-                        aria-label="Roofline chart: arithmetic intensity against FLOP/s, log-log"
-                        on:mousemove=move |ev| chart.on_move(&ev)
-                        on:mouseleave=move |_| chart.hover.set(None)
-                    ></canvas>
-                    {tooltip}
-                </div>
+                {chart.frame_view(
+                    "roofline-canvas",
+                    "Roofline chart: arithmetic intensity against FLOP/s, log-log",
+                    move || data.with(|d| d.points.len().to_string()),
+                    tooltip,
+                )}
                 <div class="chart-side">
                     <p class="hint" data-testid="roof-key">{move || data.with(|d| legend(d).1)}</p>
                     <ul class="roof-legend" data-testid="roof-legend">

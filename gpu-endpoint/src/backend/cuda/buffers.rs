@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use cudarc::cublaslt::sys as lt_sys;
 use cudarc::driver::sys as drv_sys;
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 
 use super::cuda_err;
 use crate::backend::BackendError;
@@ -152,44 +152,38 @@ pub(super) trait Held {}
 impl<T> Held for T {}
 pub(super) type PtrGuard<'a> = Box<dyn Held + 'a>;
 
+/// `$body` with `$s` bound to the slice `$buf` holds, whatever its element type (one arm per variant).
+macro_rules! with_slice {
+    ($buf:expr, $s:ident => $body:expr) => {
+        match $buf {
+            DeviceBuf::F32($s) => $body,
+            DeviceBuf::F16($s) => $body,
+            DeviceBuf::Bf16($s) => $body,
+            DeviceBuf::U8($s, _) => $body,
+            DeviceBuf::I8($s) => $body,
+            DeviceBuf::I32($s) => $body,
+        }
+    };
+}
+
 impl DeviceBuf {
     pub(super) fn ptr<'a>(&'a self, stream: &'a Arc<CudaStream>) -> (drv_sys::CUdeviceptr, PtrGuard<'a>) {
-        fn boxed<'a, T: DeviceRepr>(
-            s: &'a CudaSlice<T>,
-            stream: &'a Arc<CudaStream>,
-        ) -> (drv_sys::CUdeviceptr, PtrGuard<'a>) {
+        with_slice!(self, s => {
             let (p, g) = s.device_ptr(stream);
-            (p, Box::new(g))
-        }
-        match self {
-            DeviceBuf::F32(s) => boxed(s, stream),
-            DeviceBuf::F16(s) => boxed(s, stream),
-            DeviceBuf::Bf16(s) => boxed(s, stream),
-            DeviceBuf::U8(s, _) => boxed(s, stream),
-            DeviceBuf::I8(s) => boxed(s, stream),
-            DeviceBuf::I32(s) => boxed(s, stream),
-        }
+            let g: PtrGuard<'a> = Box::new(g);
+            (p, g)
+        })
     }
 
     pub(super) fn ptr_mut<'a>(
         &'a mut self,
         stream: &'a Arc<CudaStream>,
     ) -> (drv_sys::CUdeviceptr, PtrGuard<'a>) {
-        fn boxed<'a, T: DeviceRepr>(
-            s: &'a mut CudaSlice<T>,
-            stream: &'a Arc<CudaStream>,
-        ) -> (drv_sys::CUdeviceptr, PtrGuard<'a>) {
+        with_slice!(self, s => {
             let (p, g) = s.device_ptr_mut(stream);
-            (p, Box::new(g))
-        }
-        match self {
-            DeviceBuf::F32(s) => boxed(s, stream),
-            DeviceBuf::F16(s) => boxed(s, stream),
-            DeviceBuf::Bf16(s) => boxed(s, stream),
-            DeviceBuf::U8(s, _) => boxed(s, stream),
-            DeviceBuf::I8(s) => boxed(s, stream),
-            DeviceBuf::I32(s) => boxed(s, stream),
-        }
+            let g: PtrGuard<'a> = Box::new(g);
+            (p, g)
+        })
     }
 
     pub(super) fn download(&self, stream: &Arc<CudaStream>) -> Result<HostBuf, BackendError> {

@@ -159,12 +159,13 @@ pub struct Measurement {
 }
 
 impl Measurement {
-    /// Core's point as this record (through its serialized form).
+    /// Core's point as this record (through its serialized text, which the page's other readers and writers
+    /// of these types use too; a `serde_json::Value` would compile both impls once more).
     ///
     /// # Errors
     /// Only if core's fields and these ever part ways (a test reads every fixture back).
     pub fn of(point: &MeasuredServingPoint) -> Result<Measurement, serde_json::Error> {
-        serde_json::to_value(point).and_then(serde_json::from_value)
+        serde_json::from_str(&serde_json::to_string(point)?)
     }
 
     /// Core's point.

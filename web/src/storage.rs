@@ -60,7 +60,7 @@ type Fields<'a> = std::collections::HashMap<String, &'a RawValue>;
 /// Deserializes `field` of `obj`, or `None` (and a note) when it is present but unreadable. It reads the
 /// field's text with `from_str`, as the page's other readers of these types do: going through a
 /// `serde_json::Value` would compile the stored types' `Deserialize` once more, for the `Value` deserializer
-/// (2.6 kB of the brotli wasm, issue 26 item 8).
+/// (about 2 kB of the brotli wasm with the serving measurements, issue 26 item 8).
 fn field<T: for<'de> Deserialize<'de>>(obj: &Fields<'_>, name: &str, dropped: &mut Vec<String>) -> Option<T> {
     let v = obj.get(name)?;
     serde_json::from_str(v.get())

@@ -4,7 +4,7 @@
 use roofline_core::wire::RooflinePoint;
 use roofline_core::{HardwareSpec, ModelConfig};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::scenario::Scenario;
 use crate::serving::measured::ServingRun;
@@ -54,14 +54,16 @@ impl Default for Stored {
     }
 }
 
-/// Deserializes `field` of `obj`, or `None` (and a note) when it is present but unreadable.
-fn field<T: for<'de> Deserialize<'de>>(
-    obj: &serde_json::Map<String, Value>,
-    name: &str,
-    dropped: &mut Vec<String>,
-) -> Option<T> {
+/// The stored object's fields as their raw JSON text, so each is salvaged on its own.
+type Fields<'a> = std::collections::HashMap<String, &'a RawValue>;
+
+/// Deserializes `field` of `obj`, or `None` (and a note) when it is present but unreadable. It reads the
+/// field's text with `from_str`, as the page's other readers of these types do: going through a
+/// `serde_json::Value` would compile the stored types' `Deserialize` once more, for the `Value` deserializer
+/// (about 2 kB of the brotli wasm with the serving measurements, issue 26 item 8).
+fn field<T: for<'de> Deserialize<'de>>(obj: &Fields<'_>, name: &str, dropped: &mut Vec<String>) -> Option<T> {
     let v = obj.get(name)?;
-    serde_json::from_value(v.clone())
+    serde_json::from_str(v.get())
         .map_err(|_| dropped.push(name.to_owned()))
         .ok()
 }
@@ -73,13 +75,16 @@ pub fn decode(raw: Option<&str>) -> (Stored, Option<String>) {
     let Some(raw) = raw else {
         return (Stored::default(), None);
     };
-    let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(raw) else {
+    let Ok(obj) = serde_json::from_str::<Fields<'_>>(raw) else {
         return (
             Stored::default(),
             Some("Saved settings were unreadable and have been reset.".to_owned()),
         );
     };
-    let schema = obj.get("schema").and_then(Value::as_u64).unwrap_or(0);
+    let schema = obj
+        .get("schema")
+        .and_then(|v| serde_json::from_str::<u64>(v.get()).ok())
+        .unwrap_or(0);
     if schema > SCHEMA {
         let msg = format!("Saved settings come from a newer version (schema {schema}); defaults are used.");
         return (Stored::default(), Some(msg));

@@ -320,3 +320,42 @@ fn filtered_listings_walk_the_series_index() {
     );
     assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "{plan:?}");
 }
+
+#[test]
+fn stored_points_read_back_bit_for_bit() {
+    // The page keys a measured point by its floats' shortest round-trip text, so a point read back from the
+    // store must be the point it was sent as over SSE, to the bit (serde_json's `float_roundtrip`: its
+    // default fast path can land one ULP off). 1000 medians spread over six decades.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let op = roofline_core::Operator::matmul(7, 3000, 4096, Precision::Bf16.into()).unwrap();
+    let sent: Vec<RooflinePoint> = (1..=1000u32)
+        .map(|i| {
+            let median_s = 1e-7 * 10f64.powf(f64::from(i) * 6e-3) * (1.0 + f64::from(i).sqrt() * 1e-9);
+            let measurement = roofline_core::wire::Measurement {
+                median_s,
+                ..roofline_core::wire::Measurement::default()
+            };
+            let measured =
+                roofline_core::measurement::MeasuredPoint::of_operator(&op, Precision::Bf16, "", measurement);
+            RooflinePoint::measured(&measured, roofline_core::wire::Bottleneck::Compute)
+        })
+        .collect();
+    store.insert_points(&sent).unwrap();
+    let page = store
+        .results(&ResultsQuery {
+            limit: Some(1000),
+            ..ResultsQuery::default()
+        })
+        .unwrap();
+    assert_eq!(page.results.len(), 1000);
+    for (got, want) in page.results.iter().rev().zip(&sent) {
+        for (a, b) in [
+            (got.point.time_us, want.time_us),
+            (got.point.tflops, want.tflops),
+            (got.point.ai, want.ai),
+        ] {
+            assert_eq!(a.to_bits(), b.to_bits(), "{a:e} read back for {b:e}");
+        }
+    }
+}

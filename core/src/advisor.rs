@@ -1,9 +1,9 @@
 //! Quantization advice: the precision configs a device runs natively, ranked by predicted time.
 //!
 //! Candidates are every config that passes [`QuantConfig::check_support`] on the device, except the one the
-//! user already runs. Speedups are against the BF16 baseline (FP16 where the device lacks BF16). Caveats
-//! (accuracy, memory fit) are warnings on the result, never errors. For a model, every candidate also says
-//! the smallest tensor-parallel group (1, 2, 4 or 8 GPUs within the device's scale-up domain) whose per-GPU
+//! user already runs. Speedups are against the BF16 baseline (FP16 where the device lacks BF16, FP32 where it
+//! has neither, as a CPU). Caveats (accuracy, memory fit) are warnings on the result, never errors. For a
+//! model, every candidate also says the smallest tensor-parallel group (1, 2, 4 or 8 GPUs within the device's scale-up domain) whose per-GPU
 //! weights and KV cache fit ([`Candidate::min_gpus`]).
 
 use crate::analysis::{Workload, analyze_model_parallel};
@@ -311,6 +311,7 @@ fn advise(
     let find = |key: &str| evaluated.iter().find(|(c, _)| c.key == key);
     let (baseline, base) = find("bf16")
         .or_else(|| find("fp16"))
+        .or_else(|| find("fp32"))
         .or_else(|| find(&current.key))
         .ok_or_else(|| hardware.unsupported(crate::precision::Precision::Bf16))?;
     let current_time_s = find(&current.key).map(|(_, e)| e.time_s);
@@ -618,5 +619,53 @@ mod tests {
             "{best:?}"
         );
         assert!((best.speedup - 2.0).abs() < 0.05, "{}", best.speedup);
+    }
+
+    #[test]
+    fn a_device_with_only_fp32_is_advised_against_fp32() {
+        // A calibrated host CPU: 20 GB/s, FP32 only, 24 GB. BF16 and FP16 do not run, so FP32 is the baseline
+        // and the one candidate; Llama-3.1-8B in FP32 is 8,030,261,248 · 4 B = 32.1 GB > 24 GB: no fit.
+        let host = crate::hardware::HardwareSpec::uncatalogued("cpu_host", "a CPU", "x86-64", 24e9)
+            .calibrated(&crate::hardware::Calibration {
+                device_name: "a CPU".into(),
+                dram_bandwidth_bytes_per_s: 20e9,
+                kernel_overhead_s: 5e-6,
+                vector_kernel_overhead_s: None,
+                peaks: vec![(crate::precision::ComputePath::Fp32, 1e11)],
+                source: "test".into(),
+                quality: None,
+            })
+            .unwrap();
+        let model = find_model("llama-3.1-8b").unwrap();
+        let w = Workload {
+            phase: Phase::Decode,
+            batch: 1,
+            context: 4096,
+        };
+        let a = advise_model_parallel(
+            &host,
+            model,
+            &w,
+            &Parallelism::SINGLE,
+            "bf16",
+            &Corrections::REALISTIC,
+        )
+        .unwrap();
+        assert_eq!(a.baseline, "fp32");
+        let configs: Vec<&str> = a.candidates.iter().map(|c| c.config.as_str()).collect();
+        assert_eq!(configs, ["fp32"]);
+        assert!(!a.candidates[0].fits_in_memory);
+        assert!(
+            a.warnings
+                .iter()
+                .any(|w| w.contains("no BF16 path; speedups are against FP32")),
+            "{:?}",
+            a.warnings
+        );
+        assert!(
+            a.warnings.iter().any(|w| w.contains("does not run natively")),
+            "{:?}",
+            a.warnings
+        );
     }
 }

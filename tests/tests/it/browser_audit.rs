@@ -22,8 +22,10 @@ use roofline_core::{
     Corrections, KERNEL_LAUNCH_FLOOR_S, Mode, Operator, Precision, analyze_operator, find_hardware,
     find_model, find_quant_config,
 };
-use roofline_tests::{Endpoint, browser::Browser, require_browser};
+use roofline_tests::browser::Browser;
 use serde_json::{Value, json};
+
+use crate::browser_page::{resize, start};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -32,36 +34,13 @@ const WAIT: Duration = Duration::from_secs(30);
 const CAPTURE_DOWNLOADS: &str = "window.__downloads = []; const create = URL.createObjectURL.bind(URL);\
      URL.createObjectURL = b => { window.__downloads.push(b); return create(b); }; return true;";
 
-/// The text of the last download the page started (after [`CAPTURE_DOWNLOADS`]), once there is one more
-/// than `before`.
-async fn download_after(browser: &Browser, before: u64) -> String {
-    browser
-        .wait_for_js(&format!("window.__downloads.length > {before}"), WAIT)
-        .await;
+/// The text of the last download the page started since [`CAPTURE_DOWNLOADS`], once there is one.
+async fn last_download(browser: &Browser) -> String {
+    browser.wait_for_js("window.__downloads.length > 0", WAIT).await;
     let text = browser
         .js("return window.__downloads[window.__downloads.length - 1].text();")
         .await;
     text.as_str().expect("a text download").to_owned()
-}
-
-/// An in-process CPU endpoint and a browser at 1440 × 900 px, or `None` when a browser test cannot run here
-/// (outside CI; in CI it fails).
-async fn start() -> Option<(Endpoint, Browser)> {
-    if !require_browser() {
-        return None;
-    }
-    let endpoint = Endpoint::start();
-    let browser = Browser::start().await;
-    resize(&browser, 1440, 900).await;
-    Some((endpoint, browser))
-}
-
-/// Resizes the window to `width` × `height` CSS pixels and waits until the page sees it.
-async fn resize(browser: &Browser, width: u32, height: u32) {
-    browser.client.set_window_size(width, height).await.unwrap();
-    browser
-        .wait_for_js(&format!("window.innerWidth === {width}"), WAIT)
-        .await;
 }
 
 /// Sets the text field matching `css` to `value` as typing does (an `input` event).
@@ -76,6 +55,28 @@ async fn type_into(browser: &Browser, css: &str, value: &str) {
         )
         .await
         .unwrap();
+}
+
+/// Runs a benchmark job of `shapes` (the text of `bench-shapes`) with the ticked precisions; returns once
+/// it is `running` with a streamed row, or, when `wait_for` is `done`, once it has ended.
+async fn run_job(browser: &Browser, shapes: &str, wait_for: &str) {
+    type_into(browser, "[data-testid=bench-shapes]", shapes).await;
+    browser
+        .wait_for_js(
+            "!document.querySelector('[data-testid=bench-run]').disabled",
+            WAIT,
+        )
+        .await;
+    browser.click("[data-testid=bench-run]").await;
+    browser
+        .wait_for_js(
+            &format!(
+                "document.querySelector('[data-testid=bench-status]')?.dataset.value === '{wait_for}'\
+                 && document.querySelectorAll('[data-testid=bench-row]').length > 0"
+            ),
+            WAIT,
+        )
+        .await;
 }
 
 /// The benchmark rows: `[shape, precision, failed, text]` each.
@@ -176,7 +177,7 @@ async fn spot_check_import_and_benchmark_jobs() {
     browser
         .js("[...document.querySelectorAll('.results-io button')].find(b => b.textContent === 'Export JSON').click(); return true;")
         .await;
-    let file = download_after(&browser, 0).await;
+    let file = last_download(&browser).await;
     let points = serde_json::from_str::<Value>(&file).unwrap()["measured"]
         .as_array()
         .map(Vec::len)
@@ -227,12 +228,6 @@ async fn spot_check_import_and_benchmark_jobs() {
     // one row, in order.
     browser.click("#tab-3").await;
     let oversize = MAX_MEASURE_DIM + 1;
-    type_into(
-        &browser,
-        "[data-testid=bench-shapes]",
-        &format!("{oversize}x256x256, 256x256x256"),
-    )
-    .await;
     let ticked = browser.js(BENCH_BOXES).await;
     let mut ticked: Vec<&str> = ticked
         .as_array()
@@ -245,14 +240,7 @@ async fn spot_check_import_and_benchmark_jobs() {
     let mut expected: Vec<&str> = measurable.iter().map(String::as_str).collect();
     expected.sort_unstable();
     assert_eq!(ticked, expected, "the boxes tick what the endpoint measures");
-    browser
-        .wait_for_js(
-            "!document.querySelector('[data-testid=bench-run]').disabled",
-            WAIT,
-        )
-        .await;
-    browser.click("[data-testid=bench-run]").await;
-    browser.wait_data("bench-status", "value", "done").await;
+    run_job(&browser, &format!("{oversize}x256x256, 256x256x256"), "done").await;
     let rows = bench_rows(&browser).await;
     assert_eq!(rows.len(), 2 * measurable.len(), "rows: {rows:?}");
     let bound = format!("M must be between 1 and {MAX_MEASURE_DIM} for a measurement, got {oversize}");
@@ -282,22 +270,7 @@ async fn spot_check_import_and_benchmark_jobs() {
     // 4. Stop gives feedback at once: from the click until the job ends, the button says "Stopping…" and is
     // disabled and the status says `stopping` (a recorder sees every state the page showed), then
     // `cancelled` before the end.
-    let shapes = ["512x512x512"; 6].join(", ");
-    type_into(&browser, "[data-testid=bench-shapes]", &shapes).await;
-    browser
-        .wait_for_js(
-            "!document.querySelector('[data-testid=bench-run]').disabled",
-            WAIT,
-        )
-        .await;
-    browser.click("[data-testid=bench-run]").await;
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=bench-status]')?.dataset.value === 'running'\
-             && document.querySelectorAll('[data-testid=bench-row]').length > 0",
-            WAIT,
-        )
-        .await;
+    run_job(&browser, &["512x512x512"; 6].join(", "), "running").await;
     browser
         .js("window.__states = []; const seen = () => { const s = document.querySelector('[data-testid=bench-status]'),\
                b = document.querySelector('[data-testid=bench-stop]');\
@@ -328,26 +301,7 @@ async fn spot_check_import_and_benchmark_jobs() {
 
     // 5. The endpoint goes offline mid-job: the job is `lost` (not running), Stop and Run are off, and the
     // precision boxes are the endpoint's set as last seen (they used to switch to the page's defaults).
-    type_into(
-        &browser,
-        "[data-testid=bench-shapes]",
-        &["384x384x384"; 6].join(", "),
-    )
-    .await;
-    browser
-        .wait_for_js(
-            "!document.querySelector('[data-testid=bench-run]').disabled",
-            WAIT,
-        )
-        .await;
-    browser.click("[data-testid=bench-run]").await;
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=bench-status]')?.dataset.value === 'running'\
-             && document.querySelectorAll('[data-testid=bench-row]').length > 0",
-            WAIT,
-        )
-        .await;
+    run_job(&browser, &["384x384x384"; 6].join(", "), "running").await;
     let boxes = browser.js(BENCH_BOXES).await;
     endpoint.stop();
     browser.wait_data("endpoint-status", "value", "offline").await;
@@ -522,7 +476,7 @@ async fn kernel_floor_formats_url_link_svg_share_and_nvml() {
     // context) and the legend's key, under the chart.
     browser.js(CAPTURE_DOWNLOADS).await;
     browser.click("[data-testid=svg-export]").await;
-    let svg = download_after(&browser, 0).await;
+    let svg = last_download(&browser).await;
     let caption = format!(
         "reference · {} · {} · {} · decode B1 S4096",
         h100.name, llama.name, bf16.name

@@ -272,10 +272,11 @@ pub fn App() -> impl IntoView {
         })
     });
 
-    // Device, model, config, phase, batch, context and mode: printed under an exported PNG and SVG.
+    // Mode, device, model, config, phase, batch and context: printed under an exported PNG and SVG (the
+    // scenario's label names the device, so the mode goes before it alone).
     let chart_caption = Signal::derive(move || {
         let label = custom.with(|c| models.with(|m| scenario.with(|s| s.label(c, m))));
-        hardware.with(|h| format!("{} · {label}", mode_label(h)))
+        hardware.with(|h| format!("{} · {label}", Mode::of(h)))
     });
     Effect::new(move |_| {
         let settings = scenario.get();

@@ -36,7 +36,7 @@ return [numbers.length, numbers
 
 /// An in-process CPU endpoint and a browser at 1440 × 900 px, or `None` when a browser test cannot run here
 /// (outside CI; in CI it fails).
-async fn start() -> Option<(Endpoint, Browser)> {
+pub(crate) async fn start() -> Option<(Endpoint, Browser)> {
     if !require_browser() {
         return None;
     }
@@ -47,7 +47,7 @@ async fn start() -> Option<(Endpoint, Browser)> {
 }
 
 /// Resizes the window to `width` × `height` CSS pixels and waits until the page sees it.
-async fn resize(browser: &Browser, width: u32, height: u32) {
+pub(crate) async fn resize(browser: &Browser, width: u32, height: u32) {
     browser.client.set_window_size(width, height).await.unwrap();
     browser
         .wait_for_js(&format!("window.innerWidth === {width}"), WAIT)

@@ -5,6 +5,7 @@
 
 mod browser_advisor;
 mod browser_analyzer;
+mod browser_audit;
 mod browser_closed_loop;
 mod browser_models;
 mod browser_page;

@@ -210,6 +210,48 @@ impl Browser {
             .unwrap_or_else(|e| panic!("click {css}: {e}"));
     }
 
+    /// Sets the field matching `css` to `value` as a user does and fires `event` on it (`input` for typing,
+    /// `change` for a committed value), so the page reads it.
+    ///
+    /// # Panics
+    /// When the field does not appear within 30 s or the script fails.
+    pub async fn type_into(&self, css: &str, value: &str, event: &str) {
+        self.element(css).await;
+        self.client
+            .execute(
+                "const e = document.querySelector(arguments[0]); e.value = arguments[1];\
+                 e.dispatchEvent(new Event(arguments[2], { bubbles: true })); return true;",
+                vec![css.into(), value.into(), event.into()],
+            )
+            .await
+            .unwrap_or_else(|e| panic!("type into {css}: {e}"));
+    }
+
+    /// Runs a Benchmark-tab job of `shapes` (the text of `bench-shapes`) with the ticked precisions and
+    /// returns once its status (`bench-status`) is `status` with at least one streamed row.
+    ///
+    /// # Panics
+    /// When Run stays disabled or the status is not reached within 30 s.
+    pub async fn run_benchmark(&self, shapes: &str, status: &str) {
+        let wait = Duration::from_secs(30);
+        self.type_into("[data-testid=bench-shapes]", shapes, "input")
+            .await;
+        self.wait_for_js(
+            "!document.querySelector('[data-testid=bench-run]').disabled",
+            wait,
+        )
+        .await;
+        self.click("[data-testid=bench-run]").await;
+        self.wait_for_js(
+            &format!(
+                "document.querySelector('[data-testid=bench-status]')?.dataset.value === '{status}'\
+                 && document.querySelectorAll('[data-testid=bench-row]').length > 0"
+            ),
+            wait,
+        )
+        .await;
+    }
+
     /// Runs the Kernel tab's Spot Check of its shape in the one precision `precision` (`spot-one`; e.g.
     /// `FP32`, which the CPU endpoint measures) on the endpoint and waits for its row
     /// (`spot-row[data-precision=…]`).
@@ -273,6 +315,15 @@ impl Browser {
             .as_i64()
             .and_then(|n| u64::try_from(n).ok())
             .expect("canvas exists")
+    }
+
+    /// Asserts that the roofline canvas is drawn: more than 2000 of its pixels differ from its background.
+    ///
+    /// # Panics
+    /// When it is not.
+    pub async fn assert_roofline_drawn(&self) {
+        let drawn = self.non_background_pixels("[data-testid=roofline-canvas]").await;
+        assert!(drawn > 2000, "the roofline is not drawn: {drawn} pixels");
     }
 
     /// The page's scroll width, the window's inner width and the width of the element matching `css`, in CSS

@@ -126,7 +126,7 @@ async fn recommendation_apply_and_memory_fit() {
     let Recommendation::Switch(pick) = core_recommendation(hw, model, "bf16", batch, context) else {
         panic!("core recommends no switch for 70B BF16 on an H100");
     };
-    browser.element("#tab-1").await.click().await.unwrap();
+    browser.click("#tab-1").await;
     let rec = browser.element("[data-testid=recommendation]").await;
     assert_eq!(rec.attr("data-kind").await.unwrap().as_deref(), Some("switch"));
     assert_eq!(rec.attr("data-config").await.unwrap(), Some(pick.config.clone()));
@@ -138,12 +138,7 @@ async fn recommendation_apply_and_memory_fit() {
     let tpot_before = browser
         .js("return document.querySelector('[data-testid=summary-tpot]').dataset.value;")
         .await;
-    browser
-        .element("[data-testid=apply-recommendation]")
-        .await
-        .click()
-        .await
-        .unwrap();
+    browser.click("[data-testid=apply-recommendation]").await;
     browser
         .wait_for_js(
             &format!(
@@ -192,7 +187,7 @@ async fn recommendation_apply_and_memory_fit() {
             "hw=h100_sxm&model=llama-3.1-405b&cfg=bf16&phase=decode&b=64&s=8192",
         )
         .await;
-    browser.element("#tab-1").await.click().await.unwrap();
+    browser.click("#tab-1").await;
     browser.wait_data("recommendation", "kind", "nothing-fits").await;
     let Recommendation::NothingFits { changes, .. } =
         core_recommendation("h100_sxm", "llama-3.1-405b", "bf16", 64, 8192)

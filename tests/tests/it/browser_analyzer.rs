@@ -104,9 +104,9 @@ async fn shared_link_controls_pins_and_corrupted_storage() {
     browser.select("hardware-select", "gb10").await;
     browser.select("model-select", "llama-3.1-8b").await;
     browser.select("config-select", "nvfp4-w4a16").await;
-    let set_batch = "const e = document.querySelector('[data-testid=batch-input]'); e.value = '8';\
-                     e.dispatchEvent(new Event('change', { bubbles: true })); return true;";
-    browser.client.execute(set_batch, vec![]).await.unwrap();
+    browser
+        .type_into("[data-testid=batch-input]", "8", "change")
+        .await;
     let gb10_reference = core_decode(Mode::Reference, "gb10", "llama-3.1-8b", "nvfp4-w4a16", 8, 8192);
     assert_summary(&browser, gb10_reference).await;
 
@@ -140,12 +140,7 @@ async fn shared_link_controls_pins_and_corrupted_storage() {
     }
 
     // 3. A pin survives a reload.
-    browser
-        .element("[data-testid=pin-current]")
-        .await
-        .click()
-        .await
-        .unwrap();
+    browser.click("[data-testid=pin-current]").await;
     browser
         .wait_for_js(
             "document.querySelectorAll('[data-testid=pins] tbody tr').length >= 2",
@@ -172,12 +167,7 @@ async fn shared_link_controls_pins_and_corrupted_storage() {
     browser.client.goto(&link).await.unwrap();
     browser.element("[data-testid=storage-notice]").await;
     assert_summary(&browser, h100_reference).await;
-    assert!(
-        browser
-            .non_background_pixels("[data-testid=roofline-canvas]")
-            .await
-            > 2000
-    );
+    browser.assert_roofline_drawn().await;
 
     browser.close().await;
 }
@@ -216,37 +206,19 @@ async fn a_share_link_carries_custom_devices_and_pins_and_unknown_keys_say_so() 
     spec.dram_bandwidth_bytes_per_s /= 2.0;
     spec.provenance = roofline_core::Provenance::Custom;
     let json = serde_json::to_string(&spec).unwrap();
-    browser.element(".custom-hw summary").await.click().await.unwrap();
-    browser
-        .client
-        .execute(
-            "const t = document.getElementById('custom-json'); t.value = arguments[0];\
-             t.dispatchEvent(new Event('input', { bubbles: true })); return true;",
-            vec![serde_json::json!(json)],
-        )
-        .await
-        .unwrap();
-    browser
-        .element(".custom-hw .row button:nth-child(2)")
-        .await
-        .click()
-        .await
-        .unwrap();
+    browser.click(".custom-hw summary").await;
+    browser.type_into("#custom-json", &json, "input").await;
+    browser.click(".custom-hw .row button:nth-child(2)").await;
     browser
         .wait_for_js(
             "document.querySelector('[data-testid=hardware-select]')?.value === 'my_h100'",
             WAIT,
         )
         .await;
+    browser.click("[data-testid=pin-current]").await;
     browser
-        .element("[data-testid=pin-current]")
-        .await
-        .click()
-        .await
-        .unwrap();
-    let set_batch = "const e = document.querySelector('[data-testid=batch-input]'); e.value = '8';\
-                     e.dispatchEvent(new Event('change', { bubbles: true })); return true;";
-    browser.client.execute(set_batch, vec![]).await.unwrap();
+        .type_into("[data-testid=batch-input]", "8", "change")
+        .await;
     let expected = core_on(&spec, 8);
     browser
         .wait_for_js(
@@ -291,13 +263,8 @@ async fn a_share_link_carries_custom_devices_and_pins_and_unknown_keys_say_so() 
     assert_eq!(notices, 0);
 
     // Removing the custom device falls back visibly to the default device, never to a blank list.
-    fresh.element(".custom-hw summary").await.click().await.unwrap();
-    fresh
-        .element(".custom-hw .row button:nth-child(4)")
-        .await
-        .click()
-        .await
-        .unwrap();
+    fresh.click(".custom-hw summary").await;
+    fresh.click(".custom-hw .row button:nth-child(4)").await;
     fresh
         .wait_for_js(
             "document.querySelector('[data-testid=hardware-select]')?.value === 'gb10'",

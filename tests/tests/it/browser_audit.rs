@@ -43,42 +43,6 @@ async fn last_download(browser: &Browser) -> String {
     text.as_str().expect("a text download").to_owned()
 }
 
-/// Sets the text field matching `css` to `value` as typing does (an `input` event).
-async fn type_into(browser: &Browser, css: &str, value: &str) {
-    browser.element(css).await;
-    browser
-        .client
-        .execute(
-            "const e = document.querySelector(arguments[0]); e.value = arguments[1];\
-             e.dispatchEvent(new Event('input', { bubbles: true })); return true;",
-            vec![json!(css), json!(value)],
-        )
-        .await
-        .unwrap();
-}
-
-/// Runs a benchmark job of `shapes` (the text of `bench-shapes`) with the ticked precisions; returns once
-/// it is `running` with a streamed row, or, when `wait_for` is `done`, once it has ended.
-async fn run_job(browser: &Browser, shapes: &str, wait_for: &str) {
-    type_into(browser, "[data-testid=bench-shapes]", shapes).await;
-    browser
-        .wait_for_js(
-            "!document.querySelector('[data-testid=bench-run]').disabled",
-            WAIT,
-        )
-        .await;
-    browser.click("[data-testid=bench-run]").await;
-    browser
-        .wait_for_js(
-            &format!(
-                "document.querySelector('[data-testid=bench-status]')?.dataset.value === '{wait_for}'\
-                 && document.querySelectorAll('[data-testid=bench-row]').length > 0"
-            ),
-            WAIT,
-        )
-        .await;
-}
-
 /// The benchmark rows: `[shape, precision, failed, text]` each.
 async fn bench_rows(browser: &Browser) -> Vec<Value> {
     browser
@@ -201,7 +165,9 @@ async fn spot_check_import_and_benchmark_jobs() {
             WAIT,
         )
         .await;
-    type_into(&browser, "[data-testid=import-json]", &file).await;
+    browser
+        .type_into("[data-testid=import-json]", &file, "input")
+        .await;
     for expected in [
         format!("Imported {points} new point(s)."),
         format!("Imported 0 new point(s); {points} already present."),
@@ -240,7 +206,9 @@ async fn spot_check_import_and_benchmark_jobs() {
     let mut expected: Vec<&str> = measurable.iter().map(String::as_str).collect();
     expected.sort_unstable();
     assert_eq!(ticked, expected, "the boxes tick what the endpoint measures");
-    run_job(&browser, &format!("{oversize}x256x256, 256x256x256"), "done").await;
+    browser
+        .run_benchmark(&format!("{oversize}x256x256, 256x256x256"), "done")
+        .await;
     let rows = bench_rows(&browser).await;
     assert_eq!(rows.len(), 2 * measurable.len(), "rows: {rows:?}");
     let bound = format!("M must be between 1 and {MAX_MEASURE_DIM} for a measurement, got {oversize}");
@@ -270,7 +238,9 @@ async fn spot_check_import_and_benchmark_jobs() {
     // 4. Stop gives feedback at once: from the click until the job ends, the button says "Stopping…" and is
     // disabled and the status says `stopping` (a recorder sees every state the page showed), then
     // `cancelled` before the end.
-    run_job(&browser, &["512x512x512"; 6].join(", "), "running").await;
+    browser
+        .run_benchmark(&["512x512x512"; 6].join(", "), "running")
+        .await;
     browser
         .js("window.__states = []; const seen = () => { const s = document.querySelector('[data-testid=bench-status]'),\
                b = document.querySelector('[data-testid=bench-stop]');\
@@ -301,7 +271,9 @@ async fn spot_check_import_and_benchmark_jobs() {
 
     // 5. The endpoint goes offline mid-job: the job is `lost` (not running), Stop and Run are off, and the
     // precision boxes are the endpoint's set as last seen (they used to switch to the page's defaults).
-    run_job(&browser, &["384x384x384"; 6].join(", "), "running").await;
+    browser
+        .run_benchmark(&["384x384x384"; 6].join(", "), "running")
+        .await;
     let boxes = browser.js(BENCH_BOXES).await;
     endpoint.stop();
     browser.wait_data("endpoint-status", "value", "offline").await;
@@ -406,7 +378,9 @@ async fn kernel_floor_formats_url_link_svg_share_and_nvml() {
             "'http://host:port' names no host[:port] (e.g. localhost:8000, gpu.example.com, 10.0.0.2:8000)",
         ),
     ] {
-        type_into(&browser, "[data-testid=endpoint-url]", typed).await;
+        browser
+            .type_into("[data-testid=endpoint-url]", typed, "input")
+            .await;
         browser.click("[data-testid=endpoint-save]").await;
         browser
             .wait_for_js(
@@ -510,7 +484,7 @@ async fn kernel_floor_formats_url_link_svg_share_and_nvml() {
         .collect();
     assert!(!docs.is_empty(), "the H100 spec is documented");
     browser.click(".custom-hw summary").await;
-    type_into(&browser, "#custom-json", &full).await;
+    browser.type_into("#custom-json", &full, "input").await;
     browser.click(".custom-hw .row button:nth-child(2)").await;
     browser
         .wait_for_js(

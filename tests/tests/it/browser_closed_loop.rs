@@ -10,16 +10,6 @@ use roofline_tests::{Endpoint, browser::Browser, require_browser};
 
 const WAIT: Duration = Duration::from_secs(30);
 
-/// Types `value` into the input with `testid` as a user would (an `input` event per change).
-async fn type_into(browser: &Browser, testid: &str, value: &str) {
-    browser.element(&format!("[data-testid={testid}]")).await;
-    let script = format!(
-        "const e = document.querySelector('[data-testid={testid}]'); e.value = '{value}';\
-         e.dispatchEvent(new Event('input', {{ bubbles: true }})); return true;"
-    );
-    browser.js(&script).await;
-}
-
 /// The number shown by `data-testid="measured-count"`.
 async fn measured_count(browser: &Browser) -> u64 {
     let text = browser.text("[data-testid=measured-count]").await;
@@ -52,9 +42,9 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
     // 2. Kernel Spot Check. The original toolkit's five precisions (the ticked set, `spot-custom`) have no
     // native CPU kernel: each is listed with its reason, never measured through a stand-in. Then FP32
     // 64×256×256 is measured beside its prediction.
-    type_into(&browser, "spot-m", "64").await;
-    type_into(&browser, "spot-n", "256").await;
-    type_into(&browser, "spot-k", "256").await;
+    browser.type_into("[data-testid=spot-m]", "64", "input").await;
+    browser.type_into("[data-testid=spot-n]", "256", "input").await;
+    browser.type_into("[data-testid=spot-k]", "256", "input").await;
     browser
         .wait_for_js(
             "!document.querySelector('[data-testid=analyze-button]').disabled",
@@ -181,23 +171,10 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         telemetry.contains("(cpu backend): no GPU clocks, power or temperature to show"),
         "telemetry: {telemetry}"
     );
-    type_into(
-        &browser,
-        "bench-shapes",
-        "256x512x512, 512x512x512, 384x512x512, 640x512x512, 768x512x512, 896x512x512",
-    )
-    .await;
     browser
-        .wait_for_js(
-            "!document.querySelector('[data-testid=bench-run]').disabled",
-            WAIT,
-        )
-        .await;
-    browser.click("[data-testid=bench-run]").await;
-    browser
-        .wait_for_js(
-            "document.querySelectorAll('[data-testid=bench-row]').length > 0",
-            WAIT,
+        .run_benchmark(
+            "256x512x512, 512x512x512, 384x512x512, 640x512x512, 768x512x512, 896x512x512",
+            "running",
         )
         .await;
     // The job keeps streaming while another tab is open.
@@ -257,12 +234,7 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
         after_job,
         "saved points stay on the page"
     );
-    assert!(
-        browser
-            .non_background_pixels("[data-testid=roofline-canvas]")
-            .await
-            > 2000
-    );
+    browser.assert_roofline_drawn().await;
 
     browser.close().await;
     eprintln!("closed-loop test took {:.1} s", started.elapsed().as_secs_f64());
@@ -279,9 +251,9 @@ async fn clear_deletes_measured_points_here_and_on_the_endpoint() {
     let browser = Browser::start().await;
     browser.client.goto(&endpoint.url()).await.unwrap();
     browser.wait_data("endpoint-status", "value", "online").await;
-    type_into(&browser, "spot-m", "64").await;
-    type_into(&browser, "spot-n", "256").await;
-    type_into(&browser, "spot-k", "256").await;
+    browser.type_into("[data-testid=spot-m]", "64", "input").await;
+    browser.type_into("[data-testid=spot-n]", "256", "input").await;
+    browser.type_into("[data-testid=spot-k]", "256", "input").await;
     browser.spot_check("FP32").await;
     // The point is stored on the endpoint too: a reload (history merged in) still shows it.
     browser.client.refresh().await.unwrap();

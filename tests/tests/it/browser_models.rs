@@ -140,7 +140,7 @@ async fn gpu_count_splits_the_step_per_gpu_with_collectives() {
     assert!(url.contains("tp=4"), "the link carries the GPU count: {url}");
 
     // 3. The Advisor shows each config's fewest GPUs: BF16 needs more than one, as core says.
-    browser.element("#tab-1").await.click().await.unwrap();
+    browser.click("#tab-1").await;
     let advice = advise_model_parallel(
         &spec,
         llama,
@@ -266,35 +266,17 @@ async fn config_json_import_is_selected_stored_and_shared() {
             "hw=h100_sxm&model=llama-3.1-8b&cfg=bf16&phase=decode&b=1&s=4096",
         )
         .await;
-    browser
-        .element("[data-testid=model-import] summary")
-        .await
-        .click()
-        .await
-        .unwrap();
-    let paste = |text: String| {
-        let client = browser.client.clone();
-        async move {
-            client
-                .execute(
-                    "const t = document.querySelector('[data-testid=model-json]'); t.value = arguments[0];\
-                     t.dispatchEvent(new Event('input', { bubbles: true })); return true;",
-                    vec![serde_json::json!(text)],
-                )
-                .await
-                .unwrap();
-        }
-    };
-
+    browser.click("[data-testid=model-import] summary").await;
     // 1. Malformed JSON: an error naming the field, nothing changes.
     let tpot_before = browser.data_value("summary-tpot").await;
-    paste("{\"architectures\": [\"Qwen3ForCausalLM\"], oops".to_owned()).await;
     browser
-        .element("[data-testid=model-import-button]")
-        .await
-        .click()
-        .await
-        .unwrap();
+        .type_into(
+            "[data-testid=model-json]",
+            "{\"architectures\": [\"Qwen3ForCausalLM\"], oops",
+            "input",
+        )
+        .await;
+    browser.click("[data-testid=model-import-button]").await;
     let message = browser.element("[data-testid=model-import-message]").await;
     assert_eq!(message.attr("data-ok").await.unwrap().as_deref(), Some("false"));
     let text = message.text().await.unwrap();
@@ -303,13 +285,10 @@ async fn config_json_import_is_selected_stored_and_shared() {
         "{text}"
     );
     let missing = json.replace("\"num_hidden_layers\"", "\"layers\"");
-    paste(missing).await;
     browser
-        .element("[data-testid=model-import-button]")
-        .await
-        .click()
-        .await
-        .unwrap();
+        .type_into("[data-testid=model-json]", &missing, "input")
+        .await;
+    browser.click("[data-testid=model-import-button]").await;
     browser
         .wait_for_js(
             "document.querySelector('[data-testid=model-import-message]').textContent.includes('num_hidden_layers')",
@@ -325,13 +304,10 @@ async fn config_json_import_is_selected_stored_and_shared() {
     assert_eq!(browser.data_value("summary-tpot").await, tpot_before);
 
     // 2. The real file: selected under a fresh key, and the summary's weights are core's for the parsed config.
-    paste(json.clone()).await;
     browser
-        .element("[data-testid=model-import-button]")
-        .await
-        .click()
-        .await
-        .unwrap();
+        .type_into("[data-testid=model-json]", &json, "input")
+        .await;
+    browser.click("[data-testid=model-import-button]").await;
     browser.wait_data("model-import-message", "ok", "true").await;
     let key = browser
         .js("return document.querySelector('[data-testid=model-select]').value;")
@@ -396,18 +372,8 @@ async fn config_json_import_is_selected_stored_and_shared() {
     );
 
     // 5. Removing it falls back to the default model; the page keeps working.
-    fresh
-        .element("[data-testid=model-import] summary")
-        .await
-        .click()
-        .await
-        .unwrap();
-    fresh
-        .element("[data-testid=model-remove]")
-        .await
-        .click()
-        .await
-        .unwrap();
+    fresh.click("[data-testid=model-import] summary").await;
+    fresh.click("[data-testid=model-remove]").await;
     fresh
         .wait_for_js(
             "document.querySelector('[data-testid=model-select]')?.value === 'llama-3.1-8b'",

@@ -486,10 +486,7 @@ async fn usable_memory_and_calibration_with_its_spread() {
     // A fraction of 0.1 leaves 0.1 × 85.06 GB = 8.5 GB: less than Llama-3.1-8B's BF16 weights alone
     // (8.03e9 parameters × 2 bytes = 16.1 GB, its model card), so it no longer fits; the link keeps it.
     browser
-        .js(
-            "const e = document.querySelector('[data-testid=memory-fraction]'); e.value = '0.1';\
-             e.dispatchEvent(new Event('change', { bubbles: true })); return true;",
-        )
+        .type_into("[data-testid=memory-fraction]", "0.1", "change")
         .await;
     browser.wait_data("summary-memory-fit", "value", "false").await;
     assert!((bar("usable").await - 0.1 * reported).abs() <= 1e-9 * reported);

@@ -78,12 +78,8 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
     // 2. Invalid inputs: batch −5 and M = 0 are marked invalid with the reason, and say which value is still
     // used; the previous value is kept visibly, not silently.
     browser.open(&endpoint.url(), "hw=h100_sxm&b=8&m=16").await;
-    browser.element("[data-testid=batch-input]").await;
     browser
-        .js(
-            "const e = document.querySelector('[data-testid=batch-input]'); e.value = '-5';\
-         e.dispatchEvent(new Event('change', { bubbles: true })); return true;",
-        )
+        .type_into("[data-testid=batch-input]", "-5", "change")
         .await;
     let reason = browser.text("[data-testid=batch-input-invalid]").await;
     assert_eq!(reason, "Invalid: must be at least 1; still showing 8");
@@ -103,7 +99,7 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
     assert_eq!(reason, "M must be at least 1; still using 16");
 
     // 3. The Formats tab prints the largest FP64 value in scientific notation, not 309 digits.
-    browser.element("#tab-2").await.click().await.unwrap();
+    browser.click("#tab-2").await;
     browser
         .wait_for_js("document.body.innerText.includes('1.80e308')", WAIT)
         .await;
@@ -116,12 +112,7 @@ async fn unsupported_unknown_invalid_inputs_formats_png_phone_and_contrast() {
     let css = browser.js("const c = document.querySelector('[data-testid=roofline-canvas]'); return [c.clientWidth, c.clientHeight];",
     )
     .await;
-    browser
-        .element("[data-testid=png-export]")
-        .await
-        .click()
-        .await
-        .unwrap();
+    browser.click("[data-testid=png-export]").await;
     browser
         .wait_for_js(
             "document.querySelector('[data-testid=png-export]').dataset.width",
@@ -221,13 +212,7 @@ async fn the_page_reloads_and_predicts_with_the_server_stopped() {
             WAIT,
         )
         .await;
-    assert!(
-        browser
-            .non_background_pixels("[data-testid=roofline-canvas]")
-            .await
-            > 2000,
-        "the roofline is drawn offline"
-    );
+    browser.assert_roofline_drawn().await;
     browser.close().await;
 }
 
@@ -241,7 +226,7 @@ async fn a_cpu_endpoint_is_never_polled_for_nvml() {
     let endpoint = Endpoint::start();
     let browser = Browser::start().await;
     browser.client.goto(&endpoint.url()).await.unwrap();
-    browser.element("#tab-3").await.click().await.unwrap();
+    browser.click("#tab-3").await;
     browser.wait_data("telemetry", "state", "no-nvml").await;
     tokio::time::sleep(Duration::from_secs(8)).await;
     let polls = browser.js("return performance.getEntriesByType('resource').filter(e => e.name.includes('/nvml/status')).length;",

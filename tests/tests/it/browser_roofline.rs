@@ -47,12 +47,7 @@ async fn page_draws_the_roofline_and_shows_core_predictions() {
         )
         .await;
     assert!(drawn.as_u64().unwrap() > 2000, "canvas drawn: {drawn}");
-    assert!(
-        browser
-            .non_background_pixels("[data-testid=roofline-canvas]")
-            .await
-            > 2000
-    );
+    browser.assert_roofline_drawn().await;
 
     // The default mode is reference: GB10's achievable bandwidth plus the 5 µs matrix-kernel floor.
     let gb10 = find_hardware("gb10").unwrap();
@@ -87,12 +82,7 @@ async fn page_draws_the_roofline_and_shows_core_predictions() {
         caption.ends_with(&format!("datasheet · {}", gb10.name)),
         "caption: {caption}"
     );
-    assert!(
-        browser
-            .non_background_pixels("[data-testid=roofline-canvas]")
-            .await
-            > 2000
-    );
+    browser.assert_roofline_drawn().await;
 
     browser.close().await;
 }

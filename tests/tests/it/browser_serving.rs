@@ -54,16 +54,6 @@ async fn wait_recommendation(browser: &Browser, expected: &ServingPoint) -> Stri
     browser.text("[data-testid=serving-recommendation] .pick").await
 }
 
-/// Types `text` into the input `testid` and commits it (`change`).
-async fn type_into(browser: &Browser, testid: &str, text: &str) {
-    browser
-        .js(&format!(
-            "const e = document.querySelector('[data-testid={testid}]'); e.value = '{text}';\
-             e.dispatchEvent(new Event('change', {{ bubbles: true }})); return true;"
-        ))
-        .await;
-}
-
 /// Chooses `path` in the serving file input.
 async fn choose_file(browser: &Browser, path: &std::path::Path) {
     browser
@@ -179,7 +169,7 @@ async fn serving_view_is_cores_sweep_with_sla_measured_runs_storage_and_links() 
 
     // 2. TPOT ≤ 20 ms: the recommendation is core's under that SLA and differs from the open one; the sweep
     // is not run again. An impossible limit says why nothing meets it, in core's words.
-    type_into(&browser, "sla-tpot", "20").await;
+    browser.type_into("[data-testid=sla-tpot]", "20", "change").await;
     let sla = Sla {
         tpot_max_s: Some(0.02),
         ..Sla::default()
@@ -197,7 +187,7 @@ async fn serving_view_is_cores_sweep_with_sla_measured_runs_storage_and_links() 
         "{text}"
     );
     assert_eq!(sweeps().await, "1", "an SLA change does not sweep again");
-    type_into(&browser, "sla-tpot", "0.1").await;
+    browser.type_into("[data-testid=sla-tpot]", "0.1", "change").await;
     browser.wait_data("serving-recommendation", "kind", "none").await;
     let why = browser.text("[data-testid=serving-recommendation] .pick").await;
     let reason = Sla {
@@ -208,17 +198,21 @@ async fn serving_view_is_cores_sweep_with_sla_measured_runs_storage_and_links() 
     .reason
     .unwrap();
     assert_eq!(why, format!("N{}", &reason[1..]));
-    type_into(&browser, "sla-tpot", "20").await;
+    browser.type_into("[data-testid=sla-tpot]", "20", "change").await;
     wait_recommendation(&browser, &limited).await;
     // Another ISL sweeps again; going back to 1024 comes from the cache.
-    type_into(&browser, "serving-isl", "4096").await;
+    browser
+        .type_into("[data-testid=serving-isl]", "4096", "change")
+        .await;
     browser
         .wait_for_js(
             "document.querySelector('[data-testid=serving-view]').dataset.sweeps === '2'",
             WAIT,
         )
         .await;
-    type_into(&browser, "serving-isl", "1024").await;
+    browser
+        .type_into("[data-testid=serving-isl]", "1024", "change")
+        .await;
     wait_recommendation(&browser, &limited).await;
     assert_eq!(sweeps().await, "2", "a sweep seen lately is cached");
 

@@ -289,17 +289,17 @@ mod tests {
     use crate::presets::resolve_hardware;
     use crate::scenario::KernelSpec;
 
-    #[test]
-    fn svg_has_every_point_and_no_legend_over_the_data() {
+    /// The default kernel rows on GB10's reference spec, with its datasheet roofs beside them.
+    fn gb10_kernel_plot() -> PlotData {
         let hw = resolve_hardware("gb10", &[]).unwrap();
         let reference = hw.reference().unwrap();
-        let data = with_other(
-            plot_data(
-                &reference,
-                kernel_points(&KernelSpec::default().evaluate(&reference, &roofline_core::Corrections::NONE)),
-            ),
-            &hw,
-        );
+        let rows = KernelSpec::default().evaluate(&reference, &roofline_core::Corrections::NONE);
+        with_other(plot_data(&reference, kernel_points(&rows)), &hw)
+    }
+
+    #[test]
+    fn svg_has_every_point_and_no_legend_over_the_data() {
+        let data = gb10_kernel_plot();
         let mut svg = String::new();
         let hits = {
             let root = SVGBackend::with_string(&mut svg, (900, 560)).into_drawing_area();
@@ -326,15 +326,7 @@ mod tests {
 
     #[test]
     fn the_exported_chart_has_its_caption_and_legend() {
-        let hw = resolve_hardware("gb10", &[]).unwrap();
-        let reference = hw.reference().unwrap();
-        let data = with_other(
-            plot_data(
-                &reference,
-                kernel_points(&KernelSpec::default().evaluate(&reference, &roofline_core::Corrections::NONE)),
-            ),
-            &hw,
-        );
+        let data = gb10_kernel_plot();
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, (900, 600)).into_drawing_area();

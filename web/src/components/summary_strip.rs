@@ -10,8 +10,9 @@ use crate::format;
 use crate::scenario::{CeilingValue, UsedCeiling, gpus_label};
 use crate::summary::{Fallback, headline, with_ideal};
 
-/// One summary cell: the caption, the formatted figure and its raw base-unit value (`data-value`), struck
-/// through with "does not fit" (`<testid>-fit`) when `over`.
+/// One summary cell: the caption, the formatted figure and its raw base-unit value (`data-value`), with its
+/// ideal datasheet bound's raw value (`data-ideal`) when it has one; a rate the device cannot reach because the
+/// step does not fit (`over`) is struck through with "does not fit" (`<testid>-fit`) and `data-fits`.
 #[component]
 fn Stat(
     /// Caption.
@@ -21,22 +22,28 @@ fn Stat(
     /// Text and raw value.
     #[prop(into)]
     cell: Signal<(String, String)>,
-    /// Marks a rate that cannot be reached on this device: the step does not fit in its memory.
+    /// The raw value of the ideal bound beside it (empty when there is none).
     #[prop(optional, into)]
+    ideal: Option<Signal<String>>,
+    /// Whether the step does not fit in the device's memory, for a figure that needs it to.
+    #[prop(default = None)]
     over: Option<Signal<bool>>,
 ) -> impl IntoView {
-    let over = move || over.is_some_and(|o| o.get()) && cell.with(|c| !c.1.is_empty());
+    // Only a figure that is shown can be marked (TTFT in decode is `—`).
+    let marked = move || over.is_some_and(|o| o.get()) && cell.with(|c| !c.1.is_empty());
     view! {
-        <div class="stat" class:over=over>
+        <div class="stat" class:over=marked>
             <span class="stat-label">{label}</span>
             <span
                 class="stat-value"
                 data-testid=(!testid.is_empty()).then_some(testid)
                 data-value=move || cell.with(|c| c.1.clone())
+                data-ideal=move || ideal.map(|i| i.get())
+                data-fits=move || over.is_some().then(|| (!marked()).to_string())
             >
                 {move || cell.with(|c| c.0.clone())}
             </span>
-            {move || over().then(|| view! {
+            {move || marked().then(|| view! {
                 <span class="does-not-fit" data-testid=format!("{testid}-fit")>"does not fit"</span>
             })}
         </div>
@@ -157,20 +164,9 @@ pub fn SummaryStrip(
                              show: fn(f64) -> String,
                              fit: bool| {
         let m = bounded(get, show);
-        // Only a figure that is shown can be marked (TTFT in decode is `—`).
-        let marked = move || fit && over.get() && m.with(|c| !c.1.is_empty());
         view! {
-            <div class="stat" class:over=marked>
-                <span class="stat-label">{label}</span>
-                <span class="stat-value" data-testid=testid data-value=move || m.with(|c| c.1.clone())
-                    data-ideal=move || m.with(|c| c.2.clone())
-                    data-fits=move || fit.then(|| (!marked()).to_string())>
-                    {move || m.with(|c| c.0.clone())}
-                </span>
-                {move || marked().then(|| view! {
-                    <span class="does-not-fit" data-testid=format!("{testid}-fit")>"does not fit"</span>
-                })}
-            </div>
+            <Stat label testid cell=Signal::derive(move || m.with(|c| (c.0.clone(), c.1.clone())))
+                ideal=Signal::derive(move || m.with(|c| c.2.clone())) over=fit.then_some(over) />
         }
     };
     let has =

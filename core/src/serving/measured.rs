@@ -77,6 +77,19 @@ pub struct MeasuredServingPoint {
 }
 
 impl MeasuredServingPoint {
+    /// GPUs it ran on: the file's own count, else `scenario_gpus` (those of the scenario it is taken to have
+    /// run with).
+    #[must_use]
+    pub fn gpus_or(&self, scenario_gpus: u32) -> u32 {
+        self.gpus.unwrap_or(scenario_gpus)
+    }
+
+    /// Output tokens/s per GPU: the whole server's rate over every GPU it ran on ([`Self::gpus_or`]).
+    #[must_use]
+    pub fn output_tokens_per_s_per_gpu(&self, scenario_gpus: u32) -> f64 {
+        self.output_tokens_per_s / f64::from(self.gpus_or(scenario_gpus).max(1))
+    }
+
     /// The load it ran at: its concurrency, else its rate.
     #[must_use]
     pub fn load(&self) -> Option<Load> {
@@ -369,7 +382,7 @@ pub fn compare_measured(
             }
         };
         let predicted = models[index].predict(load)?;
-        let measured_gpus = m.gpus.unwrap_or(gpus);
+        let measured_gpus = m.gpus_or(gpus);
         let mut notes = Vec::new();
         if measured_gpus != gpus {
             notes.push(format!(
@@ -377,7 +390,7 @@ pub fn compare_measured(
             ));
         }
         let ratio = |f: fn(&MeasuredServingPoint, u32) -> f64, g: fn(&ServingPoint) -> f64| match &predicted {
-            ServingOutcome::Steady(p) => Some(f(m, measured_gpus) / g(p)),
+            ServingOutcome::Steady(p) => Some(f(m, gpus) / g(p)),
             ServingOutcome::Unstable(_) => None,
         };
         out.push(ServingComparison {
@@ -385,10 +398,9 @@ pub fn compare_measured(
             workload: lengths,
             ttft_ratio: ratio(|m, _| m.ttft_s, |p| p.ttft_s),
             tpot_ratio: ratio(|m, _| m.tpot_s, |p| p.tpot_s),
-            output_throughput_ratio: ratio(
-                |m, g| m.output_tokens_per_s / f64::from(g),
-                |p| p.output_tokens_per_s_per_gpu,
-            ),
+            output_throughput_ratio: ratio(MeasuredServingPoint::output_tokens_per_s_per_gpu, |p| {
+                p.output_tokens_per_s_per_gpu
+            }),
             predicted,
             notes,
         });

@@ -109,13 +109,13 @@ impl ServingRun {
     /// GPUs it ran on: the file's figure (CSV), else the scenario's.
     #[must_use]
     pub fn gpus(&self) -> u32 {
-        self.measured.gpus.unwrap_or(self.ran_on.gpus)
+        self.measured.gpus_or(self.ran_on.gpus)
     }
 
-    /// Output tokens/s per GPU it measured.
+    /// Output tokens/s per GPU it measured (core's rule).
     #[must_use]
     pub fn output_tokens_per_s_per_gpu(&self) -> f64 {
-        self.measured.output_tokens_per_s / f64::from(self.gpus().max(1))
+        self.measured.output_tokens_per_s_per_gpu(self.ran_on.gpus)
     }
 }
 

@@ -121,6 +121,22 @@ impl Corrections {
         ..Corrections::REALISTIC
     };
 
+    /// The corrections of predictions on `hardware`: those of its mode ([`Corrections::for_mode`]), with no
+    /// step launch on the endpoint's host CPU ([`HardwareSpec::is_cpu_host`]: its CPU backend calls kernels
+    /// as plain functions, whose fixed cost its calibrated per-kernel overhead already holds).
+    #[must_use]
+    pub fn for_spec(hardware: &HardwareSpec) -> Corrections {
+        let mode = Corrections::for_mode(Mode::of(hardware));
+        if hardware.is_cpu_host() {
+            Corrections {
+                step_launch: StepLaunch::Ignored,
+                ..mode
+            }
+        } else {
+            mode
+        }
+    }
+
     /// The corrections of `mode`: none for the datasheet bound, [`Corrections::REALISTIC`] otherwise.
     #[must_use]
     pub const fn for_mode(mode: Mode) -> Corrections {
@@ -347,6 +363,34 @@ pub fn analyze_linear(
 mod tests {
     use super::*;
     use crate::hardware::find_hardware;
+
+    #[test]
+    fn the_endpoints_host_cpu_launches_no_cuda_graph() {
+        use crate::hardware::{CPU_HOST_KEY, Calibration, HardwareSpec};
+        let cpu = HardwareSpec::uncatalogued(CPU_HOST_KEY, "Host CPU", "x86-64", 64e9)
+            .calibrated(&Calibration {
+                device_name: "Host CPU".into(),
+                dram_bandwidth_bytes_per_s: 20e9,
+                kernel_overhead_s: 1e-6,
+                vector_kernel_overhead_s: None,
+                peaks: vec![(crate::precision::ComputePath::Fp32, 1e12)],
+                source: "test".into(),
+                quality: None,
+            })
+            .unwrap();
+        assert_eq!(
+            Corrections::for_spec(&cpu),
+            Corrections {
+                step_launch: StepLaunch::Ignored,
+                ..Corrections::REALISTIC
+            }
+        );
+        // A GPU keeps its mode's corrections, one CUDA graph launch per step included.
+        let h100 = find_hardware("h100_sxm").unwrap();
+        assert_eq!(Corrections::for_spec(h100), Corrections::NONE, "datasheet mode");
+        let reference = h100.reference().unwrap();
+        assert_eq!(Corrections::for_spec(&reference), Corrections::REALISTIC);
+    }
 
     #[test]
     fn wave_quantization_penalizes_a_partial_last_wave() {

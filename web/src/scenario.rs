@@ -6,8 +6,8 @@ use roofline_core::hardware::Sourced;
 use roofline_core::{
     Advice, Corrections, Engine, Error, GemmFamily, HardwareSpec, MemoryFraction, Mode, ModelAnalysis,
     ModelConfig, OpAnalysis, Operator, Parallelism, Phase, Precision, QuantConfig, QuantizeKernel,
-    Recommendation, StepLaunch, VLLM_GPU_MEMORY_UTILIZATION, Workload, advise_model_parallel,
-    analyze_model_parallel, analyze_operator, find_quant_config, recommend_model_for_engine,
+    Recommendation, VLLM_GPU_MEMORY_UTILIZATION, Workload, advise_model_parallel, analyze_model_parallel,
+    analyze_operator, find_quant_config, recommend_model_for_engine,
 };
 use serde::{Deserialize, Serialize};
 
@@ -187,18 +187,6 @@ impl Default for Scenario {
 /// The memory fractions the page accepts: 0.05 to 1 of device memory.
 pub const MEMORY_FRACTION_RANGE: (f64, f64) = (0.05, 1.0);
 
-/// How a device launches a step's kernels from the host: one CUDA graph per step on a GPU; nothing to add
-/// on the endpoint's CPU backend (a calibrated `cpu_host` spec), which calls its kernels as plain functions
-/// whose fixed cost its calibrated per-kernel overhead already holds.
-#[must_use]
-pub fn step_launch_of(hw: &HardwareSpec) -> StepLaunch {
-    if hw.calibrated_base().is_some_and(|base| base.starts_with("cpu_")) {
-        StepLaunch::Ignored
-    } else {
-        StepLaunch::CudaGraphs
-    }
-}
-
 impl Scenario {
     /// The engine whose defaults the serving view takes: the scenario's, else core's default engine (vLLM).
     #[must_use]
@@ -221,21 +209,15 @@ impl Scenario {
         }
     }
 
-    /// The corrections of predictions on `hw`, as `roofline_core` takes them: those of its mode
-    /// ([`Corrections::for_mode`]) with the device's step launch ([`step_launch_of`], outside datasheet
-    /// mode), plus the user's launch floor and wave quantization (the toggles only add), and the scenario's
-    /// engine memory fraction.
+    /// The corrections of predictions on `hw`, as `roofline_core` takes them: the device's
+    /// ([`Corrections::for_spec`]), plus the user's launch floor and wave quantization (the toggles only
+    /// add), and the scenario's engine memory fraction.
     #[must_use]
     pub fn core_corrections(&self, hw: &HardwareSpec) -> Corrections {
-        let base = Corrections::for_mode(Mode::of(hw));
-        let step_launch = match base.step_launch {
-            StepLaunch::Ignored => StepLaunch::Ignored,
-            _ => step_launch_of(hw),
-        };
+        let base = Corrections::for_spec(hw);
         Corrections {
             launch_floor: base.launch_floor || self.corrections.launch_floor,
             wave_quantization: base.wave_quantization || self.corrections.wave_quantization,
-            step_launch,
             memory: MemoryFraction::OfCapacity(self.memory_fraction),
             ..base
         }

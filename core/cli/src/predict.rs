@@ -186,7 +186,7 @@ impl CorrectionArgs {
     /// The corrections of the spec's mode, with the flags on top.
     #[must_use]
     pub fn corrections(&self, hardware: &HardwareSpec) -> Corrections {
-        let mode = Corrections::for_mode(Mode::of(hardware));
+        let mode = Corrections::for_spec(hardware);
         Corrections {
             launch_floor: self.launch_floor,
             wave_quantization: self.wave_quantization || mode.wave_quantization,

@@ -195,6 +195,10 @@ pub fn calibrated_key(key: &str) -> String {
     format!("{key}{CALIBRATED_SUFFIX}")
 }
 
+/// The key of the host CPU gpu-endpoint's CPU backend measures (the endpoint names a device outside the
+/// catalog `<backend>_host`).
+pub const CPU_HOST_KEY: &str = "cpu_host";
+
 /// What [`calibrated_key`] appends.
 const CALIBRATED_SUFFIX: &str = "_measured";
 
@@ -220,6 +224,13 @@ impl HardwareSpec {
                 .then(|| self.key.strip_suffix(CALIBRATED_SUFFIX))
                 .flatten()
         })
+    }
+
+    /// Whether this is (the calibrated spec of) the host CPU that gpu-endpoint's CPU backend measures, key
+    /// [`CPU_HOST_KEY`]: it calls its kernels as plain functions, with no launch from a host.
+    #[must_use]
+    pub fn is_cpu_host(&self) -> bool {
+        self.key == CPU_HOST_KEY || self.calibrated_base() == Some(CPU_HOST_KEY)
     }
 
     /// A spec to calibrate a device with no catalog entry from (a host CPU, an unknown GPU): architecture

@@ -154,7 +154,7 @@ pub fn plan(request: StepRequest, hardware: HardwareSpec) -> Result<StepPlan, Er
         batch: request.batch,
         context: request.context,
     };
-    let corrections = Corrections::for_mode(Mode::of(&hardware));
+    let corrections = Corrections::for_spec(&hardware);
     let analysis = analyze_model(&hardware, model, config, &workload, &corrections)?;
     if analysis.kernel_launches > MAX_STEP_KERNELS {
         return Err(Error::InvalidInput(format!(

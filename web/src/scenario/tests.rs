@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::presets::resolve_hardware;
+use roofline_core::StepLaunch;
 
 #[test]
 fn default_scenario_reproduces_core_gb10_gemv() {
@@ -79,9 +80,8 @@ fn the_default_scenario_is_in_reference_mode_with_realistic_corrections() {
             quality: None,
         })
         .unwrap();
-    assert_eq!(step_launch_of(&cpu), StepLaunch::Ignored);
     assert_eq!(s.core_corrections(&cpu).step_launch, StepLaunch::Ignored);
-    assert_eq!(step_launch_of(&reference), StepLaunch::CudaGraphs);
+    assert_eq!(s.core_corrections(&reference).step_launch, StepLaunch::CudaGraphs);
 }
 
 #[test]

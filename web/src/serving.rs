@@ -22,6 +22,7 @@ use crate::models::resolve_model;
 use crate::palette::{Rgb, precision_rgb};
 use crate::scenario::Scenario;
 use crate::serving_inputs::{engine_name, scheduler_name};
+use crate::summary::config_name;
 
 /// Everything a sweep depends on, and nothing else: the device spec in its mode, the model, the GPU split,
 /// the request lengths, the engine, its scheduler and limits, and the corrections of the mode. Every
@@ -174,12 +175,6 @@ impl SweepCache {
 #[must_use]
 pub fn config_rgb(config: &str) -> Rgb {
     find_quant_config(config).map_or((0x64, 0x74, 0x8b), |c| precision_rgb(c.weights))
-}
-
-/// A config's display name, or its key when it is not one.
-#[must_use]
-pub fn config_name(config: &str) -> String {
-    find_quant_config(config).map_or_else(|_| config.to_owned(), |c| c.name.clone())
 }
 
 /// The load of a point in words: `concurrency 96`, or `2.5 requests/s`.

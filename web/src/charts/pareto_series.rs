@@ -8,7 +8,8 @@ use crate::charts::series::Marker;
 use crate::format;
 use crate::palette::Rgb;
 use crate::serving::measured::{Compared, MeasuredRow};
-use crate::serving::{config_name, config_rgb, load_words};
+use crate::serving::{config_rgb, load_words};
+use crate::summary::config_name;
 
 /// What a point on the Pareto chart is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,10 +10,11 @@ use crate::browser;
 use crate::format;
 use crate::presets::{GPU_COUNTS, all_hardware};
 use crate::scenario::Scenario;
+use crate::serving::load_words;
 use crate::serving::measured::{Elsewhere, MeasuredRow, Pending, RanOn, add, read};
 use crate::serving::state::ServingState;
-use crate::serving::{config_name, load_words};
 use crate::serving_inputs::engine_name;
+use crate::summary::config_name;
 use crate::validation::band_class;
 
 /// A ratio cell (`data-value` = measured ÷ predicted), coloured by the error's band.

@@ -7,7 +7,8 @@ use roofline_core::{Load, ServingPoint, UnsupportedConfig};
 use crate::components::serving_form::metric_definition;
 use crate::format;
 use crate::palette::css;
-use crate::serving::{ConfigRow, config_name};
+use crate::serving::ConfigRow;
+use crate::summary::config_name;
 
 /// The load column's text and value: the concurrency, or the rate.
 fn load_cell(p: &ServingPoint) -> (String, f64) {

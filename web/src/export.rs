@@ -2,12 +2,13 @@
 
 use roofline_core::wire::RooflinePoint;
 use roofline_core::{
-    HardwareSpec, Mode, ModelAnalysis, OpAnalysis, Precision, ServingOutcome, SlaOutcome, Sweep,
+    Corrections, HardwareSpec, Mode, ModelAnalysis, OpAnalysis, Precision, ServingComparison, ServingOutcome,
+    SlaOutcome, Sweep,
 };
-use serde_json::json;
+use serde::Serialize;
 
 use crate::scenario::{KernelRow, Scenario};
-use crate::serving::measured::{Compared, ServingRun};
+use crate::serving::measured::{Compared, RanOn, ServingRun};
 use crate::serving_inputs::engine_name;
 
 /// This page's version, recorded in every export.
@@ -276,41 +277,72 @@ pub fn results_json(
             Some(RooflinePoint::simulated(op, &p))
         })
         .collect();
-    let mode = Mode::of(hw);
-    let comparisons: Vec<serde_json::Value> = serving
+    let comparisons = serving
         .compared
         .map(|c| c.rows.as_slice())
         .unwrap_or_default()
         .iter()
-        .map(|row| {
-            json!({
-                "file": row.run.file,
-                "line": row.run.measured.line,
-                "ran_on": row.run.ran_on,
-                "on_chart": row.on_chart,
-                "comparison": row.comparison.as_ref().ok(),
-                "error": row.comparison.as_ref().err().map(ToString::to_string),
-            })
+        .map(|row| ComparisonJson {
+            file: &row.run.file,
+            line: row.run.measured.line,
+            ran_on: &row.run.ran_on,
+            on_chart: row.on_chart,
+            comparison: row.comparison.as_ref().ok(),
+            error: row.comparison.as_ref().err().map(ToString::to_string),
         })
         .collect();
-    let value = json!({
-        "tool": TOOL,
-        "mode": mode,
-        "device": hw.name,
-        "scenario": s,
-        "corrections": s.core_corrections(hw),
-        "hardware": hw,
-        "analysis": analysis,
-        "kernel": kernel,
-        "measured": measured,
-        "serving": {
-            "sweep": serving.sweep,
-            "sla": serving.outcome,
-            "runs": serving.runs,
-            "comparisons": comparisons,
+    roofline_core::wire::to_pretty_json(&ResultsJson {
+        tool: TOOL,
+        mode: Mode::of(hw),
+        device: &hw.name,
+        scenario: s,
+        corrections: s.core_corrections(hw),
+        hardware: hw,
+        analysis,
+        kernel,
+        measured,
+        serving: ServingJson {
+            sweep: serving.sweep,
+            sla: serving.outcome,
+            runs: serving.runs,
+            comparisons,
         },
-    });
-    serde_json::to_string_pretty(&value).unwrap_or_default()
+    })
+}
+
+/// The document [`results_json`] writes.
+#[derive(Serialize)]
+struct ResultsJson<'a> {
+    tool: &'a str,
+    mode: Mode,
+    device: &'a str,
+    scenario: &'a Scenario,
+    corrections: Corrections,
+    hardware: &'a HardwareSpec,
+    analysis: Option<&'a ModelAnalysis>,
+    kernel: Vec<RooflinePoint>,
+    measured: &'a [RooflinePoint],
+    serving: ServingJson<'a>,
+}
+
+/// Its `serving` member.
+#[derive(Serialize)]
+struct ServingJson<'a> {
+    sweep: Option<&'a Sweep>,
+    sla: Option<&'a SlaOutcome>,
+    runs: &'a [ServingRun],
+    comparisons: Vec<ComparisonJson<'a>>,
+}
+
+/// A kept run of the view's scenario with its comparison or why there is none.
+#[derive(Serialize)]
+struct ComparisonJson<'a> {
+    file: &'a str,
+    line: usize,
+    ran_on: &'a RanOn,
+    on_chart: bool,
+    comparison: Option<&'a ServingComparison>,
+    error: Option<String>,
 }
 
 /// Reads measured points from a JSON export of this page (`measured` field) or a bare array of points.
@@ -319,8 +351,9 @@ pub fn results_json(
 /// [`ImportError`] naming what could not be read.
 pub fn import_measured(json: &str) -> Result<Vec<RooflinePoint>, ImportError> {
     let value: serde_json::Value = serde_json::from_str(json).map_err(ImportError::Json)?;
-    let list = value.get("measured").cloned().unwrap_or(value);
-    serde_json::from_value(list).map_err(ImportError::NotPoints)
+    let list = value.get("measured").unwrap_or(&value);
+    // Read from text, not from the `Value`: one copy of the points' derived code in the wasm.
+    serde_json::from_str(&list.to_string()).map_err(ImportError::NotPoints)
 }
 
 /// Why measured points could not be imported.

@@ -213,7 +213,10 @@ fn link_json(spec: &HardwareSpec) -> String {
             _ => {}
         }
     }
-    let mut value = serde_json::to_value(compact(spec)).unwrap_or_default();
+    // Through text, not `to_value`: the spec's `Serialize` exists once in the wasm (for serde_json's writer).
+    let mut value = serde_json::to_string(&compact(spec))
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text))
+        .unwrap_or_default();
     prune(&mut value);
     value.to_string()
 }

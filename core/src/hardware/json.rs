@@ -26,7 +26,7 @@ impl HardwareSpec {
     /// This spec as pretty-printed JSON, for export.
     #[must_use]
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_default()
+        crate::wire::to_pretty_json(self)
     }
 }
 

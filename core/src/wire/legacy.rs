@@ -52,7 +52,10 @@ macro_rules! reads_legacy_units {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 let object = <serde_json::Value as serde::Deserialize>::deserialize(deserializer)?;
                 let renamed = [$($crate::wire::legacy::Renamed { old: $old, new: $new, to_base: $to_base }),+];
-                <$type>::deserialize($crate::wire::legacy::with_base_units(object, &renamed))
+                // Read from text, not from the `Value`: the derived code then exists once, for serde_json's
+                // text reader (a `Value` reader would be a second copy of it and of every nested type).
+                let text = $crate::wire::legacy::with_base_units(object, &renamed).to_string();
+                <$type>::deserialize(&mut serde_json::Deserializer::from_str(&text))
                     .map_err(serde::de::Error::custom)
             }
         }

@@ -278,18 +278,31 @@ pub fn App() -> impl IntoView {
         let label = custom.with(|c| models.with(|m| scenario.with(|s| s.label(c, m))));
         hardware.with(|h| format!("{} · {label}", Mode::of(h)))
     });
-    Effect::new(move |_| {
-        let settings = scenario.get();
+    // Saved once changes pause (a slider drag writes local storage once, not on every move), and at once when
+    // the page is hidden or left, so a reload or a closed tab loses nothing.
+    let save_now = move || {
         storage::save(&storage::Stored {
             schema: storage::SCHEMA,
-            settings,
-            custom_hardware: custom.get(),
-            custom_models: models.get(),
-            pins: pins.get(),
-            measured: measured.get(),
-            serving_runs: serving_runs.get(),
+            settings: scenario.get_untracked(),
+            custom_hardware: custom.get_untracked(),
+            custom_models: models.get_untracked(),
+            pins: pins.get_untracked(),
+            measured: measured.get_untracked(),
+            serving_runs: serving_runs.get_untracked(),
         });
+    };
+    let mut save_later = debounce(storage::SAVE_DELAY, move |()| save_now());
+    Effect::new(move |_| {
+        scenario.track();
+        custom.track();
+        models.track();
+        pins.track();
+        measured.track();
+        serving_runs.track();
+        save_later(());
     });
+    let _ = window_event_listener(leptos::ev::pagehide, move |_| save_now());
+    let _ = window_event_listener(leptos::ev::visibilitychange, move |_| save_now());
     Effect::new(move |previous: Option<Scenario>| {
         let next = scenario.get();
         let query = custom.with(|c| models.with(|m| pins.with(|p| SharedLink::query(&next, c, m, p))));

@@ -144,8 +144,12 @@ async fn measured_points_validation_jobs_telemetry_and_offline() {
     );
 
     // 5. A reload keeps the measured points: they are saved in this browser, not only on the endpoint.
+    // (Saved once changes pause: poll.)
     let saved = browser
-        .js("return JSON.parse(localStorage.getItem('roofline.state')).measured.length;")
+        .wait_for_js(
+            "JSON.parse(localStorage.getItem('roofline.state')).measured.length",
+            WAIT,
+        )
         .await;
     assert!(
         saved.as_u64().is_some_and(|n| n > 0),

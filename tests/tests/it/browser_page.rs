@@ -525,8 +525,12 @@ async fn usable_memory_and_calibration_with_its_spread() {
     );
     let age = browser.text("[data-testid=calibration-age]").await;
     assert!(age.contains("just now") || age.contains("min ago"), "age: {age}");
+    // (Saved once changes pause: poll.)
     let spec = browser
-        .js("return JSON.parse(localStorage.getItem('roofline.state')).custom_hardware.find(h => h.key === 'cpu_host_measured');")
+        .wait_for_js(
+            "JSON.parse(localStorage.getItem('roofline.state')).custom_hardware.find(h => h.key === 'cpu_host_measured')",
+            WAIT,
+        )
         .await;
     let spread = &spec["calibration"]["bandwidth"];
     let (runs, median, min, max) = (

@@ -86,6 +86,37 @@ impl Browser {
             .unwrap_or_else(|e| panic!("clicking mode {mode}: {e}"));
     }
 
+    /// Runs `script` (statements on `localStorage`) now and again when the page is left or hidden, after the
+    /// page's own save there (the page saves when it is hidden or left), so the next load finds local storage
+    /// as `script` leaves it: `localStorage.clear()` for a browser with nothing saved.
+    pub async fn set_storage(&self, script: &str) {
+        self.js(&format!(
+            "const set = () => {{ {script}; }}; set(); \
+             addEventListener('pagehide', set); addEventListener('visibilitychange', set); return true;"
+        ))
+        .await;
+    }
+
+    /// The page's URL once it has settled: the page writes continuous changes (sliders, typed numbers, pins)
+    /// to it once they pause (`history::REPLACE_DELAY`, 250 ms), so it is read until two reads 400 ms apart
+    /// agree.
+    pub async fn settled_url(&self) -> String {
+        let mut last = String::new();
+        loop {
+            let now = self
+                .client
+                .current_url()
+                .await
+                .expect("the current URL")
+                .to_string();
+            if now == last {
+                return now;
+            }
+            last = now;
+            tokio::time::sleep(Duration::from_millis(400)).await;
+        }
+    }
+
     /// Polls `check` (a JS expression returning a value) until it returns something truthy, and returns it.
     ///
     /// # Panics

@@ -301,12 +301,40 @@ pub fn App() -> impl IntoView {
         serving_runs.track();
         save_later(());
     });
+    // The address bar (history.rs): a discrete change pushes at once, after writing the scenario it leaves into
+    // the current entry (a continuous change just before it may not be written yet); a continuous one replaces
+    // the entry once changes pause.
+    let link_query = move |s: &Scenario| {
+        custom.with_untracked(|c| {
+            models.with_untracked(|m| pins.with_untracked(|p| SharedLink::query(s, c, m, p)))
+        })
+    };
+    let replace_now = move || history::write(&scenario.with_untracked(|s| link_query(s)), false);
+    let mut replace_later = debounce(history::REPLACE_DELAY, move |()| replace_now());
+    // Leaving or hiding the page saves at once.
     let _ = window_event_listener(leptos::ev::pagehide, move |_| save_now());
     let _ = window_event_listener(leptos::ev::visibilitychange, move |_| save_now());
+    // Pins, custom devices and models are in the link at once: a reload opens on the URL, whose pins and
+    // devices win over saved ones.
+    Effect::new(move |_| {
+        custom.track();
+        models.track();
+        pins.track();
+        replace_now();
+    });
     Effect::new(move |previous: Option<Scenario>| {
         let next = scenario.get();
-        let query = custom.with(|c| models.with(|m| pins.with(|p| SharedLink::query(&next, c, m, p))));
-        history::write(previous.as_ref(), &next, &query);
+        match previous.filter(|p| p.is_discrete_change(&next)) {
+            // (Not after Back or Forward: the URL already holds the scenario restored.)
+            Some(left) => {
+                let query = link_query(&next);
+                if !history::holds(&query) {
+                    history::write(&link_query(&left), false);
+                    history::write(&query, true);
+                }
+            }
+            None => replace_later(()),
+        }
         next
     });
     let _ = window_event_listener(leptos::ev::popstate, move |_| {

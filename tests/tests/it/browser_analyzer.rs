@@ -126,8 +126,8 @@ async fn shared_link_controls_pins_and_corrupted_storage() {
         "caption: {caption}"
     );
     // The URL follows the scenario, so the same link can be shared.
-    let url = browser.client.current_url().await.unwrap();
-    let query = url.query().unwrap_or_default();
+    let url = browser.settled_url().await;
+    let query = url.split_once('?').map_or("", |(_, q)| q);
     for part in [
         "hw=gb10",
         "model=llama-3.1-8b",
@@ -157,13 +157,8 @@ async fn shared_link_controls_pins_and_corrupted_storage() {
 
     // 4. A corrupted saved state shows the notice and the page still predicts.
     browser
-        .client
-        .execute(
-            "localStorage.setItem('roofline.state', '{not json'); return true;",
-            vec![],
-        )
-        .await
-        .unwrap();
+        .set_storage("localStorage.setItem('roofline.state', '{not json')")
+        .await;
     browser.client.goto(&link).await.unwrap();
     browser.element("[data-testid=storage-notice]").await;
     assert_summary(&browser, h100_reference).await;
@@ -232,7 +227,7 @@ async fn a_share_link_carries_custom_devices_and_pins_and_unknown_keys_say_so() 
     let pins = pin_rows(&browser).await;
     // Pins name the device, not its key.
     assert!(pins.to_string().contains(&spec.name), "pins: {pins}");
-    let link = browser.client.current_url().await.unwrap().to_string();
+    let link = browser.settled_url().await;
     assert!(link.contains("dev="), "the link carries the device: {link}");
     browser.close().await;
 

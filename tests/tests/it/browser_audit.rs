@@ -336,7 +336,7 @@ async fn kernel_floor_formats_url_link_svg_share_and_nvml() {
             )
             .await;
     }
-    let url = browser.client.current_url().await.unwrap().to_string();
+    let url = browser.settled_url().await;
     assert!(url.contains("corr=l"), "the link keeps the floor: {url}");
 
     // 2. The Formats detail scrolls into view when a format is chosen with the detail below the window
@@ -404,7 +404,7 @@ async fn kernel_floor_formats_url_link_svg_share_and_nvml() {
     // 4. A link naming an unknown model and config shows the defaults (Llama 3.1 8B, BF16: the page's
     // defaults, web/src/presets.rs) with a notice naming both, leaves no select blank and saves no unknown
     // key.
-    browser.js("localStorage.clear(); return true;").await;
+    browser.set_storage("localStorage.clear()").await;
     browser
         .open(&endpoint.url(), "hw=h100_sxm&model=gpt-5&cfg=zzz")
         .await;
@@ -440,7 +440,7 @@ async fn kernel_floor_formats_url_link_svg_share_and_nvml() {
             WAIT,
         )
         .await;
-    let url = browser.client.current_url().await.unwrap().to_string();
+    let url = browser.settled_url().await;
     assert!(
         url.contains("model=llama-3.1-8b") && url.contains("cfg=bf16") && !url.contains("gpt-5"),
         "{url}"
@@ -492,7 +492,7 @@ async fn kernel_floor_formats_url_link_svg_share_and_nvml() {
             WAIT,
         )
         .await;
-    let link = browser.client.current_url().await.unwrap().to_string();
+    let link = browser.settled_url().await;
     // Lengths as a link spells them (form-urlencoded), measured by the browser's own URLSearchParams.
     let lengths = browser
         .client

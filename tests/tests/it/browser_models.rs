@@ -136,7 +136,7 @@ async fn gpu_count_splits_the_step_per_gpu_with_collectives() {
         let time: f64 = cells[5].split_whitespace().next().unwrap().parse().unwrap();
         assert!(time > 0.0, "time: {cells:?}");
     }
-    let url = browser.client.current_url().await.unwrap().to_string();
+    let url = browser.settled_url().await;
     assert!(url.contains("tp=4"), "the link carries the GPU count: {url}");
 
     // 3. The Advisor shows each config's fewest GPUs: BF16 needs more than one, as core says.
@@ -247,7 +247,7 @@ async fn gpu_count_splits_the_step_per_gpu_with_collectives() {
             .await,
         2
     );
-    let url = browser.client.current_url().await.unwrap().to_string();
+    let url = browser.settled_url().await;
     assert!(url.contains("tp=4") && url.contains("ep=4"), "{url}");
     browser.close().await;
 }
@@ -350,7 +350,7 @@ async fn config_json_import_is_selected_stored_and_shared() {
     browser
         .wait_value("summary-weights", parsed.weight_bytes(bf16))
         .await;
-    let link = browser.client.current_url().await.unwrap().to_string();
+    let link = browser.settled_url().await;
     assert!(link.contains("mdl="), "the link carries the model: {link}");
     browser.close().await;
 

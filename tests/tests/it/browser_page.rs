@@ -187,8 +187,8 @@ async fn first_view_answers_and_every_number_says_its_mode_and_device() {
         )
         .await;
     assert_eq!(number(&browser, "summary-step-time").await, shown);
-    let url = browser.client.current_url().await.unwrap();
-    assert!(url.as_str().contains(&format!("cfg={recommended}")), "{url}");
+    let url = browser.settled_url().await;
+    assert!(url.contains(&format!("cfg={recommended}")), "{url}");
     browser.click("[data-testid=undo-apply] button").await;
     browser
         .wait_for_js(
@@ -197,6 +197,26 @@ async fn first_view_answers_and_every_number_says_its_mode_and_device() {
         )
         .await;
     browser.element("[data-testid=summary-fallback]").await;
+
+    // Back walks discrete steps. A batch typed just before a config change (a continuous change, written to
+    // the URL once changes pause) goes into the entry the change leaves, so Back restores the config the
+    // change left with that batch.
+    browser
+        .type_into("[data-testid=batch-input]", "24", "change")
+        .await;
+    browser.select("config-select", "bf16").await;
+    let url = browser.settled_url().await;
+    assert!(url.contains("cfg=bf16") && url.contains("b=24"), "{url}");
+    browser.js("history.back(); return true;").await;
+    browser
+        .wait_for_js(
+            "document.querySelector('[data-testid=config-select]').value === 'nvfp4-w4a4' \
+             && document.querySelector('[data-testid=batch-input]').value === '24'",
+            WAIT,
+        )
+        .await;
+    let url = browser.settled_url().await;
+    assert!(url.contains("cfg=nvfp4-w4a4") && url.contains("b=24"), "{url}");
 
     // 3. The ideal bound beside the reference prediction: the reference ceilings are fractions (≤ 1) of the
     // datasheet's figures plus per-kernel floors, so the ideal is never slower, and it is the datasheet
@@ -490,9 +510,9 @@ async fn usable_memory_and_calibration_with_its_spread() {
         .await;
     browser.wait_data("summary-memory-fit", "value", "false").await;
     assert!((bar("usable").await - 0.1 * reported).abs() <= 1e-9 * reported);
-    let url = browser.client.current_url().await.unwrap().to_string();
+    let url = browser.settled_url().await;
     assert!(url.contains("mem=0.1"), "{url}");
-    browser.js("localStorage.clear(); return true;").await;
+    browser.set_storage("localStorage.clear()").await;
     browser.client.goto(&url).await.unwrap();
     browser.wait_data("summary-memory-fit", "value", "false").await;
     assert_eq!(
@@ -503,7 +523,7 @@ async fn usable_memory_and_calibration_with_its_spread() {
     );
 
     // Calibration: each figure as the median of its runs with their range, and when it was measured.
-    browser.js("localStorage.clear(); return true;").await;
+    browser.set_storage("localStorage.clear()").await;
     browser.client.goto(&endpoint.url()).await.unwrap();
     browser.wait_data("endpoint-status", "value", "online").await;
     let before = SystemTime::now()

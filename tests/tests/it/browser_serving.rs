@@ -314,12 +314,12 @@ async fn serving_view_is_cores_sweep_with_sla_measured_runs_storage_and_links() 
     );
 
     // 6. The share link restores the scenario in a browser with nothing saved (runs stay local).
-    let link = browser.client.current_url().await.unwrap().to_string();
+    let link = browser.settled_url().await;
     assert!(
         link.contains("view=serving") && link.contains("tpot=0.02"),
         "{link}"
     );
-    browser.js("localStorage.clear(); return true;").await;
+    browser.set_storage("localStorage.clear()").await;
     browser.client.goto("about:blank").await.unwrap();
     browser.client.goto(&link).await.unwrap();
     wait_recommendation(&browser, &limited).await;
@@ -337,7 +337,7 @@ async fn serving_view_is_cores_sweep_with_sla_measured_runs_storage_and_links() 
             WAIT,
         )
         .await;
-    let link = browser.client.current_url().await.unwrap().to_string();
+    let link = browser.settled_url().await;
     assert!(
         !link.contains("view=serving") && link.contains("tpot=0.02"),
         "{link}"

@@ -89,6 +89,16 @@ impl MemoryFraction {
         }
     }
 
+    /// The same rule with fraction `f` (an engine's setting changed from its default).
+    #[must_use]
+    pub const fn with_value(self, f: f64) -> MemoryFraction {
+        match self {
+            MemoryFraction::OfCapacity(_) => MemoryFraction::OfCapacity(f),
+            MemoryFraction::StaticOfCapacity(_) => MemoryFraction::StaticOfCapacity(f),
+            MemoryFraction::OfFree(_) => MemoryFraction::OfFree(f),
+        }
+    }
+
     /// What this rule leaves the KV cache on a device of `capacity_bytes` holding `weight_bytes` of weights
     /// and `activation_bytes` of peak activations, in bytes; negative when weights and activations already
     /// exceed what the engine may use (the one formula of every fit):

@@ -194,6 +194,15 @@ impl Scenario {
         self.engine.unwrap_or_default()
     }
 
+    /// The memory fraction the serving view gives its engine instead of the engine's default: the page's
+    /// memory setting (vLLM's `gpu_memory_utilization`) when the engine is vLLM and the setting is not vLLM's
+    /// default; `None` (the engine's own default) otherwise.
+    #[must_use]
+    pub fn serving_memory_fraction(&self) -> Option<f64> {
+        (self.serving_engine() == Engine::Vllm && self.memory_fraction != VLLM_GPU_MEMORY_UTILIZATION)
+            .then_some(self.memory_fraction)
+    }
+
     /// The workload of the scenario, as `roofline_core` takes it.
     #[must_use]
     pub fn workload(&self) -> Workload {

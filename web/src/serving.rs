@@ -45,6 +45,8 @@ pub struct SweepKey {
     pub token_budget: Option<u32>,
     /// Max running requests replacing the engine's default.
     pub max_seqs: Option<u32>,
+    /// The engine's memory fraction replacing its default ([`Scenario::serving_memory_fraction`]).
+    pub memory_fraction: Option<f64>,
     /// The corrections of every step.
     pub corrections: Corrections,
 }
@@ -67,6 +69,7 @@ impl SweepKey {
             scheduler: s.serving.scheduler,
             token_budget: s.serving.token_budget,
             max_seqs: s.serving.max_seqs,
+            memory_fraction: s.serving_memory_fraction(),
             corrections: s.core_corrections(hw),
         })
     }
@@ -88,6 +91,7 @@ impl SweepKey {
             engine: self.engine,
             token_budget: self.token_budget,
             max_seqs: self.max_seqs,
+            memory_fraction: self.memory_fraction,
             scheduler: self.scheduler,
             corrections: self.corrections,
         })
@@ -351,6 +355,8 @@ pub fn config_rows(sweep: &Sweep, outcome: &SlaOutcome) -> Vec<ConfigRow> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use roofline_core::MemoryFraction;
+
     use crate::presets::resolve_hardware;
     use crate::serving_inputs::View;
 
@@ -418,6 +424,25 @@ pub(crate) mod tests {
         // The first key was pushed out by CACHE_SIZE newer ones: it runs again.
         cache.get(&key);
         assert_eq!(cache.runs(), 2 + CACHE_SIZE);
+    }
+
+    #[test]
+    fn the_pages_memory_setting_is_vllms_fraction_in_the_sweep() {
+        let (mut s, hw) = h100_llama();
+        let fraction = |s: &Scenario| {
+            let sweep = SweepKey::of(s, &hw, &[]).unwrap().sweep().unwrap();
+            let fit = sweep.fits.iter().find(|f| f.config == "bf16").unwrap();
+            (fit.preset.fraction, fit.memory.max_sequences)
+        };
+        // vLLM's default 0.92: 225 sequences of 2048 tokens on one H100 (core's sweep tests derive it).
+        assert_eq!(fraction(&s), (MemoryFraction::OfCapacity(0.92), 225));
+        // 0.5: (85,061,827,297.28 × 0.5 − 16,060,522,496 − 1,626,865,664) B / 268,435,456 B = 92.5.
+        s.memory_fraction = 0.5;
+        assert_eq!(fraction(&s), (MemoryFraction::OfCapacity(0.5), 92));
+        // SGLang's own rule and default: the setting is vLLM's.
+        s.engine = Some(Engine::Sglang);
+        assert_eq!(s.serving_memory_fraction(), None);
+        assert!(matches!(fraction(&s).0, MemoryFraction::StaticOfCapacity(f) if f != 0.5));
     }
 
     #[test]

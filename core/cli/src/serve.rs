@@ -93,6 +93,10 @@ pub struct ServeArgs {
     /// Requests running at once (max_num_seqs, max_running_requests, max_batch_size) instead of the default.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_seqs: Option<u32>,
+    /// The engine's memory fraction, in (0, 1], instead of its default (vLLM gpu_memory_utilization, SGLang
+    /// mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction; each engine's own rule).
+    #[arg(long)]
+    pub memory_fraction: Option<f64>,
     /// In-flight (continuous) or static batching.
     #[arg(long, value_enum, default_value = "inflight")]
     pub scheduler: SchedulerArg,
@@ -225,6 +229,7 @@ pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
         engine: args.engine.into(),
         token_budget: args.token_budget,
         max_seqs: args.max_seqs,
+        memory_fraction: args.memory_fraction,
         scheduler: args.scheduler(),
         corrections,
     };

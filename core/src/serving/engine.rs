@@ -274,6 +274,17 @@ impl EnginePreset {
         }
     }
 
+    /// This preset with its memory fraction's value replaced by `fraction` where given (vLLM
+    /// `gpu_memory_utilization`, SGLang `mem_fraction_static`, TensorRT-LLM `free_gpu_memory_fraction`: the
+    /// engine's own rule, another value; the CLI's `--memory-fraction`, the page's memory setting).
+    #[must_use]
+    pub fn with_memory_fraction(self, fraction: Option<f64>) -> EnginePreset {
+        EnginePreset {
+            fraction: fraction.map_or(self.fraction, |f| self.fraction.with_value(f)),
+            ..self
+        }
+    }
+
     /// This preset with the token budget and max sequences replaced where given (the CLI's
     /// `--token-budget`, `--max-seqs`).
     #[must_use]

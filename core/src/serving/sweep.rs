@@ -62,6 +62,9 @@ pub struct SweepSpec<'a> {
     pub token_budget: Option<u32>,
     /// Max running requests replacing the engine's default.
     pub max_seqs: Option<u32>,
+    /// The engine's memory fraction replacing its default value, in (0, 1]
+    /// ([`EnginePreset::with_memory_fraction`]).
+    pub memory_fraction: Option<f64>,
     /// In-flight or static batching.
     pub scheduler: SchedulerKind,
     /// Corrections of every step.
@@ -89,6 +92,7 @@ impl<'a> SweepSpec<'a> {
             engine: Engine::Vllm,
             token_budget: None,
             max_seqs: None,
+            memory_fraction: None,
             scheduler: SchedulerKind::InFlight,
             corrections: Corrections::REALISTIC,
         }
@@ -177,7 +181,9 @@ pub fn sweep(spec: &SweepSpec<'_>) -> Result<Sweep, Error> {
         let preset = spec
             .engine
             .preset(spec.hardware, parallelism)
-            .with_limits(spec.token_budget, spec.max_seqs);
+            .with_limits(spec.token_budget, spec.max_seqs)
+            .with_memory_fraction(spec.memory_fraction);
+        preset.fraction.check()?;
         for &config in spec.configs {
             if let Err(e) = config.check_support(spec.hardware) {
                 if parallelism == &spec.parallelisms[0] {
@@ -447,6 +453,7 @@ impl Sla {
 mod tests {
     use super::*;
     use crate::hardware::{Mode, find_hardware_in};
+    use crate::memory::MemoryFraction;
     use crate::model::find_model;
     use crate::quant_config::quant_configs;
 
@@ -462,6 +469,55 @@ mod tests {
             )
         };
         sweep(&spec).unwrap()
+    }
+
+    #[test]
+    fn a_memory_fraction_replaces_the_engines_value_and_keeps_its_rule() {
+        let configs = [crate::quant_config::find_quant_config("bf16").unwrap()];
+        let run = |memory_fraction| {
+            sweep(&SweepSpec {
+                memory_fraction,
+                ..SweepSpec::new(
+                    find_hardware_in("h100_sxm", Mode::Reference).unwrap(),
+                    find_model("llama-3.1-8b").unwrap(),
+                    &configs,
+                    ServingWorkload { isl: 1024, osl: 1024 },
+                )
+            })
+            .unwrap()
+            .fits
+            .remove(0)
+        };
+        let (default, half) = (run(None), run(Some(0.5)));
+        // vLLM's rule, KV = capacity · f − weights − activations: from 0.92 to 0.5 the KV cache loses
+        // 0.42 of the capacity, weights and activations unchanged.
+        assert_eq!(default.preset.fraction, MemoryFraction::OfCapacity(0.92));
+        assert_eq!(half.preset.fraction, MemoryFraction::OfCapacity(0.5));
+        let lost = default.memory.kv_cache_bytes - half.memory.kv_cache_bytes;
+        assert!(
+            (lost - 0.42 * default.memory.capacity_bytes).abs() < 1e-6 * lost,
+            "{lost}"
+        );
+        // Fewer sequences fit: each holds 2048 tokens of K and V (2 × 32 layers × 8 KV heads × 128 × 2 bytes
+        // = 131,072 bytes per token, Llama-3.1-8B's config).
+        assert_eq!(half.memory.kv_bytes_per_sequence, 2048.0 * 131_072.0);
+        assert!(half.memory.max_sequences < default.memory.max_sequences);
+        // Outside (0, 1] is an error, not a silent default.
+        let err = sweep(&SweepSpec {
+            memory_fraction: Some(1.5),
+            ..SweepSpec::new(
+                find_hardware_in("h100_sxm", Mode::Reference).unwrap(),
+                find_model("llama-3.1-8b").unwrap(),
+                &configs,
+                ServingWorkload { isl: 1024, osl: 1024 },
+            )
+        })
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("memory fraction must be in (0, 1], got 1.5"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -4,7 +4,10 @@
 
 use leptos::prelude::*;
 use roofline_core::validation::Band;
-use roofline_core::{Engine, HardwareSpec, ModelConfig, ServingOutcome, model_presets, quant_configs};
+use roofline_core::{
+    Engine, HardwareSpec, ModelConfig, ServingOutcome, VLLM_GPU_MEMORY_UTILIZATION, model_presets,
+    quant_configs,
+};
 
 use crate::browser;
 use crate::format;
@@ -225,6 +228,7 @@ pub fn ServingImport(
             s.experts = to.experts;
             (s.engine, s.serving.scheduler) = (Some(to.engine), to.scheduler);
             (s.serving.token_budget, s.serving.max_seqs) = (to.token_budget, to.max_seqs);
+            s.memory_fraction = to.memory_fraction.unwrap_or(VLLM_GPU_MEMORY_UTILIZATION);
         });
     };
     let elsewhere = move || {

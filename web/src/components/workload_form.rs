@@ -336,7 +336,7 @@ pub fn WorkloadForm(
                     prop:value=move || scenario.with(|s| s.memory_fraction.to_string())
                     aria-invalid=move || fraction_invalid.with(Option::is_some).to_string()
                     on:change=on_fraction />
-                <small class="hint">"Share of the memory the device reports that the engine may use for weights, activations and the KV cache (vLLM's default 0.92)."</small>
+                <small class="hint">"Share of the memory the device reports that the engine may use for weights, activations and the KV cache: vLLM's gpu_memory_utilization (default 0.92), in the Serving view too when its engine is vLLM (SGLang and TensorRT-LLM keep their own rules)."</small>
                 {move || fraction_invalid.get().map(|r| view! {
                     <span class="error invalid" role="alert" data-testid="memory-fraction-invalid">{r}</span>
                 })}

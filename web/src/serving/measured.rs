@@ -14,7 +14,7 @@ use crate::serving::SweepKey;
 use crate::serving_inputs::engine_name;
 
 /// The scenario a measured run ran with; it is only ever compared with predictions of this scenario.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RanOn {
     /// Device key.
     pub hardware: String,
@@ -34,6 +34,10 @@ pub struct RanOn {
     pub token_budget: Option<u32>,
     /// Its max running requests, when not the engine's default.
     pub max_seqs: Option<u32>,
+    /// Its memory fraction, when not the engine's default ([`Scenario::serving_memory_fraction`]; runs kept
+    /// before it was recorded read as the default).
+    #[serde(default)]
+    pub memory_fraction: Option<f64>,
 }
 
 impl RanOn {
@@ -50,6 +54,7 @@ impl RanOn {
             scheduler: s.serving.scheduler,
             token_budget: s.serving.token_budget,
             max_seqs: s.serving.max_seqs,
+            memory_fraction: s.serving_memory_fraction(),
         }
     }
 
@@ -85,7 +90,8 @@ impl RanOn {
             (
                 self.scheduler != view.scheduler
                     || self.token_budget != view.token_budget
-                    || self.max_seqs != view.max_seqs,
+                    || self.max_seqs != view.max_seqs
+                    || self.memory_fraction != view.memory_fraction,
                 "engine limits",
             ),
         ]

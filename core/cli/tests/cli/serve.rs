@@ -127,6 +127,13 @@ fn without_a_concurrency_the_grid_runs_to_what_fits_and_unsupported_configs_are_
         .find(|f| f["config"] == "bf16")
         .unwrap();
     assert_eq!(fit["memory"]["max_sequences"], 225);
+    // --memory-fraction 0.5 (vLLM's rule): KV = 85,061,827,297.28 B reported × 0.5 − 16,060,522,496 B of
+    // weights − 1,626,865,664 B of activations = 24,843,525,488.64 B, 92.5 sequences of 268,435,456 B.
+    let half = serve_json(&["--config", "bf16", "--memory-fraction", "0.5"]);
+    let memory = &half["fits"][0]["memory"];
+    assert_eq!(memory["fraction"]["of_capacity"], 0.5);
+    assert!((memory["kv_cache_bytes"].as_f64().unwrap() - 24_843_525_488.64).abs() < 1.0);
+    assert_eq!(memory["max_sequences"], 92);
     // Hopper runs no FP4: listed with the architecture.
     let unsupported = json["unsupported"].as_array().unwrap();
     let nvfp4 = unsupported.iter().find(|u| u["config"] == "nvfp4-w4a4").unwrap();
@@ -273,6 +280,10 @@ fn bad_input_exits_2_naming_the_field() {
         (&["--osl", "64", "--sla-ttft-ms", "0"][..], "ttft_max_s"),
         (&["--osl", "64", "--tp", "3"][..], "query heads"),
         (&["--osl", "64", "--engine", "tgi"][..], "vllm"),
+        (
+            &["--osl", "64", "--memory-fraction", "1.5"][..],
+            "memory fraction must be in (0, 1], got 1.5",
+        ),
     ] {
         let out = roofline(&[without_osl, extra].concat());
         assert_eq!(out.status.code(), Some(2), "{extra:?}");

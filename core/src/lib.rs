@@ -43,6 +43,8 @@ mod corrections;
 mod error;
 pub mod format;
 pub mod hardware;
+#[cfg(feature = "serde")]
+pub mod json;
 pub mod measured_device;
 pub mod measurement;
 mod memory;

@@ -291,7 +291,7 @@ pub fn results_json(
             error: row.comparison.as_ref().err().map(ToString::to_string),
         })
         .collect();
-    roofline_core::wire::to_pretty_json(&ResultsJson {
+    roofline_core::json::to_pretty_json(&ResultsJson {
         tool: TOOL,
         mode: Mode::of(hw),
         device: &hw.name,

@@ -26,7 +26,7 @@ impl HardwareSpec {
     /// This spec as pretty-printed JSON, for export.
     #[must_use]
     pub fn to_json(&self) -> String {
-        crate::wire::to_pretty_json(self)
+        crate::json::to_pretty_json(self)
     }
 }
 

@@ -45,14 +45,3 @@ pub use step::{
 pub use validation::{ModeCheck, ModeStats, ValidatedPoint, ValidationReport};
 
 pub use crate::measurement::{BackendKind, Measurement};
-
-/// `value` as indented JSON, for files people read and edit; an empty string if it cannot be written (a map
-/// with non-string keys). Written compactly and re-indented through a [`serde_json::Value`]: serde_json's
-/// pretty writer would be a second instance of every written type's `Serialize` (a second copy of it in the
-/// page's wasm); keys keep their order (serde_json's `preserve_order`).
-pub fn to_pretty_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
-    serde_json::to_string(value)
-        .and_then(|compact| serde_json::from_str::<serde_json::Value>(&compact))
-        .and_then(|tree| serde_json::to_string_pretty(&tree))
-        .unwrap_or_default()
-}

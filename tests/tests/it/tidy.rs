@@ -5,7 +5,9 @@
 //!   crate root re-exports from B; comments, string literals and `#[cfg(test)]` items and modules aside);
 //! - no file is longer than [`MAX_LINES`] lines, but the data files of [`DATA_FILES`];
 //! - no function outside tests returns `Result<…, String>` (errors are typed);
-//! - every file starts with a `//!` doc.
+//! - every file starts with a `//!` doc;
+//! - the page's crates ([`PAGE_CRATES`]) outside tests call none of [`SECOND_SERDE_COPIES`] (ARCHITECTURE.md's
+//!   invariant: one serde instance per type in the page's wasm).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -21,6 +23,18 @@ const MAX_LINES: usize = 700;
 /// Files that are data rather than code, allowed past [`MAX_LINES`] (paths from the workspace root): the
 /// hardware catalog and the model presets.
 const DATA_FILES: &[&str] = &["core/src/hardware/catalog.rs", "core/src/model/presets.rs"];
+
+/// The crates compiled into the page's wasm.
+const PAGE_CRATES: [&str; 2] = ["core/src", "web/src"];
+
+/// serde_json calls that compile a second copy of every type they touch (a `Value` serializer or deserializer,
+/// the pretty writer), and the one file allowed each: `json::to_pretty_json` pretty-prints a `Value`.
+const SECOND_SERDE_COPIES: [(&str, Option<&str>); 4] = [
+    ("to_value(", None),
+    ("from_value(", None),
+    ("json!(", None),
+    ("to_string_pretty(", Some("core/src/json.rs")),
+];
 
 /// An import edge between two top-level modules and where it was first seen (`path:line`).
 type Graph = BTreeMap<String, BTreeMap<String, String>>;
@@ -140,6 +154,17 @@ fn check_crate(root: &Path, src: &str) -> (Vec<String>, Graph) {
     let mut graph = Graph::new();
     for file in files.iter().filter(|f| !is_test(&f.relative)) {
         let non_test = &code[&file.relative];
+        if PAGE_CRATES.contains(&src) {
+            for (call, allowed) in SECOND_SERDE_COPIES {
+                if non_test.contains(call) && allowed != Some(file.display.as_str()) {
+                    findings.push(format!(
+                        "{}: calls serde_json's `{call}…)`: a second copy of each type it touches in the page's \
+                         wasm (read with `from_str`, write with `to_string`, pretty with `json::to_pretty_json`)",
+                        file.display
+                    ));
+                }
+            }
+        }
         for line in string_error_returns(non_test) {
             findings.push(format!(
                 "{}:{line}: returns `Result<…, String>`: use a typed error",

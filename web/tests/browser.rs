@@ -59,7 +59,9 @@ fn url_round_trip_restores_the_scenario() {
     s.model = "llama-3.1-70b".into();
     s.batch = 48;
     s.prefill = true;
-    history::write(None, &s, &SharedLink::query(&s, &[], &[], &[]));
+    let query = SharedLink::query(&s, &[], &[], &[]);
+    history::write(&query, false);
+    assert!(history::holds(&query));
     let link = history::read().expect("the URL names a scenario");
     assert_eq!(link.scenario, s);
     assert_eq!((link.devices.len(), link.pins), (0, Some(Vec::new())));

@@ -457,18 +457,24 @@ mod tests {
     use crate::model::find_model;
     use crate::quant_config::quant_configs;
 
+    /// `configs` for Llama-3.1-8B on one H100 SXM (reference) at ISL 1024 / OSL 1024, the rest as
+    /// [`SweepSpec::new`].
+    fn h100_llama<'a>(configs: &'a [&'a QuantConfig]) -> SweepSpec<'a> {
+        SweepSpec::new(
+            find_hardware_in("h100_sxm", Mode::Reference).unwrap(),
+            find_model("llama-3.1-8b").unwrap(),
+            configs,
+            ServingWorkload { isl: 1024, osl: 1024 },
+        )
+    }
+
     fn h100_sweep(loads: &[Load]) -> Sweep {
         let configs: Vec<&QuantConfig> = quant_configs().iter().collect();
-        let spec = SweepSpec {
+        sweep(&SweepSpec {
             loads,
-            ..SweepSpec::new(
-                find_hardware_in("h100_sxm", Mode::Reference).unwrap(),
-                find_model("llama-3.1-8b").unwrap(),
-                &configs,
-                ServingWorkload { isl: 1024, osl: 1024 },
-            )
-        };
-        sweep(&spec).unwrap()
+            ..h100_llama(&configs)
+        })
+        .unwrap()
     }
 
     #[test]
@@ -477,18 +483,11 @@ mod tests {
         let run = |memory_fraction| {
             sweep(&SweepSpec {
                 memory_fraction,
-                ..SweepSpec::new(
-                    find_hardware_in("h100_sxm", Mode::Reference).unwrap(),
-                    find_model("llama-3.1-8b").unwrap(),
-                    &configs,
-                    ServingWorkload { isl: 1024, osl: 1024 },
-                )
+                ..h100_llama(&configs)
             })
-            .unwrap()
-            .fits
-            .remove(0)
         };
-        let (default, half) = (run(None), run(Some(0.5)));
+        let fit = |memory_fraction| run(memory_fraction).unwrap().fits.remove(0);
+        let (default, half) = (fit(None), fit(Some(0.5)));
         // vLLM's rule, KV = capacity · f − weights − activations: from 0.92 to 0.5 the KV cache loses
         // 0.42 of the capacity, weights and activations unchanged.
         assert_eq!(default.preset.fraction, MemoryFraction::OfCapacity(0.92));
@@ -503,16 +502,7 @@ mod tests {
         assert_eq!(half.memory.kv_bytes_per_sequence, 2048.0 * 131_072.0);
         assert!(half.memory.max_sequences < default.memory.max_sequences);
         // Outside (0, 1] is an error, not a silent default.
-        let err = sweep(&SweepSpec {
-            memory_fraction: Some(1.5),
-            ..SweepSpec::new(
-                find_hardware_in("h100_sxm", Mode::Reference).unwrap(),
-                find_model("llama-3.1-8b").unwrap(),
-                &configs,
-                ServingWorkload { isl: 1024, osl: 1024 },
-            )
-        })
-        .unwrap_err();
+        let err = run(Some(1.5)).unwrap_err();
         assert!(
             err.to_string()
                 .contains("memory fraction must be in (0, 1], got 1.5"),

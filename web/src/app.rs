@@ -301,6 +301,8 @@ pub fn App() -> impl IntoView {
         serving_runs.track();
         save_later(());
     });
+    let _ = window_event_listener(leptos::ev::pagehide, move |_| save_now());
+    let _ = window_event_listener(leptos::ev::visibilitychange, move |_| save_now());
     // The address bar (history.rs): a discrete change pushes at once, after writing the scenario it leaves into
     // the current entry (a continuous change just before it may not be written yet); a continuous one replaces
     // the entry once changes pause.
@@ -311,9 +313,6 @@ pub fn App() -> impl IntoView {
     };
     let replace_now = move || history::write(&scenario.with_untracked(|s| link_query(s)), false);
     let mut replace_later = debounce(history::REPLACE_DELAY, move |()| replace_now());
-    // Leaving or hiding the page saves at once.
-    let _ = window_event_listener(leptos::ev::pagehide, move |_| save_now());
-    let _ = window_event_listener(leptos::ev::visibilitychange, move |_| save_now());
     // Pins, custom devices and models are in the link at once: a reload opens on the URL, whose pins and
     // devices win over saved ones.
     Effect::new(move |_| {

@@ -150,8 +150,8 @@ pub fn load() -> (Stored, Option<String>) {
     (stored, notice)
 }
 
-/// How long [`save`] waits after the last change (the page saves once a slider drag pauses, and at once
-/// when it is hidden or left).
+/// How long the page waits after its last change before it calls [`save`] (a slider drag saves once it
+/// pauses; the page also saves at once when it is hidden or left).
 pub const SAVE_DELAY: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// Saves the state; a failure (quota, private mode) is logged, not fatal.

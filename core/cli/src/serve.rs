@@ -8,9 +8,8 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use roofline_core::{
     Engine, Error, Load, METRICS, MetricDefinition, Mode, ModelConfig, Parallelism, QuantConfig, Regime,
-    SchedulerKind, ServingComparison, ServingOutcome, ServingPoint, ServingScenario, ServingWorkload, Sla,
-    SlaOutcome, Sweep, SweepSpec, compare_measured, engines_running, format, matrices_cover, parse_measured,
-    sweep,
+    SchedulerKind, ServingComparison, ServingOutcome, ServingPoint, ServingWorkload, Sla, SlaOutcome, Sweep,
+    SweepSpec, compare_measured, engines_running, format, matrices_cover, parse_measured, sweep,
 };
 
 use crate::CliError;
@@ -309,15 +308,14 @@ fn compare_file(
             .filter(|m| m.gpus.is_none_or(|g| g == fit.gpus))
             .cloned()
             .collect();
-        let scenario = ServingScenario {
-            hardware: spec.hardware,
-            model: spec.model,
+        let scenario = fit.preset.scenario(
+            spec.hardware,
+            spec.model,
             config,
-            parallelism: fit.parallelism,
-            corrections: spec.corrections,
-            scheduler: fit.preset.scheduler(spec.scheduler),
-            memory: fit.preset.memory_rule(),
-        };
+            fit.parallelism,
+            spec.corrections,
+            spec.scheduler,
+        );
         rows.extend(compare_measured(scenario, spec.workload, &runs).map_err(|e| usage(e.to_string()))?);
     }
     if rows.is_empty() {

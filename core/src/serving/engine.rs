@@ -5,10 +5,14 @@
 //! computed from [`crate::device_capacity_bytes`] exactly as the engine computes them from the memory it
 //! reads.
 
+use super::ServingScenario;
+use crate::corrections::Corrections;
 use crate::error::Error;
 use crate::hardware::HardwareSpec;
 use crate::memory::{MemoryFraction, MemoryRule, device_capacity_bytes, vllm_limits};
+use crate::model::ModelConfig;
 use crate::parallel::Parallelism;
+use crate::quant_config::QuantConfig;
 use crate::units::GIB;
 
 /// A serving engine whose defaults the model can take.
@@ -271,6 +275,29 @@ impl EnginePreset {
             fraction: self.fraction,
             profile_tokens: self.in_flight.token_budget,
             profile_seqs: self.in_flight.max_seqs.min(self.in_flight.token_budget),
+        }
+    }
+
+    /// What is served under this preset: `config` of `model` on `hardware` split as `parallelism`, with
+    /// `corrections`, the scheduler of `kind` at this preset's limits and its memory rule.
+    #[must_use]
+    pub fn scenario<'a>(
+        &self,
+        hardware: &'a HardwareSpec,
+        model: &'a ModelConfig,
+        config: &'a QuantConfig,
+        parallelism: Parallelism,
+        corrections: Corrections,
+        kind: SchedulerKind,
+    ) -> ServingScenario<'a> {
+        ServingScenario {
+            hardware,
+            model,
+            config,
+            parallelism,
+            corrections,
+            scheduler: self.scheduler(kind),
+            memory: self.memory_rule(),
         }
     }
 

@@ -499,16 +499,14 @@ mod tests {
         use crate::quant_config::find_quant_config;
         use crate::serving::{Engine, SchedulerKind};
         let hardware = find_hardware_in("h100_sxm", Mode::Reference).unwrap();
-        let preset = Engine::Vllm.preset(hardware, &Parallelism::SINGLE);
-        let scenario = ServingScenario {
+        let scenario = Engine::Vllm.preset(hardware, &Parallelism::SINGLE).scenario(
             hardware,
-            model: find_model("llama-3.1-8b").unwrap(),
-            config: find_quant_config("bf16").unwrap(),
-            parallelism: Parallelism::SINGLE,
-            corrections: Corrections::REALISTIC,
-            scheduler: preset.scheduler(SchedulerKind::InFlight),
-            memory: preset.memory_rule(),
-        };
+            find_model("llama-3.1-8b").unwrap(),
+            find_quant_config("bf16").unwrap(),
+            Parallelism::SINGLE,
+            Corrections::REALISTIC,
+            SchedulerKind::InFlight,
+        );
         let fallback = ServingWorkload { isl: 512, osl: 64 };
         let mut measured = parse_measured(VLLM).unwrap();
         measured.extend(parse_measured(CSV).unwrap());

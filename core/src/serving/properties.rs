@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 
-use super::{Engine, Load, SchedulerKind, ServingModel, ServingOutcome, ServingScenario, ServingWorkload};
+use super::{Engine, Load, SchedulerKind, ServingModel, ServingOutcome, ServingWorkload};
 use crate::analysis::{Phase, Workload, analyze_model};
 use crate::corrections::Corrections;
 use crate::hardware::{Mode, catalog};
@@ -33,12 +33,9 @@ proptest! {
         let Ok(hardware) = catalog()[device].in_mode(Mode::Reference) else { return Ok(()) };
         let config = find_quant_config(if fp8 { "fp8" } else { "bf16" }).unwrap();
         let model = find_model(MODELS[model]).unwrap();
-        let preset = engine.preset(&hardware, &Parallelism::SINGLE);
         let kind = if in_flight { SchedulerKind::InFlight } else { SchedulerKind::Static };
-        let scenario = ServingScenario {
-            hardware: &hardware, model, config, parallelism: Parallelism::SINGLE,
-            corrections: Corrections::REALISTIC, scheduler: preset.scheduler(kind), memory: preset.memory_rule(),
-        };
+        let scenario = engine.preset(&hardware, &Parallelism::SINGLE)
+            .scenario(&hardware, model, config, Parallelism::SINGLE, Corrections::REALISTIC, kind);
         let workload = ServingWorkload { isl, osl };
         // Unsupported formats, whole prompts over the budget and models that do not fit are errors, not points.
         let Ok(mut serving) = ServingModel::new(scenario, workload) else { return Ok(()) };

@@ -102,11 +102,9 @@ impl ServingModel<'_> {
     /// let model = find_model("llama-3.1-8b").unwrap();
     /// let bf16 = find_quant_config("bf16").unwrap();
     /// let vllm = Engine::Vllm.preset(h100, &Parallelism::SINGLE);
-    /// let scenario = ServingScenario {
-    ///     hardware: h100, model, config: bf16, parallelism: Parallelism::SINGLE,
-    ///     corrections: Corrections::REALISTIC, scheduler: vllm.scheduler(SchedulerKind::InFlight),
-    ///     memory: vllm.memory_rule(),
-    /// };
+    /// let scenario = vllm.scenario(
+    ///     h100, model, bf16, Parallelism::SINGLE, Corrections::REALISTIC, SchedulerKind::InFlight,
+    /// );
     /// let mut serving = ServingModel::new(scenario, ServingWorkload { isl: 1024, osl: 1024 }).unwrap();
     /// let one = serving.predict(Load::Concurrency(1)).unwrap().steady().unwrap();
     /// let many = serving.predict(Load::Concurrency(64)).unwrap().steady().unwrap();

@@ -13,8 +13,8 @@ use crate::parallel::Parallelism;
 use crate::quant_config::QuantConfig;
 
 use super::{
-    Engine, EnginePreset, Load, SchedulerKind, ServingModel, ServingOutcome, ServingPoint, ServingScenario,
-    ServingWorkload, Unstable,
+    Engine, EnginePreset, Load, SchedulerKind, ServingModel, ServingOutcome, ServingPoint, ServingWorkload,
+    Unstable,
 };
 
 /// Concurrencies a sweep visits: 1 to 512 in steps of about √2, the grid serving benchmarks use
@@ -194,15 +194,14 @@ pub fn sweep(spec: &SweepSpec<'_>) -> Result<Sweep, Error> {
                 }
                 continue;
             }
-            let scenario = ServingScenario {
-                hardware: spec.hardware,
-                model: spec.model,
+            let scenario = preset.scenario(
+                spec.hardware,
+                spec.model,
                 config,
-                parallelism: *parallelism,
-                corrections: spec.corrections,
-                scheduler: preset.scheduler(spec.scheduler),
-                memory: preset.memory_rule(),
-            };
+                *parallelism,
+                spec.corrections,
+                spec.scheduler,
+            );
             let mut model = ServingModel::new(scenario, spec.workload)?;
             let memory = *model.memory();
             out.fits.push(ConfigFit {

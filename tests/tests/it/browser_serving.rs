@@ -9,9 +9,9 @@
 use std::time::Duration;
 
 use roofline_core::{
-    Corrections, Engine, Load, Parallelism, QuantConfig, SchedulerKind, ServingPoint, ServingScenario,
-    ServingWorkload, Sla, Sweep, SweepSpec, compare_measured, find_hardware, find_model, find_quant_config,
-    parse_measured, quant_configs, sweep,
+    Corrections, Engine, Load, Parallelism, QuantConfig, SchedulerKind, ServingPoint, ServingWorkload, Sla,
+    Sweep, SweepSpec, compare_measured, find_hardware, find_model, find_quant_config, parse_measured,
+    quant_configs, sweep,
 };
 use roofline_tests::{Endpoint, browser::Browser, require_browser, unique_temp_dir, workspace_root};
 
@@ -233,16 +233,14 @@ async fn serving_view_is_cores_sweep_with_sla_measured_runs_storage_and_links() 
         .wait_data("serving-canvas", "points", &(core.points.len() + 1).to_string())
         .await;
     let hardware = find_hardware("h100_sxm").unwrap().reference().unwrap();
-    let preset = Engine::Vllm.preset(&hardware, &Parallelism::SINGLE);
-    let scenario = ServingScenario {
-        hardware: &hardware,
-        model: find_model("llama-3.1-8b").unwrap(),
-        config: find_quant_config("bf16").unwrap(),
-        parallelism: Parallelism::SINGLE,
-        corrections: Corrections::REALISTIC,
-        scheduler: preset.scheduler(SchedulerKind::InFlight),
-        memory: preset.memory_rule(),
-    };
+    let scenario = Engine::Vllm.preset(&hardware, &Parallelism::SINGLE).scenario(
+        &hardware,
+        find_model("llama-3.1-8b").unwrap(),
+        find_quant_config("bf16").unwrap(),
+        Parallelism::SINGLE,
+        Corrections::REALISTIC,
+        SchedulerKind::InFlight,
+    );
     let text = std::fs::read_to_string(&vllm).unwrap();
     let expected = compare_measured(scenario, LENGTHS, &parse_measured(&text).unwrap()).unwrap();
     let row = "[data-testid=serving-measured] tr[data-line='1']";

@@ -4,8 +4,8 @@
 //! comparison with core's prediction — only against the scenario they ran with ([`compare`]).
 
 use roofline_core::{
-    BenchFormat, Engine, Error, MeasuredServingPoint, SchedulerKind, ServingComparison, ServingScenario,
-    Sweep, compare_measured, find_quant_config, parse_measured,
+    BenchFormat, Engine, Error, MeasuredServingPoint, SchedulerKind, ServingComparison, Sweep,
+    compare_measured, find_quant_config, parse_measured,
 };
 use serde::{Deserialize, Serialize};
 
@@ -277,15 +277,14 @@ pub fn compare(runs: &[ServingRun], view: &RanOn, key: &SweepKey, sweep: &Sweep)
         if mine.is_empty() {
             continue;
         }
-        let scenario = ServingScenario {
-            hardware: &key.hardware,
-            model: &key.model,
+        let scenario = fit.preset.scenario(
+            &key.hardware,
+            &key.model,
             config,
-            parallelism: fit.parallelism,
-            corrections: key.corrections,
-            scheduler: fit.preset.scheduler(key.scheduler),
-            memory: fit.preset.memory_rule(),
-        };
+            fit.parallelism,
+            key.corrections,
+            key.scheduler,
+        );
         let points: Vec<MeasuredServingPoint> = mine.iter().map(|r| r.measured.clone()).collect();
         match compare_measured(scenario, key.workload, &points) {
             Ok(comparisons) => out

@@ -4,8 +4,8 @@
 
 use crate::common::{roofline, stdout};
 use roofline_core::{
-    Corrections, Engine, Load, Mode, Parallelism, SchedulerKind, ServingModel, ServingScenario,
-    ServingWorkload, find_hardware_in, find_model, find_quant_config,
+    Corrections, Engine, Load, Mode, Parallelism, SchedulerKind, ServingModel, ServingWorkload,
+    find_hardware_in, find_model, find_quant_config,
 };
 use serde_json::Value;
 
@@ -29,16 +29,14 @@ fn serve_json(extra: &[&str]) -> Value {
 /// Core's prediction of Llama-3.1-8B on one H100 SXM in reference mode with vLLM's defaults.
 fn core_point(config: &str, clients: u32) -> roofline_core::ServingPoint {
     let hardware = find_hardware_in("h100_sxm", Mode::Reference).unwrap();
-    let preset = Engine::Vllm.preset(hardware, &Parallelism::SINGLE);
-    let scenario = ServingScenario {
+    let scenario = Engine::Vllm.preset(hardware, &Parallelism::SINGLE).scenario(
         hardware,
-        model: find_model("llama-3.1-8b").unwrap(),
-        config: find_quant_config(config).unwrap(),
-        parallelism: Parallelism::SINGLE,
-        corrections: Corrections::REALISTIC,
-        scheduler: preset.scheduler(SchedulerKind::InFlight),
-        memory: preset.memory_rule(),
-    };
+        find_model("llama-3.1-8b").unwrap(),
+        find_quant_config(config).unwrap(),
+        Parallelism::SINGLE,
+        Corrections::REALISTIC,
+        SchedulerKind::InFlight,
+    );
     let mut model = ServingModel::new(scenario, ServingWorkload { isl: 1024, osl: 1024 }).unwrap();
     model
         .predict(Load::Concurrency(clients))

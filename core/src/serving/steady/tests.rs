@@ -10,16 +10,14 @@ use crate::serving::{Engine, SchedulerKind, ServingScenario, ServingWorkload};
 
 fn scenario(model: &str, config: &str, engine: Engine, kind: SchedulerKind) -> ServingScenario<'static> {
     let hardware = find_hardware_in("h100_sxm", Mode::Reference).unwrap();
-    let preset = engine.preset(hardware, &Parallelism::SINGLE);
-    ServingScenario {
+    engine.preset(hardware, &Parallelism::SINGLE).scenario(
         hardware,
-        model: find_model(model).unwrap(),
-        config: find_quant_config(config).unwrap(),
-        parallelism: Parallelism::SINGLE,
-        corrections: Corrections::REALISTIC,
-        scheduler: preset.scheduler(kind),
-        memory: preset.memory_rule(),
-    }
+        find_model(model).unwrap(),
+        find_quant_config(config).unwrap(),
+        Parallelism::SINGLE,
+        Corrections::REALISTIC,
+        kind,
+    )
 }
 
 fn serving(engine: Engine, isl: u32, osl: u32) -> ServingModel<'static> {

@@ -97,6 +97,31 @@ impl Browser {
         .await;
     }
 
+    /// Clears the measured points with the confirmation accepted (the Results section open) and waits until the
+    /// page says they were deleted on the endpoint too.
+    pub async fn clear_measured(&self) {
+        self.js("window.confirm = () => true; return true;").await;
+        self.click("[data-testid=clear-measured]").await;
+        self.wait_for_js(
+            "document.querySelector('[data-testid=results-message]')?.textContent.includes('deleted on the endpoint')",
+            Duration::from_secs(30),
+        )
+        .await;
+    }
+
+    /// Adds the custom device `json` (a `HardwareSpec`) through the custom-device form and waits until it is
+    /// the selected device, `key`.
+    pub async fn add_custom_device(&self, json: &str, key: &str) {
+        self.click(".custom-hw summary").await;
+        self.type_into("#custom-json", json, "input").await;
+        self.click(".custom-hw .row button:nth-child(2)").await;
+        self.wait_for_js(
+            &format!("document.querySelector('[data-testid=hardware-select]')?.value === '{key}'"),
+            Duration::from_secs(30),
+        )
+        .await;
+    }
+
     /// The page's URL once it has settled: the page writes continuous changes (sliders, typed numbers, pins)
     /// to it once they pause (`history::REPLACE_DELAY`, 250 ms), so it is read until two reads 400 ms apart
     /// agree.

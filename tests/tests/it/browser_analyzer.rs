@@ -201,15 +201,7 @@ async fn a_share_link_carries_custom_devices_and_pins_and_unknown_keys_say_so() 
     spec.dram_bandwidth_bytes_per_s /= 2.0;
     spec.provenance = roofline_core::Provenance::Custom;
     let json = serde_json::to_string(&spec).unwrap();
-    browser.click(".custom-hw summary").await;
-    browser.type_into("#custom-json", &json, "input").await;
-    browser.click(".custom-hw .row button:nth-child(2)").await;
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=hardware-select]')?.value === 'my_h100'",
-            WAIT,
-        )
-        .await;
+    browser.add_custom_device(&json, "my_h100").await;
     browser.click("[data-testid=pin-current]").await;
     browser
         .type_into("[data-testid=batch-input]", "8", "change")

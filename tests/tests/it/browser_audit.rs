@@ -151,14 +151,7 @@ async fn spot_check_import_and_benchmark_jobs() {
         "{points} points exported after {} measured",
         measurable.len()
     );
-    browser.js("window.confirm = () => true; return true;").await;
-    browser.click("[data-testid=clear-measured]").await;
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=results-message]')?.textContent.includes('deleted on the endpoint')",
-            WAIT,
-        )
-        .await;
+    browser.clear_measured().await;
     browser
         .wait_for_js(
             "document.querySelector('[data-testid=measured-count]').textContent === '0'",
@@ -483,15 +476,7 @@ async fn kernel_floor_formats_url_link_svg_share_and_nvml() {
         .map(|s| serde_json::to_string(s).unwrap())
         .collect();
     assert!(!docs.is_empty(), "the H100 spec is documented");
-    browser.click(".custom-hw summary").await;
-    browser.type_into("#custom-json", &full, "input").await;
-    browser.click(".custom-hw .row button:nth-child(2)").await;
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=hardware-select]')?.value === 'my_h100'",
-            WAIT,
-        )
-        .await;
+    browser.add_custom_device(&full, "my_h100").await;
     let link = browser.settled_url().await;
     // Lengths as a link spells them (form-urlencoded), measured by the browser's own URLSearchParams.
     let lengths = browser

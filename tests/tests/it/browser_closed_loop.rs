@@ -277,14 +277,7 @@ async fn clear_deletes_measured_points_here_and_on_the_endpoint() {
     browser.click(".results-io summary").await;
     browser.click("[data-testid=clear-measured]").await;
     assert!(measured_count(&browser).await > 0, "declined: nothing cleared");
-    browser.js("window.confirm = () => true; return true;").await;
-    browser.click("[data-testid=clear-measured]").await;
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=results-message]')?.textContent.includes('deleted on the endpoint')",
-            WAIT,
-        )
-        .await;
+    browser.clear_measured().await;
     browser.client.refresh().await.unwrap();
     browser.wait_data("endpoint-status", "value", "online").await;
     // Give the history fetch time to land, then check the chart holds no measured point.

@@ -2,7 +2,7 @@
 //! recommended config shown in place of one the device cannot run (never an empty summary), and a mode's
 //! figure beside the ideal datasheet bound (`6.40 ms (ideal 4.60 ms)`). Pure.
 
-use roofline_core::{Advice, Error, ModelAnalysis, Recommendation, find_quant_config};
+use roofline_core::{Advice, Error, ModelAnalysis, Pick, Recommendation, find_quant_config};
 
 use crate::format;
 
@@ -55,21 +55,25 @@ pub fn fallback(
     })
 }
 
+/// A recommended config's figures, e.g. `1.85× vs BF16, 3.10 ms per step, fits (20.1 of 72.9 GiB usable)`:
+/// its speedup over `versus`, its step time and its memory.
+#[must_use]
+pub fn pick_figures(p: &Pick, versus: &str) -> String {
+    format!(
+        "{:.2}× vs {versus}, {} per step, fits ({} of {} usable)",
+        p.speedup,
+        format::duration(p.time_s),
+        format::capacity(p.memory_bytes),
+        format::capacity(p.capacity_bytes)
+    )
+}
+
 /// The advisor's one answer as one line, e.g. `Switch to FP8 W8A8: 1.85× vs BF16, 3.10 ms per step, fits
 /// (20.1 of 72.9 GiB usable)`; `None` for a recommendation that is an error.
 #[must_use]
 pub fn headline(recommendation: &Result<Recommendation, Error>, baseline: &str) -> Option<String> {
-    let pick_line = |verb: &str, p: &roofline_core::Pick| {
-        format!(
-            "{verb} {}: {:.2}× vs {}, {} per step, fits ({} of {} usable)",
-            p.name,
-            p.speedup,
-            config_name(baseline),
-            format::duration(p.time_s),
-            format::capacity(p.memory_bytes),
-            format::capacity(p.capacity_bytes)
-        )
-    };
+    let pick_line =
+        |verb: &str, p: &Pick| format!("{verb} {}: {}", p.name, pick_figures(p, &config_name(baseline)));
     Some(match recommendation.as_ref().ok()? {
         Recommendation::Switch(p) => pick_line("Switch to", p),
         Recommendation::Keep(p) => pick_line("Keep", p),

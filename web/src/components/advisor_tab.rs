@@ -8,14 +8,7 @@ use crate::format;
 
 /// The recommended config's line: name, speedup vs the baseline, step time and memory.
 fn pick_line(p: &Pick) -> String {
-    format!(
-        "{} · {:.2}× vs baseline · {} per step · {} of {} usable",
-        p.name,
-        p.speedup,
-        format::duration(p.time_s),
-        format::capacity(p.memory_bytes),
-        format::capacity(p.capacity_bytes)
-    )
+    format!("{} · {}", p.name, crate::summary::pick_figures(p, "baseline"))
 }
 
 /// The one answer at the top (`recommendation`, `data-kind` = `switch`, `keep` or `nothing-fits`,

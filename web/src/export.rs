@@ -109,14 +109,9 @@ fn serving_record(
         ServingOutcome::Unstable(_) => None,
     });
     let text = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
-    let ran = Scenario {
-        hardware: r.hardware.clone(),
-        model: r.model.clone(),
-        config: r.config.clone(),
-        gpus: run.gpus(),
-        experts: r.experts,
-        ..s.clone()
-    };
+    let mut ran = s.clone();
+    r.apply(&mut ran);
+    ran.gpus = run.gpus();
     let mut prov = provenance(&ran, hw);
     prov[0].clone_from(&r.hardware);
     // The mode and corrections of a prediction, only when there is one (the run is on the view's device).

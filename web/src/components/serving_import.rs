@@ -4,10 +4,7 @@
 
 use leptos::prelude::*;
 use roofline_core::validation::Band;
-use roofline_core::{
-    Engine, HardwareSpec, ModelConfig, ServingOutcome, VLLM_GPU_MEMORY_UTILIZATION, model_presets,
-    quant_configs,
-};
+use roofline_core::{Engine, HardwareSpec, ModelConfig, ServingOutcome, model_presets, quant_configs};
 
 use crate::browser;
 use crate::format;
@@ -221,16 +218,7 @@ pub fn ServingImport(
             </div>
         })
     };
-    let open = move |to: RanOn| {
-        scenario.update(|s| {
-            (s.hardware, s.model, s.config) = (to.hardware, to.model, to.config);
-            s.set_gpus(to.gpus);
-            s.experts = to.experts;
-            (s.engine, s.serving.scheduler) = (Some(to.engine), to.scheduler);
-            (s.serving.token_budget, s.serving.max_seqs) = (to.token_budget, to.max_seqs);
-            s.memory_fraction = to.memory_fraction.unwrap_or(VLLM_GPU_MEMORY_UTILIZATION);
-        });
-    };
+    let open = move |to: RanOn| scenario.update(|s| to.apply(s));
     let elsewhere = move || {
         let groups: Vec<Elsewhere> = state.compared.with(|c| c.elsewhere.clone());
         let count: usize = groups.iter().map(|e| e.runs).sum();

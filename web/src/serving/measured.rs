@@ -5,7 +5,7 @@
 
 use roofline_core::{
     BenchFormat, Engine, Error, MeasuredServingPoint, SchedulerKind, ServingComparison, Sweep,
-    compare_measured, find_quant_config, parse_measured,
+    VLLM_GPU_MEMORY_UTILIZATION, compare_measured, find_quant_config, parse_measured,
 };
 use serde::{Deserialize, Serialize};
 
@@ -56,6 +56,19 @@ impl RanOn {
             max_seqs: s.serving.max_seqs,
             memory_fraction: s.serving_memory_fraction(),
         }
+    }
+
+    /// Sets `s` to this scenario: device, model, config, GPU split, engine and its limits (the rest of `s`
+    /// stays).
+    pub fn apply(&self, s: &mut Scenario) {
+        s.hardware.clone_from(&self.hardware);
+        s.model.clone_from(&self.model);
+        s.config.clone_from(&self.config);
+        s.set_gpus(self.gpus);
+        s.experts = self.experts;
+        (s.engine, s.serving.scheduler) = (Some(self.engine), self.scheduler);
+        (s.serving.token_budget, s.serving.max_seqs) = (self.token_budget, self.max_seqs);
+        s.memory_fraction = self.memory_fraction.unwrap_or(VLLM_GPU_MEMORY_UTILIZATION);
     }
 
     /// E.g. `h100_sxm · llama-3.1-8b · fp8 · 1 GPU · vLLM`.

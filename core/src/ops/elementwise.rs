@@ -67,20 +67,26 @@ fn quantize_kernel(
 ) -> Result<Operator, Error> {
     check_dims(&[("tokens", tokens), ("width", width)])?;
     let elements = (tokens * width) as f64;
-    let (name, flops, output_bytes, kind) = match kernel {
-        QuantizeKernel::AbsMax => ("amax", elements, 4.0, RowKind::AbsMax),
+    let (name, flops, output_bytes, kind, output) = match kernel {
+        QuantizeKernel::AbsMax => ("amax", elements, 4.0, RowKind::AbsMax, Precision::Fp32),
         _ => (
             "quantize",
             2.0 * elements,
             to.tensor_bytes(elements),
             RowKind::Quantize,
+            to,
         ),
     };
     Ok(Operator {
         name: name.to_owned(),
         kind: OpKind::Elementwise,
         shape: format!("{tokens}x{width}"),
-        precisions: to.into(),
+        // Reads `from`, writes `to` (or the FP32 scale); `weight` names the target format, as the kernel's.
+        precisions: OperandPrecisions {
+            weight: to,
+            activation: from,
+            output,
+        },
         flops,
         weight_bytes: 0.0,
         activation_bytes: from.tensor_bytes(elements),

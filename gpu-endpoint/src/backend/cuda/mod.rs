@@ -32,14 +32,17 @@
 
 #![allow(unsafe_code)]
 
+mod attention;
 mod buffers;
 mod gemm;
 mod lt_kind;
 mod nvrtc;
+mod quantize;
 mod sequence;
 mod step_ops;
 mod timing;
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use cudarc::cublaslt::result as lt;
@@ -89,6 +92,8 @@ pub struct CudaBackend {
     lt: LtHandle,
     kernels: Mutex<Option<Arc<Kernels>>>,
     step_module: Mutex<Option<Arc<CudaModule>>>,
+    /// Modules compiled for this architecture with macros (attention configurations, quantization), by key.
+    variant_modules: Mutex<HashMap<String, Arc<CudaModule>>>,
     name: String,
     /// The GPU's UUID as `nvidia-smi -L` prints it (`GPU-…`), when the driver reports one.
     uuid: Option<String>,
@@ -200,6 +205,7 @@ impl CudaBackend {
             lt: LtHandle(handle),
             kernels: Mutex::new(None),
             step_module: Mutex::new(None),
+            variant_modules: Mutex::new(HashMap::new()),
             name,
             uuid,
             cc,

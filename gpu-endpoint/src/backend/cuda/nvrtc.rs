@@ -53,6 +53,42 @@ pub(super) fn compile(src: &str) -> Result<Ptx, BackendError> {
 }
 
 impl CudaBackend {
+    /// `src` compiled for this device's architecture with `defines` (`-DNAME=value`), loaded once per `key`
+    /// (the kernels that need sm_80+ instructions: mma.sync, cp.async, FP8 conversions).
+    pub(super) fn variant_module(
+        &self,
+        key: &str,
+        src: &str,
+        defines: Vec<String>,
+    ) -> Result<Arc<CudaModule>, BackendError> {
+        let mut modules = self
+            .variant_modules
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(module) = modules.get(key) {
+            return Ok(Arc::clone(module));
+        }
+        let mut options = vec![
+            "-std=c++14".to_owned(),
+            format!("--gpu-architecture=compute_{}{}", self.cc.0, self.cc.1),
+        ];
+        options.extend(defines);
+        let ptx = cudarc::nvrtc::compile_ptx_with_opts(
+            src,
+            cudarc::nvrtc::CompileOptions {
+                options,
+                ..Default::default()
+            },
+        )
+        .map_err(|e| cuda_err(&format!("NVRTC compile of {key}"), e))?;
+        let module = self
+            .ctx
+            .load_module(ptx)
+            .map_err(|e| cuda_err(&format!("load module {key}"), e))?;
+        modules.insert(key.to_owned(), Arc::clone(&module));
+        Ok(module)
+    }
+
     /// Compiles `src` and loads it as a module of this context.
     pub(super) fn load_module(&self, src: &str) -> Result<Arc<CudaModule>, BackendError> {
         self.ctx

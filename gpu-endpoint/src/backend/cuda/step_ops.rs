@@ -20,14 +20,14 @@ use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use roofline_core::ops::{AttentionPart, KernelShape, RowKind};
-use roofline_core::{AttentionShape, Operator, Precision};
+use roofline_core::{Operator, Precision};
 
+use super::attention::{self, Formats};
 use super::buffers::{DeviceBuf, Elem, HostBuf};
 use super::nvrtc::cached;
 use super::{CudaBackend, cuda_err, to_usize};
 use crate::backend::step_reference::{
-    AttentionInputs, EPS, MIN_TABLE_ROWS, RowInputs, Stored, attention_elements, check_close, check_sum,
-    checked_rows, seed_of,
+    EPS, MIN_TABLE_ROWS, RowInputs, Stored, attention_elements, check_close, check_sum, checked_rows, seed_of,
 };
 use crate::backend::{BackendError, Measured};
 use crate::protocol::{SampleStats, TelemetrySummary, check_interruption, measurement, random_normal};
@@ -44,18 +44,16 @@ const GRID_THREADS: usize = 256;
 const GRID_BLOCKS_PER_SM: usize = 16;
 /// Largest grid, in blocks.
 const MAX_GRID_BLOCKS: usize = (1 << 31) - 1;
-/// Threads of an attention block (`ATTENTION_THREADS`).
-const ATTENTION_THREADS: u32 = 128;
-/// Largest head dimension of the attention kernel (`ATTENTION_THREADS · ATTENTION_DIMS_PER_THREAD`).
-const ATTENTION_MAX_HEAD_DIM: usize = 1024;
-/// Shared memory of an attention block, in floats (32 KiB: under the 48 KiB that needs no opt-in).
-const ATTENTION_SHARED_FLOATS: usize = 8192;
-/// Most keys per attention tile.
-const ATTENTION_MAX_TILE: usize = 64;
 
 /// Bytes of the device buffers `op` needs (inputs, output, tables) at its operands' element size.
 pub(super) fn required_bytes(op: &Operator) -> u64 {
-    let element = Format::of(op.precisions.activation).map_or(4, |f| f.bytes) as u128;
+    let p = op.precisions;
+    if let Some(KernelShape::Attention { shape, .. }) = op.kernel
+        && let Some(formats) = Formats::of(p.activation, p.weight, p.output)
+    {
+        return u64::try_from(attention::required_bytes(&shape, formats)).unwrap_or(u64::MAX);
+    }
+    let element = Format::of(p.activation).map_or(4, |f| f.bytes) as u128;
     let elements: u128 = match op.kernel {
         Some(KernelShape::Rows { rows, width, .. }) => {
             3 * u128::from(rows) * u128::from(width) + 2 * u128::from(width)
@@ -74,20 +72,20 @@ pub(super) fn required_bytes(op: &Operator) -> u64 {
 
 /// The one element format of a step operator's operands.
 #[derive(Debug, Clone, Copy)]
-struct Format {
+pub(super) struct Format {
     precision: Precision,
-    elem: Elem,
+    pub(super) elem: Elem,
     /// Kernel-name suffix in step_ops.cu.
     suffix: &'static str,
     /// Bytes per element.
     bytes: usize,
     /// Error allowed relative to a row's largest reference magnitude (at least 1): FP32 arithmetic and one
     /// rounding to the format.
-    tolerance: f64,
+    pub(super) tolerance: f64,
 }
 
 impl Format {
-    fn of(precision: Precision) -> Option<Format> {
+    pub(super) fn of(precision: Precision) -> Option<Format> {
         let (elem, suffix, bytes, tolerance) = match precision {
             Precision::Fp32 => (Elem::F32, "f32", 4, 1e-4),
             Precision::Bf16 => (Elem::Bf16, "bf16", 2, 1.6e-2),
@@ -117,7 +115,7 @@ impl Format {
         }
     }
 
-    fn loads(self, len: usize) -> &'static str {
+    pub(super) fn loads(self, len: usize) -> &'static str {
         if self.packed(len) {
             "16-byte loads"
         } else {
@@ -125,14 +123,19 @@ impl Format {
         }
     }
 
+    /// The kernel-name suffix, e.g. `bf16`.
+    pub(super) fn suffix(self) -> &'static str {
+        self.suffix
+    }
+
     /// The kernel `stem` in this format, e.g. `rms_norm_bf16`.
-    fn kernel(self, stem: &str) -> String {
+    pub(super) fn kernel(self, stem: &str) -> String {
         format!("{stem}_{}", self.suffix)
     }
 }
 
 /// A launch checked once against the reference, and its access pattern for the record.
-struct Verified {
+pub(super) struct Verified {
     launch: Launch,
     access: String,
 }
@@ -171,37 +174,39 @@ impl PreparedKernel {
 
 /// A scalar kernel argument.
 #[derive(Debug, Clone, Copy)]
-enum Scalar {
+pub(super) enum Scalar {
     Int(i32),
     Size(u64),
     Float(f32),
 }
 
-/// One launch of the step kernel `name` ([`CudaBackend::step_launch`]) with the buffers it owns: the arguments
-/// are the inputs (shared, so that one buffer can be passed twice, e.g. MLA's shared K/V), the output, then
-/// the scalars.
-struct Launch {
-    name: String,
-    function: CudaFunction,
-    cfg: LaunchConfig,
-    inputs: Vec<Rc<DeviceBuf>>,
-    out: DeviceBuf,
-    scalars: Vec<Scalar>,
+/// One launch of a step kernel with the buffers it owns: the arguments are the inputs (shared, so that one
+/// buffer can be passed twice, e.g. MLA's shared K/V), the outputs, then the scalars.
+pub(super) struct Launch {
+    pub(super) name: String,
+    pub(super) function: CudaFunction,
+    pub(super) cfg: LaunchConfig,
+    pub(super) inputs: Vec<Rc<DeviceBuf>>,
+    /// Written by the kernel, in argument order after the inputs.
+    pub(super) outputs: Vec<DeviceBuf>,
+    pub(super) scalars: Vec<Scalar>,
 }
 
 impl Launch {
     /// Enqueues the kernel once on `stream`.
     fn enqueue(&mut self, stream: &Arc<CudaStream>) -> Result<(), BackendError> {
-        let mut pointers = Vec::with_capacity(self.inputs.len() + 1);
-        let mut guards = Vec::with_capacity(self.inputs.len() + 1);
+        let mut pointers = Vec::with_capacity(self.inputs.len() + self.outputs.len());
+        let mut guards = Vec::with_capacity(self.inputs.len() + self.outputs.len());
         for input in &self.inputs {
             let (pointer, guard) = input.ptr(stream);
             pointers.push(pointer);
             guards.push(guard);
         }
-        let (out_pointer, out_guard) = self.out.ptr_mut(stream);
-        pointers.push(out_pointer);
-        guards.push(out_guard);
+        for output in &mut self.outputs {
+            let (pointer, guard) = output.ptr_mut(stream);
+            pointers.push(pointer);
+            guards.push(guard);
+        }
         let mut builder = stream.launch_builder(&self.function);
         for pointer in &pointers {
             builder.arg(pointer);
@@ -253,42 +258,45 @@ impl CudaBackend {
         let Some(kernel) = op.kernel else {
             return unsupported("no kernel description to run".into());
         };
-        match kernel {
-            KernelShape::Rows {
-                kind: RowKind::Quantize,
-                ..
-            } => return unsupported("no CUDA step kernel for run-time quantization".into()),
-            KernelShape::Attention { part, .. } if part != AttentionPart::Fused => {
-                return unsupported(
-                    "the CUDA step kernels run fused attention only, not unfused stages".into(),
-                );
-            }
-            KernelShape::Attention { shape, .. } if shape.head_dim > ATTENTION_MAX_HEAD_DIM as u64 => {
-                return unsupported(format!(
-                    "head dim {} is over the attention kernel's {ATTENTION_MAX_HEAD_DIM}",
-                    shape.head_dim
-                ));
-            }
-            _ => {}
+        if let KernelShape::Attention { part, .. } = kernel
+            && part != AttentionPart::Fused
+        {
+            return unsupported("the CUDA step kernels run fused attention only, not unfused stages".into());
         }
-        let format = self.step_format(op)?;
         let seed = seed_of(&kernel);
         // Before the inputs and the verification run: a stopped point goes no further.
         check_interruption::<BackendError>()?;
+        let p = op.precisions;
         let verified = match kernel {
-            KernelShape::Rows { rows, width, kind } => {
-                self.rows_op(format, kind, to_usize(rows)?, to_usize(width)?, seed)?
+            KernelShape::Rows {
+                rows,
+                width,
+                kind: kind @ (RowKind::Quantize | RowKind::AbsMax),
+            } => self.quantize(op, kind, to_usize(rows)?, to_usize(width)?, seed)?,
+            KernelShape::KvWrite { tokens, elements } if p.weight != p.activation => {
+                self.kv_write_quantized(op, len_of(to_usize(tokens)?, to_usize(elements)?)?, seed)?
             }
+            KernelShape::Attention { shape, .. } => self.attention(op, &shape, seed)?,
+            KernelShape::Rows { rows, width, kind } => self.rows_op(
+                self.step_format(op)?,
+                kind,
+                to_usize(rows)?,
+                to_usize(width)?,
+                seed,
+            )?,
             KernelShape::Gather { rows, width } => {
-                self.gather(format, to_usize(rows)?, to_usize(width)?, seed)?
+                self.gather(self.step_format(op)?, to_usize(rows)?, to_usize(width)?, seed)?
             }
-            KernelShape::KvWrite { tokens, elements } => {
-                self.kv_write(format, to_usize(tokens)?, to_usize(elements)?, seed)?
-            }
+            KernelShape::KvWrite { tokens, elements } => self.kv_write(
+                self.step_format(op)?,
+                to_usize(tokens)?,
+                to_usize(elements)?,
+                seed,
+            )?,
             KernelShape::KvRead { tokens, elements } => {
-                self.kv_read(format, len_of(to_usize(tokens)?, to_usize(elements)?)?, seed)?
+                let n = len_of(to_usize(tokens)?, to_usize(elements)?)?;
+                self.kv_read(self.step_format(op)?, n, seed)?
             }
-            KernelShape::Attention { shape, .. } => self.attention(format, &shape, seed)?,
             _ => return unsupported("no CUDA step kernel for this operator yet".into()),
         };
         let label = format!(
@@ -300,13 +308,13 @@ impl CudaBackend {
         Ok(PreparedKernel {
             launch: verified.launch,
             op: op.clone(),
-            precision: format.precision,
+            precision: p.activation,
             label,
         })
     }
 
     /// The one format of `op`'s operands, or why the step kernels cannot run them.
-    fn step_format(&self, op: &Operator) -> Result<Format, BackendError> {
+    pub(super) fn step_format(&self, op: &Operator) -> Result<Format, BackendError> {
         let p = op.precisions;
         let format = |role: &str, precision: Precision| {
             Format::of(precision).ok_or_else(|| {
@@ -342,7 +350,7 @@ impl CudaBackend {
     /// # Safety
     /// The kernel launched with `cfg`, `inputs`, `out` and `scalars` must access only elements inside those
     /// buffers.
-    unsafe fn step_launch(
+    pub(super) unsafe fn step_launch(
         &self,
         name: String,
         cfg: LaunchConfig,
@@ -359,14 +367,14 @@ impl CudaBackend {
             function,
             cfg,
             inputs,
-            out,
+            outputs: vec![out],
             scalars,
         })
     }
 
     /// `n` seeded normal values stored in `elem`: the host copy (the reference reads the stored values) and
     /// the device buffer.
-    fn random_input(
+    pub(super) fn random_input(
         &self,
         elem: Elem,
         seed: u64,
@@ -378,7 +386,7 @@ impl CudaBackend {
     }
 
     /// A grid-stride launch over `chunks` work items (the loop covers what the grid does not).
-    fn grid_config(&self, chunks: usize) -> LaunchConfig {
+    pub(super) fn grid_config(&self, chunks: usize) -> LaunchConfig {
         let max_blocks = GRID_BLOCKS_PER_SM * self.sm_count.max(1) as usize;
         let blocks = chunks.div_ceil(GRID_THREADS).clamp(1, max_blocks);
         LaunchConfig {
@@ -388,16 +396,21 @@ impl CudaBackend {
         }
     }
 
-    /// Runs `launch` once and checks its output with `check`; `access` describes the kernel's access pattern
-    /// for the record.
-    fn verified(
+    /// Runs `launch` once and checks its outputs (downloaded, in argument order) with `check`; `access`
+    /// describes the kernel's access pattern for the record.
+    pub(super) fn verified(
         &self,
         mut launch: Launch,
         access: String,
-        check: impl FnOnce(&HostBuf) -> Result<(), BackendError>,
+        check: impl FnOnce(&[HostBuf]) -> Result<(), BackendError>,
     ) -> Result<Verified, BackendError> {
         launch.enqueue(&self.stream)?;
-        check(&launch.out.download(&self.stream)?)?;
+        let outputs = launch
+            .outputs
+            .iter()
+            .map(|out| out.download(&self.stream))
+            .collect::<Result<Vec<_>, _>>()?;
+        check(&outputs)?;
         Ok(Verified { launch, access })
     }
 
@@ -473,7 +486,8 @@ impl CudaBackend {
         // β, width/2·2 FP32 cos/sin values, and write rows·width output elements, allocated just above; the
         // grid is one block per row, or the grid-stride kernels get n = rows·width.
         let launch = unsafe { self.step_launch(format.kernel(kind.name()), cfg, devices, out, scalars)? };
-        self.verified(launch, access, |got| {
+        self.verified(launch, access, |outputs| {
+            let got = &outputs[0];
             inputs.check(kind, rows, width, seed, got, format.tolerance)
         })
     }
@@ -508,7 +522,8 @@ impl CudaBackend {
             "block per gathered row, {}, distinct rows of a {table_rows}-row table",
             format.loads(width)
         );
-        self.verified(launch, access, |got| {
+        self.verified(launch, access, |outputs| {
+            let got = &outputs[0];
             for row in checked_rows(rows, seed) {
                 let id = usize::try_from(ids[row]).unwrap_or(0);
                 let expected = table.values(id * width, width);
@@ -540,7 +555,8 @@ impl CudaBackend {
             )?
         };
         let access = format!("grid-stride copy, {}", format.loads(n));
-        self.verified(launch, access, |got| {
+        self.verified(launch, access, |outputs| {
+            let got = &outputs[0];
             for token in checked_rows(tokens, seed) {
                 let start = token * elements;
                 check_close(
@@ -572,79 +588,9 @@ impl CudaBackend {
             )?
         };
         let access = format!("grid-stride stream, {}, FP32 block sums", format.loads(n));
-        self.verified(launch, access, |got| {
+        self.verified(launch, access, |outputs| {
+            let got = &outputs[0];
             check_sum(got.values(0, blocks).iter().sum(), &cache, n)
-        })
-    }
-
-    /// Fused attention over a contiguous KV cache: Q `[B, H, Sq, d]`, K and V `[B, kv_heads, Skv, d]` (one
-    /// tensor with `shared_kv`), O `[B, H, Sq, d]`; query head h reads KV head h / (H / kv_heads).
-    fn attention(&self, format: Format, shape: &AttentionShape, seed: u64) -> Result<Verified, BackendError> {
-        let (b, h, kvh) = (
-            to_usize(shape.batch)?,
-            to_usize(shape.heads)?,
-            to_usize(shape.kv_heads)?,
-        );
-        let (sq, skv, d) = (
-            to_usize(shape.query_len)?,
-            to_usize(shape.kv_len)?,
-            to_usize(shape.head_dim)?,
-        );
-        let rows = len_of(len_of(b, h)?, sq)?;
-        let kv_elements = len_of(len_of(len_of(b, kvh)?, skv)?, d)?;
-        let tile = attention_tile(d);
-        let cfg = LaunchConfig {
-            grid_dim: (grid_blocks(rows)?, 1, 1),
-            block_dim: (ATTENTION_THREADS, 1, 1),
-            shared_mem_bytes: u32::try_from(4 * (d + 2 * tile * d + tile)).unwrap_or(u32::MAX),
-        };
-        let window = shape.window.map_or(0, |w| i32::try_from(w).unwrap_or(i32::MAX));
-        let scalars = vec![
-            Scalar::Int(to_i32(h)?),
-            Scalar::Int(to_i32(kvh)?),
-            Scalar::Int(to_i32(sq)?),
-            Scalar::Int(to_i32(skv)?),
-            Scalar::Int(to_i32(d)?),
-            Scalar::Int(i32::from(shape.causal)),
-            Scalar::Int(window),
-            Scalar::Float((1.0 / (d as f64).sqrt()) as f32),
-            Scalar::Int(to_i32(tile)?),
-        ];
-        let AttentionInputs { q, k, v } =
-            AttentionInputs::new(len_of(rows, d)?, kv_elements, shape.shared_kv, seed);
-        let encode = |values: Vec<f32>| format.elem.encode(&values);
-        let inputs = AttentionInputs {
-            q: encode(q),
-            k: encode(k),
-            v: v.map(encode),
-        };
-        let q_device = Rc::new(inputs.q.upload(&self.stream)?);
-        let k_device = Rc::new(inputs.k.upload(&self.stream)?);
-        // MLA's shared K/V: the one buffer is passed as both K and V.
-        let v_device = match &inputs.v {
-            Some(v) => Rc::new(v.upload(&self.stream)?),
-            None => Rc::clone(&k_device),
-        };
-        let out = format.elem.zeros(&self.stream, rows * d)?;
-        // SAFETY: one block per (sequence, head, query) row, B·H·Sq of them: each reads d elements of Q, the
-        // keys lo..hi < Skv of its KV head in K and V (B·kv_heads·Skv·d elements each), writes d output elements,
-        // and uses 4·(d + 2·tile·d + tile) bytes of dynamic shared memory, the size set in `cfg`.
-        let launch = unsafe {
-            self.step_launch(
-                format.kernel("attention"),
-                cfg,
-                vec![q_device, k_device, v_device],
-                out,
-                scalars,
-            )?
-        };
-        let access = format!(
-            "block per (sequence, head, query), K/V tiles of {tile} keys staged in shared memory with {}, online \
-             softmax, FP32 accumulators",
-            format.loads(d)
-        );
-        self.verified(launch, access, |got| {
-            inputs.check(shape, seed, got, format.tolerance)
         })
     }
 }
@@ -661,7 +607,7 @@ fn row_config(rows: usize, chunks_per_row: usize) -> Result<LaunchConfig, Backen
 }
 
 /// `blocks` as a grid size.
-fn grid_blocks(blocks: usize) -> Result<u32, BackendError> {
+pub(super) fn grid_blocks(blocks: usize) -> Result<u32, BackendError> {
     u32::try_from(blocks)
         .ok()
         .filter(|_| blocks <= MAX_GRID_BLOCKS)
@@ -672,19 +618,13 @@ fn grid_blocks(blocks: usize) -> Result<u32, BackendError> {
         })
 }
 
-/// Keys per attention tile for head dim `d`: as many as fit [`ATTENTION_SHARED_FLOATS`] with Q, the K and V
-/// tiles and the scores, at most [`ATTENTION_MAX_TILE`].
-fn attention_tile(d: usize) -> usize {
-    (ATTENTION_SHARED_FLOATS.saturating_sub(d) / (2 * d + 1)).clamp(1, ATTENTION_MAX_TILE)
-}
-
-fn to_i32(v: usize) -> Result<i32, BackendError> {
+pub(super) fn to_i32(v: usize) -> Result<i32, BackendError> {
     i32::try_from(v)
         .map_err(|_| BackendError::InvalidInput(format!("{v} is too large for a kernel argument")))
 }
 
 /// `a · b` elements, or an error when the product overflows.
-fn len_of(a: usize, b: usize) -> Result<usize, BackendError> {
+pub(super) fn len_of(a: usize, b: usize) -> Result<usize, BackendError> {
     a.checked_mul(b)
         .ok_or_else(|| BackendError::InvalidInput(format!("{a} × {b} elements do not fit in memory")))
 }

@@ -50,16 +50,6 @@ fn only_fp32_bf16_and_fp16_have_step_kernels() {
 }
 
 #[test]
-fn attention_tiles_fit_the_shared_memory_budget() {
-    for d in 1..=ATTENTION_MAX_HEAD_DIM {
-        let tile = attention_tile(d);
-        assert!(tile >= 1);
-        assert!(d + 2 * tile * d + tile <= ATTENTION_SHARED_FLOATS, "d = {d}");
-    }
-    assert_eq!((attention_tile(64), attention_tile(128)), (63, 31));
-}
-
-#[test]
 fn buffers_are_sized_at_the_operand_format() {
     let bf16 = Operator::residual_add(2, 1024, Precision::Bf16).unwrap();
     let fp32 = Operator::residual_add(2, 1024, Precision::Fp32).unwrap();

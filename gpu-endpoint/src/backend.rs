@@ -23,6 +23,9 @@ use crate::protocol::{Interrupted, VerifyError};
 
 /// The largest M, N or K accepted for a measurement.
 pub const MAX_MEASURE_DIM: u64 = 65_536;
+/// The most products of one batched GEMM accepted for a measurement: above the 384 routed experts of the
+/// largest MoE preset (Kimi K2); the memory budget bounds the buffers of the whole batch.
+pub const MAX_MEASURE_BATCH: u64 = 1024;
 
 /// Why a backend produced no measurement.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -122,11 +125,11 @@ impl BackendError {
     }
 }
 
-/// One matmul to measure: a shape in a precision (weights and activations both in it); `M <= 1` is a GEMV.
+/// One matmul to measure: a shape in a precision (weights and activations both in it); `M <= 1` is a GEMV, a
+/// `batch` above 1 a batched GEMM (MoE experts: each product its own N×K weights and its own M rows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MatmulSpec {
-    /// M (rows of A: tokens), N (output features) and K (reduction); `batch` must be 1
-    /// ([`MatmulSpec::check_bounds`]): batched GEMMs are not measured.
+    /// Products (1..=[`MAX_MEASURE_BATCH`]), M (rows of A: tokens), N (output features) and K (reduction).
     pub shape: GemmShape,
     /// Requested precision.
     pub precision: Precision,
@@ -138,19 +141,23 @@ impl MatmulSpec {
     /// # Errors
     /// Invalid dimensions.
     pub fn operator(&self) -> Result<Operator, roofline_core::Error> {
-        let GemmShape { m, n, k, .. } = self.shape;
-        Operator::matmul(m, n, k, self.precision.into())
+        let GemmShape { batch, m, n, k } = self.shape;
+        if batch == 1 {
+            Operator::matmul(m, n, k, self.precision.into())
+        } else {
+            Operator::batched_gemm(batch, m, n, k, self.precision.into())
+        }
     }
 
-    /// Checks the measurement bounds: one product (batch 1), 1..=65536 per axis.
+    /// Checks the measurement bounds: 1..=[`MAX_MEASURE_BATCH`] products, 1..=[`MAX_MEASURE_DIM`] per axis.
     ///
     /// # Errors
     /// [`BackendError::InvalidInput`] naming the axis.
     pub fn check_bounds(&self) -> Result<(), BackendError> {
         let GemmShape { batch, m, n, k } = self.shape;
-        if batch != 1 {
+        if batch == 0 || batch > MAX_MEASURE_BATCH {
             return Err(BackendError::InvalidInput(format!(
-                "a measured matmul is one product, got a batch of {batch}"
+                "a measured matmul has between 1 and {MAX_MEASURE_BATCH} products, got a batch of {batch}"
             )));
         }
         for (name, v) in [("M", m), ("N", n), ("K", k)] {
@@ -189,18 +196,20 @@ pub struct StepTiming {
 }
 
 /// The matmul a GEMM-like step operator runs as (its compute precision, weights in the same format), or
-/// `None` for the other operators, which run their [`Operator::kernel`].
+/// `None` for the other operators, which run their [`Operator::kernel`]. A batched GEMM (MoE experts) runs
+/// as the shape the prediction assumes: its `batch` products of `M` rows each.
 ///
 /// # Errors
-/// [`BackendError::Unsupported`] for batched GEMMs and for weights in another format than the activations
-/// (weight-only kernels are not step kernels yet): nothing runs through another format.
+/// [`BackendError::Unsupported`] for weights in another format than the activations (weight-only kernels
+/// are not step kernels yet): nothing runs through another format; [`BackendError::InvalidInput`] for a
+/// batch above [`MAX_MEASURE_BATCH`].
 pub fn step_matmul(op: &Operator) -> Result<Option<MatmulSpec>, BackendError> {
     let Some(gemm) = op.gemm else {
         return Ok(None);
     };
-    if gemm.batch != 1 {
-        return Err(BackendError::Unsupported(format!(
-            "{}: batched GEMMs ({} products) are not measured in a step yet",
+    if gemm.batch > MAX_MEASURE_BATCH {
+        return Err(BackendError::InvalidInput(format!(
+            "{}: a batched GEMM of {} products is more than the {MAX_MEASURE_BATCH} a measurement takes",
             op.name, gemm.batch
         )));
     }
@@ -361,12 +370,47 @@ mod tests {
             "{error}"
         );
         assert!(spec(GemmShape::matmul(0, 8, 8)).check_bounds().is_err());
-        let batched = GemmShape {
-            batch: 2,
-            ..GemmShape::matmul(1, 8, 8)
+        let batched = |batch| GemmShape {
+            batch,
+            ..GemmShape::matmul(2, 8, 8)
         };
-        let error = spec(batched).check_bounds().unwrap_err();
-        assert!(error.to_string().contains("batch of 2"), "{error}");
+        assert!(spec(batched(MAX_MEASURE_BATCH)).check_bounds().is_ok());
+        for batch in [0, MAX_MEASURE_BATCH + 1] {
+            let error = spec(batched(batch)).check_bounds().unwrap_err();
+            assert!(
+                error.to_string().contains(&format!("batch of {batch}")),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn batched_specs_are_batched_operators_and_step_matmuls() {
+        // 8 experts of 4 rows, 16 -> 32 features: 2·8·4·32·16 = 32,768 FLOP.
+        let shape = GemmShape {
+            batch: 8,
+            ..GemmShape::matmul(4, 32, 16)
+        };
+        let op = Operator::batched_gemm(8, 4, 32, 16, Precision::Fp32.into()).unwrap();
+        let spec = step_matmul(&op).unwrap().unwrap();
+        assert_eq!(
+            spec,
+            MatmulSpec {
+                shape,
+                precision: Precision::Fp32
+            }
+        );
+        let ran = spec.operator().unwrap();
+        assert_eq!(
+            (ran.kind, ran.flops),
+            (roofline_core::OpKind::BatchedGemm, 32_768.0)
+        );
+        let too_many =
+            Operator::batched_gemm(MAX_MEASURE_BATCH + 1, 4, 32, 16, Precision::Fp32.into()).unwrap();
+        assert!(matches!(
+            step_matmul(&too_many),
+            Err(BackendError::InvalidInput(_))
+        ));
     }
 
     #[test]

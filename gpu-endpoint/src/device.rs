@@ -256,11 +256,11 @@ impl Device {
 }
 
 impl DeviceGuard<'_> {
-    /// Measures one operator of a model step: a GEMM or GEMV through [`Backend::measure_matmul`] at its
-    /// compute precision (weights in the same format; batched and weight-only GEMMs are `unsupported` here;
-    /// the model's own dimensions may exceed [`crate::backend::MAX_MEASURE_DIM`]), anything else through
-    /// [`Backend::measure_operator`]. Memory is checked first and panics are caught. The measured operator
-    /// keeps the step's operator name.
+    /// Measures one operator of a model step: a GEMM, GEMV or batched GEMM (MoE experts) through
+    /// [`Backend::measure_matmul`] at its compute precision (weights in the same format; weight-only GEMMs
+    /// are `unsupported` here; the model's own dimensions may exceed [`crate::backend::MAX_MEASURE_DIM`]),
+    /// anything else through [`Backend::measure_operator`]. Memory is checked first and panics are caught.
+    /// The measured operator keeps the step's operator name.
     ///
     /// # Errors
     /// [`BackendError`].

@@ -354,6 +354,16 @@ pub enum VerifyError {
         /// Σ|a·b| of the entry's dot product (the tolerance's scale).
         magnitude: f64,
     },
+    /// An entry of one product of a batched GEMM failed its check.
+    #[error("product {index} of {batch}: {error}")]
+    InProduct {
+        /// The product (0-based).
+        index: usize,
+        /// Products in the batch.
+        batch: usize,
+        /// What failed in it.
+        error: Box<VerifyError>,
+    },
 }
 
 /// Checks sampled entries of `C[M,N] = A[M,K]·B[K,N]` (all row-major) against an `f64` dot product.
@@ -388,6 +398,36 @@ where
         rel_tol,
         seed,
     )
+}
+
+/// Checks the products of a batched GEMM of `batch` products that the gate samples: the first, one inner
+/// product drawn from `seed` and the last (every product when there are at most three), each with
+/// `check(product)` (e.g.
+/// [`verify_sampled`] on that product's slices). Returns the number of entries checked.
+///
+/// # Errors
+/// The first failure; in a batch of several products, [`VerifyError::InProduct`] naming its product.
+pub fn verify_products(
+    batch: usize,
+    seed: u64,
+    mut check: impl FnMut(usize) -> Result<usize, VerifyError>,
+) -> Result<usize, VerifyError> {
+    let last = batch.saturating_sub(1);
+    // An inner product drawn from the seed, when there is one.
+    let inner = (last > 1).then(|| ChaCha8Rng::seed_from_u64(seed ^ 0xba7c).random_range(1..last));
+    let mut products: Vec<usize> = [Some(0), inner, Some(last)].into_iter().flatten().collect();
+    products.dedup();
+    products
+        .into_iter()
+        .try_fold(0, |checked, index| match check(index) {
+            Ok(entries) => Ok(checked + entries),
+            Err(error) if batch > 1 => Err(VerifyError::InProduct {
+                index,
+                batch,
+                error: Box::new(error),
+            }),
+            Err(error) => Err(error),
+        })
 }
 
 /// [`verify_sampled`] over accessor closures (any layout): `a(i, kk)`, `b(kk, j)`, `c(i, j)`.

@@ -16,7 +16,7 @@ use super::cpu_ops::{self, Kernel};
 use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, StepTiming, prepare_step};
 use crate::protocol::{
     RunInfo, SampleStats, SamplingPolicy, StopCheck, TelemetrySummary, check_interruption, measurement,
-    random_normal, sample, stop_due, verify_sampled,
+    random_normal, sample, stop_due, verify_products, verify_sampled,
 };
 
 /// Version of the GEMM crate (keep in step with Cargo.toml).
@@ -129,8 +129,9 @@ impl CpuBackend {
         )
     }
 
-    /// Prepares `spec` with the `gemm` crate in `T`: seeded inputs, one product checked against an `f64`
-    /// reference on sampled entries (`rel_eps` per unit of K).
+    /// Prepares `spec` with the `gemm` crate in `T`: seeded inputs, then the output checked against an `f64`
+    /// reference on sampled entries (`rel_eps` per unit of K). A batched GEMM runs its products back to back,
+    /// each with its own A and B; the first, last and one inner product are checked ([`verify_products`]).
     fn gemm_kernel<T>(
         &self,
         spec: &MatmulSpec,
@@ -140,15 +141,15 @@ impl CpuBackend {
     where
         T: 'static + Copy + Default + Into<f64> + Send + Sync,
     {
-        let GemmShape { m, n, k, .. } = spec.shape;
-        let seed = m ^ (n << 20) ^ (k << 40);
-        let (m, n, k) = (to_usize(m)?, to_usize(n)?, to_usize(k)?);
-        let a: Vec<T> = random_normal(seed, m * k).into_iter().map(cast).collect();
-        let b: Vec<T> = random_normal(seed.wrapping_add(1), k * n)
+        let GemmShape { batch, m, n, k } = spec.shape;
+        let seed = m ^ (n << 20) ^ (k << 40) ^ batch.wrapping_sub(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let (batch, m, n, k) = (to_usize(batch)?, to_usize(m)?, to_usize(n)?, to_usize(k)?);
+        let a: Vec<T> = random_normal(seed, batch * m * k).into_iter().map(cast).collect();
+        let b: Vec<T> = random_normal(seed.wrapping_add(1), batch * k * n)
             .into_iter()
             .map(cast)
             .collect();
-        let mut c: Vec<T> = vec![T::default(); m * n];
+        let mut c: Vec<T> = vec![T::default(); batch * m * n];
         let parallelism = if self.threads > 1 {
             Parallelism::Rayon(self.threads)
         } else {
@@ -165,8 +166,21 @@ impl CpuBackend {
         gemm(&a, &b, &mut c);
         check_interruption::<BackendError>()?;
         let tolerance = (k as f64 * rel_eps).max(rel_eps * 16.0);
-        verify_sampled((m, n, k), &a, &b, &c, tolerance, seed)?;
-        let kind = if m <= 1 { "GEMV" } else { "GEMM" };
+        verify_products(batch, seed, |p| {
+            verify_sampled(
+                (m, n, k),
+                &a[p * m * k..(p + 1) * m * k],
+                &b[p * k * n..(p + 1) * k * n],
+                &c[p * m * n..(p + 1) * m * n],
+                tolerance,
+                seed ^ p as u64,
+            )
+        })?;
+        let kind = match (batch, m) {
+            (2.., _) => format!("batched GEMM of {batch} products back to back,"),
+            (_, 0 | 1) => "GEMV".to_owned(),
+            _ => "GEMM".to_owned(),
+        };
         let blocks = m.div_ceil(block_rows);
         let label = format!(
             "gemm::gemm {} {kind} row-major, {} threads{}",
@@ -200,8 +214,10 @@ impl CpuBackend {
     }
 }
 
-/// `C = A·B` in blocks of `block_rows` rows of A and C, checking `stop` before each block: a stopped run
-/// leaves the rest of C unwritten (the protocol then reports the interruption).
+/// `C_p = A_p·B_p` for every product `p` of a batch (one for a plain GEMM), back to back: `a`, `b` and `c`
+/// hold the products' row-major A[M,K], B[K,N] and C[M,N] one after another. Each product runs in blocks of
+/// `block_rows` rows of A and C, checking `stop` before each block: a stopped run leaves the rest of C
+/// unwritten (the protocol then reports the interruption).
 fn run_gemm_blocks<T: 'static + Copy>(
     (m, n, k): (usize, usize, usize),
     block_rows: usize,
@@ -210,11 +226,14 @@ fn run_gemm_blocks<T: 'static + Copy>(
     stop: Option<&StopCheck>,
 ) {
     debug_assert!(a.len() >= m * k && c.len() >= m * n);
-    for (a_rows, c_rows) in a.chunks(block_rows * k).zip(c.chunks_mut(block_rows * n)) {
-        if stop_due(stop) {
-            return;
+    let products = a.chunks(m * k).zip(b.chunks(k * n)).zip(c.chunks_mut(m * n));
+    for ((a, b), c) in products {
+        for (a_rows, c_rows) in a.chunks(block_rows * k).zip(c.chunks_mut(block_rows * n)) {
+            if stop_due(stop) {
+                return;
+            }
+            run_gemm((c_rows.len() / n.max(1), n, k), a_rows, b, c_rows, parallelism);
         }
-        run_gemm((c_rows.len() / n.max(1), n, k), a_rows, b, c_rows, parallelism);
     }
 }
 
@@ -339,9 +358,9 @@ impl Backend for CpuBackend {
 
     fn required_bytes(&self, spec: &MatmulSpec) -> u64 {
         let element = if spec.precision == Precision::Fp64 { 8 } else { 4 };
-        let GemmShape { m, n, k, .. } = spec.shape;
-        let (m, n, k) = (u128::from(m), u128::from(n), u128::from(k));
-        u64::try_from((m * k + k * n + m * n) * element).unwrap_or(u64::MAX)
+        let GemmShape { batch, m, n, k } = spec.shape;
+        let (batch, m, n, k) = (u128::from(batch), u128::from(m), u128::from(n), u128::from(k));
+        u64::try_from(batch * (m * k + k * n + m * n) * element).unwrap_or(u64::MAX)
     }
 
     fn measure_matmul(&self, spec: &MatmulSpec) -> Result<Measured, BackendError> {
@@ -460,6 +479,45 @@ mod tests {
         let mut c64 = [0.0f64; 4];
         run_gemm((2, 2, 3), &a64, &b64, &mut c64, Parallelism::None);
         assert_eq!(c64, [58.0, 64.0, 139.0, 154.0]);
+    }
+
+    #[test]
+    fn a_batched_gemm_runs_each_product_with_its_own_matrices() {
+        // Two products of 1×2 by 2×2: [1,2]·[[1,0],[0,1]] = [1,2]; [3,4]·[[0,1],[1,0]] = [4,3].
+        let a = [1.0f32, 2.0, 3.0, 4.0];
+        let b = [1.0f32, 0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0];
+        let mut c = [0.0f32; 4];
+        run_gemm_blocks((1, 2, 2), 1, (&a, &b, &mut c), Parallelism::None, None);
+        assert_eq!(c, [1.0, 2.0, 4.0, 3.0]);
+        // Measured: 4 products of 3×5 by 5×2, each verified; 2·4·3·5·2 = 240 FLOP.
+        let cpu = CpuBackend::new(1 << 30).with_policy(SamplingPolicy {
+            min_samples: 1,
+            max_samples: 2,
+            ..SamplingPolicy::cpu()
+        });
+        let spec = MatmulSpec {
+            shape: GemmShape {
+                batch: 4,
+                ..GemmShape::matmul(3, 2, 5)
+            },
+            precision: Precision::Fp32,
+        };
+        let measured = cpu.measure_matmul(&spec).unwrap();
+        assert_eq!(
+            (measured.op.kind, measured.op.flops),
+            (roofline_core::OpKind::BatchedGemm, 240.0)
+        );
+        assert!(measured.measurement.verified);
+        assert!(
+            measured
+                .measurement
+                .kernel
+                .contains("batched GEMM of 4 products back to back"),
+            "{}",
+            measured.measurement.kernel
+        );
+        // 4 · (3·5 + 5·2 + 3·2) FP32 values = 496 B.
+        assert_eq!(cpu.required_bytes(&spec), 496);
     }
 
     #[test]

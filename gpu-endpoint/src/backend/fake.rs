@@ -105,10 +105,10 @@ impl Backend for FakeBackend {
             .operator()
             .map_err(|e| BackendError::InvalidInput(e.to_string()))?;
         let time_s = (op.flops / FAKE_PEAK).max(op.bytes() / FAKE_BANDWIDTH);
-        let kernel = if spec.shape.m <= 1 {
-            "fake-gemv"
-        } else {
-            "fake-gemm"
+        let kernel = match spec.shape {
+            GemmShape { batch: 2.., .. } => "fake-batched-gemm",
+            GemmShape { m: 0 | 1, .. } => "fake-gemv",
+            _ => "fake-gemm",
         };
         Ok(Measured {
             measurement: self.record(kernel, time_s),

@@ -105,6 +105,40 @@ fn verification_catches_a_wrong_entry() {
 }
 
 #[test]
+fn a_batch_checks_its_first_last_and_one_inner_product() {
+    let mut seen = Vec::new();
+    let checked = verify_products(8, 3, |p| {
+        seen.push(p);
+        Ok(4)
+    });
+    assert_eq!(checked, Ok(12));
+    assert_eq!((seen.len(), seen[0], seen[2]), (3, 0, 7), "{seen:?}");
+    assert!((1..7).contains(&seen[1]), "{seen:?}");
+    // Two products: both, once each; one product: itself, its error unwrapped.
+    let mut seen = Vec::new();
+    verify_products(2, 3, |p| {
+        seen.push(p);
+        Ok(1)
+    })
+    .unwrap();
+    assert_eq!(seen, [0, 1]);
+    assert_eq!(
+        verify_products(1, 3, |_| Err(VerifyError::ShortBuffer)),
+        Err(VerifyError::ShortBuffer)
+    );
+    // A failing product of a batch is named.
+    let error = verify_products(8, 3, |p| {
+        if p == 7 {
+            Err(VerifyError::ShortBuffer)
+        } else {
+            Ok(1)
+        }
+    })
+    .unwrap_err();
+    assert_eq!(error.to_string(), "product 7 of 8: buffer shorter than the shape");
+}
+
+#[test]
 fn sampling_stops_at_the_point_cap_and_on_cancellation() {
     // Noisy 5 ms runs would sample for the policy's 1.5 s; the 50 ms point cap stops them.
     let noisy = |i: &mut u32| {

@@ -528,6 +528,45 @@ mod tests {
     }
 
     #[test]
+    fn a_moe_step_measures_its_experts_as_batched_gemms_and_end_to_end() {
+        // Qwen3-30B-A3B's layers (128 experts, top 8) but 2 of them and a 1024-token vocabulary, within the
+        // fake's 1 GB.
+        let mut model = find_model("qwen3-30b-a3b").unwrap().clone();
+        (model.key, model.layers, model.vocab) = ("qwen3-moe-2l".into(), 2, 1024);
+        let request = StepRequest {
+            model: model.key.clone(),
+            model_config: Some(model),
+            batch: 4,
+            ..tinyllama("bf16")
+        };
+        let plan = plan(request.clone(), requested_hardware(&request).unwrap().unwrap()).unwrap();
+        let (done, events) = run_on_fake(&plan);
+        assert_eq!((done.measured, done.failed), (done.operators, 0), "{done:?}");
+        assert!(done.end_to_end.is_some(), "{done:?}");
+        // 4 tokens × top 8 of 128: 128·(1 − (120/128)^4) = 29.1 experts → 29 products of ⌈32 / 29.1⌉ = 2
+        // rows.
+        let gate_up = plan.ops.iter().find(|op| op.name == "expert_gate_up").unwrap();
+        let shape = roofline_core::GemmShape {
+            batch: 29,
+            ..roofline_core::GemmShape::matmul(2, 1536, 2048)
+        };
+        assert_eq!(gate_up.gemm, Some(shape));
+        // The fake's roofline time of the 29 products, memory-bound: 29 · 2 B · (2·2048 + 1536·2048 + 2·1536)
+        // = 182,867,968 B at 1 TB/s = 182.867968 µs.
+        let measured_us = events
+            .iter()
+            .find_map(|e| match e {
+                StepEvent::Operator(row) if row.name == "expert_gate_up" => row.measured.as_ref(),
+                _ => None,
+            })
+            .map(|point| point.time_us);
+        assert!(
+            measured_us.is_some_and(|t| (t - 182.867_968).abs() < 1e-6),
+            "{measured_us:?}"
+        );
+    }
+
+    #[test]
     fn a_step_is_predicted_on_its_request_else_the_stored_calibration() {
         let fake = Device::new(Arc::new(FakeBackend::new(Duration::ZERO)));
         // The fake device has no catalog entry; without a store there is nothing to predict on.

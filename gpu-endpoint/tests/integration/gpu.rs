@@ -1,6 +1,7 @@
 //! Real-GPU tests: compiled only with `--features cuda` and run only when `ROOFLINE_GPU_TESTS=1`
 //! (so `cargo test --features cuda` passes on a machine without a GPU). FP32, FP16 and BF16 must measure;
-//! TF32, FP8, INT8 and NVFP4 may be `unsupported` only where the architecture lacks them, naming it.
+//! TF32, FP8, INT8 and NVFP4 may be `unsupported` only where the architecture lacks them, naming it. A
+//! batched BF16 GEMM (MoE experts) measures as one strided-batched cuBLASLt matmul.
 
 use crate::common::gpu_device;
 use gpu_endpoint::backend::{MatmulSpec, Measured};
@@ -74,4 +75,48 @@ fn gpu_measures_verified_cublaslt_points_and_labels_only_what_ran() {
     }
     let bw = guard.measure_bandwidth().unwrap();
     assert!(bw.measurement.verified && bw.bytes > 0.0);
+}
+
+#[test]
+fn gpu_measures_a_verified_strided_batched_bf16_gemm() {
+    let Some(device) = gpu_device() else { return };
+    // 8 experts, 16 routed rows each, 1024 -> 2048 features, each expert its own weights.
+    let shape = GemmShape {
+        batch: 8,
+        ..GemmShape::matmul(16, 2048, 1024)
+    };
+    let m = device
+        .acquire()
+        .measure_matmul(&MatmulSpec {
+            shape,
+            precision: Precision::Bf16,
+        })
+        .unwrap_or_else(|e| panic!("BF16 {shape} must measure: {e}"));
+    assert_verified_cublaslt(&m, Precision::Bf16);
+    let record = &m.measurement;
+    assert!(
+        record
+            .kernel
+            .starts_with("cublasLtMatmul strided-batched (batch count 8,"),
+        "{}",
+        record.kernel
+    );
+    assert_eq!(m.op.kind, roofline_core::OpKind::BatchedGemm);
+    // 2·8·16·2048·1024 = 536,870,912 FLOP; 8 · 2 B · (16·1024 + 2048·1024 + 16·2048) = 34,340,864 B.
+    assert_eq!(m.op.flops, 536_870_912.0);
+    assert_eq!(m.op.bytes(), 34_340_864.0);
+    // Memory-bound: no HBM moves 34 MB in under 3.4 µs (10 TB/s); a batch run one by one would still be far
+    // below 1 ms.
+    assert!(
+        (3.4e-6..1e-3).contains(&record.median_s),
+        "{:.2} µs ({})",
+        record.median_s * 1e6,
+        record.kernel
+    );
+    eprintln!(
+        "BF16 {shape}: {:.2} µs, {:.0} GB/s; {}",
+        record.median_s * 1e6,
+        m.op.bytes() / record.median_s / 1e9,
+        record.kernel
+    );
 }

@@ -1,14 +1,17 @@
 //! Model-step operators on a real GPU (the CUDA backend's NVRTC step kernels), one by one and as a whole step
-//! timed end to end (a CUDA graph of the launch order): compiled only with `--features cuda` and run only
-//! when `ROOFLINE_GPU_TESTS=1` (so `cargo test --features cuda` passes on a machine without a GPU).
+//! timed end to end (a CUDA graph of the launch order), TinyLlama's and a MoE model's (its experts as
+//! strided-batched GEMMs): compiled only with `--features cuda` and run only when `ROOFLINE_GPU_TESTS=1` (so
+//! `cargo test --features cuda` passes on a machine without a GPU).
 
 use crate::common::gpu_device;
 use gpu_endpoint::device::Device;
-use gpu_endpoint::use_cases::step::plan;
+use gpu_endpoint::jobs::JobContext;
+use gpu_endpoint::protocol::PointLimits;
+use gpu_endpoint::use_cases::step::{StepEvent, plan, run};
 use roofline_core::wire::StepRequest;
 use roofline_core::{
-    Corrections, Error, Mode, ModelAnalysis, OpAnalysis, Phase, Workload, analyze_model, find_hardware_in,
-    find_model, find_quant_config,
+    Corrections, Error, GemmShape, Mode, ModelAnalysis, OpAnalysis, Phase, Workload, analyze_model,
+    find_hardware_in, find_model, find_quant_config,
 };
 
 /// `model` in `config` at `phase`, `batch`, `context`, predicted in reference mode on the device's catalog entry
@@ -287,5 +290,116 @@ fn gpu_times_a_whole_tinyllama_bf16_decode_step() {
         record.median_s * 1e6,
         predicted * 1e6,
         record.kernel
+    );
+}
+
+/// The rows of a MoE layer (its routed experts: router, the two batched GEMMs and the activation between).
+const MOE_ROWS: [&str; 4] = ["router", "expert_gate_up", "expert_act", "expert_down"];
+
+#[test]
+fn gpu_times_a_qwen3_moe_bf16_decode_step_with_batched_experts() {
+    let Some(device) = gpu_device() else { return };
+    let key = device
+        .backend()
+        .device_info()
+        .matched_key
+        .unwrap_or_else(|| "h100_sxm".into());
+    let request = StepRequest {
+        model: "qwen3-30b-a3b".into(),
+        model_config: None,
+        config: "bf16".into(),
+        phase: Phase::Decode,
+        batch: 16,
+        context: 2048,
+        hardware_key: Some(key.clone()),
+        spec: None,
+        mode: None,
+    };
+    let step = plan(request, find_hardware_in(&key, Mode::Reference).unwrap().clone()).unwrap();
+    // 16 tokens × top 8 of 128 experts: 128·(1 − (120/128)^16) = 82.4 active → 82 products of
+    // ⌈128 / 82.4⌉ = 2 rows; gate and up 2·768 wide from the hidden 2048, down back from 768.
+    let batched = |name: &str| step.ops.iter().find(|op| op.name == name).and_then(|op| op.gemm);
+    assert_eq!(
+        batched("expert_gate_up"),
+        Some(GemmShape {
+            batch: 82,
+            ..GemmShape::matmul(2, 1536, 2048)
+        })
+    );
+    assert_eq!(
+        batched("expert_down"),
+        Some(GemmShape {
+            batch: 82,
+            ..GemmShape::matmul(2, 2048, 768)
+        })
+    );
+    let limits = PointLimits::default();
+    let job = JobContext {
+        id: "gpu-moe-step",
+        limits: &limits,
+    };
+    let mut rows = Vec::new();
+    let done = run(&device.acquire(), None, &step, &job, |event| {
+        if let StepEvent::Operator(row) = event {
+            rows.push(*row);
+        }
+    });
+    for row in &rows {
+        match (&row.measured, &row.failure) {
+            (Some(point), _) if MOE_ROWS.contains(&row.name.as_str()) => {
+                let record = point.measurement.as_ref().unwrap();
+                eprintln!(
+                    "{} {} (ran {}): measured {:.2} µs, predicted {:.2} µs, ×{:.2}; {}",
+                    row.name,
+                    row.shape,
+                    point.shape,
+                    point.time_us,
+                    row.predicted_time_s * 1e6,
+                    row.measured_over_predicted.unwrap_or(f64::NAN),
+                    record.kernel
+                );
+            }
+            (Some(_), _) => {}
+            (None, failure) => eprintln!("{} not measured: {failure:?}", row.name),
+        }
+    }
+    for name in MOE_ROWS {
+        let row = rows.iter().find(|r| r.name == name).unwrap();
+        let record = row
+            .measured
+            .as_ref()
+            .and_then(|point| point.measurement.as_ref())
+            .unwrap_or_else(|| panic!("{name} not measured: {:?}", row.failure));
+        assert!(record.verified, "{name}");
+        assert_eq!(
+            record
+                .kernel
+                .starts_with("cublasLtMatmul strided-batched (batch count 82,"),
+            name.starts_with("expert_") && name != "expert_act",
+            "{name}: {}",
+            record.kernel
+        );
+    }
+    let end_to_end = done.end_to_end.as_ref().unwrap_or_else(|| {
+        panic!(
+            "the step was not timed end to end ({} of {} rows measured): {:?}",
+            done.measured, done.operators, done.end_to_end_failure
+        )
+    });
+    eprintln!(
+        "Qwen3-30B-A3B bf16 decode step (batch 16, context 2048) on {key}: {:.1} µs end to end, {:.1} µs \
+         predicted (×{:.2}); Σ rows measured {:.1} µs; {} kernels; {}",
+        end_to_end.measured_time_s * 1e6,
+        done.predicted_step_time_s * 1e6,
+        end_to_end.measured_over_predicted,
+        done.measured_time_s * 1e6,
+        end_to_end.kernels,
+        end_to_end.measurement.kernel
+    );
+    assert_eq!(end_to_end.kernels, rows.iter().map(|r| r.count).sum::<u32>());
+    assert!(end_to_end.measurement.verified);
+    assert!(
+        (0.2..20.0).contains(&end_to_end.measured_over_predicted),
+        "{end_to_end:?}"
     );
 }

@@ -1,5 +1,5 @@
 //! Model-step jobs through the production app: `POST /api/steps`, its SSE events and the stored points, on
-//! the real CPU backend (TinyLlama decode in FP32) and the fake one.
+//! the real CPU backend (TinyLlama and a small MoE decode in FP32) and the fake one.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +12,7 @@ use gpu_endpoint::backend::select::Selected;
 use gpu_endpoint::http::app::configure;
 use gpu_endpoint::protocol::SamplingPolicy;
 use roofline_core::wire::{ErrorBody, ResultsPage, StepDoneEvent, StepJob, StepOperatorEvent};
+use roofline_core::{ModelConfig, MoeConfig, find_model};
 use serde_json::json;
 
 macro_rules! app {
@@ -171,6 +172,83 @@ async fn cpu_measures_every_operator_of_a_tinyllama_decode_step() {
         .collect();
     assert_eq!(of_job.len(), job.distinct as usize);
     assert!(of_job.iter().any(|r| r.point.label.starts_with("attention ")));
+}
+
+/// A small MoE model (Qwen3-30B-A3B's layout shrunk: 2 layers, hidden 256, 16 experts of width 128, top 4,
+/// a 1024-token vocabulary) that a debug build measures on the CPU in seconds.
+fn tiny_moe() -> ModelConfig {
+    let qwen = find_model("qwen3-30b-a3b").unwrap();
+    ModelConfig {
+        key: "tiny-moe".into(),
+        name: "Tiny MoE (tests)".into(),
+        layers: 2,
+        hidden: 256,
+        heads: 4,
+        kv_heads: 2,
+        head_dim: 64,
+        ffn_dim: 512,
+        vocab: 1024,
+        moe: Some(MoeConfig {
+            experts: 16,
+            top_k: 4,
+            shared_experts: 0,
+            expert_ffn: 128,
+            dense_layers: 0,
+        }),
+        ..qwen.clone()
+    }
+}
+
+#[actix_web::test]
+async fn cpu_times_a_moe_decode_step_with_its_experts_as_batched_gemms() {
+    let (state, _dir) = state_with(cpu_selected(), None);
+    let app = app!(state);
+    let body = json!({
+        "model": "tiny-moe", "model_config": tiny_moe(), "config": "fp32", "phase": "decode", "batch": 4,
+        "context": 64, "hardware_key": "h100_sxm"
+    });
+    let resp = post!(app, "/api/v1/steps", body);
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    let job: StepJob = test::read_body_json(resp).await;
+    let body =
+        test::call_and_read_body(&app, test::TestRequest::get().uri(&job.events_url).to_request()).await;
+    let (rows, done) = step_events(&body);
+    assert_eq!(rows.len(), job.operators as usize);
+    for row in &rows {
+        let point = row
+            .measured
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} not measured: {:?}", row.name, row.failure));
+        assert!(point.measurement.as_ref().unwrap().verified, "{}", row.name);
+    }
+    // 4 tokens × top 4 of 16 experts: 16·(1 − (12/16)^4) = 10.94 active → 11 products of ⌈16 / 10.94⌉ = 2
+    // rows; gate and up 256 wide from the hidden 256, down back from 128.
+    for (name, shape) in [
+        ("expert_gate_up", "11x2x256x256"),
+        ("expert_down", "11x2x256x128"),
+    ] {
+        let point = rows
+            .iter()
+            .find(|r| r.name == name)
+            .and_then(|r| r.measured.as_ref())
+            .unwrap_or_else(|| panic!("{name} missing"));
+        assert_eq!(point.shape, shape, "{name}");
+        let kernel = &point.measurement.as_ref().unwrap().kernel;
+        assert!(
+            kernel.contains("FP32 batched GEMM of 11 products back to back"),
+            "{name}: {kernel}"
+        );
+    }
+    assert_eq!((done.measured, done.failed), (job.operators, 0), "{done:?}");
+    let end_to_end = done.end_to_end.as_ref().expect("timed end to end");
+    assert_eq!(end_to_end.kernels, rows.iter().map(|r| r.count).sum::<u32>());
+    assert!(end_to_end.measurement.verified);
+    let ratio = end_to_end.measured_time_s / done.measured_time_s;
+    assert!(
+        (0.2..5.0).contains(&ratio),
+        "{end_to_end:?} vs {}",
+        done.measured_time_s
+    );
 }
 
 #[actix_web::test]

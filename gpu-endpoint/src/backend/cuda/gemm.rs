@@ -1,6 +1,7 @@
 //! GEMM/GEMV through cuBLASLt's `result` layer: descriptors, layouts, heuristic algorithm choice and the
 //! correctness gate ([`CudaBackend::prepare_lt`], a [`PreparedMatmul`] that enqueues one run), then the timed
-//! runs of the best algorithm ([`CudaBackend::measure_lt`]).
+//! runs of the best algorithm ([`CudaBackend::measure_lt`]). A batched GEMM (MoE experts) is one
+//! strided-batched matmul: each product its own weights and rows, one after another in the same buffers.
 
 use std::ffi::c_void;
 
@@ -14,7 +15,8 @@ use super::lt_kind::LtKind;
 use super::{CudaBackend, cuda_err, to_usize};
 use crate::backend::{BackendError, MatmulSpec, Measured};
 use crate::protocol::{
-    SampleStats, TelemetrySummary, check_interruption, measurement, random_normal, summarize, verify_with,
+    SampleStats, TelemetrySummary, check_interruption, measurement, random_normal, summarize,
+    verify_products, verify_with,
 };
 
 /// cuBLASLt workspace, in bytes (32 MiB, what cudarc uses on sm_90+).
@@ -44,7 +46,8 @@ impl Drop for LtHandle {
 /// one after another on the backend's one stream, as a framework's matmuls share its handle's workspace.
 pub(super) struct Workspace(CudaSlice<u8>);
 
-/// One cuBLASLt matmul, `D[M,N] = X[M,K]·W[N,K]ᵀ` row-major: the operands, the descriptor and the buffers
+/// One cuBLASLt matmul, `D[M,N] = X[M,K]·W[N,K]ᵀ` row-major, or a strided batch of them (`D_p = X_p·W_pᵀ`,
+/// product `p` at offset `p` × its matrix size in each buffer): the operands, the descriptor and the buffers
 /// its scale pointers point at, the layouts and the algorithm. [`LtCall::enqueue`] runs it once.
 struct LtCall {
     desc: Desc,
@@ -56,11 +59,11 @@ struct LtCall {
     /// captured call keeps their values).
     alpha: [u8; 4],
     beta: [u8; 4],
-    /// Weights, n·k elements.
+    /// Weights, batch·n·k elements.
     w: DeviceBuf,
-    /// Activations, m·k elements.
+    /// Activations, batch·m·k elements.
     x: DeviceBuf,
-    /// Output, m·n elements.
+    /// Output, batch·m·n elements.
     d: DeviceBuf,
     /// Per-tensor scales (FP8: one FP32 each for A and B), set as device pointers in `desc`.
     tensor_scales: Vec<CudaSlice<f32>>,
@@ -85,7 +88,8 @@ impl LtCall {
             .chain(self.block_scales.iter().map(|s| s.device_ptr(stream).1))
             .collect();
         // SAFETY: all pointers are live device allocations owned by `self` or `workspace` of the sizes the layouts
-        // describe (inputs n·k and m·k elements, output m·n, workspace WORKSPACE_BYTES ≥ the algorithm's need);
+        // describe (inputs batch·n·k and batch·m·k elements, output batch·m·n, batch strides n·k, m·k and
+        // m·n, workspace WORKSPACE_BYTES ≥ the algorithm's need);
         // the scale pointers in `desc` point at `tensor_scales`/`block_scales`, alive as long as `self`; alpha
         // and beta point at host scalars of the descriptor's scale type; C = D with beta = 0.
         unsafe {
@@ -191,9 +195,9 @@ impl CudaBackend {
         workspace: &mut Workspace,
     ) -> Result<PreparedMatmul, BackendError> {
         let kind = LtKind::of(spec.precision, self.cc)?;
-        let GemmShape { m, n, k, .. } = spec.shape;
+        let GemmShape { batch, m, n, k } = spec.shape;
         let (m, n, k) = (to_usize(m)?, to_usize(n)?, to_usize(k)?);
-        // First try the exact shape; if cuBLASLt has no algorithm, pad every dimension to 16 and say so.
+        // First try the exact shape; if cuBLASLt has no algorithm, pad M, N and K to 16 and say so.
         match self.prepare_lt_shape(spec, &kind, (m, n, k), None, workspace) {
             Err(BackendError::Unsupported(first)) if kind.pad_on_failure => {
                 let padded = (
@@ -204,9 +208,16 @@ impl CudaBackend {
                 if padded == (m, n, k) {
                     return Err(BackendError::Unsupported(first));
                 }
+                let shape = |(m, n, k): (usize, usize, usize)| GemmShape {
+                    batch,
+                    m: m as u64,
+                    n: n as u64,
+                    k: k as u64,
+                };
                 let note = format!(
-                    "{m}x{n}x{k} padded to {}x{}x{} (no cuBLASLt algorithm for the exact shape)",
-                    padded.0, padded.1, padded.2
+                    "{} padded to {} (no cuBLASLt algorithm for the exact shape)",
+                    shape((m, n, k)),
+                    shape(padded)
                 );
                 self.prepare_lt_shape(spec, &kind, padded, Some(note), workspace)
             }
@@ -224,18 +235,23 @@ impl CudaBackend {
         workspace: &mut Workspace,
     ) -> Result<PreparedMatmul, BackendError> {
         let GemmShape {
+            batch: batch_req,
             m: m_req,
             n: n_req,
             k: k_req,
-            ..
         } = spec.shape;
-        let seed = m_req ^ (n_req << 20) ^ (k_req << 40) ^ 0xC0DA;
+        let seed = m_req
+            ^ (n_req << 20)
+            ^ (k_req << 40)
+            ^ 0xC0DA
+            ^ batch_req.wrapping_sub(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let batch = to_usize(batch_req)?;
         // Host inputs, quantized to the element format; the reference uses the quantized values.
-        let w_host = kind.a.encode(&random_normal(seed, n * k));
-        let x_host = kind.b.encode(&random_normal(seed + 1, m * k));
+        let w_host = kind.a.encode(&random_normal(seed, batch * n * k));
+        let x_host = kind.b.encode(&random_normal(seed + 1, batch * m * k));
         let w = w_host.upload(&self.stream)?;
         let x = x_host.upload(&self.stream)?;
-        let d = kind.d.zeros(&self.stream, m * n)?;
+        let d = kind.d.zeros(&self.stream, batch * m * n)?;
         let scale = |values: &[f32]| self.stream.clone_htod(values).map_err(|e| cuda_err("scale", e));
         let tensor_scales = if kind.scale_pointers {
             vec![scale(&[1.0])?, scale(&[1.0])?]
@@ -243,10 +259,11 @@ impl CudaBackend {
             Vec::new()
         };
         let block_scales = if let Some(block) = kind.block_scale {
-            // Uniform scales of 1.0: the swizzled layout cannot change the result. Sized generously.
+            // Uniform scales of 1.0: the swizzled layout cannot change the result. Sized generously, for
+            // every product.
             let rows = n.max(m).next_multiple_of(128);
             let cols = (k / block.elements).next_multiple_of(4);
-            let one = vec![block.one; rows * cols];
+            let one = vec![block.one; batch * rows * cols];
             let upload = || {
                 self.stream
                     .clone_htod(&one)
@@ -297,10 +314,10 @@ impl CudaBackend {
             )?;
         }
         // A = weights, K×N column-major (ld K), transposed → N×K. B = activations, K×M column-major (ld K).
-        // D = N×M column-major (ld N) = row-major D[M,N].
-        let a_layout = Layout::new(kind.a.cuda_type(), k, n)?;
-        let b_layout = Layout::new(kind.b.cuda_type(), k, m)?;
-        let d_layout = Layout::new(kind.d.cuda_type(), n, m)?;
+        // D = N×M column-major (ld N) = row-major D[M,N]. A batch: `batch` of each, one after another.
+        let a_layout = Layout::new(kind.a.cuda_type(), k, n, batch)?;
+        let b_layout = Layout::new(kind.b.cuda_type(), k, m, batch)?;
+        let d_layout = Layout::new(kind.d.cuda_type(), n, m, batch)?;
         let pref = Pref::new()?;
         let ws_bytes = WORKSPACE_BYTES as u64;
         pref.set(
@@ -327,8 +344,14 @@ impl CudaBackend {
             )
         };
         if status != lt_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS || n_results <= 0 {
+            let ran = GemmShape {
+                batch: batch_req,
+                m: m as u64,
+                n: n as u64,
+                k: k as u64,
+            };
             return Err(BackendError::Unsupported(format!(
-                "{} {m}x{n}x{k}: cuBLASLt has no algorithm on {} ({}): {status:?}",
+                "{} {ran}: cuBLASLt has no algorithm on {} ({}): {status:?}",
                 spec.precision,
                 self.arch(),
                 self.name
@@ -363,14 +386,17 @@ impl CudaBackend {
         check_interruption::<BackendError>()?;
         call.enqueue(self, workspace)?;
         let d_host = call.d.download(&self.stream)?;
-        verify_with(
-            (m, n, k),
-            |i, kk| x_host.get(i * k + kk),
-            |kk, j| w_host.get(j * k + kk),
-            |i, j| d_host.get(i * n + j),
-            kind.tolerance(k),
-            seed,
-        )?;
+        verify_products(batch, seed, |p| {
+            let (w0, x0, d0) = (p * n * k, p * m * k, p * m * n);
+            verify_with(
+                (m, n, k),
+                |i, kk| x_host.get(x0 + i * k + kk),
+                |kk, j| w_host.get(w0 + j * k + kk),
+                |i, j| d_host.get(d0 + i * n + j),
+                kind.tolerance(k),
+                seed ^ p as u64,
+            )
+        })?;
 
         // Best of the heuristic algorithms: 5 timed runs each, median.
         let mut flush = self.flush_buffer()?;
@@ -394,10 +420,20 @@ impl CudaBackend {
         let algo_id = algo_config_id(&call.algo);
 
         let ran_m = u64::try_from(m).unwrap_or(u64::MAX);
-        let op = Operator::matmul(ran_m, n as u64, k as u64, kind.operands)
-            .map_err(|e| BackendError::InvalidInput(e.to_string()))?;
+        let op = if batch == 1 {
+            Operator::matmul(ran_m, n as u64, k as u64, kind.operands)
+        } else {
+            Operator::batched_gemm(batch_req, ran_m, n as u64, k as u64, kind.operands)
+        }
+        .map_err(|e| BackendError::InvalidInput(e.to_string()))?;
+        let batched = if batch == 1 {
+            String::new()
+        } else {
+            format!(" strided-batched (batch count {batch}, each product its own N×K weights and M rows)")
+        };
         let kernel = format!(
-            "cublasLtMatmul {} algo id {algo_id} (best of {} heuristic results, rank {}), TN, compute {:?}",
+            "cublasLtMatmul{batched} {} algo id {algo_id} (best of {} heuristic results, rank {}), TN, \
+             compute {:?}",
             kind.label,
             results.len(),
             best_idx,
@@ -430,6 +466,30 @@ fn algo_config_id(algo: &lt_sys::cublasLtMatmulAlgo_t) -> i32 {
     id
 }
 
+/// A `set_*_attribute` function of cuBLASLt's `result` layer (descriptor, layout or preference).
+type Setter<H, A> = unsafe fn(H, A, *const c_void, usize) -> Result<(), lt::CublasError>;
+
+/// Sets attribute `attr` of the cuBLASLt object `handle` to `value` through `setter`.
+///
+/// # Safety
+/// `handle` is live and `T` is the type the attribute expects.
+unsafe fn set_attribute<H, A, T>(
+    setter: Setter<H, A>,
+    handle: H,
+    attr: A,
+    value: &T,
+) -> Result<(), lt::CublasError> {
+    // SAFETY: as the caller promises; `value` points at `size_of::<T>()` readable bytes.
+    unsafe {
+        setter(
+            handle,
+            attr,
+            (value as *const T).cast::<c_void>(),
+            std::mem::size_of::<T>(),
+        )
+    }
+}
+
 /// A matmul descriptor destroyed on drop.
 struct Desc(lt_sys::cublasLtMatmulDesc_t);
 
@@ -441,17 +501,9 @@ impl Desc {
     }
 
     fn set<T>(&self, attr: lt_sys::cublasLtMatmulDescAttributes_t, value: &T) -> Result<(), BackendError> {
-        // SAFETY: the descriptor is live and `value` points at `size_of::<T>()` readable bytes of the type
-        // the attribute expects (i32 enums, u64 sizes, device pointers).
-        unsafe {
-            lt::set_matmul_desc_attribute(
-                self.0,
-                attr,
-                (value as *const T).cast::<c_void>(),
-                std::mem::size_of::<T>(),
-            )
-        }
-        .map_err(|e| BackendError::Unsupported(format!("cuBLASLt rejected {attr:?}: {e:?}")))
+        // SAFETY: the descriptor is live; callers pass the attribute's type (i32 enums, device pointers).
+        unsafe { set_attribute(lt::set_matmul_desc_attribute, self.0, attr, value) }
+            .map_err(|e| BackendError::Unsupported(format!("cuBLASLt rejected {attr:?}: {e:?}")))
     }
 }
 
@@ -466,11 +518,37 @@ impl Drop for Desc {
 struct Layout(lt_sys::cublasLtMatrixLayout_t);
 
 impl Layout {
-    /// Column-major `rows × cols` with leading dimension `rows`.
-    fn new(dtype: lt_sys::cudaDataType, rows: usize, cols: usize) -> Result<Layout, BackendError> {
-        lt::create_matrix_layout(dtype, rows as u64, cols as u64, rows as i64)
+    /// Column-major `rows × cols` with leading dimension `rows`; `batch` of them one after another (batch
+    /// stride `rows · cols` elements) when `batch` is above 1.
+    fn new(
+        dtype: lt_sys::cudaDataType,
+        rows: usize,
+        cols: usize,
+        batch: usize,
+    ) -> Result<Layout, BackendError> {
+        let layout = lt::create_matrix_layout(dtype, rows as u64, cols as u64, rows as i64)
             .map(Layout)
-            .map_err(|e| cuda_err("layout", e))
+            .map_err(|e| cuda_err("layout", e))?;
+        if batch > 1 {
+            let count = i32::try_from(batch)
+                .map_err(|_| BackendError::InvalidInput(format!("a batch of {batch} products")))?;
+            let stride = (rows * cols) as i64;
+            layout.set(
+                lt_sys::cublasLtMatrixLayoutAttribute_t::CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                &count,
+            )?;
+            layout.set(
+                lt_sys::cublasLtMatrixLayoutAttribute_t::CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                &stride,
+            )?;
+        }
+        Ok(layout)
+    }
+
+    fn set<T>(&self, attr: lt_sys::cublasLtMatrixLayoutAttribute_t, value: &T) -> Result<(), BackendError> {
+        // SAFETY: the layout is live; callers pass the attribute's type (i32 batch count, i64 stride).
+        unsafe { set_attribute(lt::set_matrix_layout_attribute, self.0, attr, value) }
+            .map_err(|e| BackendError::Unsupported(format!("cuBLASLt rejected {attr:?}: {e:?}")))
     }
 }
 
@@ -496,16 +574,9 @@ impl Pref {
         attr: lt_sys::cublasLtMatmulPreferenceAttributes_t,
         value: &T,
     ) -> Result<(), BackendError> {
-        // SAFETY: the preference is live and `value` points at `size_of::<T>()` readable bytes.
-        unsafe {
-            lt::set_matmul_pref_attribute(
-                self.0,
-                attr,
-                (value as *const T).cast::<c_void>(),
-                std::mem::size_of::<T>(),
-            )
-        }
-        .map_err(|e| cuda_err("preference attribute", e))
+        // SAFETY: the preference is live; callers pass the attribute's type (u64 sizes).
+        unsafe { set_attribute(lt::set_matmul_pref_attribute, self.0, attr, value) }
+            .map_err(|e| cuda_err("preference attribute", e))
     }
 }
 

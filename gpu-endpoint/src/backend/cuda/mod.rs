@@ -4,6 +4,7 @@
 //! - GEMM/GEMV through cuBLASLt's `result` layer: FP32, TF32, FP16, BF16, FP8 E4M3/E5M2 (per-tensor scale
 //!   pointers) and INT8 (IMMA, INT32 output); layouts are "TN" (weights `W[N,K]` row-major = column-major
 //!   `K×N` transposed, activations `X[M,K]` row-major), so `D[M,N] = X·Wᵀ` row-major.
+//! - Batched GEMMs (MoE experts) as one strided-batched cuBLASLt matmul in the same precisions.
 //! - NVFP4 / MXFP4 block-scaled GEMM on sm_100+ (E2M1 data with uniform block scales of 1.0, so the
 //!   swizzled scale layout does not change the result); below sm_100 it is `unsupported`, naming the arch.
 //! - INT4 GEMV as W4A16: packed signed INT4 weights with FP16 group scales (group 128) and FP16
@@ -284,7 +285,14 @@ impl Backend for CudaBackend {
     }
 
     fn measure_matmul(&self, spec: &MatmulSpec) -> Result<Measured, BackendError> {
-        if spec.precision == Precision::Int4 {
+        if spec.precision == Precision::Int4 && spec.shape.batch != 1 {
+            Err(BackendError::Unsupported(format!(
+                "INT4 runs as the W4A16 GEMV on {} ({}), one product: no batched INT4 kernel (batch {})",
+                self.arch(),
+                self.name,
+                spec.shape.batch
+            )))
+        } else if spec.precision == Precision::Int4 {
             self.measure_w4a16(spec)
         } else {
             self.measure_lt(spec)

@@ -14,7 +14,7 @@ use super::lt_kind::LtKind;
 use super::{CudaBackend, cuda_err, to_usize};
 use crate::backend::{BackendError, MatmulSpec, Measured};
 use crate::protocol::{
-    SampleStats, TelemetrySummary, check_interruption, measurement, random_normal, summarize, verify_with,
+    SampleStats, TelemetrySummary, check_interruption, measurement, summarize, verify_with,
 };
 
 /// cuBLASLt workspace, in bytes (32 MiB, what cudarc uses on sm_90+).
@@ -230,11 +230,10 @@ impl CudaBackend {
             ..
         } = spec.shape;
         let seed = m_req ^ (n_req << 20) ^ (k_req << 40) ^ 0xC0DA;
-        // Host inputs, quantized to the element format; the reference uses the quantized values.
-        let w_host = kind.a.encode(&random_normal(seed, n * k));
-        let x_host = kind.b.encode(&random_normal(seed + 1, m * k));
-        let w = w_host.upload(&self.stream)?;
-        let x = x_host.upload(&self.stream)?;
+        // Seeded inputs in the element format, written on the device (E2M1 encoded on the host: see
+        // `device_normal`); the reference recomputes the stored values of the rows it samples.
+        let (w_in, w) = self.seeded_input(kind.a, seed, n * k)?;
+        let (x_in, x) = self.seeded_input(kind.b, seed + 1, m * k)?;
         let d = kind.d.zeros(&self.stream, m * n)?;
         let scale = |values: &[f32]| self.stream.clone_htod(values).map_err(|e| cuda_err("scale", e));
         let tensor_scales = if kind.scale_pointers {
@@ -365,8 +364,8 @@ impl CudaBackend {
         let d_host = call.d.download(&self.stream)?;
         verify_with(
             (m, n, k),
-            |i, kk| x_host.get(i * k + kk),
-            |kk, j| w_host.get(j * k + kk),
+            |i, kk| x_in.get(i * k + kk),
+            |kk, j| w_in.get(j * k + kk),
             |i, j| d_host.get(i * n + j),
             kind.tolerance(k),
             seed,

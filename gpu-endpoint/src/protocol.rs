@@ -1,7 +1,8 @@
 //! The measurement protocol shared by every backend (docs/research/benchmarking.md §2): seeded random inputs,
 //! a correctness gate against a reference, warm-up, samples until the relative noise is low enough or a time
 //! cap is hit, and median / p10 / p90 statistics. Backends supply the timed closure; nothing here is
-//! backend-specific, so the CPU, CUDA and fake backends produce records of the same shape.
+//! backend-specific, so the CPU, CUDA and fake backends produce records of the same shape. `seeded`: the
+//! counter-based inputs a GPU generates on the device and the host recomputes element by element.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -13,6 +14,9 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use roofline_core::measured_device::catalog_key_of_device_name;
 use roofline_core::wire::{BackendKind, Measurement};
+
+mod seeded;
+pub use seeded::{NORMAL_SCALE_BITS, normal_at, normal_values, stream_key};
 
 /// When to stop sampling.
 #[derive(Debug, Clone, Copy, PartialEq)]

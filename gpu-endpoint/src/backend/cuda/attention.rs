@@ -492,18 +492,20 @@ impl CudaBackend {
         let (b, h, kvh, sq, skv, d) = (b?, h?, kvh?, sq?, skv?, to_usize(shape.head_dim)?);
         let rows = len_of(len_of(b, h)?, sq)?;
         let kv_elements = len_of(len_of(len_of(b, kvh)?, skv)?, d)?;
-        let AttentionInputs { q, k, v } =
-            AttentionInputs::new(len_of(rows, d)?, kv_elements, shape.shared_kv, seed);
-        let inputs = AttentionInputs {
-            q: f.q.elem().encode(&q),
-            k: f.kv.elem().encode(&k),
-            v: v.map(|v| f.kv.elem().encode(&v)),
+        // Seeded inputs written on the device; the reference reads their stored values on the rows it samples.
+        let (q_in, q_device) = self.seeded_input(f.q.elem(), seed, len_of(rows, d)?)?;
+        let (k_in, k_device) = self.seeded_input(f.kv.elem(), seed.wrapping_add(1), kv_elements)?;
+        let k_device = Rc::new(k_device);
+        let (v_in, v_device) = if shape.shared_kv {
+            (None, Rc::clone(&k_device))
+        } else {
+            let (v_in, v) = self.seeded_input(f.kv.elem(), seed.wrapping_add(2), kv_elements)?;
+            (Some(v_in), Rc::new(v))
         };
-        let q_device = Rc::new(inputs.q.upload(&self.stream)?);
-        let k_device = Rc::new(inputs.k.upload(&self.stream)?);
-        let v_device = match &inputs.v {
-            Some(v) => Rc::new(v.upload(&self.stream)?),
-            None => Rc::clone(&k_device),
+        let inputs = AttentionInputs {
+            q: q_in,
+            k: k_in,
+            v: v_in,
         };
         let (ws_o, ws_ml) = plan.workspace(shape);
         let counters = to_usize(shape.batch * shape.kv_heads * plan.row_tiles * plan.slices())?;
@@ -553,7 +555,7 @@ impl CudaBackend {
             name: "attention_mma".into(),
             function,
             cfg,
-            inputs: vec![q_device, k_device, v_device],
+            inputs: vec![Rc::new(q_device), k_device, v_device],
             outputs,
             scalars,
         };

@@ -56,6 +56,11 @@ fn e2m1_encode(v: f32) -> u8 {
         .unwrap_or(2)
 }
 
+/// An INT8 input: `v · 32` rounded half away from zero, within ±127.
+fn i8_of(v: f32) -> i8 {
+    (v * 32.0).round().clamp(-127.0, 127.0) as i8
+}
+
 impl Elem {
     pub(super) fn cuda_type(self) -> lt_sys::cudaDataType {
         use lt_sys::cudaDataType_t as T;
@@ -90,12 +95,7 @@ impl Elem {
                     .collect(),
                 self,
             ),
-            Elem::I8 => HostBuf::I8(
-                values
-                    .iter()
-                    .map(|&v| (v * 32.0).round().clamp(-127.0, 127.0) as i8)
-                    .collect(),
-            ),
+            Elem::I8 => HostBuf::I8(values.iter().map(|&v| i8_of(v)).collect()),
             Elem::E2M1 => HostBuf::U8(
                 values
                     .chunks(2)
@@ -103,6 +103,19 @@ impl Elem {
                     .collect(),
                 self,
             ),
+        }
+    }
+
+    /// The value `v` is stored as by [`Elem::encode`], read back as [`HostBuf::get`] reads it.
+    pub(super) fn stored(self, v: f32) -> f64 {
+        match self {
+            Elem::F32 | Elem::I32 => f64::from(v),
+            Elem::F16 => f64::from(half::f16::from_f32(v).to_f32()),
+            Elem::Bf16 => f64::from(half::bf16::from_f32(v).to_f32()),
+            Elem::E4M3 => f64::from(float8::F8E4M3::from_f32(v).to_f32()),
+            Elem::E5M2 => f64::from(float8::F8E5M2::from_f32(v).to_f32()),
+            Elem::I8 => f64::from(i8_of(v)),
+            Elem::E2M1 => f64::from(e2m1_decode(e2m1_encode(v))),
         }
     }
 

@@ -15,8 +15,7 @@ use super::lt_kind::LtKind;
 use super::{CudaBackend, cuda_err, to_usize};
 use crate::backend::{BackendError, MatmulSpec, Measured};
 use crate::protocol::{
-    SampleStats, TelemetrySummary, check_interruption, measurement, random_normal, summarize,
-    verify_products, verify_with,
+    SampleStats, TelemetrySummary, check_interruption, measurement, summarize, verify_products, verify_with,
 };
 
 /// cuBLASLt workspace, in bytes (32 MiB, what cudarc uses on sm_90+).
@@ -246,11 +245,10 @@ impl CudaBackend {
             ^ 0xC0DA
             ^ batch_req.wrapping_sub(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let batch = to_usize(batch_req)?;
-        // Host inputs, quantized to the element format; the reference uses the quantized values.
-        let w_host = kind.a.encode(&random_normal(seed, batch * n * k));
-        let x_host = kind.b.encode(&random_normal(seed + 1, batch * m * k));
-        let w = w_host.upload(&self.stream)?;
-        let x = x_host.upload(&self.stream)?;
+        // Seeded inputs in the element format, written on the device (E2M1 encoded on the host: see
+        // `device_normal`); the reference recomputes the stored values of the rows it samples.
+        let (w_in, w) = self.seeded_input(kind.a, seed, batch * n * k)?;
+        let (x_in, x) = self.seeded_input(kind.b, seed + 1, batch * m * k)?;
         let d = kind.d.zeros(&self.stream, batch * m * n)?;
         let scale = |values: &[f32]| self.stream.clone_htod(values).map_err(|e| cuda_err("scale", e));
         let tensor_scales = if kind.scale_pointers {
@@ -390,8 +388,8 @@ impl CudaBackend {
             let (w0, x0, d0) = (p * n * k, p * m * k, p * m * n);
             verify_with(
                 (m, n, k),
-                |i, kk| x_host.get(x0 + i * k + kk),
-                |kk, j| w_host.get(w0 + j * k + kk),
+                |i, kk| x_in.get(x0 + i * k + kk),
+                |kk, j| w_in.get(w0 + j * k + kk),
                 |i, j| d_host.get(d0 + i * n + j),
                 kind.tolerance(k),
                 seed ^ p as u64,

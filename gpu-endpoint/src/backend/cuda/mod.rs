@@ -15,27 +15,30 @@
 //! - A whole model step end to end: its distinct operators prepared once, its launch order captured into a
 //!   CUDA graph and replayed per sample, eager launches when capture fails (`sequence`).
 //!
-//! Protocol (docs/research/benchmarking.md §2): seeded random inputs, the output checked against a host
-//! reference before timing, best of up to 8 cuBLASLt heuristic algorithms (5 timed runs each, median), an L2
-//! flush before every sample without a stream sync in between, CUDA events around the kernel only, warm-up,
-//! samples until 1 % noise or the time cap, NVML sampled throughout. The flush *reads* a max(2 × L2, 256 MB)
-//! buffer: a memset flush leaves L2 full of dirty lines whose write-back the timed kernel then pays (on an
-//! H100 it added 2–9.5 µs to memory-bound kernels, +25 % on a 4096² FP16 GEMV; see docs/validation).
+//! Protocol (docs/research/benchmarking.md §2): seeded random inputs written on the device, the output checked
+//! against a host reference before timing, best of up to 8 cuBLASLt heuristic algorithms (5 timed runs each,
+//! median), an L2 flush before every sample without a stream sync in between, CUDA events around the kernel
+//! only, warm-up, samples until 1 % noise or the time cap, NVML sampled throughout. The flush *reads* a
+//! max(2 × L2, 256 MB) buffer: a memset flush leaves L2 full of dirty lines whose write-back the timed kernel
+//! then pays (on an H100 it added 2–9.5 µs to memory-bound kernels, +25 % on a 4096² FP16 GEMV; see
+//! docs/validation).
 //!
 //! Everything runs on one stream of the backend's own, in stream order, with cudarc's event tracking off
 //! (see [`CudaBackend::open`]).
 //!
 //! Modules: this one opens the device (context, stream, versions, memory budget) and implements
 //! [`Backend`]; `gemm` drives cuBLASLt with the per-precision configuration of `lt_kind`, `buffers` holds
-//! the element formats and host/device buffers, `nvrtc` compiles NVRTC sources and measures the kernels of `kernels.cu` (W4A16 GEMV, copy), `step_ops`
-//! measures the step operators with the kernels of `step_ops.cu`, `sequence` times a whole step, `timing` is
-//! the L2 flush and CUDA-event protocol. NVML telemetry comes from `super::nvml`.
+//! the element formats and host/device buffers, `inputs` writes seeded inputs on the device, `nvrtc`
+//! compiles NVRTC sources and measures the kernels of `kernels.cu` (W4A16 GEMV, copy), `step_ops` measures
+//! the step operators with the kernels of `step_ops.cu`, `sequence` times a whole step, `timing` is the L2
+//! flush and CUDA-event protocol. NVML telemetry comes from `super::nvml`.
 
 #![allow(unsafe_code)]
 
 mod attention;
 mod buffers;
 mod gemm;
+mod inputs;
 mod lt_kind;
 mod nvrtc;
 mod quantize;

@@ -8,21 +8,24 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, LaunchConfig, PushKern
 use cudarc::nvrtc::Ptx;
 use roofline_core::{GemmShape, OperandPrecisions, Operator, Precision};
 
+use super::buffers::{Elem, HostBuf};
+use super::inputs::int4_at;
 use super::{CudaBackend, cuda_err, to_usize};
 use crate::backend::{BackendError, MatmulSpec, Measured, MeasuredBandwidth};
-use crate::protocol::{measurement, random_normal, verify_with};
+use crate::protocol::{measurement, normal_values, verify_with};
 
 /// Weights per FP16 scale in the W4A16 kernel.
 const W4A16_GROUP: usize = 128;
 
-/// CUDA C source of every NVRTC kernel.
-const KERNELS_SRC: &str = include_str!("kernels.cu");
+/// CUDA C source of these kernels and of the seeded-input generator (`inputs`).
+pub(super) const KERNELS_SRC: &str = concat!(include_str!("kernels.cu"), include_str!("inputs.cu"));
 
 /// NVRTC-compiled kernels, loaded once.
 pub(super) struct Kernels {
     w4a16: CudaFunction,
     copy: CudaFunction,
     pub(super) flush_read: CudaFunction,
+    pub(super) seeded_fill: CudaFunction,
 }
 
 /// The value in `slot`, made by `make` on first use (a failure is not kept, so the next call tries again).
@@ -109,6 +112,9 @@ impl CudaBackend {
                 flush_read: module
                     .load_function("flush_read")
                     .map_err(|e| cuda_err("load flush_read", e))?,
+                seeded_fill: module
+                    .load_function("seeded_fill")
+                    .map_err(|e| cuda_err("load seeded_fill", e))?,
             }))
         })
     }
@@ -131,32 +137,17 @@ impl CudaBackend {
         let (n, k_req) = (to_usize(n_req)?, to_usize(k_req)?);
         let k = k_req.next_multiple_of(W4A16_GROUP);
         let padding = (k != k_req).then(|| format!("K {k_req} padded to {k} (group size {W4A16_GROUP})"));
-        let noise = random_normal(seed, n * k);
-        let q: Vec<i8> = noise
-            .iter()
-            .map(|v| ((v * 3.0).round() as i32).clamp(-8, 7) as i8)
-            .collect();
-        let packed: Vec<u32> = q
-            .chunks(8)
-            .map(|c| {
-                c.iter().enumerate().fold(0u32, |acc, (j, &v)| {
-                    acc | ((u32::from((v + 8) as u8) & 0xF) << (4 * j))
-                })
-            })
-            .collect();
-        let scales: Vec<half::f16> = random_normal(seed + 1, n * k / W4A16_GROUP)
+        // The weights (N·K, the large operand) are written on the device; the scales and x are small.
+        let w_dev = self.device_int4(seed, n * k)?;
+        let scales: Vec<half::f16> = normal_values(seed + 1, n * k / W4A16_GROUP)
             .iter()
             .map(|v| half::f16::from_f32(0.01 + v.abs() * 0.01))
             .collect();
-        let x: Vec<half::f16> = random_normal(seed + 2, k)
+        let x: Vec<half::f16> = normal_values(seed + 2, k)
             .iter()
             .map(|&v| half::f16::from_f32(v))
             .collect();
         let kernels = self.kernels()?;
-        let w_dev = self
-            .stream
-            .clone_htod(&packed)
-            .map_err(|e| cuda_err("upload", e))?;
         let s_dev = self
             .stream
             .clone_htod(&scales)
@@ -203,7 +194,9 @@ impl CudaBackend {
         verify_with(
             (1, n, k),
             |_, kk| f64::from(x[kk].to_f32()),
-            |kk, j| f64::from(scales[(j * k + kk) / W4A16_GROUP].to_f32()) * f64::from(q[j * k + kk]),
+            |kk, j| {
+                f64::from(scales[(j * k + kk) / W4A16_GROUP].to_f32()) * f64::from(int4_at(seed, j * k + kk))
+            },
             |_, j| f64::from(y[j].to_f32()),
             1e-2,
             seed,
@@ -238,11 +231,7 @@ impl CudaBackend {
         let free = self.ctx.mem_get_info().map_or(0, |(free, _)| free);
         let bytes = (8 * self.l2_bytes).max(1 << 30).min(free / 4) / 16 * 16;
         let n4 = bytes / 16;
-        let src_host = random_normal(11, bytes / 4);
-        let src = self
-            .stream
-            .clone_htod(&src_host)
-            .map_err(|e| cuda_err("upload", e))?;
+        let src = self.device_normal(Elem::F32, 11, bytes / 4)?;
         let mut dst = self
             .stream
             .alloc_zeros::<f32>(bytes / 4)
@@ -258,20 +247,22 @@ impl CudaBackend {
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
+        let (src_ptr, _src_guard) = src.ptr(&self.stream);
         let launch = |dst: &mut CudaSlice<f32>| -> Result<(), BackendError> {
             let mut builder = self.stream.launch_builder(&kernels.copy);
-            builder.arg(&src).arg(dst).arg(&n4_u64);
+            builder.arg(&src_ptr).arg(dst).arg(&n4_u64);
             // SAFETY: src and dst hold `bytes` bytes = n4 float4 values each (16-byte aligned allocations).
             unsafe { builder.launch(cfg) }
                 .map(|_| ())
                 .map_err(|e| cuda_err("copy_f4 launch", e))
         };
         launch(&mut dst)?;
+        // The whole output against the source, both read back (nothing regenerated on the host).
         let back = self
             .stream
             .clone_dtoh(&dst)
             .map_err(|e| cuda_err("download", e))?;
-        if back != src_host {
+        if !matches!(src.download(&self.stream)?, HostBuf::F32(v) if v == back) {
             return Err(BackendError::Verification(
                 "copy kernel output differs from its input".into(),
             ));

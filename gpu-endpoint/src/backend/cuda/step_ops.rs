@@ -24,13 +24,14 @@ use roofline_core::{Operator, Precision};
 
 use super::attention::{self, Formats};
 use super::buffers::{DeviceBuf, Elem, HostBuf};
+use super::inputs::SeededInput;
 use super::nvrtc::cached;
 use super::{CudaBackend, cuda_err, to_usize};
 use crate::backend::step_reference::{
     EPS, MIN_TABLE_ROWS, RowInputs, Stored, attention_elements, check_close, check_sum, checked_rows, seed_of,
 };
 use crate::backend::{BackendError, Measured};
-use crate::protocol::{SampleStats, TelemetrySummary, check_interruption, measurement, random_normal};
+use crate::protocol::{SampleStats, TelemetrySummary, check_interruption, measurement};
 
 /// CUDA C source of the step kernels.
 const STEP_KERNELS_SRC: &str = include_str!("step_ops.cu");
@@ -372,16 +373,15 @@ impl CudaBackend {
         })
     }
 
-    /// `n` seeded normal values stored in `elem`: the host copy (the reference reads the stored values) and
-    /// the device buffer.
-    pub(super) fn random_input(
+    /// `n` seeded values stored in `elem`, written on the device: the host view the reference reads, and the
+    /// buffer.
+    fn random_input(
         &self,
         elem: Elem,
         seed: u64,
         n: usize,
-    ) -> Result<(HostBuf, Rc<DeviceBuf>), BackendError> {
-        let host = elem.encode(&random_normal(seed, n));
-        let device = host.upload(&self.stream)?;
+    ) -> Result<(SeededInput, Rc<DeviceBuf>), BackendError> {
+        let (host, device) = self.seeded_input(elem, seed, n)?;
         Ok((host, Rc::new(device)))
     }
 

@@ -12,14 +12,14 @@
 //! - Memory: the engine's rule the step's memory fit uses ([`MemoryFraction`], vLLM's by default), not a
 //!   correction of time but of what the step may hold; the serving model sizes memory with its own rule.
 //! - The ceilings are not a flag: run the same analysis on [`HardwareSpec::reference`] or a calibrated spec
-//!   ([`crate::hardware::Mode`]); a spec's per-kernel floors are always added.
+//!   ([`roofline_base::hardware::Mode`]); a spec's per-kernel floors are always added.
 
-use crate::error::Error;
-use crate::hardware::{HardwareSpec, Mode};
 use crate::memory::MemoryFraction;
 use crate::ops::{GemmShape, OpKind, OperandPrecisions, Operator};
-use crate::precision::{ActivationScale, Precision};
 use crate::roofline::{Bound, predict};
+use roofline_base::Error;
+use roofline_base::hardware::{HardwareSpec, Mode};
+use roofline_base::precision::{ActivationScale, Precision};
 
 /// Minimum time of one kernel, in seconds (4 µs).
 ///
@@ -59,7 +59,7 @@ impl StepLaunch {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::StepLaunch;
+    /// use roofline_analysis::StepLaunch;
     /// // 100 kernels of 1 µs launched eagerly: the host needs 640 µs, the GPU idles 540 µs of them.
     /// assert!((StepLaunch::Eager.overhead_s(100e-6, 100) - 540e-6).abs() < 1e-12);
     /// assert_eq!(StepLaunch::CudaGraphs.overhead_s(100e-6, 100), 15e-6);
@@ -152,7 +152,7 @@ impl Corrections {
 /// # Examples
 /// ```
 /// // 4096×4096 output on an H100 SXM (132 SMs): 1024 tiles in 8 waves, 1024 / 1056 = 0.97.
-/// assert!((roofline_core::wave_efficiency(1024, 132) - 1024.0 / 1056.0).abs() < 1e-12);
+/// assert!((roofline_analysis::wave_efficiency(1024, 132) - 1024.0 / 1056.0).abs() < 1e-12);
 /// ```
 #[must_use]
 pub fn wave_efficiency(tiles: u64, sm_count: u32) -> f64 {
@@ -228,13 +228,14 @@ impl OpAnalysis {
 ///
 /// # Examples
 /// ```
-/// use roofline_core::{analyze_operator, find_hardware, Corrections, Operator, Precision};
+/// use roofline_base::{find_hardware, Precision};
+/// use roofline_analysis::{analyze_operator, Corrections, Operator};
 /// let h100 = find_hardware("h100_sxm").unwrap();
 /// let tiny = Operator::gemv(64, 64, Precision::Bf16.into()).unwrap();
 /// let ideal = analyze_operator(h100, &tiny, &Corrections::NONE).unwrap();
 /// let floored = analyze_operator(h100, &tiny, &Corrections::ALL).unwrap();
 /// assert!(ideal.time_s < 1e-8);
-/// assert_eq!(floored.time_s, roofline_core::KERNEL_LAUNCH_FLOOR_S);
+/// assert_eq!(floored.time_s, roofline_analysis::KERNEL_LAUNCH_FLOOR_S);
 /// ```
 pub fn analyze_operator(
     hardware: &HardwareSpec,
@@ -314,7 +315,8 @@ pub struct LinearAnalysis {
 ///
 /// # Examples
 /// ```
-/// use roofline_core::*;
+/// use roofline_base::*;
+/// use roofline_analysis::*;
 /// let h100 = find_hardware_in("h100_sxm", Mode::Reference).unwrap();
 /// let shape = GemmShape { batch: 1, m: 1, n: 4096, k: 4096 };
 /// let fp8 = analyze_linear(h100, shape, Precision::Fp8E4M3.into(), Precision::Bf16,
@@ -362,18 +364,18 @@ pub fn analyze_linear(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hardware::find_hardware;
+    use roofline_base::hardware::find_hardware;
 
     #[test]
     fn the_endpoints_host_cpu_launches_no_cuda_graph() {
-        use crate::hardware::{CPU_HOST_KEY, Calibration, HardwareSpec};
+        use roofline_base::hardware::{CPU_HOST_KEY, Calibration, HardwareSpec};
         let cpu = HardwareSpec::uncatalogued(CPU_HOST_KEY, "Host CPU", "x86-64", 64e9)
             .calibrated(&Calibration {
                 device_name: "Host CPU".into(),
                 dram_bandwidth_bytes_per_s: 20e9,
                 kernel_overhead_s: 1e-6,
                 vector_kernel_overhead_s: None,
-                peaks: vec![(crate::precision::ComputePath::Fp32, 1e12)],
+                peaks: vec![(roofline_base::precision::ComputePath::Fp32, 1e12)],
                 source: "test".into(),
                 quality: None,
             })

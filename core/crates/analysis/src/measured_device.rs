@@ -1,9 +1,9 @@
 //! Which device took a measured point, and whether a spec may be compared with it: a measurement is only
 //! ever compared with predictions for the device that ran it. Works on domain [`MeasuredPoint`]s.
 
-pub use crate::hardware::catalog_key_of_device_name;
-use crate::hardware::{HardwareSpec, find_hardware};
 use crate::measurement::{BackendKind, MeasuredPoint};
+pub use roofline_base::hardware::catalog_key_of_device_name;
+use roofline_base::hardware::{HardwareSpec, find_hardware};
 
 /// The device that ran a measured point.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,9 +60,10 @@ pub fn catalog_key_of_spec(spec: &HardwareSpec) -> Option<&'static str> {
 ///
 /// # Examples
 /// ```
-/// use roofline_core::measured_device::same_device;
-/// use roofline_core::measurement::{MeasuredPoint, Measurement};
-/// use roofline_core::{Operator, Precision, find_hardware};
+/// use roofline_analysis::measured_device::same_device;
+/// use roofline_analysis::measurement::{MeasuredPoint, Measurement};
+/// use roofline_base::{Precision, find_hardware};
+/// use roofline_analysis::Operator;
 /// let gemv = Operator::gemv(4096, 4096, Precision::Fp16.into()).unwrap();
 /// let point = |backend: &str, device: &str| {
 ///     let measurement = Measurement { backend: backend.into(), device_name: device.into(), median_s: 2e-5, ..Measurement::default() };
@@ -85,10 +86,10 @@ pub fn same_device(p: &MeasuredPoint, spec: &HardwareSpec) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hardware::Provenance;
     use crate::measurement::Measurement;
     use crate::ops::Operator;
-    use crate::precision::Precision;
+    use roofline_base::hardware::Provenance;
+    use roofline_base::precision::Precision;
 
     fn point(backend: &str, device: &str, key: Option<&str>) -> MeasuredPoint {
         let op = Operator::gemv(1, 1, Precision::Fp32.into()).unwrap();

@@ -5,7 +5,7 @@
 //! `wire::RooflinePoint` (µs, TFLOP/s, an `MxNxK` label) is converted to and from it in `wire` only.
 
 use crate::ops::{GemmShape, OpKind, OperandPrecisions, Operator};
-use crate::precision::{ActivationScale, Precision};
+use roofline_base::precision::{ActivationScale, Precision};
 
 /// What really ran for a measured point, and under which conditions.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -176,8 +176,9 @@ impl MeasuredPoint {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::measurement::{MeasuredOp, MeasuredPoint, Measurement};
-    /// use roofline_core::{GemmShape, Operator, Precision};
+    /// use roofline_analysis::measurement::{MeasuredOp, MeasuredPoint, Measurement};
+    /// use roofline_base::Precision;
+    /// use roofline_analysis::{GemmShape, Operator};
     /// // y[4096] = W[4096, 4096] · x[4096] in FP16: 33,554,432 FLOP and 33,570,816 B, measured at 20 µs.
     /// let op = Operator::gemv(4096, 4096, Precision::Fp16.into()).unwrap();
     /// let measurement = Measurement { median_s: 20e-6, ..Measurement::default() };

@@ -14,12 +14,12 @@
 //! over-estimate, vllm-project/vllm issue #45178), KV block rounding (vLLM allocates 16-token blocks: at most
 //! 15 tokens per sequence), and prefix caching.
 
-use crate::error::Error;
-use crate::hardware::HardwareSpec;
 use crate::model::ModelConfig;
 use crate::parallel::Parallelism;
 use crate::quant_config::QuantConfig;
-use crate::units::GIB;
+use roofline_base::Error;
+use roofline_base::hardware::HardwareSpec;
+use roofline_base::units::GIB;
 
 /// The memory of one device the engine sizes its pools against, in bytes.
 ///
@@ -343,7 +343,8 @@ pub fn activation_bytes(
 ///
 /// # Examples
 /// ```
-/// use roofline_core::*;
+/// use roofline_base::*;
+/// use roofline_analysis::*;
 /// let h100 = find_hardware("h100_sxm").unwrap();
 /// let model = find_model("llama-3.1-8b").unwrap();
 /// let bf16 = find_quant_config("bf16").unwrap();
@@ -403,9 +404,9 @@ pub fn memory_budget(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hardware::find_hardware;
     use crate::model::find_model;
     use crate::quant_config::find_quant_config;
+    use roofline_base::hardware::find_hardware;
 
     fn vllm_h100() -> MemoryRule {
         MemoryRule::vllm(find_hardware("h100_sxm").unwrap(), MemoryFraction::VLLM)

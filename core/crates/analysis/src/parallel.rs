@@ -17,15 +17,15 @@
 //!   one after the vocabulary-parallel embedding; an all-gather of the batch's logits; with e > 1, a dispatch
 //!   and a combine all-to-all per MoE layer, each GPU exchanging the routed rows (tokens / e · top_k rows of
 //!   hidden elements) of the tokens it owns. Times come from the interconnect
-//!   ([`crate::hardware::Interconnect`]); overlap of communication with compute is not modelled.
+//!   ([`roofline_base::hardware::Interconnect`]); overlap of communication with compute is not modelled.
 //! - Memory fit is per GPU: the shard's weights plus its KV cache (replicated KV heads counted on every GPU).
 //!
 //! Pipeline parallelism is not modelled yet: any degree other than 1 is refused.
 
-use crate::error::Error;
-use crate::hardware::{HardwareSpec, Interconnect};
 use crate::model::ModelConfig;
 use crate::quant_config::QuantConfig;
+use roofline_base::Error;
+use roofline_base::hardware::{HardwareSpec, Interconnect};
 
 /// Parallel degrees of one step. `Default` is one GPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -171,9 +171,9 @@ impl Parallelism {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hardware::find_hardware;
     use crate::model::find_model;
     use crate::quant_config::find_quant_config;
+    use roofline_base::hardware::find_hardware;
 
     #[test]
     fn llama_70b_on_4_gpus_holds_a_quarter_of_the_weights() {

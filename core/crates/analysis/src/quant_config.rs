@@ -14,10 +14,10 @@
 use std::fmt;
 use std::sync::LazyLock;
 
-use crate::error::Error;
-use crate::hardware::HardwareSpec;
 use crate::ops::OperandPrecisions;
-use crate::precision::{ActivationScale, ComputePath, Precision};
+use roofline_base::Error;
+use roofline_base::hardware::HardwareSpec;
+use roofline_base::precision::{ActivationScale, ComputePath, Precision};
 
 /// A group of a transformer's matrices that a checkpoint quantizes as one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -206,7 +206,7 @@ impl QuantConfig {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::{find_model, find_quant_config};
+    /// use roofline_analysis::{find_model, find_quant_config};
     /// let gpt_oss = find_model("gpt-oss-120b").unwrap();
     /// let summary = gpt_oss.checkpoint_config().module_summary(&gpt_oss.modules());
     /// assert_eq!(summary, "attention, router, embeddings, head: BF16 · routed experts: MXFP4 weights, BF16 activations");
@@ -569,7 +569,7 @@ static CONFIGS: LazyLock<Vec<QuantConfig>> = LazyLock::new(|| {
 ///
 /// # Examples
 /// ```
-/// let keys: Vec<_> = roofline_core::quant_configs().iter().map(|c| c.key.as_str()).collect();
+/// let keys: Vec<_> = roofline_analysis::quant_configs().iter().map(|c| c.key.as_str()).collect();
 /// assert_eq!(&keys[..3], ["bf16", "fp16", "fp8"]);
 /// assert_eq!(keys.len(), 21);
 /// ```
@@ -585,7 +585,8 @@ pub fn quant_configs() -> &'static [QuantConfig] {
 ///
 /// # Examples
 /// ```
-/// use roofline_core::{find_quant_config, Precision};
+/// use roofline_base::Precision;
+/// use roofline_analysis::find_quant_config;
 /// let awq = find_quant_config("w4a16-int4").unwrap();
 /// assert_eq!((awq.weights, awq.compute()), (Precision::Int4G128Zp, Precision::Fp16));
 /// assert!(awq.is_weight_only());

@@ -1,9 +1,9 @@
 //! The roofline: time = max(FLOPs / peak, bytes / bandwidth).
 
-use crate::error::Error;
-use crate::hardware::{HardwareSpec, Mode};
 use crate::ops::CollectiveShape;
 use crate::ops::Operator;
+use roofline_base::Error;
+use roofline_base::hardware::{HardwareSpec, Mode};
 
 /// Which roof limits an operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -70,7 +70,7 @@ pub struct Prediction {
 /// vector operators (norms, activations, lookups) use [`HardwareSpec::vector_flop_per_s`], and an
 /// activation-quantization kernel its own floor ([`HardwareSpec::quantize_overhead_s`]). A collective
 /// ([`crate::ops::OpKind::Collective`]) takes link bytes / link bandwidth + the collective's latency from the
-/// spec's [`crate::hardware::Interconnect`], bound [`Bound::Interconnect`].
+/// spec's [`roofline_base::hardware::Interconnect`], bound [`Bound::Interconnect`].
 ///
 /// # Errors
 /// [`Error::Unsupported`] when the device has no native path for a matrix operator's compute precision;
@@ -79,7 +79,8 @@ pub struct Prediction {
 ///
 /// # Examples
 /// ```
-/// use roofline_core::{find_hardware, predict, Bound, Operator, Precision};
+/// use roofline_base::{find_hardware, Precision};
+/// use roofline_analysis::{predict, Bound, Operator};
 /// let h100 = find_hardware("h100_sxm").unwrap();
 /// let op = Operator::gemm(8192, 8192, 8192, Precision::Bf16.into()).unwrap();
 /// let p = predict(h100, &op).unwrap();
@@ -180,9 +181,9 @@ fn predict_collective(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hardware::{Mode, find_hardware, find_hardware_in};
     use crate::ops::OperandPrecisions;
-    use crate::precision::Precision;
+    use roofline_base::hardware::{Mode, find_hardware, find_hardware_in};
+    use roofline_base::precision::Precision;
 
     #[test]
     fn a_calibrated_kernel_overhead_is_added_to_the_roofline_time() {

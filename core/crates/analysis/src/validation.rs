@@ -4,12 +4,12 @@
 //! [`MeasuredPoint`]s; `wire` converts the JSON points to them.
 
 use crate::corrections::{Corrections, analyze_linear};
-use crate::error::Error;
-use crate::hardware::{HardwareSpec, Mode};
 use crate::measurement::{MeasuredOp, MeasuredPoint};
 use crate::ops::{GemmShape, OpKind};
-use crate::precision::Precision;
 use crate::roofline::Bound;
+use roofline_base::Error;
+use roofline_base::hardware::{HardwareSpec, Mode};
+use roofline_base::precision::Precision;
 
 /// GEMV (M = 1) or GEMM (`GEMV` / `GEMM` in JSON).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -258,10 +258,10 @@ pub fn calibrated_error(row: &ValidationRow) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hardware::find_hardware;
     use crate::measurement::Measurement;
     use crate::ops::OperandPrecisions;
     use crate::ops::Operator;
+    use roofline_base::hardware::find_hardware;
 
     /// A measured matmul of `shape` in `precision` with median `median_s`, stamped `at` (Unix s).
     fn measured_point(shape: &str, precision: Precision, median_s: f64, at: f64) -> MeasuredPoint {

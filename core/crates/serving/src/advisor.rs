@@ -6,17 +6,17 @@
 //! model, every candidate also says the smallest tensor-parallel group (1, 2, 4 or 8 GPUs within the device's scale-up domain) whose per-GPU
 //! weights and KV cache fit ([`Candidate::min_gpus`]).
 
-use crate::analysis::{Workload, analyze_model_parallel};
-use crate::corrections::{Corrections, analyze_linear};
-use crate::error::Error;
-use crate::hardware::{HardwareSpec, Mode};
-use crate::memory::{MemoryFraction, device_capacity_bytes, step_memory};
-use crate::model::ModelConfig;
-use crate::ops::GemmShape;
-use crate::parallel::Parallelism;
-use crate::quant_config::{QuantConfig, quant_configs};
-use crate::roofline::Bound;
 use crate::serving::{Engine, engines_running};
+use roofline_analysis::analysis::{Workload, analyze_model_parallel};
+use roofline_analysis::corrections::{Corrections, analyze_linear};
+use roofline_analysis::memory::{MemoryFraction, device_capacity_bytes, step_memory};
+use roofline_analysis::model::ModelConfig;
+use roofline_analysis::ops::GemmShape;
+use roofline_analysis::parallel::Parallelism;
+use roofline_analysis::quant_config::{QuantConfig, quant_configs};
+use roofline_analysis::roofline::Bound;
+use roofline_base::Error;
+use roofline_base::hardware::{HardwareSpec, Mode};
 
 /// Tensor-parallel degrees the advisor tries for memory fit, smallest first.
 pub const TENSOR_PARALLEL_DEGREES: [u32; 4] = [1, 2, 4, 8];
@@ -40,7 +40,7 @@ pub struct Candidate {
     pub memory_bytes: f64,
     /// Baseline memory − this memory, in bytes (negative when it needs more).
     pub memory_saved_bytes: f64,
-    /// Whether it fits under the engine's memory rule ([`crate::step_memory`]; operator: weights within the
+    /// Whether it fits under the engine's memory rule ([`roofline_analysis::memory::step_memory`]; operator: weights within the
     /// device's memory).
     pub fits_in_memory: bool,
     /// Model advice: the smallest tensor-parallel degree of [`TENSOR_PARALLEL_DEGREES`] within the device's
@@ -135,7 +135,9 @@ struct RidgeGemm {
 ///
 /// # Examples
 /// ```
-/// use roofline_core::*;
+/// use roofline_base::*;
+/// use roofline_analysis::*;
+/// use roofline_serving::*;
 /// let a100 = find_hardware("a100_sxm_80gb").unwrap();
 /// let model = find_model("llama-3.1-8b").unwrap();
 /// let decode = Workload { phase: Phase::Decode, batch: 1, context: 4096 };
@@ -165,14 +167,16 @@ pub fn advise_model(
 }
 
 /// [`advise_model`] with the step split over GPUs as `parallelism` says: times, memory and fit are per GPU
-/// ([`crate::analysis::analyze_model_parallel`]); [`Candidate::min_gpus`] is independent of `parallelism`.
+/// ([`roofline_analysis::analysis::analyze_model_parallel`]); [`Candidate::min_gpus`] is independent of `parallelism`.
 ///
 /// # Errors
 /// As [`advise_model`], and the errors of [`Parallelism::check`].
 ///
 /// # Examples
 /// ```
-/// use roofline_core::*;
+/// use roofline_base::*;
+/// use roofline_analysis::*;
+/// use roofline_serving::*;
 /// let h200 = find_hardware("h200_sxm").unwrap();
 /// let model = find_model("deepseek-v3").unwrap();
 /// let decode = Workload { phase: Phase::Decode, batch: 1, context: 4096 };
@@ -236,7 +240,9 @@ pub fn advise_model_parallel(
 ///
 /// # Examples
 /// ```
-/// use roofline_core::*;
+/// use roofline_base::*;
+/// use roofline_analysis::*;
+/// use roofline_serving::*;
 /// let h100 = find_hardware("h100_sxm").unwrap();
 /// let gemv = GemmShape { batch: 1, m: 1, n: 4096, k: 4096 };
 /// let advice = advise_operator(h100, gemv, "bf16", &Corrections::NONE).unwrap();
@@ -313,7 +319,7 @@ fn advise(
         .or_else(|| find("fp16"))
         .or_else(|| find("fp32"))
         .or_else(|| find(&current.key))
-        .ok_or_else(|| hardware.unsupported(crate::precision::Precision::Bf16))?;
+        .ok_or_else(|| hardware.unsupported(roofline_base::precision::Precision::Bf16))?;
     let current_time_s = find(&current.key).map(|(_, e)| e.time_s);
     let mut warnings = vec![
         "Accuracy is not modelled: validate every candidate on your task (4-bit and W4A4 formats need calibration)."
@@ -327,9 +333,9 @@ fn advise(
         Some((_, e)) if !e.fits => warnings.push(format!(
             "The current config {} needs {}; the {} has {}.",
             current.name,
-            crate::format::capacity(e.memory_bytes),
+            roofline_base::format::capacity(e.memory_bytes),
             hardware.name,
-            crate::format::capacity(device_capacity_bytes(hardware))
+            roofline_base::format::capacity(device_capacity_bytes(hardware))
         )),
         Some(_) => {}
     }
@@ -388,8 +394,8 @@ fn candidate(
     let fits_in_memory = e.fits;
     let mut reason = format!(
         "{speedup:.2}x vs baseline ({} vs {}), {}-bound; weights {:.3} b/elem, {} {}",
-        crate::format::duration(e.time_s),
-        crate::format::duration(base.time_s),
+        roofline_base::format::duration(e.time_s),
+        roofline_base::format::duration(base.time_s),
         e.bound.name(),
         config.weights.effective_bits(),
         if memory_saved_bytes >= 0.0 {
@@ -397,7 +403,7 @@ fn candidate(
         } else {
             "needs an extra"
         },
-        crate::format::bytes(memory_saved_bytes.abs()),
+        roofline_base::format::bytes(memory_saved_bytes.abs()),
     );
     if let Some(batch) = break_even_batch {
         reason.push_str(&format!("; weight-only gains stop at batch ~{batch}"));
@@ -413,8 +419,8 @@ fn candidate(
         };
         caveats.push(format!(
             "needs {}, the device has {}{group}",
-            crate::format::capacity(e.memory_bytes),
-            crate::format::capacity(device_capacity_bytes(hardware))
+            roofline_base::format::capacity(e.memory_bytes),
+            roofline_base::format::capacity(device_capacity_bytes(hardware))
         ));
     }
     if config.activations.effective_bits() < 8.0 {
@@ -466,10 +472,10 @@ fn break_even_batch(hardware: &HardwareSpec, config: &QuantConfig, gemm: &RidgeG
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::Phase;
-    use crate::hardware::find_hardware;
-    use crate::model::find_model;
-    use crate::quant_config::find_quant_config;
+    use roofline_analysis::analysis::Phase;
+    use roofline_analysis::model::find_model;
+    use roofline_analysis::quant_config::find_quant_config;
+    use roofline_base::hardware::find_hardware;
 
     fn decode_advice(hw: &str, model: &str, current: &str, batch: u32) -> Advice {
         let w = Workload {
@@ -496,9 +502,9 @@ mod tests {
             // FP4/FP8 weights only as weight-only storage, decoded to 16-bit activations in software.
             if matches!(
                 config.weights.compute_path(),
-                crate::precision::ComputePath::Fp8
-                    | crate::precision::ComputePath::Fp4
-                    | crate::precision::ComputePath::Fp6
+                roofline_base::precision::ComputePath::Fp8
+                    | roofline_base::precision::ComputePath::Fp4
+                    | roofline_base::precision::ComputePath::Fp6
             ) {
                 assert!(
                     config.is_weight_only() && config.activations.effective_bits() >= 16.0,
@@ -511,9 +517,9 @@ mod tests {
                 assert!(
                     !matches!(
                         path,
-                        crate::precision::ComputePath::Fp8
-                            | crate::precision::ComputePath::Fp4
-                            | crate::precision::ComputePath::Fp6
+                        roofline_base::precision::ComputePath::Fp8
+                            | roofline_base::precision::ComputePath::Fp4
+                            | roofline_base::precision::ComputePath::Fp6
                     ),
                     "{}",
                     c.config
@@ -615,7 +621,7 @@ mod tests {
         let best = &a.candidates[0];
         assert_eq!(
             find_quant_config(&best.config).unwrap().compute_path(),
-            crate::precision::ComputePath::Fp8,
+            roofline_base::precision::ComputePath::Fp8,
             "{best:?}"
         );
         assert!((best.speedup - 2.0).abs() < 0.05, "{}", best.speedup);
@@ -625,13 +631,13 @@ mod tests {
     fn a_device_with_only_fp32_is_advised_against_fp32() {
         // A calibrated host CPU: 20 GB/s, FP32 only, 24 GB. BF16 and FP16 do not run, so FP32 is the baseline
         // and the one candidate; Llama-3.1-8B in FP32 is 8,030,261,248 · 4 B = 32.1 GB > 24 GB: no fit.
-        let host = crate::hardware::HardwareSpec::uncatalogued("cpu_host", "a CPU", "x86-64", 24e9)
-            .calibrated(&crate::hardware::Calibration {
+        let host = roofline_base::hardware::HardwareSpec::uncatalogued("cpu_host", "a CPU", "x86-64", 24e9)
+            .calibrated(&roofline_base::hardware::Calibration {
                 device_name: "a CPU".into(),
                 dram_bandwidth_bytes_per_s: 20e9,
                 kernel_overhead_s: 5e-6,
                 vector_kernel_overhead_s: None,
-                peaks: vec![(crate::precision::ComputePath::Fp32, 1e11)],
+                peaks: vec![(roofline_base::precision::ComputePath::Fp32, 1e11)],
                 source: "test".into(),
                 quality: None,
             })

@@ -4,14 +4,14 @@
 use proptest::prelude::*;
 
 use crate::advisor::advise_operator;
-use crate::analysis::{Phase, Workload, analyze_model};
-use crate::corrections::{Corrections, analyze_operator};
-use crate::hardware::{HardwareSpec, catalog};
-use crate::model::{ModelConfig, model_presets};
-use crate::ops::{AttentionShape, GemmShape, MoeShape, Operator};
-use crate::precision::Precision;
-use crate::quant_config::{QuantConfig, quant_configs};
-use crate::roofline::predict;
+use roofline_analysis::analysis::{Phase, Workload, analyze_model};
+use roofline_analysis::corrections::{Corrections, analyze_operator};
+use roofline_analysis::model::{ModelConfig, model_presets};
+use roofline_analysis::ops::{AttentionShape, GemmShape, MoeShape, Operator};
+use roofline_analysis::quant_config::{QuantConfig, quant_configs};
+use roofline_analysis::roofline::predict;
+use roofline_base::hardware::{HardwareSpec, catalog};
+use roofline_base::precision::Precision;
 
 /// Any catalog device, preset and precision config: the whole lists, however long they grow.
 fn device() -> impl Strategy<Value = HardwareSpec> {
@@ -124,7 +124,7 @@ proptest! {
         let (n, k) = (128 * n, 128 * k);
         let (narrow, wide) = if a.effective_bits() <= b.effective_bits() { (a, b) } else { (b, a) };
         let activation = Precision::Fp16;
-        let op = |w| Operator::gemm(m, n, k, crate::ops::OperandPrecisions { weight: w, activation, output: activation }).unwrap();
+        let op = |w| Operator::gemm(m, n, k, roofline_analysis::ops::OperandPrecisions { weight: w, activation, output: activation }).unwrap();
         let (narrow_op, wide_op) = (op(narrow), op(wide));
         if narrow.effective_bits() < wide.effective_bits() {
             prop_assert!(narrow_op.weight_bytes <= wide_op.weight_bytes, "{narrow} {wide}");

@@ -2,14 +2,14 @@
 //! nothing fits, what to change; and the memory breakdown behind the fit (weights, KV cache, headroom).
 
 use crate::advisor::{Advice, Candidate};
-use crate::analysis::{ModelAnalysis, Workload, analyze_model_parallel};
-use crate::corrections::Corrections;
-use crate::error::Error;
-use crate::hardware::HardwareSpec;
-use crate::memory::device_capacity_bytes;
-use crate::model::ModelConfig;
-use crate::parallel::Parallelism;
 use crate::serving::{Engine, engine_support, engines_running, matrices_cover};
+use roofline_analysis::analysis::{ModelAnalysis, Workload, analyze_model_parallel};
+use roofline_analysis::corrections::Corrections;
+use roofline_analysis::memory::device_capacity_bytes;
+use roofline_analysis::model::ModelConfig;
+use roofline_analysis::parallel::Parallelism;
+use roofline_base::Error;
+use roofline_base::hardware::HardwareSpec;
 
 /// The advisor's one answer for a model step.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,12 +56,14 @@ pub struct Pick {
 /// [`advise_model`](crate::advisor::advise_model) with the same arguments.
 ///
 /// # Errors
-/// What [`crate::analysis::analyze_model`] returns for the current config other than [`Error::Unsupported`] (an unsupported
+/// What [`roofline_analysis::analysis::analyze_model`] returns for the current config other than [`Error::Unsupported`] (an unsupported
 /// current config is simply not a choice).
 ///
 /// # Examples
 /// ```
-/// use roofline_core::*;
+/// use roofline_base::*;
+/// use roofline_analysis::*;
+/// use roofline_serving::*;
 /// let h100 = find_hardware("h100_sxm").unwrap();
 /// let model = find_model("llama-3.1-70b").unwrap();
 /// let decode = Workload { phase: Phase::Decode, batch: 1, context: 4096 };
@@ -97,7 +99,9 @@ pub fn recommend_model(
 ///
 /// # Examples
 /// ```
-/// use roofline_core::*;
+/// use roofline_base::*;
+/// use roofline_analysis::*;
+/// use roofline_serving::*;
 /// let h100 = find_hardware("h100_sxm").unwrap();
 /// let model = find_model("llama-3.1-70b").unwrap();
 /// let decode = Workload { phase: Phase::Decode, batch: 1, context: 4096 };
@@ -129,7 +133,9 @@ pub fn recommend_model_parallel(
 ///
 /// # Examples
 /// ```
-/// use roofline_core::*;
+/// use roofline_base::*;
+/// use roofline_analysis::*;
+/// use roofline_serving::*;
 /// let h100 = find_hardware_in("h100_sxm", Mode::Reference).unwrap();
 /// let model = find_model("llama-3.1-8b").unwrap();
 /// let decode = Workload { phase: Phase::Decode, batch: 1, context: 4096 };
@@ -446,7 +452,7 @@ fn usable_bytes(hardware: &HardwareSpec, corrections: &Corrections) -> f64 {
 }
 
 fn gb(bytes: f64) -> String {
-    crate::format::capacity(bytes)
+    roofline_base::format::capacity(bytes)
 }
 
 /// The memory of one GPU of a model step against its memory, for a bar: every share is of `scale_bytes`, the
@@ -488,7 +494,9 @@ pub struct MemoryFit {
 ///
 /// # Examples
 /// ```
-/// use roofline_core::*;
+/// use roofline_base::*;
+/// use roofline_analysis::*;
+/// use roofline_serving::*;
 /// let h100 = find_hardware("h100_sxm").unwrap();
 /// let model = find_model("llama-3.1-70b").unwrap();
 /// let decode = Workload { phase: Phase::Decode, batch: 1, context: 4096 };

@@ -18,9 +18,11 @@
 
 use serde_json::{Map, Value};
 
-use crate::error::Error;
+use roofline_base::Error;
 
-use super::{Load, ServingModel, ServingOutcome, ServingPoint, ServingScenario, ServingWorkload};
+use roofline_serving::serving::{
+    Load, ServingModel, ServingOutcome, ServingPoint, ServingScenario, ServingWorkload,
+};
 
 /// Which tool wrote a measured point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -108,7 +110,10 @@ impl MeasuredServingPoint {
 ///
 /// # Examples
 /// ```
-/// use roofline_core::*;
+/// use roofline_base::*;
+/// use roofline_analysis::*;
+/// use roofline_serving::*;
+/// use roofline_wire::*;
 /// let csv = "concurrency,ttft_ms,tpot_ms,output_tokens_per_s,gpus\n8,120.5,11.2,690,1\n";
 /// let points = parse_measured(csv).unwrap();
 /// assert_eq!(points[0].concurrency, Some(8));
@@ -413,11 +418,11 @@ mod tests {
     use super::*;
 
     /// A `vllm bench serve --save-result` file: the field set `serve.py` writes (trimmed of per-request lists).
-    const VLLM: &str = include_str!("../../tests/data/serving/vllm_bench_serve.json");
+    const VLLM: &str = include_str!("../../../tests/data/serving/vllm_bench_serve.json");
     /// Two SGLang `bench_serving` runs appended to one JSONL file, the second at an infinite rate.
-    const SGLANG: &str = include_str!("../../tests/data/serving/sglang_bench_serving.jsonl");
+    const SGLANG: &str = include_str!("../../../tests/data/serving/sglang_bench_serving.jsonl");
     /// The plain CSV format.
-    const CSV: &str = include_str!("../../tests/data/serving/measured.csv");
+    const CSV: &str = include_str!("../../../tests/data/serving/measured.csv");
 
     #[test]
     fn vllm_bench_serve_json_reads_into_base_units() {
@@ -492,12 +497,12 @@ mod tests {
 
     #[test]
     fn measured_points_compare_with_predictions_at_their_own_load_and_lengths() {
-        use crate::corrections::Corrections;
-        use crate::hardware::{Mode, find_hardware_in};
-        use crate::model::find_model;
-        use crate::parallel::Parallelism;
-        use crate::quant_config::find_quant_config;
-        use crate::serving::{Engine, SchedulerKind};
+        use roofline_analysis::corrections::Corrections;
+        use roofline_analysis::model::find_model;
+        use roofline_analysis::parallel::Parallelism;
+        use roofline_analysis::quant_config::find_quant_config;
+        use roofline_base::hardware::{Mode, find_hardware_in};
+        use roofline_serving::serving::{Engine, SchedulerKind};
         let hardware = find_hardware_in("h100_sxm", Mode::Reference).unwrap();
         let scenario = Engine::Vllm.preset(hardware, &Parallelism::SINGLE).scenario(
             hardware,

@@ -27,14 +27,14 @@
 mod step;
 
 use crate::corrections::{Corrections, OpAnalysis};
-use crate::error::Error;
-use crate::hardware::{HardwareSpec, Mode};
 use crate::memory::step_memory;
 use crate::model::ModelConfig;
 use crate::ops::OpKind;
 use crate::parallel::Parallelism;
 use crate::quant_config::{ModuleFormat, QuantConfig};
 use crate::roofline::Bound;
+use roofline_base::Error;
+use roofline_base::hardware::{HardwareSpec, Mode};
 use step::Models;
 pub use step::{StepBatch, analyze_step};
 
@@ -207,7 +207,8 @@ impl ModelAnalysis {
 ///
 /// # Examples
 /// ```
-/// use roofline_core::*;
+/// use roofline_base::*;
+/// use roofline_analysis::*;
 /// let h100 = find_hardware("h100_sxm").unwrap();
 /// let model = find_model("llama-3.1-8b").unwrap();
 /// let bf16 = find_quant_config("bf16").unwrap();
@@ -244,7 +245,8 @@ pub fn analyze_model(
 ///
 /// # Examples
 /// ```
-/// use roofline_core::*;
+/// use roofline_base::*;
+/// use roofline_analysis::*;
 /// let h100 = find_hardware("h100_sxm").unwrap();
 /// let model = find_model("llama-3.1-70b").unwrap();
 /// let bf16 = find_quant_config("bf16").unwrap();
@@ -427,9 +429,9 @@ fn summarize(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hardware::find_hardware;
     use crate::model::{find_model, model_presets};
     use crate::quant_config::{find_quant_config, quant_configs};
+    use roofline_base::hardware::find_hardware;
 
     fn run(hw: &str, model: &str, config: &str, phase: Phase, batch: u32, context: u32) -> ModelAnalysis {
         analyze_model(

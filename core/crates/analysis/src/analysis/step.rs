@@ -21,14 +21,14 @@
 
 use super::{Phase, Workload};
 use crate::corrections::{Corrections, analyze_operator};
-use crate::error::Error;
-use crate::hardware::Collective;
-use crate::hardware::HardwareSpec;
 use crate::model::ModelConfig;
 use crate::ops::{AttentionShape, MoeShape, OperandPrecisions, Operator};
 use crate::parallel::Parallelism;
-use crate::precision::{ActivationScale, Precision};
 use crate::quant_config::{Module, QuantConfig};
+use roofline_base::Error;
+use roofline_base::hardware::Collective;
+use roofline_base::hardware::HardwareSpec;
+use roofline_base::precision::{ActivationScale, Precision};
 
 use super::{ModelAnalysis, summarize};
 
@@ -135,7 +135,8 @@ impl StepBatch {
 ///
 /// # Examples
 /// ```
-/// use roofline_core::*;
+/// use roofline_base::*;
+/// use roofline_analysis::*;
 /// let h100 = find_hardware("h100_sxm").unwrap();
 /// let model = find_model("llama-3.1-8b").unwrap();
 /// let bf16 = find_quant_config("bf16").unwrap();

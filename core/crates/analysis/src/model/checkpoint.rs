@@ -37,9 +37,9 @@ use serde_json::{Map, Value};
 
 use super::ModelConfig;
 use super::hf::Fields;
-use crate::error::Error;
-use crate::precision::{ActivationScale, Precision};
 use crate::quant_config::{LinearFormat, Module, ModuleFormat, QuantConfig};
+use roofline_base::Error;
+use roofline_base::precision::{ActivationScale, Precision};
 
 /// How a method's patterns match a module name.
 enum Pattern {

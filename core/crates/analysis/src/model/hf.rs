@@ -53,8 +53,8 @@ use serde_json::{Map, Value};
 use super::checkpoint::{Naming, checkpoint_config};
 use super::presets::dense;
 use super::{MlaConfig, ModelConfig, MoeConfig, SlidingWindow};
-use crate::error::Error;
 use crate::ops::MAX_DIM;
+use roofline_base::Error;
 
 /// Model families the importer knows, by their `architectures` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -287,7 +287,8 @@ impl ModelConfig {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::{Error, ModelConfig};
+    /// use roofline_base::Error;
+    /// use roofline_analysis::ModelConfig;
     /// let json = r#"{"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 16, "hidden_size": 2048,
     ///     "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 8192,
     ///     "vocab_size": 128256, "tie_word_embeddings": true}"#;

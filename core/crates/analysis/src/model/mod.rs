@@ -5,10 +5,10 @@
 //! Hugging Face `config.json`: [`ModelConfig::from_hf_config_json`], with the checkpoint's own precisions
 //! from its `quantization_config` (`model/checkpoint.rs`). `model/presets.rs` holds the presets' data.
 
-use crate::error::Error;
 use crate::ops::{Activation, Norm};
-use crate::precision::Precision;
 use crate::quant_config::{Module, QuantConfig};
+use roofline_base::Error;
+use roofline_base::precision::Precision;
 
 #[cfg(feature = "serde")]
 mod checkpoint;
@@ -177,7 +177,8 @@ impl ModelConfig {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::{find_model, Precision};
+    /// use roofline_base::Precision;
+    /// use roofline_analysis::find_model;
     /// // Llama-3.1-8B: 2 (K, V) · 32 layers · 8 KV heads · 128 · 2 B = 131,072 B per token.
     /// assert_eq!(find_model("llama-3.1-8b").unwrap().kv_bytes_per_token(Precision::Fp16), 131_072.0);
     /// ```
@@ -191,7 +192,8 @@ impl ModelConfig {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::{find_model, Precision};
+    /// use roofline_base::Precision;
+    /// use roofline_analysis::find_model;
     /// // gpt-oss-20b: 12 full layers cache 8192 tokens, 12 sliding layers 128; 2 · 8 KV heads · 64 · 2 B each.
     /// let m = find_model("gpt-oss-20b").unwrap();
     /// assert_eq!(m.kv_cache_bytes(Precision::Bf16, 8192), (12.0 * 8192.0 + 12.0 * 128.0) * 2048.0);
@@ -319,7 +321,7 @@ impl ModelConfig {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::find_model;
+    /// use roofline_analysis::find_model;
     /// let mixtral = find_model("mixtral-8x7b").unwrap().parameters();
     /// // Mistral AI: 46.7B total, 12.9B active.
     /// assert!((mixtral.total / 46.7e9 - 1.0).abs() < 0.01);
@@ -361,7 +363,7 @@ impl ModelConfig {
     ///
     /// # Examples
     /// ```
-    /// let llama = roofline_core::find_model("llama-3.1-8b").unwrap();
+    /// let llama = roofline_analysis::find_model("llama-3.1-8b").unwrap();
     /// assert_eq!(llama.checkpoint_config().key, "bf16");
     /// ```
     #[must_use]
@@ -463,7 +465,7 @@ impl ModelConfig {
 ///
 /// # Examples
 /// ```
-/// let presets = roofline_core::model_presets();
+/// let presets = roofline_analysis::model_presets();
 /// assert_eq!(presets.len(), 26);
 /// assert!(presets.iter().all(|m| m.check().is_ok()));
 /// ```
@@ -479,7 +481,7 @@ pub fn model_presets() -> &'static [ModelConfig] {
 ///
 /// # Examples
 /// ```
-/// let m = roofline_core::find_model("Llama-3.1-70B").unwrap();
+/// let m = roofline_analysis::find_model("Llama-3.1-70B").unwrap();
 /// assert_eq!((m.layers, m.hidden, m.kv_heads), (80, 8192, 8));
 /// ```
 pub fn find_model(key: &str) -> Result<&'static ModelConfig, Error> {

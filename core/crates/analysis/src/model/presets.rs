@@ -5,8 +5,8 @@ use std::sync::LazyLock;
 
 use super::{MlaConfig, ModelConfig, MoeConfig, SlidingWindow};
 use crate::ops::Norm;
-use crate::precision::{ActivationScale, Precision};
 use crate::quant_config::{LinearFormat, Module, ModuleFormat, QuantConfig};
+use roofline_base::precision::{ActivationScale, Precision};
 
 /// The checkpoint of DeepSeek-V3, DeepSeek-R1 and Kimi K2: every decoder linear layer in FP8 with FP32 scales
 /// per 128×128 block (`quantization_config`: `quant_method` fp8, `weight_block_size` [128, 128],

@@ -1,7 +1,7 @@
 //! Attention: QKᵀ, softmax and P·V over `query_len` queries and `kv_len` keys, with GQA/MQA and causal masking.
 
 use super::{AttentionPart, KernelShape, OpKind, OperandPrecisions, Operator, RowKind, check_dims};
-use crate::error::Error;
+use roofline_base::Error;
 
 /// FLOPs of a softmax per score: max, subtract, exponential, sum, divide.
 const SOFTMAX_FLOP_PER_SCORE: f64 = 5.0;
@@ -133,7 +133,8 @@ impl Operator {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::{AttentionShape, Operator, OperandPrecisions, Precision};
+    /// use roofline_base::Precision;
+    /// use roofline_analysis::{AttentionShape, Operator, OperandPrecisions};
     /// // Llama-3.1-8B decode, one token over 4096 cached tokens, BF16: the KV read dominates.
     /// let shape = AttentionShape {
     ///     batch: 1, query_len: 1, kv_len: 4096, heads: 32, kv_heads: 8, head_dim: 128,
@@ -235,7 +236,7 @@ impl Operator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::precision::Precision;
+    use roofline_base::precision::Precision;
 
     fn shape(query_len: u64, kv_len: u64, causal: bool, fused: bool) -> AttentionShape {
         AttentionShape {

@@ -4,8 +4,8 @@
 //! memory-bound on every catalogued device, so the counts matter only for the arithmetic intensity.
 
 use super::{KernelShape, OpKind, OperandPrecisions, Operator, RowKind, check_dims};
-use crate::error::Error;
-use crate::precision::{ActivationScale, Precision, QuantizeKernel};
+use roofline_base::Error;
+use roofline_base::precision::{ActivationScale, Precision, QuantizeKernel};
 
 /// Which normalization a model uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -113,7 +113,8 @@ impl Operator {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::{Norm, Operator, Precision};
+    /// use roofline_base::Precision;
+    /// use roofline_analysis::{Norm, Operator};
     /// let op = Operator::norm(Norm::RmsNorm, 1, 4096, Precision::Bf16).unwrap();
     /// assert_eq!((op.flops, op.bytes()), (4.0 * 4096.0, 3.0 * 2.0 * 4096.0));
     /// ```
@@ -200,7 +201,8 @@ impl Operator {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::{ActivationScale, Operator, Precision};
+    /// use roofline_base::{ActivationScale, Precision};
+    /// use roofline_analysis::Operator;
     /// let ops = Operator::activation_quantization(1, 4096, Precision::Bf16, Precision::Fp8E4M3,
     ///     ActivationScale::DynamicPerTensor).unwrap();
     /// assert_eq!(ops.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(), ["amax", "quantize"]);
@@ -295,7 +297,8 @@ impl Operator {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::{Operator, Precision};
+    /// use roofline_base::Precision;
+    /// use roofline_analysis::Operator;
     /// // One Llama-3.1-8B token into an FP8 cache: 2·8·128 elements read at FP16, stored at 1 B.
     /// let op = Operator::kv_cache_write(1, 2048, Precision::Fp16, Precision::Fp8E4M3).unwrap();
     /// assert_eq!((op.activation_bytes, op.kv_bytes), (4096.0, 2048.0));

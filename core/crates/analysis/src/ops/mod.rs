@@ -18,9 +18,9 @@ pub use moe::MoeShape;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::error::Error;
-use crate::hardware::Collective;
-use crate::precision::{GemmFamily, Precision, QuantizeKernel};
+use roofline_base::Error;
+use roofline_base::hardware::Collective;
+use roofline_base::precision::{GemmFamily, Precision, QuantizeKernel};
 
 /// The largest dimension accepted for one operator axis (2^24), so products stay exact in `f64`.
 pub const MAX_DIM: u64 = 1 << 24;
@@ -52,7 +52,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Whether the operator runs on the matrix (tensor) units at the compute path's peak; otherwise it runs
-    /// on the vector units ([`crate::hardware::HardwareSpec::vector_flop_per_s`]).
+    /// on the vector units ([`roofline_base::hardware::HardwareSpec::vector_flop_per_s`]).
     #[must_use]
     pub const fn uses_matrix_units(self) -> bool {
         matches!(
@@ -96,7 +96,7 @@ impl GemmShape {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::GemmShape;
+    /// use roofline_analysis::GemmShape;
     /// assert_eq!(GemmShape::matmul(1, 4096, 2048), "1x4096x2048".parse().unwrap());
     /// ```
     #[must_use]
@@ -116,7 +116,7 @@ impl FromStr for GemmShape {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::GemmShape;
+    /// use roofline_analysis::GemmShape;
     /// assert_eq!("1×4096X4096".parse::<GemmShape>().unwrap(), GemmShape { batch: 1, m: 1, n: 4096, k: 4096 });
     /// assert!("1x0x4".parse::<GemmShape>().unwrap_err().to_string().contains("at least 1"));
     /// ```
@@ -251,6 +251,18 @@ impl Operator {
     ///
     /// # Errors
     /// [`Error::InvalidInput`] when N or K is 0 or above [`MAX_DIM`].
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_analysis::{predict, Operator};
+    /// use roofline_base::{find_hardware, Precision};
+    /// let gb10 = find_hardware("gb10").unwrap();
+    /// // y[4096] = W[4096, 4096] · x[4096] in FP16 moves 2·4096² + 2·4096 + 2·4096 bytes.
+    /// let op = Operator::gemv(4096, 4096, Precision::Fp16.into()).unwrap();
+    /// let p = predict(gb10, &op).unwrap();
+    /// assert_eq!(p.bytes, 33_570_816.0);
+    /// assert!((p.time_s - 33_570_816.0 / 273e9).abs() < 1e-12);
+    /// ```
     pub fn gemv(n: u64, k: u64, precisions: OperandPrecisions) -> Result<Operator, Error> {
         check_dims(&[("N", n), ("K", k)])?;
         let (n_f, k_f) = (n as f64, k as f64);
@@ -296,7 +308,8 @@ impl Operator {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::{Operator, Precision};
+    /// use roofline_base::Precision;
+    /// use roofline_analysis::Operator;
     /// // 8 experts, 4 tokens each, 4096 -> 14336 in BF16: 2·8·4·14336·4096 FLOPs.
     /// let op = Operator::batched_gemm(8, 4, 14_336, 4096, Precision::Bf16.into()).unwrap();
     /// assert_eq!(op.flops, 2.0 * 8.0 * 4.0 * 14_336.0 * 4096.0);
@@ -329,7 +342,7 @@ impl Operator {
     }
 
     /// A collective over `gpus` GPUs on a `rows`×`width` tensor in `precision` (see
-    /// [`crate::hardware::Interconnect`] for its time).
+    /// [`roofline_base::hardware::Interconnect`] for its time).
     ///
     /// FLOPs = 0 (reductions are negligible next to the transfer). Bytes = the bytes each GPU sends over its
     /// link, [`Collective::link_bytes`] of the tensor's bytes (counted as activation bytes); none of them is
@@ -340,8 +353,9 @@ impl Operator {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::{Operator, OpKind, Precision};
-    /// use roofline_core::hardware::Collective;
+    /// use roofline_base::Precision;
+    /// use roofline_analysis::{Operator, OpKind};
+    /// use roofline_base::hardware::Collective;
     /// // Llama-3.1-70B decode, one token: 8192 BF16 values = 16,384 B; a ring over 4 GPUs sends 2·3/4 of it.
     /// let op = Operator::collective(Collective::AllReduce, 1, 8192, Precision::Bf16, 4).unwrap();
     /// assert_eq!((op.kind, op.flops, op.bytes()), (OpKind::Collective, 0.0, 24_576.0));

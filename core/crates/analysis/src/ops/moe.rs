@@ -5,7 +5,7 @@
 //! experts' weights are read.
 
 use super::{Activation, GemmShape, OpKind, OperandPrecisions, Operator, check_dims};
-use crate::error::Error;
+use roofline_base::Error;
 
 /// The routed-expert part of one MoE layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +47,8 @@ impl Operator {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::{MoeShape, Operator, Precision};
+    /// use roofline_base::Precision;
+    /// use roofline_analysis::{MoeShape, Operator};
     /// // Mixtral-8x7B decode, one token: 2 of 8 experts are read.
     /// let shape = MoeShape { tokens: 1, experts: 8, top_k: 2, hidden: 4096, expert_ffn: 14_336, gated: true };
     /// let ops = Operator::moe_experts(&shape, Precision::Bf16.into(), Precision::Bf16.into()).unwrap();
@@ -128,7 +129,7 @@ impl Operator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::precision::Precision;
+    use roofline_base::precision::Precision;
 
     #[test]
     fn active_experts_grow_from_top_k_to_all() {

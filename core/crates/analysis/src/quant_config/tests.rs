@@ -1,6 +1,6 @@
 //! Tests of the precision configs: keys, support per architecture, weight-only configs, module formats.
 use super::*;
-use crate::hardware::find_hardware;
+use roofline_base::hardware::find_hardware;
 
 #[test]
 fn required_keys_exist_and_are_unique() {

@@ -95,6 +95,9 @@ pub enum Topology {
 }
 
 impl Topology {
+    /// Every topology.
+    pub const ALL: [Topology; 2] = [Topology::Switched, Topology::FullMesh];
+
     /// `switch` or `mesh`, as the research file writes it.
     #[must_use]
     pub const fn name(self) -> &'static str {
@@ -207,8 +210,8 @@ impl Interconnect {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::find_hardware;
-    /// use roofline_core::hardware::Collective;
+    /// use roofline_base::find_hardware;
+    /// use roofline_base::hardware::Collective;
     /// // H100 SXM, 4 GPUs, 16,384 B: 2·3/4 · 16384 / 450e9 = 54.6 ns on the datasheet (no latency).
     /// let nvlink = find_hardware("h100_sxm").unwrap().interconnect.as_ref().unwrap();
     /// let t = nvlink.time_s(Collective::AllReduce, 16_384.0, 4);

@@ -12,7 +12,7 @@ impl HardwareSpec {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::{find_hardware, HardwareSpec};
+    /// use roofline_base::{find_hardware, HardwareSpec};
     /// let json = find_hardware("gb10").unwrap().to_json();
     /// assert_eq!(&HardwareSpec::from_json(&json).unwrap(), find_hardware("gb10").unwrap());
     /// ```

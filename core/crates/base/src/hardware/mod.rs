@@ -1,28 +1,29 @@
 //! Hardware specs: the sourced catalog, custom devices and measured (calibrated) specs share one type, with
 //! the scale-up interconnect multi-GPU analysis needs.
 //!
-//! `spec.rs` holds [`HardwareSpec`] and its lookups, `mode.rs` [`Provenance`] and [`Mode`], `calibration.rs`
-//! the one calibration model, `json.rs` import and export, `catalog.rs` the catalog generated from
-//! `core/data/hardware-sources.toml` and its lookups, `reference.rs` the reference ceilings and
-//! `interconnect.rs` the scale-up link ([`Interconnect`]).
+//! Files bottom to top: `mode`, `interconnect`, `quality`, `ranges`, `entry` and the generated
+//! `catalog_entries` (leaves); `reference` (the reference ceilings); `spec` ([`HardwareSpec`]);
+//! `calibration`, `catalog` and `json` (on the spec).
 
 mod calibration;
 mod catalog;
+#[rustfmt::skip]
+mod catalog_entries;
+mod entry;
 mod interconnect;
 #[cfg(feature = "serde")]
 mod json;
 mod mode;
+mod quality;
 mod ranges;
 mod reference;
 mod spec;
 
-pub use calibration::{
-    CPU_HOST_KEY, Calibration, CalibrationQuality, MAX_HOST_LOAD_PER_CPU, MAX_RELATIVE_SPREAD, Spread,
-    calibrated_key,
-};
+pub use calibration::{CPU_HOST_KEY, Calibration, calibrated_key};
 pub use catalog::{catalog, catalog_key_of_device_name, find_hardware, find_hardware_in};
 pub use interconnect::{Collective, Interconnect, Link, Topology};
 pub use mode::{Mode, Provenance};
+pub use quality::{CalibrationQuality, MAX_HOST_LOAD_PER_CPU, MAX_RELATIVE_SPREAD, Spread};
 pub use ranges::{BANDWIDTH_RANGE_BYTES_PER_S, MEMORY_RANGE_BYTES, PEAK_RANGE_FLOP_PER_S};
 pub use reference::{
     ABSMAX_FLOOR_S, BLOCK_QUANT_FLOOR_S, COLLECTIVE_BASE_LATENCY_S, FP4_GEMM_FLOOR_S, FP8_BLOCK_GEMM_FLOOR_S,

@@ -2,7 +2,6 @@
 
 use std::fmt;
 
-use super::spec::HardwareSpec;
 use crate::error::Error;
 
 /// Where the numbers of a spec come from.
@@ -13,7 +12,7 @@ pub enum Provenance {
     /// Vendor datasheets and the other sources listed in `sources`.
     Datasheet,
     /// Datasheet peaks and bandwidth scaled by the achievable fractions of [`ReferenceCeilings`](super::ReferenceCeilings), plus their
-    /// per-kernel floors ([`HardwareSpec::reference`]).
+    /// per-kernel floors (`HardwareSpec::reference`).
     Reference,
     /// Entered by the user.
     Custom,
@@ -29,7 +28,7 @@ pub enum Mode {
     /// The ideal bound: datasheet peaks and bandwidth, no per-kernel time, no corrections.
     Datasheet,
     /// The default: what tuned libraries reach ([`ReferenceCeilings`](super::ReferenceCeilings)), per-kernel floors, and the
-    /// realistic corrections ([`crate::corrections::Corrections::REALISTIC`]).
+    /// realistic corrections (`Corrections::REALISTIC` of roofline-analysis).
     #[default]
     Reference,
     /// The user's own measurements (a spec with [`Provenance::Measured`]) and the realistic corrections.
@@ -47,17 +46,6 @@ impl Mode {
             Mode::Datasheet => "datasheet",
             Mode::Reference => "reference",
             Mode::Calibrated => "calibrated",
-        }
-    }
-
-    /// The mode a spec's numbers belong to: measured specs are calibrated, reference specs reference, and
-    /// datasheet and custom specs datasheet.
-    #[must_use]
-    pub fn of(spec: &HardwareSpec) -> Mode {
-        match spec.provenance {
-            Provenance::Datasheet | Provenance::Custom => Mode::Datasheet,
-            Provenance::Reference => Mode::Reference,
-            Provenance::Measured => Mode::Calibrated,
         }
     }
 

@@ -47,7 +47,10 @@ pub use family::{
     WEIGHT_ONLY_GEMM_FLOOR_S, family_floor, quantize_floor, related_families,
 };
 
-use super::catalog::CatalogEntry;
+use std::sync::LazyLock;
+
+use super::catalog_entries::ENTRIES;
+use super::entry::CatalogEntry;
 use super::interconnect::{Interconnect, Link};
 use crate::precision::{Architecture, ComputePath, GemmFamily, QuantizeKernel};
 use family::{family_paths, family_reference};
@@ -232,12 +235,12 @@ fn measured_basis(entry: &CatalogEntry, what: &str) -> String {
 
 /// The catalog-wide medians used by rule 3, so custom devices can be given the same defaults.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Medians {
+struct Medians {
     pub gemm_bf16: f64,
     pub dram: f64,
 }
 
-pub(super) fn medians(entries: &[CatalogEntry]) -> Medians {
+fn medians(entries: &[CatalogEntry]) -> Medians {
     let gemm = entries
         .iter()
         .flat_map(|e| e.measured_gemm_fraction.iter())
@@ -423,7 +426,7 @@ fn collective_latencies(link: Link) -> (Sourced, Sourced) {
     )
 }
 
-/// The reference ceilings of catalog entry `entry` under the rules of this module.
+/// The reference ceilings of a device under the rules of this module.
 fn ceilings(
     entries: &[CatalogEntry],
     device: Device<'_>,
@@ -462,32 +465,33 @@ fn ceilings(
     }
 }
 
+/// The catalog-wide medians of rule 3, computed once.
+static MEDIANS: LazyLock<Medians> = LazyLock::new(|| medians(ENTRIES));
+
 /// The reference ceilings of catalog entry `entry` under the rules of this module.
-pub(super) fn for_entry(entries: &[CatalogEntry], entry: &CatalogEntry, m: Medians) -> ReferenceCeilings {
+pub(super) fn for_entry(entry: &CatalogEntry) -> ReferenceCeilings {
     let device = Device {
         arch: entry.arch,
         entry: Some(entry),
     };
     ceilings(
-        entries,
+        ENTRIES,
         device,
         entry.dense_tflops.iter().map(|&(p, _)| p),
         entry.interconnect.as_ref().map(|i| i.link),
-        m,
+        *MEDIANS,
     )
 }
 
 /// Reference ceilings for a device outside the catalog (or a spec whose ceilings were dropped): the rules
 /// without a measurement of its own, so `arch` picks a same-architecture measurement where the catalog has one.
-pub(super) fn for_custom(
-    entries: &[CatalogEntry],
+pub(super) fn custom_ceilings(
     arch: Architecture,
     paths: impl Iterator<Item = ComputePath>,
     link: Option<Link>,
-    m: Medians,
 ) -> ReferenceCeilings {
     let device = Device { arch, entry: None };
-    ceilings(entries, device, paths, link, m)
+    ceilings(ENTRIES, device, paths, link, *MEDIANS)
 }
 
 #[cfg(test)]

@@ -1,12 +1,11 @@
 //! [`HardwareSpec`]: one accelerator's peaks, memory system and sources in base units, and the lookups of its
 //! peaks, kernel overheads, reference ceilings and interconnect.
 
-use super::calibration::CalibrationQuality;
-use super::catalog;
 use super::interconnect::Interconnect;
 use super::mode::{Mode, Provenance};
+use super::quality::CalibrationQuality;
 use super::ranges::{BANDWIDTH_RANGE_BYTES_PER_S, MEMORY_RANGE_BYTES, PEAK_RANGE_FLOP_PER_S, check_range};
-use super::reference::ReferenceCeilings;
+use super::reference::{self, ReferenceCeilings};
 use crate::error::Error;
 use crate::precision::{Architecture, ComputePath, GemmFamily, Precision, QuantizeKernel};
 
@@ -72,7 +71,7 @@ pub struct HardwareSpec {
     pub memory_bytes: f64,
     /// Device memory as the driver reports it, in bytes: the CUDA total (`cudaMemGetInfo`, what vLLM sizes its
     /// pools from) where published, else a stated derivation (the catalog's `memory_reported_gib` and its
-    /// source). `None`: not known, and [`crate::device_capacity_bytes`] takes `memory_bytes`.
+    /// source). `None`: not known, and `device_capacity_bytes` (roofline-analysis) takes `memory_bytes`.
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub memory_reported_bytes: Option<f64>,
     /// DRAM (HBM, GDDR, LPDDR) bandwidth, in bytes/s.
@@ -135,6 +134,19 @@ pub struct HardwareSpec {
     pub calibration: Option<CalibrationQuality>,
 }
 
+impl Mode {
+    /// The mode a spec's numbers belong to: measured specs are calibrated, reference specs reference, and
+    /// datasheet and custom specs datasheet.
+    #[must_use]
+    pub fn of(spec: &HardwareSpec) -> Mode {
+        match spec.provenance {
+            Provenance::Datasheet | Provenance::Custom => Mode::Datasheet,
+            Provenance::Reference => Mode::Reference,
+            Provenance::Measured => Mode::Calibrated,
+        }
+    }
+}
+
 impl HardwareSpec {
     /// The peak of `path`, if the device runs it natively.
     #[must_use]
@@ -187,7 +199,7 @@ impl HardwareSpec {
     #[must_use]
     pub fn reference_ceilings(&self) -> ReferenceCeilings {
         self.reference.clone().unwrap_or_else(|| {
-            catalog::custom_ceilings(
+            reference::custom_ceilings(
                 self.arch,
                 self.peaks.iter().map(|p| p.path),
                 self.interconnect.as_ref().map(|i| i.link),
@@ -208,7 +220,7 @@ impl HardwareSpec {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::{find_hardware, ComputePath, Provenance};
+    /// use roofline_base::{find_hardware, ComputePath, Provenance};
     /// let h100 = find_hardware("h100_sxm").unwrap();
     /// let r = h100.reference().unwrap();
     /// // ml-engineering MAMF: 794.5 of 989.4 TFLOP/s BF16 = 80.3 %; docs/validation copy: 89.9 % of 3.35 TB/s.
@@ -377,7 +389,7 @@ impl HardwareSpec {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::find_hardware;
+    /// use roofline_base::find_hardware;
     /// let h100 = find_hardware("h100_sxm").unwrap();
     /// assert_eq!(h100.interconnect_for(8).unwrap().unwrap().bandwidth_bytes_per_s, 450e9);
     /// assert!(h100.interconnect_for(16).is_err());

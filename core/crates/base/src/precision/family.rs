@@ -91,7 +91,7 @@ impl GemmFamily {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::{GemmFamily, Precision};
+    /// use roofline_base::{GemmFamily, Precision};
     /// assert_eq!(GemmFamily::of(Precision::Bf16, Precision::Bf16), GemmFamily::Plain);
     /// assert_eq!(GemmFamily::of(Precision::Fp8Block128, Precision::Fp8Group128), GemmFamily::Fp8Block);
     /// assert_eq!(GemmFamily::of(Precision::Int4G128Zp, Precision::Fp16), GemmFamily::WeightOnly);
@@ -206,7 +206,7 @@ impl QuantizeKernel {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::{ActivationScale, Precision, QuantizeKernel};
+    /// use roofline_base::{ActivationScale, Precision, QuantizeKernel};
     /// // vLLM's dynamic per-tensor FP8: an absolute-maximum reduction, then the quantization.
     /// assert_eq!(
     ///     QuantizeKernel::for_input(Precision::Fp8E4M3, ActivationScale::DynamicPerTensor),

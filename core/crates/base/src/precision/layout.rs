@@ -144,7 +144,7 @@ fn float_range(layout: ElementLayout, specials: Specials) -> (f64, u64) {
 ///
 /// # Examples
 /// ```
-/// use roofline_core::{format_info, Precision};
+/// use roofline_base::{format_info, Precision};
 /// let nvfp4 = format_info(Precision::Nvfp4);
 /// assert_eq!((nvfp4.effective_bits, nvfp4.max_finite, nvfp4.levels), (4.5, 6.0, 15));
 /// assert_eq!(nvfp4.scale_format, Some("FP8 E4M3 per 16 + FP32 per tensor"));
@@ -382,7 +382,7 @@ pub fn format_info(precision: Precision) -> FormatInfo {
 ///
 /// # Examples
 /// ```
-/// let formats = roofline_core::format_catalog();
+/// let formats = roofline_base::format_catalog();
 /// let nf4 = formats.iter().find(|f| f.name == "NF4").unwrap();
 /// assert_eq!((nf4.effective_bits, nf4.codebook.unwrap().len()), (4.5, 16));
 /// ```

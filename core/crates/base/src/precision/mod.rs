@@ -145,7 +145,7 @@ impl BlockScale {
 /// # Examples
 /// ```
 /// // AWQ/GPTQ at g = 128: 4 + 16/128 + 4/128 = 4.15625 bits.
-/// assert_eq!(roofline_core::int4_group_bits(128, true), Some(4.15625));
+/// assert_eq!(roofline_base::int4_group_bits(128, true), Some(4.15625));
 /// ```
 #[must_use]
 pub fn int4_group_bits(group_size: u32, zero_point: bool) -> Option<f64> {

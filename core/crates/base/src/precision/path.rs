@@ -157,7 +157,7 @@ impl Architecture {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::{Architecture, Precision};
+    /// use roofline_base::{Architecture, Precision};
     /// assert!(Architecture::Cdna4.runs_format(Precision::Mxfp4));
     /// assert!(!Architecture::Cdna4.runs_format(Precision::Nvfp4));
     /// assert!(!Architecture::Hopper.runs_format(Precision::Int4));

@@ -2,11 +2,11 @@
 
 use super::*;
 use crate::advisor::advise_model;
-use crate::analysis::analyze_model;
-use crate::hardware::find_hardware;
-use crate::model::find_model;
-use crate::precision::Architecture;
-use crate::quant_config::find_quant_config;
+use roofline_analysis::analysis::analyze_model;
+use roofline_analysis::model::find_model;
+use roofline_analysis::quant_config::find_quant_config;
+use roofline_base::hardware::find_hardware;
+use roofline_base::precision::Architecture;
 
 fn recommend(hw: &str, model: &str, config: &str, batch: u32, context: u32) -> Recommendation {
     let hw = find_hardware(hw).unwrap().reference().unwrap();
@@ -119,12 +119,12 @@ fn memory_fit_is_per_gpu() {
     let bf16 = find_quant_config("bf16").unwrap();
     let one = memory_fit(&analyze_model(hw, model, bf16, &w, &Corrections::NONE).unwrap());
     let four = memory_fit(
-        &crate::analysis::analyze_model_parallel(
+        &roofline_analysis::analysis::analyze_model_parallel(
             hw,
             model,
             bf16,
             &w,
-            &crate::parallel::Parallelism::tensor(4),
+            &roofline_analysis::parallel::Parallelism::tensor(4),
             &Corrections::NONE,
         )
         .unwrap(),
@@ -147,10 +147,11 @@ fn an_engine_choice_keeps_to_the_configs_it_runs_and_says_what_it_costs() {
     // Llama-3.1-8B decode at batch 32 on an L40S (Ada), reference mode: W4A8 (INT4 weights, FP8
     // activations) is the fastest config that fits, but on Ada only TensorRT-LLM lists it
     // (docs/research/low-precision.md §3.5).
-    let l40s = crate::hardware::find_hardware_in("l40s", crate::hardware::Mode::Reference).unwrap();
+    let l40s =
+        roofline_base::hardware::find_hardware_in("l40s", roofline_base::hardware::Mode::Reference).unwrap();
     let model = find_model("llama-3.1-8b").unwrap();
     let decode = Workload {
-        phase: crate::analysis::Phase::Decode,
+        phase: roofline_analysis::analysis::Phase::Decode,
         batch: 32,
         context: 4096,
     };

@@ -2,18 +2,18 @@
 //! the serving model knows ([`Scheduler`]).
 //!
 //! Every default names the engine and the source file it comes from; the memory-dependent ones are
-//! computed from [`crate::device_capacity_bytes`] exactly as the engine computes them from the memory it
+//! computed from [`roofline_analysis::memory::device_capacity_bytes`] exactly as the engine computes them from the memory it
 //! reads.
 
 use super::ServingScenario;
-use crate::corrections::Corrections;
-use crate::error::Error;
-use crate::hardware::HardwareSpec;
-use crate::memory::{MemoryFraction, MemoryRule, device_capacity_bytes, vllm_limits};
-use crate::model::ModelConfig;
-use crate::parallel::Parallelism;
-use crate::quant_config::QuantConfig;
-use crate::units::GIB;
+use roofline_analysis::corrections::Corrections;
+use roofline_analysis::memory::{MemoryFraction, MemoryRule, device_capacity_bytes, vllm_limits};
+use roofline_analysis::model::ModelConfig;
+use roofline_analysis::parallel::Parallelism;
+use roofline_analysis::quant_config::QuantConfig;
+use roofline_base::Error;
+use roofline_base::hardware::HardwareSpec;
+use roofline_base::units::GIB;
 
 /// A serving engine whose defaults the model can take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -74,7 +74,7 @@ impl Engine {
     /// - vLLM V1, OpenAI server: `max_num_batched_tokens` and `max_num_seqs` by device memory
     ///   ([`vllm_limits`]: 8192 and 1024 on a device with at least 70 GiB that is not an A100, else 2048 and
     ///   256; max_num_seqs never above the token budget); `gpu_memory_utilization` of capacity at the current
-    ///   release's default ([`crate::memory::VLLM_GPU_MEMORY_UTILIZATION`], 0.92; 0.90 through vLLM 0.11);
+    ///   release's default ([`roofline_analysis::memory::VLLM_GPU_MEMORY_UTILIZATION`], 0.92; 0.90 through vLLM 0.11);
     ///   prefill chunks share steps with decode rows. Source: vllm-project/vllm `vllm/engine/arg_utils.py`
     ///   `EngineArgs._set_default_args` (V1 defaults, vLLM 0.11) and `vllm/config/cache.py`.
     /// - SGLang: `chunked_prefill_size` and `cuda_graph_max_bs` by device memory (< 20 GiB: 2048, 8;
@@ -186,7 +186,7 @@ pub struct InFlight {
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Scheduler {
-    /// Static batching, the isolated steps of [`crate::analyze_model`]: a batch of up to `max_seqs`
+    /// Static batching, the isolated steps of [`roofline_analysis::analysis::analyze_model`]: a batch of up to `max_seqs`
     /// requests is prefilled together in one step, then decoded together until all finish.
     Static {
         /// Largest batch.
@@ -330,7 +330,7 @@ impl EnginePreset {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hardware::find_hardware;
+    use roofline_base::hardware::find_hardware;
 
     fn preset(engine: Engine, hw: &str, tp: u32) -> EnginePreset {
         engine.preset(find_hardware(hw).unwrap(), &Parallelism::tensor(tp))

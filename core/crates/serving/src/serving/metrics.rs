@@ -1,8 +1,8 @@
 //! The metrics of one serving operating point ([`ServingPoint`]), each defined once in [`METRICS`] (the
 //! CLI and the page show these definitions as tooltips), and what limits the point ([`Regime`]).
 
-use crate::hardware::Mode;
-use crate::parallel::Parallelism;
+use roofline_analysis::parallel::Parallelism;
+use roofline_base::hardware::Mode;
 
 use super::{Load, ServingWorkload};
 
@@ -205,7 +205,7 @@ pub struct ServingPoint {
     pub weight_bytes_per_gpu: f64,
     /// KV cache the admitted sequences reserve at ISL + OSL tokens on one GPU, in bytes.
     pub kv_cache_bytes_per_gpu: f64,
-    /// Activation estimate of one GPU ([`crate::activation_bytes`]), in bytes.
+    /// Activation estimate of one GPU ([`roofline_analysis::memory::activation_bytes`]), in bytes.
     pub activation_bytes_per_gpu: f64,
     /// Weights + activations + KV cache of one GPU, in bytes.
     pub memory_used_bytes_per_gpu: f64,

@@ -1,5 +1,5 @@
 //! The serving model: what a continuous-batching engine delivers at an operating point, built from the
-//! engine's steps ([`crate::analyze_step`]) and its memory rule ([`crate::memory_budget`]), with nothing
+//! engine's steps ([`roofline_analysis::analysis::analyze_step`]) and its memory rule ([`roofline_analysis::memory::memory_budget`]), with nothing
 //! fitted.
 //!
 //! - [`ServingModel`]: one device, model, precision config, GPU split, engine limits and workload (ISL,
@@ -13,14 +13,12 @@
 //!   quantization support matrices, `support.rs`).
 //! - [`sweep`]: every config the device runs × GPU counts × a concurrency grid, Pareto-marked;
 //!   [`Sla`]: the best point under TTFT / TPOT / tokens-per-user limits, or why none meets them.
-//! - `measured.rs` (feature `serde`): `vllm bench serve` and SGLang `bench_serving` results and plain CSV
-//!   ([`parse_measured`]), compared with predictions ([`ServingComparison`]).
+//! - Measured results (`vllm bench serve`, SGLang `bench_serving`, CSV) are read and compared with these
+//!   predictions at the edge, in roofline-wire's `bench`.
 //!
 //! Everything is a mean value (no percentiles) in base units: seconds, tokens/s, requests/s, bytes.
 
 mod engine;
-#[cfg(feature = "serde")]
-mod measured;
 mod metrics;
 #[cfg(test)]
 mod properties;
@@ -30,19 +28,17 @@ mod sweep;
 
 use std::collections::BTreeMap;
 
-use crate::analysis::{StepBatch, analyze_step};
-use crate::corrections::Corrections;
-use crate::error::Error;
-use crate::hardware::HardwareSpec;
-use crate::memory::{MemoryBudget, MemoryRule, memory_budget};
-use crate::model::ModelConfig;
-use crate::parallel::Parallelism;
-use crate::quant_config::QuantConfig;
-use crate::roofline::Bound;
+use roofline_analysis::analysis::{StepBatch, analyze_step};
+use roofline_analysis::corrections::Corrections;
+use roofline_analysis::memory::{MemoryBudget, MemoryRule, memory_budget};
+use roofline_analysis::model::ModelConfig;
+use roofline_analysis::parallel::Parallelism;
+use roofline_analysis::quant_config::QuantConfig;
+use roofline_analysis::roofline::Bound;
+use roofline_base::Error;
+use roofline_base::hardware::HardwareSpec;
 
 pub use engine::{Engine, EnginePreset, InFlight, Scheduler, SchedulerKind};
-#[cfg(feature = "serde")]
-pub use measured::{BenchFormat, MeasuredServingPoint, ServingComparison, compare_measured, parse_measured};
 pub use metrics::{METRICS, MetricDefinition, Regime, ServingOutcome, ServingPoint, Unstable};
 pub use support::{
     EngineSupport, Scheme, engine_support, engines_running, matrices_cover, runs_scheme, schemes,
@@ -141,7 +137,7 @@ impl<'a> ServingModel<'a> {
     ///
     /// # Errors
     /// - [`Error::InvalidInput`] from [`ServingWorkload::check`], [`Scheduler::check`],
-    ///   [`crate::memory_budget`], or a whole prompt longer than the token budget when prefill is not
+    ///   [`roofline_analysis::memory::memory_budget`], or a whole prompt longer than the token budget when prefill is not
     ///   chunked.
     /// - [`Error::Unsupported`] when the device lacks a format of the config (naming the architecture).
     pub fn new(scenario: ServingScenario<'a>, workload: ServingWorkload) -> Result<ServingModel<'a>, Error> {

@@ -5,12 +5,12 @@
 use proptest::prelude::*;
 
 use super::{Engine, Load, SchedulerKind, ServingModel, ServingOutcome, ServingWorkload};
-use crate::analysis::{Phase, Workload, analyze_model};
-use crate::corrections::Corrections;
-use crate::hardware::{Mode, catalog};
-use crate::model::find_model;
-use crate::parallel::Parallelism;
-use crate::quant_config::find_quant_config;
+use roofline_analysis::analysis::{Phase, Workload, analyze_model};
+use roofline_analysis::corrections::Corrections;
+use roofline_analysis::model::find_model;
+use roofline_analysis::parallel::Parallelism;
+use roofline_analysis::quant_config::find_quant_config;
+use roofline_base::hardware::{Mode, catalog};
 
 /// Models small enough for one GPU of most catalog devices, covering GQA, sliding windows and MoE.
 const MODELS: [&str; 5] = [

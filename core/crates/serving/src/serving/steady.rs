@@ -5,7 +5,7 @@
 //! - Steps. A decoding request emits one token per step it runs in. Steps either hold decode rows only
 //!   (time T_d, d rows at the mean context ISL + OSL/2) or also carry s prefill tokens (time T_m; with
 //!   `mixed_prefill` the step also holds d_m decode rows, otherwise decoding pauses for it, as SGLang does).
-//!   Both are real steps of [`crate::analyze_step`].
+//!   Both are real steps of [`roofline_analysis::analysis::analyze_step`].
 //! - Time shares. At X requests/s the engine must prefill X·ISL tokens/s: m = X·ISL/s prefill-carrying steps
 //!   per second take m·T_m of every second, and decode-only steps fill the rest, so the engine runs
 //!   R = m + (1 − m·T_m)/T_d steps/s; the mixed-step share is f = m/R and the mean step T̄ = 1/R. Stability
@@ -42,8 +42,8 @@
 //! a rate, the batch is the smallest b with λ·C(b) ≤ b (C the batch's cycle), and an arrival waits half a
 //! cycle.
 
-use crate::error::Error;
-use crate::roofline::Bound;
+use roofline_analysis::roofline::Bound;
+use roofline_base::Error;
 
 use super::{
     InFlight, Load, Regime, Scheduler, ServingModel, ServingOutcome, ServingPoint, StepTime, Unstable,
@@ -93,11 +93,13 @@ impl ServingModel<'_> {
     /// # Errors
     /// [`Error::InvalidInput`] for a concurrency of 0, a rate that is not positive and finite, a model that
     /// does not fit the device at all (weights and activations leave no KV cache), or a step the analysis
-    /// refuses (e.g. more tokens than [`crate::ops::MAX_DIM`]).
+    /// refuses (e.g. more tokens than [`roofline_analysis::ops::MAX_DIM`]).
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::*;
+    /// use roofline_base::*;
+    /// use roofline_analysis::*;
+    /// use roofline_serving::*;
     /// let h100 = find_hardware_in("h100_sxm", Mode::Reference).unwrap();
     /// let model = find_model("llama-3.1-8b").unwrap();
     /// let bf16 = find_quant_config("bf16").unwrap();
@@ -366,7 +368,7 @@ impl ServingModel<'_> {
             return Ok(OpenFlow::Unstable(format!(
                 "prefill utilization ρ = {rho:.2} ≥ 1: {} requests/s of {} prompt tokens need more than the {full_tokens} \
                  tokens per step the engine prefills",
-                crate::format::number(rate),
+                roofline_base::format::number(rate),
                 self.workload.isl
             )));
         }
@@ -530,7 +532,7 @@ impl ServingModel<'_> {
             hardware: s.hardware.key.clone(),
             model: s.model.key.clone(),
             config: s.config.key.clone(),
-            mode: crate::Mode::of(s.hardware),
+            mode: roofline_base::Mode::of(s.hardware),
             parallelism: s.parallelism,
             gpus,
             workload: self.workload,

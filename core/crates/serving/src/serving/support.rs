@@ -23,9 +23,9 @@
 //! are not checked; architectures outside them (TPU, Trainium, Gaudi, Apple) run none of the three engines'
 //! CUDA/ROCm paths here.
 
-use crate::precision::{Architecture, Precision};
-use crate::quant_config::{LinearFormat, Module, QuantConfig};
 use crate::serving::Engine;
+use roofline_analysis::quant_config::{LinearFormat, Module, QuantConfig};
+use roofline_base::precision::{Architecture, Precision};
 
 /// A linear-layer scheme as the engines' support matrices list them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -390,7 +390,9 @@ pub fn runs_scheme(engine: Engine, scheme: Scheme, arch: Architecture) -> bool {
 ///
 /// # Examples
 /// ```
-/// use roofline_core::{engine_support, find_quant_config, Architecture, Engine};
+/// use roofline_base::Architecture;
+/// use roofline_analysis::find_quant_config;
+/// use roofline_serving::{engine_support, Engine};
 /// // W4A8 (INT4 weights, FP8 activations) on Hopper: vLLM and TensorRT-LLM, and SGLang.
 /// let w4a8 = find_quant_config("w4a8-int4-fp8").unwrap();
 /// let hopper = engine_support(w4a8, Architecture::Hopper);
@@ -435,7 +437,7 @@ pub fn engines_running(config: &QuantConfig, arch: Architecture) -> Vec<Engine> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::quant_config::{ModuleFormat, find_quant_config};
+    use roofline_analysis::quant_config::{ModuleFormat, find_quant_config};
 
     fn engines(config: &str, arch: Architecture) -> Vec<Engine> {
         engines_running(find_quant_config(config).unwrap(), arch)

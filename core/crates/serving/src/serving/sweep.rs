@@ -3,14 +3,14 @@
 //! plot_pareto` draw), and the SLA filter ([`Sla`]): the best point under latency limits, or why none
 //! meets them.
 
-use crate::corrections::Corrections;
-use crate::error::Error;
-use crate::format;
-use crate::hardware::HardwareSpec;
-use crate::memory::MemoryBudget;
-use crate::model::ModelConfig;
-use crate::parallel::Parallelism;
-use crate::quant_config::QuantConfig;
+use roofline_analysis::corrections::Corrections;
+use roofline_analysis::memory::MemoryBudget;
+use roofline_analysis::model::ModelConfig;
+use roofline_analysis::parallel::Parallelism;
+use roofline_analysis::quant_config::QuantConfig;
+use roofline_base::Error;
+use roofline_base::format;
+use roofline_base::hardware::HardwareSpec;
 
 use super::{
     Engine, EnginePreset, Load, SchedulerKind, ServingModel, ServingOutcome, ServingPoint, ServingWorkload,
@@ -28,8 +28,8 @@ pub const CONCURRENCY_GRID: [u32; 18] = [
 ///
 /// # Examples
 /// ```
-/// assert_eq!(roofline_core::concurrency_grid(20), [1, 2, 3, 4, 6, 8, 12, 16, 20]);
-/// assert_eq!(roofline_core::concurrency_grid(0), Vec::<u32>::new());
+/// assert_eq!(roofline_serving::concurrency_grid(20), [1, 2, 3, 4, 6, 8, 12, 16, 20]);
+/// assert_eq!(roofline_serving::concurrency_grid(0), Vec::<u32>::new());
 /// ```
 #[must_use]
 pub fn concurrency_grid(max_fit: u32) -> Vec<u32> {
@@ -155,7 +155,9 @@ pub struct Sweep {
 ///
 /// # Examples
 /// ```
-/// use roofline_core::*;
+/// use roofline_base::*;
+/// use roofline_analysis::*;
+/// use roofline_serving::*;
 /// let h100 = find_hardware_in("h100_sxm", Mode::Reference).unwrap();
 /// let model = find_model("llama-3.1-8b").unwrap();
 /// let configs: Vec<&QuantConfig> = quant_configs().iter().collect();
@@ -451,10 +453,10 @@ impl Sla {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hardware::{Mode, find_hardware_in};
-    use crate::memory::MemoryFraction;
-    use crate::model::find_model;
-    use crate::quant_config::quant_configs;
+    use roofline_analysis::memory::MemoryFraction;
+    use roofline_analysis::model::find_model;
+    use roofline_analysis::quant_config::quant_configs;
+    use roofline_base::hardware::{Mode, find_hardware_in};
 
     /// `configs` for Llama-3.1-8B on one H100 SXM (reference) at ISL 1024 / OSL 1024, the rest as
     /// [`SweepSpec::new`].
@@ -478,7 +480,7 @@ mod tests {
 
     #[test]
     fn a_memory_fraction_replaces_the_engines_value_and_keeps_its_rule() {
-        let configs = [crate::quant_config::find_quant_config("bf16").unwrap()];
+        let configs = [roofline_analysis::quant_config::find_quant_config("bf16").unwrap()];
         let run = |memory_fraction| {
             sweep(&SweepSpec {
                 memory_fraction,

@@ -4,8 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use super::error::Failure;
 use super::point::RooflinePoint;
-use crate::hardware::Mode;
-use crate::precision::Precision;
+use roofline_base::hardware::Mode;
+use roofline_base::precision::Precision;
 
 /// `POST /api/benchmarks` body: every shape × every precision, measured one after another.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

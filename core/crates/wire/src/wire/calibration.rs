@@ -4,10 +4,10 @@ use serde::{Deserialize, Serialize};
 
 use super::error::Failure;
 use super::legacy::reads_legacy_units;
-use crate::hardware::HardwareSpec;
-use crate::measurement::Measurement;
-use crate::precision::Precision;
-use crate::units::{GIGA, MICRO, TERA};
+use roofline_analysis::measurement::Measurement;
+use roofline_base::hardware::HardwareSpec;
+use roofline_base::precision::Precision;
+use roofline_base::units::{GIGA, MICRO, TERA};
 
 /// `POST /api/calibrate` body (every field optional; an unknown field is refused, so a misspelt one cannot
 /// silently start a full calibration).
@@ -116,7 +116,7 @@ reads_legacy_units!(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hardware::find_hardware;
+    use roofline_base::hardware::find_hardware;
 
     /// A measurement record as the endpoint writes it (its fields did not change).
     const MEASUREMENT: &str = r#"{"backend":"cuda","library":"cuBLASLt 13.1.0","kernel":"cublasLtMatmul","device_name":"NVIDIA H100 80GB HBM3","median_s":1e-5,"p10_s":9e-6,"p90_s":1.1e-5,"samples":100,"l2_flushed":true,"verified":true}"#;

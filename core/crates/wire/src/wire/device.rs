@@ -3,9 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::legacy::reads_legacy_units;
-use crate::measurement::BackendKind;
-use crate::precision::Precision;
-use crate::units::MEGA;
+use roofline_analysis::measurement::BackendKind;
+use roofline_base::precision::Precision;
+use roofline_base::units::MEGA;
 
 /// `GET /api/health`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

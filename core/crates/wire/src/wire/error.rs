@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::precision::Precision;
+use roofline_base::precision::Precision;
 
 /// Every stable machine-readable code of an error response ([`ErrorBody`]) or a failed point ([`Failure`]),
 /// `snake_case` on the wire. The endpoint spells codes only through this type.

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 /// One field whose unit changed: `old` (e.g. `kernel_overhead_us`) becomes `new` (`kernel_overhead_s`),
-/// multiplied by `to_base` (here [`crate::units::MICRO`]).
+/// multiplied by `to_base` (here [`roofline_base::units::MICRO`]).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Renamed {
     /// Name the field had, unit in the name.

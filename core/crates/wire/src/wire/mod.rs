@@ -44,4 +44,4 @@ pub use step::{
 };
 pub use validation::{ModeCheck, ModeStats, ValidatedPoint, ValidationReport};
 
-pub use crate::measurement::{BackendKind, Measurement};
+pub use roofline_analysis::measurement::{BackendKind, Measurement};

@@ -4,12 +4,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::hardware::Mode;
-use crate::measurement::{MeasuredOp, MeasuredPoint, Measurement};
-use crate::ops::{GemmShape, OpKind, OperandPrecisions, Operator};
-use crate::precision::{ActivationScale, Precision};
-use crate::roofline::{Bound, Prediction};
-use crate::units::{GIGA, MICRO, TERA};
+use roofline_analysis::measurement::{MeasuredOp, MeasuredPoint, Measurement};
+use roofline_analysis::ops::{GemmShape, OpKind, OperandPrecisions, Operator};
+use roofline_analysis::roofline::{Bound, Prediction};
+use roofline_base::hardware::Mode;
+use roofline_base::precision::{ActivationScale, Precision};
+use roofline_base::units::{GIGA, MICRO, TERA};
 
 /// Whether a point was predicted or measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -397,10 +397,10 @@ mod tests {
 
     /// A valid spec anywhere in the physical ranges: a catalog device whose bandwidth, peaks, memory and
     /// kernel overhead are replaced by log-uniform draws inside `HardwareSpec::check`'s ranges.
-    fn ranged_spec() -> impl proptest::strategy::Strategy<Value = crate::hardware::HardwareSpec> {
+    fn ranged_spec() -> impl proptest::strategy::Strategy<Value = roofline_base::hardware::HardwareSpec> {
         use proptest::prelude::*;
         (
-            prop::sample::select(crate::hardware::catalog()),
+            prop::sample::select(roofline_base::hardware::catalog()),
             6.0f64..=15.0,
             prop::collection::vec(6.0f64..=19.0, 16),
             6.0f64..=15.0,
@@ -429,24 +429,24 @@ mod tests {
         #[test]
         fn predictions_of_any_valid_spec_serialize_without_null(
             spec in ranged_spec(),
-            dims in proptest::prelude::prop::array::uniform3(1u64..=crate::ops::MAX_DIM),
+            dims in proptest::prelude::prop::array::uniform3(1u64..=roofline_analysis::ops::MAX_DIM),
             attention in proptest::prelude::prop::array::uniform4(1u64..=4096),
             precision in proptest::prelude::prop::sample::select(Precision::ALL.to_vec()),
         ) {
             spec.check().unwrap();
             let [m, n, k] = dims;
             let [batch, query_len, kv_len, heads] = attention;
-            let shape = crate::ops::AttentionShape {
+            let shape = roofline_analysis::ops::AttentionShape {
                 batch, query_len: query_len.min(kv_len), kv_len, heads, kv_heads: 1, head_dim: 128,
                 causal: true, fused: true,
                 shared_kv: false, window: None,
             };
             let mut ops = vec![Operator::gemm(m, n, k, precision.into()).unwrap()];
             ops.extend(Operator::attention(&shape, precision.into()).unwrap());
-            ops.push(Operator::norm(crate::ops::Norm::RmsNorm, m, n, precision).unwrap());
+            ops.push(Operator::norm(roofline_analysis::ops::Norm::RmsNorm, m, n, precision).unwrap());
             for op in ops {
                 // A path the device lacks is an error, never a number.
-                if let Ok(prediction) = crate::roofline::predict(&spec, &op) {
+                if let Ok(prediction) = roofline_analysis::roofline::predict(&spec, &op) {
                     let json = serde_json::to_value(RooflinePoint::simulated(&op, &prediction)).unwrap();
                     proptest::prop_assert!(!has_null(&json), "{json}");
                 }

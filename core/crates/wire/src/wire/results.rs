@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::point::RooflinePoint;
-use crate::precision::Precision;
+use roofline_base::precision::Precision;
 
 /// Most results one page of `GET /api/results` holds (`limit`'s maximum): 1,000 points of about 1.5 KB of
 /// JSON each, 1.5 MB per page.

@@ -1,17 +1,17 @@
 //! The wire types of a model-step measurement: `POST /api/steps` measures every operator of one prefill or
-//! decode step (as [`crate::analysis::analyze_model`] lists them) beside its prediction, and streams one `operator`
+//! decode step (as [`roofline_analysis::analysis::analyze_model`] lists them) beside its prediction, and streams one `operator`
 //! event per operator row, then `done`.
 
 use serde::{Deserialize, Serialize};
 
 use super::legacy::reads_legacy_units;
 use super::{Failure, Measurement, RooflinePoint};
-use crate::analysis::Phase;
-use crate::error::Error;
-use crate::hardware::{HardwareSpec, Mode};
-use crate::model::ModelConfig;
-use crate::ops::{OpKind, OperandPrecisions};
-use crate::units::MICRO;
+use roofline_analysis::analysis::Phase;
+use roofline_analysis::model::ModelConfig;
+use roofline_analysis::ops::{OpKind, OperandPrecisions};
+use roofline_base::Error;
+use roofline_base::hardware::{HardwareSpec, Mode};
+use roofline_base::units::MICRO;
 
 /// `POST /api/steps` body: the scenario the page analyses, and the device its predictions are for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -64,8 +64,8 @@ impl StepRequest {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::wire::{StepRequest, MAX_STEP_LAYERS};
-    /// use roofline_core::{Phase, find_model};
+    /// use roofline_wire::wire::{StepRequest, MAX_STEP_LAYERS};
+    /// use roofline_analysis::{Phase, find_model};
     /// let mut model = find_model("tinyllama-1.1b").unwrap().clone();
     /// let request = StepRequest { model: model.key.clone(), model_config: None, config: "fp32".into(),
     ///     phase: Phase::Decode, batch: 1, context: 256, hardware_key: None, spec: None, mode: None };
@@ -191,7 +191,7 @@ pub struct StepDoneEvent {
 }
 
 /// The whole step timed end to end: every kernel of the step launched back to back in the order the model
-/// runs them, layer by layer ([`crate::analysis::ModelAnalysis::launch_order`]); a CUDA graph of the step on a GPU.
+/// runs them, layer by layer ([`roofline_analysis::analysis::ModelAnalysis::launch_order`]); a CUDA graph of the step on a GPU.
 /// Beside the sum of the operators measured one by one, it shows what the sum-of-kernels model leaves out:
 /// launch gaps and per-kernel overhead, and cache reuse from one kernel to the next. Reads the older
 /// `measured_time_us` and `overhead_us` (µs) too.
@@ -306,22 +306,22 @@ mod tests {
     fn every_preset_step_launches_far_fewer_kernels_per_layer_than_the_bound_allows() {
         // MAX_STEP_KERNELS allows 64 kernels per layer at MAX_STEP_LAYERS; the presets launch at most about
         // 20 (printed), so a model at the layer bound stays under the kernel bound.
-        let h100 = crate::hardware::find_hardware("h100_sxm").unwrap();
-        let bf16 = crate::quant_config::find_quant_config("bf16").unwrap();
+        let h100 = roofline_base::hardware::find_hardware("h100_sxm").unwrap();
+        let bf16 = roofline_analysis::quant_config::find_quant_config("bf16").unwrap();
         let mut most = 0.0f64;
-        for model in crate::model::model_presets() {
+        for model in roofline_analysis::model::model_presets() {
             for phase in [Phase::Prefill, Phase::Decode] {
-                let workload = crate::analysis::Workload {
+                let workload = roofline_analysis::analysis::Workload {
                     phase,
                     batch: 4,
                     context: 2048,
                 };
-                let analysis = crate::analysis::analyze_model(
+                let analysis = roofline_analysis::analysis::analyze_model(
                     h100,
                     model,
                     bf16,
                     &workload,
-                    &crate::corrections::Corrections::NONE,
+                    &roofline_analysis::corrections::Corrections::NONE,
                 )
                 .unwrap();
                 most = most.max(f64::from(analysis.kernel_launches) / f64::from(model.layers));

@@ -2,11 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Error;
-use crate::hardware::HardwareSpec;
-use crate::precision::Precision;
-use crate::roofline::Bound;
-use crate::validation::{Check, ErrorStats, Regime};
+use roofline_analysis::roofline::Bound;
+use roofline_analysis::validation::{Check, ErrorStats, Regime};
+use roofline_base::Error;
+use roofline_base::hardware::HardwareSpec;
+use roofline_base::precision::Precision;
 
 /// One mode's prediction of a measured point (`validate --json`); every field but `reason` is absent when
 /// there is no prediction.

@@ -1,9 +1,9 @@
 //! Tests of the step builder: mixed steps, attention parts, activation quantization per scale, per-module formats.
 use super::*;
 use crate::corrections::OpAnalysis;
-use crate::hardware::{find_hardware, find_hardware_in};
 use crate::model::{find_model, model_presets};
 use crate::quant_config::{find_quant_config, quant_configs};
+use roofline_base::hardware::{find_hardware, find_hardware_in};
 
 fn step(decode_seqs: u32, decode_context: u32, prefill_chunk: u32, prefill_prior: u32) -> StepBatch {
     let prefill_seqs = u32::from(prefill_chunk > 0);
@@ -18,7 +18,7 @@ fn step(decode_seqs: u32, decode_context: u32, prefill_chunk: u32, prefill_prior
 }
 
 fn analyze(hw: &str, model: &str, config: &str, s: &StepBatch) -> ModelAnalysis {
-    let hardware = find_hardware_in(hw, crate::Mode::Reference).unwrap();
+    let hardware = find_hardware_in(hw, roofline_base::Mode::Reference).unwrap();
     analyze_step(
         hardware,
         find_model(model).unwrap(),
@@ -144,7 +144,7 @@ fn empty_or_incomplete_steps_are_errors_naming_the_field() {
 #[test]
 fn a_workload_step_is_exactly_the_workload_analysis() {
     // Every preset and config the B200 runs, both phases, one GPU and tensor parallel 2, every field.
-    let hardware = find_hardware_in("b200", crate::Mode::Reference).unwrap();
+    let hardware = find_hardware_in("b200", roofline_base::Mode::Reference).unwrap();
     for model in model_presets() {
         for config in quant_configs() {
             for phase in [Phase::Prefill, Phase::Decode] {
@@ -229,15 +229,15 @@ fn linear_inputs_are_quantized_by_the_kernels_of_their_scale() {
 
 #[test]
 fn each_module_runs_in_its_own_format() {
-    use crate::precision::Precision;
     use crate::quant_config::{LinearFormat, ModuleFormat};
+    use roofline_base::precision::Precision;
     // DeepSeek-V3 with NVFP4 routed experts and everything else in BF16, as ModelOpt MoE checkpoints are.
     let mut config = find_quant_config("bf16").unwrap().clone();
     config.modules.push(ModuleFormat {
         module: Module::RoutedExperts,
         format: LinearFormat::plain(Precision::Nvfp4),
     });
-    let hardware = find_hardware_in("b200", crate::Mode::Reference).unwrap();
+    let hardware = find_hardware_in("b200", roofline_base::Mode::Reference).unwrap();
     let model = find_model("deepseek-v3").unwrap();
     let a = analyze_step(
         hardware,

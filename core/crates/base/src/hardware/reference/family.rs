@@ -4,7 +4,7 @@
 //! docs/validation/low-precision.md).
 
 use super::{CatalogEntry, Device, Medians, Sourced, dram_fraction, gemm_fraction, percent};
-use crate::hardware::catalog::FamilyMeasurement;
+use crate::hardware::entry::FamilyMeasurement;
 use crate::precision::{Architecture, ComputePath, GemmFamily, Precision, QuantizeKernel};
 
 use super::MATRIX_KERNEL_FLOOR_S;

@@ -1,7 +1,7 @@
 //! Static batching: a batch of prompts prefilled together in one step, then decoded together (the isolated
 //! steps of today's analysis), at a concurrency or a rate. The formulas are in the parent module's doc.
 
-use crate::error::Error;
+use roofline_base::Error;
 
 use super::{Parts, Shape, Times, decode_regime};
 use crate::serving::{Load, Regime, ServingModel, ServingOutcome, ServingPoint};

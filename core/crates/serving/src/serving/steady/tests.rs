@@ -1,12 +1,12 @@
 //! Tests of the steady state: hand-derived shares, Little's law, the prefill capacity, open and static loads.
 use super::*;
-use crate::analysis::{Phase, Workload, analyze_model};
-use crate::corrections::Corrections;
-use crate::hardware::{Mode, find_hardware_in};
-use crate::model::find_model;
-use crate::parallel::Parallelism;
-use crate::quant_config::find_quant_config;
 use crate::serving::{Engine, SchedulerKind, ServingScenario, ServingWorkload};
+use roofline_analysis::analysis::{Phase, Workload, analyze_model};
+use roofline_analysis::corrections::Corrections;
+use roofline_analysis::model::find_model;
+use roofline_analysis::parallel::Parallelism;
+use roofline_analysis::quant_config::find_quant_config;
+use roofline_base::hardware::{Mode, find_hardware_in};
 
 fn scenario(model: &str, config: &str, engine: Engine, kind: SchedulerKind) -> ServingScenario<'static> {
     let hardware = find_hardware_in("h100_sxm", Mode::Reference).unwrap();

@@ -1,0 +1,26 @@
+//! The top floor of `roofline-core`: the serving model ([`ServingModel`]: engines, schedulers, the steady
+//! state at a concurrency or a rate, sweeps and SLAs), the quantization advisor ([`advise_model`]) and its
+//! one answer ([`recommend_model`]). Built on `roofline-base` and `roofline-analysis`.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod advisor;
+#[cfg(test)]
+mod properties;
+pub mod recommendation;
+pub mod serving;
+
+pub use advisor::{
+    Advice, Candidate, Skipped, TENSOR_PARALLEL_DEGREES, advise_model, advise_model_parallel, advise_operator,
+};
+pub use recommendation::{
+    MemoryFit, Pick, Recommendation, memory_fit, recommend_model, recommend_model_for_engine,
+    recommend_model_parallel,
+};
+pub use serving::{
+    CONCURRENCY_GRID, ConfigFit, Engine, EnginePreset, EngineSupport, InFlight, Load, METRICS,
+    MetricDefinition, Regime, Scheduler, SchedulerKind, Scheme, ServingModel, ServingOutcome, ServingPoint,
+    ServingScenario, ServingWorkload, Sla, SlaOutcome, SlaPick, Sweep, SweepSpec, Unstable,
+    UnsupportedConfig, concurrency_grid, engine_support, engines_running, matrices_cover, runs_scheme,
+    schemes, sweep,
+};

@@ -8,6 +8,7 @@
 //! one-at-a-time lock and the fit checks around a backend are `crate::device`.
 
 pub mod cpu;
+mod cpu_host;
 pub mod cpu_ops;
 #[cfg(feature = "cuda")]
 mod cuda;

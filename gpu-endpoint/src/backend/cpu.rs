@@ -5,22 +5,19 @@
 //! (FP16 matrix paths, FP8, INT4, NVFP4, …) are `unsupported`, never measured through a stand-in. The
 //! other operators of a model step run in FP32 with plain loops (`cpu_ops`).
 
-use std::time::Instant;
-
 use gemm::Parallelism;
 use roofline_core::wire::{BackendKind, DeviceInfo};
 use roofline_core::{GemmShape, Operator, Precision};
-use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
+use sysinfo::{MemoryRefreshKind, System};
 
+use super::cpu_host::{CpuHost, GEMM_CRATE};
 use super::cpu_ops::{self, Kernel};
 use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, StepTiming, prepare_step};
 use crate::protocol::{
-    RunInfo, SampleStats, SamplingPolicy, StopCheck, TelemetrySummary, check_interruption, measurement,
-    random_normal, sample, stop_due, verify_products, verify_sampled,
+    SamplingPolicy, StopCheck, TelemetrySummary, check_interruption, measurement, random_normal, stop_due,
+    verify_products, verify_sampled,
 };
 
-/// Version of the GEMM crate (keep in step with Cargo.toml).
-const GEMM_CRATE: &str = "gemm 0.19 (CPU)";
 /// FLOPs of one block of rows of a CPU GEMM, between two checks of the point's limits: 2^33 (8.6 GFLOP,
 /// about 0.1–0.2 s on a 2-core host at 40–80 GFLOP/s), so a GEMM too big for one run within the cap stops
 /// within a block; a GEMM of fewer FLOPs is one call of the `gemm` crate, as before. A block re-packs B once
@@ -32,12 +29,7 @@ const COPY_BYTES: usize = 64 << 20;
 /// The host CPU as a measurement device.
 pub struct CpuBackend {
     memory_cap_bytes: u64,
-    name: String,
-    arch: &'static str,
-    threads: usize,
-    llc_bytes: usize,
-    memory_total_bytes: u64,
-    policy: SamplingPolicy,
+    pub(super) host: CpuHost,
     copy_bytes: usize,
 }
 
@@ -46,31 +38,9 @@ impl CpuBackend {
     /// bounds the buffers of one measurement.
     #[must_use]
     pub fn new(memory_cap_bytes: u64) -> CpuBackend {
-        let refresh = RefreshKind::nothing()
-            .with_cpu(CpuRefreshKind::nothing())
-            .with_memory(MemoryRefreshKind::nothing().with_ram());
-        let system = System::new_with_specifics(refresh).ok();
-        let name = system
-            .as_ref()
-            .and_then(|s| s.cpus().first())
-            .map(|cpu| cpu.brand().trim())
-            .filter(|brand| !brand.is_empty())
-            .map_or_else(|| format!("{} CPU", std::env::consts::ARCH), str::to_owned);
-        let llc_bytes = ["index3", "index2"]
-            .iter()
-            .find_map(|idx| {
-                std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu0/cache/{idx}/size")).ok()
-            })
-            .and_then(|s| parse_size(s.trim()))
-            .unwrap_or(32 << 20);
         CpuBackend {
             memory_cap_bytes,
-            name,
-            arch: std::env::consts::ARCH,
-            threads: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
-            llc_bytes,
-            memory_total_bytes: system.map_or(0, |s| s.total_memory()),
-            policy: SamplingPolicy::cpu(),
+            host: CpuHost::detect(),
             copy_bytes: COPY_BYTES,
         }
     }
@@ -85,48 +55,8 @@ impl CpuBackend {
     /// Uses another sampling policy.
     #[must_use]
     pub fn with_policy(mut self, policy: SamplingPolicy) -> CpuBackend {
-        self.policy = policy;
+        self.host.policy = policy;
         self
-    }
-
-    /// The architecture name, e.g. `x86_64`.
-    pub(super) fn arch(&self) -> &str {
-        self.arch
-    }
-
-    pub(super) fn run_info(&self, kernel: String, verified: bool) -> RunInfo {
-        RunInfo {
-            backend: BackendKind::Cpu,
-            library: GEMM_CRATE.into(),
-            kernel,
-            device_name: self.name.clone(),
-            versions: vec![
-                ("endpoint".into(), env!("CARGO_PKG_VERSION").into()),
-                ("gemm".into(), "0.19".into()),
-                ("threads".into(), self.threads.to_string()),
-            ],
-            flushed: true,
-            verified,
-            padding: None,
-        }
-    }
-
-    /// Samples `run` under the protocol, wall-clock timed, after rewriting a buffer of about twice the
-    /// last-level cache before every sample (the CPU's L2/LLC flush).
-    pub(super) fn sample_flushed(&self, mut run: impl FnMut()) -> Result<SampleStats, BackendError> {
-        let mut flush = vec![1u8; (2 * self.llc_bytes).max(8 << 20)];
-        sample::<BackendError>(
-            &self.policy,
-            || {
-                touch(&mut flush);
-                Ok(())
-            },
-            || {
-                let start = Instant::now();
-                run();
-                Ok(start.elapsed().as_secs_f64())
-            },
-        )
     }
 
     /// Prepares `spec` with the `gemm` crate in `T`: seeded inputs, then the output checked against an `f64`
@@ -150,8 +80,8 @@ impl CpuBackend {
             .map(cast)
             .collect();
         let mut c: Vec<T> = vec![T::default(); batch * m * n];
-        let parallelism = if self.threads > 1 {
-            Parallelism::Rayon(self.threads)
+        let parallelism = if self.host.threads > 1 {
+            Parallelism::Rayon(self.host.threads)
         } else {
             Parallelism::None
         };
@@ -185,7 +115,7 @@ impl CpuBackend {
         let label = format!(
             "gemm::gemm {} {kind} row-major, {} threads{}",
             spec.precision,
-            self.threads,
+            self.host.threads,
             if blocks > 1 {
                 format!(", {blocks} blocks of {block_rows} rows")
             } else {
@@ -208,7 +138,7 @@ impl CpuBackend {
             Precision::Fp64 => self.gemm_kernel::<f64>(spec, f64::from, f64::EPSILON),
             other => Err(BackendError::Unsupported(format!(
                 "{other} cannot be measured natively on the host CPU ({}, {}): the CPU backend runs FP32 and FP64 only",
-                self.arch, self.name
+                self.host.arch, self.host.name
             ))),
         }
     }
@@ -292,25 +222,8 @@ fn unit<T: 'static + Copy>() -> T {
         .unwrap_or_else(|_| panic!("the CPU backend only runs f32 and f64"))
 }
 
-fn touch(buffer: &mut [u8]) {
-    for chunk in buffer.chunks_mut(64) {
-        chunk[0] = chunk[0].wrapping_add(1);
-    }
-    std::hint::black_box(buffer);
-}
-
 fn to_usize(v: u64) -> Result<usize, BackendError> {
     usize::try_from(v).map_err(|_| BackendError::InvalidInput(format!("{v} does not fit in memory")))
-}
-
-fn parse_size(s: &str) -> Option<usize> {
-    let (digits, mult) = match s.chars().last()? {
-        'K' => (&s[..s.len() - 1], 1 << 10),
-        'M' => (&s[..s.len() - 1], 1 << 20),
-        'G' => (&s[..s.len() - 1], 1 << 30),
-        _ => (s, 1),
-    };
-    digits.parse::<usize>().ok().map(|v| v * mult)
 }
 
 /// RAM the host can still hand out without swapping, in bytes (`MemAvailable` on Linux); `None` where unknown.
@@ -328,16 +241,16 @@ impl Backend for CpuBackend {
     fn device_info(&self) -> DeviceInfo {
         DeviceInfo {
             backend: BackendKind::Cpu,
-            name: self.name.clone(),
-            arch: self.arch.into(),
+            name: self.host.name.clone(),
+            arch: self.host.arch.into(),
             compute_capability: None,
-            memory_total_bytes: self.memory_total_bytes as f64,
+            memory_total_bytes: self.host.memory_total_bytes as f64,
             memory_free_bytes: available_memory_bytes().map(|bytes| bytes as f64),
             sm_count: None,
-            cpu_cores: u32::try_from(self.threads).ok(),
+            cpu_cores: u32::try_from(self.host.threads).ok(),
             sm_clock_max_mhz: None,
             mem_clock_max_mhz: None,
-            l2_bytes: Some(self.llc_bytes as f64),
+            l2_bytes: Some(self.host.llc_bytes as f64),
             versions: vec![
                 ("endpoint".into(), env!("CARGO_PKG_VERSION").into()),
                 ("gemm".into(), "0.19".into()),
@@ -365,7 +278,7 @@ impl Backend for CpuBackend {
 
     fn measure_matmul(&self, spec: &MatmulSpec) -> Result<Measured, BackendError> {
         let mut kernel = self.matmul_kernel(spec)?;
-        let stats = self.sample_flushed(|| kernel.run())?;
+        let stats = self.host.sample_flushed(|| kernel.run())?;
         let op = spec
             .operator()
             .map_err(|e| BackendError::InvalidInput(e.to_string()))?;
@@ -374,7 +287,7 @@ impl Backend for CpuBackend {
             precision: spec.precision,
             label_suffix: String::new(),
             measurement: measurement(
-                self.run_info(kernel.label, true),
+                self.host.run_info(kernel.label, true),
                 &stats,
                 TelemetrySummary::default(),
             ),
@@ -386,18 +299,18 @@ impl Backend for CpuBackend {
     }
 
     fn measure_operator(&self, op: &Operator) -> Result<Measured, BackendError> {
-        cpu_ops::measure(self, op)
+        cpu_ops::measure(&self.host, op)
     }
 
     fn measure_step(&self, ops: &[Operator], schedule: &[usize]) -> Result<StepTiming, BackendError> {
         let mut kernels = prepare_step(
             ops,
             |spec| self.matmul_kernel(spec),
-            |op| cpu_ops::prepare(self, op),
+            |op| cpu_ops::prepare(&self.host, op),
         )?;
         // Checked between kernels: a stopped step leaves the rest of the order unlaunched.
         let stop = StopCheck::current();
-        let stats = self.sample_flushed(|| {
+        let stats = self.host.sample_flushed(|| {
             for &index in schedule {
                 if stop_due(stop.as_ref()) {
                     return;
@@ -409,9 +322,9 @@ impl Backend for CpuBackend {
             "{} kernels back to back in the step's launch order (GEMM/GEMV on {} threads, attention on the rayon \
              pool, other operators on one thread); caches flushed before each step only",
             schedule.len(),
-            self.threads
+            self.host.threads
         );
-        let mut run = self.run_info(label, true);
+        let mut run = self.host.run_info(label, true);
         run.library = format!("{GEMM_CRATE} + {}", cpu_ops::LIBRARY);
         Ok(StepTiming {
             kernels: u32::try_from(schedule.len()).unwrap_or(u32::MAX),
@@ -423,7 +336,7 @@ impl Backend for CpuBackend {
         let n = self.copy_bytes / 4;
         let src: Vec<f32> = random_normal(7, n);
         let mut dst = vec![0.0f32; n];
-        let threads = self.threads;
+        let threads = self.host.threads;
         let copy = |dst: &mut [f32]| {
             let chunk = n.div_ceil(threads);
             std::thread::scope(|s| {
@@ -438,8 +351,8 @@ impl Backend for CpuBackend {
                 "copy output differs from its input".into(),
             ));
         }
-        let stats = self.sample_flushed(|| copy(&mut dst))?;
-        let mut run = self.run_info(
+        let stats = self.host.sample_flushed(|| copy(&mut dst))?;
+        let mut run = self.host.run_info(
             format!(
                 "copy_from_slice, {threads} threads, 2×{} KiB",
                 self.copy_bytes >> 10
@@ -538,6 +451,7 @@ mod tests {
 
     #[test]
     fn sizes_parse() {
+        use super::super::cpu_host::parse_size;
         assert_eq!(parse_size("32768K"), Some(32 << 20));
         assert_eq!(parse_size("1M"), Some(1 << 20));
     }

@@ -4,7 +4,7 @@
 //! windows).
 //!
 //! Each kernel runs on seeded inputs ([`random_normal`]), is checked against an `f64` reference on sampled
-//! rows before timing (`step_reference`, shared with the CUDA backend), and is timed with the protocol of [`CpuBackend::sample_flushed`]. Attention runs its
+//! rows before timing (`step_reference`, shared with the CUDA backend), and is timed with the protocol of [`CpuHost::sample_flushed`]. Attention runs its
 //! (sequence, head) pairs on the rayon pool; every other kernel runs on one thread, and the record says so.
 //! Quantization (FP8, INT8, FP4 outputs) and every operand format but FP32 are `unsupported`: the CPU runs
 //! none of them natively, and nothing is measured through a stand-in.
@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use roofline_core::ops::{AttentionPart, KernelShape, RowKind};
 use roofline_core::{AttentionShape, Operator, Precision};
 
-use super::cpu::CpuBackend;
+use super::cpu_host::CpuHost;
 use super::step_reference::{
     AttentionInputs, EPS, MIN_TABLE_ROWS, RowInputs, attention_dims, attention_elements, check_sum,
     checked_rows, key_range, seed_of,
@@ -70,11 +70,11 @@ impl Kernel {
 }
 
 /// Measures one non-GEMM operator of a model step in FP32: [`prepare`], then the protocol of
-/// [`CpuBackend::sample_flushed`].
+/// [`CpuHost::sample_flushed`].
 ///
 /// # Errors
 /// [`prepare`]'s; the protocol's interruptions.
-pub fn measure(cpu: &CpuBackend, op: &Operator) -> Result<Measured, BackendError> {
+pub(super) fn measure(cpu: &CpuHost, op: &Operator) -> Result<Measured, BackendError> {
     let mut kernel = prepare(cpu, op)?;
     let stats = cpu.sample_flushed(|| kernel.run())?;
     let mut run = cpu.run_info(kernel.label, true);
@@ -94,7 +94,7 @@ pub fn measure(cpu: &CpuBackend, op: &Operator) -> Result<Measured, BackendError
 /// [`BackendError::Unsupported`] for an operand format other than FP32, quantization, unfused attention
 /// stages and operators without a kernel description; [`BackendError::Verification`] when the output
 /// differs from the reference.
-pub fn prepare(cpu: &CpuBackend, op: &Operator) -> Result<Kernel, BackendError> {
+pub(super) fn prepare(cpu: &CpuHost, op: &Operator) -> Result<Kernel, BackendError> {
     let Some(kernel) = op.kernel else {
         return Err(BackendError::Unsupported(format!(
             "{} ({}) has no kernel description to run on the host CPU",
@@ -433,6 +433,7 @@ fn run_attention(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::cpu::CpuBackend;
 
     fn fast_cpu() -> CpuBackend {
         CpuBackend::new(1 << 30).with_policy(crate::protocol::SamplingPolicy {
@@ -484,7 +485,7 @@ mod tests {
             attention_op(1, 40, None, true),
         ];
         for op in ops {
-            let measured = measure(&cpu, &op).unwrap_or_else(|e| panic!("{}: {e}", op.name));
+            let measured = measure(&cpu.host, &op).unwrap_or_else(|e| panic!("{}: {e}", op.name));
             let m = &measured.measurement;
             assert!(
                 m.verified && m.median_s > 0.0 && m.median_s.is_finite(),
@@ -513,7 +514,7 @@ mod tests {
         .remove(0);
         for op in [quantize, bf16, unfused] {
             assert!(
-                matches!(measure(&cpu, &op), Err(BackendError::Unsupported(_))),
+                matches!(measure(&cpu.host, &op), Err(BackendError::Unsupported(_))),
                 "{}",
                 op.name
             );
@@ -546,7 +547,7 @@ mod tests {
         let cap = Duration::from_millis(300);
         let limits = crate::protocol::PointLimits::new(cap);
         let start = Instant::now();
-        let capped = limits.run(|| measure(&cpu, &long));
+        let capped = limits.run(|| measure(&cpu.host, &long));
         let stopped_after = start.elapsed();
         assert!(matches!(capped, Err(BackendError::TimeLimit(_))), "{capped:?}");
         assert!(stopped_after < cap + Duration::from_secs(1), "{stopped_after:?}");
@@ -559,7 +560,7 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(300));
                 canceller.cancel();
             });
-            limits.run(|| measure(&cpu, &long))
+            limits.run(|| measure(&cpu.host, &long))
         });
         let stopped_after = start.elapsed();
         assert_eq!(cancelled.unwrap_err(), BackendError::Cancelled);

@@ -1,63 +1,25 @@
-//! The catalog against its research file `core/data/hardware-sources.toml` (which core's build script turns
+//! The catalog against its research file `core/data/hardware-sources.toml` (which roofline-catalog-gen turns
 //! into the catalog): every device present with sane figures and sources, every reference ceiling — per
 //! compute path and per GEMM kernel family, and every kernel floor — the research file's measurement (with its
 //! URL) or a stated derivation, the published matmul ceilings reproduced, and the interconnects converted to
 //! one direction with their reference fractions.
 
+use roofline_catalog_gen::record::{Device, devices};
 use roofline_core::hardware::{MATRIX_KERNEL_FLOOR_S, VECTOR_KERNEL_FLOOR_S, fallback_paths};
 use roofline_core::{catalog, find_hardware};
 use roofline_tests::workspace_root;
 
-#[derive(serde::Deserialize)]
+/// The research file's devices, read through the generator's one declaration of a `[[device]]` entry.
 struct SourceFile {
-    device: Vec<SourceDevice>,
-}
-
-/// The fields of a `[[device]]` entry these checks read (the build script reads them all).
-#[derive(serde::Deserialize)]
-struct SourceDevice {
-    key: String,
-    dram_bw_gbs: f64,
-    peak_tflops: std::collections::BTreeMap<String, f64>,
-    #[serde(default)]
-    sparse_tflops: std::collections::BTreeMap<String, f64>,
-    /// Achievable fractions measured by others (or by this project, docs/validation).
-    #[serde(default)]
-    measured: std::collections::BTreeMap<String, f64>,
-    #[serde(default)]
-    measured_sources: Vec<String>,
-    /// Published measurements of GEMM kernel families on the device, each with its URL.
-    #[serde(default)]
-    measured_gemm: Vec<FamilyMeasurement>,
-    /// Per-GPU GPU-to-GPU bandwidth, bidirectional, in GB/s.
-    interconnect_gbs: Option<f64>,
-    /// The scale-up link kind; absent where no scale-up link is modelled.
-    interconnect_link: Option<String>,
-    /// nccl-tests ring bus bandwidth measurements.
-    #[serde(default)]
-    interconnect_measured: std::collections::BTreeMap<String, f64>,
-    #[serde(default)]
-    interconnect_measured_sources: Vec<String>,
-    /// Memory the driver reports, in GiB, and its source.
-    memory_reported_gib: Option<f64>,
-    memory_reported_source: Option<String>,
-    #[serde(default)]
-    derived: Vec<String>,
-}
-
-/// The fields of a `measured_gemm` entry these checks read.
-#[derive(serde::Deserialize)]
-struct FamilyMeasurement {
-    family: String,
-    fraction: Option<f64>,
-    dram_fraction: Option<f64>,
-    source: String,
+    device: Vec<Device>,
 }
 
 fn sources() -> SourceFile {
-    let file = workspace_root().join("core/data/hardware-sources.toml");
+    let file = workspace_root().join(roofline_catalog_gen::SOURCE);
     let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    toml::from_str(&text).expect("hardware-sources.toml parses")
+    SourceFile {
+        device: devices(&text).unwrap_or_else(|e| panic!("{e}")),
+    }
 }
 
 /// Every device of the research file is in the catalog (core's build script generates it from that file, so a
@@ -187,7 +149,7 @@ fn every_family_ceiling_and_floor_is_measured_or_a_stated_rule() {
         let r = find_hardware(key).unwrap().reference.clone().unwrap();
         assert!(!r.families.is_empty(), "{key} has no family ceilings");
         for f in &r.families {
-            let family = f.family.key();
+            let family = f.family;
             for (what, figure, published) in [
                 (
                     "GEMM",
@@ -252,7 +214,7 @@ fn every_family_ceiling_and_floor_is_measured_or_a_stated_rule() {
         // Every published family figure of the device is what its reference ceiling uses, measured.
         for m in &d.measured_gemm {
             let used = r.families.iter().any(|f| {
-                f.family.key() == m.family
+                f.family == m.family
                     && [&f.gemm_fraction, &f.dram_fraction]
                         .iter()
                         .any(|s| s.basis.starts_with("measured: ") && s.basis.contains(m.source.as_str()))
@@ -356,7 +318,7 @@ fn every_interconnect_matches_its_sources() {
         let gbs = d
             .interconnect_gbs
             .unwrap_or_else(|| panic!("{key}: interconnect_link without interconnect_gbs"));
-        assert_eq!(link.link.name(), link_name, "{key} link");
+        assert_eq!(link.link, *link_name, "{key} link");
         // Published figures are bidirectional; the catalog stores one direction.
         assert_eq!(link.bandwidth_bytes_per_s, gbs / 2.0 * 1e9, "{key} bandwidth");
         assert!(!link.sources.is_empty(), "{key} interconnect without a source");
@@ -401,7 +363,7 @@ fn every_interconnect_matches_its_sources() {
             (rl.bandwidth_bytes_per_s - link.bandwidth_bytes_per_s * fraction.value).abs() < 1.0,
             "{key}"
         );
-        let step = if link_name.starts_with("PCIe") {
+        let step = if link_name.name().starts_with("PCIe") {
             PCIE_STEP_LATENCY_S
         } else {
             NVLINK_STEP_LATENCY_S

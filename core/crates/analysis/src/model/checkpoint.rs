@@ -36,7 +36,7 @@ use regex_lite::Regex;
 use serde_json::{Map, Value};
 
 use super::ModelConfig;
-use super::hf::Fields;
+use super::fields::Fields;
 use crate::quant_config::{LinearFormat, Module, ModuleFormat, QuantConfig};
 use roofline_base::Error;
 use roofline_base::precision::{ActivationScale, Precision};

@@ -13,6 +13,8 @@ use roofline_base::precision::Precision;
 #[cfg(feature = "serde")]
 mod checkpoint;
 #[cfg(feature = "serde")]
+mod fields;
+#[cfg(feature = "serde")]
 mod hf;
 mod presets;
 

@@ -357,6 +357,24 @@ impl Operator {
     }
 }
 
+impl From<Norm> for RowKind {
+    fn from(norm: Norm) -> Self {
+        match norm {
+            Norm::RmsNorm => RowKind::RmsNorm,
+            Norm::LayerNorm => RowKind::LayerNorm,
+        }
+    }
+}
+
+impl From<Activation> for RowKind {
+    fn from(activation: Activation) -> Self {
+        match activation {
+            Activation::SiluMul => RowKind::SiluMul,
+            Activation::Gelu => RowKind::Gelu,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@
 //! ([`super::Operator::kernel`]); the FLOP and byte counts stay the constructors' own, the description only
 //! says what to run.
 
-use super::{Activation, AttentionShape, Norm};
+use super::attention_shape::AttentionShape;
 
 /// What a row-wise operator does to each row of `width` elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -49,24 +49,6 @@ impl RowKind {
             RowKind::Quantize => "quantize",
             RowKind::AbsMax => "abs_max",
             RowKind::Softmax => "softmax",
-        }
-    }
-}
-
-impl From<Norm> for RowKind {
-    fn from(norm: Norm) -> Self {
-        match norm {
-            Norm::RmsNorm => RowKind::RmsNorm,
-            Norm::LayerNorm => RowKind::LayerNorm,
-        }
-    }
-}
-
-impl From<Activation> for RowKind {
-    fn from(activation: Activation) -> Self {
-        match activation {
-            Activation::SiluMul => RowKind::SiluMul,
-            Activation::Gelu => RowKind::Gelu,
         }
     }
 }

@@ -6,11 +6,12 @@
 //! units (see [`OpKind::uses_matrix_units`]).
 
 mod attention;
+mod attention_shape;
 mod elementwise;
 mod kernel;
 mod moe;
 
-pub use attention::AttentionShape;
+pub use attention_shape::AttentionShape;
 pub use elementwise::{Activation, Norm};
 pub use kernel::{AttentionPart, KernelShape, RowKind};
 pub use moe::MoeShape;

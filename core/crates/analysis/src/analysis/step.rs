@@ -20,7 +20,7 @@
 //!   modules read (once for a uniform config).
 
 use super::{Phase, Workload};
-use crate::corrections::{Corrections, analyze_operator};
+use crate::corrections::{Corrections, OpAnalysis, analyze_operator};
 use crate::model::ModelConfig;
 use crate::ops::{AttentionShape, MoeShape, OperandPrecisions, Operator};
 use crate::parallel::Parallelism;
@@ -163,36 +163,69 @@ pub fn analyze_step(
     model.check()?;
     config.check_support(hardware)?;
     parallelism.check(model, hardware)?;
-    let full_model = model;
     let shard = parallelism.shard(model);
-    let model = &shard;
-    let (tp, ep) = (parallelism.tensor, parallelism.expert);
-    let tokens = step.tokens();
-    let logits_rows = step.logits_rows();
-    let hidden = config.hidden();
-    let lin = |module: Module| config.linear_for(module);
-    let layers = model.layers;
-    let h = model.hidden;
+    let mut b = StepOps {
+        hardware,
+        config,
+        corrections,
+        model: &shard,
+        tokens: step.tokens(),
+        tp: parallelism.tensor,
+        ops: Vec::with_capacity(26),
+    };
+    b.attention(step)?;
+    b.ffn(parallelism.expert)?;
+    b.head(step.logits_rows(), model.vocab)?;
+    let models = Models {
+        full: model,
+        shard: &shard,
+        parallelism: *parallelism,
+    };
+    Ok(summarize(hardware, &models, config, step, corrections, b.ops))
+}
 
-    let mut ops = Vec::with_capacity(26);
-    let mut add = |op: Operator, count: u32| -> Result<(), Error> {
+/// The operators of one step as they are added, each analysed on the device, in launch-row order.
+struct StepOps<'a> {
+    hardware: &'a HardwareSpec,
+    config: &'a QuantConfig,
+    corrections: &'a Corrections,
+    /// The part of the model one GPU runs.
+    model: &'a ModelConfig,
+    tokens: u64,
+    /// The tensor-parallel degree.
+    tp: u32,
+    ops: Vec<OpAnalysis>,
+}
+
+impl StepOps<'_> {
+    /// Adds `op`, run `count` times per step (nothing when 0).
+    fn add(&mut self, op: Operator, count: u32) -> Result<(), Error> {
         if count > 0 {
-            let mut analysis = analyze_operator(hardware, &op, corrections)?;
+            let mut analysis = analyze_operator(self.hardware, &op, self.corrections)?;
             analysis.count = count;
-            ops.push(analysis);
+            self.ops.push(analysis);
         }
         Ok(())
-    };
+    }
 
-    // The run-time quantization of an input to `to` (scale `scale`), where it is narrower than the hidden
-    // format: `quantize_<name>` and, for a dynamic per-tensor scale, `amax_<name>` before it.
-    let quantize_to = |rows: u64,
-                       width: u64,
-                       to: Precision,
-                       scale: ActivationScale,
-                       name: &str|
-     -> Result<Vec<Operator>, Error> {
-        if !corrections.activation_quantization || to == hidden {
+    fn add_all(&mut self, ops: Vec<Operator>, count: u32) -> Result<(), Error> {
+        ops.into_iter().try_for_each(|op| self.add(op, count))
+    }
+
+    fn lin(&self, module: Module) -> OperandPrecisions {
+        self.config.linear_for(module)
+    }
+
+    /// The run-time quantization of an input to `to` (scale `scale`), where it is narrower than the hidden
+    /// format: `quantize_<name>` and, for a dynamic per-tensor scale, `amax_<name>` before it.
+    fn quantize_to(
+        &self,
+        (rows, width): (u64, u64),
+        (to, scale): (Precision, ActivationScale),
+        name: &str,
+    ) -> Result<Vec<Operator>, Error> {
+        let hidden = self.config.hidden();
+        if !self.corrections.activation_quantization || to == hidden {
             return Ok(Vec::new());
         }
         Ok(Operator::activation_quantization(rows, width, hidden, to, scale)?
@@ -202,219 +235,252 @@ pub fn analyze_step(
                 op.named(&named)
             })
             .collect())
-    };
-    // The quantization of `module`'s input.
-    let quantize_op = |rows: u64, width: u64, module: Module, name: &str| -> Result<Vec<Operator>, Error> {
-        let f = config.format(module);
-        quantize_to(rows, width, f.activations, f.activation_scale, name)
-    };
+    }
 
-    // One GPU's partial sums of a tokens × hidden tensor, summed over the tensor-parallel group.
-    let all_reduce = |name: &str| -> Result<Option<Operator>, Error> {
-        (tp > 1)
-            .then(|| {
-                Operator::collective(Collective::AllReduce, tokens, h, hidden, tp).map(|op| op.named(name))
-            })
-            .transpose()
-    };
+    /// The quantization of `module`'s input.
+    fn quantize_op(&self, rows: u64, width: u64, module: Module, name: &str) -> Result<Vec<Operator>, Error> {
+        let f = self.config.format(module);
+        self.quantize_to((rows, width), (f.activations, f.activation_scale), name)
+    }
 
-    add(
-        Operator::embedding(tokens, h, config.format(Module::Embeddings).weights, hidden)?,
-        1,
-    )?;
-    if let Some(op) = all_reduce("embed_all_reduce")? {
-        add(op, 1)?;
-    }
-    add(
-        Operator::norm(model.norm, tokens, h, hidden)?.named("attn_norm"),
-        layers,
-    )?;
-    for op in quantize_op(tokens, h, Module::Attention, "quantize_attn_in")? {
-        add(op, layers)?;
-    }
-    let rope_heads = match model.mla {
-        Some(m) => {
-            let qk_dim = m.nope_head_dim + m.rope_head_dim;
-            for (width, name) in [
-                (m.q_lora_rank, "quantize_q_b_in"),
-                (m.kv_lora_rank, "quantize_kv_b_in"),
-            ] {
-                for op in quantize_op(tokens, width, Module::Attention, name)? {
-                    add(op, layers)?;
-                }
-            }
-            let linear = lin(Module::Attention);
-            add(
-                Operator::matmul(tokens, m.q_lora_rank, h, linear)?.named("q_a_proj"),
-                layers,
-            )?;
-            add(
-                Operator::matmul(tokens, model.heads * qk_dim, m.q_lora_rank, linear)?.named("q_b_proj"),
-                layers,
-            )?;
-            add(
-                Operator::matmul(tokens, m.kv_lora_rank + m.rope_head_dim, h, linear)?.named("kv_a_proj"),
-                layers,
-            )?;
-            let kv_b_width = model.heads * (m.nope_head_dim + m.v_head_dim);
-            add(
-                Operator::matmul(tokens, kv_b_width, m.kv_lora_rank, linear)?.named("kv_b_proj"),
-                layers,
-            )?;
-            (model.heads, 1, m.rope_head_dim)
-        }
-        None => {
-            let qkv_width = (model.heads + 2 * model.kv_heads) * model.head_dim;
-            add(
-                Operator::matmul(tokens, qkv_width, h, lin(Module::Attention))?.named("qkv_proj"),
-                layers,
-            )?;
-            (model.heads, model.kv_heads, model.head_dim)
-        }
-    };
-    let (rope_q_heads, rope_k_heads, rope_dim) = rope_heads;
-    add(
-        Operator::rope(tokens, rope_q_heads, rope_k_heads, rope_dim, hidden)?,
-        layers,
-    )?;
-    add(
-        Operator::kv_cache_write(tokens, model.kv_elements_per_token(), hidden, config.kv_cache)?,
-        layers,
-    )?;
-    let attention_precisions = OperandPrecisions {
-        weight: config.kv_cache,
-        activation: config.attention,
-        output: hidden,
-    };
-    for (prefix, shape) in attention_parts(model, step) {
-        for op in Operator::attention(&shape, attention_precisions)? {
-            let name = format!("{prefix}{}", op.name);
-            add(op.named(&name), layers - model.window_layers())?;
-        }
-        if let Some(window) = model.sliding_window {
-            let windowed = AttentionShape {
-                window: Some(window.window),
-                ..shape
-            };
-            for op in Operator::attention(&windowed, attention_precisions)? {
-                let name = format!("window_{prefix}{}", op.name);
-                add(op.named(&name), window.layers)?;
-            }
-        }
-    }
-    let attention_width = model
-        .mla
-        .map_or(model.heads * model.head_dim, |m| model.heads * m.v_head_dim);
-    for op in quantize_op(tokens, attention_width, Module::Attention, "quantize_o_in")? {
-        add(op, layers)?;
-    }
-    add(
-        Operator::matmul(tokens, h, attention_width, lin(Module::Attention))?.named("o_proj"),
-        layers,
-    )?;
-    if let Some(op) = all_reduce("attn_all_reduce")? {
-        add(op, layers)?;
-    }
-    add(Operator::residual_add(tokens, h, hidden)?, 2 * layers)?;
-    add(
-        Operator::norm(model.norm, tokens, h, hidden)?.named("ffn_norm"),
-        layers,
-    )?;
-    for (format, count, name) in ffn_inputs(config, model) {
-        for op in quantize_to(tokens, h, format.0, format.1, name)? {
-            add(op, count)?;
-        }
-    }
-    add_ffn(
-        &mut add,
-        &quantize_op,
-        model,
-        tokens,
-        (model.ffn_dim, Module::DenseMlp, lin(Module::DenseMlp)),
-        "",
-        model.dense_layers(),
-    )?;
-    if let Some(moe) = model.moe {
-        let shape = MoeShape {
-            tokens,
-            experts: moe.experts,
-            top_k: moe.top_k,
-            hidden: h,
-            expert_ffn: moe.expert_ffn,
-            gated: model.gated_ffn,
-        };
-        // Expert parallel: each GPU dispatches the routed rows of the tokens / e it owns, and gets them back.
-        let all_to_all = (ep > 1)
+    /// One GPU's partial sums of a tokens × hidden tensor, summed over the tensor-parallel group.
+    fn all_reduce(&self, name: &str) -> Result<Option<Operator>, Error> {
+        (self.tp > 1)
             .then(|| {
                 Operator::collective(
-                    Collective::AllToAll,
-                    (tokens * moe.top_k).div_ceil(u64::from(ep)),
-                    h,
-                    hidden,
-                    ep,
+                    Collective::AllReduce,
+                    self.tokens,
+                    self.model.hidden,
+                    self.config.hidden(),
+                    self.tp,
                 )
+                .map(|op| op.named(name))
             })
-            .transpose()?;
-        if let Some(op) = &all_to_all {
-            add(op.clone().named("moe_dispatch_all_to_all"), model.moe_layers())?;
-        }
-        for op in Operator::moe_experts(&shape, lin(Module::RoutedExperts), lin(Module::Router))? {
-            add(op, model.moe_layers())?;
-        }
-        if let Some(op) = all_to_all {
-            add(op.named("moe_combine_all_to_all"), model.moe_layers())?;
-        }
-        for op in quantize_op(
-            tokens * moe.top_k,
-            moe.expert_ffn,
-            Module::RoutedExperts,
-            "quantize_expert_down_in",
-        )? {
-            add(op, model.moe_layers())?;
-        }
-        add_ffn(
-            &mut add,
-            &quantize_op,
-            model,
-            tokens,
-            (
-                moe.shared_experts * moe.expert_ffn,
-                Module::SharedExperts,
-                lin(Module::SharedExperts),
-            ),
-            "shared_",
-            model.moe_layers(),
-        )?;
-    }
-    if let Some(op) = all_reduce("ffn_all_reduce")? {
-        add(op, layers)?;
-    }
-    add(
-        Operator::norm(model.norm, tokens, h, hidden)?.named("final_norm"),
-        1,
-    )?;
-    // A step whose only prefill chunk does not end its prompt samples nothing: no logits.
-    if logits_rows > 0 {
-        for op in quantize_op(logits_rows, h, Module::Head, "quantize_head_in")? {
-            add(op, 1)?;
-        }
-        add(
-            Operator::matmul(logits_rows, model.vocab, h, lin(Module::Head))?.named("logits"),
-            1,
-        )?;
-        if tp > 1 {
-            let gather =
-                Operator::collective(Collective::AllGather, logits_rows, full_model.vocab, hidden, tp)?;
-            add(gather.named("logits_all_gather"), 1)?;
-        }
+            .transpose()
     }
 
-    let models = Models {
-        full: full_model,
-        shard: model,
-        parallelism: *parallelism,
-    };
-    Ok(summarize(hardware, &models, config, step, corrections, ops))
+    /// The embedding and the attention half of every layer, up to its residual adds.
+    fn attention(&mut self, step: &StepBatch) -> Result<(), Error> {
+        let (model, config, tokens) = (self.model, self.config, self.tokens);
+        let (hidden, layers, h) = (config.hidden(), model.layers, model.hidden);
+        self.add(
+            Operator::embedding(tokens, h, config.format(Module::Embeddings).weights, hidden)?,
+            1,
+        )?;
+        if let Some(op) = self.all_reduce("embed_all_reduce")? {
+            self.add(op, 1)?;
+        }
+        self.add(
+            Operator::norm(model.norm, tokens, h, hidden)?.named("attn_norm"),
+            layers,
+        )?;
+        self.add_all(
+            self.quantize_op(tokens, h, Module::Attention, "quantize_attn_in")?,
+            layers,
+        )?;
+        let (rope_q_heads, rope_k_heads, rope_dim) = self.projections()?;
+        self.add(
+            Operator::rope(tokens, rope_q_heads, rope_k_heads, rope_dim, hidden)?,
+            layers,
+        )?;
+        self.add(
+            Operator::kv_cache_write(tokens, model.kv_elements_per_token(), hidden, config.kv_cache)?,
+            layers,
+        )?;
+        let attention_precisions = OperandPrecisions {
+            weight: config.kv_cache,
+            activation: config.attention,
+            output: hidden,
+        };
+        for (prefix, shape) in attention_parts(model, step) {
+            for op in Operator::attention(&shape, attention_precisions)? {
+                let name = format!("{prefix}{}", op.name);
+                self.add(op.named(&name), layers - model.window_layers())?;
+            }
+            if let Some(window) = model.sliding_window {
+                let windowed = AttentionShape {
+                    window: Some(window.window),
+                    ..shape
+                };
+                for op in Operator::attention(&windowed, attention_precisions)? {
+                    let name = format!("window_{prefix}{}", op.name);
+                    self.add(op.named(&name), window.layers)?;
+                }
+            }
+        }
+        let attention_width = model
+            .mla
+            .map_or(model.heads * model.head_dim, |m| model.heads * m.v_head_dim);
+        self.add_all(
+            self.quantize_op(tokens, attention_width, Module::Attention, "quantize_o_in")?,
+            layers,
+        )?;
+        self.add(
+            Operator::matmul(tokens, h, attention_width, self.lin(Module::Attention))?.named("o_proj"),
+            layers,
+        )?;
+        if let Some(op) = self.all_reduce("attn_all_reduce")? {
+            self.add(op, layers)?;
+        }
+        self.add(Operator::residual_add(tokens, h, hidden)?, 2 * layers)
+    }
+
+    /// The Q, K and V projections (MLA's low-rank ones, or one fused QKV GEMM) and the heads RoPE rotates:
+    /// `(query heads, key heads, rotated dimension)`.
+    fn projections(&mut self) -> Result<(u64, u64, u64), Error> {
+        let (model, tokens, h, layers) = (self.model, self.tokens, self.model.hidden, self.model.layers);
+        let linear = self.lin(Module::Attention);
+        let Some(m) = model.mla else {
+            let qkv_width = (model.heads + 2 * model.kv_heads) * model.head_dim;
+            self.add(
+                Operator::matmul(tokens, qkv_width, h, linear)?.named("qkv_proj"),
+                layers,
+            )?;
+            return Ok((model.heads, model.kv_heads, model.head_dim));
+        };
+        let qk_dim = m.nope_head_dim + m.rope_head_dim;
+        for (width, name) in [
+            (m.q_lora_rank, "quantize_q_b_in"),
+            (m.kv_lora_rank, "quantize_kv_b_in"),
+        ] {
+            self.add_all(self.quantize_op(tokens, width, Module::Attention, name)?, layers)?;
+        }
+        self.add(
+            Operator::matmul(tokens, m.q_lora_rank, h, linear)?.named("q_a_proj"),
+            layers,
+        )?;
+        self.add(
+            Operator::matmul(tokens, model.heads * qk_dim, m.q_lora_rank, linear)?.named("q_b_proj"),
+            layers,
+        )?;
+        self.add(
+            Operator::matmul(tokens, m.kv_lora_rank + m.rope_head_dim, h, linear)?.named("kv_a_proj"),
+            layers,
+        )?;
+        let kv_b_width = model.heads * (m.nope_head_dim + m.v_head_dim);
+        self.add(
+            Operator::matmul(tokens, kv_b_width, m.kv_lora_rank, linear)?.named("kv_b_proj"),
+            layers,
+        )?;
+        Ok((model.heads, 1, m.rope_head_dim))
+    }
+
+    /// The feed-forward half of every layer: dense MLPs, routed experts (with expert parallelism's
+    /// all-to-alls over `ep` GPUs) and shared experts.
+    fn ffn(&mut self, ep: u32) -> Result<(), Error> {
+        let (model, config, tokens) = (self.model, self.config, self.tokens);
+        let (hidden, layers, h) = (config.hidden(), model.layers, model.hidden);
+        self.add(
+            Operator::norm(model.norm, tokens, h, hidden)?.named("ffn_norm"),
+            layers,
+        )?;
+        for (format, count, name) in ffn_inputs(config, model) {
+            self.add_all(self.quantize_to((tokens, h), format, name)?, count)?;
+        }
+        let dense = (model.ffn_dim, Module::DenseMlp, self.lin(Module::DenseMlp));
+        self.mlp(dense, "", model.dense_layers())?;
+        if let Some(moe) = model.moe {
+            let shape = MoeShape {
+                tokens,
+                experts: moe.experts,
+                top_k: moe.top_k,
+                hidden: h,
+                expert_ffn: moe.expert_ffn,
+                gated: model.gated_ffn,
+            };
+            // Expert parallel: each GPU dispatches the routed rows of the tokens / e it owns, and gets them back.
+            let rows = (tokens * moe.top_k).div_ceil(u64::from(ep));
+            let all_to_all = (ep > 1)
+                .then(|| Operator::collective(Collective::AllToAll, rows, h, hidden, ep))
+                .transpose()?;
+            if let Some(op) = &all_to_all {
+                self.add(op.clone().named("moe_dispatch_all_to_all"), model.moe_layers())?;
+            }
+            let experts =
+                Operator::moe_experts(&shape, self.lin(Module::RoutedExperts), self.lin(Module::Router))?;
+            self.add_all(experts, model.moe_layers())?;
+            if let Some(op) = all_to_all {
+                self.add(op.named("moe_combine_all_to_all"), model.moe_layers())?;
+            }
+            let down_in = self.quantize_op(
+                tokens * moe.top_k,
+                moe.expert_ffn,
+                Module::RoutedExperts,
+                "quantize_expert_down_in",
+            )?;
+            self.add_all(down_in, model.moe_layers())?;
+            let shared = (
+                moe.shared_experts * moe.expert_ffn,
+                Module::SharedExperts,
+                self.lin(Module::SharedExperts),
+            );
+            self.mlp(shared, "shared_", model.moe_layers())?;
+        }
+        if let Some(op) = self.all_reduce("ffn_all_reduce")? {
+            self.add(op, layers)?;
+        }
+        Ok(())
+    }
+
+    /// One MLP of `width` (its up and gate projections, activation, input quantization and down
+    /// projection), its operators named with `prefix`, run `count` times per step.
+    fn mlp(
+        &mut self,
+        (width, module, linear): (u64, Module, OperandPrecisions),
+        prefix: &str,
+        count: u32,
+    ) -> Result<(), Error> {
+        let (model, tokens) = (self.model, self.tokens);
+        if width == 0 || count == 0 {
+            return Ok(());
+        }
+        let up_width = if model.gated_ffn { 2 * width } else { width };
+        let name = |role: &str| format!("{prefix}{role}");
+        self.add(
+            Operator::matmul(tokens, up_width, model.hidden, linear)?.named(&name("gate_up_proj")),
+            count,
+        )?;
+        self.add(
+            Operator::activation(model.activation(), tokens, width, linear.output)?.named(&name("ffn_act")),
+            count,
+        )?;
+        self.add_all(
+            self.quantize_op(tokens, width, module, &name("quantize_down_in"))?,
+            count,
+        )?;
+        self.add(
+            Operator::matmul(tokens, model.hidden, width, linear)?.named(&name("down_proj")),
+            count,
+        )
+    }
+
+    /// The final norm and the logits of the `logits_rows` sampled rows over the whole vocabulary
+    /// (`full_vocab`, gathered over the tensor-parallel group).
+    fn head(&mut self, logits_rows: u64, full_vocab: u64) -> Result<(), Error> {
+        let (model, hidden, h) = (self.model, self.config.hidden(), self.model.hidden);
+        self.add(
+            Operator::norm(model.norm, self.tokens, h, hidden)?.named("final_norm"),
+            1,
+        )?;
+        // A step whose only prefill chunk does not end its prompt samples nothing: no logits.
+        if logits_rows == 0 {
+            return Ok(());
+        }
+        self.add_all(
+            self.quantize_op(logits_rows, h, Module::Head, "quantize_head_in")?,
+            1,
+        )?;
+        self.add(
+            Operator::matmul(logits_rows, model.vocab, h, self.lin(Module::Head))?.named("logits"),
+            1,
+        )?;
+        if self.tp > 1 {
+            let gather =
+                Operator::collective(Collective::AllGather, logits_rows, full_vocab, hidden, self.tp)?;
+            self.add(gather.named("logits_all_gather"), 1)?;
+        }
+        Ok(())
+    }
 }
 
 /// The attention calls of a step with their name prefixes: one per part present, unprefixed when the step
@@ -507,40 +573,6 @@ fn ffn_inputs(
         }
     }
     out
-}
-
-/// Adds a dense FFN `width` wide in `module`'s format `linear` (gate/up, activation, the down projection's
-/// input quantization where `quantize_op` gives one, down) `count` times; no-op when the width is 0.
-#[allow(clippy::too_many_arguments)]
-fn add_ffn(
-    add: &mut impl FnMut(Operator, u32) -> Result<(), Error>,
-    quantize_op: &impl Fn(u64, u64, Module, &str) -> Result<Vec<Operator>, Error>,
-    model: &ModelConfig,
-    tokens: u64,
-    (width, module, linear): (u64, Module, OperandPrecisions),
-    prefix: &str,
-    count: u32,
-) -> Result<(), Error> {
-    if width == 0 || count == 0 {
-        return Ok(());
-    }
-    let up_width = if model.gated_ffn { 2 * width } else { width };
-    let name = |role: &str| format!("{prefix}{role}");
-    add(
-        Operator::matmul(tokens, up_width, model.hidden, linear)?.named(&name("gate_up_proj")),
-        count,
-    )?;
-    add(
-        Operator::activation(model.activation(), tokens, width, linear.output)?.named(&name("ffn_act")),
-        count,
-    )?;
-    for op in quantize_op(tokens, width, module, &name("quantize_down_in"))? {
-        add(op, count)?;
-    }
-    add(
-        Operator::matmul(tokens, model.hidden, width, linear)?.named(&name("down_proj")),
-        count,
-    )
 }
 
 /// The whole model, the part one GPU runs, and how it is split.

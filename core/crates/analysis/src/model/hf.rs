@@ -205,7 +205,6 @@ fn parse(
                 format!("{layers_u64} is above the limit of {MAX_DIM} layers"),
             )
         })?;
-    let layers_u64 = u64::from(layers);
     let hidden = text.uint("hidden_size")?;
     let heads = text.uint("num_attention_heads")?;
     // Every class here except Gemma 3 and gpt-oss sets `num_key_value_heads = num_attention_heads` when it
@@ -224,6 +223,38 @@ fn parse(
     let tied_default = root.bool_or("tie_word_embeddings", family == Family::Gemma3)?;
     let tied_embeddings = text.bool_or("tie_word_embeddings", tied_default)?;
 
+    let (head_dim, mla) = head_dim(family, text, hidden, heads)?;
+    let (ffn_dim, moe) = ffn(family, text, layers)?;
+    let sliding_window = sliding_window(family, text, layers)?;
+    let name = root
+        .get("_name_or_path")
+        .and_then(Value::as_str)
+        .map(printable)
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| key.to_owned());
+    let source = format!("Hugging Face config.json ({})", printable(architecture));
+    Ok(ModelConfig {
+        moe,
+        mla,
+        sliding_window,
+        ..dense(
+            key,
+            &name,
+            (layers, hidden, heads, kv_heads, head_dim),
+            (ffn_dim, vocab, tied_embeddings),
+            0.0,
+            &source,
+        )
+    })
+}
+
+/// The head dimension, and MLA's low-rank projections where the family has them.
+fn head_dim(
+    family: Family,
+    text: &Fields<'_>,
+    hidden: u64,
+    heads: u64,
+) -> Result<(u64, Option<MlaConfig>), Error> {
     let mut mla = None;
     let head_dim = match family {
         Family::DeepseekV3 => {
@@ -254,7 +285,12 @@ fn parse(
             }
         },
     };
+    Ok((head_dim, mla))
+}
 
+/// The dense FFN width and the mixture-of-experts layout of the config (`None` for dense models).
+fn ffn(family: Family, text: &Fields<'_>, layers: u32) -> Result<(u64, Option<MoeConfig>), Error> {
+    let layers_u64 = u64::from(layers);
     // Layers i ≥ first_dense with (i + 1) a multiple of `step`, less those in `exempt` (distinct, below
     // `layers`).
     let sparse = |step: u64, exempt: &[u64], first_dense: u64| {
@@ -265,7 +301,7 @@ fn parse(
         multiples_in(first_dense + 1, layers_u64 + 1, step)
             .saturating_sub(u32::try_from(exempted).unwrap_or(u32::MAX))
     };
-    let (ffn_dim, moe) = match family {
+    Ok(match family {
         Family::Mixtral => (
             text.uint("intermediate_size")?,
             Some(MoeConfig {
@@ -347,28 +383,6 @@ fn parse(
         Family::Llama | Family::Mistral | Family::Qwen2 | Family::Qwen3 | Family::Gemma3 => {
             (text.uint("intermediate_size")?, None)
         }
-    };
-
-    let sliding_window = sliding_window(family, text, layers)?;
-    let name = root
-        .get("_name_or_path")
-        .and_then(Value::as_str)
-        .map(printable)
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| key.to_owned());
-    let source = format!("Hugging Face config.json ({})", printable(architecture));
-    Ok(ModelConfig {
-        moe,
-        mla,
-        sliding_window,
-        ..dense(
-            key,
-            &name,
-            (layers, hidden, heads, kv_heads, head_dim),
-            (ffn_dim, vocab, tied_embeddings),
-            0.0,
-            &source,
-        )
     })
 }
 

@@ -151,15 +151,49 @@ fn float_range(layout: ElementLayout, specials: Specials) -> (f64, u64) {
 /// ```
 #[must_use]
 pub fn format_info(precision: Precision) -> FormatInfo {
+    let (description, encoding, layout, specials, scale_format, codebook) =
+        unscaled_traits(precision).unwrap_or_else(|| scaled_traits(precision));
+    let element_bits = precision.element_bits();
+    let (max_finite, levels) = match encoding {
+        Encoding::Float => float_range(layout, specials),
+        Encoding::Integer => (f64::from((1u32 << (element_bits - 1)) - 1), 1u64 << element_bits),
+        Encoding::Codebook => (1.0, 16),
+    };
+    FormatInfo {
+        precision,
+        name: precision.name(),
+        description,
+        encoding,
+        layout,
+        element_bits,
+        block_scale: precision.block_scale(),
+        scale_format,
+        effective_bits: precision.effective_bits(),
+        bytes_per_element: precision.effective_bytes(),
+        max_finite,
+        levels,
+        codebook,
+        compute_path: precision.compute_path(),
+        storage_only: precision.is_storage_only(),
+    }
+}
+
+/// What the format page says of a format: its description, encoding, element layout, special values,
+/// scale format and codebook.
+type Traits = (
+    &'static str,
+    Encoding,
+    ElementLayout,
+    Specials,
+    Option<&'static str>,
+    Option<&'static [f64]>,
+);
+
+/// The traits of the formats without a block or group scale (IEEE floats, FP8, INT8, INT4); `None` for the
+/// others.
+fn unscaled_traits(precision: Precision) -> Option<Traits> {
     use Precision as P;
-    let (description, encoding, layout, specials, scale_format, codebook): (
-        &'static str,
-        Encoding,
-        ElementLayout,
-        Specials,
-        Option<&'static str>,
-        Option<&'static [f64]>,
-    ) = match precision {
+    Some(match precision {
         P::Fp64 => (
             "IEEE 754 binary64",
             Encoding::Float,
@@ -248,6 +282,14 @@ pub fn format_info(precision: Precision) -> FormatInfo {
             None,
             None,
         ),
+        _ => return None,
+    })
+}
+
+/// The traits of the block- and group-scaled formats and the codebooks.
+fn scaled_traits(precision: Precision) -> Traits {
+    use Precision as P;
+    match precision {
         P::Nvfp4 => (
             "NVIDIA NVFP4: E2M1, FP8 E4M3 scale per 16 elements, FP32 scale per tensor",
             Encoding::Float,
@@ -352,29 +394,7 @@ pub fn format_info(precision: Precision) -> FormatInfo {
             None,
             Some(&INT2_CODEBOOK),
         ),
-    };
-    let element_bits = precision.element_bits();
-    let (max_finite, levels) = match encoding {
-        Encoding::Float => float_range(layout, specials),
-        Encoding::Integer => (f64::from((1u32 << (element_bits - 1)) - 1), 1u64 << element_bits),
-        Encoding::Codebook => (1.0, 16),
-    };
-    FormatInfo {
-        precision,
-        name: precision.name(),
-        description,
-        encoding,
-        layout,
-        element_bits,
-        block_scale: precision.block_scale(),
-        scale_format,
-        effective_bits: precision.effective_bits(),
-        bytes_per_element: precision.effective_bytes(),
-        max_finite,
-        levels,
-        codebook,
-        compute_path: precision.compute_path(),
-        storage_only: precision.is_storage_only(),
+        _ => unreachable!("{precision} has no block or group scale: unscaled_traits covers it"),
     }
 }
 

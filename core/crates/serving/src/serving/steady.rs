@@ -395,12 +395,7 @@ impl ServingModel<'_> {
     }
 
     /// The open-loop fixed point at `rate`: its shape, times and flow, or why it is unsustainable.
-    #[allow(clippy::type_complexity)]
-    fn open_fixed_point(
-        &mut self,
-        f: &InFlight,
-        rate: f64,
-    ) -> Result<Result<(Shape, Times, Flow), String>, Error> {
+    fn open_fixed_point(&mut self, f: &InFlight, rate: f64) -> Result<FixedPoint, Error> {
         let cap = self.admission_cap(f.max_seqs);
         let isl = f64::from(self.workload.isl);
         let mut shape = self.lightest(f, cap);
@@ -413,14 +408,14 @@ impl ServingModel<'_> {
             let times = self.times(f, shape)?;
             let flow = match self.open_flow(f, cap, rate, shape, &times)? {
                 OpenFlow::Steady(flow) => flow,
-                OpenFlow::Unstable(reason) => return Ok(Err(reason)),
+                OpenFlow::Unstable(reason) => return Ok(FixedPoint::Unstable(reason)),
             };
             let others = rate * f64::from(self.workload.osl - 1) * flow.tpot_s;
             let (_, mean_step_s, _) = self.step_mix(shape, &times, rate);
             let next = self.heavier(f, shape, self.shape(f, cap, others, rate * isl * mean_step_s));
             iterations += 1;
             if next == shape || iterations >= MAX_ITERATIONS {
-                return Ok(Ok((shape, times, flow)));
+                return Ok(FixedPoint::Steady(shape, times, flow));
             }
             shape = next;
         }
@@ -474,13 +469,13 @@ impl ServingModel<'_> {
 
     fn open_in_flight(&mut self, f: InFlight, rate: f64) -> Result<ServingOutcome, Error> {
         let (shape, times, flow) = match self.open_fixed_point(&f, rate)? {
-            Ok(state) => state,
-            Err(reason) => {
+            FixedPoint::Steady(shape, times, flow) => (shape, times, flow),
+            FixedPoint::Unstable(reason) => {
                 let mut lo = 0.0;
                 let mut hi = rate;
                 for _ in 0..BISECTIONS {
                     let mid = 0.5 * (lo + hi);
-                    if self.open_fixed_point(&f, mid)?.is_ok() {
+                    if matches!(self.open_fixed_point(&f, mid)?, FixedPoint::Steady(..)) {
                         lo = mid;
                     } else {
                         hi = mid;
@@ -564,6 +559,12 @@ impl ServingModel<'_> {
             pareto: false,
         }
     }
+}
+
+/// The open-loop fixed point at a rate: its shape, step times and flow, or why the rate is unsustainable.
+enum FixedPoint {
+    Steady(Shape, Times, Flow),
+    Unstable(String),
 }
 
 /// The open loop at one shape.

@@ -1,18 +1,6 @@
 //! Corrections below the ideal roofline, each switchable, and the corrected analysis of one operator.
 //!
-//! - Launch floor: no kernel finishes faster than [`KERNEL_LAUNCH_FLOOR_S`].
-//! - Wave quantization: a GEMM is split into [`WAVE_TILE`]×[`WAVE_TILE`] output tiles spread over the SMs
-//!   in waves; a partial last wave leaves SMs idle, so compute time grows by 1 / efficiency with
-//!   efficiency = tiles / (waves · SMs).
-//! - Activation quantization: a config whose activations are FP8/INT8/FP4 quantizes each linear layer's
-//!   input at run time in the kernels engines launch for it ([`Operator::activation_quantization`]: an
-//!   absolute-maximum reduction and the quantization for a dynamic per-tensor FP8 scale, one kernel
-//!   otherwise), in whole-model steps and in one linear layer's prediction ([`analyze_linear`]).
-//! - Step launch overhead: one CUDA graph launch per step, or an eager launch per kernel ([`StepLaunch`]).
-//! - Memory: the engine's rule the step's memory fit uses ([`MemoryFraction`], vLLM's by default), not a
-//!   correction of time but of what the step may hold; the serving model sizes memory with its own rule.
-//! - The ceilings are not a flag: run the same analysis on [`HardwareSpec::reference`] or a calibrated spec
-//!   ([`roofline_base::hardware::Mode`]); a spec's per-kernel floors are always added.
+//! Its rules and derivations: docs/design/core.md, in the section on this file.
 
 use crate::memory::MemoryFraction;
 use crate::ops::{GemmShape, OpKind, OperandPrecisions, Operator};

@@ -1,18 +1,6 @@
 //! How much KV cache fits on one GPU, the way serving engines size it, and how many sequences that holds.
 //!
-//! One rule for every caller (the serving model's [`memory_budget`], the step fit of the analysis, the
-//! advisor and the page's [`step_memory`]): from the memory of one device ([`device_capacity_bytes`], as
-//! the driver reports it), the engine keeps a fraction ([`MemoryFraction`], each engine's own rule,
-//! [`MemoryFraction::kv_budget_bytes`]), loads one GPU's weights, holds the activations of its largest step
-//! ([`activation_bytes`]), and gives the rest to the KV cache. Sequences fit while each holds the KV of its
-//! whole prompt and output (ISL + OSL tokens, sliding-window layers at most their window, replicated KV heads
-//! counted on every GPU), so no running sequence is ever preempted.
-//!
-//! Not modelled: the CUDA context (inside the engines' reserves), vLLM's CUDA-graph memory estimate (since
-//! vLLM 0.21.0 subtracted from the KV budget by default: `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`,
-//! vllm-project/vllm PR #30515 and `vllm/envs.py`; 0.36 GiB in the log of gpustack/runner PR #251, known to
-//! over-estimate, vllm-project/vllm issue #45178), KV block rounding (vLLM allocates 16-token blocks: at most
-//! 15 tokens per sequence), and prefix caching.
+//! Its rules and derivations: docs/design/core.md, in the section on this file.
 
 use crate::model::ModelConfig;
 use crate::parallel::Parallelism;

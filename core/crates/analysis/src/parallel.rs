@@ -1,26 +1,6 @@
 //! Multi-GPU parallelism: how one model step is split over the GPUs of one scale-up domain.
 //!
-//! Rules (tensor parallel degree t, expert parallel degree e, as vLLM and Megatron split a model):
-//! - Attention: the query heads are split over the t GPUs (t must divide them). KV heads are split when
-//!   there are at least t of them (t must divide them) and replicated otherwise (t must be a multiple of
-//!   them; each GPU then holds one KV head, as vLLM does). MLA's compressed latent is replicated on every GPU,
-//!   its down-projections (`q_a_proj`, `kv_a_proj`) too; the per-head up-projections are split.
-//! - Dense FFN, shared experts and every routed expert: the intermediate dimension is split over t
-//!   (rounded up, so the busiest GPU sets the time). With e > 1 the routed experts are instead divided
-//!   between e GPUs (E/e whole experts, each split over t/e); under uniform routing the per-GPU expert
-//!   bytes and FLOPs are the same, only the communication differs.
-//! - Embedding and logits head: split over the vocabulary (rounded up); norms and the MoE router are
-//!   replicated.
-//! - Operators are per-GPU shapes; the step time is that of one GPU (all GPUs run the same shapes).
-//! - Communication (collectives, [`crate::ops::OpKind::Collective`]): one all-reduce of tokens · hidden elements
-//!   at the hidden precision after the attention output projection and one after the MLP, in every layer;
-//!   one after the vocabulary-parallel embedding; an all-gather of the batch's logits; with e > 1, a dispatch
-//!   and a combine all-to-all per MoE layer, each GPU exchanging the routed rows (tokens / e · top_k rows of
-//!   hidden elements) of the tokens it owns. Times come from the interconnect
-//!   ([`roofline_base::hardware::Interconnect`]); overlap of communication with compute is not modelled.
-//! - Memory fit is per GPU: the shard's weights plus its KV cache (replicated KV heads counted on every GPU).
-//!
-//! Pipeline parallelism is not modelled yet: any degree other than 1 is refused.
+//! Its rules and derivations: docs/design/core.md, in the section on this file.
 
 use crate::model::ModelConfig;
 use crate::quant_config::QuantConfig;
@@ -124,7 +104,7 @@ impl Parallelism {
         hardware.interconnect_for(self.gpus())
     }
 
-    /// The part of `model` one GPU holds and runs (see the module docs): heads, KV heads, FFN and expert
+    /// The part of `model` one GPU holds and runs (docs/design/core.md): heads, KV heads, FFN and expert
     /// widths and vocabulary divided by the tensor degree. Call [`Parallelism::check`] first.
     #[must_use]
     pub fn shard(&self, model: &ModelConfig) -> ModelConfig {

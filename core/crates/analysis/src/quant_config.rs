@@ -1,15 +1,6 @@
 //! Precision configs: which format the weights, activations, KV cache and attention of a model run in.
 //!
-//! The table keeps the original toolkit's 16 configs (seed-inventory §3) under stable keys, plus W8A8 INT8
-//! and W8A16 FP8, `fp32` (FP32 throughout, what a CPU runs natively) and the block-scaled FP8 of
-//! DeepSeek-V3 and Qwen3-FP8 checkpoints (`fp8-block`, `fp8-block-fp8kv`). The matrix unit runs on the
-//! activation format; a weight-only config (weights narrower than activations) dequantizes its weights to
-//! the activation format first.
-//!
-//! A config is uniform (every linear layer in `weights` × `activations`) unless it lists per-module formats
-//! ([`QuantConfig::modules`]), as a checkpoint's own `quantization_config` does (gpt-oss: MXFP4 experts, BF16
-//! attention; Kimi-K2.5: INT4 routed experts only). The router, embeddings and logits head stay at the
-//! hidden precision unless a module entry says otherwise.
+//! Its rules and derivations: docs/design/core.md, in the section on this file.
 
 use std::fmt;
 use std::sync::LazyLock;

@@ -1,20 +1,7 @@
 //! Measured serving results ([`parse_measured`], pure: from the file's text) and their comparison with the
 //! serving model's prediction at the same load and request lengths ([`compare_measured`]).
 //!
-//! Formats (detected from the text):
-//! - `vllm bench serve --save-result` JSON (one object, or one per line with `--append-result`). Fields, as
-//!   vllm-project/vllm `vllm/benchmarks/serve.py` (commit 009e6d4a) writes them: `max_concurrency` (null
-//!   when unset), `request_rate` (a number, or the string `"inf"`), `completed`, `total_input_tokens`,
-//!   `total_output_tokens`, `output_throughput` (generated tokens/s of the whole server), `mean_ttft_ms`,
-//!   `mean_tpot_ms` ((latency − TTFT) / (output tokens − 1) per request), `mean_e2el_ms`.
-//! - SGLang `python -m sglang.bench_serving` JSONL (one object appended per run). Fields, as
-//!   sgl-project/sglang `python/sglang/bench_serving.py` (commit 0033168f) writes them: the same names,
-//!   with `mean_e2e_latency_ms` for the end-to-end latency; Python's `json.dumps` writes an infinite
-//!   `request_rate` as the non-JSON token `Infinity`, read here as no rate.
-//! - CSV with a header row: `concurrency`, `ttft_ms`, `tpot_ms`, `output_tokens_per_s` (the whole server)
-//!   and `gpus` are required; `isl`, `osl` and `request_rate` are optional.
-//!
-//! A malformed file is [`Error::InvalidInput`] naming the line and the field.
+//! Its rules and derivations: docs/design/core.md, in the section on this file.
 
 use serde_json::{Map, Value};
 
@@ -102,7 +89,7 @@ impl MeasuredServingPoint {
 }
 
 /// Parses measured serving results: `vllm bench serve` JSON, SGLang `bench_serving` JSONL, or CSV (see the
-/// module docs), detected from the text.
+/// docs/design/core.md), detected from the text.
 ///
 /// # Errors
 /// [`Error::InvalidInput`] naming the line and field: not JSON or CSV, a required field missing or not a

@@ -2,27 +2,7 @@
 //! totals. `step.rs` builds the operators of any step ([`StepBatch`], [`analyze_step`]); a [`Workload`] is
 //! the step with only whole prompts or only decode rows.
 //!
-//! Identical layers are analysed once and carry a `count`; totals are sums of `count · time` over operators,
-//! never the roofline of the aggregate intensity. Rules:
-//! - Decode at context S: one new token per sequence attends over S cached tokens (reads 2·kv_heads·
-//!   head_dim·S·batch KV elements per layer) and writes its own K and V.
-//! - Prefill of S tokens: Sq = Skv = S with causal masking; the logits head runs on the last token of each
-//!   sequence only, as serving engines do.
-//! - Sliding-window layers ([`crate::SlidingWindow`]) attend as `window_attention` over at most `window` keys
-//!   per query and cache at most `window` tokens per sequence ([`ModelConfig::kv_cache_bytes`]).
-//! - Attention is fused (FlashAttention-style); embeddings, logits head and norms stay at the hidden
-//!   precision ([`QuantConfig::hidden`]).
-//! - With [`Corrections::activation_quantization`], a config whose linear inputs are narrower than the hidden
-//!   format (FP8, INT8, FP4 activations) quantizes each linear layer's input in its own kernel.
-//! - A mixed step (decode rows and prefill tokens, as continuous batching runs them) runs its linear layers
-//!   once on all its tokens and splits attention into a decode part and a prefill part (rules in `step.rs`).
-//! - The step time is the sum of kernel times plus the host launch overhead of [`Corrections::step_launch`].
-//! - Memory fit is per GPU, under the engine's memory rule ([`Corrections::memory`], vLLM's by default):
-//!   weights, the activations of the engine's profiling step and the step's KV cache against the reported
-//!   capacity ([`crate::step_memory`], the rule the serving model and the advisor use too).
-//! - Multi-GPU ([`analyze_model_parallel`], rules in [`Parallelism`]): operators are one GPU's shapes (heads,
-//!   FFN widths and vocabulary divided by the tensor degree) and the collectives appear as operators of kind
-//!   [`crate::OpKind::Collective`], timed from the device's interconnect; the step time is one GPU's.
+//! Its rules and derivations: docs/design/core.md, in the section on this file.
 
 mod step;
 

@@ -1,23 +1,7 @@
 //! One engine step as real operator shapes: decode rows and prefill tokens together, as serving engines with
 //! continuous batching and chunked prefill run them ([`StepBatch`], [`analyze_step`]).
 //!
-//! Rules (a [`Workload`] is the special case with only decode rows or only whole prompts):
-//! - The linear layers (QKV/O projections, MLP, MoE experts, MLA projections) run once on M = decode rows +
-//!   prefill tokens: engines fuse the step's tokens into one GEMM per layer (vLLM, SGLang and TensorRT-LLM
-//!   flatten the batch to a token dimension). Summing a prefill step and a decode step instead
-//!   over-estimates a mixed step 1.5–3× (ai-dynamo/aiconfigurator issue #1150). Norms, RoPE, KV-cache
-//!   writes, residual adds, activation quantization, embeddings and the collectives also run on all the
-//!   step's tokens; MoE routes M·top_k rows.
-//! - Attention is two operators in a mixed step: the decode rows (batch = decode sequences, one query each,
-//!   over their cached context) and the prefill chunk (queries = chunk tokens over the prior context plus the
-//!   chunk, causal). Sliding-window layers likewise.
-//! - Logits: one row per sequence that emits a token in the step: every decode row, plus each prefill
-//!   sequence whose prompt completes in the step.
-//! - Each module runs in its own format ([`QuantConfig::format`]): attention projections, the dense MLP,
-//!   shared and routed experts, router, embeddings and head. A linear layer whose input format differs from
-//!   the hidden one has its input quantized first, by the kernels its engine runs
-//!   ([`Operator::activation_quantization`]); the FFN input is quantized once per format the layer's FFN
-//!   modules read (once for a uniform config).
+//! Its rules and derivations: docs/design/core.md, in the section on this file.
 
 use super::{Phase, Workload};
 use crate::corrections::{Corrections, OpAnalysis, analyze_operator};

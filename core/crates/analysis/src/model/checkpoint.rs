@@ -1,32 +1,7 @@
 //! A checkpoint's own precisions: the `quantization_config` of a Hugging Face `config.json` read module by
 //! module ([`checkpoint_config`]), so a model is predicted as the checkpoint stores it.
 //!
-//! Methods (`quant_method`) and what each quantizes, with the formats of docs/research/low-precision.md §4:
-//! - `mxfp4` (gpt-oss): transformers converts only the MoE experts, to MXFP4, unless
-//!   `modules_to_not_convert` names them; engines run them W4A16 (vLLM's Triton and FlashInfer MXFP4×BF16
-//!   defaults).
-//! - `fp8` (DeepSeek-V3, Qwen3-FP8): the decoder's linear layers, `weight_block_size` [128, 128] as
-//!   block-scaled FP8 (1×128 activation groups), without it per-tensor FP8 with `activation_scheme` dynamic
-//!   or static; `modules_to_not_convert` excluded.
-//! - `compressed-tensors` (llm-compressor: NVFP4 `nvfp4-pack-quantized`, INT4 `pack-quantized`, FP8, INT8):
-//!   each linear layer (head included) the scheme of the first `config_groups` entry whose `targets` match
-//!   it (`Linear`, an exact name, or `re:` a regular expression from the name's start), unless `ignore`
-//!   matches it; `kv_cache_scheme` an FP8 KV cache.
-//! - `modelopt` (TensorRT Model Optimizer): `quant_algo` `FP8` (static per-tensor) or `NVFP4` on every linear
-//!   layer, head included, but `exclude_modules` (globs); `kv_cache_quant_algo` `FP8` an FP8 KV cache.
-//! - `awq`, `gptq`: the decoder's linear layers in 4-bit groups of `group_size` (`zero_point` / not `sym`:
-//!   with a zero point), FP16 activations; GPTQ `bits` 8 as INT8 W8A16; `modules_to_not_convert` excluded.
-//! - `bitsandbytes`: `load_in_4bit` with `bnb_4bit_quant_type` `nf4` (double quantization with
-//!   `bnb_4bit_use_double_quant`); `llm_int8_skip_modules` excluded.
-//!
-//! Module names follow each architecture's transformers classes (`model.layers.{i}.self_attn.q_proj`,
-//! `…mlp.experts.{j}.down_proj`, `lm_head`); `modules_to_not_convert` entries match a name anywhere in it
-//! (`*` standing for any text), ModelOpt's globs the name or one of its parents. Approximations: a module
-//! takes one format (a config that quantizes part of one, say `kv_b_proj` alone, is an error naming the
-//! field); dense layers are taken to be the first ones (DeepSeek's `first_k_dense_replace`); the first and
-//! the last expert stand for all; routers and embeddings stay at the hidden precision (no method here
-//! quantizes an embedding, and DeepSeek's router is no `Linear`). Anything else — an unknown method, scheme
-//! or field value — is [`Error::InvalidModelConfig`] naming the field, never a silent BF16.
+//! Its rules and derivations: docs/design/core.md, in the section on this file.
 
 mod naming;
 

@@ -2,51 +2,7 @@
 //! no files) into a [`ModelConfig`] whose parameter count, weights, KV cache and operators follow from the
 //! published structure.
 //!
-//! Architectures (the first entry of `architectures`) and the fields read, by the names of `config.json`:
-//! - every one: `num_hidden_layers`, `hidden_size`, `num_attention_heads`, `num_key_value_heads`,
-//!   `head_dim`, `intermediate_size`, `vocab_size`, `tie_word_embeddings`;
-//! - `LlamaForCausalLM`, `Qwen2ForCausalLM`, `Qwen3ForCausalLM`: dense; Qwen's sliding window only with
-//!   `use_sliding_window` (`sliding_window` on the layers from `max_window_layers` on);
-//! - `MistralForCausalLM`, `MixtralForCausalLM`: `sliding_window` on every layer when not null; Mixtral's
-//!   `num_local_experts`, `num_experts_per_tok`, experts `intermediate_size` wide;
-//! - `Qwen3MoeForCausalLM`: `num_experts`, `num_experts_per_tok`, `moe_intermediate_size`, and the dense
-//!   layers of `decoder_sparse_step` and `mlp_only_layers`;
-//! - `DeepseekV3ForCausalLM` (DeepSeek-V3, R1, Kimi K2): `n_routed_experts`, `n_shared_experts`,
-//!   `num_experts_per_tok`, `moe_intermediate_size`, `first_k_dense_replace`, `moe_layer_freq`, and MLA's
-//!   `q_lora_rank`, `kv_lora_rank`, `qk_rope_head_dim`, `qk_nope_head_dim`, `v_head_dim` (`head_dim` is
-//!   taken as `v_head_dim`);
-//! - `GptOssForCausalLM`: `num_local_experts`, `num_experts_per_tok` (or `experts_per_token`), experts
-//!   `intermediate_size` wide, `sliding_window` on the `layer_types` that say `sliding_attention`;
-//! - `Gemma3ForCausalLM`, `Gemma3ForConditionalGeneration` (fields under `text_config`): `sliding_window` on
-//!   the layers `layer_types` (or `sliding_window_pattern`) marks;
-//! - `Llama4ForCausalLM`, `Llama4ForConditionalGeneration` (under `text_config`): `num_local_experts`,
-//!   `num_experts_per_tok`, experts and the shared expert `intermediate_size` wide, dense layers
-//!   `intermediate_size_mlp` wide where `moe_layers` / `interleave_moe_layer_step` put no experts, and
-//!   chunked attention of `attention_chunk_size` on the RoPE layers of `no_rope_layers`.
-//!
-//! A `quantization_config` (at the top level, or under `text_config`) gives the checkpoint's own precisions
-//! per module ([`ModelConfig::checkpoint`]; methods and rules in `model/checkpoint.rs`); one this crate does
-//! not model is an error naming its `quant_method` or field, never a silent BF16.
-//!
-//! A `layer_types` list, where given, decides which layers slide (`sliding_attention`, `chunked_attention`).
-//!
-//! Hostile files are bounded before any work that grows with them: `num_hidden_layers` is checked against
-//! [`MAX_DIM`] as soon as it is read, every per-layer count is a closed form or a pass over a list whose
-//! length is checked against the layers first, and control characters (terminal escapes) are stripped from
-//! every name read (`_name_or_path`, `architectures`) and from the key.
-//! Defaults are used only where the transformers config class defines one and published files omit the
-//! field; each is named at its use. Every other missing field is an error.
-//!
-//! Not modelled, all below 0.1 % of the bytes: QKV, output and expert biases (Qwen2, gpt-oss), gpt-oss's
-//! attention sinks (one scalar per head and layer), QK norms (Qwen3, Gemma 3), Gemma's extra norms;
-//! vision towers and DeepSeek's multi-token-prediction layers (`num_nextn_predict_layers`) are not part of
-//! text decoding. Gemma's GeGLU is analysed as a gated FFN. `published_params` is 0: a `config.json` states
-//! no parameter count.
-//!
-//! # Errors
-//! [`Error::InvalidModelConfig`] naming the field (`text_config.` prefixed where nested): text that is not
-//! JSON, an unknown architecture, a missing or null required field, a value of the wrong type or out of
-//! range; [`ModelConfig::check`]'s errors for an inconsistent structure.
+//! Its rules and derivations: docs/design/core.md, in the section on this file.
 
 use serde_json::Value;
 
@@ -103,7 +59,7 @@ fn printable(name: &str) -> String {
 }
 
 impl ModelConfig {
-    /// Parses a Hugging Face `config.json` into a model named `key` (see the module documentation for the
+    /// Parses a Hugging Face `config.json` into a model named `key` (see docs/design/core.md for the
     /// architectures and fields).
     ///
     /// # Errors

@@ -1,20 +1,6 @@
 //! Scale-up interconnect: the GPU-to-GPU link of a device and the time of the collectives that run over it.
 //!
-//! Units: bandwidth is the per-GPU figure in **one direction**, in bytes/s — half the bidirectional figure
-//! NVIDIA and AMD publish (H100 SXM: "NVLink 900 GB/s" is 450 GB/s each way). Latencies are in seconds.
-//!
-//! Collective times (NCCL's ring algorithms, the model of nccl-tests' "bus bandwidth"):
-//! - all-reduce of `S` bytes over `n` GPUs: 2(n−1)/n · S / B + latency, 2(n−1) ring steps;
-//! - all-gather of `S` bytes in all (each GPU contributes S/n): (n−1)/n · S / B + latency, n−1 steps;
-//! - all-to-all where each GPU holds `S` bytes and keeps 1/n of them: (n−1)/n · S / B + latency, n−1 steps
-//!   (as an all-gather: an assumption, NCCL runs it as concurrent sends and receives);
-//! - send/receive of `S` bytes between neighbours (a pipeline stage boundary): S / B + latency, one step.
-//!
-//! B is [`Interconnect::group_bandwidth_bytes_per_s`]: the per-direction bandwidth of a switched fabric
-//! (NVSwitch, a PCIe switch) for any group, and on a fully connected mesh (AMD Infinity Fabric: one link to
-//! each peer) only the links to the group's n−1 peers. latency = [`Interconnect::collective_latency_s`] +
-//! steps · [`Interconnect::step_latency_s`]; both are 0 on datasheet specs (the ideal bound) and NCCL's own
-//! cost model on reference specs ([`super::ReferenceCeilings::collective_base_latency`]).
+//! Its rules and derivations: docs/design/core.md, in the section on this file.
 
 use std::fmt;
 
@@ -108,7 +94,7 @@ impl Topology {
     }
 }
 
-/// Which collective an operator runs (see the module docs for the time of each).
+/// Which collective an operator runs (the time of each: docs/design/core.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
@@ -206,7 +192,7 @@ impl Interconnect {
     }
 
     /// Time of `collective` of `payload_bytes` over `gpus` GPUs: link bytes / group bandwidth + latency, in
-    /// s (see the module docs).
+    /// s (docs/design/core.md).
     ///
     /// # Examples
     /// ```

@@ -1,43 +1,6 @@
 //! Reference ceilings: what tuned libraries reach on a device, for predictions that need no measurement.
 //!
-//! Each catalog device gets, for every compute path it runs natively, an achievable fraction of the dense
-//! peak for GEMMs, an achievable fraction of the DRAM bandwidth, and a fixed time per kernel. A figure is
-//! *measured* when `core/data/hardware-sources.toml` publishes it for the device (its `measured` table:
-//! ml-engineering's MAMF, gpu-benches, ROCm, this project's docs/validation), and otherwise *derived* by the
-//! first rule that applies, in this order:
-//!
-//! 1. GEMM fraction: the paths of [`fallback_paths`] are tried nearest first (FP16, TF32, FP32 and FP64 take
-//!    BF16's; INT8 and FP6 take FP8's; FP4 takes FP8's, then BF16's); for each, the device's own
-//!    measurement, then the first device of the same [`Architecture`] in catalog order that has one.
-//! 2. DRAM fraction: the first device of the same architecture in catalog order with a measurement.
-//! 3. Otherwise the median of every measured fraction in the catalog (GEMM: the BF16 ones; DRAM: all).
-//!
-//! GEMMs also get a fraction per kernel family ([`GemmFamily`]: FP8 per-tensor, FP8 block-scaled, MXFP8,
-//! NVFP4, MXFP4, INT8 W8A8, weight-only) on each path the device runs it on, because the scaling recipe
-//! changes what tuned kernels reach (docs/research/low-precision.md; docs/validation/low-precision.md). For
-//! family F on path P, in this order:
-//!
-//! 4. GEMM fraction: the device's own `measured_gemm` figure of F, else of a related family
-//!    ([`related_families`]: FP8 per-tensor ↔ FP8 block-scaled ↔ MXFP8, NVFP4 ↔ MXFP4, INT8 → FP8
-//!    per-tensor); else a device of the same architecture family (Blackwell and Blackwell Ultra count as one)
-//!    with such a figure, scaled by the ratio of the two devices' P fractions (rule 1): this device's P
-//!    fraction × theirs of F / theirs of P; else the P fraction of rule 1. FP4 no longer takes FP8's
-//!    fraction where any FP4 family is measured on the architecture. INT8 W8A8, which no source measures,
-//!    takes the device's FP8 per-tensor figure (the same 8-bit tensor rate) where it runs FP8, else the INT8
-//!    path's. Weight-only (mixed-input) GEMMs take the fraction of their activations' path (FP8 per-tensor
-//!    for W4A8) × [`MIXED_INPUT_CAP`].
-//! 5. Small-M DRAM fraction of F (bytes over the kernel's time less its floor, as decode GEMVs stream their
-//!    weights): the device's own figure of F (or a related family), else a same-architecture device's scaled
-//!    by the two devices' DRAM fractions, else the device's DRAM fraction (rule 2/3).
-//!
-//! The kernel floors are the same for every device, one per family and one per activation-quantization
-//! kernel ([`family_floor`], [`quantize_floor`]); no per-device figure is published.
-//!
-//! A device with a scale-up interconnect also gets a collective fraction (the share of its per-direction
-//! link bandwidth a ring collective reaches, nccl-tests' bus bandwidth): its own measurement, else the first
-//! device with the same link kind that has one, else the median of the measured ones; and NCCL's own cost
-//! model for the latencies ([`COLLECTIVE_BASE_LATENCY_S`] per collective plus [`NVLINK_STEP_LATENCY_S`] or
-//! [`PCIE_STEP_LATENCY_S`] per ring step).
+//! Its rules and derivations: docs/design/core.md, in the section on this file.
 
 mod family;
 
@@ -360,7 +323,7 @@ fn measured_busbw(entry: &CatalogEntry) -> Option<f64> {
         .and_then(|i| i.measured_busbw_fraction)
 }
 
-/// The collective fraction of a device with link `link` (rules in the module docs).
+/// The collective fraction of a device with link `link` (rules: docs/design/core.md).
 fn collective_fraction(entries: &[CatalogEntry], device: Device<'_>, link: Link) -> Sourced {
     if let Some((entry, f)) = device.entry.and_then(|e| measured_busbw(e).map(|f| (e, f))) {
         let sources = entry

@@ -2,21 +2,7 @@
 //! engine's steps ([`roofline_analysis::analysis::analyze_step`]) and its memory rule ([`roofline_analysis::memory::memory_budget`]), with nothing
 //! fitted.
 //!
-//! - [`ServingModel`]: one device, model, precision config, GPU split, engine limits and workload (ISL,
-//!   OSL); [`ServingModel::predict`] gives the steady state at a [`Load`]: a fixed concurrency (closed loop,
-//!   as `vllm bench serve --max-concurrency` runs) or a request rate (open loop, Poisson arrivals).
-//!   Derivation in `steady.rs` and docs/validation/serving.md.
-//! - [`Engine`] and [`EnginePreset`]: vLLM, SGLang and TensorRT-LLM defaults with their sources;
-//!   [`Scheduler`]: static or in-flight batching.
-//! - [`ServingPoint`]: the metrics of one point, each defined once in [`METRICS`].
-//! - [`engine_support`]: which engines run a precision config on an architecture (their documented
-//!   quantization support matrices, `support.rs`).
-//! - [`sweep`]: every config the device runs × GPU counts × a concurrency grid, Pareto-marked;
-//!   [`Sla`]: the best point under TTFT / TPOT / tokens-per-user limits, or why none meets them.
-//! - Measured results (`vllm bench serve`, SGLang `bench_serving`, CSV) are read and compared with these
-//!   predictions at the edge, in roofline-wire's `bench`.
-//!
-//! Everything is a mean value (no percentiles) in base units: seconds, tokens/s, requests/s, bytes.
+//! Its rules and derivations: docs/design/core.md, in the section on this file.
 
 mod engine;
 mod metrics;

@@ -1,46 +1,7 @@
 //! The steady state of a serving engine at a load: a mean-value model built from step times, with nothing
 //! fitted. Full derivation with sources: docs/validation/serving.md.
 //!
-//! In-flight batching, n requests admitted (n = min(concurrency, max_seqs, sequences that fit)):
-//! - Steps. A decoding request emits one token per step it runs in. Steps either hold decode rows only
-//!   (time T_d, d rows at the mean context ISL + OSL/2) or also carry s prefill tokens (time T_m; with
-//!   `mixed_prefill` the step also holds d_m decode rows, otherwise decoding pauses for it, as SGLang does).
-//!   Both are real steps of [`roofline_analysis::analysis::analyze_step`].
-//! - Time shares. At X requests/s the engine must prefill X·ISL tokens/s: m = X·ISL/s prefill-carrying steps
-//!   per second take m·T_m of every second, and decode-only steps fill the rest, so the engine runs
-//!   R = m + (1 − m·T_m)/T_d steps/s; the mixed-step share is f = m/R and the mean step T̄ = 1/R. Stability
-//!   needs m·T_m ≤ 1: X ≤ s / (ISL · T_m), the prefill capacity.
-//! - TPOT. A decoding request never waits for its own prefill, only for the others': with m' = m·(n − 1)/n
-//!   of their prefill steps per second, TPOT = 1 / (m' + (1 − m'·T_m)/T_d) when prefill shares the step
-//!   (= (1 − f')·T_d + f'·T_m, f' = m'/R'), or T_d / (1 − m'·T_m) when decoding pauses for it. At
-//!   concurrency 1, m' = 0 and TPOT is exactly the isolated decode step.
-//! - TTFT. Arriving mid-step, a request waits the residual of the step in progress, E[T²] / (2·E[T]) over
-//!   the steps it sees (renewal theory's length-biased residual; 0 at concurrency 1, where the engine is
-//!   idle when the client's next request arrives), then its own ⌈ISL / c⌉ prefill-carrying steps (c = the
-//!   budget the decode rows leave; 1 step when prompts are not chunked), its first token coming from the
-//!   last. Requests beyond the admission cap wait (concurrency − n)/X more (Little's law for the queue).
-//! - Closing the loop (closed loop): Little's law, n = X · (TTFT + (OSL − 1) · TPOT). X·Z(X) is increasing,
-//!   so X is found by bisection; above the prefill capacity X stays at the capacity and the excess shows as
-//!   waiting inside the engine (TTFT = n/X − (OSL − 1)·TPOT).
-//! - Step shapes. A decoding request spends q = X·(OSL − 1)·TPOT / n of its time decoding, so it sees
-//!   d = 1 + (n − 1)·q decode rows (itself and the others that decode), and a prefill-carrying step holds
-//!   d_m = (n − 1)·q of them. The prompt tokens arriving per step, X·ISL·T̄, set the prefill tokens of a
-//!   step: s = min(c, max(min(ISL, c), X·ISL·T̄)) (one prompt's chunk when arrivals are sparse, several
-//!   packed up to the budget when dense; whole prompts when not chunked). d, d_m and s are whole rows and
-//!   tokens, so the model iterates them to a fixed point from the lightest step upward, solving X for each
-//!   (step times memoized per (d, s)).
-//! - Open loop at rate λ: X = λ, Poisson arrivals see every other request (m' = m). Prompts queue for
-//!   prefill as in an M/D/1 server (Pollaczek–Khinchine mean wait ρ·S / (2(1 − ρ)), S = ISL · T(c) / c the
-//!   prompt's prefill at full chunk capacity, ρ = λ·S; Kleinrock, Queueing Systems Vol. 1, 1975, §5.5). The
-//!   step residual applies when the engine is busy, with probability 1 − e^(−λ·Z) (all admitted requests
-//!   are served at once, an M/G/∞ system whose occupancy is Poisson). Unstable when ρ ≥ 1 or λ·Z exceeds
-//!   the admission cap: reported as such, with the largest sustainable rate.
-//!
-//! Static batching (the isolated steps of today's analysis): a batch of n prompts is prefilled in one step
-//! (TTFT), then decoded together at the mean context (TPOT), X = n / (TTFT + (OSL − 1)·TPOT); the batch is
-//! also limited to the prompts whose tokens fit the activations the engine reserved (its profiling step). At
-//! a rate, the batch is the smallest b with λ·C(b) ≤ b (C the batch's cycle), and an arrival waits half a
-//! cycle.
+//! Its rules and derivations: docs/design/core.md, in the section on this file.
 
 use roofline_analysis::roofline::Bound;
 use roofline_base::Error;

@@ -1,27 +1,7 @@
 //! Which engines run a precision config on an architecture: the documented quantization support matrices of
 //! vLLM, SGLang and TensorRT-LLM, per linear-layer scheme and architecture ([`engine_support`]).
 //!
-//! Sources (docs/research/low-precision.md §3, where every cell cites its page, commit or issue):
-//! - vLLM: `docs/features/quantization/README.md` "Supported Hardware" (commit 50feac95; no Blackwell column,
-//!   no NVFP4/MXFP4 rows), completed from the kernels' code and PRs where the table is silent: CUTLASS FP8 on
-//!   SM100 (#18778, #19566) and SM120 (#17280); FP8 block-scaled CUTLASS needs sm_90+ (#58241, v0.29.0), SM120
-//!   blockwise (#37970); no INT8 W8A8 on SM100/SM120 (#25935, #54311); W4A8 only on sm_90 (CutlassW4A8 /
-//!   Machete; #35439); Marlin weight-only with only a lower capability bound (`marlin_utils.py`,
-//!   `marlin_utils_fp4.py` capability ≥ 80); MXFP4 (gpt-oss) through Marlin, Triton `matmul_ogs` or
-//!   FlashInfer per architecture (`mxfp4.py`, commit 007d5005); FlashInfer MXFP8 on SM100/103 (#46393).
-//! - SGLang: `docs/advanced_features/quantization.md`, "Platform Compatibility" and "GEMM Backends for
-//!   FP4/FP8" (FP8 block-scaled through Triton on sm_89 and sm_120, DeepGEMM/CUTLASS on sm_90/100; W4A8 on
-//!   Hopper, #23754; `quark_int4fp8_moe` on CDNA3/4, MoE experts only; NVFP4 on MI300-class only emulated
-//!   by `petit_nvfp4`, i.e. as weight-only).
-//! - TensorRT-LLM: `docs/source/features/quantization.md` "Hardware Support Matrix" (PyTorch backend, commit
-//!   09d4c79b; on Blackwell sm_100 its FP8 block scaling is the MXFP8 recipe); INT8 SmoothQuant and W8A16 only
-//!   in the legacy TensorRT backend (`reference/support-matrix.md` @03dad628); gpt-oss on Hopper through
-//!   OpenAI's Triton MoE kernels (NVIDIA/TensorRT-LLM#7101). No AMD GPU.
-//!
-//! A cell counts only when the engine runs the scheme as the config says: vLLM serving an FP8 checkpoint on
-//! Ampere as W8A16 (Marlin) does not run the `fp8` config there. KV-cache formats are not in these matrices and
-//! are not checked; architectures outside them (TPU, Trainium, Gaudi, Apple) run none of the three engines'
-//! CUDA/ROCm paths here.
+//! Its rules and derivations: docs/design/core.md, in the section on this file.
 
 use crate::serving::Engine;
 use roofline_analysis::quant_config::{LinearFormat, Module, QuantConfig};
@@ -154,7 +134,7 @@ const FP8_GPUS: &[Column] = &[Sm89, Sm90, Sm100, Sm120, Gfx942, Gfx950];
 /// One row: scheme, engine, the columns it runs natively on, and where that is said.
 type Row = (Scheme, Engine, &'static [Column], &'static str);
 
-/// The support matrix (module docs for the sources).
+/// The support matrix (sources: docs/design/core.md).
 const ROWS: &[Row] = &[
     (Scheme::Plain16, Engine::Vllm, ALL_GPUS, "vLLM supported hardware"),
     (

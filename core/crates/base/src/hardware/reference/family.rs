@@ -258,7 +258,7 @@ impl<'a> Device<'a> {
     }
 }
 
-/// A family figure (GEMM or small-M DRAM fraction) by rules 4 and 5 of the module docs: `scale(other)` is the
+/// A family figure (GEMM or small-M DRAM fraction) by rules 4 and 5 of docs/design/core.md (reference.rs): `scale(other)` is the
 /// factor that carries another device's figure to this one, `fallback` the figure when nobody measured it.
 fn family_figure(
     entries: &[CatalogEntry],
@@ -310,7 +310,7 @@ fn family_figure(
     fallback()
 }
 
-/// The ceilings of `family` on `path` for `device` (rules 4 and 5 of the module docs).
+/// The ceilings of `family` on `path` for `device` (rules 4 and 5 of docs/design/core.md (reference.rs)).
 pub(super) fn family_reference(
     entries: &[CatalogEntry],
     device: Device<'_>,

@@ -1,5 +1,5 @@
 //! Static batching: a batch of prompts prefilled together in one step, then decoded together (the isolated
-//! steps of today's analysis), at a concurrency or a rate. The formulas are in the parent module's doc.
+//! steps of today's analysis), at a concurrency or a rate. The formulas are in docs/design/core.md (steady.rs).
 
 use roofline_base::Error;
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test: native unit/integration tests (endpoint routes, cross-crate, real-browser end-to-end against
-# the built page), the in-browser wasm tests, the wasm32 build of roofline-core, the `cuda` feature check and
+# the built page), the in-browser wasm tests, the wasm32 build of roofline-core and its crates, the `cuda` feature check and
 # clippy. Installs missing tools first.
 #
 # Ends with the skipped tests listed (a test that cannot run prints `SKIPPED <test name>: <reason>`; it is not
@@ -30,8 +30,9 @@ run_tests() {
 step "build the page (trunk, release profile + wasm-opt)"
 trunk build --release --skip-version-check
 
-step "roofline-core builds for wasm32-unknown-unknown"
-cargo build -p roofline-core --target wasm32-unknown-unknown
+step "roofline-core and each of its crates build for wasm32-unknown-unknown"
+cargo build -p roofline-core -p roofline-base -p roofline-analysis -p roofline-serving -p roofline-wire \
+  -p roofline-catalog-gen --target wasm32-unknown-unknown
 
 step "gpu-endpoint compiles with the cuda feature (no GPU needed)"
 cargo check -p gpu-endpoint --features cuda

@@ -1,8 +1,9 @@
 //! The tests of roofline-tests, one binary (one link instead of one per file): the catalog against its
 //! sources, reference mode's accuracy on the committed H100 measurements and on the published low-precision
-//! kernel timings, the workspace's tidiness, the page's weight, and the real-browser tests of the built page
+//! kernel timings, the workspace's tidiness and layering, the page's weight, and the real-browser tests of the built page
 //! against an in-process `gpu-endpoint`.
 
+mod architecture;
 mod browser_advisor;
 mod browser_analyzer;
 mod browser_audit;

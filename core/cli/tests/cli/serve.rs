@@ -108,7 +108,7 @@ fn json_points_carry_core_numbers_in_base_units() {
 fn without_a_concurrency_the_grid_runs_to_what_fits_and_unsupported_configs_are_listed() {
     let json = serve_json(&[]);
     // BF16 on one H100 (79.22 GiB reported, vLLM's 0.92) holds 225 sequences of 2048 tokens
-    // (core/src/memory.rs derives it by hand): the grid 1 … 192, then 225.
+    // (core/crates/analysis/src/memory.rs derives it by hand): the grid 1 … 192, then 225.
     let bf16: Vec<f64> = json["points"]
         .as_array()
         .unwrap()

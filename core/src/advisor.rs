@@ -632,6 +632,7 @@ mod tests {
                 kernel_overhead_s: 5e-6,
                 vector_kernel_overhead_s: None,
                 peaks: vec![(crate::precision::ComputePath::Fp32, 1e11)],
+                weight_only: Vec::new(),
                 source: "test".into(),
                 quality: None,
             })

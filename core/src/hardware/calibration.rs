@@ -3,9 +3,10 @@
 //! makes it unreliable ([`CalibrationQuality`]), and the keys calibrated specs go by.
 
 use super::mode::Provenance;
-use super::spec::{HardwareSpec, Peak};
+use super::spec::{FamilyCeiling, HardwareSpec, Peak};
 use crate::error::Error;
-use crate::precision::{Architecture, ComputePath, Precision};
+use crate::precision::{Architecture, ComputePath, GemmFamily, Precision};
+use crate::units::TERA;
 
 /// What a calibration measured on one device, in base units ([`HardwareSpec::calibrated`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +22,10 @@ pub struct Calibration {
     pub vector_kernel_overhead_s: Option<f64>,
     /// Best achieved dense throughput per measured path, in FLOP/s (several entries per path: the best).
     pub peaks: Vec<(ComputePath, f64)>,
+    /// What weight-only (mixed-input) GEMVs stream per activation path, in bytes/s: their bytes over their
+    /// time less `kernel_overhead_s` (W4A16 on FP16). A small-M ceiling of the weight-only family, never a
+    /// compute peak: a GEMV is memory-bound.
+    pub weight_only: Vec<(ComputePath, f64)>,
     /// How, where and when it was measured.
     pub source: String,
     /// The spread of the repeated runs behind these medians, the host's load and the warnings they raise;
@@ -88,6 +93,11 @@ impl Spread {
 /// disagree by more cannot tell a good prediction from a fair one. A stated rule, not a measurement.
 pub const MAX_RELATIVE_SPREAD: f64 = 0.10;
 
+/// Above this relative spread a calibrated peak's warning says why its runs disagree, where the endpoint saw
+/// it (the clocks moved, the runs chose different kernels): 5 %, so one peak's runs agree within half the
+/// page's "good" band. A stated rule, not a measurement.
+pub const PEAK_SPREAD_TARGET: f64 = 0.05;
+
 /// Above this host load (the 1-minute load average per logical CPU) a calibration is flagged as taken on a
 /// busy host: more than half the cores were running something else, which shares the caches and memory
 /// channels the measurements time. A stated rule, not a measurement.
@@ -111,6 +121,9 @@ pub struct CalibrationQuality {
     /// Achieved-peak runs per measured path, in FLOP/s.
     #[cfg_attr(feature = "serde", serde(default))]
     pub peaks: Vec<(ComputePath, Spread)>,
+    /// Weight-only GEMV bandwidth runs per activation path, in bytes/s.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Vec::is_empty"))]
+    pub weight_only: Vec<(ComputePath, Spread)>,
     /// The host's 1-minute load average per logical CPU when it started (CPU backends; `None` when not read).
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub host_load_per_cpu: Option<f64>,
@@ -119,17 +132,74 @@ pub struct CalibrationQuality {
     pub warnings: Vec<String>,
 }
 
+/// The repeated runs of one ceiling measured on a compute path (a peak in FLOP/s, a weight-only GEMV's
+/// bandwidth in bytes/s) for [`CalibrationQuality::assess`], with what explains their spread where the
+/// caller saw it (e.g. `SM clock 1440–1980 MHz over the runs: the clocks moved`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathRuns {
+    /// The path.
+    pub path: ComputePath,
+    /// The runs.
+    pub spread: Spread,
+    /// Why they disagree, when known.
+    pub why: Option<String>,
+}
+
+impl From<(ComputePath, Spread)> for PathRuns {
+    fn from((path, spread): (ComputePath, Spread)) -> PathRuns {
+        PathRuns {
+            path,
+            spread,
+            why: None,
+        }
+    }
+}
+
+/// The warning of a figure whose runs disagree by more than `target` (`None` within it): the spread, the
+/// runs' range in `unit` (a scale and its name), whether it passes [`MAX_RELATIVE_SPREAD`], and `why`.
+fn spread_warning(
+    what: &str,
+    s: &Spread,
+    (scale, unit): (f64, &str),
+    target: f64,
+    why: Option<&str>,
+) -> Option<String> {
+    let relative = s.relative();
+    if relative <= target {
+        return None;
+    }
+    let mut warning = format!(
+        "{what} varied {:.0} % over {} runs ({:.2}–{:.2} {unit}; max − min over the median): above {:.0} %",
+        relative * 100.0,
+        s.runs,
+        s.min / scale,
+        s.max / scale,
+        target * 100.0
+    );
+    if relative > MAX_RELATIVE_SPREAD {
+        if target < MAX_RELATIVE_SPREAD {
+            warning.push_str(&format!(" and {:.0} %", MAX_RELATIVE_SPREAD * 100.0));
+        }
+        warning.push_str(", the figure is unreliable");
+    }
+    if let Some(why) = why {
+        warning.push_str("; ");
+        warning.push_str(why);
+    }
+    Some(warning)
+}
+
 impl CalibrationQuality {
     /// The quality of runs measured at `measured_at_unix_s`, with its warnings: every figure whose runs
-    /// disagree by more than [`MAX_RELATIVE_SPREAD`], a host load above [`MAX_HOST_LOAD_PER_CPU`], and a
-    /// single run.
+    /// disagree by more than [`MAX_RELATIVE_SPREAD`], a peak by more than [`PEAK_SPREAD_TARGET`] (with its
+    /// `why`), a host load above [`MAX_HOST_LOAD_PER_CPU`], and a single run.
     ///
     /// # Examples
     /// ```
     /// use roofline_core::hardware::{CalibrationQuality, Spread};
     /// // The issue's busy host: 8, 19 and 45 GB/s over three runs at a load of 1.5 per CPU.
     /// let bandwidth = Spread::of(&[8e9, 19e9, 45e9]).unwrap();
-    /// let q = CalibrationQuality::assess(0.0, bandwidth, None, None, Vec::new(), Some(1.5));
+    /// let q = CalibrationQuality::assess(0.0, bandwidth, None, None, Vec::new(), Vec::new(), Some(1.5));
     /// assert_eq!(q.warnings.len(), 2);
     /// assert!(q.warnings[0].starts_with("copy bandwidth varied 195 %"));
     /// ```
@@ -139,30 +209,39 @@ impl CalibrationQuality {
         bandwidth: Spread,
         kernel_overhead: Option<Spread>,
         vector_kernel_overhead: Option<Spread>,
-        peaks: Vec<(ComputePath, Spread)>,
+        peaks: Vec<PathRuns>,
+        weight_only: Vec<PathRuns>,
         host_load_per_cpu: Option<f64>,
     ) -> CalibrationQuality {
-        let mut warnings = Vec::new();
-        let mut spread = |what: String, s: &Spread| {
-            if s.relative() > MAX_RELATIVE_SPREAD {
-                warnings.push(format!(
-                    "{what} varied {:.0} % over {} runs (max − min over the median): above {:.0} %, the figure is unreliable",
-                    s.relative() * 100.0,
-                    s.runs,
-                    MAX_RELATIVE_SPREAD * 100.0
-                ));
-            }
-        };
-        spread("copy bandwidth".into(), &bandwidth);
-        if let Some(s) = &kernel_overhead {
-            spread("matrix-kernel overhead".into(), s);
-        }
-        if let Some(s) = &vector_kernel_overhead {
-            spread("vector-kernel overhead".into(), s);
-        }
-        for (path, s) in &peaks {
-            spread(format!("{path} peak"), s);
-        }
+        const BYTES: (f64, &str) = (1e9, "GB/s");
+        const SECONDS: (f64, &str) = (1e-6, "µs");
+        let figures = [
+            ("copy bandwidth".to_owned(), Some(bandwidth), BYTES),
+            ("matrix-kernel overhead".to_owned(), kernel_overhead, SECONDS),
+            (
+                "vector-kernel overhead".to_owned(),
+                vector_kernel_overhead,
+                SECONDS,
+            ),
+        ];
+        let mut warnings: Vec<String> = figures
+            .iter()
+            .filter_map(|(what, s, unit)| spread_warning(what, s.as_ref()?, *unit, MAX_RELATIVE_SPREAD, None))
+            .collect();
+        warnings.extend(peaks.iter().filter_map(|r| {
+            let what = format!("{} peak", r.path);
+            spread_warning(
+                &what,
+                &r.spread,
+                (TERA, "TFLOP/s"),
+                PEAK_SPREAD_TARGET,
+                r.why.as_deref(),
+            )
+        }));
+        warnings.extend(weight_only.iter().filter_map(|r| {
+            let what = format!("{} weight-only GEMV bandwidth", r.path);
+            spread_warning(&what, &r.spread, BYTES, MAX_RELATIVE_SPREAD, r.why.as_deref())
+        }));
         if let Some(load) = host_load_per_cpu.filter(|l| *l > MAX_HOST_LOAD_PER_CPU) {
             warnings.push(format!(
                 "the host was busy (load {load:.2} per CPU, above {MAX_HOST_LOAD_PER_CPU}): other work shared the caches and memory the measurements time; calibrate again when it is idle"
@@ -171,12 +250,14 @@ impl CalibrationQuality {
         if bandwidth.runs < 2 {
             warnings.push("one run per figure: no spread to judge it by".to_owned());
         }
+        let spreads = |runs: Vec<PathRuns>| runs.into_iter().map(|r| (r.path, r.spread)).collect();
         CalibrationQuality {
             measured_at_unix_s,
             bandwidth,
             kernel_overhead,
             vector_kernel_overhead,
-            peaks,
+            peaks: spreads(peaks),
+            weight_only: spreads(weight_only),
             host_load_per_cpu,
             warnings,
         }
@@ -288,6 +369,7 @@ impl HardwareSpec {
     ///     kernel_overhead_s: 6.4e-6,
     ///     vector_kernel_overhead_s: Some(2.5e-6),
     ///     peaks: vec![(ComputePath::Bf16, 794.5e12)],
+    ///     weight_only: Vec::new(),
     ///     source: "example".into(),
     ///     quality: None,
     /// };
@@ -353,17 +435,7 @@ impl HardwareSpec {
             }
         }
         for (path, flop_per_s) in best {
-            if !self.arch.runs_path(path) {
-                return Err(Error::Unsupported {
-                    precision: Precision::ALL
-                        .into_iter()
-                        .find(|p| p.compute_path() == path)
-                        .unwrap_or(Precision::Fp32),
-                    path,
-                    device: self.key.clone(),
-                    arch: self.arch_label.clone(),
-                });
-            }
+            self.check_measured_path(path)?;
             match spec.peaks.iter_mut().find(|p| p.path == path) {
                 Some(p) => {
                     p.dense_flop_per_s = flop_per_s;
@@ -377,96 +449,70 @@ impl HardwareSpec {
                 }),
             }
         }
+        for &(path, bandwidth_bytes_per_s) in &calibration.weight_only {
+            self.check_measured_path(path)?;
+            spec.set_weight_only(path, bandwidth_bytes_per_s, calibration.kernel_overhead_s)?;
+        }
         spec.provenance = Provenance::Measured;
         spec.sources = vec![calibration.source.clone()];
         spec.calibration.clone_from(&calibration.quality);
         spec.check()?;
         Ok(spec)
     }
+
+    /// Refuses a measured `path` the architecture does not have (a custom device takes any path).
+    fn check_measured_path(&self, path: ComputePath) -> Result<(), Error> {
+        if self.arch.runs_path(path) {
+            return Ok(());
+        }
+        Err(Error::Unsupported {
+            precision: Precision::ALL
+                .into_iter()
+                .find(|p| p.compute_path() == path)
+                .unwrap_or(Precision::Fp32),
+            path,
+            device: self.key.clone(),
+            arch: self.arch_label.clone(),
+        })
+    }
+
+    /// The weight-only family's ceiling on `path` from a measured GEMV: it streams at
+    /// `bandwidth_bytes_per_s` with `overhead_s` per kernel; at large M it runs at the path's peak (not
+    /// measured: a weight-only GEMM is only measured at M = 1). Named in `notes`.
+    fn set_weight_only(
+        &mut self,
+        path: ComputePath,
+        bandwidth_bytes_per_s: f64,
+        overhead_s: f64,
+    ) -> Result<(), Error> {
+        let peak = self.peak(path).map(|p| p.dense_flop_per_s).ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "a weight-only GEMV measured on {path} needs a {path} peak on {}",
+                self.key
+            ))
+        })?;
+        if !(bandwidth_bytes_per_s.is_finite() && bandwidth_bytes_per_s > 0.0) {
+            return Err(Error::InvalidInput(format!(
+                "the weight-only GEMV bandwidth on {path} must be finite and positive, got {bandwidth_bytes_per_s}"
+            )));
+        }
+        let family = GemmFamily::WeightOnly;
+        self.gemm_families
+            .retain(|c| !(c.family == family && c.path == path));
+        self.gemm_families.push(FamilyCeiling {
+            family,
+            path,
+            dense_flop_per_s: peak,
+            bandwidth_bytes_per_s,
+            kernel_overhead_s: overhead_s,
+        });
+        self.notes.push_str(&format!(
+            " Weight-only GEMMs on {path} stream {:.0} GB/s at small M (a measured weight-only GEMV) and run at the {path} peak at large M.",
+            bandwidth_bytes_per_s / 1e9
+        ));
+        Ok(())
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::hardware::{Mode, find_hardware};
-
-    #[test]
-    fn calibration_replaces_ceilings_and_rejects_bad_values() {
-        let h100 = find_hardware("h100_sxm").unwrap();
-        let calibration = |bandwidth: f64, peaks: Vec<(ComputePath, f64)>| Calibration {
-            device_name: "H100".into(),
-            dram_bandwidth_bytes_per_s: bandwidth,
-            kernel_overhead_s: 6.4e-6,
-            vector_kernel_overhead_s: None,
-            peaks,
-            source: "test".into(),
-            quality: None,
-        };
-        // E4M3 and E5M2 both measured on the FP8 path: the faster one is the peak.
-        let cal = h100
-            .calibrated(&calibration(
-                3.0e12,
-                vec![(ComputePath::Fp8, 1402.6e12), (ComputePath::Fp8, 1300e12)],
-            ))
-            .unwrap();
-        assert_eq!(cal.dram_bandwidth_bytes_per_s, 3.0e12);
-        assert_eq!(cal.kernel_overhead_s, 6.4e-6);
-        // Without a vector-kernel figure every kernel takes the GEMV's overhead.
-        assert_eq!(cal.kernel_overhead_for(None), 6.4e-6);
-        assert_eq!(cal.kernel_overhead_for(Some(ComputePath::Fp8)), 6.4e-6);
-        assert_eq!(cal.dense_peak_for(Precision::Fp8E4M3).unwrap(), 1402.6e12);
-        assert_eq!(cal.peak(ComputePath::Fp8).unwrap().sparse_flop_per_s, None);
-        assert_eq!(cal.dense_peak_for(Precision::Bf16).unwrap(), 989.4e12);
-        assert!(cal.notes.contains("BF16"), "{}", cal.notes);
-        assert_eq!(Mode::of(&cal), Mode::Calibrated);
-        assert!(cal.reference.is_none());
-        assert!(h100.calibrated(&calibration(f64::NAN, vec![])).is_err());
-        assert!(matches!(
-            h100.calibrated(&calibration(3e12, vec![(ComputePath::Fp4, 1e15)])),
-            Err(Error::Unsupported { .. })
-        ));
-        // A device outside the catalog takes whatever paths were measured.
-        let host = HardwareSpec::uncatalogued("cpu_host", "a CPU", "x86-64", 24e9)
-            .calibrated(&calibration(20e9, vec![(ComputePath::Fp32, 1e12)]))
-            .unwrap();
-        assert_eq!(host.key, "cpu_host_measured");
-        assert_eq!(host.calibrated_base(), Some("cpu_host"));
-        assert_eq!(cal.calibrates.as_deref(), Some("h100_sxm"));
-        assert_eq!(host.peaks.len(), 1);
-    }
-
-    #[test]
-    fn the_calibrated_spec_keeps_its_spread_and_warnings() {
-        // Three copy runs of 2.9, 3.0 and 3.1 TB/s agree within (3.1 − 2.9) / 3.0 = 6.7 %; peaks of 600,
-        // 700 and 800 TFLOP/s disagree by 200 / 700 = 28.6 %, above the 10 % rule.
-        let bandwidth = Spread::of(&[3.0e12, 2.9e12, 3.1e12]).unwrap();
-        let bf16 = Spread::of(&[700e12, 800e12, 600e12]).unwrap();
-        let quality = CalibrationQuality::assess(
-            1.7e9,
-            bandwidth,
-            None,
-            None,
-            vec![(ComputePath::Bf16, bf16)],
-            Some(0.1),
-        );
-        assert_eq!(quality.warnings.len(), 1, "{:?}", quality.warnings);
-        assert!(quality.warnings[0].starts_with("BF16 peak varied 29 % over 3 runs"));
-        let spec = find_hardware("h100_sxm")
-            .unwrap()
-            .calibrated(&Calibration {
-                device_name: "H100".into(),
-                dram_bandwidth_bytes_per_s: bandwidth.median,
-                kernel_overhead_s: 6e-6,
-                vector_kernel_overhead_s: None,
-                peaks: vec![(ComputePath::Bf16, bf16.median)],
-                source: "test".into(),
-                quality: Some(quality.clone()),
-            })
-            .unwrap();
-        assert_eq!(spec.dram_bandwidth_bytes_per_s, 3.0e12);
-        assert_eq!(spec.calibration, Some(quality));
-        // An even number of runs takes the mean of the middle two.
-        assert_eq!(Spread::of(&[1.0, 4.0, 2.0, 3.0]).unwrap().median, 2.5);
-        assert_eq!(Spread::of(&[f64::NAN]), None);
-    }
-}
+mod tests;

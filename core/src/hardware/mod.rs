@@ -17,8 +17,8 @@ mod reference;
 mod spec;
 
 pub use calibration::{
-    CPU_HOST_KEY, Calibration, CalibrationQuality, MAX_HOST_LOAD_PER_CPU, MAX_RELATIVE_SPREAD, Spread,
-    calibrated_key,
+    CPU_HOST_KEY, Calibration, CalibrationQuality, MAX_HOST_LOAD_PER_CPU, MAX_RELATIVE_SPREAD,
+    PEAK_SPREAD_TARGET, PathRuns, Spread, calibrated_key,
 };
 pub use catalog::{catalog, catalog_key_of_device_name, find_hardware, find_hardware_in};
 pub use interconnect::{Collective, Interconnect, Link, Topology};

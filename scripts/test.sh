@@ -33,8 +33,8 @@ trunk build --release --skip-version-check
 step "roofline-core builds for wasm32-unknown-unknown"
 cargo build -p roofline-core --target wasm32-unknown-unknown
 
-step "gpu-endpoint compiles with the cuda feature (no GPU needed)"
-cargo check -p gpu-endpoint --features cuda
+step "gpu-endpoint's CUDA backend: unit tests and the kernels' NVRTC compile (no GPU needed)"
+run_tests cargo test -p gpu-endpoint --features cuda --lib
 
 step "clippy, warnings denied"
 cargo clippy --workspace --all-targets --quiet -- -D warnings

@@ -32,3 +32,14 @@ if ! "$tools/node_modules/.bin/wasm-opt" --version 2>/dev/null | grep -q 'versio
   echo "installing wasm-opt (npm binaryen@132.0.0)"
   npm install --silent --prefix "$tools" binaryen@132.0.0 >/dev/null
 fi
+
+# NVRTC (PyPI's nvidia-cuda-nvrtc, the CUDA 13.0 release the H100/H200 runs had): the CUDA kernels' NVRTC
+# compile tests run with it on a machine without a GPU or a CUDA toolkit. cudarc opens the unversioned name.
+nvrtc="$tools/nvrtc"
+if [ ! -e "$nvrtc/libnvrtc.so" ]; then
+  echo "installing NVRTC 13.0.88 (pip download, 90 MB)"
+  rm -rf "$nvrtc" && mkdir -p "$nvrtc"
+  python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$nvrtc" nvidia-cuda-nvrtc==13.0.88
+  (cd "$nvrtc" && python3 -m zipfile -e ./*.whl unpacked && mv unpacked/nvidia/cu13/lib/* . && rm -rf unpacked ./*.whl)
+  ln -sf libnvrtc.so.13 "$nvrtc/libnvrtc.so"
+fi

@@ -34,8 +34,8 @@ step "roofline-core and each of its crates build for wasm32-unknown-unknown"
 cargo build -p roofline-core -p roofline-base -p roofline-analysis -p roofline-serving -p roofline-wire \
   -p roofline-catalog-gen --target wasm32-unknown-unknown
 
-step "gpu-endpoint compiles with the cuda feature (no GPU needed)"
-cargo check -p gpu-endpoint --features cuda
+step "gpu-endpoint's CUDA backend: unit tests and the kernels' NVRTC compile (no GPU needed)"
+run_tests cargo test -p gpu-endpoint --features cuda --lib
 
 step "clippy, warnings denied"
 cargo clippy --workspace --all-targets --quiet -- -D warnings

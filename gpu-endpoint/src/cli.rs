@@ -140,6 +140,7 @@ impl clap::ValueEnum for BackendChoice {
             BackendChoice::Cuda,
             BackendChoice::Cpu,
             BackendChoice::Fake,
+            BackendChoice::FakeH200,
         ]
     }
 
@@ -151,6 +152,9 @@ impl clap::ValueEnum for BackendChoice {
             BackendChoice::Cuda => PossibleValue::new("cuda").help("CUDA or fail"),
             BackendChoice::Cpu => PossibleValue::new("cpu").help("The host CPU"),
             BackendChoice::Fake => PossibleValue::new("fake").help("Deterministic fake (tests)"),
+            BackendChoice::FakeH200 => PossibleValue::new("fake-h200")
+                .help("Deterministic fake shaped like an H200: sm_90, no INT4 matrix path (tests)")
+                .hide(true),
         })
     }
 }

@@ -134,6 +134,21 @@ pub enum Interrupted {
     Cancelled,
 }
 
+/// Sustained runs of a point's own kernel before its samples, so a GPU's clocks settle where that load keeps
+/// them (boost after idle, lower once power or heat limit it) instead of being sampled mid-ramp: warm-up
+/// runs go on for at least `min` and until the last [`SETTLE_RUNS`] agree within the policy's noise target,
+/// and stop at `max` whatever they do. [`PointLimits::with_clock_warmup`] asks for it (calibration peaks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockWarmup {
+    /// Shortest warm-up.
+    pub min: Duration,
+    /// Longest warm-up.
+    pub max: Duration,
+}
+
+/// Warm-up runs whose relative noise says the clocks have settled ([`ClockWarmup`]).
+pub const SETTLE_RUNS: usize = 10;
+
 /// The limits of the measurements a caller runs: a wall-clock cap per point and a cancellation flag.
 ///
 /// [`PointLimits::run`] makes them visible to [`sample`] on the running thread (the backends time on the
@@ -145,6 +160,8 @@ pub enum Interrupted {
 pub struct PointLimits {
     /// Wall-clock cap of one point (preparation, verification, warm-up and samples).
     pub max_point: Duration,
+    /// A clock warm-up before every point's samples, when asked for.
+    pub clock_warmup: Option<ClockWarmup>,
     cancel: Arc<AtomicBool>,
 }
 
@@ -165,6 +182,7 @@ pub struct StopCheck {
     deadline: Instant,
     cap: Duration,
     cancel: Arc<AtomicBool>,
+    clock_warmup: Option<ClockWarmup>,
 }
 
 impl StopCheck {
@@ -204,7 +222,17 @@ impl PointLimits {
     pub fn new(max_point: Duration) -> PointLimits {
         PointLimits {
             max_point,
+            clock_warmup: None,
             cancel: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// These limits (sharing their cancellation flag) with `warmup` before every point's samples.
+    #[must_use]
+    pub fn with_clock_warmup(&self, warmup: ClockWarmup) -> PointLimits {
+        PointLimits {
+            clock_warmup: Some(warmup),
+            ..self.clone()
         }
     }
 
@@ -234,6 +262,7 @@ impl PointLimits {
             deadline: start + self.max_point,
             cap: self.max_point,
             cancel: self.cancel.clone(),
+            clock_warmup: self.clock_warmup,
         };
         let previous = ACTIVE.with(|a| a.replace(Some(active)));
         let result = point();
@@ -262,9 +291,23 @@ pub fn check_interruption<E: From<Interrupted>>() -> Result<(), E> {
     interruption().map_or(Ok(()), |why| Err(why.into()))
 }
 
+/// Whether the warm-up is over after `runs` (the latest last) took `elapsed`: the policy's warm-up runs (or
+/// half its time cap), or with a [`ClockWarmup`] its rule.
+fn warmed_up(policy: &SamplingPolicy, clock: Option<ClockWarmup>, runs: &[f64], elapsed: Duration) -> bool {
+    let enough_runs = runs.len() >= policy.warmup_runs.max(1) as usize;
+    let Some(clock) = clock else {
+        return enough_runs || elapsed >= policy.time_cap / 2;
+    };
+    let recent = &runs[runs.len().saturating_sub(SETTLE_RUNS)..];
+    let settled = recent.len() == SETTLE_RUNS && relative_noise(recent) <= policy.target_rel_noise;
+    elapsed >= clock.max || (enough_runs && elapsed >= clock.min && settled)
+}
+
 /// Runs the protocol: `flush` before every run (untimed), `timed` returns the seconds of one run.
-/// Warm-up runs are discarded. At least one sample is always taken. The limits of the enclosing
-/// [`PointLimits::run`] are checked before the warm-up and after every run.
+/// Warm-up runs are discarded: the policy's, or under a [`ClockWarmup`] of the enclosing
+/// [`PointLimits::run`] until the clocks settle (the time cap then counts from the first sample). At least
+/// one sample is always taken. The limits of the enclosing [`PointLimits::run`] are checked before the
+/// warm-up and after every run.
 ///
 /// # Errors
 /// The first error of `flush` or `timed`, or the [`Interrupted`] reason.
@@ -274,14 +317,22 @@ pub fn sample<E: From<Interrupted>>(
     mut timed: impl FnMut() -> Result<f64, E>,
 ) -> Result<SampleStats, E> {
     check_interruption()?;
-    let start = Instant::now();
-    for _ in 0..policy.warmup_runs.max(1) {
+    let clock = StopCheck::current().and_then(|s| s.clock_warmup);
+    let mut start = Instant::now();
+    let mut warmup = Vec::new();
+    loop {
         flush()?;
-        timed()?;
+        warmup.push(timed()?);
         check_interruption()?;
-        if start.elapsed() >= policy.time_cap / 2 {
+        if warmed_up(policy, clock, &warmup, start.elapsed()) {
             break;
         }
+        if warmup.len() >= 2 * SETTLE_RUNS {
+            warmup.drain(..SETTLE_RUNS);
+        }
+    }
+    if clock.is_some() {
+        start = Instant::now();
     }
     let mut samples = Vec::with_capacity(policy.min_samples as usize);
     let mut hit_time_cap = false;

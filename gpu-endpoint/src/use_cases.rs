@@ -66,6 +66,17 @@ pub fn predicted_point(hardware: Option<&HardwareSpec>, op: &Operator) -> Option
         .map(|p| RooflinePoint::simulated(op, &p))
 }
 
+/// The prediction of the matmul a measurement really ran (a W4A16 GEMV with its own operands, never its
+/// requested INT4 on both sides), as a simulated point carrying the measured point's precision, so the two
+/// pair up by precision.
+#[must_use]
+pub fn prediction_of(hardware: Option<&HardwareSpec>, measured: &Measured) -> Option<RooflinePoint> {
+    predicted_point(hardware, &measured.op).map(|p| RooflinePoint {
+        precision: measured.precision,
+        ..p
+    })
+}
+
 /// Refuses up front a measurement whose predicted single run (on the spec `on`) is already longer than the
 /// per-point cap of `limits`: it could only end as a `time_limit` failure after holding the device for the
 /// whole cap (and, on a GPU, a kernel cannot be stopped halfway). The prediction of a faster device than the

@@ -242,7 +242,11 @@ fn restore(spec: &mut HardwareSpec) {
             q.bandwidth,
             q.kernel_overhead,
             q.vector_kernel_overhead,
-            std::mem::take(&mut q.peaks),
+            std::mem::take(&mut q.peaks).into_iter().map(Into::into).collect(),
+            std::mem::take(&mut q.weight_only)
+                .into_iter()
+                .map(Into::into)
+                .collect(),
             q.host_load_per_cpu,
         );
     }

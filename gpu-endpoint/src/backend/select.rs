@@ -21,6 +21,8 @@ pub enum BackendChoice {
     Cpu,
     /// Deterministic fake (tests).
     Fake,
+    /// Deterministic fake shaped like an H200: sm_90, no INT4 matrix path (tests).
+    FakeH200,
 }
 
 /// Options of the backends.
@@ -66,10 +68,21 @@ pub enum SelectError {
 /// # Errors
 /// [`SelectError::Cuda`] when `cuda` is asked for explicitly and cannot be opened.
 pub fn select(choice: BackendChoice, options: &BackendOptions) -> Result<Selected, SelectError> {
-    if choice == BackendChoice::Fake {
+    if matches!(choice, BackendChoice::Fake | BackendChoice::FakeH200) {
+        let (backend, reason) = if choice == BackendChoice::Fake {
+            (
+                FakeBackend::new(options.fake_delay),
+                "fake backend requested (deterministic, for tests)",
+            )
+        } else {
+            (
+                FakeBackend::h200(options.fake_delay),
+                "fake H200 backend requested (deterministic, shaped like sm_90, for tests)",
+            )
+        };
         return Ok(Selected {
-            backend: Arc::new(FakeBackend::new(options.fake_delay)),
-            reason: "fake backend requested (deterministic, for tests)".into(),
+            backend: Arc::new(backend),
+            reason: reason.into(),
             telemetry: Some(Arc::new(FakeTelemetry)),
             telemetry_reason: String::new(),
         });

@@ -1,5 +1,6 @@
 //! `gpu-endpoint calibrate`: the calibration use case (`use_cases::calibrate`) run in place; prints the
-//! measured figures and the spec key, or the whole `CalibrationResult` as JSON.
+//! measured figures with their runs' spread, the weight-only GEMVs, the failed precisions and the warnings,
+//! and the spec key, or the whole `CalibrationResult` as JSON.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -7,7 +8,8 @@ use std::time::Duration;
 use clap::Args;
 use roofline_cli::output::{emit, json};
 use roofline_cli::predict::parse_hardware;
-use roofline_core::{Precision, find_hardware, format};
+use roofline_core::hardware::Spread;
+use roofline_core::{ComputePath, Precision, find_hardware, format};
 
 use super::{BackendArgs, CliError, locked_device, open_store, parse_max_point, parse_precision};
 use crate::protocol::PointLimits;
@@ -19,7 +21,8 @@ pub struct CalibrateArgs {
     /// Catalog key whose datasheet spec is the starting point.
     #[arg(long, value_parser = parse_hardware)]
     pub hardware: Option<String>,
-    /// Precisions to calibrate (default: all the backend runs).
+    /// Precisions to calibrate (default: all the backend runs); one that fails is listed and the others
+    /// calibrate. INT4 runs as the W4A16 GEMV on GPUs: a weight-only bandwidth ceiling, never an INT4 peak.
     #[arg(long, value_delimiter = ',', value_parser = parse_precision)]
     pub precisions: Vec<Precision>,
     /// Print the full JSON result.
@@ -65,13 +68,35 @@ pub fn run(args: &CalibrateArgs) -> Result<(), CliError> {
             result.bandwidth_measurement.kernel
         ),
     ];
+    let quality = result.spec.calibration.as_ref();
+    // The spread of a path's runs: (max − min) / median, in percent.
+    let spread = |runs: Option<&Vec<(ComputePath, Spread)>>, path: ComputePath| {
+        runs.and_then(|r| r.iter().find(|(p, _)| *p == path))
+            .map_or_else(String::new, |(_, s)| {
+                format!(", runs within {:.1} %", s.relative() * 100.0)
+            })
+    };
     lines.extend(result.peaks.iter().map(|p| {
         format!(
-            "{:<11} {} at {}  ({})",
+            "{:<11} {} at {}{}  ({})",
             p.precision.name(),
             format::flop_rate(p.achieved_flop_per_s),
             p.shape,
+            spread(quality.map(|q| &q.peaks), p.precision.compute_path()),
             p.measurement.kernel
+        )
+    }));
+    lines.extend(result.weight_only.iter().map(|w| {
+        let path = w.operands.compute().compute_path();
+        format!(
+            "{:<11} {} weight-only GEMV {} streams {}{}: the {path} weight-only ceiling, no compute peak for {}  ({})",
+            w.precision.name(),
+            w.operands.width_label(),
+            w.shape,
+            format::bandwidth(w.bandwidth_bytes_per_s),
+            spread(quality.map(|q| &q.weight_only), path),
+            w.precision,
+            w.measurement.kernel
         )
     }));
     lines.extend(
@@ -79,6 +104,12 @@ pub fn run(args: &CalibrateArgs) -> Result<(), CliError> {
             .failed
             .iter()
             .map(|f| format!("{:<11} FAILED ({}): {}", f.precision, f.code, f.message)),
+    );
+    lines.extend(
+        quality
+            .iter()
+            .flat_map(|q| &q.warnings)
+            .map(|w| format!("warning     {w}")),
     );
     lines.push(format!(
         "spec key    {} (provenance: measured)\n",

@@ -191,6 +191,59 @@ fn sampling_stops_at_the_point_cap_and_on_cancellation() {
 }
 
 #[test]
+fn a_clock_warmup_samples_only_after_the_run_times_settle() {
+    // A GPU ramping its clocks: runs of 2.0, 1.9, … 1.1 s (10 runs), then 1.0 s steadily. After the
+    // policy's 3 warm-up runs alone the samples start at 1.7: the ramp keeps their noise above 1 % through
+    // all 1000 samples (√(Σ 0.1²…0.7² / 1000) = 3.7 %) and lifts their mean.
+    let ramp = |i: &mut u32| {
+        *i += 1;
+        Ok::<_, Interrupted>((2.0 - 0.1 * f64::from(*i - 1)).max(1.0))
+    };
+    let policy = SamplingPolicy::gpu();
+    let mut i = 0;
+    let cold = sample(&policy, || Ok(()), || ramp(&mut i)).unwrap();
+    assert!(
+        cold.mean_s > 1.0 && cold.rel_noise > 0.01 && cold.samples == 1000,
+        "{cold:?}"
+    );
+    // With a clock warm-up (no minimum time) the runs go on until the last 10 agree within the policy's
+    // 1 %: runs 11–20 are all 1.0, so the first sample is run 21 and every sample is 1.0.
+    let warm = PointLimits::default().with_clock_warmup(ClockWarmup {
+        min: Duration::ZERO,
+        max: Duration::from_secs(60),
+    });
+    let mut i = 0;
+    let stats = warm.run(|| sample(&policy, || Ok(()), || ramp(&mut i))).unwrap();
+    assert_eq!((stats.median_s, stats.rel_noise, stats.samples), (1.0, 0.0, 10));
+    assert_eq!(i, 20 + 10, "20 warm-up runs, then the 10 samples");
+    // Runs that never settle stop warming at `max`.
+    let capped = PointLimits::default().with_clock_warmup(ClockWarmup {
+        min: Duration::ZERO,
+        max: Duration::from_millis(30),
+    });
+    let mut i = 0u32;
+    let start = Instant::now();
+    let stats = capped
+        .run(|| {
+            sample(
+                &SamplingPolicy {
+                    max_samples: 20,
+                    ..policy
+                },
+                || Ok(()),
+                || {
+                    i += 1;
+                    std::thread::sleep(Duration::from_millis(1));
+                    Ok::<_, Interrupted>(if i.is_multiple_of(2) { 1.0 } else { 2.0 })
+                },
+            )
+        })
+        .unwrap();
+    assert_eq!(stats.samples, 20);
+    assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+}
+
+#[test]
 fn every_record_names_the_catalog_device_that_ran_it() {
     let stats = summarize(&[1e-3, 1e-3], false);
     let record = |backend: BackendKind, device_name: &str| {

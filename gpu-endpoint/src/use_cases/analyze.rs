@@ -5,9 +5,9 @@
 use roofline_core::wire::{
     AnalyzeRequest, AnalyzeResponse, ErrorCode, Failure, RUN_ALL_PRECISIONS, RooflinePoint,
 };
-use roofline_core::{GemmShape, HardwareSpec, Operator, Precision, predict};
+use roofline_core::{GemmShape, HardwareSpec, OperandPrecisions, Operator, Precision, predict};
 
-use super::{UseCaseError, point_of, store_point, within_cap};
+use super::{UseCaseError, point_of, prediction_of, store_point, within_cap};
 use crate::backend::{BackendError, MatmulSpec};
 use crate::device::Device;
 use crate::protocol::PointLimits;
@@ -77,14 +77,20 @@ impl AnalyzePlan {
         }
     }
 
-    /// Predicts every precision (unsupported ones go to `failed`).
+    /// Predicts every precision as it runs on the device (INT4 without an INT4 matrix path: the W4A16
+    /// weight-only GEMM, labelled so; [`OperandPrecisions::run_on`]); unsupported ones go to `failed`.
     fn simulate(&self) -> (Vec<RooflinePoint>, Vec<Failure>) {
         let mut points = Vec::new();
         let mut failed = Vec::new();
         for &precision in &self.precisions {
             let request = &self.request;
-            let prediction = Operator::matmul(request.m, request.n, request.k, precision.into())
-                .and_then(|op| predict(self.hardware, &op).map(|p| RooflinePoint::simulated(&op, &p)));
+            let operands = OperandPrecisions::run_on(precision, self.hardware.arch);
+            let prediction = Operator::matmul(request.m, request.n, request.k, operands).and_then(|op| {
+                predict(self.hardware, &op).map(|p| RooflinePoint {
+                    precision,
+                    ..RooflinePoint::simulated(&op, &p)
+                })
+            });
             match prediction {
                 Ok(point) => points.push(point),
                 Err(e @ roofline_core::Error::Unsupported { .. }) => failed.push(Failure {
@@ -158,9 +164,9 @@ pub fn analyze(
             .and_then(|()| limits.run(|| guard.measure_matmul(&plan.spec(precision))));
         match result {
             Ok(result) => {
-                let predicted = simulated.iter().find(|p| p.precision == result.precision);
-                let point = point_of(result, predicted.map(|p| p.bottleneck));
-                match store_point(store, None, Some(&plan.hardware.key), &point, predicted) {
+                let predicted = prediction_of(Some(plan.hardware), &result);
+                let point = point_of(result, predicted.as_ref().map(|p| p.bottleneck));
+                match store_point(store, None, Some(&plan.hardware.key), &point, predicted.as_ref()) {
                     Ok(()) => measured.push(point),
                     Err(mut failure) => {
                         failure.message = format!("measurement: {}", failure.message);

@@ -3,9 +3,9 @@
 //! `jobs::JobManager` over [`Benchmark`]); `gpu-endpoint bench` and `compare` run it in place ([`run`]).
 
 use roofline_core::wire::{BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkPointEvent, BenchmarkRequest};
-use roofline_core::{GemmShape, HardwareSpec, predict};
+use roofline_core::{GemmShape, HardwareSpec, OperandPrecisions, Operator, predict};
 
-use super::{point_of, predicted_point, store_point, within_cap};
+use super::{point_of, prediction_of, store_point, within_cap};
 use crate::backend::{BackendError, MatmulSpec};
 use crate::device::{Device, DeviceGuard};
 use crate::jobs::{JobContext, JobEventKind, JobKind, JobManager, event_json};
@@ -156,7 +156,11 @@ pub fn run(
         // A run its prediction (when the job names a device) already puts past the time cap is refused before
         // it holds the device.
         let predicted_s = hardware
-            .and_then(|h| spec.operator().ok().and_then(|op| predict(h, &op).ok()))
+            .and_then(|h| {
+                let GemmShape { m, n, k, .. } = spec.shape;
+                let op = Operator::matmul(m, n, k, OperandPrecisions::run_on(spec.precision, h.arch));
+                op.ok().and_then(|op| predict(h, &op).ok())
+            })
             .map_or(0.0, |p| p.time_s);
         let on = hardware.map_or("", |h| h.key.as_str());
         let result = within_cap(predicted_s, on, job.limits)
@@ -167,7 +171,7 @@ pub fn run(
                 break;
             }
             Ok(result) => {
-                let predicted = predicted_point(hardware, &result.op);
+                let predicted = prediction_of(hardware, &result);
                 let point = point_of(result, predicted.as_ref().map(|p| p.bottleneck));
                 let error_pct = predicted
                     .as_ref()

@@ -1,19 +1,24 @@
 //! Calibration: measure DRAM bandwidth (copy kernel), the fixed per-kernel overhead of matrix kernels (a
-//! small GEMV) and of vector kernels (a one-row RMSNorm), and the achieved peak of each precision on a
-//! compute-bound shape, each [`CALIBRATION_RUNS`] times, then build a `HardwareSpec` with
-//! `Provenance::Measured` from their medians (core's `HardwareSpec::calibrated`), keeping every figure's
-//! spread, the host's load and the warnings they raise (core's `CalibrationQuality`), and store the result.
+//! small GEMV) and of vector kernels (a one-row RMSNorm), the achieved peak of each precision on a
+//! compute-bound shape and what weight-only GEMVs stream (W4A16: a bandwidth ceiling, never an INT4 peak),
+//! each [`CALIBRATION_RUNS`] times (GPU peaks after a clock warm-up, [`PEAK_CLOCK_WARMUP`]), then build a
+//! `HardwareSpec` with `Provenance::Measured` from their medians (core's `HardwareSpec::calibrated`), keeping
+//! every figure's spread and why it spreads, the host's load and the warnings (core's `CalibrationQuality`),
+//! and store the result. A precision that fails is listed in `failed`; the spec is built from the others.
 //! `POST /api/calibrate` and `gpu-endpoint calibrate` both call [`calibrate`].
 
-use roofline_core::hardware::{Calibration, CalibrationQuality, Spread};
+use std::time::Duration;
+
+use roofline_core::hardware::{Calibration, CalibrationQuality, PathRuns, Spread};
 use roofline_core::wire::{
-    BackendKind, CalibratedPeak, CalibrationResult, DeviceInfo, Failure, KernelOverhead, VectorKernelOverhead,
+    BackendKind, CalibratedPeak, CalibratedWeightOnly, CalibrationResult, DeviceInfo, ErrorCode, Failure,
+    KernelOverhead, VectorKernelOverhead,
 };
 use roofline_core::{ComputePath, GemmShape, HardwareSpec, Norm, Operator, Precision, find_hardware};
 
-use crate::backend::{BackendError, MatmulSpec};
+use crate::backend::{BackendError, MatmulSpec, Measured};
 use crate::device::DeviceGuard;
-use crate::protocol::{PointLimits, unix_now};
+use crate::protocol::{ClockWarmup, PointLimits, unix_now};
 use crate::store::Store;
 
 /// What to calibrate.
@@ -29,6 +34,15 @@ pub struct CalibrationRequest {
 /// Runs of every calibration measurement: three, the fewest with a median and a range (each run already
 /// samples until its own noise is low, `protocol::SamplingPolicy`); issue 26 asks for 3 to 5.
 pub const CALIBRATION_RUNS: usize = 3;
+
+/// The clock warm-up before the samples of every peak and weight-only run on a GPU: at least 1 s of the run's
+/// own kernel, until 10 runs agree within 1 %, at most 3 s. Without it each run sampled a short burst
+/// wherever the clocks were (boost after the host-side preparation left the GPU idle, lower under the
+/// previous run's power draw): an H200's peaks varied 12–17 % over their 3 runs (SM clock 1440–1980 MHz).
+pub const PEAK_CLOCK_WARMUP: ClockWarmup = ClockWarmup {
+    min: Duration::from_secs(1),
+    max: Duration::from_secs(3),
+};
 
 /// `runs` values of one measurement: the run whose value is the median (the lower middle one for an even
 /// count) and the spread of all of them.
@@ -75,8 +89,9 @@ fn host_load_per_cpu(backend: BackendKind) -> Option<f64> {
 
 /// Measures the device held by `guard` and builds its calibrated spec, then stores the result (a store
 /// failure is logged). Every figure is the median of [`CALIBRATION_RUNS`] runs, each under `limits` (a peak
-/// past its time cap is a `time_limit` entry in `failed`); the spec's `calibration` keeps their spread, the
-/// host's load and the warnings.
+/// past its time cap is a `time_limit` entry in `failed`); on a GPU each peak run warms the clocks first
+/// ([`PEAK_CLOCK_WARMUP`]). The spec's `calibration` keeps their spread, the host's load and the warnings.
+/// A precision that fails, or that measured a path the device's spec lacks, is a `failed` entry.
 ///
 /// # Errors
 /// The bandwidth measurement's error (a spec without bandwidth is meaningless),
@@ -101,8 +116,6 @@ pub fn calibrate(
     let (bandwidth, bandwidth_spread) = median_run(bandwidth_runs, |b| b.bytes / b.measurement.median_s)
         .ok_or_else(|| BackendError::InvalidInput("the copy kernel gave no finite bandwidth".into()))?;
     let bandwidth_bytes_per_s = bandwidth_spread.median;
-    let mut peaks = Vec::new();
-    let mut peak_spreads: Vec<(ComputePath, Spread)> = Vec::new();
     let mut failed = Vec::new();
     let (kernel_overhead, overhead_spread) = median_of_runs(
         || measure_overhead(guard, bandwidth_bytes_per_s, limits),
@@ -116,6 +129,14 @@ pub fn calibrate(
         &mut failed,
     )
     .unzip();
+    let kernel_overhead_s = overhead_spread.map_or(0.0, |s| s.median);
+    let warmed = info.backend == BackendKind::Cuda;
+    let peak_limits = if warmed {
+        limits.with_clock_warmup(PEAK_CLOCK_WARMUP)
+    } else {
+        limits.clone()
+    };
+    let mut ceilings = Ceilings::default();
     for precision in precisions {
         if limits.is_cancelled() {
             return Err(BackendError::Cancelled);
@@ -124,35 +145,20 @@ pub fn calibrate(
             shape: guard.calibration_shape(precision),
             precision,
         };
-        let runs = repeated(|| limits.run(|| guard.measure_matmul(&spec)));
-        match runs.map(|runs| median_run(runs, |r| r.op.flops / r.measurement.median_s)) {
-            Ok(Some((result, spread))) => {
-                let path = result.precision.compute_path();
-                // Two precisions on one path (FP8 E4M3 and E5M2): the faster one's spread, as its peak wins.
-                match peak_spreads.iter_mut().find(|(p, _)| *p == path) {
-                    Some((_, s)) if s.median >= spread.median => {}
-                    Some((_, s)) => *s = spread,
-                    None => peak_spreads.push((path, spread)),
-                }
-                peaks.push(CalibratedPeak {
-                    precision: result.precision,
-                    achieved_flop_per_s: spread.median,
-                    shape: result.op.shape.clone(),
-                    measurement: result.measurement,
-                });
-            }
-            Ok(None) => {}
+        match repeated(|| peak_limits.run(|| guard.measure_matmul(&spec))) {
+            Ok(runs) => ceilings.add(precision, runs, base, kernel_overhead_s, &mut failed),
             Err(e) => failed.push(e.failure(precision)),
         }
     }
-    let kernel_overhead_s = overhead_spread.map_or(0.0, |s| s.median);
+    ceilings.keep_weight_only_with_a_peak(base, &mut failed);
     let vector_kernel_overhead_s = vector_spread.map(|s| s.median);
     let quality = CalibrationQuality::assess(
         measured_at,
         bandwidth_spread,
         overhead_spread,
         vector_spread,
-        peak_spreads,
+        ceilings.peak_runs,
+        ceilings.weight_only_runs,
         host_load,
     );
     for warning in &quality.warnings {
@@ -163,11 +169,17 @@ pub fn calibrate(
         dram_bandwidth_bytes_per_s: bandwidth_bytes_per_s,
         kernel_overhead_s,
         vector_kernel_overhead_s,
-        peaks: peaks
+        peaks: ceilings
+            .peaks
             .iter()
             .map(|p| (p.precision.compute_path(), p.achieved_flop_per_s))
             .collect(),
-        source: source(&info, kernel_overhead_s, vector_kernel_overhead_s),
+        weight_only: ceilings
+            .weight_only
+            .iter()
+            .map(|w| (w.operands.compute().compute_path(), w.bandwidth_bytes_per_s))
+            .collect(),
+        source: source(&info, kernel_overhead_s, vector_kernel_overhead_s, warmed),
         quality: Some(quality),
     };
     let spec = calibrated_spec(base, &info, &calibration).map_err(|e| {
@@ -183,7 +195,8 @@ pub fn calibrate(
     let result = CalibrationResult {
         bandwidth_bytes_per_s,
         bandwidth_measurement: bandwidth.measurement,
-        peaks,
+        peaks: ceilings.peaks,
+        weight_only: ceilings.weight_only,
         kernel_overhead,
         vector_kernel_overhead,
         failed,
@@ -195,6 +208,151 @@ pub fn calibrate(
         tracing::error!(error = %e, "could not store the calibration");
     }
     Ok(result)
+}
+
+/// What the precisions' runs calibrated: compute peaks and weight-only GEMV bandwidths, with their runs.
+#[derive(Default)]
+struct Ceilings {
+    peaks: Vec<CalibratedPeak>,
+    peak_runs: Vec<PathRuns>,
+    weight_only: Vec<CalibratedWeightOnly>,
+    weight_only_runs: Vec<PathRuns>,
+}
+
+impl Ceilings {
+    /// Adds the runs of `precision`: a weight-only GEMV (W4A16) as the bandwidth its bytes stream at over its
+    /// time less `overhead_s`, any other matmul as a peak on its compute path. A path `base` lacks, or runs
+    /// without a usable value, become a `failed` entry instead.
+    fn add(
+        &mut self,
+        precision: Precision,
+        runs: Vec<Measured>,
+        base: Option<&HardwareSpec>,
+        overhead_s: f64,
+        failed: &mut Vec<Failure>,
+    ) {
+        let why = Some(spread_reason(&runs));
+        let weight_only = runs.first().is_some_and(|r| r.op.precisions.is_weight_only());
+        let value = |r: &Measured| {
+            if weight_only {
+                r.op.bytes() / (r.measurement.median_s - overhead_s)
+            } else {
+                r.op.flops / r.measurement.median_s
+            }
+        };
+        let fail = |failed: &mut Vec<Failure>, code, message: String| {
+            failed.push(Failure {
+                precision,
+                code,
+                message,
+            });
+        };
+        let Some((run, spread)) = median_run(runs, value).filter(|(_, s)| s.min > 0.0) else {
+            let what = if weight_only {
+                format!(
+                    "its time was not above the matrix-kernel overhead ({:.2} µs)",
+                    overhead_s * 1e6
+                )
+            } else {
+                "no finite throughput".to_owned()
+            };
+            return fail(failed, ErrorCode::Internal, format!("no usable run: {what}"));
+        };
+        let path = run.op.precisions.compute().compute_path();
+        if let Some(base) = base.filter(|b| !b.arch.runs_path(path)) {
+            return fail(
+                failed,
+                ErrorCode::Unsupported,
+                format!(
+                    "{} ran on the {path} path, which {} ({}) does not have: not calibrated",
+                    run.measurement.kernel, base.key, base.arch_label
+                ),
+            );
+        }
+        if weight_only {
+            self.weight_only.push(CalibratedWeightOnly {
+                precision: run.precision,
+                operands: run.op.precisions,
+                shape: run.op.shape.clone(),
+                bytes: run.op.bytes(),
+                bandwidth_bytes_per_s: spread.median,
+                measurement: run.measurement,
+            });
+            self.weight_only_runs.push(PathRuns { path, spread, why });
+            return;
+        }
+        // Two precisions on one path (FP8 E4M3 and E5M2): the faster one's spread, as its peak wins.
+        match self.peak_runs.iter_mut().find(|r| r.path == path) {
+            Some(r) if r.spread.median >= spread.median => {}
+            Some(r) => (r.spread, r.why) = (spread, why),
+            None => self.peak_runs.push(PathRuns { path, spread, why }),
+        }
+        self.peaks.push(CalibratedPeak {
+            precision: run.precision,
+            achieved_flop_per_s: spread.median,
+            shape: run.op.shape.clone(),
+            measurement: run.measurement,
+        });
+    }
+
+    /// Moves a weight-only GEMV whose activations' path has no peak (measured now or in `base`) to `failed`:
+    /// its large-M ceiling is that peak.
+    fn keep_weight_only_with_a_peak(&mut self, base: Option<&HardwareSpec>, failed: &mut Vec<Failure>) {
+        let peaks = &self.peaks;
+        let has_peak = |path: ComputePath| {
+            peaks.iter().any(|p| p.precision.compute_path() == path)
+                || base.is_some_and(|b| b.peak(path).is_some())
+        };
+        let (kept, dropped): (Vec<_>, Vec<_>) = std::mem::take(&mut self.weight_only)
+            .into_iter()
+            .partition(|w| has_peak(w.operands.compute().compute_path()));
+        for w in dropped {
+            let path = w.operands.compute().compute_path();
+            self.weight_only_runs.retain(|r| r.path != path);
+            failed.push(Failure {
+                precision: w.precision,
+                code: ErrorCode::Unsupported,
+                message: format!(
+                    "the weight-only GEMV computes on {path}, which has no measured or catalog peak here: not calibrated"
+                ),
+            });
+        }
+        self.weight_only = kept;
+    }
+}
+
+/// Why the runs of one figure disagree, from what each recorded: NVML's SM clock (its range when it moved by
+/// more than 1 %), throttle reasons, and whether the runs chose different kernels (each run picks its
+/// cuBLASLt algorithm anew). Attached to a peak's warning when its runs spread past the target.
+fn spread_reason(runs: &[Measured]) -> String {
+    let clocks: Vec<f64> = runs.iter().filter_map(|r| r.measurement.sm_clock_mhz).collect();
+    let mut parts = vec![match Spread::of(&clocks) {
+        Some(c) if c.relative() > 0.01 => format!(
+            "SM clock {:.0}–{:.0} MHz over the runs: the clocks moved",
+            c.min, c.max
+        ),
+        Some(c) => format!("SM clock {:.0} MHz in every run", c.median),
+        None => "no SM clock telemetry (NVML) to tell why".to_owned(),
+    }];
+    let mut throttled: Vec<&str> = runs
+        .iter()
+        .flat_map(|r| r.measurement.throttle_reasons.iter().map(String::as_str))
+        .collect();
+    throttled.sort_unstable();
+    throttled.dedup();
+    if !throttled.is_empty() {
+        parts.push(format!("throttled: {}", throttled.join(", ")));
+    }
+    let mut kernels: Vec<&str> = runs.iter().map(|r| r.measurement.kernel.as_str()).collect();
+    kernels.sort_unstable();
+    kernels.dedup();
+    if kernels.len() > 1 {
+        parts.push(format!(
+            "the runs chose different kernels: {}",
+            kernels.join(" | ")
+        ));
+    }
+    parts.join("; ")
 }
 
 /// The GEMV that measures the per-kernel overhead: 1×2048×2048 moves 8.4 MB in FP16 (2.8 µs at 3 TB/s), so
@@ -292,10 +450,24 @@ fn calibrated_spec(
     }
 }
 
-/// How, where and when the calibration was measured (the spec's source).
-fn source(info: &DeviceInfo, kernel_overhead_s: f64, vector_kernel_overhead_s: Option<f64>) -> String {
+/// How, where and when the calibration was measured (the spec's source); `warmed`: the GPU clock warm-up.
+fn source(
+    info: &DeviceInfo,
+    kernel_overhead_s: f64,
+    vector_kernel_overhead_s: Option<f64>,
+    warmed: bool,
+) -> String {
+    let warmup = if warmed {
+        format!(
+            ", each peak run after a clock warm-up (at least {:.0} s of its GEMM, until 10 runs agree within 1 %, at most {:.0} s)",
+            PEAK_CLOCK_WARMUP.min.as_secs_f64(),
+            PEAK_CLOCK_WARMUP.max.as_secs_f64()
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "measured by gpu-endpoint {} ({} backend) on {} at Unix time {:.0}, the median of {CALIBRATION_RUNS} runs each: copy bandwidth, per-kernel overhead of matrix kernels ({:.2} µs, a 1x2048x2048 GEMV) and of vector kernels ({}), and achieved GEMM throughput per precision",
+        "measured by gpu-endpoint {} ({} backend) on {} at Unix time {:.0}, the median of {CALIBRATION_RUNS} runs each: copy bandwidth, per-kernel overhead of matrix kernels ({:.2} µs, a 1x2048x2048 GEMV) and of vector kernels ({}), achieved GEMM throughput per precision and weight-only GEMV bandwidth{warmup}",
         env!("CARGO_PKG_VERSION"),
         info.backend,
         info.name,
@@ -310,7 +482,129 @@ fn source(info: &DeviceInfo, kernel_overhead_s: f64, vector_kernel_overhead_s: O
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
+    use crate::backend::fake::FakeBackend;
+    use crate::device::Device;
+    use roofline_core::wire::Measurement;
+    use roofline_core::{GemmFamily, OperandPrecisions};
+
+    #[test]
+    fn a_hopper_calibrates_with_its_defaults_even_when_a_precision_fails() {
+        // The fake H200 measures what the CUDA backend does on sm_90, INT4 as the W4A16 GEMV; INT8 is made
+        // to fail its output check.
+        let backend = FakeBackend::h200(Duration::ZERO).failing(Precision::Int8);
+        let device = Device::new(Arc::new(backend));
+        let guard = device.acquire();
+        let result = calibrate(
+            &guard,
+            None,
+            &CalibrationRequest::default(),
+            &PointLimits::default(),
+        )
+        .expect("a Hopper calibrates with its defaults");
+        assert_eq!(result.spec.key, "h200_sxm_measured");
+        // INT8 is listed with its reason; the spec keeps the catalog's INT8 peak.
+        let failed: Vec<(Precision, &str)> = result
+            .failed
+            .iter()
+            .map(|f| (f.precision, f.code.as_str()))
+            .collect();
+        assert_eq!(failed, [(Precision::Int8, "verification_failed")]);
+        assert!(
+            result.failed[0].message.contains("forced to fail"),
+            "{:?}",
+            result.failed
+        );
+        assert_eq!(
+            result.spec.peak(ComputePath::Int8).unwrap().dense_flop_per_s,
+            1978.9e12
+        );
+        // INT4 is no peak: the W4A16 GEMV 1×4096×4096 streams 8 667 136 B in 8.667 µs on the fake (1 TB/s,
+        // no kernel overhead): a weight-only ceiling of 1 TB/s on the FP16 path.
+        assert!(result.peaks.iter().all(|p| p.precision != Precision::Int4));
+        assert!(result.spec.peak(ComputePath::Int4).is_none());
+        let [w4] = result.weight_only.as_slice() else {
+            panic!("one weight-only GEMV: {:?}", result.weight_only)
+        };
+        assert_eq!(
+            (w4.precision, w4.operands),
+            (Precision::Int4, OperandPrecisions::W4A16_INT4)
+        );
+        assert_eq!(w4.bytes, 8_667_136.0);
+        assert!(
+            (w4.bandwidth_bytes_per_s - 1e12).abs() < 1.0,
+            "{}",
+            w4.bandwidth_bytes_per_s
+        );
+        let ceiling = result
+            .spec
+            .gemm_family(GemmFamily::WeightOnly, ComputePath::Fp16)
+            .unwrap();
+        assert_eq!(ceiling.bandwidth_bytes_per_s, w4.bandwidth_bytes_per_s);
+        assert_eq!(ceiling.dense_flop_per_s, 100e12);
+        let quality = result.spec.calibration.as_ref().unwrap();
+        assert_eq!(quality.weight_only.len(), 1);
+        assert!(quality.warnings.is_empty(), "{:?}", quality.warnings);
+        // The fake is no GPU: no clock warm-up is claimed.
+        assert!(
+            !result.spec.sources[0].contains("warm-up"),
+            "{}",
+            result.spec.sources[0]
+        );
+    }
+
+    #[test]
+    fn a_peak_measured_on_a_path_the_spec_lacks_is_listed_not_fatal() {
+        // The generic fake measures FP8; calibrated on an A100 (no FP8 path) the FP8 runs are listed.
+        let device = Device::new(Arc::new(FakeBackend::new(Duration::ZERO)));
+        let request = CalibrationRequest {
+            base: Some(find_hardware("a100_sxm_80gb").unwrap()),
+            precisions: Some(vec![Precision::Fp16, Precision::Fp8E4M3]),
+        };
+        let result = calibrate(&device.acquire(), None, &request, &PointLimits::default()).unwrap();
+        assert_eq!(result.peaks.len(), 1);
+        assert_eq!(
+            (result.failed[0].precision, result.failed[0].code.as_str()),
+            (Precision::Fp8E4M3, "unsupported")
+        );
+        assert!(
+            result.failed[0].message.contains("Ampere"),
+            "{}",
+            result.failed[0].message
+        );
+    }
+
+    #[test]
+    fn a_spread_is_explained_by_the_clocks_and_kernels_each_run_recorded() {
+        let run = |clock: Option<f64>, kernel: &str| Measured {
+            op: Operator::matmul(64, 64, 64, Precision::Fp16.into()).unwrap(),
+            precision: Precision::Fp16,
+            label_suffix: String::new(),
+            measurement: Measurement {
+                sm_clock_mhz: clock,
+                kernel: kernel.into(),
+                ..Measurement::default()
+            },
+        };
+        // The H200's FP16 runs: 1440, 1725 and 1980 MHz.
+        let moved = [
+            run(Some(1440.0), "a"),
+            run(Some(1980.0), "a"),
+            run(Some(1725.0), "b"),
+        ];
+        assert_eq!(
+            spread_reason(&moved),
+            "SM clock 1440–1980 MHz over the runs: the clocks moved; the runs chose different kernels: a | b"
+        );
+        let steady = [run(Some(1980.0), "a"), run(Some(1980.0), "a")];
+        assert_eq!(spread_reason(&steady), "SM clock 1980 MHz in every run");
+        assert_eq!(
+            spread_reason(&[run(None, "a")]),
+            "no SM clock telemetry (NVML) to tell why"
+        );
+    }
 
     #[test]
     fn the_median_run_is_kept_with_the_spread_of_all() {

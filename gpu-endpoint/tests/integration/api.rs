@@ -126,9 +126,15 @@ async fn run_all_precisions_covers_the_original_five_and_labels_only_what_ran() 
             "{name}: simulated {simulated} failed {failed}"
         );
     }
-    // H100: FP16, FP8 and INT8 predicted; INT4 and NVFP4 unsupported on Hopper.
+    // H100: FP16, FP8 and INT8 predicted, INT4 as the W4A16 weight-only GEMM it runs as on Hopper; NVFP4
+    // unsupported.
     let simulated: Vec<&str> = resp.simulated.iter().map(|p| p.precision.name()).collect();
-    assert_eq!(simulated, ["FP16", "FP8_E4M3", "INT8"]);
+    assert_eq!(simulated, ["FP16", "FP8_E4M3", "INT8", "INT4"]);
+    assert!(
+        resp.simulated[3].label.contains("W4A16 weight-only"),
+        "{}",
+        resp.simulated[3].label
+    );
     // The fake measures FP16, FP8 and INT8 only; each measured point carries the precision asked for.
     let measured: Vec<&str> = resp.measured.iter().map(|p| p.precision.name()).collect();
     assert_eq!(measured, ["FP16", "FP8_E4M3", "INT8"]);

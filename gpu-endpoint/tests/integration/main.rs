@@ -11,8 +11,11 @@ mod errors;
 #[cfg(feature = "cuda")]
 mod gpu;
 #[cfg(feature = "cuda")]
+mod gpu_calibrate;
+#[cfg(feature = "cuda")]
 mod gpu_step;
 mod hardening;
+mod hopper;
 mod load;
 mod predictions;
 mod steps;

@@ -85,6 +85,10 @@ pub fn CalibrationPanel(
                     .peaks
                     .iter()
                     .map(|p| format!("{} {}", p.precision, format::flop_rate(p.achieved_flop_per_s)))
+                    .chain(r.weight_only.iter().map(|w| {
+                        let (width, rate) = (w.operands.width_label(), format::bandwidth(w.bandwidth_bytes_per_s));
+                        format!("{} as {width} weight-only GEMV {rate} (no compute peak)", w.precision)
+                    }))
                     .chain(r.failed.iter().map(|f| format!("{}: {}", f.precision, f.message)))
                     .collect::<Vec<_>>()
                     .join(" · ");

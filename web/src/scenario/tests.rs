@@ -76,6 +76,7 @@ fn the_default_scenario_is_in_reference_mode_with_realistic_corrections() {
             kernel_overhead_s: 1e-6,
             vector_kernel_overhead_s: None,
             peaks: vec![(roofline_core::ComputePath::Fp32, 1e12)],
+            weight_only: Vec::new(),
             source: "test".into(),
             quality: None,
         })

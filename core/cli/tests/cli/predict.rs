@@ -50,6 +50,7 @@ fn fake_h100_calibration(precision: Precision) -> String {
             kernel_overhead_s: 0.0,
             vector_kernel_overhead_s: Some(0.0),
             peaks: vec![(precision.compute_path(), FAKE_PEAK)],
+            weight_only: Vec::new(),
             source: "the fake device of gpu-endpoint's tests".into(),
             quality: None,
         })
@@ -63,6 +64,7 @@ fn fake_h100_calibration(precision: Precision) -> String {
             shape: gemm.shape.clone(),
             measurement: fake_measurement("fake-gemm", gemm.flops / FAKE_PEAK),
         }],
+        weight_only: Vec::new(),
         kernel_overhead: None,
         vector_kernel_overhead: None,
         failed: Vec::new(),

@@ -364,6 +364,7 @@ mod tests {
                 kernel_overhead_s: 1e-6,
                 vector_kernel_overhead_s: None,
                 peaks: vec![(roofline_base::precision::ComputePath::Fp32, 1e12)],
+                weight_only: Vec::new(),
                 source: "test".into(),
                 quality: None,
             })

@@ -182,8 +182,8 @@ fn predict_collective(
 mod tests {
     use super::*;
     use crate::ops::OperandPrecisions;
-    use roofline_base::hardware::{Mode, find_hardware, find_hardware_in};
-    use roofline_base::precision::Precision;
+    use roofline_base::hardware::{Calibration, Mode, find_hardware, find_hardware_in};
+    use roofline_base::precision::{ComputePath, GemmFamily, Precision};
 
     #[test]
     fn a_calibrated_kernel_overhead_is_added_to_the_roofline_time() {
@@ -336,5 +336,60 @@ mod tests {
         // BF16 keeps its path's measured MAMF fraction, 0.803 of 989.4 TFLOP/s.
         let bf16 = time("h100_sxm", Precision::Bf16);
         assert!((bf16 - (flops / (989.4e12 * 0.803) + 5e-6)).abs() < 1e-12);
+    }
+
+    /// A calibration (roofline-base) whose weight-only GEMV bandwidth is what `predict` then takes.
+    #[test]
+    fn a_weight_only_gemv_calibrates_the_weight_only_ceiling_not_an_int4_peak() {
+        let h200 = find_hardware("h200_sxm").unwrap();
+        let calibration = Calibration {
+            device_name: "NVIDIA H200".into(),
+            dram_bandwidth_bytes_per_s: 4.117e12,
+            kernel_overhead_s: 6.5e-6,
+            vector_kernel_overhead_s: Some(4.3e-6),
+            peaks: vec![(ComputePath::Fp16, 783e12)],
+            weight_only: vec![(ComputePath::Fp16, 3.9e12)],
+            source: "test".into(),
+            quality: None,
+        };
+        let cal = h200.calibrated(&calibration).unwrap();
+        assert!(cal.peak(ComputePath::Int4).is_none(), "Hopper has no INT4 path");
+        let ceiling = cal
+            .gemm_family(GemmFamily::WeightOnly, ComputePath::Fp16)
+            .unwrap();
+        assert_eq!(
+            (
+                ceiling.bandwidth_bytes_per_s,
+                ceiling.kernel_overhead_s,
+                ceiling.dense_flop_per_s
+            ),
+            (3.9e12, 6.5e-6, 783e12)
+        );
+        assert!(
+            cal.notes.contains("Weight-only GEMMs on FP16 stream 3900 GB/s"),
+            "{}",
+            cal.notes
+        );
+        // The W4A16 GEMV 1×4096×4096 (8 667 136 B) is predicted at 8 667 136 / 3.9e12 + 6.5 µs = 8.7224 µs.
+        let op = Operator::matmul(1, 4096, 4096, OperandPrecisions::W4A16_INT4).unwrap();
+        let t = predict(&cal, &op).unwrap().time_s;
+        assert!((t - (8_667_136.0 / 3.9e12 + 6.5e-6)).abs() < 1e-15, "{t}");
+        // An INT4 compute peak on Hopper stays an error naming the architecture.
+        let int4_peak = Calibration {
+            peaks: vec![(ComputePath::Int4, 5e12)],
+            ..calibration.clone()
+        };
+        assert!(matches!(
+            h200.calibrated(&int4_peak),
+            Err(Error::Unsupported { .. })
+        ));
+        let no_bandwidth = Calibration {
+            weight_only: vec![(ComputePath::Fp16, f64::NAN)],
+            ..calibration
+        };
+        assert!(matches!(
+            h200.calibrated(&no_bandwidth),
+            Err(Error::InvalidInput(_))
+        ));
     }
 }

@@ -364,6 +364,42 @@ mod tests {
     }
 
     #[test]
+    fn an_int4_gemv_on_h200_is_predicted_as_the_w4a16_weight_only_kernel_in_reference_mode() {
+        // Hopper has no INT4 matrix path: INT4 runs as W4A16 (INT4 g128 weights, FP16 activations, FP16 path).
+        let h200 = find_hardware("h200_sxm").unwrap();
+        let operands = OperandPrecisions::run_on(Precision::Int4, h200.arch);
+        assert_eq!(operands, OperandPrecisions::W4A16_INT4);
+        let op = Operator::matmul(1, 4096, 4096, operands).unwrap();
+        // Bytes: 4096·4096 weights × 4.125 bits (4 + an FP16 scale per 128) / 8 = 8 650 752, plus x and y
+        // 4096 × 2 B each: 8 667 136 B. Never the 33.6 MB of an FP16 GEMV.
+        assert_eq!(op.bytes(), 8_667_136.0);
+        // Reference ceilings of the weight-only family on h200_sxm (catalog): no H200 measurement, so the
+        // H100 SXM's Marlin W4A16 small-M DRAM fraction 0.495 × the H200's DRAM fraction 0.81 / the H100's
+        // 0.899 = 0.44600 of 4.8 TB/s = 2.14080 TB/s; floor 6.7 µs (WEIGHT_ONLY_GEMM_FLOOR_S).
+        // Time = 8 667 136 / 2.14080e12 + 6.7e-6 = 4.0486 + 6.7 = 10.7486 µs, memory-bound.
+        let bandwidth = 4.8e12 * 0.495 * 0.81 / 0.899;
+        let expected_s = 8_667_136.0 / bandwidth + 6.7e-6;
+        let reference = h200.reference().unwrap();
+        let predicted = crate::roofline::predict(&reference, &op).unwrap();
+        assert_eq!(predicted.bound, Bound::Memory);
+        assert!(
+            (predicted.time_s - expected_s).abs() < 1e-3 * expected_s,
+            "predicted {} s, hand-derived {expected_s} s",
+            predicted.time_s
+        );
+        // The measured point the endpoint reports (INT4, W4A16 operands) gets that prediction in validation
+        // (the page's Spot Check and `validate`), with the reference mode's corrections.
+        let mut p = measured_point("1x4096x4096", Precision::Int4, 12e-6, 0.0);
+        p.operands = operands;
+        let c = check(&p, &reference).unwrap();
+        assert!(
+            (c.predicted_s - expected_s).abs() < 1e-3 * expected_s,
+            "validation predicted {} s, hand-derived {expected_s} s",
+            c.predicted_s
+        );
+    }
+
+    #[test]
     fn unsupported_precisions_have_a_reason_and_no_statistics() {
         let hw = find_hardware("gb10").unwrap().clone();
         let rows = rows(

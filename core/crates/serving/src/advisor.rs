@@ -638,6 +638,7 @@ mod tests {
                 kernel_overhead_s: 5e-6,
                 vector_kernel_overhead_s: None,
                 peaks: vec![(roofline_base::precision::ComputePath::Fp32, 1e11)],
+                weight_only: Vec::new(),
                 source: "test".into(),
                 quality: None,
             })

@@ -1,37 +1,12 @@
-//! The CUDA backend (feature `cuda`; the only module that names `cudarc`). Compiled and type-checked without a
-//! GPU; run on an H100 SXM (sm_90, CUDA 13.0 driver, cuBLASLt 13.1) for docs/validation/README.md.
+//! The CUDA backend (feature `cuda`; the only module that names `cudarc`), type-checked without a GPU. What it
+//! measures and its protocol: gpu-endpoint/README.md (Backends, Measurement protocol). Everything runs on one
+//! stream of its own with cudarc's event tracking off ([`CudaBackend::open`]).
 //!
-//! - GEMM/GEMV through cuBLASLt's `result` layer: FP32, TF32, FP16, BF16, FP8 E4M3/E5M2 (per-tensor scale
-//!   pointers) and INT8 (IMMA, INT32 output); layouts are "TN" (weights `W[N,K]` row-major = column-major
-//!   `K×N` transposed, activations `X[M,K]` row-major), so `D[M,N] = X·Wᵀ` row-major.
-//! - Batched GEMMs (MoE experts) as one strided-batched cuBLASLt matmul in the same precisions.
-//! - NVFP4 / MXFP4 block-scaled GEMM on sm_100+ (E2M1 data with uniform block scales of 1.0, so the
-//!   swizzled scale layout does not change the result); below sm_100 it is `unsupported`, naming the arch.
-//! - INT4 GEMV as W4A16: packed signed INT4 weights with FP16 group scales (group 128) and FP16
-//!   activations, an NVRTC kernel labelled `W4A16-dequant`.
-//! - DRAM bandwidth with an NVRTC `float4` copy kernel (16 KiB per block).
-//! - The non-GEMM operators of a model step (norms, activations, residual adds, RoPE, embedding gathers,
-//!   KV-cache copies, fused attention with GQA) with NVRTC kernels in FP32, BF16 or FP16 (`step_ops`).
-//! - A whole model step end to end: its distinct operators prepared once, its launch order captured into a
-//!   CUDA graph and replayed per sample, eager launches when capture fails (`sequence`).
-//!
-//! Protocol (docs/research/benchmarking.md §2): seeded random inputs written on the device, the output checked
-//! against a host reference before timing, best of up to 8 cuBLASLt heuristic algorithms (5 timed runs each,
-//! median), an L2 flush before every sample without a stream sync in between, CUDA events around the kernel
-//! only, warm-up, samples until 1 % noise or the time cap, NVML sampled throughout. The flush *reads* a
-//! max(2 × L2, 256 MB) buffer: a memset flush leaves L2 full of dirty lines whose write-back the timed kernel
-//! then pays (on an H100 it added 2–9.5 µs to memory-bound kernels, +25 % on a 4096² FP16 GEMV; see
-//! docs/validation).
-//!
-//! Everything runs on one stream of the backend's own, in stream order, with cudarc's event tracking off
-//! (see [`CudaBackend::open`]).
-//!
-//! Modules: this one opens the device (context, stream, versions, memory budget) and implements
-//! [`Backend`]; `gemm` drives cuBLASLt with the per-precision configuration of `lt_kind`, `buffers` holds
-//! the element formats and host/device buffers, `inputs` writes seeded inputs on the device, `nvrtc`
-//! compiles NVRTC sources and measures the kernels of `kernels.cu` (W4A16 GEMV, copy), `step_ops` measures
-//! the step operators with the kernels of `step_ops.cu`, `sequence` times a whole step, `timing` is the L2
-//! flush and CUDA-event protocol. NVML telemetry comes from `super::nvml`.
+//! Modules: this one opens the device and implements [`Backend`]; `gemm` drives cuBLASLt (per-precision
+//! configuration in `lt_kind`), `buffers` holds element formats and buffers, `inputs` writes seeded inputs on
+//! the device, `nvrtc` compiles NVRTC sources (W4A16 GEMV and copy in `kernels.cu`), `step_ops` runs a step's
+//! vector operators, `attention` its fused attention, `quantize` its run-time quantization, `sequence` times a
+//! whole step in a CUDA graph, `timing` is the L2 flush and CUDA-event protocol. NVML is `super::nvml`.
 
 #![allow(unsafe_code)]
 

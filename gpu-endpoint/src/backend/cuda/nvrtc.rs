@@ -55,6 +55,25 @@ pub(super) fn compile(src: &str) -> Result<Ptx, BackendError> {
     .map_err(|e| cuda_err("NVRTC compile", e))
 }
 
+/// Whether NVRTC loads, for a kernel compile test; otherwise the test prints `SKIPPED <test>: …` on the real
+/// stderr (scripts/test.sh counts it, never as passed) or, in CI (`CI` set), fails.
+#[cfg(test)]
+pub(super) fn nvrtc_for_tests() -> bool {
+    use std::io::Write;
+    // SAFETY: `is_culib_present` only attempts to dlopen the library.
+    if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return true;
+    }
+    let reason = "libnvrtc not found (scripts/install-tools.sh installs it, scripts/env.sh puts it on LD_LIBRARY_PATH)";
+    assert!(std::env::var_os("CI").is_none(), "{reason}");
+    let name = std::thread::current()
+        .name()
+        .unwrap_or("<unnamed test>")
+        .to_owned();
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {name}: {reason}");
+    false
+}
+
 impl CudaBackend {
     /// `src` compiled for this device's architecture with `defines` (`-DNAME=value`), loaded once per `key`
     /// (the kernels that need sm_80+ instructions: mma.sync, cp.async, FP8 conversions).

@@ -284,9 +284,7 @@ mod tests {
     /// Every kernel this module launches is in the NVRTC output for sm_90, where NVRTC is installed.
     #[test]
     fn every_quantization_kernel_compiles_with_nvrtc() {
-        // SAFETY: `is_culib_present` only attempts to dlopen the library.
-        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-            eprintln!("skipped: libnvrtc not found");
+        if !super::super::nvrtc::nvrtc_for_tests() {
             return;
         }
         let options = vec![

@@ -21,7 +21,7 @@ use std::str::FromStr;
 
 use roofline_base::Error;
 use roofline_base::hardware::Collective;
-use roofline_base::precision::{GemmFamily, Precision, QuantizeKernel};
+use roofline_base::precision::{Architecture, ComputePath, GemmFamily, Precision, QuantizeKernel};
 
 /// The largest dimension accepted for one operator axis (2^24), so products stay exact in `f64`.
 pub const MAX_DIM: u64 = 1 << 24;
@@ -169,10 +169,66 @@ pub struct OperandPrecisions {
 }
 
 impl OperandPrecisions {
+    /// W4A16 INT4: INT4 weights with an FP16 scale per 128 (4.125 bits a weight), FP16 activations and
+    /// output. The weight-only GEMM a plain INT4 matmul runs as where the matrix units take no INT4
+    /// ([`OperandPrecisions::run_on`]): the weights are dequantized to FP16 in registers and the multiply
+    /// runs on the FP16 path, as in gpu-endpoint's `W4A16-dequant` GEMV and AWQ/GPTQ kernels.
+    pub const W4A16_INT4: OperandPrecisions = OperandPrecisions {
+        weight: Precision::Int4G128,
+        activation: Precision::Fp16,
+        output: Precision::Fp16,
+    };
+
     /// The precision the matrix unit runs on.
     #[must_use]
     pub const fn compute(&self) -> Precision {
         self.activation
+    }
+
+    /// Whether the weights are narrower than the activations: a weight-only (mixed-input) kernel.
+    #[must_use]
+    pub const fn is_weight_only(&self) -> bool {
+        matches!(
+            GemmFamily::of(self.weight, self.activation),
+            GemmFamily::WeightOnly
+        )
+    }
+
+    /// The operands a matmul asked for in `precision` runs with on `arch`: plain INT4 on an architecture
+    /// whose matrix units take no INT4 (Hopper, Blackwell) but FP16 is [`OperandPrecisions::W4A16_INT4`],
+    /// the weight-only kernel gpu-endpoint measures for it; anything else is `precision` on both operands
+    /// (a format the device lacks is then refused by the prediction, naming the architecture).
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_core::{Architecture, OperandPrecisions, Precision};
+    /// let int4 = OperandPrecisions::run_on(Precision::Int4, Architecture::Hopper);
+    /// assert_eq!(int4, OperandPrecisions::W4A16_INT4);
+    /// assert!(int4.is_weight_only());
+    /// // Ampere's tensor cores take INT4 operands.
+    /// let ampere = OperandPrecisions::run_on(Precision::Int4, Architecture::Ampere);
+    /// assert_eq!(ampere, OperandPrecisions::from(Precision::Int4));
+    /// ```
+    #[must_use]
+    pub fn run_on(precision: Precision, arch: Architecture) -> OperandPrecisions {
+        if matches!(precision, Precision::Int4)
+            && !arch.runs_path(ComputePath::Int4)
+            && arch.runs_path(ComputePath::Fp16)
+        {
+            OperandPrecisions::W4A16_INT4
+        } else {
+            OperandPrecisions::from(precision)
+        }
+    }
+
+    /// `W4A16`: the weight and activation element widths, for labels of weight-only kernels.
+    #[must_use]
+    pub fn width_label(&self) -> String {
+        format!(
+            "W{}A{}",
+            self.weight.element_bits(),
+            self.activation.element_bits()
+        )
     }
 }
 

@@ -4,9 +4,9 @@
 
 use super::mode::Provenance;
 use super::quality::CalibrationQuality;
-use super::spec::{HardwareSpec, Peak};
+use super::spec::{FamilyCeiling, HardwareSpec, Peak};
 use crate::error::Error;
-use crate::precision::{Architecture, ComputePath, Precision};
+use crate::precision::{Architecture, ComputePath, GemmFamily, Precision};
 
 /// What a calibration measured on one device, in base units ([`HardwareSpec::calibrated`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +22,10 @@ pub struct Calibration {
     pub vector_kernel_overhead_s: Option<f64>,
     /// Best achieved dense throughput per measured path, in FLOP/s (several entries per path: the best).
     pub peaks: Vec<(ComputePath, f64)>,
+    /// What weight-only (mixed-input) GEMVs stream per activation path, in bytes/s: their bytes over their
+    /// time less `kernel_overhead_s` (W4A16 on FP16). A small-M ceiling of the weight-only family, never a
+    /// compute peak: a GEMV is memory-bound.
+    pub weight_only: Vec<(ComputePath, f64)>,
     /// How, where and when it was measured.
     pub source: String,
     /// The spread of the repeated runs behind these medians, the host's load and the warnings they raise;
@@ -128,6 +132,7 @@ impl HardwareSpec {
     ///     kernel_overhead_s: 6.4e-6,
     ///     vector_kernel_overhead_s: Some(2.5e-6),
     ///     peaks: vec![(ComputePath::Bf16, 794.5e12)],
+    ///     weight_only: Vec::new(),
     ///     source: "example".into(),
     ///     quality: None,
     /// };
@@ -193,17 +198,7 @@ impl HardwareSpec {
             }
         }
         for (path, flop_per_s) in best {
-            if !self.arch.runs_path(path) {
-                return Err(Error::Unsupported {
-                    precision: Precision::ALL
-                        .into_iter()
-                        .find(|p| p.compute_path() == path)
-                        .unwrap_or(Precision::Fp32),
-                    path,
-                    device: self.key.clone(),
-                    arch: self.arch_label.clone(),
-                });
-            }
+            self.check_measured_path(path)?;
             match spec.peaks.iter_mut().find(|p| p.path == path) {
                 Some(p) => {
                     p.dense_flop_per_s = flop_per_s;
@@ -217,97 +212,70 @@ impl HardwareSpec {
                 }),
             }
         }
+        for &(path, bandwidth_bytes_per_s) in &calibration.weight_only {
+            self.check_measured_path(path)?;
+            spec.set_weight_only(path, bandwidth_bytes_per_s, calibration.kernel_overhead_s)?;
+        }
         spec.provenance = Provenance::Measured;
         spec.sources = vec![calibration.source.clone()];
         spec.calibration.clone_from(&calibration.quality);
         spec.check()?;
         Ok(spec)
     }
+
+    /// Refuses a measured `path` the architecture does not have (a custom device takes any path).
+    fn check_measured_path(&self, path: ComputePath) -> Result<(), Error> {
+        if self.arch.runs_path(path) {
+            return Ok(());
+        }
+        Err(Error::Unsupported {
+            precision: Precision::ALL
+                .into_iter()
+                .find(|p| p.compute_path() == path)
+                .unwrap_or(Precision::Fp32),
+            path,
+            device: self.key.clone(),
+            arch: self.arch_label.clone(),
+        })
+    }
+
+    /// The weight-only family's ceiling on `path` from a measured GEMV: it streams at
+    /// `bandwidth_bytes_per_s` with `overhead_s` per kernel; at large M it runs at the path's peak (not
+    /// measured: a weight-only GEMM is only measured at M = 1). Named in `notes`.
+    fn set_weight_only(
+        &mut self,
+        path: ComputePath,
+        bandwidth_bytes_per_s: f64,
+        overhead_s: f64,
+    ) -> Result<(), Error> {
+        let peak = self.peak(path).map(|p| p.dense_flop_per_s).ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "a weight-only GEMV measured on {path} needs a {path} peak on {}",
+                self.key
+            ))
+        })?;
+        if !(bandwidth_bytes_per_s.is_finite() && bandwidth_bytes_per_s > 0.0) {
+            return Err(Error::InvalidInput(format!(
+                "the weight-only GEMV bandwidth on {path} must be finite and positive, got {bandwidth_bytes_per_s}"
+            )));
+        }
+        let family = GemmFamily::WeightOnly;
+        self.gemm_families
+            .retain(|c| !(c.family == family && c.path == path));
+        self.gemm_families.push(FamilyCeiling {
+            family,
+            path,
+            dense_flop_per_s: peak,
+            bandwidth_bytes_per_s,
+            kernel_overhead_s: overhead_s,
+        });
+        self.notes.push_str(&format!(
+            " Weight-only GEMMs on {path} stream {:.0} GB/s at small M (a measured weight-only GEMV) and run at the {path} peak at large M.",
+            bandwidth_bytes_per_s / 1e9
+        ));
+        Ok(())
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::hardware::Spread;
-    use crate::hardware::{Mode, find_hardware};
-
-    #[test]
-    fn calibration_replaces_ceilings_and_rejects_bad_values() {
-        let h100 = find_hardware("h100_sxm").unwrap();
-        let calibration = |bandwidth: f64, peaks: Vec<(ComputePath, f64)>| Calibration {
-            device_name: "H100".into(),
-            dram_bandwidth_bytes_per_s: bandwidth,
-            kernel_overhead_s: 6.4e-6,
-            vector_kernel_overhead_s: None,
-            peaks,
-            source: "test".into(),
-            quality: None,
-        };
-        // E4M3 and E5M2 both measured on the FP8 path: the faster one is the peak.
-        let cal = h100
-            .calibrated(&calibration(
-                3.0e12,
-                vec![(ComputePath::Fp8, 1402.6e12), (ComputePath::Fp8, 1300e12)],
-            ))
-            .unwrap();
-        assert_eq!(cal.dram_bandwidth_bytes_per_s, 3.0e12);
-        assert_eq!(cal.kernel_overhead_s, 6.4e-6);
-        // Without a vector-kernel figure every kernel takes the GEMV's overhead.
-        assert_eq!(cal.kernel_overhead_for(None), 6.4e-6);
-        assert_eq!(cal.kernel_overhead_for(Some(ComputePath::Fp8)), 6.4e-6);
-        assert_eq!(cal.dense_peak_for(Precision::Fp8E4M3).unwrap(), 1402.6e12);
-        assert_eq!(cal.peak(ComputePath::Fp8).unwrap().sparse_flop_per_s, None);
-        assert_eq!(cal.dense_peak_for(Precision::Bf16).unwrap(), 989.4e12);
-        assert!(cal.notes.contains("BF16"), "{}", cal.notes);
-        assert_eq!(Mode::of(&cal), Mode::Calibrated);
-        assert!(cal.reference.is_none());
-        assert!(h100.calibrated(&calibration(f64::NAN, vec![])).is_err());
-        assert!(matches!(
-            h100.calibrated(&calibration(3e12, vec![(ComputePath::Fp4, 1e15)])),
-            Err(Error::Unsupported { .. })
-        ));
-        // A device outside the catalog takes whatever paths were measured.
-        let host = HardwareSpec::uncatalogued("cpu_host", "a CPU", "x86-64", 24e9)
-            .calibrated(&calibration(20e9, vec![(ComputePath::Fp32, 1e12)]))
-            .unwrap();
-        assert_eq!(host.key, "cpu_host_measured");
-        assert_eq!(host.calibrated_base(), Some("cpu_host"));
-        assert_eq!(cal.calibrates.as_deref(), Some("h100_sxm"));
-        assert_eq!(host.peaks.len(), 1);
-    }
-
-    #[test]
-    fn the_calibrated_spec_keeps_its_spread_and_warnings() {
-        // Three copy runs of 2.9, 3.0 and 3.1 TB/s agree within (3.1 − 2.9) / 3.0 = 6.7 %; peaks of 600,
-        // 700 and 800 TFLOP/s disagree by 200 / 700 = 28.6 %, above the 10 % rule.
-        let bandwidth = Spread::of(&[3.0e12, 2.9e12, 3.1e12]).unwrap();
-        let bf16 = Spread::of(&[700e12, 800e12, 600e12]).unwrap();
-        let quality = CalibrationQuality::assess(
-            1.7e9,
-            bandwidth,
-            None,
-            None,
-            vec![(ComputePath::Bf16, bf16)],
-            Some(0.1),
-        );
-        assert_eq!(quality.warnings.len(), 1, "{:?}", quality.warnings);
-        assert!(quality.warnings[0].starts_with("BF16 peak varied 29 % over 3 runs"));
-        let spec = find_hardware("h100_sxm")
-            .unwrap()
-            .calibrated(&Calibration {
-                device_name: "H100".into(),
-                dram_bandwidth_bytes_per_s: bandwidth.median,
-                kernel_overhead_s: 6e-6,
-                vector_kernel_overhead_s: None,
-                peaks: vec![(ComputePath::Bf16, bf16.median)],
-                source: "test".into(),
-                quality: Some(quality.clone()),
-            })
-            .unwrap();
-        assert_eq!(spec.dram_bandwidth_bytes_per_s, 3.0e12);
-        assert_eq!(spec.calibration, Some(quality));
-        // An even number of runs takes the mean of the middle two.
-        assert_eq!(Spread::of(&[1.0, 4.0, 2.0, 3.0]).unwrap().median, 2.5);
-        assert_eq!(Spread::of(&[f64::NAN]), None);
-    }
-}
+mod tests;

@@ -23,7 +23,9 @@ pub use calibration::{CPU_HOST_KEY, Calibration, calibrated_key};
 pub use catalog::{catalog, catalog_key_of_device_name, find_hardware, find_hardware_in};
 pub use interconnect::{Collective, Interconnect, Link, Topology};
 pub use mode::{Mode, Provenance};
-pub use quality::{CalibrationQuality, MAX_HOST_LOAD_PER_CPU, MAX_RELATIVE_SPREAD, Spread};
+pub use quality::{
+    CalibrationQuality, MAX_HOST_LOAD_PER_CPU, MAX_RELATIVE_SPREAD, PEAK_SPREAD_TARGET, PathRuns, Spread,
+};
 pub use ranges::{BANDWIDTH_RANGE_BYTES_PER_S, MEMORY_RANGE_BYTES, PEAK_RANGE_FLOP_PER_S};
 pub use reference::{
     ABSMAX_FLOOR_S, BLOCK_QUANT_FLOOR_S, COLLECTIVE_BASE_LATENCY_S, FP4_GEMM_FLOOR_S, FP8_BLOCK_GEMM_FLOOR_S,

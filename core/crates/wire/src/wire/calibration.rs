@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::error::Failure;
 use super::legacy::reads_legacy_units;
 use roofline_analysis::measurement::Measurement;
+use roofline_analysis::ops::OperandPrecisions;
 use roofline_base::hardware::HardwareSpec;
 use roofline_base::precision::Precision;
 use roofline_base::units::{GIGA, MICRO, TERA};
@@ -33,6 +34,25 @@ pub struct CalibratedPeak {
     /// Shape that achieved it, `MxNxK`.
     pub shape: String,
     /// What ran.
+    pub measurement: Measurement,
+}
+
+/// A weight-only GEMV the calibration timed (W4A16: INT4 weights, FP16 activations): the bandwidth it streams
+/// its bytes at calibrates the weight-only family's small-M ceiling on its activations' path. Never a compute
+/// peak: the GEMV is memory-bound, and INT4 has no matrix path on most GPUs it runs on (Hopper, Blackwell).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibratedWeightOnly {
+    /// The precision asked for (`INT4`).
+    pub precision: Precision,
+    /// The operands that ran (INT4 group-128 weights, FP16 activations and output).
+    pub operands: OperandPrecisions,
+    /// Shape, `MxNxK` (M = 1).
+    pub shape: String,
+    /// Bytes it moves (weights with their scales, activations, output).
+    pub bytes: f64,
+    /// Its bytes over its time less the matrix-kernel overhead, in bytes/s (the median of the runs).
+    pub bandwidth_bytes_per_s: f64,
+    /// What ran (the median run).
     pub measurement: Measurement,
 }
 
@@ -79,6 +99,9 @@ pub struct CalibrationResult {
     pub bandwidth_measurement: Measurement,
     /// Achieved peak per precision.
     pub peaks: Vec<CalibratedPeak>,
+    /// Weight-only GEMVs timed (the INT4 W4A16 GEMV on GPUs): small-M bandwidth ceilings, not peaks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub weight_only: Vec<CalibratedWeightOnly>,
     /// The per-kernel overhead of matrix kernels, when it could be measured (the spec's peaks'
     /// `kernel_overhead_s`, or its `kernel_overhead_s` without a vector-kernel figure; else 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -87,7 +110,7 @@ pub struct CalibrationResult {
     /// (the spec's `kernel_overhead_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vector_kernel_overhead: Option<VectorKernelOverhead>,
-    /// Precisions that could not be calibrated, and why.
+    /// Precisions that could not be calibrated, and why (the calibration is built from the others).
     pub failed: Vec<Failure>,
     /// The calibrated spec (`provenance: measured`), usable wherever a catalog spec is.
     pub spec: HardwareSpec,

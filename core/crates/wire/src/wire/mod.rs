@@ -19,7 +19,8 @@ pub use benchmark::{
     BenchmarkRequest,
 };
 pub use calibration::{
-    CalibrateRequest, CalibratedPeak, CalibrationResult, KernelOverhead, VectorKernelOverhead,
+    CalibrateRequest, CalibratedPeak, CalibratedWeightOnly, CalibrationResult, KernelOverhead,
+    VectorKernelOverhead,
 };
 pub use device::{DeviceInfo, Health, NvmlStatus};
 pub use error::{ErrorBody, ErrorCode, Failure};

@@ -114,10 +114,26 @@ pub struct RooflinePoint {
 }
 
 impl RooflinePoint {
-    /// A simulated point from a prediction.
+    /// A simulated point from a prediction. A weight-only GEMM (W4A16) is labelled as one and carries its
+    /// weight format, never its activations' (FP16) as if it were an FP16 GEMM.
     #[must_use]
     pub fn simulated(op: &Operator, prediction: &Prediction) -> RooflinePoint {
-        let precision = op.precisions.compute();
+        let operands = op.precisions;
+        let (precision, label) = if operands.is_weight_only() {
+            (
+                operands.weight,
+                format!(
+                    "{} [{} weight-only: {} weights, {} activations]",
+                    op.name,
+                    operands.width_label(),
+                    operands.weight,
+                    operands.activation
+                ),
+            )
+        } else {
+            let precision = operands.compute();
+            (precision, format!("{} [{precision}]", op.name))
+        };
         RooflinePoint {
             ai: prediction.arithmetic_intensity,
             tflops: prediction.attainable_flop_per_s / TERA,
@@ -125,7 +141,7 @@ impl RooflinePoint {
             precision,
             shape: op.shape.clone(),
             kind: Some(op.kind),
-            label: format!("{} [{precision}]", op.name),
+            label,
             source: PointSource::Simulated,
             bottleneck: prediction.bound.into(),
             bandwidth_gb_s: Some(prediction.bytes / prediction.time_s / 1e9),

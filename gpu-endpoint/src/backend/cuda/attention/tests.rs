@@ -149,9 +149,7 @@ fn attention_tiles_fit_the_shared_memory_budget() {
 /// Every configuration `plan` picks for the presets' head dims compiles for sm_90, where NVRTC is installed.
 #[test]
 fn planned_attention_kernels_compile_with_nvrtc() {
-    // SAFETY: `is_culib_present` only attempts to dlopen the library.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        eprintln!("skipped: libnvrtc not found");
+    if !super::super::nvrtc::nvrtc_for_tests() {
         return;
     }
     let fp8 = Formats::of(Precision::Fp8E4M3, Precision::Fp8E4M3, Precision::Fp16).unwrap();

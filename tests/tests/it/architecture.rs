@@ -18,14 +18,13 @@ fn layers() -> Vec<Layer> {
     let mut layers = Vec::new();
     let mut lines = text.lines().peekable();
     while let Some(line) = lines.next() {
-        let Some(rest) = line
+        let Some((_, rest)) = line
             .split_once(". `roofline-")
-            .map(|(n, rest)| (n, rest))
             .filter(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
         else {
             continue;
         };
-        let mut entry = rest.1.to_owned();
+        let mut entry = rest.to_owned();
         while lines.peek().is_some_and(|l| l.starts_with("   ")) {
             entry.push_str(lines.next().unwrap());
         }

@@ -201,7 +201,8 @@ impl OperandPrecisions {
     ///
     /// # Examples
     /// ```
-    /// use roofline_core::{Architecture, OperandPrecisions, Precision};
+    /// use roofline_base::{Architecture, Precision};
+    /// use roofline_analysis::OperandPrecisions;
     /// let int4 = OperandPrecisions::run_on(Precision::Int4, Architecture::Hopper);
     /// assert_eq!(int4, OperandPrecisions::W4A16_INT4);
     /// assert!(int4.is_weight_only());

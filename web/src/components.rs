@@ -1,4 +1,5 @@
-//! Page components, one per file.
+//! Page components, one per file (each imported by its path: nothing is re-exported here, so no component
+//! depends on this file). They read the page's state from context (`crate::state::use_app`).
 
 pub mod advisor_tab;
 pub mod benchmark_tab;
@@ -26,39 +27,9 @@ pub mod serving_view;
 pub mod shape_form;
 pub mod spot_check;
 pub mod step_measure;
+pub mod step_view;
 pub mod summary_strip;
 pub mod telemetry_panel;
 pub mod validation_tab;
 pub mod view_switch;
 pub mod workload_form;
-
-pub use advisor_tab::AdvisorTab;
-pub use benchmark_tab::BenchmarkTab;
-pub use calibration_panel::CalibrationPanel;
-pub use custom_hardware::CustomHardware;
-pub use endpoint_banner::EndpointBanner;
-pub use endpoint_settings::EndpointSettings;
-pub use endpoint_status::EndpointStatus;
-pub use formats_tab::FormatsTab;
-pub use hardware_picker::HardwarePicker;
-pub use measured_count::MeasuredCount;
-pub use memory_bar::MemoryBar;
-pub use model_import::ModelImport;
-pub use operator_table::OperatorTable;
-pub use pins_panel::PinsPanel;
-pub use precision_select::PrecisionSelect;
-pub use prediction_table::PredictionTable;
-pub use results_io::ResultsIo;
-pub use right_panel::RightPanel;
-pub use serving_form::ServingForm;
-pub use serving_import::ServingImport;
-pub use serving_table::ServingTable;
-pub use serving_view::ServingView;
-pub use shape_form::ShapeForm;
-pub use spot_check::SpotCheck;
-pub use step_measure::StepMeasure;
-pub use summary_strip::SummaryStrip;
-pub use telemetry_panel::TelemetryPanel;
-pub use validation_tab::ValidationTab;
-pub use view_switch::ViewSwitch;
-pub use workload_form::WorkloadForm;

@@ -1,6 +1,6 @@
 //! The connection to the optional endpoint: its base URL (saved locally; empty = the page's own origin, which
 //! serves both the single-server app and an `ssh -L` tunnel), health polled every few seconds, and the device
-//! it measures on. Shared with the components as the [`Endpoint`] context.
+//! it measures on. Part of the app state (`crate::state::AppState::endpoint`).
 
 use std::time::Duration;
 
@@ -127,9 +127,9 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// Creates the connection state, starts the health poll (stopped when the owner is cleaned up) and
-    /// provides it as context.
-    pub fn provide() -> Endpoint {
+    /// Creates the connection state and starts the health poll (stopped when the owner is cleaned up).
+    #[must_use]
+    pub fn start() -> Endpoint {
         let base = RwSignal::new(load_base());
         let tick = RwSignal::new(0u32);
         if let Ok(handle) =
@@ -158,14 +158,12 @@ impl Endpoint {
                 }
             }
         });
-        let endpoint = Endpoint {
+        Endpoint {
             base,
             health,
             connection,
             device,
-        };
-        provide_context(endpoint);
-        endpoint
+        }
     }
 
     /// The base URL, untracked (for event handlers).
@@ -190,15 +188,6 @@ impl Endpoint {
         self.base.set(base);
         Ok(())
     }
-}
-
-/// The endpoint context provided by the app.
-///
-/// # Panics
-/// When called outside the app (a programming error).
-#[must_use]
-pub fn use_endpoint() -> Endpoint {
-    expect_context::<Endpoint>()
 }
 
 fn local_storage() -> Option<web_sys::Storage> {

@@ -21,6 +21,7 @@ pub mod serving_inputs;
 pub mod share_link;
 pub mod sliders;
 pub mod sse;
+pub mod state;
 pub mod step;
 pub mod storage;
 pub mod summary;

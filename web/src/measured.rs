@@ -1,5 +1,5 @@
 //! Measured points: the ones this page received (saved locally) merged with the endpoint's stored history,
-//! each measurement exactly once. Pure functions plus the [`Measured`] context.
+//! each measurement exactly once. Pure functions plus [`Measured`], part of the app state.
 
 use std::collections::HashSet;
 
@@ -70,7 +70,7 @@ async fn history(base: &str) -> Vec<RooflinePoint> {
     points
 }
 
-/// The page's measured points (a context value).
+/// The page's measured points.
 #[derive(Clone, Copy)]
 pub struct Measured {
     /// Points received or imported in this browser (saved with the page state).
@@ -84,8 +84,9 @@ pub struct Measured {
 }
 
 impl Measured {
-    /// Builds the merged view over `local` and provides it as context.
-    pub fn provide(local: RwSignal<Vec<RooflinePoint>>, endpoint: Endpoint) -> Measured {
+    /// Builds the merged view over `local`.
+    #[must_use]
+    pub fn new(local: RwSignal<Vec<RooflinePoint>>, endpoint: Endpoint) -> Measured {
         let refresh = RwSignal::new(0u32);
         let history = LocalResource::new(move || {
             refresh.track();
@@ -99,14 +100,12 @@ impl Measured {
             }
         });
         let shown = Memo::new(move |_| local.with(|l| merge(l, &history.get().unwrap_or_default())));
-        let measured = Measured {
+        Measured {
             local,
             refresh,
             history,
             shown,
-        };
-        provide_context(measured);
-        measured
+        }
     }
 
     /// Adds new points (duplicates are dropped).
@@ -175,15 +174,6 @@ pub fn other_devices(points: &[RooflinePoint], spec: &HardwareSpec) -> Vec<(Stri
     }
     counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     counts
-}
-
-/// The measured-points context provided by the app.
-///
-/// # Panics
-/// When called outside the app (a programming error).
-#[must_use]
-pub fn use_measured() -> Measured {
-    expect_context::<Measured>()
 }
 
 #[cfg(test)]

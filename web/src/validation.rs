@@ -1,6 +1,7 @@
 //! Prediction error of measured points: core's validation (`roofline_core::validation`) in the page's columns
 //! (one per mode the device has) plus the page's colour classes.
 
+use roofline_core::measured_device::same_device;
 use roofline_core::measurement::MeasuredPoint;
 use roofline_core::wire::RooflinePoint;
 use roofline_core::{Error, Mode};
@@ -8,6 +9,7 @@ use roofline_core::{Error, Mode};
 pub use roofline_core::validation::*;
 
 use crate::calibration::DeviceSpecs;
+use crate::format;
 
 /// How far `point` lies above the roofline of `spec` at its arithmetic intensity, as a fraction (achieved
 /// FLOP/s over min(peak, AI · bandwidth), minus 1); `None` at or below it, or when `spec` has no peak for
@@ -19,6 +21,24 @@ pub fn above_roof(point: &MeasuredPoint, spec: &roofline_core::HardwareSpec) -> 
     let roof = peak.min(point.arithmetic_intensity() * spec.dram_bandwidth_bytes_per_s);
     let excess = point.achieved_flop_per_s() / roof - 1.0;
     (excess.is_finite() && excess > 0.0).then_some(excess)
+}
+
+/// A measured point's predicted time, error and the error's class on `hw`, as a results table shows them: a
+/// point from another device than `hw`'s gets no prediction and no error (`—`, class `other-device`; the
+/// table's not-compared row says why); one `hw` cannot predict gets core's reason.
+#[must_use]
+pub fn cells(point: &MeasuredPoint, hw: &roofline_core::HardwareSpec) -> (String, String, &'static str) {
+    if !same_device(point, hw) {
+        return ("—".to_owned(), "—".to_owned(), "other-device");
+    }
+    match check(point, hw) {
+        Ok(c) => (
+            format::duration(c.predicted_s),
+            format::signed_percent(c.error_pct),
+            band_class(Band::of(c.error_pct)),
+        ),
+        Err(e) => (format::failure(&e), String::new(), ""),
+    }
 }
 
 /// CSS class of a band: `err-good`, `err-fair`, `err-poor`.

@@ -49,75 +49,28 @@ pub fn RooflineChart(
         }
     });
 
-    // PNG export: an offscreen canvas at twice the device pixel ratio or more, with the caption under the
-    // chart (`data-testid="png-export"` keeps the last export's size in `data-width`/`data-height`).
+    // The last PNG export's size (`png-export`'s `data-width`/`data-height`).
     let exported = RwSignal::new(None::<(u32, u32)>);
-    let export_png = move |_| {
+    let on_png = move |_| {
         let Some(canvas) = chart.canvas.get_untracked() else {
             return;
         };
-        let scale = browser::device_pixel_ratio().max(2.0);
-        let css = (
-            f64::from(canvas.client_width().max(320)),
-            f64::from(canvas.client_height().max(192)),
-        );
-        let (w, h) = (
-            (css.0 * scale).round() as u32,
-            ((css.1 + 30.0 + EXPORT_FOOTER_CSS_PX) * scale).round() as u32,
-        );
-        let Some(offscreen) = document()
-            .create_element("canvas")
-            .ok()
-            .and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok())
-        else {
-            return;
-        };
-        offscreen.set_width(w);
-        offscreen.set_height(h);
-        let Some(backend) = CanvasBackend::with_canvas_object(offscreen.clone()) else {
-            return;
-        };
         let text = caption.get_untracked();
-        let result =
-            data.with_untracked(|d| draw_captioned(&backend.into_drawing_area(), d, &theme(), scale, &text));
-        match result
-            .map_err(|e| e.to_string())
-            .and_then(|()| offscreen.to_data_url().map_err(|e| format!("{e:?}")))
-        {
-            Ok(url) => {
-                exported.set(Some((w, h)));
-                browser::download_url(&url, "roofline.png");
-            }
+        match data.with_untracked(|d| export_png(&canvas, d, &text)) {
+            Ok(size) => exported.set(Some(size)),
             Err(e) => error.set(Some(e)),
         }
     };
     // The last SVG export, kept for the page's tests (`svg-export`'s `data-caption` says whether it has one).
     let exported_svg = RwSignal::new(None::<String>);
-    let export_svg = move |_| {
+    let on_svg = move |_| {
         let Some(canvas) = chart.canvas.get_untracked() else {
             return;
         };
-        let size = (
-            canvas.client_width().max(320) as u32,
-            (f64::from(canvas.client_height().max(192)) + 30.0 + EXPORT_FOOTER_CSS_PX) as u32,
-        );
-        let mut svg = String::new();
         let text = caption.get_untracked();
-        let result = data.with_untracked(|d| {
-            draw_captioned(
-                &SVGBackend::with_string(&mut svg, size).into_drawing_area(),
-                d,
-                &theme(),
-                1.0,
-                &text,
-            )
-        });
-        match result {
-            Ok(()) => {
-                exported_svg.set(Some(svg.clone()));
-                browser::download_text(&svg, "roofline.svg", "image/svg+xml");
-            }
-            Err(e) => error.set(Some(e.to_string())),
+        match data.with_untracked(|d| export_svg(&canvas, d, &text)) {
+            Ok(svg) => exported_svg.set(Some(svg)),
+            Err(e) => error.set(Some(e)),
         }
     };
     // The tooltip says the mode and device of its numbers on its last line.
@@ -178,10 +131,10 @@ pub fn RooflineChart(
                 </div>
             </div>
             <div class="chart-actions">
-                <button on:click=export_png data-testid="png-export"
+                <button on:click=on_png data-testid="png-export"
                     data-width=move || exported.get().map(|e| e.0.to_string())
                     data-height=move || exported.get().map(|e| e.1.to_string())>"Export PNG"</button>
-                <button on:click=export_svg data-testid="svg-export"
+                <button on:click=on_svg data-testid="svg-export"
                     data-caption=move || exported_svg.with(|s| s.as_ref().map(|svg| caption.with_untracked(|c| svg.contains(c.as_str())).to_string()))>
                     "Export SVG"
                 </button>
@@ -189,4 +142,55 @@ pub fn RooflineChart(
             </div>
         </div>
     }
+}
+
+/// Downloads `data` as a PNG with `caption` under the chart: an offscreen canvas the size of `canvas` at
+/// twice the device pixel ratio or more. Returns its size in pixels.
+fn export_png(
+    canvas: &web_sys::HtmlCanvasElement,
+    data: &PlotData,
+    caption: &str,
+) -> Result<(u32, u32), String> {
+    let scale = browser::device_pixel_ratio().max(2.0);
+    let css = (
+        f64::from(canvas.client_width().max(320)),
+        f64::from(canvas.client_height().max(192)),
+    );
+    let (w, h) = (
+        (css.0 * scale).round() as u32,
+        ((css.1 + 30.0 + EXPORT_FOOTER_CSS_PX) * scale).round() as u32,
+    );
+    let offscreen = document()
+        .create_element("canvas")
+        .ok()
+        .and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok())
+        .ok_or("the browser made no canvas")?;
+    offscreen.set_width(w);
+    offscreen.set_height(h);
+    let backend =
+        CanvasBackend::with_canvas_object(offscreen.clone()).ok_or("the canvas has no 2D context")?;
+    draw_captioned(&backend.into_drawing_area(), data, &theme(), scale, caption)
+        .map_err(|e| e.to_string())?;
+    let url = offscreen.to_data_url().map_err(|e| format!("{e:?}"))?;
+    browser::download_url(&url, "roofline.png");
+    Ok((w, h))
+}
+
+/// Downloads `data` as an SVG the size of `canvas` with `caption` under the chart, and returns it.
+fn export_svg(canvas: &web_sys::HtmlCanvasElement, data: &PlotData, caption: &str) -> Result<String, String> {
+    let size = (
+        canvas.client_width().max(320) as u32,
+        (f64::from(canvas.client_height().max(192)) + 30.0 + EXPORT_FOOTER_CSS_PX) as u32,
+    );
+    let mut svg = String::new();
+    draw_captioned(
+        &SVGBackend::with_string(&mut svg, size).into_drawing_area(),
+        data,
+        &theme(),
+        1.0,
+        caption,
+    )
+    .map_err(|e| e.to_string())?;
+    browser::download_text(&svg, "roofline.svg", "image/svg+xml");
+    Ok(svg)
 }

@@ -1,10 +1,12 @@
 //! The quantization advisor's ranked candidates for the current scenario.
 
 use leptos::prelude::*;
-use roofline_core::{Advice, Error, HardwareSpec, Mode, Pick, Recommendation};
+use roofline_core::{Error, Mode, Pick, Recommendation};
 
 use crate::calibration::mode_label;
 use crate::format;
+use crate::state::derived::Applied;
+use crate::state::use_app;
 
 /// The recommended config's line: name, speedup vs the baseline, step time and memory.
 fn pick_line(p: &Pick) -> String {
@@ -14,7 +16,7 @@ fn pick_line(p: &Pick) -> String {
 /// The one answer at the top (`recommendation`, `data-kind` = `switch`, `keep` or `nothing-fits`,
 /// `data-config` = the recommended config): switch (with `apply-recommendation`, which sets the scenario's
 /// config), keep, or what to change when nothing fits (`fit-change` items).
-fn recommendation_view(r: Result<Recommendation, Error>, apply: Callback<String>) -> AnyView {
+fn recommendation_view(r: Result<Recommendation, Error>, applied: Applied) -> AnyView {
     match r {
         Err(e) => view! { <p class="error" data-testid="recommendation">{format::failure(&e)}</p> }.into_any(),
         Ok(Recommendation::Switch(p)) => {
@@ -25,7 +27,7 @@ fn recommendation_view(r: Result<Recommendation, Error>, apply: Callback<String>
                     <p class="pick">{pick_line(&p)}</p>
                     <p class="hint">{p.reason.clone()}</p>
                     <button type="button" data-testid="apply-recommendation"
-                        on:click=move |_| apply.run(config.clone())>
+                        on:click=move |_| applied.apply(config.clone())>
                         {format!("Apply {}", p.name)}
                     </button>
                 </div>
@@ -58,20 +60,14 @@ fn recommendation_view(r: Result<Recommendation, Error>, apply: Callback<String>
 /// domain), break-even batch and the reason for each; configs the device cannot run are listed as skipped
 /// with why.
 #[component]
-pub fn AdvisorTab(
-    /// The advice, or why there is none.
-    #[prop(into)]
-    advice: Signal<Result<Advice, Error>>,
-    /// The one answer drawn from the advice.
-    #[prop(into)]
-    recommendation: Signal<Result<Recommendation, Error>>,
-    /// The spec the advice is predicted on.
-    #[prop(into)]
-    hardware: Signal<HardwareSpec>,
-    /// Applies a config (Apply).
-    apply: Callback<String>,
-) -> impl IntoView {
-    let top = move || recommendation_view(recommendation.get(), apply);
+pub fn AdvisorTab() -> impl IntoView {
+    let app = use_app();
+    let (advice, recommendation, hardware) = (
+        app.analyses.advice,
+        app.analyses.recommendation,
+        app.device.hardware,
+    );
+    let top = move || recommendation_view(recommendation.get(), app.applied);
     let ranked = move || match advice.get() {
         Err(e) => view! { <p class="error">{format::failure(&e)}</p> }.into_any(),
         Ok(a) => {

@@ -2,167 +2,53 @@
 //! progress, a live result table, Stop, and telemetry beside it.
 
 use leptos::prelude::*;
-use roofline_core::measured_device::same_device;
 use roofline_core::measurement::MeasuredPoint;
-use roofline_core::wire::{
-    BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkJob, BenchmarkPointEvent, BenchmarkRequest,
-    RUN_ALL_PRECISIONS,
-};
+use roofline_core::wire::{BenchmarkJob, BenchmarkRequest, RUN_ALL_PRECISIONS};
 use roofline_core::{HardwareSpec, Mode, Precision, find_hardware};
 
-use crate::api::{self, ApiError, join};
+use crate::api::ApiError;
 use crate::bench::{JobProgress, shapes_text};
 use crate::calibration::mode_label;
-use crate::components::TelemetryPanel;
 use crate::components::not_compared::NotComparedRow;
-use crate::endpoint::{Connection, use_endpoint};
+use crate::components::telemetry_panel::TelemetryPanel;
+use crate::endpoint::Connection;
 use crate::format;
-use crate::measured::use_measured;
 use crate::palette::{css, precision_rgb};
 use crate::presets::QUICK_SHAPES;
-use crate::scenario::Scenario;
-use crate::sse::{JobStream, on_json};
-use crate::validation::parse_shapes;
-use crate::validation::{self, Band};
+use crate::state::jobs::JobTracker;
+use crate::state::{AppState, use_app};
+use crate::validation::{self, parse_shapes};
 
-/// What the Benchmark tab submits and cancels.
-type SubmitAction = Action<BenchmarkRequest, Result<BenchmarkJob, ApiError>>;
-
-/// The latest benchmark job and its event stream, owned by a parent that outlives tab switches, so a job keeps
-/// streaming (and its points keep joining the measured points) while another tab is open.
-#[derive(Clone, Copy)]
-pub struct JobTracker {
-    progress: RwSignal<Option<JobProgress>>,
-    submit: SubmitAction,
-    cancel: Action<String, Result<(), ApiError>>,
-    error: RwSignal<Option<String>>,
-    /// The precisions the endpoint measures, or measured when it was last online: what the boxes offer
-    /// while it is offline.
-    measurable: Memo<Vec<Precision>>,
+/// Whether the job runs as far as anyone can tell: not over, and its endpoint still answering (tracked).
+fn running(app: AppState) -> bool {
+    let offline = app.endpoint.connection.get() == Connection::Offline;
+    app.job
+        .progress
+        .with(|p| p.as_ref().is_some_and(|p| !p.is_over()))
+        && !offline
 }
 
-/// Creates the tracker; the stream closes when the owner is cleaned up.
-pub fn job_tracker() -> JobTracker {
-    let endpoint = use_endpoint();
-    let measured = use_measured();
-    let progress = RwSignal::new(None::<JobProgress>);
-    let stream = JobStream::scoped();
-    let error = RwSignal::new(None::<String>);
-    let follow = move |job: BenchmarkJob| {
-        let url = join(&endpoint.base_now(), &job.events_url);
-        progress.set(Some(JobProgress::new(job)));
-        let handlers = vec![
-            (
-                "point",
-                on_json(move |e: BenchmarkPointEvent| {
-                    let point = e.point.clone();
-                    let mut fresh = false;
-                    progress.update(|p| fresh = p.as_mut().is_some_and(|p| p.on_point(e)));
-                    if fresh {
-                        measured.add(vec![point]);
-                    }
-                }),
-            ),
-            (
-                "failed",
-                on_json(move |e: BenchmarkFailedEvent| {
-                    progress.update(|p| {
-                        if let Some(p) = p {
-                            p.on_failed(e);
-                        }
-                    })
-                }),
-            ),
-            (
-                "done",
-                on_json(move |e: BenchmarkDoneEvent| {
-                    // The server ends the stream after `done`; closing keeps the browser from reconnecting.
-                    stream.close();
-                    progress.update(|p| {
-                        if let Some(p) = p {
-                            p.done = Some(e)
-                        }
-                    });
-                    measured.refresh_history();
-                }),
-            ),
-        ];
-        let on_closed = Box::new(move || {
-            progress.update(|p| {
-                if let Some(p) = p.as_mut().filter(|p| !p.is_over()) {
-                    p.lost = Some("the endpoint closed the stream".to_owned());
-                }
-            });
-        });
-        if let Err(e) = stream.open(&url, handlers, on_closed) {
-            error.set(Some(e.to_string()));
-        }
-    };
-    let submit = Action::new_local(move |request: &BenchmarkRequest| {
-        let (request, base) = (request.clone(), endpoint.base_now());
-        async move {
-            let job = api::submit_benchmark(&base, &request).await;
-            if let Ok(job) = &job {
-                follow(job.clone());
-            }
-            job
-        }
-    });
-    let cancel = Action::new_local(move |id: &String| {
-        let (id, base) = (id.clone(), endpoint.base_now());
-        async move { api::cancel_benchmark(&base, &id).await }
-    });
-    JobTracker {
-        progress,
-        submit,
-        cancel,
-        error,
-        measurable: Memo::new(
-            move |last: Option<&Vec<Precision>>| match endpoint.device.get().flatten() {
-                Some(d) if !d.measurable_precisions.is_empty() => d.measurable_precisions,
-                _ => last.cloned().unwrap_or_default(),
-            },
-        ),
-    }
-}
-
-/// The Benchmark tab: shapes (`bench-shapes`), precisions (`bench-precisions`, one checkbox per precision;
-/// the endpoint's set as last seen online, so going offline changes nothing), Run (`bench-run`) and Stop
-/// (`bench-stop`, "Stopping…" until the job ends); progress in `bench-progress` and `bench-status`
-/// (`data-value` = `running`/`stopping`/`done`/`cancelled`/`lost`; `lost` as soon as the endpoint stops
-/// answering mid-job), one `bench-row` per point in `bench-results` (its `data-mode`/`data-device` are the
-/// predictions'; points from another device in one `not-compared` row; an oversize shape is a failed row of
-/// its own). Each measured point joins the page's measured points exactly once.
+/// Shapes (`bench-shapes`), precisions (`bench-precisions`, one checkbox per precision; the endpoint's set
+/// as last seen online, so going offline changes nothing), Run (`bench-run`) and Stop (`bench-stop`,
+/// "Stopping…" until the job ends; `stopping` is set by it).
 #[component]
-pub fn BenchmarkTab(
-    /// The scenario: its kernel shape is the default job.
-    scenario: RwSignal<Scenario>,
-    /// The spec measured points are predicted on (in the scenario's mode).
-    #[prop(into)]
-    hardware: Signal<HardwareSpec>,
-    /// The job being followed, from [`job_tracker`].
-    job: JobTracker,
-    /// The right panel's open tab (the not-compared row's calibrate action).
-    tab: RwSignal<usize>,
-    /// Custom devices and calibrations.
-    custom: RwSignal<Vec<HardwareSpec>>,
-) -> impl IntoView {
-    let endpoint = use_endpoint();
-    let shapes =
-        RwSignal::new(scenario.with_untracked(|s| shapes_text(&[[s.kernel.m, s.kernel.n, s.kernel.k]])));
-    let chosen = RwSignal::new(None::<Vec<Precision>>);
+fn JobForm(stopping: RwSignal<bool>) -> impl IntoView {
+    let app = use_app();
+    let (endpoint, scenario, hardware) = (app.endpoint, app.scenario, app.device.hardware);
     let JobTracker {
         progress,
         submit,
         cancel,
         error: form_error,
         measurable,
-    } = job;
-    let measurable = move || measurable.get();
+    } = app.job;
+    let shapes =
+        RwSignal::new(scenario.with_untracked(|s| shapes_text(&[[s.kernel.m, s.kernel.n, s.kernel.k]])));
+    let chosen = RwSignal::new(None::<Vec<Precision>>);
     // Until the user ticks some: every precision the endpoint measures natively.
     let precisions = move || {
         chosen.get().unwrap_or_else(|| {
-            let m = measurable();
+            let m = measurable.get();
             if m.is_empty() {
                 RUN_ALL_PRECISIONS.to_vec()
             } else {
@@ -171,7 +57,7 @@ pub fn BenchmarkTab(
         })
     };
     let offered = move || {
-        let mut all = measurable();
+        let mut all = measurable.get();
         all.extend(RUN_ALL_PRECISIONS);
         Precision::ALL
             .into_iter()
@@ -187,8 +73,6 @@ pub fn BenchmarkTab(
         }
         chosen.set(Some(list));
     };
-
-    let stopping = RwSignal::new(false);
     let on_run = move |_| {
         form_error.set(None);
         let shapes = match parse_shapes(&shapes.get_untracked()) {
@@ -210,16 +94,12 @@ pub fn BenchmarkTab(
         stopping.set(false);
         submit.dispatch(request);
     };
-    // A job whose endpoint stopped answering is not running as far as anyone can tell.
-    let offline = move || endpoint.connection.get() == Connection::Offline;
-    let running = move || progress.with(|p| p.as_ref().is_some_and(|p| !p.is_over())) && !offline();
     let on_stop = move |_| {
         if let Some(id) = progress.with_untracked(|p| p.as_ref().map(|p| p.job.id.clone())) {
             stopping.set(true);
             cancel.dispatch(id);
         }
     };
-
     let quick = move |_| {
         let mut list = parse_shapes(&shapes.get_untracked()).unwrap_or_default();
         list.extend(
@@ -245,6 +125,37 @@ pub fn BenchmarkTab(
             })
             .collect_view()
     };
+    view! {
+        <fieldset>
+            <legend>"Benchmark job: every shape × every precision"</legend>
+            <label for="bench-shapes">"Shapes (M×N×K, comma-separated)"</label>
+            <input id="bench-shapes" type="text" data-testid="bench-shapes" prop:value=move || shapes.get() on:input=move |ev| shapes.set(event_target_value(&ev)) />
+            <button type="button" on:click=quick>"+ quick shapes"</button>
+            <div class="precisions" data-testid="bench-precisions">{boxes}</div>
+            <div class="row">
+                <button type="button" data-testid="bench-run" on:click=on_run disabled=move || running(app) || submit.pending().get() || !endpoint.is_online()>
+                    "Run benchmarks"
+                </button>
+                <button type="button" data-testid="bench-stop" on:click=on_stop disabled=move || !running(app) || stopping.get()>
+                    {move || if stopping.get() && running(app) { "Stopping…" } else { "Stop" }}
+                </button>
+            </div>
+            {move || form_error.get().map(|e| view! { <p class="error">{e}</p> })}
+            {move || match submit.value().get() {
+                Some(Err::<BenchmarkJob, ApiError>(e)) => Some(view! { <p class="error">{e.to_string()}</p> }),
+                _ => None,
+            }}
+        </fieldset>
+    }
+}
+
+/// The job's progress (`bench-progress`) and status (`bench-status`, `data-value` =
+/// `running`/`stopping`/`done`/`cancelled`/`lost`; `lost` as soon as the endpoint stops answering mid-job).
+#[component]
+fn JobStatus(stopping: RwSignal<bool>) -> impl IntoView {
+    let app = use_app();
+    let progress = app.job.progress;
+    let offline = move || app.endpoint.connection.get() == Connection::Offline;
     let status_value = move || {
         progress.with(|p| match p {
             None => "idle",
@@ -265,6 +176,59 @@ pub fn BenchmarkTab(
         "stopping" => format!("stopping after {}/{}…", p.finished_points(), p.job.total),
         _ => p.status(),
     };
+    move || {
+        progress.with(|p| p.as_ref().map(|p| (p.finished_points(), p.job.total, status_text(p)))).map(|(n, total, status)| view! {
+            <div class="progress">
+                <progress data-testid="bench-progress" max=total.to_string() value=n.to_string()></progress>
+                <span data-testid="bench-status" data-value=status_value>{status}</span>
+            </div>
+        })
+    }
+}
+
+/// The rows of `p` in job order: one `bench-row` per measured point with its prediction on `hardware`, and
+/// an oversize shape or other failure as a failed row of its own.
+fn job_rows(p: &JobProgress, hardware: Memo<HardwareSpec>) -> Vec<AnyView> {
+    let mut rows: Vec<(u32, AnyView)> = p
+        .points
+        .iter()
+        .map(|e| {
+            let point = MeasuredPoint::from(&e.point);
+            let (predicted, error, class) = hardware.with(|hw| validation::cells(&point, hw));
+            let view = view! {
+                <tr data-testid="bench-row" data-precision=e.point.precision.name()>
+                    <td class="nowrap">{e.point.shape.clone()}</td>
+                    <td class="nowrap">{e.point.precision.name()}</td>
+                    <td class="num">{format::duration(e.point.time_us * 1e-6)}</td>
+                    <td class="num">{predicted}</td>
+                    <td class=format!("num {class}")>{error}</td>
+                </tr>
+            };
+            (e.index, view.into_any())
+        })
+        .collect();
+    rows.extend(p.failures.iter().map(|f| {
+        let view = view! {
+            <tr data-testid="bench-row" class="unsupported" data-failed="true">
+                <td class="nowrap">{f.shape.clone()}</td>
+                <td class="nowrap">{f.failure.precision.name()}</td>
+                <td colspan="3" class="error">{format!("{}: {}", f.failure.code, f.failure.message)}</td>
+            </tr>
+        };
+        (f.index, view.into_any())
+    }));
+    rows.sort_by_key(|(i, _)| *i);
+    rows.into_iter().map(|(_, v)| v).collect()
+}
+
+/// The Benchmark tab: the job's form, status and results (`bench-results`: its `data-mode`/`data-device`
+/// are the predictions'; points from another device in one `not-compared` row), and telemetry. Each
+/// measured point joins the page's measured points exactly once.
+#[component]
+pub fn BenchmarkTab() -> impl IntoView {
+    let app = use_app();
+    let (progress, hardware) = (app.job.progress, app.device.hardware);
+    let stopping = RwSignal::new(false);
     let job_points = Signal::derive(move || {
         progress.with(|p| {
             p.iter()
@@ -273,83 +237,11 @@ pub fn BenchmarkTab(
                 .collect::<Vec<_>>()
         })
     });
-    let rows = move || {
-        progress.with(|p| {
-            let Some(p) = p else { return Vec::new() };
-            let mut rows: Vec<(u32, AnyView)> = p
-                .points
-                .iter()
-                .map(|e| {
-                    // A point from another device than the selected one gets no prediction and no error.
-                    let point = MeasuredPoint::from(&e.point);
-                    let (predicted, error, class) = hardware.with(|hw| {
-                        if !same_device(&point, hw) {
-                            return ("—".to_owned(), "—".to_owned(), "other-device");
-                        }
-                        match validation::check(&point, hw) {
-                            Ok(c) => (
-                                format::duration(c.predicted_s),
-                                format::signed_percent(c.error_pct),
-                                validation::band_class(Band::of(c.error_pct)),
-                            ),
-                            Err(e) => (format::failure(&e), String::new(), ""),
-                        }
-                    });
-                    let view = view! {
-                        <tr data-testid="bench-row" data-precision=e.point.precision.name()>
-                            <td class="nowrap">{e.point.shape.clone()}</td>
-                            <td class="nowrap">{e.point.precision.name()}</td>
-                            <td class="num">{format::duration(e.point.time_us * 1e-6)}</td>
-                            <td class="num">{predicted}</td>
-                            <td class=format!("num {class}")>{error}</td>
-                        </tr>
-                    };
-                    (e.index, view.into_any())
-                })
-                .collect();
-            rows.extend(p.failures.iter().map(|f| {
-                let view = view! {
-                    <tr data-testid="bench-row" class="unsupported" data-failed="true">
-                        <td class="nowrap">{f.shape.clone()}</td>
-                        <td class="nowrap">{f.failure.precision.name()}</td>
-                        <td colspan="3" class="error">{format!("{}: {}", f.failure.code, f.failure.message)}</td>
-                    </tr>
-                };
-                (f.index, view.into_any())
-            }));
-            rows.sort_by_key(|(i, _)| *i);
-            rows.into_iter().map(|(_, v)| v).collect::<Vec<_>>()
-        })
-    };
-
+    let rows = move || progress.with(|p| p.as_ref().map(|p| job_rows(p, hardware)).unwrap_or_default());
     view! {
         <div class="benchmark-tab">
-            <fieldset>
-                <legend>"Benchmark job: every shape × every precision"</legend>
-                <label for="bench-shapes">"Shapes (M×N×K, comma-separated)"</label>
-                <input id="bench-shapes" type="text" data-testid="bench-shapes" prop:value=move || shapes.get() on:input=move |ev| shapes.set(event_target_value(&ev)) />
-                <button type="button" on:click=quick>"+ quick shapes"</button>
-                <div class="precisions" data-testid="bench-precisions">{boxes}</div>
-                <div class="row">
-                    <button type="button" data-testid="bench-run" on:click=on_run disabled=move || running() || submit.pending().get() || !endpoint.is_online()>
-                        "Run benchmarks"
-                    </button>
-                    <button type="button" data-testid="bench-stop" on:click=on_stop disabled=move || !running() || stopping.get()>
-                        {move || if stopping.get() && running() { "Stopping…" } else { "Stop" }}
-                    </button>
-                </div>
-                {move || form_error.get().map(|e| view! { <p class="error">{e}</p> })}
-                {move || match submit.value().get() {
-                    Some(Err::<BenchmarkJob, ApiError>(e)) => Some(view! { <p class="error">{e.to_string()}</p> }),
-                    _ => None,
-                }}
-            </fieldset>
-            {move || progress.with(|p| p.as_ref().map(|p| (p.finished_points(), p.job.total, status_text(p)))).map(|(n, total, status)| view! {
-                <div class="progress">
-                    <progress data-testid="bench-progress" max=total.to_string() value=n.to_string()></progress>
-                    <span data-testid="bench-status" data-value=status_value>{status}</span>
-                </div>
-            })}
+            <JobForm stopping=stopping />
+            <JobStatus stopping=stopping />
             <div class="table-box" data-mode=move || hardware.with(|h| Mode::of(h).name()) data-device=move || hardware.with(|h| h.name.clone())>
             <table class="bench-results" data-testid="bench-results">
                 <caption>{move || format!("Measured on the endpoint, predicted in {}", hardware.with(mode_label))}</caption>
@@ -363,7 +255,7 @@ pub fn BenchmarkTab(
                     </tr>
                 </thead>
                 <tbody>
-                    <NotComparedRow points=job_points hardware=hardware scenario=scenario custom=custom tab=tab colspan=5 />
+                    <NotComparedRow points=job_points hardware=hardware colspan=5 />
                     {rows}
                 </tbody>
             </table>

@@ -2,16 +2,14 @@
 //! switch to the calibrated mode.
 
 use leptos::prelude::*;
+use roofline_core::Mode;
 use roofline_core::hardware::CalibrationQuality;
 use roofline_core::wire::{CalibrateRequest, CalibrationResult};
-use roofline_core::{HardwareSpec, Mode};
 
 use crate::api::{self, ApiError};
 use crate::calibration::{DeviceSpecs, age, upsert, with_spread};
-use crate::endpoint::use_endpoint;
 use crate::format;
-use crate::measured::use_measured;
-use crate::scenario::Scenario;
+use crate::state::use_app;
 
 /// The Calibrate button (`data-testid="calibrate-button"`, POST `/api/calibrate` starting from the detected
 /// catalog device). The calibrated spec is kept among the custom devices and the detected device switches to
@@ -21,14 +19,9 @@ use crate::scenario::Scenario;
 /// device's calibration, else of the one just measured ([`quality_view`]), stays under it across device
 /// switches and reloads.
 #[component]
-pub fn CalibrationPanel(
-    /// The scenario (its device and mode).
-    scenario: RwSignal<Scenario>,
-    /// Custom devices, where calibrated specs are kept.
-    custom: RwSignal<Vec<HardwareSpec>>,
-) -> impl IntoView {
-    let endpoint = use_endpoint();
-    let measured = use_measured();
+pub fn CalibrationPanel() -> impl IntoView {
+    let app = use_app();
+    let (endpoint, measured, scenario, custom) = (app.endpoint, app.measured, app.scenario, app.custom);
     let calibrate = Action::new_local(move |(): &()| {
         let base = endpoint.base_now();
         let hardware_key = endpoint
@@ -68,7 +61,7 @@ pub fn CalibrationPanel(
     // The calibration whose spread is shown: the selected device's (it outlives the result, across device
     // switches and reloads), else the one just measured.
     let quality = move || {
-        let selected = scenario.with(|s| custom.with(|c| DeviceSpecs::of(&s.hardware, c).calibrated));
+        let selected = app.device.listed.with(|d| d.calibrated.clone());
         let fresh = || {
             calibrate
                 .value()

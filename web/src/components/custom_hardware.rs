@@ -5,21 +5,15 @@ use roofline_core::{HardwareSpec, Provenance, find_hardware};
 
 use crate::browser;
 use crate::presets::DEFAULT_HARDWARE;
-use crate::scenario::Scenario;
+use crate::state::use_app;
 
 /// Editor for user-defined devices. Pasted JSON goes through `HardwareSpec::from_json` (which checks it);
-/// a key that collides with the catalog is refused. The chosen device can be exported as a template.
+/// a key that collides with the catalog is refused. The chosen device, as catalogued or entered (never its
+/// reference spec: importing one would scale its ceilings twice), can be exported as a template.
 #[component]
-pub fn CustomHardware(
-    /// The scenario (to select an imported device).
-    scenario: RwSignal<Scenario>,
-    /// User-defined devices.
-    custom: RwSignal<Vec<HardwareSpec>>,
-    /// The selected device as catalogued or entered (never its reference spec: importing one would scale its
-    /// ceilings twice).
-    #[prop(into)]
-    hardware: Signal<HardwareSpec>,
-) -> impl IntoView {
+pub fn CustomHardware() -> impl IntoView {
+    let app = use_app();
+    let (scenario, custom, hardware) = (app.scenario, app.custom, app.device.own);
     let text = RwSignal::new(String::new());
     let message = RwSignal::new(None::<(bool, String)>);
     let import = move |_| {

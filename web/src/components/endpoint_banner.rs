@@ -3,18 +3,16 @@
 
 use leptos::prelude::*;
 
-use crate::endpoint::{Connection, use_endpoint};
-use crate::scenario::Scenario;
+use crate::endpoint::Connection;
+use crate::state::use_app;
 
 /// The banner (`data-testid="endpoint-banner"`, `data-value` = `offline`/`no-gpu`/`gpu`), empty while the first
 /// health check runs. A matched catalog device that is not selected gets a "Use" button
 /// (`data-testid="use-detected-hardware"`).
 #[component]
-pub fn EndpointBanner(
-    /// The scenario whose device the button switches.
-    scenario: RwSignal<Scenario>,
-) -> impl IntoView {
-    let endpoint = use_endpoint();
+pub fn EndpointBanner() -> impl IntoView {
+    let app = use_app();
+    let (endpoint, scenario) = (app.endpoint, app.scenario);
     let where_ = move || {
         let base = endpoint.base.get();
         if base.is_empty() {

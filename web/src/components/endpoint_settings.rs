@@ -2,14 +2,14 @@
 
 use leptos::prelude::*;
 
-use crate::endpoint::use_endpoint;
+use crate::state::use_app;
 
 /// A URL field (`data-testid="endpoint-url"`): empty means the server that served this page, which covers
 /// `gpu-endpoint serve` and an `ssh -L` tunnel with no setting. Saved locally; what is not a URL is refused
 /// with the reason (`endpoint-url-error`) and changes nothing.
 #[component]
 pub fn EndpointSettings() -> impl IntoView {
-    let endpoint = use_endpoint();
+    let endpoint = use_app().endpoint;
     let draft = RwSignal::new(endpoint.base.get_untracked());
     let error = RwSignal::new(None::<String>);
     let save = move |ev: leptos::ev::SubmitEvent| {

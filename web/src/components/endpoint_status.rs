@@ -2,15 +2,16 @@
 
 use leptos::prelude::*;
 
-use crate::components::EndpointSettings;
-use crate::endpoint::{Connection, use_endpoint};
+use crate::components::endpoint_settings::EndpointSettings;
+use crate::endpoint::Connection;
+use crate::state::use_app;
 
 /// `endpoint: online · cpu · <device> · matches <key>` or `endpoint: offline`
 /// (`data-testid="endpoint-status"`, `data-value` = `checking`/`online`/`offline`), refreshed by the health
 /// poll; it opens the endpoint's URL setting.
 #[component]
 pub fn EndpointStatus() -> impl IntoView {
-    let endpoint = use_endpoint();
+    let endpoint = use_app().endpoint;
     let state = move || endpoint.connection.get();
     let text = move || match state() {
         Connection::Online => {

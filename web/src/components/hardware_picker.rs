@@ -1,25 +1,18 @@
 //! Device picker over the catalog and the user's custom devices.
 
 use leptos::prelude::*;
-use roofline_core::{HardwareSpec, Mode};
+use roofline_core::Mode;
 
 use crate::format;
 use crate::presets::{all_hardware, resolve_hardware};
-use crate::scenario::Scenario;
+use crate::state::use_app;
 
 /// A labelled `<select>` (`data-testid="hardware-select"`) listing every catalogued device, then custom ones,
 /// with the chosen device's architecture, bandwidth (in the mode predictions use) and memory underneath.
 #[component]
-pub fn HardwarePicker(
-    /// The scenario whose device is picked.
-    scenario: RwSignal<Scenario>,
-    /// The spec predictions use.
-    #[prop(into)]
-    hardware: Signal<HardwareSpec>,
-    /// User-defined devices.
-    #[prop(into)]
-    custom: Signal<Vec<HardwareSpec>>,
-) -> impl IntoView {
+pub fn HardwarePicker() -> impl IntoView {
+    let app = use_app();
+    let (scenario, hardware, custom) = (app.scenario, app.device.hardware, app.custom);
     let options = move || {
         custom.with(|c| {
             all_hardware(c)

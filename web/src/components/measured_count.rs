@@ -2,23 +2,20 @@
 //! others came from.
 
 use leptos::prelude::*;
-use roofline_core::{HardwareSpec, Precision};
+use roofline_core::Precision;
 
-use crate::measured::{PointFilter, on_device, other_devices, use_measured};
+use crate::measured::{on_device, other_devices};
+use crate::state::use_app;
 
 /// `N measured points` with the bare number in `data-testid="measured-count"` (every point the page holds),
 /// the number drawn on this device's roofline in `measured-on-device`, and, when some were measured on
 /// other devices, `measured-other-note` saying which: they are hidden and never compared with this device.
+/// Under it, which points the chart draws: other devices' too (greyed, `measured-show-other`), one precision
+/// (`measured-precision`), only recent ones (`measured-since`: the last hour, day or week).
 #[component]
-pub fn MeasuredCount(
-    /// The selected device.
-    #[prop(into)]
-    hardware: Signal<HardwareSpec>,
-    /// Which points the chart draws: other devices' too (greyed, `measured-show-other`), one precision
-    /// (`measured-precision`), only recent ones (`measured-since`: the last hour, day or week).
-    filter: RwSignal<PointFilter>,
-) -> impl IntoView {
-    let measured = use_measured();
+pub fn MeasuredCount() -> impl IntoView {
+    let app = use_app();
+    let (measured, hardware, filter) = (app.measured, app.device.hardware, app.chart.filter);
     let n_points = move || measured.shown.with(Vec::len);
     let mine = Memo::new(move |_| measured.shown.with(|m| hardware.with(|h| on_device(m, h).len())));
     let others = Memo::new(move |_| measured.shown.with(|m| hardware.with(|h| other_devices(m, h))));

@@ -1,12 +1,11 @@
 //! Imported models: paste a Hugging Face `config.json`, choose or drop the file; remove an imported model.
 
 use leptos::prelude::*;
-use roofline_core::ModelConfig;
 
 use crate::browser;
 use crate::models::import_model;
 use crate::presets::DEFAULT_MODEL;
-use crate::scenario::Scenario;
+use crate::state::use_app;
 
 /// `config.json` import beside the model select. The text (`model-json`, a file dropped on it fills it) or a
 /// chosen file (`model-file`) goes through `ModelConfig::from_hf_config_json` (`model-import` for pasted
@@ -14,12 +13,9 @@ use crate::scenario::Scenario;
 /// the imported models and selected. An error names the field (`model-import-message`, `data-ok="false"`)
 /// and changes nothing. `model-remove` removes the selected imported model and falls back to the default.
 #[component]
-pub fn ModelImport(
-    /// The scenario (to select an imported model).
-    scenario: RwSignal<Scenario>,
-    /// The imported models.
-    models: RwSignal<Vec<ModelConfig>>,
-) -> impl IntoView {
+pub fn ModelImport() -> impl IntoView {
+    let app = use_app();
+    let (scenario, models) = (app.scenario, app.models);
     let text = RwSignal::new(String::new());
     let message = RwSignal::new(None::<(bool, String)>);
     let add = move |file_name: Option<String>, json: String| {

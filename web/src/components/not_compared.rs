@@ -7,9 +7,8 @@ use roofline_core::HardwareSpec;
 use roofline_core::measured_device::{PointDevice, same_device};
 use roofline_core::measurement::MeasuredPoint;
 
-use crate::components::right_panel::VALIDATION_TAB;
 use crate::presets::all_hardware;
-use crate::scenario::Scenario;
+use crate::state::{Tab, use_app};
 
 /// The devices of `points` that are not `selected`, each with the key of a spec the page has for it (a
 /// catalog device, a custom one or a calibration), in order of first appearance.
@@ -48,15 +47,11 @@ pub fn NotComparedRow(
     /// The selected device's spec.
     #[prop(into)]
     hardware: Signal<HardwareSpec>,
-    /// The scenario (the action switches its device).
-    scenario: RwSignal<Scenario>,
-    /// Custom devices and calibrations.
-    custom: RwSignal<Vec<HardwareSpec>>,
-    /// The right panel's open tab (the calibrate action opens Validation).
-    tab: RwSignal<usize>,
     /// Columns to span.
     colspan: u32,
 ) -> impl IntoView {
+    let app = use_app();
+    let (scenario, custom, tab) = (app.scenario, app.custom, app.tab);
     let others =
         Memo::new(move |_| points.with(|p| hardware.with(|h| custom.with(|c| other_devices(p, h, c)))));
     let n_others =
@@ -76,7 +71,7 @@ pub fn NotComparedRow(
                     }
                     .into_any(),
                     None => view! {
-                        <button type="button" data-testid="calibrate-device" on:click=move |_| tab.set(VALIDATION_TAB)>
+                        <button type="button" data-testid="calibrate-device" on:click=move |_| tab.set(Tab::Validation)>
                             {format!("Calibrate {device}")}
                         </button>
                     }

@@ -1,10 +1,11 @@
 //! Operators of the analysed step, slowest first.
 
 use leptos::prelude::*;
-use roofline_core::{Error, HardwareSpec, Mode, ModelAnalysis, OpKind};
+use roofline_core::{Mode, ModelAnalysis, OpKind};
 
 use crate::format;
 use crate::palette::{css, precision_rgb};
+use crate::state::use_app;
 use crate::step::StepComparison;
 use crate::validation::{Band, band_class};
 
@@ -91,20 +92,16 @@ fn rows(a: &ModelAnalysis, step: Option<&StepComparison>) -> Vec<Row> {
 /// seconds) and its error against the prediction (`op-error`). Rows are keyed by position and update their
 /// text in place while a slider moves.
 #[component]
-pub fn OperatorTable(
-    /// The analysis, or why there is none (then the table is empty).
-    #[prop(into)]
-    analysis: Signal<Result<ModelAnalysis, Error>>,
-    /// The mode and device of the numbers, e.g. `reference · NVIDIA GB10`.
-    #[prop(into)]
-    caption: Signal<String>,
-    /// The spec the numbers are predicted on.
-    #[prop(into)]
-    hardware: Signal<HardwareSpec>,
-    /// The measured step, when it is the step analysed.
-    #[prop(into)]
-    step: Signal<Option<StepComparison>>,
-) -> impl IntoView {
+pub fn OperatorTable() -> impl IntoView {
+    let app = use_app();
+    let (analysis, hardware, step) = (app.analyses.shown, app.device.hardware, app.step.comparison);
+    let (mode, fallback) = (app.device.caption, app.analyses.fallback);
+    // The mode and device of the numbers, e.g. `reference · NVIDIA GB10`, and the config when it is the
+    // recommended one shown in place of the scenario's.
+    let caption = move || match fallback.get() {
+        Some(f) => format!("{} — {}, the recommended config", mode.get(), f.name),
+        None => mode.get(),
+    };
     let table = Memo::new(move |_| {
         step.with(|c| analysis.with(|a| a.as_ref().map(|a| rows(a, c.as_ref())).unwrap_or_default()))
     });
@@ -139,7 +136,7 @@ pub fn OperatorTable(
     view! {
         <div class="table-box" data-mode=move || hardware.with(|h| Mode::of(h).name()) data-device=move || hardware.with(|h| h.name.clone())>
         <table class="ops" data-testid="operators">
-            <caption>{move || format!("Operators by time — {}", caption.read())}</caption>
+            <caption>{move || format!("Operators by time — {}", caption())}</caption>
             <thead>
                 <tr>
                     <th scope="col">"Op"</th>

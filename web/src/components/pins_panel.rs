@@ -1,12 +1,13 @@
 //! Pinned scenarios: pin, unpin, compare.
 
 use leptos::prelude::*;
-use roofline_core::{Error, HardwareSpec, ModelAnalysis, ModelConfig};
+use roofline_core::{Error, ModelAnalysis};
 
 use crate::format;
 use crate::palette::{PIN_RGB, css};
 use crate::presets::resolve_hardware;
 use crate::scenario::Scenario;
+use crate::state::use_app;
 use crate::storage::MAX_PINS;
 
 /// Up to four pinned scenarios, each analysed on its own hardware in its own mode and drawn faintly on the
@@ -14,24 +15,10 @@ use crate::storage::MAX_PINS;
 /// TPOT/TTFT, tokens/s, bound, fit) against the current scenario; each row's `data-mode` and `data-device`
 /// are its own, and its label names the device, model and config.
 #[component]
-pub fn PinsPanel(
-    /// The current scenario.
-    scenario: RwSignal<Scenario>,
-    /// The pins.
-    pins: RwSignal<Vec<Scenario>>,
-    /// The current analysis.
-    #[prop(into)]
-    current: Signal<Result<ModelAnalysis, Error>>,
-    /// Each pin's analysis, in pin order.
-    #[prop(into)]
-    pinned: Signal<Vec<Result<ModelAnalysis, Error>>>,
-    /// Custom devices (names in labels).
-    #[prop(into)]
-    custom: Signal<Vec<HardwareSpec>>,
-    /// Imported models (names in labels).
-    #[prop(into)]
-    models: Signal<Vec<ModelConfig>>,
-) -> impl IntoView {
+pub fn PinsPanel() -> impl IntoView {
+    let app = use_app();
+    let (scenario, pins, custom, models) = (app.scenario, app.pins, app.custom, app.models);
+    let (current, pinned) = (app.analyses.analysis, app.analyses.pinned);
     let pin = move |_| {
         let s = scenario.get_untracked();
         pins.update(|p| {

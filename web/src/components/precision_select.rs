@@ -1,21 +1,17 @@
 //! Multi-select of precisions as a group of checkboxes.
 
 use leptos::prelude::*;
-use roofline_core::{HardwareSpec, Precision};
+use roofline_core::Precision;
 
 use crate::palette::{css, precision_rgb};
-use crate::scenario::Scenario;
+use crate::state::use_app;
 
 /// One checkbox per precision (`data-precision` on each input); precisions the device cannot run stay
 /// selectable and are marked, so the table can say why they have no prediction.
 #[component]
-pub fn PrecisionSelect(
-    /// The scenario whose kernel precisions are edited.
-    scenario: RwSignal<Scenario>,
-    /// The device, to mark unsupported precisions.
-    #[prop(into)]
-    hardware: Signal<HardwareSpec>,
-) -> impl IntoView {
+pub fn PrecisionSelect() -> impl IntoView {
+    let app = use_app();
+    let (scenario, hardware) = (app.scenario, app.device.hardware);
     let boxes = Precision::ALL
         .into_iter()
         .map(|p| {

@@ -2,12 +2,13 @@
 
 use leptos::prelude::*;
 
-use roofline_core::{HardwareSpec, Mode};
+use roofline_core::Mode;
 
 use crate::calibration::mode_label;
 use crate::format;
 use crate::palette::{css, precision_rgb};
 use crate::scenario::KernelRow;
+use crate::state::use_app;
 
 /// The operator name shared by the rows, e.g. `GEMV 1x4096x4096`.
 fn caption(rows: &[KernelRow]) -> String {
@@ -21,14 +22,9 @@ fn caption(rows: &[KernelRow]) -> String {
 /// raw seconds in `data-value`; the launch floor and wave quantization when on), FLOP/s and bound. A precision without a prediction keeps its row
 /// and says why (`data-supported="false"`), e.g. "unsupported on Hopper sm_90 (no FP4 path)".
 #[component]
-pub fn PredictionTable(
-    /// Rows to show.
-    #[prop(into)]
-    rows: Signal<Vec<KernelRow>>,
-    /// The spec the predictions are made on.
-    #[prop(into)]
-    hardware: Signal<HardwareSpec>,
-) -> impl IntoView {
+pub fn PredictionTable() -> impl IntoView {
+    let app = use_app();
+    let (rows, hardware) = (app.analyses.rows, app.device.hardware);
     let body = move || {
         rows.get()
             .into_iter()

@@ -1,29 +1,20 @@
 //! Export and import of results, and clearing saved data.
 
 use leptos::prelude::*;
-use roofline_core::wire::RooflinePoint;
 
-use crate::endpoint::use_endpoint;
-use crate::measured::{add_points, use_measured};
+use crate::measured::add_points;
+use crate::state::use_app;
 use crate::{api, browser};
 
-/// Buttons: export results as JSON or CSV (built by the caller from the current state), import measured
-/// points from JSON, clear measured points and everything saved locally.
+/// Buttons: export results as JSON or CSV (from the current state), import measured points from JSON
+/// (appended to this browser's), clear measured points and everything saved locally.
 #[component]
-pub fn ResultsIo(
-    /// Builds the JSON export.
-    to_json: Callback<(), String>,
-    /// Builds the CSV export.
-    to_csv: Callback<(), String>,
-    /// Measured points (imports are appended).
-    measured: RwSignal<Vec<RooflinePoint>>,
-    /// Clears everything saved.
-    on_clear: Callback<()>,
-) -> impl IntoView {
+pub fn ResultsIo() -> impl IntoView {
     let text = RwSignal::new(String::new());
     let message = RwSignal::new(None::<String>);
-    let endpoint = use_endpoint();
-    let all_measured = use_measured();
+    let app = use_app();
+    let (endpoint, all_measured) = (app.endpoint, app.measured);
+    let measured = all_measured.local;
     // Clears this browser's points and, after a confirmation, the endpoint's stored history too, so a reload
     // shows none.
     let clear_measured = move |_| {
@@ -72,8 +63,8 @@ pub fn ResultsIo(
         <details class="results-io">
             <summary>"Results: export / import"</summary>
             <div class="row">
-                <button type="button" on:click=move |_| browser::download_text(&to_json.run(()), "roofline-results.json", "application/json")>"Export JSON"</button>
-                <button type="button" on:click=move |_| browser::download_text(&to_csv.run(()), "roofline-results.csv", "text/csv")>"Export CSV"</button>
+                <button type="button" on:click=move |_| browser::download_text(&app.results(true), "roofline-results.json", "application/json")>"Export JSON"</button>
+                <button type="button" on:click=move |_| browser::download_text(&app.results(false), "roofline-results.csv", "text/csv")>"Export CSV"</button>
             </div>
             <label for="import-json">"Import measured points (JSON)"</label>
             <textarea id="import-json" data-testid="import-json" rows="3" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>
@@ -82,7 +73,7 @@ pub fn ResultsIo(
                 <button type="button" data-testid="clear-measured" on:click=clear_measured disabled=move || all_measured.shown.with(Vec::is_empty)>
                     {move || format!("Clear {} measured", all_measured.shown.with(Vec::len))}
                 </button>
-                <button type="button" on:click=move |_| on_clear.run(()) data-testid="clear-storage">"Clear saved data"</button>
+                <button type="button" on:click=move |_| app.clear() data-testid="clear-storage">"Clear saved data"</button>
             </div>
             {move || message.get().map(|m| view! { <p class="hint" role="status" data-testid="results-message">{m}</p> })}
         </details>

@@ -1,78 +1,51 @@
 //! The right-hand tabs: Kernel, Advisor, Formats, Benchmark, Validation.
 
 use leptos::prelude::*;
-use roofline_core::{Advice, Error, HardwareSpec, Recommendation};
 use wasm_bindgen::JsCast;
 
-use crate::components::benchmark_tab::job_tracker;
-use crate::components::spot_check::spot_check_state;
-use crate::components::{
-    AdvisorTab, BenchmarkTab, FormatsTab, PrecisionSelect, PredictionTable, ShapeForm, SpotCheck,
-    ValidationTab,
-};
-use crate::scenario::{KernelRow, Scenario};
-
-/// The tabs, in order.
-const TABS: [&str; 5] = ["Kernel", "Advisor", "Formats", "Benchmark", "Validation"];
-
-/// The Validation tab's index (the "calibrate this device" actions open it).
-pub const VALIDATION_TAB: usize = 4;
+use crate::components::advisor_tab::AdvisorTab;
+use crate::components::benchmark_tab::BenchmarkTab;
+use crate::components::formats_tab::FormatsTab;
+use crate::components::precision_select::PrecisionSelect;
+use crate::components::prediction_table::PredictionTable;
+use crate::components::shape_form::ShapeForm;
+use crate::components::spot_check::SpotCheck;
+use crate::components::validation_tab::ValidationTab;
+use crate::state::{Tab, use_app};
 
 /// Tabbed panel (ARIA tabs, arrow keys move between them; the Kernel tab is open by default and holds the spot check with the
 /// `predictions` table and the measurement on the endpoint). Benchmark runs jobs on the endpoint, and
 /// Validation compares every measured point with its predictions.
 #[component]
-pub fn RightPanel(
-    /// The scenario.
-    scenario: RwSignal<Scenario>,
-    /// The selected device.
-    #[prop(into)]
-    hardware: Signal<HardwareSpec>,
-    /// Kernel spot-check rows.
-    #[prop(into)]
-    rows: Signal<Vec<KernelRow>>,
-    /// Advisor output.
-    #[prop(into)]
-    advice: Signal<Result<Advice, Error>>,
-    /// The advisor's one answer.
-    #[prop(into)]
-    recommendation: Signal<Result<Recommendation, Error>>,
-    /// Custom devices (calibrated specs are kept there).
-    custom: RwSignal<Vec<HardwareSpec>>,
-    /// Applies a config (the Advisor's Apply).
-    apply: Callback<String>,
-) -> impl IntoView {
-    let tab = RwSignal::new(0usize);
-    let spot = spot_check_state(scenario, hardware);
-    let job = job_tracker();
+pub fn RightPanel() -> impl IntoView {
+    let tab = use_app().tab;
     let on_key = move |ev: leptos::ev::KeyboardEvent| {
         let step = match ev.key().as_str() {
             "ArrowRight" => 1,
-            "ArrowLeft" => TABS.len() - 1,
+            "ArrowLeft" => -1,
             _ => return,
         };
-        let next = (tab.get_untracked() + step) % TABS.len();
+        let next = tab.get_untracked().after(step);
         tab.set(next);
-        if let Some(el) = document().get_element_by_id(&format!("tab-{next}")) {
+        if let Some(el) = document().get_element_by_id(&next.id()) {
             let _ = el.unchecked_into::<web_sys::HtmlElement>().focus();
         }
     };
-    let buttons = TABS
-        .iter()
-        .enumerate()
-        .map(|(i, name)| {
+    let buttons = Tab::ALL
+        .into_iter()
+        .map(|t| {
             view! {
                 <button
                     type="button"
                     role="tab"
-                    id=format!("tab-{i}")
-                    aria-selected=move || (tab.get() == i).to_string()
-                    tabindex=move || if tab.get() == i { "0" } else { "-1" }
-                    class:active=move || tab.get() == i
-                    on:click=move |_| tab.set(i)
+                    id=t.id()
+                    aria-selected=move || (tab.get() == t).to_string()
+                    tabindex=move || if tab.get() == t { "0" } else { "-1" }
+                    class:active=move || tab.get() == t
+                    on:click=move |_| tab.set(t)
                     on:keydown=on_key
                 >
-                    {*name}
+                    {t.name()}
                 </button>
             }
         })
@@ -80,21 +53,21 @@ pub fn RightPanel(
     view! {
         <section class="right" aria-label="Tools">
             <div role="tablist" class="tabs">{buttons}</div>
-            <div role="tabpanel" aria-labelledby=move || format!("tab-{}", tab.get())>
+            <div role="tabpanel" aria-labelledby=move || tab.get().id()>
                 {move || match tab.get() {
-                    0 => view! {
+                    Tab::Kernel => view! {
                         <div class="kernel-tab">
-                            <ShapeForm scenario=scenario />
-                            <PrecisionSelect scenario=scenario hardware=hardware />
-                            <PredictionTable rows=rows hardware=hardware />
-                            <SpotCheck scenario=scenario hardware=hardware state=spot tab=tab custom=custom />
+                            <ShapeForm />
+                            <PrecisionSelect />
+                            <PredictionTable />
+                            <SpotCheck />
                         </div>
                     }
                     .into_any(),
-                    1 => view! { <AdvisorTab advice=advice recommendation=recommendation hardware=hardware apply=apply /> }.into_any(),
-                    2 => view! { <FormatsTab /> }.into_any(),
-                    3 => view! { <BenchmarkTab scenario=scenario hardware=hardware job=job tab=tab custom=custom /> }.into_any(),
-                    _ => view! { <ValidationTab scenario=scenario custom=custom tab=tab /> }.into_any(),
+                    Tab::Advisor => view! { <AdvisorTab /> }.into_any(),
+                    Tab::Formats => view! { <FormatsTab /> }.into_any(),
+                    Tab::Benchmark => view! { <BenchmarkTab /> }.into_any(),
+                    Tab::Validation => view! { <ValidationTab /> }.into_any(),
                 }}
             </div>
         </section>

@@ -8,6 +8,7 @@ use crate::serving_inputs::{
     ISL_RANGE, OSL_RANGE, ServingInputs, engine_name, parse_engine_limit, parse_limit, scheduler_name,
 };
 use crate::sliders::parse_in_range;
+use crate::state::use_app;
 
 /// The definition of metric `key` in core's `METRICS` (a tooltip), or nothing.
 #[must_use]
@@ -70,15 +71,13 @@ fn millis(v: Option<f64>) -> String {
 /// vLLM, SGLang, TensorRT-LLM; the scenario's engine, which the advice also keeps to; vLLM when it is any),
 /// scheduler (`serving-scheduler`), token budget and max sequences
 /// (`serving-budget`, `serving-maxseqs`; empty is the engine's default, named in the placeholder), and the
-/// SLA (`sla-ttft` and `sla-tpot` in ms, `sla-tpu` in tokens/s per user; empty is no limit).
+/// SLA (`sla-ttft` and `sla-tpot` in ms, `sla-tpu` in tokens/s per user; empty is no limit). The
+/// placeholders name the engine's own limits on this device and split.
 #[component]
-pub fn ServingForm(
-    /// The scenario whose serving inputs are edited.
-    scenario: RwSignal<Scenario>,
-    /// The engine's own limits on this device and split, for the placeholders.
-    #[prop(into)]
-    defaults: Signal<Option<EnginePreset>>,
-) -> impl IntoView {
+pub fn ServingForm() -> impl IntoView {
+    let app = use_app();
+    let (scenario, key) = (app.scenario, app.serving.key);
+    let defaults = Signal::derive(move || key.with(|k| k.as_ref().ok().map(|k| k.engine_defaults())));
     let get = move |f: fn(&ServingInputs) -> String| Signal::derive(move || scenario.with(|s| f(&s.serving)));
     let fixed = |text: &'static str| Signal::derive(move || text.to_owned());
     let default_of = move |what: fn(&EnginePreset) -> u32| {

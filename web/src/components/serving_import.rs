@@ -4,16 +4,15 @@
 
 use leptos::prelude::*;
 use roofline_core::validation::Band;
-use roofline_core::{Engine, HardwareSpec, ModelConfig, ServingOutcome, model_presets, quant_configs};
+use roofline_core::{Engine, ServingOutcome, model_presets, quant_configs};
 
 use crate::browser;
 use crate::format;
 use crate::presets::{GPU_COUNTS, all_hardware};
-use crate::scenario::Scenario;
 use crate::serving::load_words;
 use crate::serving::measured::{Elsewhere, MeasuredRow, Pending, RanOn, add, read};
-use crate::serving::state::ServingState;
 use crate::serving_inputs::engine_name;
+use crate::state::use_app;
 use crate::summary::config_name;
 use crate::validation::band_class;
 
@@ -89,62 +88,20 @@ fn pick(
     }
 }
 
-/// Import (`serving-file`, or drop a file on the box), the confirmation of the scenario a file ran with
-/// (`serving-confirm`: `ran-hardware`, `ran-model`, `ran-config`, `ran-gpus`, `ran-engine`, defaulting to
-/// the current ones; `serving-confirm-button` adds the runs), the result or core's parse error naming the
-/// field (`serving-import-message`, `data-ok`; nothing kept is lost), the runs of the view's scenario with
-/// their error (`serving-measured`), and the count of runs of other scenarios (`serving-elsewhere`), each
-/// with a button opening its scenario.
+/// The confirmation of the scenario a file ran with (`serving-confirm`: `ran-hardware`, `ran-model`,
+/// `ran-config`, `ran-gpus`, `ran-engine`, defaulting to the current ones); `serving-confirm-button` adds the
+/// `pending` runs and says so in `message`.
 #[component]
-pub fn ServingImport(
-    /// The scenario (its current values are the default for an import; "Open" switches to a run's).
-    scenario: RwSignal<Scenario>,
-    /// The serving state (kept runs and their comparison).
-    state: ServingState,
-    /// Custom devices, offered with the catalog.
-    #[prop(into)]
-    custom: Signal<Vec<HardwareSpec>>,
-    /// Imported models, offered with the presets.
-    #[prop(into)]
-    models: Signal<Vec<ModelConfig>>,
+fn ConfirmRuns(
+    pending: RwSignal<Option<Pending>>,
+    message: RwSignal<Option<(bool, String)>>,
 ) -> impl IntoView {
-    let pending = RwSignal::new(None::<Pending>);
-    let message = RwSignal::new(None::<(bool, String)>);
-    let take = move |name: String, text: String| match scenario.with_untracked(|s| read(&name, &text, s)) {
-        Ok(p) => {
-            message.set(None);
-            pending.set(Some(p));
-        }
-        Err(e) => {
-            pending.set(None);
-            message.set(Some((false, format!("Not imported: {name}: {e}"))));
-        }
-    };
-    let read_file = move |file: web_sys::File| {
-        leptos::task::spawn_local(async move {
-            match browser::read_file_text(file).await {
-                Ok((name, text)) => take(name, text),
-                Err(e) => message.set(Some((false, e.to_string()))),
-            }
-        });
-    };
-    let on_file = move |ev: leptos::ev::Event| {
-        let input: web_sys::HtmlInputElement = event_target(&ev);
-        if let Some(file) = input.files().and_then(|f| f.get(0)) {
-            read_file(file);
-        }
-        input.set_value("");
-    };
-    let on_drop = move |ev: leptos::ev::DragEvent| {
-        ev.prevent_default();
-        if let Some(file) = ev.data_transfer().and_then(|d| d.files()).and_then(|f| f.get(0)) {
-            read_file(file);
-        }
-    };
+    let app = use_app();
+    let (runs, custom, models) = (app.serving.runs, app.custom, app.models);
     let confirm = move |_| {
         let Some(p) = pending.get_untracked() else { return };
         let mut added = None;
-        state.runs.update(|runs| added = Some(add(runs, &p)));
+        runs.update(|runs| added = Some(add(runs, &p)));
         let Some(added) = added else { return };
         let text = if added.new == 0 {
             format!(
@@ -172,7 +129,7 @@ pub fn ServingImport(
             })
         }
     };
-    let confirm_form = move || {
+    move || {
         let p = pending.get()?;
         let devices = custom.with(|c| all_hardware(c).map(|h| (h.key.clone(), h.name.clone())).collect());
         let model_list = models.with(|m| {
@@ -217,28 +174,16 @@ pub fn ServingImport(
                 </div>
             </div>
         })
-    };
-    let open = move |to: RanOn| scenario.update(|s| to.apply(s));
-    let elsewhere = move || {
-        let groups: Vec<Elsewhere> = state.compared.with(|c| c.elsewhere.clone());
-        let count: usize = groups.iter().map(|e| e.runs).sum();
-        (count > 0).then(|| view! {
-            <div class="measured-note" data-testid="serving-elsewhere" data-count=count.to_string()>
-                {format!("{count} measured run(s) ran with another scenario: not drawn or compared here.")}
-                <ul>
-                    {groups.into_iter().map(|e| {
-                        let to = e.ran_on.clone();
-                        view! {
-                            <li>
-                                {format!("{} run(s) on {}: {} ", e.runs, e.ran_on.label(), e.why)}
-                                <button type="button" class="link" on:click=move |_| open(to.clone())>"Open this scenario"</button>
-                            </li>
-                        }
-                    }).collect_view()}
-                </ul>
-            </div>
-        })
-    };
+    }
+}
+
+/// The runs of the view's scenario with their error (`serving-measured`) and the notes of their
+/// comparisons, then the count of runs of other scenarios (`serving-elsewhere`), each with a button opening
+/// its scenario.
+#[component]
+fn KeptRuns() -> impl IntoView {
+    let app = use_app();
+    let (scenario, state) = (app.scenario, app.serving);
     let table =
         move || {
             let rows: Vec<MeasuredRow> = state.compared.with(|c| c.rows.clone());
@@ -262,17 +207,81 @@ pub fn ServingImport(
             {notes.into_iter().map(|n| view! { <p class="hint">{n}</p> }).collect_view()}
         })
         };
+    let open = move |to: RanOn| scenario.update(|s| to.apply(s));
+    let elsewhere = move || {
+        let groups: Vec<Elsewhere> = state.compared.with(|c| c.elsewhere.clone());
+        let count: usize = groups.iter().map(|e| e.runs).sum();
+        (count > 0).then(|| view! {
+            <div class="measured-note" data-testid="serving-elsewhere" data-count=count.to_string()>
+                {format!("{count} measured run(s) ran with another scenario: not drawn or compared here.")}
+                <ul>
+                    {groups.into_iter().map(|e| {
+                        let to = e.ran_on.clone();
+                        view! {
+                            <li>
+                                {format!("{} run(s) on {}: {} ", e.runs, e.ran_on.label(), e.why)}
+                                <button type="button" class="link" on:click=move |_| open(to.clone())>"Open this scenario"</button>
+                            </li>
+                        }
+                    }).collect_view()}
+                </ul>
+            </div>
+        })
+    };
+    view! { {table} {elsewhere} }
+}
+
+/// Import (`serving-file`, or drop a file on the box; `data-runs` = runs kept), the confirmation of the
+/// scenario a file ran with ([`ConfirmRuns`]), the result or core's parse error naming the field
+/// (`serving-import-message`, `data-ok`; nothing kept is lost), and the kept runs ([`KeptRuns`]).
+#[component]
+pub fn ServingImport() -> impl IntoView {
+    let app = use_app();
+    let (scenario, runs) = (app.scenario, app.serving.runs);
+    let pending = RwSignal::new(None::<Pending>);
+    let message = RwSignal::new(None::<(bool, String)>);
+    let take = move |name: String, text: String| match scenario.with_untracked(|s| read(&name, &text, s)) {
+        Ok(p) => {
+            message.set(None);
+            pending.set(Some(p));
+        }
+        Err(e) => {
+            pending.set(None);
+            message.set(Some((false, format!("Not imported: {name}: {e}"))));
+        }
+    };
+    let read_file = move |file: web_sys::File| {
+        leptos::task::spawn_local(async move {
+            match browser::read_file_text(file).await {
+                Ok((name, text)) => take(name, text),
+                Err(e) => message.set(Some((false, e.to_string()))),
+            }
+        });
+    };
+    let on_file = move |ev: leptos::ev::Event| {
+        let input: web_sys::HtmlInputElement = event_target(&ev);
+        if let Some(file) = input.files().and_then(|f| f.get(0)) {
+            read_file(file);
+        }
+        input.set_value("");
+    };
+    let on_drop = move |ev: leptos::ev::DragEvent| {
+        ev.prevent_default();
+        if let Some(file) = ev.data_transfer().and_then(|d| d.files()).and_then(|f| f.get(0)) {
+            read_file(file);
+        }
+    };
     let clear = move |_| {
         if window()
             .confirm_with_message("Remove every imported serving run from this browser?")
             .unwrap_or(false)
         {
-            state.runs.set(Vec::new());
+            runs.set(Vec::new());
             message.set(Some((true, "Measured serving runs removed.".to_owned())));
         }
     };
     view! {
-        <div class="serving-import" data-testid="serving-import" data-runs=move || state.runs.with(Vec::len).to_string()
+        <div class="serving-import" data-testid="serving-import" data-runs=move || runs.with(Vec::len).to_string()
             on:dragover=move |ev: leptos::ev::DragEvent| ev.prevent_default()
             on:drop=on_drop>
             <h3>"Measured serving runs"</h3>
@@ -284,17 +293,16 @@ pub fn ServingImport(
                     "Choose file… "
                     <input type="file" accept=".json,.jsonl,.csv,.txt,application/json,text/csv" data-testid="serving-file" on:change=on_file />
                 </label>
-                <button type="button" data-testid="serving-clear" on:click=clear disabled=move || state.runs.with(Vec::is_empty)>
-                    {move || format!("Remove {} run(s)", state.runs.with(Vec::len))}
+                <button type="button" data-testid="serving-clear" on:click=clear disabled=move || runs.with(Vec::is_empty)>
+                    {move || format!("Remove {} run(s)", runs.with(Vec::len))}
                 </button>
             </div>
-            {confirm_form}
+            <ConfirmRuns pending=pending message=message />
             {move || message.get().map(|(ok, m)| view! {
                 <p class=if ok { "hint" } else { "error" } role="status" data-testid="serving-import-message"
                     data-ok=ok.to_string()>{m}</p>
             })}
-            {table}
-            {elsewhere}
+            <KeptRuns />
         </div>
     }
 }

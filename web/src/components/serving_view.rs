@@ -2,15 +2,17 @@
 //! the measured runs, for the scenario's device, model, GPU split and mode.
 
 use leptos::prelude::*;
-use roofline_core::{HardwareSpec, Load, ModelConfig};
+use roofline_core::Load;
 
 use crate::charts::ParetoChart;
 use crate::charts::pareto_series::{ParetoData, pareto_data};
-use crate::components::{ServingForm, ServingImport, ServingTable};
+use crate::components::serving_form::ServingForm;
+use crate::components::serving_import::ServingImport;
+use crate::components::serving_table::ServingTable;
 use crate::format;
-use crate::scenario::Scenario;
 use crate::serving::state::ServingState;
 use crate::serving::{Verdict, config_rows, verdict};
+use crate::state::use_app;
 
 /// The answer above the chart (`serving-recommendation`): `data-kind` `recommended` (with `data-config`,
 /// `data-concurrency`, and `data-value` = its output tokens/s per GPU), `none` (core's reason why nothing
@@ -67,21 +69,9 @@ fn VerdictLine(
 /// engine), the recommendation, the Pareto chart, the notes on what is not drawn, the per-config table and
 /// the measured runs.
 #[component]
-pub fn ServingView(
-    /// The scenario.
-    scenario: RwSignal<Scenario>,
-    /// The spec predictions use.
-    #[prop(into)]
-    hardware: Signal<HardwareSpec>,
-    /// The serving memos.
-    state: ServingState,
-    /// Custom devices (offered when importing).
-    #[prop(into)]
-    custom: Signal<Vec<HardwareSpec>>,
-    /// Imported models (offered when importing).
-    #[prop(into)]
-    models: Signal<Vec<ModelConfig>>,
-) -> impl IntoView {
+pub fn ServingView() -> impl IntoView {
+    let app = use_app();
+    let (hardware, state) = (app.device.hardware, app.serving);
     let context = Memo::new(move |_| {
         state
             .key
@@ -123,7 +113,6 @@ pub fn ServingView(
                 .unwrap_or_default()
         })
     });
-    let defaults = Signal::derive(move || state.key.with(|k| k.as_ref().ok().map(|k| k.engine_defaults())));
     let notes = move || {
         let no_fit: Vec<String> = rows.with(|r| {
             r.iter()
@@ -155,7 +144,7 @@ pub fn ServingView(
     view! {
         <section class="centre serving-view" aria-label="Serving" data-testid="serving-view"
             data-sweeps=move || { state.sweep.track(); state.sweeps_run().to_string() }>
-            <ServingForm scenario=scenario defaults=defaults />
+            <ServingForm />
             <div class="serving-answer">
                 <p class="serving-context" data-testid="serving-context">{move || context.get()}</p>
                 <VerdictLine state=state />
@@ -163,7 +152,7 @@ pub fn ServingView(
             <ParetoChart data=data />
             {notes}
             <ServingTable rows=rows unsupported=unsupported context=context />
-            <ServingImport scenario=scenario state=state custom=custom models=models />
+            <ServingImport />
         </section>
     }
 }

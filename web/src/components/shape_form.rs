@@ -7,6 +7,7 @@ use roofline_core::ops::MAX_DIM;
 use crate::presets::QUICK_SHAPES;
 use crate::scenario::{KernelSpec, Scenario};
 use crate::sliders::{RangeError, parse_in_range};
+use crate::state::use_app;
 
 /// One labelled number input bound to a dimension of the kernel spec.
 #[component]
@@ -53,10 +54,8 @@ fn DimInput(
 
 /// GEMV/GEMM shape editor: `M×N×K` number inputs (M = 1 is a GEMV) and one-click quick shapes.
 #[component]
-pub fn ShapeForm(
-    /// The scenario whose kernel spec is edited.
-    scenario: RwSignal<Scenario>,
-) -> impl IntoView {
+pub fn ShapeForm() -> impl IntoView {
+    let scenario = use_app().scenario;
     let quick = QUICK_SHAPES
         .iter()
         .map(|q| {

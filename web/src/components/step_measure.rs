@@ -3,97 +3,12 @@
 //! predicted one. The operator table and the chart show the measured operators (`crate::step::compare`).
 
 use leptos::prelude::*;
-use roofline_core::wire::{StepDoneEvent, StepJob, StepOperatorEvent, StepRequest};
-use roofline_core::{HardwareSpec, ModelConfig};
 
-use crate::api::{self, ApiError, join};
-use crate::endpoint::use_endpoint;
 use crate::format;
-use crate::measured::use_measured;
-use crate::scenario::Scenario;
-use crate::sse::{JobStream, on_json};
-use crate::step::{self, StepComparison, StepProgress};
-
-/// The latest step job and its event stream, owned by the page so a measurement keeps streaming whatever
-/// else changes.
-#[derive(Clone, Copy)]
-pub struct StepTracker {
-    /// The job, as far as it got.
-    pub progress: RwSignal<Option<StepProgress>>,
-    submit: Action<StepRequest, Result<StepJob, ApiError>>,
-    cancel: Action<String, Result<(), ApiError>>,
-}
-
-/// Creates the tracker; the stream closes when the owner is cleaned up. Each measured operator joins the
-/// page's measured points once.
-pub fn step_tracker() -> StepTracker {
-    let endpoint = use_endpoint();
-    let measured = use_measured();
-    let progress = RwSignal::new(None::<StepProgress>);
-    let stream = JobStream::scoped();
-    let follow = move |request: StepRequest, job: StepJob| {
-        let url = join(&endpoint.base_now(), &job.events_url);
-        progress.set(Some(StepProgress::new(request, job)));
-        let handlers = vec![
-            (
-                "operator",
-                on_json(move |e: StepOperatorEvent| {
-                    let point = e.measured.clone();
-                    let mut fresh = false;
-                    progress.update(|p| fresh = p.as_mut().is_some_and(|p| p.on_operator(e)));
-                    if let Some(point) = point.filter(|_| fresh) {
-                        measured.add(vec![point]);
-                    }
-                }),
-            ),
-            (
-                "done",
-                on_json(move |e: StepDoneEvent| {
-                    // The server ends the stream after `done`; closing keeps the browser from reconnecting.
-                    stream.close();
-                    progress.update(|p| {
-                        if let Some(p) = p {
-                            p.done = Some(e)
-                        }
-                    });
-                }),
-            ),
-        ];
-        let on_closed = Box::new(move || {
-            progress.update(|p| {
-                if let Some(p) = p.as_mut().filter(|p| !p.is_over()) {
-                    p.lost = Some("the endpoint closed the stream".to_owned());
-                }
-            });
-        });
-        if let Err(e) = stream.open(&url, handlers, on_closed) {
-            progress.update(|p| {
-                if let Some(p) = p {
-                    p.lost = Some(e.to_string())
-                }
-            });
-        }
-    };
-    let submit = Action::new_local(move |request: &StepRequest| {
-        let (request, base) = (request.clone(), endpoint.base_now());
-        async move {
-            let job = api::submit_step(&base, &request).await;
-            if let Ok(job) = &job {
-                follow(request, job.clone());
-            }
-            job
-        }
-    });
-    let cancel = Action::new_local(move |id: &String| {
-        let (id, base) = (id.clone(), endpoint.base_now());
-        async move { api::cancel_step(&base, &id).await }
-    });
-    StepTracker {
-        progress,
-        submit,
-        cancel,
-    }
-}
+use crate::state::derived::MeasuredStep;
+use crate::state::jobs::StepTracker;
+use crate::state::use_app;
+use crate::step::StepComparison;
 
 /// The measured step against the prediction, e.g. `measured 372 ms for 22/22 operators · predicted 437 ms
 /// for the same operators · 0.85×`.
@@ -152,31 +67,22 @@ fn end_to_end_text(c: &StepComparison, prefill: bool) -> Option<String> {
 /// `data-value` = `running`/`done`/`cancelled`/`lost`), errors (`step-error`) and the measured step time
 /// (`step-totals`, `data-value` = measured ÷ predicted when comparable) and the step timed end to end
 /// (`step-end-to-end`, `data-value` = measured ÷ predicted step time when comparable).
+/// The step is the scenario's, predicted on the spec the page predicts on (in its mode): the endpoint
+/// predicts on the same one.
 #[component]
-pub fn StepMeasure(
-    /// The scenario whose step is measured.
-    #[prop(into)]
-    scenario: Signal<Scenario>,
-    /// The spec the page predicts on (in its mode): the endpoint predicts on the same one.
-    #[prop(into)]
-    hardware: Signal<HardwareSpec>,
-    /// The user's imported models (a non-preset model travels with the request).
-    #[prop(into)]
-    models: Signal<Vec<ModelConfig>>,
-    /// The job, from [`step_tracker`].
-    tracker: StepTracker,
-    /// The job compared with the page's analysis, when it measured the current step.
-    #[prop(into)]
-    comparison: Signal<Option<StepComparison>>,
-) -> impl IntoView {
-    let endpoint = use_endpoint();
+pub fn StepMeasure() -> impl IntoView {
+    let app = use_app();
+    let (endpoint, scenario, hardware) = (app.endpoint, app.scenario, app.device.hardware);
+    let MeasuredStep {
+        tracker,
+        request,
+        comparison,
+    } = app.step;
     let StepTracker {
         progress,
         submit,
         cancel,
     } = tracker;
-    let request =
-        Memo::new(move |_| hardware.with(|h| models.with(|m| scenario.with(|s| step::request(s, h, m)))));
     let running = move || progress.with(|p| p.as_ref().is_some_and(|p| !p.is_over()));
     let blocked = move || {
         if !endpoint.is_online() {

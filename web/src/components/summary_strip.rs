@@ -2,13 +2,14 @@
 //! answer, and, when the device cannot run the chosen config, the recommended config's numbers instead.
 
 use leptos::prelude::*;
-use roofline_core::{Error, HardwareSpec, Mode, ModelAnalysis, Recommendation, StepLaunch};
+use roofline_core::{Mode, ModelAnalysis, Recommendation, StepLaunch};
 
 use crate::calibration::{age, mode_label};
-use crate::components::MemoryBar;
+use crate::components::memory_bar::MemoryBar;
 use crate::format;
 use crate::scenario::{CeilingValue, UsedCeiling, gpus_label};
-use crate::summary::{Fallback, headline, with_ideal};
+use crate::state::use_app;
+use crate::summary::{config_name, headline, with_ideal};
 
 /// One summary cell: the caption, the formatted figure and its raw base-unit value (`data-value`), with its
 /// ideal datasheet bound's raw value (`data-ideal`) when it has one; a rate the device cannot reach because the
@@ -82,114 +83,63 @@ fn ceilings_view(rows: Vec<UsedCeiling>) -> impl IntoView {
     }
 }
 
-/// The summary box, whose `data-mode` and `data-device` give every number in it its context, under the mode
-/// badge (`mode-badge`, e.g. `reference · NVIDIA GB10`, `data-value` = the mode) and, when the mode asked
-/// for cannot be had, why (`mode-notice`):
-/// - the advisor's one answer (`summary-advice`, `data-kind` switch/keep/nothing-fits, Apply
-///   `summary-apply`) and, after an Apply, Undo (`undo-apply`);
-/// - when the device cannot run the config, the recommended config's numbers with why
-///   (`summary-fallback`, `data-config`) and its Apply (`fallback-apply`);
-/// - aggregate AI, FLOPs, bytes, step time (`summary-step-time`), the step's launch overhead and how it is
-///   launched when there is one (`summary-launch`), TTFT and TPOT (`summary-ttft`, `summary-tpot`) and
-///   tokens/s (`summary-tokens-per-s`), each beside its ideal datasheet bound in reference and calibrated
-///   mode (`data-ideal`, seconds or tokens/s), bound, weight and KV bits, GPUs (`summary-gpus`, e.g. `8 GPUs
-///   (TP 8, EP 8)`), weights (`summary-weights`), weights and KV cache per GPU (`summary-weights-per-gpu`,
-///   `summary-kv-per-gpu`), the communication share on several GPUs (`summary-communication`) and memory
-///   per GPU (`summary-memory-fit`, `true`/`false`) under the engine's rule, the format of each module
-///   (`summary-precisions`: attention, MLP, experts, router, embeddings, head);
-/// - the memory bar and, in reference mode, the ceilings used, each measured or derived, with its basis.
-///
-/// An analysis that cannot run for another reason (a GPU count the model or device cannot take) shows
-/// core's reason (`analysis-error`).
+/// The mode badge (`mode-badge`, e.g. `reference · NVIDIA GB10`, `data-value` = the mode), why the mode asked
+/// for cannot be had when it cannot (`mode-notice`), and a calibrated spec's age (`calibration-age-badge`).
 #[component]
-pub fn SummaryStrip(
-    /// The analysis shown (the scenario's, or the fallback's), or why there is none.
-    #[prop(into)]
-    analysis: Signal<Result<ModelAnalysis, Error>>,
-    /// The same step on the device's datasheet spec (the ideal bound), outside datasheet mode.
-    #[prop(into)]
-    ideal: Signal<Option<ModelAnalysis>>,
-    /// The spec the analysis runs on.
-    #[prop(into)]
-    hardware: Signal<HardwareSpec>,
-    /// Why the mode asked for is not the one shown, if it is not.
-    #[prop(into)]
-    notice: Signal<Option<String>>,
-    /// The reference ceilings used (reference mode only).
-    #[prop(into)]
-    ceilings: Signal<Option<Vec<UsedCeiling>>>,
-    /// The advisor's one answer for the scenario.
-    #[prop(into)]
-    recommendation: Signal<Result<Recommendation, Error>>,
-    /// The advice's baseline config key (speedups are against it).
-    #[prop(into)]
-    baseline: Signal<String>,
-    /// The config shown in place of one the device cannot run.
-    #[prop(into)]
-    fallback: Signal<Option<Fallback>>,
-    /// Applies a config (Apply buttons).
-    apply: Callback<String>,
-    /// The config an Apply replaced, offered back (Undo).
-    #[prop(into)]
-    undo: Signal<Option<String>>,
-    /// Restores the config an Apply replaced.
-    on_undo: Callback<()>,
-) -> impl IntoView {
-    let error = Memo::new(move |_| analysis.with(|a| a.as_ref().err().map(format::failure)));
+fn ModeLine() -> impl IntoView {
+    let device = use_app().device;
+    let hardware = device.hardware;
     let badge = Memo::new(move |_| hardware.with(|h| (Mode::of(h).name(), mode_label(h))));
-    let over = Signal::derive(move || analysis.with(|a| a.as_ref().is_ok_and(|a| !a.fits_in_memory)));
-    // Text and raw value of a figure of the analysis, empty without one.
-    let cell = move |f: fn(&ModelAnalysis) -> (String, String)| {
-        Signal::derive(move || analysis.with(|a| a.as_ref().map(f).unwrap_or_default()))
-    };
-    // A duration or rate beside its ideal bound: (text, raw value, raw ideal).
-    let bounded = move |get: fn(&ModelAnalysis) -> Option<f64>, show: fn(f64) -> String| {
-        Memo::new(move |_| {
-            analysis.with(|a| {
-                let Some(v) = a.as_ref().ok().and_then(get) else {
-                    return ("—".to_owned(), String::new(), String::new());
+    view! {
+        <div class="mode-line">
+            <span class="badge mode" data-testid="mode-badge" data-value=move || badge.with(|b| b.0)>
+                {move || badge.with(|b| b.1.clone())}
+            </span>
+            {move || device.notice.get().map(|n| view! { <span class="warning" role="status" data-testid="mode-notice">{n}</span> })}
+            {move || hardware.with(|h| h.calibration.clone()).map(|q| {
+                let when = age(q.measured_at_unix_s, js_sys::Date::now() / 1e3);
+                let text = match q.warnings.len() {
+                    0 => format!("calibrated {when}"),
+                    n => format!("calibrated {when} · {n} warning(s): see Validation"),
                 };
-                let i = ideal.with(|i| i.as_ref().and_then(get));
-                (
-                    with_ideal(v, i, show),
-                    v.to_string(),
-                    i.map(|i| i.to_string()).unwrap_or_default(),
-                )
-            })
-        })
-    };
-    let bounded_stat = move |label: &'static str,
-                             testid: &'static str,
-                             get: fn(&ModelAnalysis) -> Option<f64>,
-                             show: fn(f64) -> String,
-                             fit: bool| {
-        let m = bounded(get, show);
-        view! {
-            <Stat label testid cell=Signal::derive(move || m.with(|c| (c.0.clone(), c.1.clone())))
-                ideal=Signal::derive(move || m.with(|c| c.2.clone())) over=fit.then_some(over) />
-        }
-    };
-    let has =
-        move |f: fn(&ModelAnalysis) -> bool| Memo::new(move |_| analysis.with(|a| a.as_ref().is_ok_and(f)));
-    let has_launch = has(|a| a.launch_overhead_s > 0.0);
-    let several_gpus = has(|a| a.gpus > 1);
+                view! {
+                    <span class=if q.warnings.is_empty() { "hint" } else { "warning" } data-testid="calibration-age-badge"
+                        data-value=q.measured_at_unix_s.to_string()>{text}</span>
+                }
+            })}
+        </div>
+    }
+}
+
+/// The advisor's one answer (`summary-advice`, `data-kind` switch/keep/nothing-fits, Apply `summary-apply`);
+/// when the device cannot run the config, the recommended config shown instead with why
+/// (`summary-fallback`, `data-config`) and its Apply (`fallback-apply`); after an Apply, Undo
+/// (`undo-apply`).
+#[component]
+fn AdviceLines() -> impl IntoView {
+    let app = use_app();
+    let (analyses, applied) = (app.analyses, app.applied);
     let advice = Memo::new(move |_| {
-        recommendation.with(|r| {
+        analyses.recommendation.with(|r| {
             let (kind, switch_to) = match r {
                 Ok(Recommendation::Switch(p)) => ("switch", Some((p.config.clone(), p.name.clone()))),
                 Ok(Recommendation::Keep(_)) => ("keep", None),
                 Ok(Recommendation::NothingFits { .. }) => ("nothing-fits", None),
                 Err(_) => ("", None),
             };
-            (kind, baseline.with(|b| headline(r, b)), switch_to)
+            // Speedups are against the advice's baseline config.
+            let baseline = analyses
+                .advice
+                .with(|a| a.as_ref().map(|a| a.baseline.clone()).unwrap_or_default());
+            (kind, headline(r, &baseline), switch_to)
         })
     });
     let advice_line = move || {
         advice.with(|(kind, text, switch_to)| {
             text.clone().map(|text| {
                 // The fallback already shows the switch's numbers; its own Apply is beside it.
-                let apply_button = switch_to.clone().filter(|_| fallback.with(Option::is_none)).map(|(config, name)| view! {
-                    <button type="button" data-testid="summary-apply" on:click=move |_| apply.run(config.clone())>
+                let apply_button = switch_to.clone().filter(|_| analyses.fallback.with(Option::is_none)).map(|(config, name)| view! {
+                    <button type="button" data-testid="summary-apply" on:click=move |_| applied.apply(config.clone())>
                         {format!("Apply {name}")}
                     </button>
                 });
@@ -202,12 +152,12 @@ pub fn SummaryStrip(
         })
     };
     let fallback_line = move || {
-        fallback.get().map(|f| {
+        analyses.fallback.get().map(|f| {
             let config = f.config.clone();
             view! {
                 <p class="warning summary-fallback" role="status" data-testid="summary-fallback" data-config=f.config.clone()>
                     {f.reason.clone()} " "
-                    <button type="button" data-testid="fallback-apply" on:click=move |_| apply.run(config.clone())>
+                    <button type="button" data-testid="fallback-apply" on:click=move |_| applied.apply(config.clone())>
                         {format!("Apply {}", f.name)}
                     </button>
                 </p>
@@ -215,87 +165,135 @@ pub fn SummaryStrip(
         })
     };
     let undo_line = move || {
-        undo.get().map(|previous| {
+        applied.undoable().map(|previous| {
             view! {
                 <p class="hint" data-testid="undo-apply">
-                    {format!("Config applied (was {}). ", crate::summary::config_name(&previous))}
-                    <button type="button" class="link" on:click=move |_| on_undo.run(())>"Undo"</button>
+                    {format!("Config applied (was {}). ", config_name(&previous))}
+                    <button type="button" class="link" on:click=move |_| applied.undo()>"Undo"</button>
                 </p>
             }
         })
     };
-    let memory_text = |a: &ModelAnalysis| {
-        (
-            format!(
-                "{} of {} usable — {}",
-                format::capacity(a.memory_required_bytes),
-                format::capacity(a.memory_usable_bytes),
-                if a.fits_in_memory { "fits" } else { "does not fit" }
-            ),
-            a.fits_in_memory.to_string(),
-        )
+    view! { {advice_line} {fallback_line} {undo_line} }
+}
+
+/// The step's figures: aggregate AI, FLOPs, bytes, step time (`summary-step-time`), the step's launch
+/// overhead and how it is launched when there is one (`summary-launch`), TTFT and TPOT (`summary-ttft`,
+/// `summary-tpot`) and tokens/s (`summary-tokens-per-s`), each beside its ideal datasheet bound in reference
+/// and calibrated mode (`data-ideal`, seconds or tokens/s), bound, weight and KV bits, GPUs
+/// (`summary-gpus`, e.g. `8 GPUs (TP 8, EP 8)`), weights (`summary-weights`), weights and KV cache per GPU
+/// (`summary-weights-per-gpu`, `summary-kv-per-gpu`), the communication share on several GPUs
+/// (`summary-communication`) and memory per GPU (`summary-memory-fit`, `true`/`false`) under the engine's
+/// rule. An analysis that cannot run (a GPU count the model or device cannot take) shows core's reason
+/// (`analysis-error`) instead.
+#[component]
+fn Figures() -> impl IntoView {
+    let analyses = use_app().analyses;
+    let (analysis, ideal) = (analyses.shown, analyses.ideal);
+    let error = Memo::new(move |_| analysis.with(|a| a.as_ref().err().map(format::failure)));
+    let over = Signal::derive(move || analysis.with(|a| a.as_ref().is_ok_and(|a| !a.fits_in_memory)));
+    // Text and raw value of a figure of the analysis, empty without one.
+    let cell = move |f: fn(&ModelAnalysis) -> (String, String)| {
+        Signal::derive(move || analysis.with(|a| a.as_ref().map(f).unwrap_or_default()))
     };
+    // A duration or rate beside its ideal bound: (text, raw value, raw ideal).
+    let bounded_stat = move |label: &'static str,
+                             testid: &'static str,
+                             get: fn(&ModelAnalysis) -> Option<f64>,
+                             show: fn(f64) -> String,
+                             fit: bool| {
+        let m = Memo::new(move |_| {
+            analysis.with(|a| {
+                let Some(v) = a.as_ref().ok().and_then(get) else {
+                    return ("—".to_owned(), String::new(), String::new());
+                };
+                let i = ideal.with(|i| i.as_ref().and_then(get));
+                (
+                    with_ideal(v, i, show),
+                    v.to_string(),
+                    i.map(|i| i.to_string()).unwrap_or_default(),
+                )
+            })
+        });
+        view! {
+            <Stat label testid cell=Signal::derive(move || m.with(|c| (c.0.clone(), c.1.clone())))
+                ideal=Signal::derive(move || m.with(|c| c.2.clone())) over=fit.then_some(over) />
+        }
+    };
+    let has =
+        move |f: fn(&ModelAnalysis) -> bool| Memo::new(move |_| analysis.with(|a| a.as_ref().is_ok_and(f)));
+    let has_launch = has(|a| a.launch_overhead_s > 0.0);
+    let several_gpus = has(|a| a.gpus > 1);
+    view! {
+        <div class="summary-area">
+        {move || error.get().map(|e| view! { <div class="error-strip" data-testid="analysis-error">{e}</div> })}
+        <div class="summary" class:hidden=move || error.with(Option::is_some)>
+            {bounded_stat("Step time", "summary-step-time", |a| Some(a.total_time_s), format::duration, false)}
+            {bounded_stat("TTFT", "summary-ttft", |a| a.ttft_s, format::duration, true)}
+            {bounded_stat("TPOT", "summary-tpot", |a| a.tpot_s, format::duration, true)}
+            {bounded_stat("Throughput", "summary-tokens-per-s", |a| Some(a.tokens_per_s), format::tokens_per_s, true)}
+            {move || has_launch.get().then(|| view! {
+                <Stat label="Step launch" testid="summary-launch" cell=cell(|a| (
+                    format!("{} ({})", format::duration(a.launch_overhead_s), match a.corrections.step_launch {
+                        StepLaunch::Eager => "one host launch per kernel",
+                        _ => "one CUDA graph per step",
+                    }),
+                    a.launch_overhead_s.to_string(),
+                )) />
+            })}
+            <Stat label="Bound" testid="summary-bound" cell=cell(|a| (format!("{} ({} mem)", a.bound.name(), format::percent(a.memory_bound_fraction)), a.bound.name().to_owned())) />
+            <Stat label="Aggregate AI" testid="" cell=cell(|a| (format!("{} FLOP/B", format::intensity(a.aggregate_arithmetic_intensity)), a.aggregate_arithmetic_intensity.to_string())) />
+            <Stat label="Work" testid="" cell=cell(|a| (format::flops(a.total_flops), a.total_flops.to_string())) />
+            <Stat label="Traffic" testid="" cell=cell(|a| (format::bytes(a.total_bytes), a.total_bytes.to_string())) />
+            <Stat label="W bits/elem" testid="" cell=cell(|a| (format::bits(a.weight_bits_per_element), a.weight_bits_per_element.to_string())) />
+            <Stat label="KV bits/elem" testid="" cell=cell(|a| (format::bits(a.kv_bits_per_element), a.kv_bits_per_element.to_string())) />
+            <Stat label="GPUs" testid="summary-gpus" cell=cell(|a| (
+                gpus_label(a.gpus, a.parallelism.expert).unwrap_or_else(|| "1 GPU".to_owned()),
+                a.gpus.to_string(),
+            )) />
+            <Stat label="Weights" testid="summary-weights" cell=cell(|a| (format::capacity(a.weight_bytes), a.weight_bytes.to_string())) />
+            <Stat label="Weights per GPU" testid="summary-weights-per-gpu" cell=cell(|a| (format::capacity(a.weight_bytes_per_gpu), a.weight_bytes_per_gpu.to_string())) />
+            <Stat label="KV cache per GPU" testid="summary-kv-per-gpu" cell=cell(|a| (format::capacity(a.kv_cache_bytes_per_gpu), a.kv_cache_bytes_per_gpu.to_string())) />
+            {move || several_gpus.get().then(|| view! {
+                <Stat label="Communication" testid="summary-communication" cell=cell(|a| (
+                    format!("{} ({} of step)", format::duration(a.communication_time_s), format::percent(a.communication_fraction)),
+                    a.communication_fraction.to_string(),
+                )) />
+            })}
+            <Stat label="Memory per GPU" testid="summary-memory-fit" cell=cell(memory_text) />
+        </div>
+        </div>
+    }
+}
+
+/// One GPU's memory need against what it can use, and whether the step fits.
+fn memory_text(a: &ModelAnalysis) -> (String, String) {
+    (
+        format!(
+            "{} of {} usable — {}",
+            format::capacity(a.memory_required_bytes),
+            format::capacity(a.memory_usable_bytes),
+            if a.fits_in_memory { "fits" } else { "does not fit" }
+        ),
+        a.fits_in_memory.to_string(),
+    )
+}
+
+/// The summary box, whose `data-mode` and `data-device` give every number in it its context: the mode line,
+/// the advisor's answer, the step's figures (the scenario's, or the recommended config's when the device
+/// cannot run it), the format of each module (`summary-precisions`: attention, MLP, experts, router,
+/// embeddings, head), the memory bar and, in reference mode, the ceilings used, each measured or derived,
+/// with its basis.
+#[component]
+pub fn SummaryStrip() -> impl IntoView {
+    let app = use_app();
+    let (analysis, hardware, ceilings) = (app.analyses.shown, app.device.hardware, app.analyses.ceilings);
     view! {
         <div class="summary-box" data-testid="summary-box"
-            data-mode=move || badge.with(|b| b.0) data-device=move || hardware.with(|h| h.name.clone())>
-            <div class="mode-line">
-                <span class="badge mode" data-testid="mode-badge" data-value=move || badge.with(|b| b.0)>
-                    {move || badge.with(|b| b.1.clone())}
-                </span>
-                {move || notice.get().map(|n| view! { <span class="warning" role="status" data-testid="mode-notice">{n}</span> })}
-                {move || hardware.with(|h| h.calibration.clone()).map(|q| {
-                    let when = age(q.measured_at_unix_s, js_sys::Date::now() / 1e3);
-                    let text = match q.warnings.len() {
-                        0 => format!("calibrated {when}"),
-                        n => format!("calibrated {when} · {n} warning(s): see Validation"),
-                    };
-                    view! {
-                        <span class=if q.warnings.is_empty() { "hint" } else { "warning" } data-testid="calibration-age-badge"
-                            data-value=q.measured_at_unix_s.to_string()>{text}</span>
-                    }
-                })}
-            </div>
-            {advice_line}
-            {fallback_line}
-            {undo_line}
-            <div class="summary-area">
-            {move || error.get().map(|e| view! { <div class="error-strip" data-testid="analysis-error">{e}</div> })}
-            <div class="summary" class:hidden=move || error.with(Option::is_some)>
-                {bounded_stat("Step time", "summary-step-time", |a| Some(a.total_time_s), format::duration, false)}
-                {bounded_stat("TTFT", "summary-ttft", |a| a.ttft_s, format::duration, true)}
-                {bounded_stat("TPOT", "summary-tpot", |a| a.tpot_s, format::duration, true)}
-                {bounded_stat("Throughput", "summary-tokens-per-s", |a| Some(a.tokens_per_s), format::tokens_per_s, true)}
-                {move || has_launch.get().then(|| view! {
-                    <Stat label="Step launch" testid="summary-launch" cell=cell(|a| (
-                        format!("{} ({})", format::duration(a.launch_overhead_s), match a.corrections.step_launch {
-                            StepLaunch::Eager => "one host launch per kernel",
-                            _ => "one CUDA graph per step",
-                        }),
-                        a.launch_overhead_s.to_string(),
-                    )) />
-                })}
-                <Stat label="Bound" testid="summary-bound" cell=cell(|a| (format!("{} ({} mem)", a.bound.name(), format::percent(a.memory_bound_fraction)), a.bound.name().to_owned())) />
-                <Stat label="Aggregate AI" testid="" cell=cell(|a| (format!("{} FLOP/B", format::intensity(a.aggregate_arithmetic_intensity)), a.aggregate_arithmetic_intensity.to_string())) />
-                <Stat label="Work" testid="" cell=cell(|a| (format::flops(a.total_flops), a.total_flops.to_string())) />
-                <Stat label="Traffic" testid="" cell=cell(|a| (format::bytes(a.total_bytes), a.total_bytes.to_string())) />
-                <Stat label="W bits/elem" testid="" cell=cell(|a| (format::bits(a.weight_bits_per_element), a.weight_bits_per_element.to_string())) />
-                <Stat label="KV bits/elem" testid="" cell=cell(|a| (format::bits(a.kv_bits_per_element), a.kv_bits_per_element.to_string())) />
-                <Stat label="GPUs" testid="summary-gpus" cell=cell(|a| (
-                    gpus_label(a.gpus, a.parallelism.expert).unwrap_or_else(|| "1 GPU".to_owned()),
-                    a.gpus.to_string(),
-                )) />
-                <Stat label="Weights" testid="summary-weights" cell=cell(|a| (format::capacity(a.weight_bytes), a.weight_bytes.to_string())) />
-                <Stat label="Weights per GPU" testid="summary-weights-per-gpu" cell=cell(|a| (format::capacity(a.weight_bytes_per_gpu), a.weight_bytes_per_gpu.to_string())) />
-                <Stat label="KV cache per GPU" testid="summary-kv-per-gpu" cell=cell(|a| (format::capacity(a.kv_cache_bytes_per_gpu), a.kv_cache_bytes_per_gpu.to_string())) />
-                {move || several_gpus.get().then(|| view! {
-                    <Stat label="Communication" testid="summary-communication" cell=cell(|a| (
-                        format!("{} ({} of step)", format::duration(a.communication_time_s), format::percent(a.communication_fraction)),
-                        a.communication_fraction.to_string(),
-                    )) />
-                })}
-                <Stat label="Memory per GPU" testid="summary-memory-fit" cell=cell(memory_text) />
-            </div>
-            </div>
+            data-mode=move || hardware.with(|h| Mode::of(h).name()) data-device=move || hardware.with(|h| h.name.clone())>
+            <ModeLine />
+            <AdviceLines />
+            <Figures />
             {move || analysis.with(|a| a.as_ref().ok().map(|a| {
                 let line = roofline_core::summarize_modules(&a.modules);
                 view! { <p class="precisions" data-testid="summary-precisions">"Precisions: " {line}</p> }

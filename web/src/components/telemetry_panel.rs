@@ -6,9 +6,10 @@ use leptos::prelude::*;
 use roofline_core::wire::{BackendKind, ErrorCode, NvmlStatus};
 
 use crate::api::{self, ApiError, join};
-use crate::endpoint::{Connection, use_endpoint};
+use crate::endpoint::Connection;
 use crate::format;
 use crate::sse::{EventStream, Handler};
+use crate::state::use_app;
 use crate::telemetry::{WINDOW, push_sample, sparkline, throttling};
 
 /// Polling period when the stream is not available.
@@ -58,7 +59,7 @@ fn Spark(
 /// the browser's console never fills with failed requests.
 #[component]
 pub fn TelemetryPanel() -> impl IntoView {
-    let endpoint = use_endpoint();
+    let endpoint = use_app().endpoint;
     let backend = Memo::new(move |_| endpoint.health.get().and_then(Result::ok).map(|h| h.backend));
     let device = move || {
         endpoint
@@ -101,7 +102,7 @@ pub fn TelemetryPanel() -> impl IntoView {
 /// asking.
 #[component]
 fn NvmlFeed() -> impl IntoView {
-    let endpoint = use_endpoint();
+    let endpoint = use_app().endpoint;
     let samples = RwSignal::new(Vec::<NvmlStatus>::with_capacity(WINDOW));
     let feed = RwSignal::new(Feed::Waiting);
     let streaming = RwSignal::new(false);

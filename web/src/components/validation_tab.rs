@@ -2,16 +2,16 @@
 //! reference, calibrated), with error statistics by precision and regime.
 
 use leptos::prelude::*;
+use roofline_core::Mode;
 use roofline_core::measurement::MeasuredPoint;
-use roofline_core::{HardwareSpec, Mode};
 
 use crate::calibration::{DeviceSpecs, mode_explanation, mode_title};
-use crate::components::CalibrationPanel;
+use crate::components::calibration_panel::CalibrationPanel;
 use crate::components::not_compared::NotComparedRow;
 use crate::format;
-use crate::measured::{on_device, use_measured};
-use crate::scenario::Scenario;
-use crate::validation::{self, Band, Check, ErrorStats, above_roof, check_in, error_in};
+use crate::measured::on_device;
+use crate::state::use_app;
+use crate::validation::{self, Band, Check, ErrorStats, ValidationRow, above_roof, check_in, error_in};
 
 /// A prediction cell and its error cell, coloured by band; `data-mode` names the column's mode.
 fn check_cells(mode: Mode, check: Option<&Result<Check, roofline_core::Error>>) -> AnyView {
@@ -50,57 +50,69 @@ fn stats_rows(stats: Vec<ErrorStats>) -> impl IntoView {
         .collect_view()
 }
 
+/// `Datasheet: NVIDIA GB10` — the spec behind the column of `mode`.
+fn column_name(specs: &DeviceSpecs, mode: Mode) -> String {
+    let spec = if mode == Mode::Calibrated {
+        &specs.calibrated
+    } else {
+        &specs.datasheet
+    };
+    format!(
+        "{}: {}",
+        mode_title(mode),
+        spec.as_ref().map_or("", |h| h.name.as_str())
+    )
+}
+
+/// One `validation-row` per point of `rows`, the device it ran on in its title: measured time
+/// (`data-mode="measured"`, flagged `above-roof` when `above` says it lies above the calibrated roof), then
+/// prediction and error in each of `modes`.
+fn body_rows(modes: &[Mode], rows: &[ValidationRow], above: &[Option<f64>]) -> impl IntoView + use<> {
+    rows.iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let flag = above.get(i).copied().flatten().map(|excess| view! {
+                <small class="err-poor" data-testid="above-roof" data-value=excess.to_string()>
+                    {format!(" above the calibrated roof (+{})", format::percent(excess))}
+                </small>
+            });
+            view! {
+                <tr
+                    data-testid="validation-row"
+                    data-precision=r.precision.name()
+                    title=format!("measured on {}", r.device)
+                >
+                    <td class="nowrap">{r.precision.name()}</td>
+                    <td><span class="nowrap">{r.shape.clone()}</span> " " <small class="what">{r.regime.name()}</small></td>
+                    <td class="num" data-mode="measured">{format::duration(r.measured_s)}{flag}</td>
+                    {modes.iter().map(|&m| check_cells(m, check_in(r, m))).collect_view()}
+                </tr>
+            }
+        })
+        .collect_view()
+}
+
 /// The Validation tab: calibration controls, an intro saying what each column's mode is
 /// (`validation-intro`), `data-testid="validation-table"` (in a box that scrolls on its own, `data-device`
-/// the device; one `validation-row` per measured point, the device it ran on in its title: measured time
-/// (`data-mode="measured"`), then prediction and error in each mode the device has — Datasheet and
-/// Reference, and Calibrated once calibrated, each cell with its `data-mode`; errors coloured < 10 %,
-/// 10–25 %, > 25 %; a point above the calibrated roof flagged `above-roof`; points measured on other
-/// devices in one `not-compared` row with its action), and median / p90 |error| by precision and regime per
-/// mode (`validation-stats`).
+/// the device; rows from [`body_rows`] in each mode the device has — Datasheet and Reference, and Calibrated
+/// once calibrated, each cell with its `data-mode`; errors coloured < 10 %, 10–25 %, > 25 %; points
+/// measured on other devices in one `not-compared` row with its action), and median / p90 |error| by
+/// precision and regime per mode (`validation-stats`).
 #[component]
-pub fn ValidationTab(
-    /// The scenario (selected device).
-    scenario: RwSignal<Scenario>,
-    /// Custom devices (calibrated specs among them).
-    custom: RwSignal<Vec<HardwareSpec>>,
-    /// The right panel's open tab (the not-compared row's action).
-    tab: RwSignal<usize>,
-) -> impl IntoView {
-    let measured = use_measured();
-    let specs = Memo::new(move |_| scenario.with(|s| custom.with(|c| DeviceSpecs::of(&s.hardware, c))));
+pub fn ValidationTab() -> impl IntoView {
+    let app = use_app();
+    let (measured, specs) = (app.measured, app.device.listed);
     // Only points measured on this device are compared with its predictions; the rest are counted in a note.
-    let table = Memo::new(move |_| {
-        specs.with(|d| {
-            measured.shown.with(|m| {
-                let mine = d.own().map(|h| on_device(m, h)).unwrap_or_default();
-                validation::table(&mine, d)
-            })
-        })
-    });
-    let elsewhere = Memo::new(move |_| {
+    let mine = Memo::new(move |_| {
         specs.with(|d| {
             measured
                 .shown
-                .with(|m| m.len() - d.own().map_or(0, |h| on_device(m, h).len()))
+                .with(|m| d.own().map(|h| on_device(m, h)).unwrap_or_default())
         })
     });
+    let table = Memo::new(move |_| specs.with(|d| mine.with(|m| validation::table(m, d))));
+    let elsewhere = Memo::new(move |_| measured.shown.with(Vec::len) - mine.with(Vec::len));
     let modes = Memo::new(move |_| table.with(|t| t.0.clone()));
-    // `Datasheet: NVIDIA GB10` — the spec behind a column.
-    let column_name = move |mode: Mode| {
-        specs.with(|d| {
-            let spec = if mode == Mode::Calibrated {
-                &d.calibrated
-            } else {
-                &d.datasheet
-            };
-            format!(
-                "{}: {}",
-                mode_title(mode),
-                spec.as_ref().map_or("", |h| h.name.as_str())
-            )
-        })
-    };
     let device = move || specs.with(|d| d.own().map(|h| h.name.clone()));
     let own = Signal::derive(move || {
         specs.with(|d| d.own().cloned()).unwrap_or_else(|| {
@@ -120,9 +132,8 @@ pub fn ValidationTab(
             let Some(calibrated) = &d.calibrated else {
                 return Vec::new();
             };
-            measured.shown.with(|m| {
-                let mine = d.own().map(|h| on_device(m, h)).unwrap_or_default();
-                mine.iter()
+            mine.with(|m| {
+                m.iter()
                     .map(|p| above_roof(&MeasuredPoint::from(p), calibrated))
                     .collect::<Vec<_>>()
             })
@@ -137,31 +148,7 @@ pub fn ValidationTab(
     };
     let body = move || {
         let modes = modes.get();
-        table.with(|(_, rows)| {
-            let above = above.get();
-            rows.iter()
-                .enumerate()
-                .map(|(i, r)| {
-                    let flag = above.get(i).copied().flatten().map(|excess| view! {
-                        <small class="err-poor" data-testid="above-roof" data-value=excess.to_string()>
-                            {format!(" above the calibrated roof (+{})", format::percent(excess))}
-                        </small>
-                    });
-                    view! {
-                        <tr
-                            data-testid="validation-row"
-                            data-precision=r.precision.name()
-                            title=format!("measured on {}", r.device)
-                        >
-                            <td class="nowrap">{r.precision.name()}</td>
-                            <td><span class="nowrap">{r.shape.clone()}</span> " " <small class="what">{r.regime.name()}</small></td>
-                            <td class="num" data-mode="measured">{format::duration(r.measured_s)}{flag}</td>
-                            {modes.iter().map(|&m| check_cells(m, check_in(r, m))).collect_view()}
-                        </tr>
-                    }
-                })
-                .collect_view()
-        })
+        table.with(|(_, rows)| above.with(|above| body_rows(&modes, rows, above)))
     };
     let stats = move || {
         modes
@@ -171,7 +158,7 @@ pub fn ValidationTab(
                 let stats = table.with(|(_, rows)| validation::stats(rows, |r| error_in(r, m)));
                 view! {
                     <tbody data-mode=m.name()>
-                        <tr><th colspan="5" scope="rowgroup">{column_name(m)}</th></tr>
+                        <tr><th colspan="5" scope="rowgroup">{specs.with(|d| column_name(d, m))}</th></tr>
                         {stats_rows(stats)}
                     </tbody>
                 }
@@ -180,7 +167,7 @@ pub fn ValidationTab(
     };
     view! {
         <div class="validation-tab">
-            <CalibrationPanel scenario=scenario custom=custom />
+            <CalibrationPanel />
             {move || {
                 let n = above.with(|a| a.iter().flatten().count());
                 (n > 0).then(|| view! {
@@ -205,7 +192,7 @@ pub fn ValidationTab(
                     </tr>
                 </thead>
                 <tbody>
-                    <NotComparedRow points=all_points hardware=own scenario=scenario custom=custom tab=tab colspan=9 />
+                    <NotComparedRow points=all_points hardware=own colspan=9 />
                     {body}
                 </tbody>
             </table>

@@ -2,16 +2,14 @@
 
 use leptos::prelude::*;
 
-use crate::scenario::Scenario;
 use crate::serving_inputs::View;
+use crate::state::use_app;
 
 /// Two tabs (`view-step`, `view-serving`; `aria-selected` on the open one) that set the scenario's view, so
 /// a link and a reload open the same view.
 #[component]
-pub fn ViewSwitch(
-    /// The scenario whose view is switched.
-    scenario: RwSignal<Scenario>,
-) -> impl IntoView {
+pub fn ViewSwitch() -> impl IntoView {
+    let scenario = use_app().scenario;
     let tab = move |view: View, text: &'static str| {
         view! {
             <button

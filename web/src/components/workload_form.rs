@@ -1,15 +1,16 @@
 //! Model, precision config, GPU count, phase, context, batch, prediction mode and corrections.
 
 use leptos::prelude::*;
-use roofline_core::{Engine, HardwareSpec, Mode, ModelConfig, model_presets, quant_configs};
+use roofline_core::{Engine, Mode, ModelConfig, model_presets, quant_configs};
 
-use crate::calibration::{DeviceSpecs, mode_explanation, mode_title};
+use crate::calibration::{mode_explanation, mode_title};
 use crate::models::resolve_model;
 use crate::presets::GPU_COUNTS;
 use crate::scenario::{MEMORY_FRACTION_RANGE, Scenario};
 use crate::sliders::{
     BATCH_RANGE, CONTEXT_RANGE, RangeError, log_slider_position, log_slider_value, parse_in_range,
 };
+use crate::state::use_app;
 
 /// A log-scale slider with an exact number input beside it, both editing one integer of the scenario.
 #[component]
@@ -78,13 +79,9 @@ fn LogSlider(
 /// `data-testid="mode-select"` whose `data-value` is the scenario's mode. A mode the device lacks (no
 /// calibration; no datasheet for a measured-only device) is disabled and says why.
 #[component]
-fn ModeSelect(
-    /// The scenario whose mode is picked.
-    scenario: RwSignal<Scenario>,
-    /// The device's specs, to tell which modes it has.
-    #[prop(into)]
-    specs: Signal<DeviceSpecs>,
-) -> impl IntoView {
+fn ModeSelect() -> impl IntoView {
+    let app = use_app();
+    let (scenario, specs) = (app.scenario, app.device.specs);
     let option = move |mode: Mode| {
         let why_not = Memo::new(move |_| specs.with(|d| d.unavailable(mode).map(|why| why.to_string())));
         view! {
@@ -113,28 +110,38 @@ fn ModeSelect(
     }
 }
 
-/// The workload: model (`model-select`: the presets, then the imported models), precision config
-/// (`config-select`: the model's own checkpoint precisions where it has them, then the table; configs the
-/// device cannot run are marked), serving engine (`engine-select`: any, vLLM, SGLang or TensorRT-LLM, whose
-/// quantization support the advice keeps to), GPU count (`gpus-select`: tensor parallel
-/// over 1, 2, 4 or 8 GPUs), for MoE models the expert-parallel degree (`ep-select`: divisors of the GPU
-/// count), prefill/decode, context and batch (log sliders with exact inputs
-/// `context-input`, `batch-input`), the engine's memory share (`memory-fraction`, vLLM's
-/// `gpu_memory_utilization`, 0.92 by default; an invalid one is marked with why, `memory-fraction-invalid`),
-/// the prediction mode (`mode-select`) and the corrections added on top of it.
-#[component]
-pub fn WorkloadForm(
-    /// The scenario being edited.
-    scenario: RwSignal<Scenario>,
-    /// The device, to mark configs it cannot run.
-    #[prop(into)]
-    hardware: Signal<HardwareSpec>,
-    /// The device's specs in each mode, to tell which modes it has.
-    #[prop(into)]
-    specs: Signal<DeviceSpecs>,
-    /// The user's imported models.
-    models: RwSignal<Vec<ModelConfig>>,
+/// A labelled `<select>` (`testid`, its id too, and `title` when not empty) offering `options`, showing
+/// `get` of the scenario; a choice is written with `set`, given the option's value.
+fn field_select(
+    label: &'static str,
+    testid: &'static str,
+    title: &'static str,
+    options: impl IntoView + 'static,
+    get: fn(&Scenario) -> String,
+    set: fn(&mut Scenario, String),
 ) -> impl IntoView {
+    let scenario = use_app().scenario;
+    view! {
+        <div class="field">
+            <label for=testid>{label}</label>
+            <select
+                id=testid
+                data-testid=testid
+                title=(!title.is_empty()).then_some(title)
+                prop:value=move || scenario.with(get)
+                on:change=move |ev| scenario.update(|s| set(s, event_target_value(&ev)))
+            >
+                {options}
+            </select>
+        </div>
+    }
+}
+
+/// The model (`model-select`: the presets, then the imported models in `optgroup[data-testid=imported-models]`).
+#[component]
+fn ModelSelect() -> impl IntoView {
+    let app = use_app();
+    let (scenario, models) = (app.scenario, app.models);
     let option = move |m: &ModelConfig| {
         let key = m.key.clone();
         view! {
@@ -149,6 +156,86 @@ pub fn WorkloadForm(
             })
         })
     };
+    field_select(
+        "Model",
+        "model-select",
+        "",
+        view! { {presets} {imported} },
+        |s| s.model.clone(),
+        |s, v| s.model = v,
+    )
+}
+
+/// The precision config (`config-select`: the model's own checkpoint precisions where it has them, then the
+/// table; configs the device cannot run are marked).
+#[component]
+fn ConfigSelect() -> impl IntoView {
+    let app = use_app();
+    let (scenario, models, hardware) = (app.scenario, app.models, app.device.hardware);
+    let configs = move || {
+        hardware.with(|hw| {
+            // The model's own checkpoint precisions first, where it has them (an imported config.json's
+            // quantization_config, gpt-oss, DeepSeek, Kimi).
+            let checkpoint = scenario.with(|s| {
+                models.with(|m| resolve_model(&s.model, m).ok().and_then(|m| m.checkpoint.clone()))
+            });
+            checkpoint
+                .iter()
+                .chain(quant_configs())
+                .map(|c| {
+                    let key = c.key.clone();
+                    let text = match c.check_support(hw) {
+                        Ok(()) => c.name.clone(),
+                        Err(_) => format!("{} — unsupported", c.name),
+                    };
+                    view! {
+                        <option value=c.key.clone() selected=move || scenario.with(|s| s.config == key)>{text}</option>
+                    }
+                })
+                .collect_view()
+        })
+    };
+    field_select(
+        "Precision config",
+        "config-select",
+        "",
+        configs,
+        |s| s.config.clone(),
+        |s, v| s.config = v,
+    )
+}
+
+/// The serving engine (`engine-select`: any, vLLM, SGLang or TensorRT-LLM, whose quantization support the
+/// advice keeps to).
+#[component]
+fn EngineSelect() -> impl IntoView {
+    let scenario = use_app().scenario;
+    let options = std::iter::once(None)
+        .chain(Engine::ALL.into_iter().map(Some))
+        .map(|engine| {
+            let value = engine.map_or("any", Engine::key);
+            let text = engine.map_or("any (vLLM, SGLang, TensorRT-LLM)", Engine::name);
+            view! {
+                <option value=value selected=move || scenario.with(|s| s.engine == engine)>{text}</option>
+            }
+        })
+        .collect_view();
+    field_select(
+        "Serving engine",
+        "engine-select",
+        "The advice keeps to the configs this engine runs on the device (its documented quantization support)",
+        options,
+        |s| s.engine.map_or("any", Engine::key).to_owned(),
+        |s, v| s.engine = Engine::parse(&v).ok(),
+    )
+}
+
+/// The GPU count (`gpus-select`: tensor parallel over 1, 2, 4 or 8 GPUs) and, for MoE models, the
+/// expert-parallel degree (`ep-select`: divisors of the GPU count).
+#[component]
+fn GpuSelects() -> impl IntoView {
+    let app = use_app();
+    let (scenario, models) = (app.scenario, app.models);
     // Expert parallelism only applies to mixture-of-experts models; its degrees divide the GPU count.
     let is_moe = Memo::new(move |_| {
         scenario.with(|s| models.with(|m| resolve_model(&s.model, m).is_ok_and(|m| m.moe.is_some())))
@@ -178,39 +265,63 @@ pub fn WorkloadForm(
             }
         })
         .collect_view();
-    let configs = move || {
-        hardware.with(|hw| {
-            // The model's own checkpoint precisions first, where it has them (an imported config.json's
-            // quantization_config, gpt-oss, DeepSeek, Kimi).
-            let checkpoint = scenario.with(|s| {
-                models.with(|m| resolve_model(&s.model, m).ok().and_then(|m| m.checkpoint.clone()))
-            });
-            checkpoint
-                .iter()
-                .chain(quant_configs())
-                .map(|c| {
-                    let key = c.key.clone();
-                    let text = match c.check_support(hw) {
-                        Ok(()) => c.name.clone(),
-                        Err(_) => format!("{} — unsupported", c.name),
-                    };
-                    view! {
-                        <option value=c.key.clone() selected=move || scenario.with(|s| s.config == key)>{text}</option>
-                    }
-                })
-                .collect_view()
-        })
-    };
-    let engine_options = std::iter::once(None)
-        .chain(Engine::ALL.into_iter().map(Some))
-        .map(|engine| {
-            let value = engine.map_or("any", Engine::key);
-            let text = engine.map_or("any (vLLM, SGLang, TensorRT-LLM)", Engine::name);
-            view! {
-                <option value=value selected=move || scenario.with(|s| s.engine == engine)>{text}</option>
+    view! {
+        {field_select("GPUs", "gpus-select", "", gpu_options, |s| s.gpus.to_string(), |s, v| {
+            if let Ok(n) = v.parse() {
+                s.set_gpus(n);
             }
-        })
-        .collect_view();
+        })}
+        {move || is_moe.get().then(|| {
+            field_select("Expert parallel", "ep-select", "", expert_options, |s| s.experts.to_string(), |s, v| {
+                if let Ok(n) = v.parse() {
+                    s.experts = n;
+                }
+            })
+        })}
+    }
+}
+
+/// The engine's memory share (`memory-fraction`, vLLM's `gpu_memory_utilization`, 0.92 by default; an
+/// invalid one is marked with why, `memory-fraction-invalid`).
+#[component]
+fn MemoryFraction() -> impl IntoView {
+    let scenario = use_app().scenario;
+    let invalid = RwSignal::new(None::<String>);
+    let on_change = move |ev| {
+        let (lo, hi) = MEMORY_FRACTION_RANGE;
+        match event_target_value(&ev).trim().parse::<f64>() {
+            Ok(f) if (lo..=hi).contains(&f) => {
+                invalid.set(None);
+                scenario.update(|s| s.memory_fraction = f);
+            }
+            _ => invalid.set(Some(format!(
+                "Invalid: a fraction from {lo} to {hi}; still using {}",
+                scenario.with_untracked(|s| s.memory_fraction)
+            ))),
+        }
+    };
+    view! {
+        <div class="field">
+            <label for="memory-fraction">"Engine memory (vLLM gpu_memory_utilization)"</label>
+            <input id="memory-fraction" type="number" step="0.01" min=MEMORY_FRACTION_RANGE.0.to_string()
+                max=MEMORY_FRACTION_RANGE.1.to_string() data-testid="memory-fraction"
+                prop:value=move || scenario.with(|s| s.memory_fraction.to_string())
+                aria-invalid=move || invalid.with(Option::is_some).to_string()
+                on:change=on_change />
+            <small class="hint">"Share of the memory the device reports that the engine may use for weights, activations and the KV cache: vLLM's gpu_memory_utilization (default 0.92), in the Serving view too when its engine is vLLM (SGLang and TensorRT-LLM keep their own rules)."</small>
+            {move || invalid.get().map(|r| view! {
+                <span class="error invalid" role="alert" data-testid="memory-fraction-invalid">{r}</span>
+            })}
+        </div>
+    }
+}
+
+/// The workload: model, precision config, serving engine, GPUs and expert parallelism, prefill/decode,
+/// context and batch (log sliders with exact inputs `context-input`, `batch-input`), the engine's memory
+/// share, the prediction mode (`mode-select`) and the corrections added on top of it.
+#[component]
+pub fn WorkloadForm() -> impl IntoView {
+    let scenario = use_app().scenario;
     let phase_button = move |prefill: bool, text: &'static str| {
         view! {
             <button
@@ -220,20 +331,6 @@ pub fn WorkloadForm(
             >
                 {text}
             </button>
-        }
-    };
-    let fraction_invalid = RwSignal::new(None::<String>);
-    let on_fraction = move |ev| {
-        let (lo, hi) = MEMORY_FRACTION_RANGE;
-        match event_target_value(&ev).trim().parse::<f64>() {
-            Ok(f) if (lo..=hi).contains(&f) => {
-                fraction_invalid.set(None);
-                scenario.update(|s| s.memory_fraction = f);
-            }
-            _ => fraction_invalid.set(Some(format!(
-                "Invalid: a fraction from {lo} to {hi}; still using {}",
-                scenario.with_untracked(|s| s.memory_fraction)
-            ))),
         }
     };
     let toggle = move |text: &'static str, get: fn(&Scenario) -> bool, set: fn(&mut Scenario, bool)| {
@@ -251,73 +348,10 @@ pub fn WorkloadForm(
     view! {
         <fieldset class="workload">
             <legend>"Workload"</legend>
-            <div class="field">
-                <label for="model-select">"Model"</label>
-                <select
-                    id="model-select"
-                    data-testid="model-select"
-                    prop:value=move || scenario.with(|s| s.model.clone())
-                    on:change=move |ev| scenario.update(|s| s.model = event_target_value(&ev))
-                >
-                    {presets}
-                    {imported}
-                </select>
-            </div>
-            <div class="field">
-                <label for="config-select">"Precision config"</label>
-                <select
-                    id="config-select"
-                    data-testid="config-select"
-                    prop:value=move || scenario.with(|s| s.config.clone())
-                    on:change=move |ev| scenario.update(|s| s.config = event_target_value(&ev))
-                >
-                    {configs}
-                </select>
-            </div>
-            <div class="field">
-                <label for="engine-select">"Serving engine"</label>
-                <select
-                    id="engine-select"
-                    data-testid="engine-select"
-                    title="The advice keeps to the configs this engine runs on the device (its documented quantization support)"
-                    prop:value=move || scenario.with(|s| s.engine.map_or("any", Engine::key).to_owned())
-                    on:change=move |ev| scenario.update(|s| s.engine = Engine::parse(&event_target_value(&ev)).ok())
-                >
-                    {engine_options}
-                </select>
-            </div>
-            <div class="field">
-                <label for="gpus-select">"GPUs"</label>
-                <select
-                    id="gpus-select"
-                    data-testid="gpus-select"
-                    prop:value=move || scenario.with(|s| s.gpus.to_string())
-                    on:change=move |ev| {
-                        if let Ok(n) = event_target_value(&ev).parse() {
-                            scenario.update(|s| s.set_gpus(n));
-                        }
-                    }
-                >
-                    {gpu_options}
-                </select>
-            </div>
-            {move || is_moe.get().then(|| view! {
-                <div class="field">
-                    <label for="ep-select">"Expert parallel"</label>
-                    <select
-                        id="ep-select"
-                        data-testid="ep-select"
-                        prop:value=move || scenario.with(|s| s.experts.to_string())
-                        on:change=move |ev| {
-                            if let Ok(n) = event_target_value(&ev).parse() {
-                                scenario.update(|s| s.experts = n);
-                            }
-                        }
-                    >
-                        {expert_options}
-                    </select>
-                </div>
-            })}
+            <ModelSelect />
+            <ConfigSelect />
+            <EngineSelect />
+            <GpuSelects />
             <div class="field" role="group" aria-label="Phase">
                 <span>"Phase"</span>
                 <div class="segmented" data-testid="phase">
@@ -329,19 +363,8 @@ pub fn WorkloadForm(
                 get=|s| s.context set=|s, v| s.context = v />
             <LogSlider label="Batch" testid="batch-input" range=BATCH_RANGE scenario=scenario
                 get=|s| s.batch set=|s, v| s.batch = v />
-            <div class="field">
-                <label for="memory-fraction">"Engine memory (vLLM gpu_memory_utilization)"</label>
-                <input id="memory-fraction" type="number" step="0.01" min=MEMORY_FRACTION_RANGE.0.to_string()
-                    max=MEMORY_FRACTION_RANGE.1.to_string() data-testid="memory-fraction"
-                    prop:value=move || scenario.with(|s| s.memory_fraction.to_string())
-                    aria-invalid=move || fraction_invalid.with(Option::is_some).to_string()
-                    on:change=on_fraction />
-                <small class="hint">"Share of the memory the device reports that the engine may use for weights, activations and the KV cache: vLLM's gpu_memory_utilization (default 0.92), in the Serving view too when its engine is vLLM (SGLang and TensorRT-LLM keep their own rules)."</small>
-                {move || fraction_invalid.get().map(|r| view! {
-                    <span class="error invalid" role="alert" data-testid="memory-fraction-invalid">{r}</span>
-                })}
-            </div>
-            <ModeSelect scenario=scenario specs=specs />
+            <MemoryFraction />
+            <ModeSelect />
             <div class="field" role="group" aria-label="Corrections">
                 <span>"Corrections added"</span>
                 {toggle("Kernel launch floor", |s| s.corrections.launch_floor, |s, v| s.corrections.launch_floor = v)}

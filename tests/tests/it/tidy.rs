@@ -48,28 +48,20 @@ const DATA_FILES: [&str; 2] = [
     "core/crates/analysis/src/model/presets.rs",
 ];
 
-/// Functions over [`MAX_FN_LINES`] outside core, `file:function`, until their owners split them (the page's
-/// components, issue 33; the CUDA backend); each must still be over, so the list only shrinks.
-const LONG_FUNCTIONS: &[&str] = &[
-    "gpu-endpoint/src/backend/cuda/gemm.rs:prepare_lt_shape",
-    "web/src/app.rs:App",
-    "web/src/charts/roofline_chart.rs:RooflineChart",
-    "web/src/components/benchmark_tab.rs:BenchmarkTab",
-    "web/src/components/serving_import.rs:ServingImport",
-    "web/src/components/spot_check.rs:SpotCheck",
-    "web/src/components/summary_strip.rs:SummaryStrip",
-    "web/src/components/validation_tab.rs:ValidationTab",
-    "web/src/components/workload_form.rs:WorkloadForm",
+/// Functions over [`MAX_FN_LINES`] outside core, `file:function`, until their owners split them (the CUDA
+/// backend's cuBLASLt setup); each must still be over, so the list only shrinks.
+const LONG_FUNCTIONS: &[&str] = &["gpu-endpoint/src/backend/cuda/gemm.rs:prepare_lt_shape"];
+
+/// Functions outside core returning `Result<…, String>`, `file:function`, until their owners type the error
+/// (the page's chart exports, merged to main with this finding); each must still be found.
+const STRING_ERRORS: &[&str] = &[
+    "web/src/charts/roofline_chart.rs:export_png",
+    "web/src/charts/roofline_chart.rs:export_svg",
 ];
 
 /// Import cycles outside core (sorted members, as [`describe_cycle`] names them), until their owners break
-/// them (the page's tabs import their parent's tab index, issue 33; the CUDA attention and step kernels);
-/// each must still be found.
-const KNOWN_CYCLES: &[&str] = &[
-    "backend::cuda::attention, backend::cuda::step_ops",
-    "components::benchmark_tab, components::not_compared, components::right_panel, components::spot_check, \
-     components::validation_tab",
-];
+/// them (the CUDA attention and step kernels); each must still be found.
+const KNOWN_CYCLES: &[&str] = &["backend::cuda::attention, backend::cuda::step_ops"];
 
 /// The crates compiled into the page's wasm: their non-test code calls no second-copy serde_json function.
 const PAGE_CRATES: [&str; 6] = [
@@ -128,10 +120,13 @@ fn check_file(file: &modules::File) -> Vec<String> {
             ));
         }
     }
-    for line in found.string_errors {
-        findings.push(format!(
-            "{name}:{line}: returns `Result<…, String>`: use a typed error"
-        ));
+    for (function, line) in found.string_errors {
+        let key = format!("{name}:{function}");
+        if name.starts_with("core/") || !STRING_ERRORS.contains(&key.as_str()) {
+            findings.push(format!(
+                "{name}:{line}: fn {function} returns `Result<…, String>`: use a typed error"
+            ));
+        }
     }
     if PAGE_CRATES.iter().any(|c| name.starts_with(c)) {
         for (call, line) in found.serde_copies {
@@ -241,13 +236,23 @@ fn every_checked_folder_data_file_and_exception_exists() {
             "the cycle {{{cycle}}} is gone: remove it from KNOWN_CYCLES"
         );
     }
-    for long in LONG_FUNCTIONS {
-        let (file, function) = long.split_once(':').expect("file:function");
+    let found = |entry: &str| {
+        let (file, function) = entry.split_once(':').expect("file:function");
         let syntax = syn::parse_file(&std::fs::read_to_string(root.join(file)).unwrap()).unwrap();
-        let found = rules::check(&syntax, false, MAX_FN_LINES);
+        (rules::check(&syntax, false, MAX_FN_LINES), function.to_owned())
+    };
+    for long in LONG_FUNCTIONS {
+        let (found, function) = found(long);
         assert!(
-            found.long_functions.iter().any(|(f, _, _)| f == function),
+            found.long_functions.iter().any(|(f, _, _)| *f == function),
             "{long} is no longer over {MAX_FN_LINES} lines: remove it from LONG_FUNCTIONS"
+        );
+    }
+    for error in STRING_ERRORS {
+        let (found, function) = found(error);
+        assert!(
+            found.string_errors.iter().any(|(f, _)| *f == function),
+            "{error} no longer returns `Result<…, String>`: remove it from STRING_ERRORS"
         );
     }
 }

@@ -12,8 +12,8 @@ use super::modules::is_test;
 pub(crate) struct FileFindings {
     /// Functions (test ones too) longer than the limit: `(name, first line, lines)`.
     pub(crate) long_functions: Vec<(String, usize, usize)>,
-    /// Lines of non-test return types `Result<…, String>`.
-    pub(crate) string_errors: Vec<usize>,
+    /// Non-test functions (or `closure`s) returning `Result<…, String>`: `(name, line)`.
+    pub(crate) string_errors: Vec<(String, usize)>,
     /// Non-test calls of serde_json's second-copy functions: `(call, line)`.
     pub(crate) serde_copies: Vec<(&'static str, usize)>,
 }
@@ -65,7 +65,8 @@ impl Checker {
                 .push((sig.ident.to_string(), first, lines));
         }
         if self.test_depth == 0 && !is_test(attrs) && string_error(&sig.output) {
-            self.findings.string_errors.push(sig.output.span().start().line);
+            let line = sig.output.span().start().line;
+            self.findings.string_errors.push((sig.ident.to_string(), line));
         }
     }
 
@@ -97,14 +98,17 @@ impl<'ast> Visit<'ast> for Checker {
         if let Some(block) = &f.default {
             self.function(&f.attrs, &f.sig, block);
         } else if self.test_depth == 0 && string_error(&f.sig.output) {
-            self.findings.string_errors.push(f.sig.output.span().start().line);
+            let line = f.sig.output.span().start().line;
+            self.findings.string_errors.push((f.sig.ident.to_string(), line));
         }
         syn::visit::visit_trait_item_fn(self, f);
     }
 
     fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
         if self.test_depth == 0 && string_error(&c.output) {
-            self.findings.string_errors.push(c.output.span().start().line);
+            self.findings
+                .string_errors
+                .push(("closure".to_owned(), c.output.span().start().line));
         }
         syn::visit::visit_expr_closure(self, c);
     }

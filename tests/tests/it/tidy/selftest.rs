@@ -90,7 +90,9 @@ fn string_errors_long_functions_and_serde_copies_are_found() {
                 fn f() -> std::result::Result<(), std::string::String> {\n    let v = serde_json::to_value(1);\n\
                     let j = json!({});\n}\n#[cfg(test)]\nfn g() -> Result<u8, String> { serde_json::to_value(1) }\n";
     let found = rules::check(&syn::parse_file(code).unwrap(), false, 3);
-    assert_eq!(found.string_errors, [1, 3, 9]);
+    let lines: Vec<usize> = found.string_errors.iter().map(|(_, line)| *line).collect();
+    assert_eq!(lines, [1, 3, 9]);
+    assert_eq!(found.string_errors[0].0, "a");
     assert_eq!(found.serde_copies, [("to_value", 10), ("json", 11)]);
     assert_eq!(
         found.long_functions,

@@ -1,7 +1,7 @@
 //! The ground floor of `roofline-core`: base units ([`units`]), number formats and the matrix-unit paths
 //! each architecture runs ([`precision`]), the one error type ([`Error`]), hardware specs with the sourced
 //! catalog, reference ceilings, calibration and interconnect ([`hardware`]), and the one number formatter
-//! ([`format`]). It names no operator, model or serving type; everything inside is in base units.
+//! ([`format`](mod@format)). It names no operator, model or serving type; everything inside is in base units.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -1,6 +1,6 @@
 //! What crosses `roofline-core`'s edges: the JSON types shared by the page, the endpoint and the command
 //! lines ([`wire`], with the readers of stored legacy JSON), and the serving benchmark files read and
-//! compared with the serving model ([`bench`]). The only layer that parses text formats (JSON, CSV).
+//! compared with the serving model ([`bench`](mod@bench)). The only layer that parses text formats (JSON, CSV).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

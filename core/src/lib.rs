@@ -34,10 +34,12 @@ pub use roofline_base::{
     format_catalog, format_info, int4_group_bits,
 };
 pub use roofline_serving::{
-    Advice, CONCURRENCY_GRID, Candidate, ConfigFit, Engine, EnginePreset, EngineSupport, InFlight, Load,
-    METRICS, MemoryFit, MetricDefinition, Pick, Recommendation, Regime, Scheduler, SchedulerKind, Scheme,
-    ServingModel, ServingOutcome, ServingPoint, ServingScenario, ServingWorkload, Skipped, Sla, SlaOutcome,
-    SlaPick, Sweep, SweepSpec, TENSOR_PARALLEL_DEGREES, Unstable, UnsupportedConfig, advise_model,
+    Advice, Arrival, BenchClient, CONCURRENCY_GRID, Candidate, ClientKind, ConfigFit, Engine, EngineFeatures,
+    EnginePreset, EngineSupport, InFlight, Load, MAX_DRAFT_TOKENS, MAX_REQUESTS, METRICS, MemoryFit,
+    MetricDefinition, Percentile, Pick, Recommendation, Regime, Scheduler, SchedulerKind, Scheme, ServingModel,
+    ServingOutcome, ServingPoint, ServingScenario, ServingWorkload, Skipped, Sla, SlaOutcome, SlaPick,
+    SpecDecoding, SpecMethod, Summary, Sweep, SweepSpec, TENSOR_PARALLEL_DEGREES, Unstable, UnsupportedConfig,
+    advise_model,
     advise_model_parallel, advise_operator, concurrency_grid, engine_support, engines_running,
     matrices_cover, memory_fit, recommend_model, recommend_model_for_engine, recommend_model_parallel,
     runs_scheme, schemes, sweep,

@@ -11,9 +11,9 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use roofline_core::{
-    Corrections, Engine, EnginePreset, Error, HardwareSpec, Load, ModelConfig, Parallelism, QuantConfig,
-    SchedulerKind, ServingPoint, ServingWorkload, Sla, SlaOutcome, Sweep, SweepSpec, find_quant_config,
-    quant_configs, sweep,
+    BenchClient, Corrections, Engine, EngineFeatures, EnginePreset, Error, HardwareSpec, Load, ModelConfig,
+    Parallelism, QuantConfig, SchedulerKind, ServingPoint, ServingWorkload, Sla, SlaOutcome, Sweep,
+    SweepSpec, find_quant_config, quant_configs, sweep,
 };
 
 use crate::calibration::mode_label;
@@ -94,6 +94,8 @@ impl SweepKey {
             memory_fraction: self.memory_fraction,
             scheduler: self.scheduler,
             corrections: self.corrections,
+            client: BenchClient::default(),
+            features: EngineFeatures::default(),
         })
     }
 

@@ -231,6 +231,8 @@ pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
         memory_fraction: args.memory_fraction,
         scheduler: args.scheduler(),
         corrections,
+        client: roofline_core::BenchClient::default(),
+        features: roofline_core::EngineFeatures::default(),
     };
     let sweep = sweep(&spec).map_err(CliError::from)?;
     let sla = (!sla.is_empty()).then(|| sla.evaluate(&sweep));

@@ -18,9 +18,10 @@ pub use recommendation::{
     recommend_model_parallel,
 };
 pub use serving::{
-    CONCURRENCY_GRID, ConfigFit, Engine, EnginePreset, EngineSupport, InFlight, Load, METRICS,
-    MetricDefinition, Regime, Scheduler, SchedulerKind, Scheme, ServingModel, ServingOutcome, ServingPoint,
-    ServingScenario, ServingWorkload, Sla, SlaOutcome, SlaPick, Sweep, SweepSpec, Unstable,
+    Arrival, BenchClient, CONCURRENCY_GRID, ClientKind, ConfigFit, Engine, EngineFeatures, EnginePreset,
+    EngineSupport, InFlight, Load, MAX_DRAFT_TOKENS, MAX_REQUESTS, METRICS, MetricDefinition, Percentile,
+    Regime, Scheduler, SchedulerKind, Scheme, ServingModel, ServingOutcome, ServingPoint, ServingScenario,
+    ServingWorkload, Sla, SlaOutcome, SlaPick, SpecDecoding, SpecMethod, Summary, Sweep, SweepSpec, Unstable,
     UnsupportedConfig, concurrency_grid, engine_support, engines_running, matrices_cover, runs_scheme,
     schemes, sweep,
 };

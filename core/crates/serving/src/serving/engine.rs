@@ -298,6 +298,8 @@ impl EnginePreset {
             corrections,
             scheduler: self.scheduler(kind),
             memory: self.memory_rule(),
+            engine: self.engine,
+            features: Default::default(),
         }
     }
 

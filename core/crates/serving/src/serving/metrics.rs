@@ -4,7 +4,7 @@
 use roofline_analysis::parallel::Parallelism;
 use roofline_base::hardware::Mode;
 
-use super::{Load, ServingWorkload};
+use super::{Load, Percentile, ServingWorkload};
 
 /// One metric: its key (the JSON field of [`ServingPoint`]), display name, unit and definition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,12 +185,40 @@ pub struct ServingPoint {
     pub mixed_step_s: f64,
     /// Mean step over all steps, in s.
     pub mean_step_s: f64,
-    /// Time to first token, in s.
+    /// Mean time to first token, in s.
     pub ttft_s: f64,
-    /// Time per output token after the first, in s.
+    /// Median TTFT, in s.
+    pub ttft_p50_s: f64,
+    /// 90th-percentile TTFT, in s.
+    pub ttft_p90_s: f64,
+    /// 99th-percentile TTFT, in s.
+    pub ttft_p99_s: f64,
+    /// Mean time per output token after the first ((E2E − TTFT) / (OSL − 1) per request), in s.
     pub tpot_s: f64,
-    /// End-to-end latency, in s.
+    /// Median TPOT, in s.
+    pub tpot_p50_s: f64,
+    /// 90th-percentile TPOT, in s.
+    pub tpot_p90_s: f64,
+    /// 99th-percentile TPOT, in s.
+    pub tpot_p99_s: f64,
+    /// Mean gap between a request's streamed chunks (ITL), in s.
+    pub itl_s: f64,
+    /// Median ITL, in s.
+    pub itl_p50_s: f64,
+    /// 90th-percentile ITL, in s.
+    pub itl_p90_s: f64,
+    /// 99th-percentile ITL, in s.
+    pub itl_p99_s: f64,
+    /// Mean end-to-end latency, in s.
     pub e2e_s: f64,
+    /// Median E2E latency, in s.
+    pub e2e_p50_s: f64,
+    /// 90th-percentile E2E latency, in s.
+    pub e2e_p90_s: f64,
+    /// 99th-percentile E2E latency, in s.
+    pub e2e_p99_s: f64,
+    /// 1 / P90(E2E / OSL) over requests, in tokens/s (InferenceX's E2E normalized interactivity).
+    pub normalized_interactivity: f64,
     /// Part of TTFT spent waiting: for admission, or for prefill capacity, in s.
     pub queue_s: f64,
     /// Completed requests per second.
@@ -217,6 +245,62 @@ pub struct ServingPoint {
     pub regime: Regime,
     /// Not dominated in both tokens/s per user and output tokens/s per GPU by another point of its sweep.
     pub pareto: bool,
+    /// Requests the client counted (warm-up and test requests excluded).
+    pub requests: u32,
+    /// Wall time of the run from the first request sent to the last token, in s.
+    pub duration_s: f64,
+    /// Requests preempted (their KV freed and recomputed) during the run.
+    pub preemptions: u32,
+    /// Engine steps simulated, and the events that cost the simulation (steps one by one, decode spans).
+    pub simulated_steps: u64,
+    /// Events simulated: steps with prompt tokens one by one, and spans of decode-only steps.
+    pub simulated_events: u64,
+}
+
+impl ServingPoint {
+    /// TTFT at `p`, in s.
+    #[must_use]
+    pub const fn ttft_at(&self, p: Percentile) -> f64 {
+        match p {
+            Percentile::Mean => self.ttft_s,
+            Percentile::P50 => self.ttft_p50_s,
+            Percentile::P90 => self.ttft_p90_s,
+            Percentile::P99 => self.ttft_p99_s,
+        }
+    }
+
+    /// TPOT at `p`, in s.
+    #[must_use]
+    pub const fn tpot_at(&self, p: Percentile) -> f64 {
+        match p {
+            Percentile::Mean => self.tpot_s,
+            Percentile::P50 => self.tpot_p50_s,
+            Percentile::P90 => self.tpot_p90_s,
+            Percentile::P99 => self.tpot_p99_s,
+        }
+    }
+
+    /// ITL at `p`, in s.
+    #[must_use]
+    pub const fn itl_at(&self, p: Percentile) -> f64 {
+        match p {
+            Percentile::Mean => self.itl_s,
+            Percentile::P50 => self.itl_p50_s,
+            Percentile::P90 => self.itl_p90_s,
+            Percentile::P99 => self.itl_p99_s,
+        }
+    }
+
+    /// E2E latency at `p`, in s.
+    #[must_use]
+    pub const fn e2e_at(&self, p: Percentile) -> f64 {
+        match p {
+            Percentile::Mean => self.e2e_s,
+            Percentile::P50 => self.e2e_p50_s,
+            Percentile::P90 => self.e2e_p90_s,
+            Percentile::P99 => self.e2e_p99_s,
+        }
+    }
 }
 
 /// A rate the engine cannot sustain: the queue would grow without bound.
@@ -235,7 +319,9 @@ pub struct Unstable {
     pub reason: String,
 }
 
-/// The result at one load: a steady state, or an unsustainable rate.
+/// The result at one load: a steady state, or an unsustainable rate. Not boxed: a point is made once per
+/// load and moved, and the page and the wire read it by value.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]

@@ -1,31 +1,32 @@
-//! The serving model: what a continuous-batching engine delivers at an operating point, built from the
-//! engine's steps ([`roofline_analysis::analysis::analyze_step`]) and its memory rule ([`roofline_analysis::memory::memory_budget`]), with nothing
-//! fitted.
+//! The serving model: what a serving engine delivers to a benchmark client, simulated request by request
+//! ([`sim`]) from the engine's steps ([`roofline_analysis::analysis::analyze_step`]), its scheduler and its
+//! memory rule ([`roofline_analysis::memory::memory_budget`]), with nothing fitted.
 //!
-//! Its rules and derivations: docs/design/core.md, in the section on this file.
+//! Its rules and derivations: docs/validation/serving.md and docs/design/core.md.
 
 mod engine;
 mod metrics;
 #[cfg(test)]
 mod properties;
-mod steady;
+pub mod sim;
+mod simulated;
 mod support;
 mod sweep;
 
-use std::collections::BTreeMap;
-
-use roofline_analysis::analysis::{StepBatch, analyze_step};
 use roofline_analysis::corrections::Corrections;
 use roofline_analysis::memory::{MemoryBudget, MemoryRule, memory_budget};
 use roofline_analysis::model::ModelConfig;
 use roofline_analysis::parallel::Parallelism;
 use roofline_analysis::quant_config::QuantConfig;
-use roofline_analysis::roofline::Bound;
 use roofline_base::Error;
 use roofline_base::hardware::HardwareSpec;
 
 pub use engine::{Engine, EnginePreset, InFlight, Scheduler, SchedulerKind};
 pub use metrics::{METRICS, MetricDefinition, Regime, ServingOutcome, ServingPoint, Unstable};
+pub use sim::{
+    Arrival, BenchClient, ClientKind, EngineFeatures, MAX_DRAFT_TOKENS, MAX_REQUESTS, Percentile,
+    SpecDecoding, SpecMethod, Summary,
+};
 pub use support::{
     EngineSupport, Scheme, engine_support, engines_running, matrices_cover, runs_scheme, schemes,
 };
@@ -99,23 +100,24 @@ pub struct ServingScenario<'a> {
     pub scheduler: Scheduler,
     /// How the engine sizes its KV cache.
     pub memory: MemoryRule,
+    /// Whose scheduling and KV rules the simulation follows.
+    pub engine: Engine,
+    /// Speculative decoding and prefix caching.
+    pub features: EngineFeatures<'a>,
 }
 
-/// The time of one step and the roof that bounds most of it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct StepTime {
-    time_s: f64,
-    bound: Bound,
-}
-
-/// A scenario and a workload, ready to predict any load; step times are memoized per (decode rows, prefill
-/// tokens), so a sweep over loads analyses each distinct step once.
+/// A scenario, a workload and a benchmark client, ready to predict any load by simulation; step times are
+/// memoized across loads, so a sweep analyses each step shape once.
 #[derive(Debug)]
 pub struct ServingModel<'a> {
     scenario: ServingScenario<'a>,
     workload: ServingWorkload,
     budget: MemoryBudget,
-    steps: BTreeMap<(u32, u32), StepTime>,
+    client: BenchClient,
+    cost: sim::StepCost<'a>,
+    draft: Option<sim::StepCost<'a>>,
+    /// Throughput with the queue never empty (requests/s), once simulated.
+    saturation: Option<f64>,
 }
 
 impl<'a> ServingModel<'a> {
@@ -139,6 +141,7 @@ impl<'a> ServingModel<'a> {
             )));
         }
         scenario.config.check_support(scenario.hardware)?;
+        scenario.features.check()?;
         let budget = memory_budget(
             scenario.hardware,
             scenario.model,
@@ -147,12 +150,36 @@ impl<'a> ServingModel<'a> {
             &scenario.memory,
             workload.sequence_tokens(),
         )?;
+        let draft = scenario
+            .features
+            .draft_model
+            .map(|model| sim::StepCost::new(ServingScenario { model, ..scenario }));
         Ok(ServingModel {
             scenario,
             workload,
             budget,
-            steps: BTreeMap::new(),
+            client: BenchClient::default(),
+            cost: sim::StepCost::new(scenario),
+            draft,
+            saturation: None,
         })
+    }
+
+    /// This model with `client` sending the requests (`vllm bench serve`'s rules by default).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] from [`BenchClient::check`].
+    pub fn with_client(mut self, client: BenchClient) -> Result<ServingModel<'a>, Error> {
+        client.check()?;
+        self.client = client;
+        self.saturation = None;
+        Ok(self)
+    }
+
+    /// The benchmark client.
+    #[must_use]
+    pub fn client(&self) -> &BenchClient {
+        &self.client
     }
 
     /// The scenario.
@@ -171,54 +198,5 @@ impl<'a> ServingModel<'a> {
     #[must_use]
     pub fn memory(&self) -> &MemoryBudget {
         &self.budget
-    }
-
-    /// The step of `decode_rows` decode rows over the mean context ISL + OSL/2, plus `prefill_tokens` prompt
-    /// tokens as whole prompts where they hold one (⌈tokens / ISL⌉ sequences of an equal chunk), or one
-    /// chunk of a longer prompt over the mean prior context of its chunks, (ISL − chunk) / 2. Every prefill
-    /// sequence is counted as completing (one logits row each): exact for whole prompts, one extra row for
-    /// a chunk that does not end its prompt.
-    fn step_batch(&self, decode_rows: u32, prefill_tokens: u32) -> StepBatch {
-        let isl = self.workload.isl;
-        let prefill_seqs = prefill_tokens.div_ceil(isl);
-        let prefill_chunk = prefill_tokens.div_ceil(prefill_seqs.max(1));
-        StepBatch {
-            decode_seqs: decode_rows,
-            decode_context: if decode_rows > 0 {
-                isl + self.workload.osl / 2
-            } else {
-                0
-            },
-            prefill_seqs,
-            prefill_chunk,
-            prefill_prior: if prefill_seqs > 0 {
-                (isl - prefill_chunk) / 2
-            } else {
-                0
-            },
-            prefill_completing: prefill_seqs,
-        }
-    }
-
-    /// The time of the step of [`ServingModel::step_batch`], analysed once per distinct step.
-    fn step(&mut self, decode_rows: u32, prefill_tokens: u32) -> Result<StepTime, Error> {
-        if let Some(t) = self.steps.get(&(decode_rows, prefill_tokens)) {
-            return Ok(*t);
-        }
-        let s = &self.scenario;
-        let analysis = analyze_step(
-            s.hardware,
-            s.model,
-            s.config,
-            &self.step_batch(decode_rows, prefill_tokens),
-            &s.parallelism,
-            &s.corrections,
-        )?;
-        let t = StepTime {
-            time_s: analysis.total_time_s,
-            bound: analysis.bound,
-        };
-        self.steps.insert((decode_rows, prefill_tokens), t);
-        Ok(t)
     }
 }

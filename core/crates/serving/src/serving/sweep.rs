@@ -13,8 +13,8 @@ use roofline_base::format;
 use roofline_base::hardware::HardwareSpec;
 
 use super::{
-    Engine, EnginePreset, Load, SchedulerKind, ServingModel, ServingOutcome, ServingPoint, ServingWorkload,
-    Unstable,
+    BenchClient, Engine, EngineFeatures, EnginePreset, Load, Percentile, SchedulerKind, ServingModel,
+    ServingOutcome, ServingPoint, ServingWorkload, Unstable,
 };
 
 /// Concurrencies a sweep visits: 1 to 512 in steps of about √2, the grid serving benchmarks use
@@ -69,12 +69,17 @@ pub struct SweepSpec<'a> {
     pub scheduler: SchedulerKind,
     /// Corrections of every step.
     pub corrections: Corrections,
+    /// The benchmark client whose run is simulated.
+    pub client: BenchClient,
+    /// Speculative decoding and prefix caching.
+    pub features: EngineFeatures<'a>,
 }
 
 impl<'a> SweepSpec<'a> {
     /// A sweep of `configs` at `workload`'s lengths with `roofline serve`'s defaults for the rest: one GPU,
-    /// the concurrency grid up to what fits (no loads), vLLM's limits, in-flight batching and
-    /// [`Corrections::REALISTIC`]. Set a field to change one of them.
+    /// the concurrency grid up to what fits (no loads), vLLM's limits, in-flight batching,
+    /// [`Corrections::REALISTIC`], `vllm bench serve`'s client and no speculation or prefix cache. Set a field
+    /// to change one of them.
     #[must_use]
     pub fn new(
         hardware: &'a HardwareSpec,
@@ -95,6 +100,8 @@ impl<'a> SweepSpec<'a> {
             memory_fraction: None,
             scheduler: SchedulerKind::InFlight,
             corrections: Corrections::REALISTIC,
+            client: BenchClient::default(),
+            features: EngineFeatures::default(),
         }
     }
 }
@@ -196,15 +203,18 @@ pub fn sweep(spec: &SweepSpec<'_>) -> Result<Sweep, Error> {
                 }
                 continue;
             }
-            let scenario = preset.scenario(
-                spec.hardware,
-                spec.model,
-                config,
-                *parallelism,
-                spec.corrections,
-                spec.scheduler,
-            );
-            let mut model = ServingModel::new(scenario, spec.workload)?;
+            let scenario = super::ServingScenario {
+                features: spec.features,
+                ..preset.scenario(
+                    spec.hardware,
+                    spec.model,
+                    config,
+                    *parallelism,
+                    spec.corrections,
+                    spec.scheduler,
+                )
+            };
+            let mut model = ServingModel::new(scenario, spec.workload)?.with_client(spec.client)?;
             let memory = *model.memory();
             out.fits.push(ConfigFit {
                 config: config.key.clone(),
@@ -291,6 +301,8 @@ pub struct SlaPick {
 pub struct SlaOutcome {
     /// The limits.
     pub sla: Sla,
+    /// The statistic of each point the limits were checked against.
+    pub percentile: Percentile,
     /// Each config and split that ran.
     pub picks: Vec<SlaPick>,
     /// The point with the most output tokens/s per GPU over every config meeting the SLA.
@@ -327,22 +339,29 @@ impl Sla {
         Ok(())
     }
 
-    /// Each limit `point` breaks, as (how far over: value/limit ≥ 1, the sentence saying so).
-    fn breaches(&self, point: &ServingPoint) -> Vec<(f64, String)> {
+    /// Each limit `point` breaks at statistic `p`, as (how far over: value/limit ≥ 1, the sentence saying
+    /// so).
+    fn breaches(&self, point: &ServingPoint, p: Percentile) -> Vec<(f64, String)> {
         let at = match point.load {
             Load::Concurrency(n) => format!("at concurrency {n}"),
             Load::Rate(r) => format!("at {} requests/s", format::number(r)),
         };
         let time = format::duration as fn(f64) -> String;
+        let (ttft, tpot, user) = match p {
+            Percentile::Mean => ("TTFT", "TPOT", "tokens/s per user"),
+            Percentile::P50 => ("median TTFT", "median TPOT", "median tokens/s per user"),
+            Percentile::P90 => ("P90 TTFT", "P90 TPOT", "P90 tokens/s per user"),
+            Percentile::P99 => ("P99 TTFT", "P99 TPOT", "P99 tokens/s per user"),
+        };
         // (limit, value, the limit is an upper bound, name, formatter)
         let checks = [
-            (self.ttft_max_s, point.ttft_s, true, "TTFT", time),
-            (self.tpot_max_s, point.tpot_s, true, "TPOT", time),
+            (self.ttft_max_s, point.ttft_at(p), true, ttft, time),
+            (self.tpot_max_s, point.tpot_at(p), true, tpot, time),
             (
                 self.tokens_per_user_min,
-                point.tokens_per_s_per_user,
+                1.0 / point.tpot_at(p),
                 false,
-                "tokens/s per user",
+                user,
                 format::number as fn(f64) -> String,
             ),
         ];
@@ -365,16 +384,29 @@ impl Sla {
             .collect()
     }
 
-    /// Whether `point` meets every limit.
+    /// Whether `point` meets every limit with its means.
     #[must_use]
     pub fn meets(&self, point: &ServingPoint) -> bool {
-        self.breaches(point).is_empty()
+        self.meets_at(point, Percentile::Mean)
     }
 
-    /// The best point per config and split of `sweep`, the overall recommendation (most output tokens/s per
-    /// GPU), or why nothing meets the limits: the limit the closest config breaks at its least-loaded point.
+    /// Whether `point` meets every limit at statistic `p` (tokens/s per user is 1 / TPOT at `p`).
+    #[must_use]
+    pub fn meets_at(&self, point: &ServingPoint, p: Percentile) -> bool {
+        self.breaches(point, p).is_empty()
+    }
+
+    /// [`Sla::evaluate_at`] the means.
     #[must_use]
     pub fn evaluate(&self, sweep: &Sweep) -> SlaOutcome {
+        self.evaluate_at(sweep, Percentile::Mean)
+    }
+
+    /// The best point per config and split of `sweep` whose statistic `p` meets the limits, the overall
+    /// recommendation (most output tokens/s per GPU), or why nothing meets them: the limit the closest config
+    /// breaks at its least-loaded point.
+    #[must_use]
+    pub fn evaluate_at(&self, sweep: &Sweep, p: Percentile) -> SlaOutcome {
         let mut picks = Vec::with_capacity(sweep.fits.len());
         let mut closest: Option<(f64, String)> = None;
         for fit in &sweep.fits {
@@ -385,7 +417,7 @@ impl Sla {
                 .collect();
             let best = points
                 .iter()
-                .filter(|p| self.meets(p))
+                .filter(|point| self.meets_at(point, p))
                 .max_by(|a, b| {
                     a.output_tokens_per_s_per_gpu
                         .total_cmp(&b.output_tokens_per_s_per_gpu)
@@ -402,7 +434,7 @@ impl Sla {
                 .iter()
                 .min_by(|a, b| a.concurrency.total_cmp(&b.concurrency))
             {
-                let breaches = self.breaches(least);
+                let breaches = self.breaches(least, p);
                 let worst = breaches.iter().map(|b| b.0).fold(1.0, f64::max);
                 let texts: Vec<&str> = breaches.iter().map(|b| b.1.as_str()).collect();
                 let who = if least.load == Load::Concurrency(1) {
@@ -443,6 +475,7 @@ impl Sla {
         });
         SlaOutcome {
             sla: *self,
+            percentile: p,
             picks,
             recommendation,
             reason,

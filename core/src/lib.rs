@@ -36,15 +36,16 @@ pub use roofline_base::{
 pub use roofline_serving::{
     Advice, Arrival, BenchClient, CONCURRENCY_GRID, Candidate, ClientKind, ConfigFit, Engine, EngineFeatures,
     EnginePreset, EngineSupport, InFlight, Load, MAX_DRAFT_TOKENS, MAX_REQUESTS, METRICS, MemoryFit,
-    MetricDefinition, Percentile, Pick, Recommendation, Regime, Scheduler, SchedulerKind, Scheme, ServingModel,
-    ServingOutcome, ServingPoint, ServingScenario, ServingWorkload, Skipped, Sla, SlaOutcome, SlaPick,
-    SpecDecoding, SpecMethod, Summary, Sweep, SweepSpec, TENSOR_PARALLEL_DEGREES, Unstable, UnsupportedConfig,
-    advise_model,
-    advise_model_parallel, advise_operator, concurrency_grid, engine_support, engines_running,
-    matrices_cover, memory_fit, recommend_model, recommend_model_for_engine, recommend_model_parallel,
-    runs_scheme, schemes, sweep,
+    MetricDefinition, Percentile, Pick, Recommendation, Regime, Scheduler, SchedulerKind, Scheme,
+    ServingModel, ServingOutcome, ServingPoint, ServingScenario, ServingWorkload, Skipped, Sla, SlaOutcome,
+    SlaPick, SpecDecoding, SpecMethod, Summary, Sweep, SweepSpec, TENSOR_PARALLEL_DEGREES, Unstable,
+    UnsupportedConfig, advise_model, advise_model_parallel, advise_operator, concurrency_grid,
+    engine_support, engines_running, matrices_cover, memory_fit, recommend_model, recommend_model_for_engine,
+    recommend_model_parallel, runs_scheme, schemes, sweep,
 };
 #[cfg(feature = "serde")]
 pub use roofline_wire::{
-    BenchFormat, MeasuredServingPoint, ServingComparison, compare_measured, parse_measured,
+    BenchFormat, LatencyMetric, MAX_BENCH_FILE_BYTES, MAX_BENCH_RUNS, MeasuredPercentiles,
+    MeasuredServingPoint, PercentileRatio, ServingComparison, check_bench_size, compare_measured,
+    parse_measured,
 };

@@ -163,9 +163,9 @@ pub fn read(file: &str, text: &str, s: &Scenario) -> Result<Pending, Error> {
     let tool = runs.first().map_or(BenchFormat::Csv, |r| r.format);
     let mut ran_on = RanOn::of(s);
     match tool {
-        BenchFormat::VllmBenchServe => ran_on.engine = Engine::Vllm,
+        BenchFormat::VllmBenchServe | BenchFormat::VllmSweep => ran_on.engine = Engine::Vllm,
         BenchFormat::SglangBenchServing => ran_on.engine = Engine::Sglang,
-        BenchFormat::Csv => {}
+        BenchFormat::Aiperf | BenchFormat::InferenceX | BenchFormat::Csv => {}
     }
     if let Some(gpus) = runs.first().and_then(|r| r.gpus)
         && runs.iter().all(|r| r.gpus == Some(gpus))
@@ -414,13 +414,12 @@ pub(crate) mod tests {
         let row = &compared.rows[0];
         assert!(row.on_chart, "ISL/OSL 1024 from the file's totals, as the view");
         let c = row.comparison.as_ref().unwrap();
-        // Core's prediction of BF16 at concurrency 16 is the sweep's own point there.
-        let predicted = sweep
-            .points
-            .iter()
-            .find(|p| p.config == "bf16" && p.load == Load::Concurrency(16))
-            .unwrap();
-        assert_eq!(c.predicted, ServingOutcome::Steady(predicted.clone()));
+        // Core simulates the file's own client at its load: vllm bench serve's 160 requests from 16 users.
+        let ServingOutcome::Steady(predicted) = &c.predicted else {
+            panic!("{:?}", c.predicted)
+        };
+        assert_eq!((predicted.load, predicted.requests), (Load::Concurrency(16), 160));
+        assert_eq!(c.client.requests, Some(160));
         assert!((c.tpot_ratio.unwrap() - 0.01162 / predicted.tpot_s).abs() < 1e-12);
         assert!(
             (c.output_throughput_ratio.unwrap() - 1361.4 / predicted.output_tokens_per_s_per_gpu).abs()

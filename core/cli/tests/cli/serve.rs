@@ -4,7 +4,7 @@
 
 use crate::common::{roofline, stdout};
 use roofline_core::{
-    Corrections, Engine, Load, Mode, Parallelism, SchedulerKind, ServingModel, ServingWorkload,
+    BenchClient, Corrections, Engine, Load, Mode, Parallelism, SchedulerKind, ServingModel, ServingWorkload,
     find_hardware_in, find_model, find_quant_config,
 };
 use serde_json::Value;
@@ -26,8 +26,13 @@ fn serve_json(extra: &[&str]) -> Value {
     serde_json::from_str(&stdout(&args)).expect("JSON")
 }
 
-/// Core's prediction of Llama-3.1-8B on one H100 SXM in reference mode with vLLM's defaults.
+/// Core's prediction of Llama-3.1-8B on one H100 SXM in reference mode with vLLM's defaults and `vllm bench
+/// serve`'s client.
 fn core_point(config: &str, clients: u32) -> roofline_core::ServingPoint {
+    core_point_of(config, clients, BenchClient::default())
+}
+
+fn core_point_of(config: &str, clients: u32, client: BenchClient) -> roofline_core::ServingPoint {
     let hardware = find_hardware_in("h100_sxm", Mode::Reference).unwrap();
     let scenario = Engine::Vllm.preset(hardware, &Parallelism::SINGLE).scenario(
         hardware,
@@ -37,7 +42,10 @@ fn core_point(config: &str, clients: u32) -> roofline_core::ServingPoint {
         Corrections::REALISTIC,
         SchedulerKind::InFlight,
     );
-    let mut model = ServingModel::new(scenario, ServingWorkload { isl: 1024, osl: 1024 }).unwrap();
+    let mut model = ServingModel::new(scenario, ServingWorkload { isl: 1024, osl: 1024 })
+        .unwrap()
+        .with_client(client)
+        .unwrap();
     model
         .predict(Load::Concurrency(clients))
         .unwrap()
@@ -213,9 +221,16 @@ fn measured_runs_compare_at_their_own_load_and_lengths() {
     assert_eq!(row["measured"]["format"], "vllm_bench_serve");
     assert_eq!(row["workload"]["isl"], 1024);
     let predicted = &row["predicted"]["steady"];
-    // The file's run: 16 clients, mean TPOT 11.62 ms, 1361.4 output tokens/s on the one GPU.
+    // The file's run: 160 requests from 16 clients, mean TPOT 11.62 ms, 1361.4 output tokens/s on the one
+    // GPU; simulated with the same client (vllm bench serve's rules, 160 requests).
+    assert_eq!(row["client"]["requests"], 160);
     let tpot = predicted["tpot_s"].as_f64().unwrap();
-    assert!((tpot / core_point("bf16", 16).tpot_s - 1.0).abs() < 1e-15);
+    let client = BenchClient {
+        requests: Some(160),
+        range_ratio: Some(0.0),
+        ..BenchClient::default()
+    };
+    assert!((tpot / core_point_of("bf16", 16, client).tpot_s - 1.0).abs() < 1e-15);
     assert!((row["tpot_ratio"].as_f64().unwrap() - 0.01162 / tpot).abs() < 1e-12);
     let throughput = predicted["output_tokens_per_s_per_gpu"].as_f64().unwrap();
     assert!((row["output_throughput_ratio"].as_f64().unwrap() - 1361.4 / throughput).abs() < 1e-12);

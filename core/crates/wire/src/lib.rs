@@ -7,4 +7,8 @@
 pub mod bench;
 pub mod wire;
 
-pub use bench::{BenchFormat, MeasuredServingPoint, ServingComparison, compare_measured, parse_measured};
+pub use bench::{
+    BenchFormat, LatencyMetric, MAX_BENCH_FILE_BYTES, MAX_BENCH_RUNS, MeasuredPercentiles,
+    MeasuredServingPoint, PercentileRatio, ServingComparison, check_bench_size, compare_measured,
+    parse_measured,
+};

@@ -76,7 +76,7 @@ pub enum Command {
     Predictions(roofline_cli::Command),
     /// Predict serving with continuous batching (the `roofline serve` command): TTFT, TPOT, tokens/s per GPU
     /// and per user per concurrency or rate, the Pareto front, an SLA, measured bench results.
-    Serving(roofline_cli::serve::ServeArgs),
+    Serving(Box<roofline_cli::serve::ServeArgs>),
 }
 
 /// Runs the parsed command line.

@@ -57,7 +57,7 @@ pub enum RooflineCommand {
     Shared(Command),
     /// Predict serving with continuous batching: TTFT, TPOT, tokens/s per GPU and per user per concurrency or
     /// rate, the Pareto front, the best point under an SLA, measured bench results beside predictions.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
 }
 
 /// Runs one subcommand of the `roofline` binary.

@@ -6,3 +6,4 @@ mod parallel;
 mod predict;
 mod roofline;
 mod serve;
+mod serve_sim;

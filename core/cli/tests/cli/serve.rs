@@ -241,7 +241,11 @@ fn measured_runs_compare_at_their_own_load_and_lengths() {
         ]
         .concat(),
     );
-    assert!(text.contains("measured ÷ predicted"), "{text}");
+    assert!(text.contains("measured ÷ simulated"), "{text}");
+    assert!(
+        text.contains("line 1 percentiles ÷ simulated: P50 TTFT"),
+        "{text}"
+    );
 }
 
 #[test]

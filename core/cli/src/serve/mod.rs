@@ -1,20 +1,26 @@
-//! `serve`: what a continuous-batching engine delivers on a device, per precision config and GPU count, at
-//! each concurrency or request rate: TTFT, TPOT, tokens/s per GPU and per user, the Pareto front, the best
-//! point under an SLA, and measured bench results beside their predictions. The model is roofline-core's
-//! serving model; this module only parses, reads the measured file and prints.
+//! `serve`: what a serving engine delivers to a benchmark client on a device, per precision config and GPU
+//! count, at each concurrency or request rate, simulated request by request: TTFT, TPOT, ITL and E2E (mean,
+//! P50, P90, P99), tokens/s per GPU and per user, the Pareto front, the best point under an SLA at the chosen
+//! statistic, and measured bench results beside the simulation of the same client. The model is
+//! roofline-core's; this module only parses, reads the measured file and prints.
+
+mod tables;
+pub mod traffic;
 
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use roofline_core::{
-    Engine, Error, Load, METRICS, MetricDefinition, Mode, ModelConfig, Parallelism, QuantConfig, Regime,
-    SchedulerKind, ServingComparison, ServingOutcome, ServingPoint, ServingWorkload, Sla, SlaOutcome, Sweep,
-    SweepSpec, compare_measured, engines_running, format, matrices_cover, parse_measured, sweep,
+    BenchClient, Engine, EngineFeatures, Error, Load, METRICS, MetricDefinition, Mode, ModelConfig,
+    Parallelism, Percentile, QuantConfig, SchedulerKind, ServingComparison, ServingWorkload, Sla, SlaOutcome,
+    Sweep, SweepSpec, check_bench_size, compare_measured, format, parse_measured, sweep,
 };
 
 use crate::CliError;
 use crate::output::{emit, json, table};
-use crate::predict::{CorrectionArgs, ModelArgs, SpecArgs, parse_config, precisions_line};
+use crate::predict::{CorrectionArgs, ModelArgs, SpecArgs, parse_config};
+use tables::{header, measured_table, points_table, sla_text};
+use traffic::{TrafficArgs, bounded};
 
 /// Serving engine on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -59,27 +65,27 @@ pub struct ServeArgs {
     #[arg(long, value_parser = parse_config, conflicts_with = "configs")]
     pub config: Option<String>,
     /// Precision configs: `all` (every config, the default; those the device cannot run are listed) or a
-    /// comma-separated list of keys.
+    /// comma-separated list of keys (at most 64).
     #[arg(long, value_delimiter = ',', value_parser = parse_config_or_all)]
     pub configs: Vec<String>,
-    /// Tensor-parallel degrees to compare: GPUs per replica, comma-separated (e.g. `1,2,4`).
+    /// Tensor-parallel degrees to compare: GPUs per replica, comma-separated (e.g. `1,2,4`; at most 64).
     #[arg(long = "tp", value_delimiter = ',', default_value = "1",
           value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub tensor_parallel: Vec<u32>,
     /// Expert-parallel degree (MoE models); must divide every --tp.
     #[arg(long = "ep", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub expert_parallel: u32,
-    /// Input (prompt) tokens per request.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
-    pub isl: u32,
+    /// Input (prompt) tokens per request (the nominal length the client draws around).
+    #[arg(long, required_unless_present = "scenario", value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
+    pub isl: Option<u32>,
     /// Output tokens per request (at least 2: TPOT is the time between output tokens).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
-    pub osl: u32,
-    /// Closed-loop concurrencies (clients), comma-separated; default: 1 … the most that fit.
+    #[arg(long, required_unless_present = "scenario", value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
+    pub osl: Option<u32>,
+    /// Closed-loop concurrencies (clients), comma-separated (at most 64); default: 1 … the most that fit.
     #[arg(long, value_delimiter = ',', conflicts_with = "rate",
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub concurrency: Vec<u32>,
-    /// Open-loop request rates (Poisson arrivals), requests/s, comma-separated.
+    /// Open-loop request rates, requests/s, comma-separated (at most 64).
     #[arg(long, value_delimiter = ',', value_parser = parse_rate)]
     pub rate: Vec<f64>,
     /// Whose scheduling and memory defaults to use.
@@ -108,10 +114,14 @@ pub struct ServeArgs {
     /// SLA: smallest tokens/s each user sees (1 / TPOT).
     #[arg(long)]
     pub sla_tokens_per_user: Option<f64>,
-    /// Measured serving results to compare: `vllm bench serve --save-result` JSON, SGLang `bench_serving`
-    /// JSONL, or CSV (concurrency, ttft_ms, tpot_ms, output_tokens_per_s, gpus).
+    /// Measured serving results to compare (at most 64 MiB): `vllm bench serve --save-result` JSON, SGLang
+    /// JSONL, AIPerf profile_export_aiperf.json, vllm bench sweep summary.csv, InferenceX agg_bmk.json, or
+    /// CSV (concurrency, ttft_ms, tpot_ms, output_tokens_per_s, gpus).
     #[arg(long, value_name = "FILE")]
     pub measured: Option<PathBuf>,
+    /// The simulated client, the statistic read, speculative decoding and the prefix cache.
+    #[command(flatten)]
+    pub traffic: TrafficArgs,
     /// Corrections.
     #[command(flatten)]
     pub corrections: CorrectionArgs,
@@ -146,6 +156,13 @@ struct Report<'a> {
     mode: Mode,
     engine: Engine,
     scheduler: SchedulerKind,
+    /// The client simulated.
+    client: BenchClient,
+    /// The statistic the tables and the SLA read.
+    percentile: Percentile,
+    /// Speculative decoding and the prefix cache.
+    speculative: Option<roofline_core::SpecDecoding>,
+    prefix_hit_rate: f64,
     /// Every metric of a point, defined once.
     metrics: &'a [MetricDefinition],
     #[serde(flatten)]
@@ -165,6 +182,7 @@ impl ServeArgs {
             }
             None => self.configs.iter().map(String::as_str).collect(),
         };
+        let keys = bounded("configs", &keys)?;
         keys.into_iter()
             .map(|key| model.config(key).map_err(CliError::from))
             .collect()
@@ -178,6 +196,17 @@ impl ServeArgs {
         };
         sla.check().map_err(CliError::from)?;
         Ok(sla)
+    }
+
+    /// `--isl`/`--osl`, or the scenario's.
+    fn workload(&self) -> Result<ServingWorkload, CliError> {
+        match (self.traffic.scenario, self.isl, self.osl) {
+            (Some(s), _, _) => Ok(s.workload()),
+            (None, Some(isl), Some(osl)) => Ok(ServingWorkload { isl, osl }),
+            _ => Err(CliError::Usage(
+                "--isl and --osl (or --scenario) are required".into(),
+            )),
+        }
     }
 
     fn scheduler(&self) -> SchedulerKind {
@@ -199,43 +228,43 @@ pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
     let owned = args.configs(&model)?;
     let configs: Vec<&QuantConfig> = owned.iter().collect();
     let sla = args.sla()?;
-    let parallelisms: Vec<Parallelism> = args
-        .tensor_parallel
-        .iter()
-        .map(|&tensor| Parallelism {
+    let parallelisms: Vec<Parallelism> = bounded("tp", &args.tensor_parallel)?
+        .into_iter()
+        .map(|tensor| Parallelism {
             tensor,
             expert: args.expert_parallel,
             pipeline: 1,
         })
         .collect();
     let loads: Vec<Load> = if args.rate.is_empty() {
-        args.concurrency.iter().copied().map(Load::Concurrency).collect()
+        bounded("concurrency", &args.concurrency)?
+            .into_iter()
+            .map(Load::Concurrency)
+            .collect()
     } else {
-        args.rate.iter().copied().map(Load::Rate).collect()
+        bounded("rate", &args.rate)?.into_iter().map(Load::Rate).collect()
     };
-    let workload = ServingWorkload {
-        isl: args.isl,
-        osl: args.osl,
-    };
-    let corrections = args.corrections.corrections(&hardware);
+    let draft = args.traffic.draft_model()?;
+    let features: EngineFeatures<'_> = args.traffic.features(draft)?;
     let spec = SweepSpec {
         hardware: &hardware,
         model: &model,
         configs: &configs,
         parallelisms: &parallelisms,
-        workload,
+        workload: args.workload()?,
         loads: &loads,
         engine: args.engine.into(),
         token_budget: args.token_budget,
         max_seqs: args.max_seqs,
         memory_fraction: args.memory_fraction,
         scheduler: args.scheduler(),
-        corrections,
-        client: roofline_core::BenchClient::default(),
-        features: roofline_core::EngineFeatures::default(),
+        corrections: args.corrections.corrections(&hardware),
+        client: args.traffic.client()?,
+        features,
     };
     let sweep = sweep(&spec).map_err(CliError::from)?;
-    let sla = (!sla.is_empty()).then(|| sla.evaluate(&sweep));
+    let percentile = args.traffic.percentile;
+    let sla = (!sla.is_empty()).then(|| sla.evaluate_at(&sweep, percentile));
     let measured = match &args.measured {
         Some(path) => Some(compare_file(path, &spec, &sweep)?),
         None => None,
@@ -245,14 +274,35 @@ pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
             mode: Mode::of(&hardware),
             engine: spec.engine,
             scheduler: spec.scheduler,
+            client: spec.client,
+            percentile,
+            speculative: spec.features.speculative,
+            prefix_hit_rate: spec.features.prefix_hit_rate,
             metrics: &METRICS,
             sweep: &sweep,
             sla: sla.as_ref(),
             measured: measured.as_deref(),
         });
     }
-    let mut out = header(&spec, &sweep);
-    out.push_str(&points_table(&sweep));
+    emit(&report_text(
+        &spec,
+        &sweep,
+        percentile,
+        sla.as_ref(),
+        measured.as_deref(),
+    ))
+}
+
+/// The tables of a run: header, points, unstable rates, unsupported configs, SLA and measured runs.
+fn report_text(
+    spec: &SweepSpec<'_>,
+    sweep: &Sweep,
+    percentile: Percentile,
+    sla: Option<&SlaOutcome>,
+    measured: Option<&[ServingComparison]>,
+) -> String {
+    let mut out = header(spec, sweep);
+    out.push_str(&points_table(sweep, percentile));
     if !sweep.unstable.is_empty() {
         let mut t = table(&[
             "config",
@@ -279,17 +329,17 @@ pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
         }
         out.push_str(&format!("{t}\n"));
     }
-    if let Some(outcome) = &sla {
+    if let Some(outcome) = sla {
         out.push_str(&sla_text(outcome));
     }
-    if let Some(rows) = &measured {
+    if let Some(rows) = measured {
         out.push_str(&measured_table(rows));
     }
     out.push_str(
         "★ Pareto-optimal: no other point has both more tokens/s per user and more output tokens/s per GPU.\n\
-         ✗ more requests in flight than fit the KV cache: the rest queue.\n",
+         ✗ the KV cache held requests back: admission waited for memory, or requests were preempted.\n",
     );
-    emit(&out)
+    out
 }
 
 /// Reads and parses the measured file, and compares each run with every config and split of the sweep that
@@ -300,6 +350,8 @@ fn compare_file(
     sweep: &Sweep,
 ) -> Result<Vec<ServingComparison>, CliError> {
     let usage = |e: String| CliError::Usage(format!("{}: {e}", path.display()));
+    let size = std::fs::metadata(path).map_err(|e| usage(e.to_string()))?.len();
+    check_bench_size(size).map_err(|e| usage(e.to_string()))?;
     let text = std::fs::read_to_string(path).map_err(|e| usage(e.to_string()))?;
     let measured = parse_measured(&text).map_err(|e| usage(e.to_string()))?;
     let mut rows = Vec::new();
@@ -310,14 +362,17 @@ fn compare_file(
             .filter(|m| m.gpus.is_none_or(|g| g == fit.gpus))
             .cloned()
             .collect();
-        let scenario = fit.preset.scenario(
-            spec.hardware,
-            spec.model,
-            config,
-            fit.parallelism,
-            spec.corrections,
-            spec.scheduler,
-        );
+        let scenario = roofline_core::ServingScenario {
+            features: spec.features,
+            ..fit.preset.scenario(
+                spec.hardware,
+                spec.model,
+                config,
+                fit.parallelism,
+                spec.corrections,
+                spec.scheduler,
+            )
+        };
         rows.extend(compare_measured(scenario, spec.workload, &runs).map_err(|e| usage(e.to_string()))?);
     }
     if rows.is_empty() {
@@ -339,236 +394,4 @@ fn compare_file(
         )));
     }
     Ok(rows)
-}
-
-fn header(spec: &SweepSpec<'_>, sweep: &Sweep) -> String {
-    let scheduler = match spec.scheduler {
-        SchedulerKind::InFlight => "in-flight batching",
-        SchedulerKind::Static => "static batching",
-    };
-    let limits = sweep.fits.first().map_or_else(String::new, |f| {
-        format!(
-            " ({} tokens/step, ≤ {} sequences)",
-            f.preset.in_flight.token_budget, f.preset.in_flight.max_seqs
-        )
-    });
-    let mut out = format!(
-        "{} · {} · ISL {} OSL {} · {} mode\n{} {scheduler}{limits}\n",
-        spec.hardware.name,
-        spec.model.name,
-        spec.workload.isl,
-        spec.workload.osl,
-        Mode::of(spec.hardware),
-        spec.engine.key(),
-    );
-    let arch = spec.hardware.arch;
-    for config in spec.configs {
-        out.push_str(&format!(
-            "{}: {}\n",
-            config.key,
-            precisions_line(spec.model, config)
-        ));
-        // A config the device runs but the engine does not (its documented quantization support).
-        let engines = engines_running(config, arch);
-        if matrices_cover(arch)
-            && config.check_support(spec.hardware).is_ok()
-            && !engines.contains(&spec.engine)
-        {
-            let others: Vec<&str> = engines.iter().map(|e| e.key()).collect();
-            out.push_str(&format!(
-                "note: {} does not run {} on {}; engines that do: {}\n",
-                spec.engine.key(),
-                config.key,
-                arch.name(),
-                if others.is_empty() {
-                    "none".to_owned()
-                } else {
-                    others.join(", ")
-                }
-            ));
-        }
-    }
-    for fit in &sweep.fits {
-        let m = &fit.memory;
-        out.push_str(&format!(
-            "{} ×{}: {} weights + {} activations + {} KV cache per GPU: {} sequences of {} tokens fit\n",
-            fit.config,
-            fit.gpus,
-            format::bytes(m.weight_bytes),
-            format::bytes(m.activation_bytes),
-            format::bytes(m.kv_cache_bytes),
-            m.max_sequences,
-            m.sequence_tokens
-        ));
-    }
-    out
-}
-
-/// A regime in a few characters, for the table.
-fn regime_label(regime: Regime) -> &'static str {
-    match regime {
-        Regime::MemoryBoundDecode => "decode, memory",
-        Regime::ComputeBoundDecode => "decode, compute",
-        Regime::CommunicationBoundDecode => "decode, comm.",
-        Regime::PrefillBound => "prefill",
-        Regime::QueueBound => "queue",
-    }
-}
-
-/// The load of a point: its concurrency, or its rate and the mean in flight.
-fn load_label(p: &ServingPoint) -> String {
-    match p.load {
-        Load::Concurrency(n) => n.to_string(),
-        Load::Rate(r) => format!(
-            "{}/s ({} in flight)",
-            format::number(r),
-            format::number(p.concurrency)
-        ),
-    }
-}
-
-fn points_table(sweep: &Sweep) -> String {
-    if sweep.points.is_empty() {
-        return "no operating point: nothing fits\n".to_owned();
-    }
-    let mut t = table(&[
-        "config",
-        "GPUs",
-        "load",
-        "TTFT",
-        "TPOT",
-        "tok/s/user",
-        "out tok/s/GPU",
-        "req/s",
-        "batch",
-        "mixed",
-        "regime",
-        "",
-    ]);
-    for p in &sweep.points {
-        let marks = format!(
-            "{}{}",
-            if p.pareto { "★" } else { "" },
-            if p.fits { "" } else { "✗" }
-        );
-        t.add_row(vec![
-            p.config.clone(),
-            p.gpus.to_string(),
-            load_label(p),
-            format::duration(p.ttft_s),
-            format::duration(p.tpot_s),
-            format::number(p.tokens_per_s_per_user),
-            format::number(p.output_tokens_per_s_per_gpu),
-            format::number(p.requests_per_s),
-            p.decode_batch.to_string(),
-            format::percent(p.mixed_step_share),
-            regime_label(p.regime).to_owned(),
-            marks,
-        ]);
-    }
-    format!("{t}\n")
-}
-
-fn sla_text(outcome: &SlaOutcome) -> String {
-    let s = &outcome.sla;
-    let limits: Vec<String> = [
-        s.ttft_max_s.map(|v| format!("TTFT ≤ {}", format::duration(v))),
-        s.tpot_max_s.map(|v| format!("TPOT ≤ {}", format::duration(v))),
-        s.tokens_per_user_min
-            .map(|v| format!("tokens/s per user ≥ {}", format::number(v))),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    let mut t = table(&[
-        "config",
-        "GPUs",
-        "best load",
-        "out tok/s/GPU",
-        "tok/s/user",
-        "TTFT",
-        "TPOT",
-        "why none",
-    ]);
-    for pick in &outcome.picks {
-        let mut row = vec![pick.config.clone(), pick.gpus.to_string()];
-        match &pick.best {
-            Some(p) => row.extend([
-                load_label(p),
-                format::number(p.output_tokens_per_s_per_gpu),
-                format::number(p.tokens_per_s_per_user),
-                format::duration(p.ttft_s),
-                format::duration(p.tpot_s),
-                String::new(),
-            ]),
-            None => {
-                row.extend(std::iter::repeat_n("—".to_owned(), 5));
-                row.push(pick.reason.clone().unwrap_or_default());
-            }
-        }
-        t.add_row(row);
-    }
-    let mut out = format!("SLA {}:\n{t}\n", limits.join(", "));
-    match (&outcome.recommendation, &outcome.reason) {
-        (Some(p), _) => out.push_str(&format!(
-            "recommended: {} on {} GPU(s) at load {}: {} output tok/s/GPU, {} tok/s/user\n",
-            p.config,
-            p.gpus,
-            load_label(p),
-            format::number(p.output_tokens_per_s_per_gpu),
-            format::number(p.tokens_per_s_per_user)
-        )),
-        (None, Some(reason)) => {
-            let mut why = table(&["no recommendation"]);
-            why.add_row(vec![reason.clone()]);
-            out.push_str(&format!("{why}\n"));
-        }
-        (None, None) => {}
-    }
-    out
-}
-
-fn measured_table(rows: &[ServingComparison]) -> String {
-    let mut t = table(&[
-        "line",
-        "config",
-        "GPUs",
-        "load",
-        "ISL/OSL",
-        "TTFT meas.",
-        "÷ pred.",
-        "TPOT meas.",
-        "÷ pred.",
-        "out tok/s/GPU meas.",
-        "÷ pred.",
-    ]);
-    let ratio = |r: Option<f64>| r.map_or_else(|| "unstable".to_owned(), |r| format!("{r:.2}"));
-    let mut notes = Vec::new();
-    for row in rows {
-        let (config, gpus, load) = match &row.predicted {
-            ServingOutcome::Steady(p) => (p.config.clone(), p.gpus, load_label(p)),
-            ServingOutcome::Unstable(u) => {
-                (u.config.clone(), u.gpus, format!("{}/s", format::number(u.rate)))
-            }
-        };
-        let m = &row.measured;
-        t.add_row(vec![
-            m.line.to_string(),
-            config,
-            m.gpus.unwrap_or(gpus).to_string(),
-            load,
-            format!("{}/{}", row.workload.isl, row.workload.osl),
-            format::duration(m.ttft_s),
-            ratio(row.ttft_ratio),
-            format::duration(m.tpot_s),
-            ratio(row.tpot_ratio),
-            format::number(m.output_tokens_per_s / f64::from(m.gpus.unwrap_or(gpus))),
-            ratio(row.output_throughput_ratio),
-        ]);
-        notes.extend(row.notes.iter().map(|n| format!("note (line {}): {n}\n", m.line)));
-    }
-    let mut out = format!("measured ÷ predicted at each run's load and mean ISL/OSL:\n{t}\n");
-    notes.dedup();
-    out.extend(notes);
-    out
 }

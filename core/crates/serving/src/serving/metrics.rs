@@ -20,99 +20,143 @@ pub struct MetricDefinition {
     pub definition: &'static str,
 }
 
-/// Every serving metric, defined once.
-pub const METRICS: [MetricDefinition; 14] = [
+/// Every serving metric, defined once (each latency also has `_p50_s`, `_p90_s` and `_p99_s` fields: the
+/// median and percentiles over the run's requests, numpy's linear percentile as the benchmark tools compute
+/// it).
+pub const METRICS: [MetricDefinition; 20] = [
     MetricDefinition {
         key: "ttft_s",
         name: "TTFT",
         unit: "s",
-        definition: "Mean time to first token: from the request's arrival to its first output token, queueing \
-                     included (the client-side TTFT of vllm bench serve).",
+        definition: "Mean time to first token over the run's requests: from the client sending a request to its \
+                     first output token, queueing included (the client-side TTFT of vllm bench serve).",
     },
     MetricDefinition {
         key: "tpot_s",
         name: "TPOT",
         unit: "s",
-        definition: "Mean time per output token after the first: (E2E − TTFT) / (OSL − 1), the definition vllm \
-                     bench serve uses; other requests' prefills interleaved with decoding are included.",
+        definition: "Mean time per output token after the first: (E2E − TTFT) / (OSL − 1) per request, the \
+                     definition vllm bench serve uses (AIPerf's inter_token_latency); other requests' prefills \
+                     interleaved with decoding are included.",
+    },
+    MetricDefinition {
+        key: "itl_s",
+        name: "ITL",
+        unit: "s",
+        definition: "Mean gap between a request's streamed chunks over every gap of the run (vllm bench serve's \
+                     ITL): one decode step, the steps of other prompts between, or a speculative step's several \
+                     tokens at once.",
     },
     MetricDefinition {
         key: "e2e_s",
         name: "E2E latency",
         unit: "s",
-        definition: "Mean end-to-end latency of a request: TTFT + (OSL − 1) · TPOT.",
+        definition: "Mean end-to-end latency of a request: from sending it to its last token.",
+    },
+    MetricDefinition {
+        key: "normalized_interactivity",
+        name: "E2E normalized interactivity",
+        unit: "tok/s",
+        definition: "1 / P90 over requests of E2E / OSL: InferenceX's default x-axis, about 1 / (TPOT + TTFT / \
+                     OSL).",
     },
     MetricDefinition {
         key: "output_tokens_per_s_per_gpu",
         name: "output tokens/s per GPU",
         unit: "tok/s",
-        definition: "Generated tokens per second of the whole replica divided by every GPU of the replica: \
-                     requests/s · OSL / GPUs.",
+        definition: "Generated tokens of the run over its duration (first request sent to last token), divided by \
+                     every GPU of the replica (vllm bench serve's output_throughput per GPU).",
     },
     MetricDefinition {
         key: "input_output_tokens_per_s_per_gpu",
         name: "input+output tokens/s per GPU",
         unit: "tok/s",
-        definition: "Prompt and generated tokens per second divided by the replica's GPUs: requests/s · (ISL + \
-                     OSL) / GPUs (InferenceX's tput_per_gpu).",
+        definition: "Prompt and generated tokens of the run over its duration, divided by the replica's GPUs \
+                     (InferenceX's tput_per_gpu).",
     },
     MetricDefinition {
         key: "tokens_per_s_per_user",
         name: "tokens/s per user",
         unit: "tok/s",
-        definition: "Decode speed one user sees: 1 / TPOT (InferenceX's interactivity).",
+        definition: "Decode speed one user sees: 1 / mean TPOT (InferenceX's interactivity).",
     },
     MetricDefinition {
         key: "requests_per_s",
         name: "requests/s",
         unit: "req/s",
-        definition: "Completed requests per second (throughput X).",
+        definition: "Completed requests over the run's duration (throughput X).",
     },
     MetricDefinition {
         key: "concurrency",
         name: "concurrency",
         unit: "requests",
-        definition: "Requests in flight, queued ones included: the clients N of a closed loop, or rate · E2E \
+        definition: "Requests in flight, queued ones included: the clients N of a closed loop, or rate · mean E2E \
                      (Little's law) in an open loop. Not the decode batch.",
+    },
+    MetricDefinition {
+        key: "requests",
+        name: "requests",
+        unit: "requests",
+        definition: "Requests the client counted (its --num-prompts; warm-up and test requests, which run before \
+                     and leave the engine idle, are not simulated).",
     },
     MetricDefinition {
         key: "decode_batch",
         name: "decode batch",
         unit: "sequences",
-        definition: "Decode rows in a step, as a decoding request sees them (itself included).",
+        definition: "Mean decode rows of the decode-only steps.",
     },
     MetricDefinition {
         key: "mixed_step_share",
-        name: "mixed-step share",
+        name: "prefill-step share",
         unit: "fraction",
-        definition: "Share of the engine's steps that carry prefill tokens (mixed steps, or SGLang's prefill \
+        definition: "Share of the engine's steps that carry prompt tokens (mixed steps, or SGLang's prefill \
                      steps).",
     },
     MetricDefinition {
         key: "decode_step_s",
         name: "decode step",
         unit: "s",
-        definition: "Time of a step of decode rows only, at the mean context ISL + OSL/2.",
+        definition: "Mean time of the steps of decode rows only.",
     },
     MetricDefinition {
         key: "mixed_step_s",
-        name: "mixed step",
+        name: "prefill-carrying step",
         unit: "s",
-        definition: "Time of a step that carries prefill tokens (with the decode rows when prefill is mixed).",
+        definition: "Mean time of the steps that carry prompt tokens (with the decode rows when prefill is mixed).",
     },
     MetricDefinition {
         key: "memory_used_bytes_per_gpu",
         name: "memory per GPU",
         unit: "B",
-        definition: "Weights + activation estimate + the KV cache the admitted sequences reserve at full length \
-                     (ISL + OSL), on one GPU.",
+        definition: "Weights + activation estimate + the most KV cache the run held at once, on one GPU.",
+    },
+    MetricDefinition {
+        key: "preemptions",
+        name: "preemptions",
+        unit: "requests",
+        definition: "Requests the engine preempted when its KV cache ran out (their KV freed, their prompt and \
+                     output recomputed later).",
     },
     MetricDefinition {
         key: "fits",
         name: "fits",
         unit: "",
-        definition: "Whether every request in flight fits the engine's KV cache at full length; otherwise the \
-                     point is computed with the excess waiting in the queue.",
+        definition: "Whether the KV cache never held a request back: no admission waited for memory and no \
+                     request was preempted.",
+    },
+    MetricDefinition {
+        key: "simulated_steps",
+        name: "simulated steps",
+        unit: "steps",
+        definition: "Engine steps the run took, from its first request to its last token.",
+    },
+    MetricDefinition {
+        key: "simulated_events",
+        name: "simulated events",
+        unit: "events",
+        definition: "What the simulation cost: steps carrying prompt tokens, one by one, and spans of decode-only \
+                     steps between events, each in closed form.",
     },
 ];
 
@@ -346,6 +390,34 @@ impl ServingOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::serving::{BenchClient, Engine, SchedulerKind, ServingModel};
+    use roofline_analysis::corrections::Corrections;
+    use roofline_analysis::model::find_model;
+    use roofline_analysis::parallel::Parallelism;
+    use roofline_analysis::quant_config::find_quant_config;
+    use roofline_base::hardware::find_hardware;
+
+    /// A point of two requests from one user.
+    fn one_point() -> ServingPoint {
+        let hardware = find_hardware("h100_sxm").unwrap();
+        let scenario = Engine::Vllm.preset(hardware, &Parallelism::SINGLE).scenario(
+            hardware,
+            find_model("llama-3.1-8b").unwrap(),
+            find_quant_config("bf16").unwrap(),
+            Parallelism::SINGLE,
+            Corrections::REALISTIC,
+            SchedulerKind::InFlight,
+        );
+        let client = BenchClient {
+            requests: Some(2),
+            ..BenchClient::default()
+        };
+        let mut model = ServingModel::new(scenario, ServingWorkload { isl: 64, osl: 8 })
+            .unwrap()
+            .with_client(client)
+            .unwrap();
+        model.predict(Load::Concurrency(1)).unwrap().steady().unwrap()
+    }
 
     #[test]
     fn every_metric_is_defined_once_with_a_unit_and_a_definition() {
@@ -361,5 +433,14 @@ mod tests {
         // TPOT is vllm bench serve's definition, named as such.
         let tpot = METRICS.iter().find(|m| m.key == "tpot_s").unwrap();
         assert!(tpot.definition.contains("(E2E − TTFT) / (OSL − 1)"));
+        // Every metric names a field of the point's JSON.
+        let point = serde_json::to_value(one_point()).unwrap();
+        for m in METRICS {
+            assert!(
+                point.get(m.key).is_some(),
+                "{} is not a field of ServingPoint",
+                m.key
+            );
+        }
     }
 }

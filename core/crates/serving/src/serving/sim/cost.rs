@@ -14,6 +14,10 @@ const EXACT_TOP: u32 = 16;
 /// Geometric grid points per octave above [`EXACT_TOP`] (adjacent points 9 % apart).
 const PER_OCTAVE: f64 = 8.0;
 
+/// The grid point from which only every second point is sampled (4 per octave from 1024 tokens on, where
+/// steps are compute-bound and their parts nearly affine or, for prompt attention, smooth).
+const COARSE_FROM: usize = 63;
+
 /// 2^(i/8) for i = 1 … 7: the eighths of an octave.
 const EIGHTHS: [f64; 7] = [
     1.090_507_732_665_257_7,
@@ -26,7 +30,7 @@ const EIGHTHS: [f64; 7] = [
 ];
 
 /// Grid points: enough for every size a step can have ([`roofline_analysis::ops::MAX_DIM`] = 2^24 tokens).
-const POINTS: usize = EXACT_TOP as usize + 8 * 25;
+const POINTS: usize = EXACT_TOP as usize + 8 * 25 + 4;
 
 /// The grid points: 1 … 16, then round(16 · 2^((j − 15) / 8)) (strictly increasing), computed once.
 fn points() -> &'static [f64; POINTS] {
@@ -174,8 +178,6 @@ pub(crate) struct StepCost<'a> {
     prefill_overhead_s: Option<f64>,
     /// Decode-step bounds by grid cell of rows and context.
     bounds: Vec<((usize, usize), Bound)>,
-    /// `analyze_step` calls so far.
-    pub analyses: u32,
 }
 
 /// A step's time without attention, its attention time and the fixed part of its attention kernels.
@@ -199,14 +201,12 @@ impl<'a> StepCost<'a> {
             decode_overhead_s: None,
             prefill_overhead_s: None,
             bounds: Vec::new(),
-            analyses: 0,
         }
     }
 
     /// `analyze_step` of `step` on the scenario.
     pub(super) fn analyze(&mut self, step: &StepBatch) -> Result<ModelAnalysis, Error> {
         let s = &self.scenario;
-        self.analyses += 1;
         analyze_step(
             s.hardware,
             s.model,
@@ -281,21 +281,28 @@ impl<'a> StepCost<'a> {
         Ok(self.grid(part).get(j).unwrap_or(0.0))
     }
 
-    /// `part` at `x` (at least 1), interpolated linearly between its grid points.
+    /// `part` at `x` (at least 1), interpolated linearly between its grid points (every second from
+    /// [`COARSE_FROM`] on).
     fn at(&mut self, part: Part, x: f64) -> Result<f64, Error> {
         let x = x.max(1.0);
         if let Some(v) = self.grid(part).cached(x) {
             return Ok(v);
         }
         let (j, t) = grid_cell(x);
-        let lo = self.point(part, j)?;
-        if t == 0.0 {
+        let (j_lo, j_hi) = if j >= COARSE_FROM {
+            let j_lo = COARSE_FROM + (j - COARSE_FROM) / 2 * 2;
+            (j_lo, j_lo + 2)
+        } else {
+            (j, j + 1)
+        };
+        let lo = self.point(part, j_lo)?;
+        if t == 0.0 && j_lo == j {
             return Ok(lo);
         }
-        let hi = self.point(part, j + 1)?;
-        self.grid_mut(part)
-            .remember((grid_point(j), grid_point(j + 1), lo, hi));
-        Ok(lo + (hi - lo) * t)
+        let hi = self.point(part, j_hi)?;
+        let (x_lo, x_hi) = (grid_point(j_lo), grid_point(j_hi));
+        self.grid_mut(part).remember((x_lo, x_hi, lo, hi));
+        Ok(lo + (hi - lo) * (x - x_lo) / (x_hi - x_lo))
     }
 
     /// Everything but attention of a step of `tokens` tokens that samples `logits` rows.

@@ -1,6 +1,7 @@
-//! The top floor of `roofline-core`: the serving model ([`ServingModel`]: engines, schedulers, the steady
-//! state at a concurrency or a rate, sweeps and SLAs), the quantization advisor ([`advise_model`]) and its
-//! one answer ([`recommend_model`]). Built on `roofline-base` and `roofline-analysis`.
+//! The top floor of `roofline-core`: the serving model ([`ServingModel`]: engines, schedulers, the
+//! request-level simulation of an engine and a benchmark client at a concurrency or a rate, sweeps and
+//! SLAs), the quantization advisor ([`advise_model`]) and its one answer ([`recommend_model`]). Built on
+//! `roofline-base` and `roofline-analysis`.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

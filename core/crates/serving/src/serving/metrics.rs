@@ -191,7 +191,8 @@ impl Regime {
     }
 }
 
-/// The steady state of one operating point (definitions in [`METRICS`]; base units).
+/// One operating point: the simulated run as its benchmark client reports it (definitions in [`METRICS`];
+/// base units).
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ServingPoint {
@@ -363,21 +364,21 @@ pub struct Unstable {
     pub reason: String,
 }
 
-/// The result at one load: a steady state, or an unsustainable rate. Not boxed: a point is made once per
+/// The result at one load: a simulated run, or an unsustainable rate. Not boxed: a point is made once per
 /// load and moved, and the page and the wire read it by value.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum ServingOutcome {
-    /// The steady state.
+    /// A sustainable load: its simulated run.
     Steady(ServingPoint),
     /// The rate exceeds what the engine sustains.
     Unstable(Unstable),
 }
 
 impl ServingOutcome {
-    /// The steady state, if there is one.
+    /// The point, if the load is sustainable.
     #[must_use]
     pub fn steady(self) -> Option<ServingPoint> {
         match self {

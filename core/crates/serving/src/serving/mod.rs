@@ -35,7 +35,8 @@ pub use sweep::{
     concurrency_grid, sweep,
 };
 
-/// The requests of a serving workload: every request has the same prompt and output length.
+/// The nominal request lengths of a serving workload: every request's, or those the client draws around
+/// ([`BenchClient`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ServingWorkload {
@@ -78,7 +79,7 @@ impl ServingWorkload {
 pub enum Load {
     /// Closed loop: N clients, each sending its next request the moment the previous one finishes.
     Concurrency(u32),
-    /// Open loop: Poisson arrivals at this many requests per second.
+    /// Open loop: arrivals at this many requests per second (Poisson or constant gaps, the client's).
     Rate(f64),
 }
 

@@ -142,7 +142,7 @@ pub struct Sweep {
     pub model: String,
     /// ISL and OSL.
     pub workload: ServingWorkload,
-    /// Steady states, config by config, GPU count by GPU count, load by load, Pareto-marked.
+    /// Simulated runs, config by config, GPU count by GPU count, load by load, Pareto-marked.
     pub points: Vec<ServingPoint>,
     /// Rates the engine cannot sustain.
     pub unstable: Vec<Unstable>,

@@ -5,18 +5,19 @@
 use crate::common::{roofline, stdout};
 use serde_json::Value;
 
+/// `serve` of Llama-3.1-8B FP8 on one H200, before the options of a test.
+const FP8_ON_H200: [&str; 7] = [
+    "serve",
+    "--hardware",
+    "h200_sxm",
+    "--model",
+    "llama-3.1-8b",
+    "--config",
+    "fp8",
+];
+
 fn json(args: &[&str]) -> Value {
-    let base = [
-        "serve",
-        "--hardware",
-        "h200_sxm",
-        "--model",
-        "llama-3.1-8b",
-        "--config",
-        "fp8",
-        "--json",
-    ];
-    serde_json::from_str(&stdout(&[&base[..], args].concat())).expect("JSON")
+    serde_json::from_str(&stdout(&[&FP8_ON_H200[..], &["--json"], args].concat())).expect("JSON")
 }
 
 fn only_point(json: &Value) -> &Value {
@@ -50,21 +51,8 @@ fn a_scenario_runs_the_inferencex_client_and_reports_every_percentile() {
         );
     }
     // The table reads the chosen statistic.
-    let text = stdout(&[
-        "serve",
-        "--hardware",
-        "h200_sxm",
-        "--model",
-        "llama-3.1-8b",
-        "--config",
-        "fp8",
-        "--scenario",
-        "1k1k",
-        "--concurrency",
-        "4",
-        "--percentile",
-        "50",
-    ]);
+    let options = ["--scenario", "1k1k", "--concurrency", "4", "--percentile", "50"];
+    let text = stdout(&[&FP8_ON_H200[..], &options].concat());
     assert!(
         text.contains("P50 TTFT") && text.contains("InferenceX benchmark_serving.py"),
         "{text}"
@@ -140,24 +128,7 @@ fn new_measured_formats_compare_percentile_by_percentile() {
         ("inferencex_agg_bmk.json", "inference_x", 12),
     ] {
         let path = format!("{data}{file}");
-        let base = [
-            "serve",
-            "--hardware",
-            "h200_sxm",
-            "--model",
-            "llama-3.1-8b",
-            "--config",
-            "fp8",
-            "--json",
-        ];
-        let j: Value = serde_json::from_str(&stdout(
-            &[
-                &base[..],
-                &["--isl", "1024", "--osl", "1024", "--measured", &path],
-            ]
-            .concat(),
-        ))
-        .unwrap();
+        let j = json(&["--isl", "1024", "--osl", "1024", "--measured", &path]);
         let row = &j["measured"][0];
         assert_eq!(row["measured"]["format"], format, "{file}");
         assert_eq!(
@@ -178,19 +149,7 @@ fn lists_files_and_speculation_are_bounded_with_one_error_line() {
         .unwrap()
         .set_len((64 << 20) + 1)
         .unwrap();
-    let base = [
-        "serve",
-        "--hardware",
-        "h200_sxm",
-        "--model",
-        "llama-3.1-8b",
-        "--config",
-        "fp8",
-        "--isl",
-        "64",
-        "--osl",
-        "8",
-    ];
+    let base = [&FP8_ON_H200[..], &["--isl", "64", "--osl", "8"]].concat();
     for (extra, needle) in [
         (
             vec!["--concurrency", &many.join(",")],

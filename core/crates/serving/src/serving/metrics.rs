@@ -391,24 +391,12 @@ impl ServingOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serving::{BenchClient, Engine, SchedulerKind, ServingModel};
-    use roofline_analysis::corrections::Corrections;
-    use roofline_analysis::model::find_model;
-    use roofline_analysis::parallel::Parallelism;
-    use roofline_analysis::quant_config::find_quant_config;
-    use roofline_base::hardware::find_hardware;
+    use crate::serving::sim::tests::scenario;
+    use crate::serving::{BenchClient, Engine, ServingModel};
 
     /// A point of two requests from one user.
     fn one_point() -> ServingPoint {
-        let hardware = find_hardware("h100_sxm").unwrap();
-        let scenario = Engine::Vllm.preset(hardware, &Parallelism::SINGLE).scenario(
-            hardware,
-            find_model("llama-3.1-8b").unwrap(),
-            find_quant_config("bf16").unwrap(),
-            Parallelism::SINGLE,
-            Corrections::REALISTIC,
-            SchedulerKind::InFlight,
-        );
+        let scenario = scenario(Engine::Vllm, None);
         let client = BenchClient {
             requests: Some(2),
             ..BenchClient::default()

@@ -12,7 +12,7 @@ mod plan;
 mod speculative;
 mod stats;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};

@@ -15,7 +15,9 @@ fn h100() -> &'static HardwareSpec {
     find_hardware_in("h100_sxm", Mode::Reference).unwrap()
 }
 
-fn scenario(engine: Engine, fraction: Option<f64>) -> ServingScenario<'static> {
+/// Llama-3.1-8B BF16 on one H100 SXM (reference mode) under `engine`'s defaults, its memory fraction
+/// replaced by `fraction` where given.
+pub(crate) fn scenario(engine: Engine, fraction: Option<f64>) -> ServingScenario<'static> {
     let hardware = h100();
     engine
         .preset(hardware, &Parallelism::SINGLE)

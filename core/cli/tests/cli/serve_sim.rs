@@ -30,7 +30,7 @@ fn only_point(json: &Value) -> &Value {
 fn a_scenario_runs_the_inferencex_client_and_reports_every_percentile() {
     let j = json(&["--scenario", "8k1k", "--concurrency", "16", "--percentile", "99"]);
     assert_eq!(j["percentile"], "p99");
-    assert_eq!(j["client"]["kind"], "inference_x");
+    assert_eq!(j["client"]["kind"], "inferencex");
     assert_eq!(
         (j["workload"]["isl"].as_u64(), j["workload"]["osl"].as_u64()),
         (Some(8192), Some(1024))
@@ -125,7 +125,7 @@ fn new_measured_formats_compare_percentile_by_percentile() {
         ("aiperf_profile_export.json", "aiperf", 12),
         ("sglang_benchmark_serving.jsonl", "sglang_bench_serving", 15),
         ("vllm_sweep_summary.csv", "vllm_sweep", 12),
-        ("inferencex_agg_bmk.json", "inference_x", 12),
+        ("inferencex_agg_bmk.json", "inferencex", 12),
     ] {
         let path = format!("{data}{file}");
         let j = json(&["--isl", "1024", "--osl", "1024", "--measured", &path]);

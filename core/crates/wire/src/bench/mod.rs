@@ -40,6 +40,7 @@ pub enum BenchFormat {
     /// `vllm bench sweep serve` summary.csv.
     VllmSweep,
     /// InferenceX `agg_bmk.json` rows.
+    #[serde(rename = "inferencex")]
     InferenceX,
     /// Plain CSV.
     Csv,

@@ -26,6 +26,7 @@ pub enum ClientKind {
     /// InferenceX's `utils/bench_serving/benchmark_serving.py` as `benchmarks/benchmark_lib.sh` runs it:
     /// lengths uniform in [⌊L·r⌋, L] with r = 0.8, 10 × concurrency prompts, 2 × concurrency warm-up
     /// requests before the run (not counted), `--ignore-eos`.
+    #[cfg_attr(feature = "serde", serde(rename = "inferencex"))]
     InferenceX,
 }
 

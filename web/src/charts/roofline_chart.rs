@@ -58,7 +58,7 @@ pub fn RooflineChart(
         let text = caption.get_untracked();
         match data.with_untracked(|d| export_png(&canvas, d, &text)) {
             Ok(size) => exported.set(Some(size)),
-            Err(e) => error.set(Some(e)),
+            Err(e) => error.set(Some(e.to_string())),
         }
     };
     // The last SVG export, kept for the page's tests (`svg-export`'s `data-caption` says whether it has one).
@@ -70,7 +70,7 @@ pub fn RooflineChart(
         let text = caption.get_untracked();
         match data.with_untracked(|d| export_svg(&canvas, d, &text)) {
             Ok(svg) => exported_svg.set(Some(svg)),
-            Err(e) => error.set(Some(e)),
+            Err(e) => error.set(Some(e.to_string())),
         }
     };
     // The tooltip says the mode and device of its numbers on its last line.
@@ -144,13 +144,24 @@ pub fn RooflineChart(
     }
 }
 
+/// Why a chart export failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExportError {
+    /// The browser made no offscreen canvas or gave it no 2D context.
+    #[error("the browser made no canvas with a 2D context for the export")]
+    NoCanvas,
+    /// Drawing or encoding the image failed, with the library's message.
+    #[error("the export could not be drawn: {0}")]
+    Draw(String),
+}
+
 /// Downloads `data` as a PNG with `caption` under the chart: an offscreen canvas the size of `canvas` at
 /// twice the device pixel ratio or more. Returns its size in pixels.
 fn export_png(
     canvas: &web_sys::HtmlCanvasElement,
     data: &PlotData,
     caption: &str,
-) -> Result<(u32, u32), String> {
+) -> Result<(u32, u32), ExportError> {
     let scale = browser::device_pixel_ratio().max(2.0);
     let css = (
         f64::from(canvas.client_width().max(320)),
@@ -164,20 +175,25 @@ fn export_png(
         .create_element("canvas")
         .ok()
         .and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok())
-        .ok_or("the browser made no canvas")?;
+        .ok_or(ExportError::NoCanvas)?;
     offscreen.set_width(w);
     offscreen.set_height(h);
-    let backend =
-        CanvasBackend::with_canvas_object(offscreen.clone()).ok_or("the canvas has no 2D context")?;
+    let backend = CanvasBackend::with_canvas_object(offscreen.clone()).ok_or(ExportError::NoCanvas)?;
     draw_captioned(&backend.into_drawing_area(), data, &theme(), scale, caption)
-        .map_err(|e| e.to_string())?;
-    let url = offscreen.to_data_url().map_err(|e| format!("{e:?}"))?;
+        .map_err(|e| ExportError::Draw(e.to_string()))?;
+    let url = offscreen
+        .to_data_url()
+        .map_err(|e| ExportError::Draw(format!("{e:?}")))?;
     browser::download_url(&url, "roofline.png");
     Ok((w, h))
 }
 
 /// Downloads `data` as an SVG the size of `canvas` with `caption` under the chart, and returns it.
-fn export_svg(canvas: &web_sys::HtmlCanvasElement, data: &PlotData, caption: &str) -> Result<String, String> {
+fn export_svg(
+    canvas: &web_sys::HtmlCanvasElement,
+    data: &PlotData,
+    caption: &str,
+) -> Result<String, ExportError> {
     let size = (
         canvas.client_width().max(320) as u32,
         (f64::from(canvas.client_height().max(192)) + 30.0 + EXPORT_FOOTER_CSS_PX) as u32,
@@ -190,7 +206,7 @@ fn export_svg(canvas: &web_sys::HtmlCanvasElement, data: &PlotData, caption: &st
         1.0,
         caption,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| ExportError::Draw(e.to_string()))?;
     browser::download_text(&svg, "roofline.svg", "image/svg+xml");
     Ok(svg)
 }

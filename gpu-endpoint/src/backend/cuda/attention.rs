@@ -14,7 +14,7 @@ use roofline_core::{AttentionShape, Precision};
 use roofline_core::Operator;
 
 use super::buffers::Elem;
-use super::step_ops::{Format, Launch, Scalar, Verified, grid_blocks, len_of, to_i32};
+use super::launch::{Format, Launch, Scalar, Verified, grid_blocks, len_of, to_i32};
 use super::{CudaBackend, cuda_err, to_usize};
 use crate::backend::BackendError;
 use crate::backend::step_reference::{AttentionInputs, attention_elements};

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use roofline_core::{Operator, Precision, QuantizeKernel};
 
 use super::buffers::{Elem, HostBuf};
-use super::step_ops::{Format, Scalar, Verified, len_of};
+use super::launch::{Format, Launch, Scalar, Verified, len_of};
 use super::{CudaBackend, cuda_err};
 use crate::backend::BackendError;
 use crate::backend::step_reference::checked_rows;
@@ -152,7 +152,7 @@ impl CudaBackend {
         let function = module
             .load_function(&name)
             .map_err(|e| cuda_err(&format!("load {name}"), e))?;
-        let launch = super::step_ops::Launch {
+        let launch = Launch {
             name: name.clone(),
             function,
             cfg: self.grid_config(threads),
@@ -225,7 +225,7 @@ impl CudaBackend {
         let function = module
             .load_function(&name)
             .map_err(|e| cuda_err(&format!("load {name}"), e))?;
-        let launch = super::step_ops::Launch {
+        let launch = Launch {
             name: name.clone(),
             function,
             cfg: self.grid_config(n / 2),

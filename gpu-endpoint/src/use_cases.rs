@@ -42,6 +42,10 @@ pub enum UseCaseError {
         /// Its device name.
         name: String,
     },
+    /// A result was measured but the store could not commit it (a full disk, a file no longer writable): it is
+    /// reported as this failure (code `not_stored`), never as a result the next request could rely on.
+    #[error("{0}")]
+    NotStored(String),
 }
 
 /// The measured point of a measurement, with the bottleneck of its prediction when there is one.

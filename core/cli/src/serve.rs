@@ -13,8 +13,13 @@ use roofline_core::{
 };
 
 use crate::CliError;
+use crate::lists::bounded_distinct;
 use crate::output::{emit, json, table};
 use crate::predict::{CorrectionArgs, ModelArgs, SpecArgs, parse_config, precisions_line};
+
+/// Most values of each list flag (`--configs`, `--tp`, `--concurrency`, `--rate`), repeats included; repeats are
+/// dropped. A longer list is a usage error before any prediction.
+pub const MAX_LIST_VALUES: usize = 64;
 
 /// Serving engine on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -59,10 +64,11 @@ pub struct ServeArgs {
     #[arg(long, value_parser = parse_config, conflicts_with = "configs")]
     pub config: Option<String>,
     /// Precision configs: `all` (every config, the default; those the device cannot run are listed) or a
-    /// comma-separated list of keys.
+    /// comma-separated list of keys (at most 64; repeats dropped).
     #[arg(long, value_delimiter = ',', value_parser = parse_config_or_all)]
     pub configs: Vec<String>,
-    /// Tensor-parallel degrees to compare: GPUs per replica, comma-separated (e.g. `1,2,4`).
+    /// Tensor-parallel degrees to compare: GPUs per replica, comma-separated (e.g. `1,2,4`; at most 64,
+    /// repeats dropped).
     #[arg(long = "tp", value_delimiter = ',', default_value = "1",
           value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub tensor_parallel: Vec<u32>,
@@ -75,11 +81,12 @@ pub struct ServeArgs {
     /// Output tokens per request (at least 2: TPOT is the time between output tokens).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
     pub osl: u32,
-    /// Closed-loop concurrencies (clients), comma-separated; default: 1 … the most that fit.
+    /// Closed-loop concurrencies (clients), comma-separated (at most 64, repeats dropped); default: 1 … the
+    /// most that fit.
     #[arg(long, value_delimiter = ',', conflicts_with = "rate",
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub concurrency: Vec<u32>,
-    /// Open-loop request rates (Poisson arrivals), requests/s, comma-separated.
+    /// Open-loop request rates (Poisson arrivals), requests/s, comma-separated (at most 64, repeats dropped).
     #[arg(long, value_delimiter = ',', value_parser = parse_rate)]
     pub rate: Vec<f64>,
     /// Whose scheduling and memory defaults to use.
@@ -154,16 +161,34 @@ struct Report<'a> {
     measured: Option<&'a [ServingComparison]>,
 }
 
+/// The list flags of `serve`, each at most [`MAX_LIST_VALUES`] long and without repeats.
+struct Lists {
+    configs: Vec<String>,
+    tensor_parallel: Vec<u32>,
+    concurrency: Vec<u32>,
+    rate: Vec<f64>,
+}
+
 impl ServeArgs {
-    /// The configs to sweep: `--config`, the `--configs` list, or every config of the table and the model's
-    /// checkpoint precisions (`checkpoint`) when it has its own.
-    fn configs(&self, model: &ModelConfig) -> Result<Vec<QuantConfig>, CliError> {
+    /// The list flags, bounded and deduplicated.
+    fn lists(&self) -> Result<Lists, CliError> {
+        Ok(Lists {
+            configs: bounded_distinct("--configs", &self.configs, MAX_LIST_VALUES)?,
+            tensor_parallel: bounded_distinct("--tp", &self.tensor_parallel, MAX_LIST_VALUES)?,
+            concurrency: bounded_distinct("--concurrency", &self.concurrency, MAX_LIST_VALUES)?,
+            rate: bounded_distinct("--rate", &self.rate, MAX_LIST_VALUES)?,
+        })
+    }
+
+    /// The configs to sweep: `--config`, the `--configs` list (`listed`), or every config of the table and
+    /// the model's checkpoint precisions (`checkpoint`) when it has its own.
+    fn configs(&self, model: &ModelConfig, listed: &[String]) -> Result<Vec<QuantConfig>, CliError> {
         let keys: Vec<&str> = match &self.config {
             Some(key) => vec![key.as_str()],
-            None if self.configs.is_empty() || self.configs.iter().any(|k| k == "all") => {
+            None if listed.is_empty() || listed.iter().any(|k| k == "all") => {
                 return Ok(model.candidate_configs());
             }
-            None => self.configs.iter().map(String::as_str).collect(),
+            None => listed.iter().map(String::as_str).collect(),
         };
         keys.into_iter()
             .map(|key| model.config(key).map_err(CliError::from))
@@ -191,15 +216,17 @@ impl ServeArgs {
 /// Runs `serve`: the sweep, the SLA and the measured comparison, as tables or JSON.
 ///
 /// # Errors
-/// [`CliError::Usage`] for an unknown key, an invalid workload, split or limit, an unreadable or malformed
-/// measured file (the message names the line and field), or an SLA limit that is not positive.
+/// [`CliError::Usage`] for a list flag of more than [`MAX_LIST_VALUES`] values, an unknown key, an invalid
+/// workload, split or limit, an unreadable or malformed measured file (the message names the line and field),
+/// or an SLA limit that is not positive.
 pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
+    let lists = args.lists()?;
     let hardware = args.device.require()?;
     let model = args.model.model()?;
-    let owned = args.configs(&model)?;
+    let owned = args.configs(&model, &lists.configs)?;
     let configs: Vec<&QuantConfig> = owned.iter().collect();
     let sla = args.sla()?;
-    let parallelisms: Vec<Parallelism> = args
+    let parallelisms: Vec<Parallelism> = lists
         .tensor_parallel
         .iter()
         .map(|&tensor| Parallelism {
@@ -208,10 +235,10 @@ pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
             pipeline: 1,
         })
         .collect();
-    let loads: Vec<Load> = if args.rate.is_empty() {
-        args.concurrency.iter().copied().map(Load::Concurrency).collect()
+    let loads: Vec<Load> = if lists.rate.is_empty() {
+        lists.concurrency.iter().copied().map(Load::Concurrency).collect()
     } else {
-        args.rate.iter().copied().map(Load::Rate).collect()
+        lists.rate.iter().copied().map(Load::Rate).collect()
     };
     let workload = ServingWorkload {
         isl: args.isl,

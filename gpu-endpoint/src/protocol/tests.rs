@@ -279,3 +279,46 @@ fn every_record_names_the_catalog_device_that_ran_it() {
     assert_eq!(loaded.device_key, None);
     assert!(serde_json::to_value(&loaded).unwrap().get("device_key").is_none());
 }
+
+#[test]
+fn drawn_inputs_stop_within_milliseconds_and_only_where_asked() {
+    // Outside any limits, and under limits that never stop it, a stoppable draw is `random_normal`.
+    let n = 3 * NORMAL_CHUNK + 5;
+    assert_eq!(
+        try_random_normal::<Interrupted>(5, n).unwrap(),
+        random_normal(5, n)
+    );
+    let long = PointLimits::new(Duration::from_secs(600));
+    assert_eq!(
+        long.run(|| try_random_normal::<Interrupted>(5, n)).unwrap(),
+        random_normal(5, n)
+    );
+    // A point past its cap from the start: `random_normal` alone still draws every value (the CUDA
+    // backend's host inputs rely on it), a stoppable draw returns the interruption.
+    let late = PointLimits::new(Duration::ZERO);
+    let mut plain = Vec::new();
+    let _ = late.run(|| {
+        plain = random_normal(5, n);
+        Ok::<_, Interrupted>(())
+    });
+    assert_eq!(plain, random_normal(5, n));
+    let stopped = late.run(|| try_random_normal::<Interrupted>(5, n));
+    assert!(matches!(stopped, Err(Interrupted::TimeLimit(_))), "{stopped:?}");
+    // Cancelled 50 ms into 2^28 values (1 GiB, seconds of work even in a release build): back within 0.5 s.
+    let limits = PointLimits::new(Duration::from_secs(600));
+    let cancel = limits.clone();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        cancel.cancel();
+        Instant::now()
+    });
+    let result = limits.run(|| try_random_normal::<Interrupted>(6, 1 << 28));
+    let returned = Instant::now();
+    let cancelled = canceller.join().unwrap();
+    assert_eq!(result.unwrap_err(), Interrupted::Cancelled);
+    let late_by = returned.saturating_duration_since(cancelled);
+    assert!(
+        late_by < Duration::from_millis(500),
+        "stopped {late_by:?} after the cancel"
+    );
+}

@@ -359,3 +359,277 @@ fn stored_points_read_back_bit_for_bit() {
         }
     }
 }
+
+#[test]
+fn filtered_listings_page_exactly_like_a_scan_of_every_row() {
+    use roofline_core::Precision::{Bf16, Fp16, Fp32};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    // 240 points over 3 devices (two differing only in case), 3 precisions and 4 shapes, in a seeded order.
+    let devices = ["NVIDIA H100", "nvidia h100 pcie", "Host CPU"];
+    let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(37);
+    for _ in 0..240 {
+        let device = devices[rand::Rng::random_range(&mut rng, 0..3)];
+        let precision = [Fp32, Fp16, Bf16][rand::Rng::random_range(&mut rng, 0..3)];
+        let n = 64 * rand::Rng::random_range(&mut rng, 1..=4u64);
+        store
+            .insert_point(None, None, &sized_point(device, precision, n), None)
+            .unwrap();
+    }
+    // The reference: every row, filtered in Rust, newest first.
+    let rows: Vec<(i64, String, String, String)> = lock(&store.reader)
+        .prepare("SELECT id, device, precision, shape FROM points ORDER BY id DESC")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let since = lock(&store.reader)
+        .query_row("SELECT created_unix_s FROM points WHERE id = 120", [], |r| {
+            r.get::<_, f64>(0)
+        })
+        .unwrap();
+    let mut checked = 0;
+    for device in [
+        None,
+        Some("h100"),
+        Some("NVIDIA H100 pcie"),
+        Some("cpu"),
+        Some("nowhere"),
+    ] {
+        for precision in [None, Some(Fp32), Some(Bf16)] {
+            for shape in [None, Some("1x128x64"), Some("1x999x64")] {
+                for since in [None, Some(since)] {
+                    let expected: Vec<i64> = rows
+                        .iter()
+                        .filter(|(id, d, p, s)| {
+                            device.is_none_or(|f| d.to_lowercase().contains(&f.to_lowercase()))
+                                && precision.is_none_or(|f| f.name() == p)
+                                && shape.is_none_or(|f| f == s)
+                                && since.is_none_or(|_| *id >= 120)
+                        })
+                        .map(|r| r.0)
+                        .collect();
+                    let mut query = ResultsQuery {
+                        device: device.map(str::to_owned),
+                        precision,
+                        shape: shape.map(str::to_owned),
+                        since,
+                        limit: Some(7),
+                        ..ResultsQuery::default()
+                    };
+                    let mut got = Vec::new();
+                    loop {
+                        let page = store.results(&query).unwrap();
+                        got.extend(page.results.iter().map(|r| r.id));
+                        match page.next_cursor {
+                            Some(cursor) => query.cursor = Some(cursor),
+                            None => break,
+                        }
+                    }
+                    assert_eq!(got, expected, "{device:?} {precision:?} {shape:?} {since:?}");
+                    checked += expected.len();
+                }
+            }
+        }
+    }
+    assert!(checked > 1000, "the filters matched {checked} rows in all");
+}
+
+/// The `EXPLAIN QUERY PLAN` details of `sql` with `params`.
+fn plan(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Vec<String> {
+    conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .unwrap()
+        .query_map(params, |r| r.get::<_, String>(3))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn every_listing_statement_seeks_an_index_and_never_scans_or_sorts() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let conn = lock(&store.reader);
+    let walks = [
+        (Walk::Series(1), "points_series"),
+        (Walk::Device("Host CPU".into()), "points_device"),
+        (
+            Walk::DevicePrecision("Host CPU".into(), "FP32"),
+            "points_device_precision",
+        ),
+    ];
+    for (walk, index) in walks {
+        let mut stmt = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {}", walk.sql()))
+            .unwrap();
+        let mut rows = walk.start(&mut stmt, (i64::MAX, 0)).unwrap();
+        let mut steps = Vec::new();
+        while let Some(row) = rows.next().unwrap() {
+            steps.push(row.get::<_, String>(3).unwrap());
+        }
+        assert!(
+            steps.iter().any(|s| s.contains(&format!("INDEX {index} "))),
+            "{index}: {steps:?}"
+        );
+        assert!(!steps.iter().any(|s| s.contains("TEMP B-TREE")), "{steps:?}");
+    }
+    let delete = plan(&conn, DELETE_MATCHING, params![0, "%cpu%", "FP32"]);
+    assert!(
+        delete.iter().any(|s| s.contains("INDEX points_series ")),
+        "{delete:?}"
+    );
+    let shape = plan(&conn, SHAPE_SERIES, params!["1x64x64", "FP32", "%cpu%"]);
+    assert!(
+        shape.iter().any(|s| s.contains("INDEX series_shape")),
+        "{shape:?}"
+    );
+    // The distinct devices: seeks on the series' unique index, never a scan of the table.
+    let devices = plan(&conn, DISTINCT_DEVICES, [None::<String>]);
+    assert!(
+        devices
+            .iter()
+            .any(|s| s.contains("INDEX sqlite_autoindex_series_1")),
+        "{devices:?}"
+    );
+    assert!(
+        !devices.iter().any(|s| s.starts_with("SCAN series")),
+        "{devices:?}"
+    );
+}
+
+#[test]
+fn a_listing_costs_one_walk_per_device_at_any_number_of_series() {
+    // The probe's case (issue 37), scaled: a benchmark of 20,000 new shapes on one device in FP32 makes
+    // 20,000 series, all matching `precision=FP32`; the listing was one walk per series (0.95 s in a release
+    // build at 20,000 on a 2-core host, 3.8 s at 40,000: `bench-store --series`).
+    let (_dir, store) = store_of_gemvs("NVIDIA H100", 20_000);
+    store
+        .insert_point(None, None, &point("Host CPU", Precision::Bf16), None)
+        .unwrap();
+    let fp32 = ResultsQuery {
+        precision: Some(Precision::Fp32),
+        limit: Some(1),
+        ..ResultsQuery::default()
+    };
+    let walks = walks(&lock(&store.reader), &fp32).unwrap().unwrap();
+    assert_eq!(walks.len(), 2, "one walk per device, not per series");
+    let start = std::time::Instant::now();
+    for _ in 0..10 {
+        let page = store.results(&fp32).unwrap();
+        assert_eq!(page.results[0].point.shape, "1x20000x64");
+        assert!(page.next_cursor.is_some());
+    }
+    let each = start.elapsed() / 10;
+    // A few index seeks: well under a millisecond in release; 50 ms leaves a debug build on a busy host room.
+    assert!(
+        each < std::time::Duration::from_millis(50),
+        "a limit=1 listing over 20,000 series took {each:?}"
+    );
+}
+
+/// A fresh store of `count` FP32 GEMVs 1 × n × 64 of `device`, n = 1 … `count` (one series each).
+fn store_of_gemvs(device: &str, count: u64) -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let points: Vec<RooflinePoint> = (1..=count)
+        .map(|n| sized_point(device, Precision::Fp32, n))
+        .collect();
+    store.insert_points(&points).unwrap();
+    (dir, store)
+}
+
+#[test]
+fn a_listing_stops_at_its_limits_and_leaves_the_reader_usable() {
+    let (_dir, store) = store_of_gemvs("Host CPU", 1000);
+    let everything = ResultsQuery {
+        limit: Some(1000),
+        ..ResultsQuery::default()
+    };
+    // Past its time limit from the start: SQLite's steps are interrupted (or the page, done, is late).
+    let late = crate::protocol::PointLimits::new(std::time::Duration::ZERO);
+    let error = late.run(|| store.results(&everything)).unwrap_err();
+    assert!(
+        matches!(error, StoreError::Interrupted(Interrupted::TimeLimit(_))),
+        "{error}"
+    );
+    // Cancelled: the listing does not start.
+    let cancelled = crate::protocol::PointLimits::default();
+    cancelled.cancel();
+    let error = cancelled.run(|| store.results(&everything)).unwrap_err();
+    assert!(
+        matches!(error, StoreError::Interrupted(Interrupted::Cancelled)),
+        "{error}"
+    );
+    // The reader's progress handler is gone: the same listing without limits runs to its end.
+    assert_eq!(store.results(&everything).unwrap().results.len(), 1000);
+    // Interrupted inside SQLite (the handler fires within its first 1000 steps), not after: a stop due
+    // before the listing starts its statements is reported as the interruption, never as a database error.
+    let conn = &mut *lock(&store.reader);
+    conn.progress_handler(STEPS_PER_CHECK, Some(|| true)).unwrap();
+    let raw = page(conn, &everything, None, 1000).unwrap_err();
+    conn.progress_handler(0, None::<fn() -> bool>).unwrap();
+    assert!(raw.to_string().contains("interrupt"), "{raw}");
+}
+
+#[test]
+fn a_version_2_database_gains_the_listing_indexes_and_keeps_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
+    conn.execute_batch(MIGRATIONS[0]).unwrap();
+    conn.execute_batch(MIGRATIONS[1]).unwrap();
+    conn.pragma_update(None, "user_version", 2).unwrap();
+    for (device, precision) in [
+        ("Host CPU", "FP32"),
+        ("NVIDIA H100", "BF16"),
+        ("Host CPU", "BF16"),
+    ] {
+        let json = serde_json::to_string(&point(device, Precision::Fp32)).unwrap();
+        conn.execute(
+            "INSERT OR IGNORE INTO series (device, precision, shape) VALUES (?1, ?2, '1x64x64')",
+            params![device, precision],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO points (device, backend, precision, shape, point_json, created_unix_s, series_id)
+             VALUES (?1, 'cpu', ?2, '1x64x64', ?3, 1.0,
+                     (SELECT id FROM series WHERE device = ?1 AND precision = ?2 AND shape = '1x64x64'))",
+            params![device, precision, json],
+        )
+        .unwrap();
+    }
+    drop(conn);
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(store.count_points().unwrap(), 3);
+    let indexes: Vec<String> = lock(&store.reader)
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        indexes,
+        [
+            "points_created",
+            "points_device",
+            "points_device_precision",
+            "points_series",
+            "series_shape"
+        ]
+    );
+    let bf16 = ResultsQuery {
+        precision: Some(Precision::Bf16),
+        ..ResultsQuery::default()
+    };
+    let ids: Vec<i64> = store
+        .results(&bf16)
+        .unwrap()
+        .results
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(ids, [3, 2]);
+}

@@ -2,6 +2,7 @@
 //! for each requested precision, plus, when asked for, its measurements on the device; every failure is
 //! listed with its reason (never an FP16 stand-in).
 
+use roofline_cli::lists::distinct;
 use roofline_core::wire::{
     AnalyzeRequest, AnalyzeResponse, ErrorCode, Failure, RUN_ALL_PRECISIONS, RooflinePoint,
 };
@@ -55,12 +56,7 @@ impl AnalyzePlan {
             ))
             .into());
         }
-        let mut precisions: Vec<Precision> = Vec::new();
-        for p in list {
-            if !precisions.contains(&p) {
-                precisions.push(p);
-            }
-        }
+        let precisions = distinct(list);
         Operator::matmul(request.m, request.n, request.k, request.precision.into())?;
         Ok(AnalyzePlan {
             hardware,

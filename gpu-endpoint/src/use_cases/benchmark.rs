@@ -2,6 +2,7 @@
 //! and committed to the store. `POST /api/benchmarks` queues it ([`BenchmarkJobs`], the generic
 //! `jobs::JobManager` over [`Benchmark`]); `gpu-endpoint bench` and `compare` run it in place ([`run`]).
 
+use roofline_cli::lists::distinct;
 use roofline_core::wire::{BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkPointEvent, BenchmarkRequest};
 use roofline_core::{GemmShape, HardwareSpec, OperandPrecisions, Operator, predict};
 
@@ -29,7 +30,8 @@ pub struct BenchmarkPlan {
 }
 
 impl BenchmarkPlan {
-    /// Checks the counts of `request` (1..=[`MAX_SHAPES`] shapes, 1..=[`MAX_PRECISIONS`] precisions) and
+    /// Checks the counts of `request` (1..=[`MAX_SHAPES`] shapes, 1..=[`MAX_PRECISIONS`] precisions, repeats
+    /// included), drops repeated shapes and precisions (a point listed twice is measured once), and checks
     /// that some point is within the measurement bounds: a point outside them fails on its own when the job
     /// runs (a `failed` event), so one oversize shape never refuses the others.
     ///
@@ -51,6 +53,11 @@ impl BenchmarkPlan {
                 request.precisions.len()
             )));
         }
+        let request = BenchmarkRequest {
+            shapes: distinct(request.shapes),
+            precisions: distinct(request.precisions),
+            ..request
+        };
         let plan = BenchmarkPlan { request, hardware };
         first_error_if_none_passes(plan.points().map(|spec| spec.check_bounds()))?;
         Ok(plan)

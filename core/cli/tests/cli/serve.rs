@@ -354,3 +354,36 @@ fn the_checkpoint_and_the_engine_support_are_shown() {
         "{text}"
     );
 }
+
+#[test]
+fn list_flags_are_bounded_and_their_repeats_dropped() {
+    // The probe's 10,000 `--tp` values (23–27 s and 577 MiB of sweeping before): refused before any work.
+    let tp = vec!["1"; 10_000].join(",");
+    for (flag, values) in [("--tp", tp.as_str()), ("--concurrency", &vec!["8"; 65].join(","))] {
+        let start = std::time::Instant::now();
+        let out = roofline(&[&LLAMA_8B_ON_H100[..], &[flag, values]].concat());
+        let took = start.elapsed();
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        let given = values.split(',').count();
+        assert!(
+            err.starts_with(&format!("error: {flag} takes at most 64 values, got {given}")),
+            "{err}"
+        );
+        assert!(took < std::time::Duration::from_millis(100), "{flag}: {took:?}");
+    }
+    // Repeats are swept once: the same points as the list without them.
+    let points = |extra: &[&str]| serve_json(extra)["points"].clone();
+    let once = points(&["--config", "bf16", "--tp", "1,2", "--rate", "1,4"]);
+    assert_eq!(once.as_array().map(Vec::len), Some(4));
+    let repeated = points(&[
+        "--configs",
+        "bf16,bf16",
+        "--tp",
+        "1,2,1,2,2",
+        "--rate",
+        "1,4,1,4.0",
+    ]);
+    assert_eq!(repeated, once);
+}

@@ -6,7 +6,7 @@ use actix_web::web;
 use roofline_core::find_hardware_in;
 use roofline_core::wire::{AnalyzeQuery, AnalyzeRequest, AnalyzeResponse};
 
-use super::measuring;
+use super::cancellable;
 use crate::http::error::ApiError;
 use crate::http::state::AppState;
 use crate::use_cases::analyze::{AnalyzePlan, analyze as measure_and_predict, predict_only};
@@ -24,7 +24,7 @@ pub(super) async fn analyze(
     // The fit checks may call the driver or read /proc: off the executor, like the measurement. A client that
     // disconnects cancels the measurement.
     let max_point = state.config.max_point;
-    let response = measuring(max_point, move |limits| {
+    let response = cancellable(max_point, move |limits| {
         Ok(measure_and_predict(
             &state.device,
             state.store.as_deref(),

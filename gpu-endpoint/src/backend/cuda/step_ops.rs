@@ -31,7 +31,7 @@ use crate::backend::step_reference::{
     EPS, MIN_TABLE_ROWS, RowInputs, Stored, attention_elements, check_close, check_sum, checked_rows, seed_of,
 };
 use crate::backend::{BackendError, Measured};
-use crate::protocol::{SampleStats, TelemetrySummary, check_interruption, measurement};
+use crate::protocol::{SampleStats, TelemetrySummary, check_interruption, draw_stoppable, measurement};
 
 /// The library label of every record of this module.
 pub(super) const LIBRARY: &str = "NVRTC (roofline step kernels)";
@@ -241,7 +241,7 @@ impl CudaBackend {
             second,
             second_per_row,
             beta,
-        } = RowInputs::new(kind, rows, width, seed);
+        } = draw_stoppable::<_, BackendError>(|| RowInputs::new(kind, rows, width, seed))?;
         let encode = |values: Vec<f32>| format.elem.encode(&values);
         let inputs = RowInputs {
             x: encode(x),

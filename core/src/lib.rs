@@ -17,6 +17,8 @@ pub use roofline_base::{format, hardware, precision, units};
 #[cfg(feature = "serde")]
 pub use roofline_wire::wire;
 
+#[cfg(feature = "serde")]
+pub use roofline_analysis::MAX_CONFIG_JSON_BYTES;
 pub use roofline_analysis::{
     Activation, AttentionShape, Bound, Corrections, EAGER_LAUNCH_S, GRAPH_LAUNCH_S, GemmShape,
     KERNEL_LAUNCH_FLOOR_S, LinearAnalysis, LinearFormat, MemoryBudget, MemoryFraction, MemoryRule, MlaConfig,

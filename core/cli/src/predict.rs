@@ -6,9 +6,10 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use roofline_core::{
-    Corrections, Engine, Error, HardwareSpec, Mode, ModelConfig, Parallelism, Phase, QuantConfig,
-    Recommendation, StepLaunch, Workload, advise_model_parallel, analyze_model_parallel, engine_support,
-    find_hardware, find_model, find_quant_config, format, matrices_cover, recommend_model_for_engine,
+    Corrections, Engine, Error, HardwareSpec, MAX_CONFIG_JSON_BYTES, Mode, ModelConfig, Parallelism, Phase,
+    QuantConfig, Recommendation, StepLaunch, Workload, advise_model_parallel, analyze_model_parallel,
+    engine_support, find_hardware, find_model, find_quant_config, format, matrices_cover,
+    recommend_model_for_engine,
 };
 
 use crate::CliError;
@@ -103,10 +104,27 @@ fn read_spec(path: &std::path::Path) -> Result<HardwareSpec, CliError> {
     HardwareSpec::from_json(&spec.to_string()).map_err(|e| usage(e.to_string()))
 }
 
+/// Reads a model file of at most [`MAX_CONFIG_JSON_BYTES`], never more of it (a larger file, a device or a
+/// pipe is refused after that many bytes).
+fn read_capped(path: &std::path::Path) -> Result<String, CliError> {
+    use std::io::Read;
+    let usage = |e: String| CliError::Usage(format!("{}: {e}", path.display()));
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_CONFIG_JSON_BYTES as u64 + 1).read_to_string(&mut text))
+        .map_err(|e| usage(e.to_string()))?;
+    if text.len() > MAX_CONFIG_JSON_BYTES {
+        return Err(usage(format!(
+            "larger than the limit of {MAX_CONFIG_JSON_BYTES} bytes (16 MiB) for a model file"
+        )));
+    }
+    Ok(text)
+}
+
 /// Reads and imports a Hugging Face `config.json` (core parses; the CLI only reads the file).
 fn read_model(path: &std::path::Path) -> Result<ModelConfig, CliError> {
     let usage = |e: String| CliError::Usage(format!("{}: {e}", path.display()));
-    let text = std::fs::read_to_string(path).map_err(|e| usage(e.to_string()))?;
+    let text = read_capped(path)?;
     let stem = path
         .file_stem()
         .map_or_else(|| "model".to_owned(), |s| s.to_string_lossy().into_owned());

@@ -1,6 +1,7 @@
 //! Imported models: paste a Hugging Face `config.json`, choose or drop the file; remove an imported model.
 
 use leptos::prelude::*;
+use roofline_core::MAX_CONFIG_JSON_BYTES;
 
 use crate::browser;
 use crate::models::import_model;
@@ -31,6 +32,16 @@ pub fn ModelImport() -> impl IntoView {
         }
     };
     let read = move |file: web_sys::File| {
+        // Refused before it is read: core reads at most MAX_CONFIG_JSON_BYTES.
+        if file.size() > MAX_CONFIG_JSON_BYTES as f64 {
+            let why = format!(
+                "Not imported: {} is {} bytes, above the limit of {MAX_CONFIG_JSON_BYTES} bytes (16 MiB).",
+                file.name(),
+                file.size()
+            );
+            message.set(Some((false, why)));
+            return;
+        }
         leptos::task::spawn_local(async move {
             match browser::read_file_text(file).await {
                 Ok((name, json)) => {

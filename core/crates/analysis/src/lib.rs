@@ -30,6 +30,8 @@ pub use memory::{
     MemoryBudget, MemoryFraction, MemoryRule, StepMemory, VLLM_GPU_MEMORY_UTILIZATION, activation_bytes,
     device_capacity_bytes, memory_budget, step_memory, vllm_limits,
 };
+#[cfg(feature = "serde")]
+pub use model::MAX_CONFIG_JSON_BYTES;
 pub use model::{MlaConfig, ModelConfig, MoeConfig, ParamCount, SlidingWindow, find_model, model_presets};
 pub use ops::{Activation, AttentionShape, GemmShape, MoeShape, Norm, OpKind, OperandPrecisions, Operator};
 pub use parallel::Parallelism;

@@ -6,12 +6,16 @@
 
 use serde_json::Value;
 
-use super::checkpoint::{Naming, checkpoint_config};
+use super::checkpoint::{LayerLayout, LayerSet, Naming, checkpoint_config};
 use super::fields::Fields;
 use super::presets::dense;
 use super::{MlaConfig, ModelConfig, MoeConfig, SlidingWindow};
 use crate::ops::MAX_DIM;
 use roofline_base::Error;
+
+/// The largest `config.json` (or ModelOpt `hf_quant_config.json`) the importer reads, in bytes (16 MiB): the
+/// largest published file it was tried on, NVIDIA's MiniMax-M3 NVFP4 `config.json`, is 3.1 MB.
+pub const MAX_CONFIG_JSON_BYTES: usize = 16 << 20;
 
 /// Model families the importer knows, by their `architectures` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +68,8 @@ impl ModelConfig {
     ///
     /// # Errors
     /// [`Error::InvalidModelConfig`] naming the field that is missing, mistyped or out of range, or
-    /// `architectures` for an architecture the importer does not know; [`Error::InvalidInput`] from
+    /// `architectures` for an architecture the importer does not know, or `config.json` for a text over
+    /// [`MAX_CONFIG_JSON_BYTES`]; [`Error::InvalidInput`] from
     /// [`ModelConfig::check`].
     ///
     /// # Examples
@@ -83,6 +88,15 @@ impl ModelConfig {
     ///     Err(Error::InvalidModelConfig { field, .. }) if field == "architectures"));
     /// ```
     pub fn from_hf_config_json(key: &str, json: &str) -> Result<Self, Error> {
+        if json.len() > MAX_CONFIG_JSON_BYTES {
+            return Err(Error::InvalidModelConfig {
+                field: "config.json".into(),
+                message: format!(
+                    "{} bytes, above the limit of {MAX_CONFIG_JSON_BYTES} bytes (16 MiB) this importer reads",
+                    json.len()
+                ),
+            });
+        }
         let root_value: Value = serde_json::from_str(json).map_err(|e| Error::InvalidModelConfig {
             field: "config.json".into(),
             message: format!("not JSON: {e}"),
@@ -138,7 +152,8 @@ impl ModelConfig {
             Family::Llama4 => Naming::LLAMA4,
             _ => Naming::LLAMA,
         };
-        model.checkpoint = checkpoint_config(&root, &text, &model, &naming)?;
+        model.checkpoint =
+            checkpoint_config(&root, &text, &model, &naming, || layout(family, &text, &model))?;
         Ok(model)
     }
 }
@@ -339,6 +354,41 @@ fn ffn(family: Family, text: &Fields<'_>, layers: u32) -> Result<(u64, Option<Mo
         Family::Llama | Family::Mistral | Family::Qwen2 | Family::Qwen3 | Family::Gemma3 => {
             (text.uint("intermediate_size")?, None)
         }
+    })
+}
+
+/// Where the config's dense-FFN layers sit, for matching a checkpoint's patterns to layers (built only for a
+/// config with a `quantization_config`): Llama 4's interleaved experts and Qwen3-MoE's `mlp_only_layers` and
+/// `decoder_sparse_step` where they are, DeepSeek's dense layers first.
+fn layout(family: Family, text: &Fields<'_>, model: &ModelConfig) -> Result<LayerLayout, Error> {
+    let layers = model.layers;
+    let step = |field: &str| -> Result<u32, Error> {
+        Ok(u32::try_from(text.uint_or(field, 1)?.max(1)).unwrap_or(u32::MAX))
+    };
+    let flags = |list: &[u64], base: &dyn Fn(u32) -> bool| {
+        let mut flags: Vec<bool> = (0..layers).map(base).collect();
+        for &i in list {
+            flags[i as usize] = true;
+        }
+        LayerSet::listed(flags)
+    };
+    let dense = match family {
+        Family::Qwen3Moe => {
+            let step = step("decoder_sparse_step")?;
+            match text.layer_indices("mlp_only_layers", layers)? {
+                Some(exempt) if !exempt.is_empty() => flags(&exempt, &|i| !(i + 1).is_multiple_of(step)),
+                _ => LayerSet::every_nth(step, layers).others(),
+            }
+        }
+        Family::Llama4 => match text.layer_indices("moe_layers", layers)? {
+            Some(moe) => flags(&moe, &|_| false).others(),
+            None => LayerSet::every_nth(step("interleave_moe_layer_step")?, layers).others(),
+        },
+        _ => LayerSet::below(model.dense_layers(), layers),
+    };
+    Ok(LayerLayout {
+        dense,
+        linear: LayerSet::below(0, layers),
     })
 }
 

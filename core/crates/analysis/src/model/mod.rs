@@ -18,6 +18,9 @@ mod fields;
 mod hf;
 mod presets;
 
+#[cfg(feature = "serde")]
+pub use hf::MAX_CONFIG_JSON_BYTES;
+
 /// Mixture-of-experts layout of a model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]

@@ -130,6 +130,7 @@ fn sibling_configs_parse_to_their_presets() {
             ("num_key_value_heads", 64),
             ("first_k_dense_replace", 1),
             ("vocab_size", 163_840),
+            ("num_nextn_predict_layers", 0),
         ] {
             v[field] = json!(value);
         }

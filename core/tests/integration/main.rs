@@ -4,4 +4,5 @@
 mod checkpoint_bounds;
 mod hf_config;
 mod model_step;
+mod served_models;
 mod uniform_configs;

@@ -275,7 +275,8 @@ impl MemoryBudget {
 /// as an engine's profiling run allocates them.
 ///
 /// With b the hidden format's bytes per element, H the hidden size, W the widest intermediate of a layer
-/// (the larger of the QKV projection output and the MLP's gate/up output plus its activation output: 3·F
+/// (the largest of the QKV projection output, linear attention's input projection and the MLP's gate/up
+/// output plus its activation output: 3·F
 /// for a gated FFN of width F, 2·F ungated; for MoE the routed rows top_k · 3·F_expert per token, plus the
 /// shared experts), and V the vocabulary:
 ///
@@ -299,11 +300,13 @@ pub fn activation_bytes(
     full_vocab: u64,
 ) -> f64 {
     let b = config.hidden().effective_bytes();
+    let gate = if shard.attention_output_gate { 2 } else { 1 };
     let attention_width = match shard.mla {
         // Absorbed MLA: the query (nope + rope) and the key/value up-projection outputs of every head.
         Some(m) => shard.heads * (2 * m.nope_head_dim + m.rope_head_dim + m.v_head_dim),
-        None => (shard.heads + 2 * shard.kv_heads) * shard.head_dim,
-    };
+        None => (gate * shard.heads + 2 * shard.kv_heads) * shard.head_dim,
+    }
+    .max(shard.linear_attention.map_or(0, |l| l.in_proj_width()));
     let ffn_factor = if shard.gated_ffn { 3 } else { 2 };
     let dense_width = if shard.dense_layers() > 0 {
         ffn_factor * shard.ffn_dim

@@ -127,10 +127,14 @@ fn mxfp4(q: &Fields<'_>, activations: Precision) -> Result<Plan, Error> {
 }
 
 fn fp8(q: &Fields<'_>) -> Result<Plan, Error> {
+    // MiniMax-M2 writes the torch dtype's name.
     if let Some(fmt) = q.optional_str("fmt")?
-        && fmt != "e4m3"
+        && !matches!(fmt, "e4m3" | "float8_e4m3fn")
     {
-        return Err(q.error("fmt", format!("'{fmt}' is not modelled (supported: e4m3)")));
+        return Err(q.error(
+            "fmt",
+            format!("'{fmt}' is not modelled (supported: e4m3, float8_e4m3fn)"),
+        ));
     }
     let scale = match q.optional_str("activation_scheme")?.unwrap_or("dynamic") {
         "dynamic" => ActivationScale::DynamicPerTensor,
@@ -264,24 +268,39 @@ fn modelopt(q: &Fields<'_>) -> Result<Plan, Error> {
         other => {
             return Err(q.error(
                 "quant_algo",
-                format!("'{other}' is not modelled (supported: FP8, NVFP4)"),
+                format!(
+                    "'{other}' is not modelled (supported: FP8, NVFP4; MIXED_PRECISION's per-layer \
+                     `quantized_layers` are not read)"
+                ),
             ));
         }
     };
-    let kv_cache = match q.optional_str("kv_cache_quant_algo")? {
-        None => None,
-        Some("FP8") => Some(Precision::Fp8E4M3),
-        Some(other) => {
+    // `kv_cache_quant_algo` in hf_quant_config.json; NVIDIA's config.json copies write a compressed-tensors
+    // style `kv_cache_scheme` instead.
+    let kv_cache = match (
+        q.optional_str("kv_cache_quant_algo")?,
+        q.nested("kv_cache_scheme")?,
+    ) {
+        (None, None) => None,
+        (Some("FP8"), _) => Some(Precision::Fp8E4M3),
+        (None, Some(scheme)) => Some(tensor_args(&scheme, false)?.0),
+        (Some(other), _) => {
             return Err(q.error(
                 "kv_cache_quant_algo",
                 format!("'{other}' is not modelled (supported: FP8)"),
             ));
         }
     };
+    // `exclude_modules` in hf_quant_config.json, `ignore` in NVIDIA's config.json copies: the same globs.
+    let excluded = if q.get("exclude_modules").is_some() {
+        "exclude_modules"
+    } else {
+        "ignore"
+    };
     Ok(uniform_plan(
         DECODER_AND_HEAD,
         format,
-        patterns(q, "exclude_modules", Syntax::ModelOpt)?,
+        patterns(q, excluded, Syntax::ModelOpt)?,
         kv_cache,
         format!("modelopt ({algo})"),
     ))
@@ -455,7 +474,8 @@ fn module_format(
 }
 
 /// The precisions the checkpoint of `model` stores, from its `quantization_config` (at the top level of
-/// `root`, else under `text_config`): `Ok(None)` when there is none (the checkpoint is in `torch_dtype`).
+/// `root`, its names those of the whole model, else under `text_config`, its names the text model's):
+/// `Ok(None)` when there is none (the checkpoint is in `torch_dtype`).
 ///
 /// # Errors
 /// [`Error::InvalidModelConfig`] naming the field for a method, scheme or value this module does not model,
@@ -464,14 +484,16 @@ pub(super) fn checkpoint_config(
     root: &Fields<'_>,
     text: &Fields<'_>,
     model: &ModelConfig,
-    naming: &Naming,
+    (root_naming, text_naming): (&Naming, &Naming),
     layout: impl FnOnce() -> Result<LayerLayout, Error>,
 ) -> Result<Option<QuantConfig>, Error> {
-    let q = match (
+    // Names are relative to the object holding the config: the whole model's, or the text model's.
+    let (q, naming) = match (
         root.nested("quantization_config")?,
         text.nested("quantization_config")?,
     ) {
-        (Some(q), _) | (None, Some(q)) => q,
+        (Some(q), _) => (q, root_naming),
+        (None, Some(q)) => (q, text_naming),
         (None, None) => return Ok(None),
     };
     let activations = activation_dtype(root.map, text.map);

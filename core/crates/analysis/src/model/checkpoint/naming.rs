@@ -10,6 +10,7 @@ use crate::quant_config::Module;
 
 /// How an architecture's transformers classes name the linear layers of one decoder layer, relative to
 /// `{layers}.{i}.`.
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Naming {
     /// The decoder layers' path, e.g. `model.layers`.
     pub(crate) layers: &'static str,
@@ -24,6 +25,10 @@ pub(crate) struct Naming {
     pub(crate) expert_projections: &'static [&'static str],
     /// The shared experts' projections.
     pub(crate) shared: &'static [&'static str],
+    /// Linear attention's projections (the small β and α ones left out: they take the module's format).
+    pub(crate) linear_attention: &'static [&'static str],
+    /// The logits head.
+    pub(crate) head: &'static str,
 }
 
 /// Projections of a Llama-style attention and gated FFN.
@@ -46,6 +51,8 @@ impl Naming {
         experts: ("mlp.experts", false),
         expert_projections: &GATED,
         shared: &[],
+        linear_attention: &[],
+        head: "lm_head",
     };
     /// Mixtral: experts `block_sparse_moe.experts.{j}.w1/w2/w3`.
     pub(crate) const MIXTRAL: Naming = Naming {
@@ -53,7 +60,8 @@ impl Naming {
         expert_projections: &["w1", "w2", "w3"],
         ..Naming::LLAMA
     };
-    /// DeepSeek-V3, Kimi K2: MLA projections, experts and `mlp.shared_experts`.
+    /// DeepSeek-V3, Kimi K2, DeepSeek-V3.2, GLM-5: MLA projections, experts and `mlp.shared_experts` (the
+    /// sparse-attention indexer's projections take the attention's format).
     pub(crate) const DEEPSEEK: Naming = Naming {
         attention: &[
             "self_attn.q_a_proj",
@@ -68,6 +76,33 @@ impl Naming {
             "mlp.shared_experts.down_proj",
         ],
         ..Naming::LLAMA
+    };
+    /// GLM-4.5/4.6/4.7: Llama attention, DeepSeek's experts and `mlp.shared_experts`.
+    pub(crate) const GLM4_MOE: Naming = Naming {
+        attention: &QKVO,
+        ..Naming::DEEPSEEK
+    };
+    /// Qwen3-Next: `linear_attn.in_proj_qkvz` and `out_proj`, experts per expert, one `mlp.shared_expert`.
+    pub(crate) const QWEN3_NEXT: Naming = Naming {
+        shared: &[
+            "mlp.shared_expert.gate_proj",
+            "mlp.shared_expert.up_proj",
+            "mlp.shared_expert.down_proj",
+        ],
+        linear_attention: &["linear_attn.in_proj_qkvz", "linear_attn.out_proj"],
+        ..Naming::LLAMA
+    };
+    /// Qwen3.5 and Qwen3.6 (the text model; within the multimodal wrapper the layers are
+    /// `model.language_model.layers`): `linear_attn.in_proj_qkv`, `in_proj_z` and `out_proj`, fused experts.
+    pub(crate) const QWEN3_5: Naming = Naming {
+        experts: ("mlp.experts", true),
+        expert_projections: &["gate_up_proj", "down_proj"],
+        linear_attention: &[
+            "linear_attn.in_proj_qkv",
+            "linear_attn.in_proj_z",
+            "linear_attn.out_proj",
+        ],
+        ..Naming::QWEN3_NEXT
     };
     /// gpt-oss: fused expert tensors `mlp.experts.gate_up_proj`, `mlp.experts.down_proj`.
     pub(crate) const GPT_OSS: Naming = Naming {
@@ -265,7 +300,13 @@ pub(super) fn groups(
     };
     let moe = layout.dense.others();
     match module {
-        Module::Attention => vec![group(&layout.linear.others(), naming.attention)],
+        Module::Attention => {
+            let mut groups = vec![group(&layout.linear.others(), naming.attention)];
+            if model.linear_attention_layers() > 0 {
+                groups.push(group(&layout.linear, naming.linear_attention));
+            }
+            groups
+        }
         Module::DenseMlp if model.ffn_dim > 0 && model.dense_layers() > 0 => {
             vec![group(&layout.dense, naming.dense)]
         }
@@ -291,7 +332,7 @@ pub(super) fn groups(
         }),
         Module::Head if !model.tied_embeddings => vec![Group {
             layers: None,
-            suffixes: vec!["lm_head".to_owned()],
+            suffixes: vec![naming.head.to_owned()],
         }],
         _ => Vec::new(),
     }

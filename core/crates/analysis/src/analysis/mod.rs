@@ -4,6 +4,7 @@
 //!
 //! Its rules and derivations: docs/design/core.md, in the section on this file.
 
+mod mtp;
 mod step;
 
 use crate::corrections::{Corrections, OpAnalysis};
@@ -13,6 +14,7 @@ use crate::ops::OpKind;
 use crate::parallel::Parallelism;
 use crate::quant_config::{ModuleFormat, QuantConfig};
 use crate::roofline::Bound;
+pub use mtp::analyze_mtp_step;
 use roofline_base::Error;
 use roofline_base::hardware::{HardwareSpec, Mode};
 use step::Models;
@@ -349,12 +351,31 @@ fn summarize(
             w.window
         )
     });
+    let sparse = model.sparse_indexer.map(|i| {
+        format!(
+            "DeepSeek Sparse Attention: the indexer's FP8 logits over every cached key and a top-{} selection, \
+             then MLA over at most {} keys (a window of that size: keys counted exactly, their scattered reads \
+             at full bandwidth)",
+            i.top_k, i.top_k
+        )
+    });
+    let linear = model.linear_attention.map(|l| {
+        format!(
+            "Gated DeltaNet on {} layers: the {} state read and written every decode step; prefill's chunked \
+             delta rule in chunks of {} tokens; partial RoPE analysed on the whole head",
+            model.linear_attention_layers(),
+            l.state,
+            crate::ops::DELTA_RULE_CHUNK
+        )
+    });
     let approximations = model
         .mla
         .map(|_| {
             "MLA approximated: projections exact; attention as MQA over the cached latent (kv_lora_rank + rope_head_dim per token, K and V share it)".to_owned()
         })
         .into_iter()
+        .chain(sparse)
+        .chain(linear)
         .chain(chunked)
         .chain(parallel)
         .collect();

@@ -215,6 +215,7 @@ fn published_checkpoints_are_read_module_by_module() {
 const QWEN3_5_NVFP4: &str = hf!("modelopt/qwen3.5-397b-a17b-nvfp4-hf_quant_config.json");
 const GLM_5_NVFP4: &str = hf!("modelopt/glm-5-nvfp4-hf_quant_config.json");
 const MINIMAX_NVFP4: &str = hf!("modelopt/minimax-m2.5-nvfp4-hf_quant_config.json");
+const DEEPSEEK_NVFP4: &str = hf!("modelopt/deepseek-v3.2-nvfp4-hf_quant_config.json");
 
 fn with_quant_file(config: &str, quant: &str) -> Result<ModelConfig, Error> {
     ModelConfig::from_hf_files("nvfp4", &[config, quant])
@@ -262,6 +263,18 @@ fn modelopt_hf_quant_config_beside_config_json() {
         .unwrap();
     assert_eq!(minimax.format(M::RoutedExperts).weights, P::Nvfp4);
     assert_eq!(minimax.format(M::Attention).weights, P::Fp16);
+    // DeepSeek-V3.2-NVFP4 (NVIDIA's config.json has no quantization_config of its own) excludes q_a, q_b,
+    // kv_a, kv_b and the indexer but not o_proj: the attention's output projection is stored apart, NVFP4.
+    let plain = edited(DEEPSEEK_V3_2, |v| {
+        v.as_object_mut().unwrap().remove("quantization_config");
+    });
+    let deepseek = with_quant_file(&plain, DEEPSEEK_NVFP4)
+        .unwrap()
+        .checkpoint
+        .unwrap();
+    assert_eq!(deepseek.format(M::Attention).weights, P::Fp16);
+    assert_eq!(deepseek.format(M::AttentionOutput).weights, P::Nvfp4);
+    assert_eq!(deepseek.format(M::DenseMlp).weights, P::Nvfp4);
 }
 
 #[test]

@@ -12,7 +12,7 @@ use crate::memory::step_memory;
 use crate::model::ModelConfig;
 use crate::ops::OpKind;
 use crate::parallel::Parallelism;
-use crate::quant_config::{ModuleFormat, QuantConfig};
+use crate::quant_config::{Module, ModuleFormat, QuantConfig};
 use crate::roofline::Bound;
 pub use mtp::analyze_mtp_step;
 use roofline_base::Error;
@@ -417,6 +417,10 @@ fn summarize(
         modules: model
             .modules()
             .into_iter()
+            .chain(
+                (config.format(Module::AttentionOutput) != config.format(Module::Attention))
+                    .then_some(Module::AttentionOutput),
+            )
             .map(|module| ModuleFormat {
                 module,
                 format: config.format(module),

@@ -320,20 +320,19 @@ impl StepOps<'_> {
                 }
             }
         }
-        let attention_width = model
-            .mla
-            .map_or(model.heads * model.head_dim, |m| model.heads * m.v_head_dim);
+        let attention_width = model.attention_width();
         if model.attention_output_gate {
             // sigmoid(gate) · output, as costly as the SiLU gate of an FFN.
             let gate = Operator::activation(Activation::SiluMul, tokens, attention_width, hidden)?;
             self.add(gate.named("attn_output_gate"), full)?;
         }
         self.add_all(
-            self.quantize_op(tokens, attention_width, Module::Attention, "quantize_o_in")?,
+            self.quantize_op(tokens, attention_width, Module::AttentionOutput, "quantize_o_in")?,
             full,
         )?;
+        let output = self.lin(Module::AttentionOutput);
         self.add(
-            Operator::matmul(tokens, h, attention_width, self.lin(Module::Attention))?.named("o_proj"),
+            Operator::matmul(tokens, h, attention_width, output)?.named("o_proj"),
             full,
         )?;
         self.linear_attention(step)?;

@@ -83,12 +83,14 @@ fn named_layers(lists: &[&Patterns]) -> (Vec<u32>, Vec<u32>) {
 
 const DECODER: &[Module] = &[
     Module::Attention,
+    Module::AttentionOutput,
     Module::DenseMlp,
     Module::SharedExperts,
     Module::RoutedExperts,
 ];
 const DECODER_AND_HEAD: &[Module] = &[
     Module::Attention,
+    Module::AttentionOutput,
     Module::DenseMlp,
     Module::SharedExperts,
     Module::RoutedExperts,
@@ -540,15 +542,18 @@ pub(super) fn checkpoint_config(
     let hidden = base.activations.default_output();
     // Every decoder linear module and the head the model has: its format, or unquantized at the hidden
     // precision; listed where that differs from the default.
-    let modules: Vec<ModuleFormat> = model
+    let effective = |module: Module| {
+        formats
+            .iter()
+            .find(|(m, _)| *m == module)
+            .map_or(LinearFormat::plain(hidden), |(_, f)| *f)
+    };
+    let mut modules: Vec<ModuleFormat> = model
         .modules()
         .into_iter()
         .filter(|m| m.is_decoder_linear() || *m == Module::Head)
         .filter_map(|module| {
-            let format = formats
-                .iter()
-                .find(|(m, _)| *m == module)
-                .map_or(LinearFormat::plain(hidden), |(_, f)| *f);
+            let format = effective(module);
             let default = if module.is_decoder_linear() {
                 base
             } else {
@@ -557,6 +562,14 @@ pub(super) fn checkpoint_config(
             (format != default).then_some(ModuleFormat { module, format })
         })
         .collect();
+    // The output projection is listed only where it parts from the attention's format.
+    let output = effective(Module::AttentionOutput);
+    if output != effective(Module::Attention) {
+        modules.push(ModuleFormat {
+            module: Module::AttentionOutput,
+            format: output,
+        });
+    }
     Ok(Some(QuantConfig::checkpoint(
         &plan.method,
         base,

@@ -162,6 +162,8 @@ struct WeightGroup {
     copies: f64,
     active_copies: f64,
     module: Option<Module>,
+    /// Of `elements`, the attention's output projection, stored in [`Module::AttentionOutput`]'s format.
+    output: f64,
 }
 
 impl ModelConfig {
@@ -327,6 +329,14 @@ impl ModelConfig {
         }
     }
 
+    /// Width of the attention's output, the input of its output projection: heads · head_dim, or MLA's
+    /// heads · v_head_dim.
+    #[must_use]
+    pub fn attention_width(&self) -> u64 {
+        self.mla
+            .map_or(self.heads * self.head_dim, |m| self.heads * m.v_head_dim)
+    }
+
     /// Elements of the projections of one linear-attention layer (0 without one): the input projection
     /// (hidden → [`LinearAttention::in_proj_width`]) and the output projection (value width → hidden).
     fn linear_attention_elements(&self) -> f64 {
@@ -361,6 +371,7 @@ impl ModelConfig {
             copies,
             active_copies,
             module,
+            output: 0.0,
         };
         let (routed, shared, router) = match self.moe {
             Some(m) => (
@@ -391,18 +402,26 @@ impl ModelConfig {
         };
         let heads = if self.tied_embeddings { 0.0 } else { 1.0 };
         [
-            group(
-                self.attention_elements(),
-                attention,
-                attention,
-                Some(Module::Attention),
-            ),
-            group(
-                self.linear_attention_elements(),
-                linear,
-                linear,
-                Some(Module::Attention),
-            ),
+            WeightGroup {
+                output: (self.attention_width() * self.hidden) as f64,
+                ..group(
+                    self.attention_elements(),
+                    attention,
+                    attention,
+                    Some(Module::Attention),
+                )
+            },
+            WeightGroup {
+                output: self
+                    .linear_attention
+                    .map_or(0.0, |l| (l.value_width() * self.hidden) as f64),
+                ..group(
+                    self.linear_attention_elements(),
+                    linear,
+                    linear,
+                    Some(Module::Attention),
+                )
+            },
             group(
                 self.ffn_elements(self.ffn_dim),
                 dense_layers,
@@ -471,7 +490,12 @@ impl ModelConfig {
                 let format = g
                     .module
                     .map_or_else(|| config.hidden(), |m| config.format(m).weights);
-                g.copies * format.tensor_bytes(g.elements)
+                let output = config.format(Module::AttentionOutput).weights;
+                if g.output > 0.0 && output != format {
+                    g.copies * (format.tensor_bytes(g.elements - g.output) + output.tensor_bytes(g.output))
+                } else {
+                    g.copies * format.tensor_bytes(g.elements)
+                }
             })
             .sum()
     }

@@ -105,12 +105,13 @@ impl StepOps<'_> {
             self.quantize_op(
                 tokens,
                 l.value_width(),
-                Module::Attention,
+                Module::AttentionOutput,
                 "quantize_linear_out_in",
             )?,
             count,
         )?;
-        let out_proj = Operator::matmul(tokens, model.hidden, l.value_width(), linear)?;
+        let output = self.lin(Module::AttentionOutput);
+        let out_proj = Operator::matmul(tokens, model.hidden, l.value_width(), output)?;
         self.add(out_proj.named("linear_out_proj"), count)
     }
 }

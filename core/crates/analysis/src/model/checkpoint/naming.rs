@@ -300,10 +300,26 @@ pub(super) fn groups(
     };
     let moe = layout.dense.others();
     match module {
-        Module::Attention => {
-            let mut groups = vec![group(&layout.linear.others(), naming.attention)];
+        Module::Attention | Module::AttentionOutput => {
+            // The output projections (`o_proj`, `out_proj`) are the attention output's, the rest the
+            // attention's.
+            let output = module == Module::AttentionOutput;
+            let part = |names: &[&str]| -> Vec<String> {
+                names
+                    .iter()
+                    .filter(|n| (n.ends_with("o_proj") || n.ends_with("out_proj")) == output)
+                    .map(|n| (*n).to_owned())
+                    .collect()
+            };
+            let mut groups = vec![Group {
+                layers: Some(layout.linear.others()),
+                suffixes: part(naming.attention),
+            }];
             if model.linear_attention_layers() > 0 {
-                groups.push(group(&layout.linear, naming.linear_attention));
+                groups.push(Group {
+                    layers: Some(layout.linear.clone()),
+                    suffixes: part(naming.linear_attention),
+                });
             }
             groups
         }

@@ -19,7 +19,7 @@ use roofline_base::precision::{ActivationScale, Precision};
 
 /// The patterns of list `field`, read in `syntax`.
 fn patterns(q: &Fields<'_>, field: &str, syntax: Syntax) -> Result<Patterns, Error> {
-    Patterns::new(&q.strings(field)?, syntax).map_err(|message| q.error(field, message))
+    Patterns::new(&q.strings(field)?, syntax, |message| q.error(field, message))
 }
 
 /// The activations a weight-only layer computes in: the checkpoint's `torch_dtype` (FP16 for `float16`,
@@ -388,8 +388,9 @@ fn compressed_tensors(q: &Fields<'_>, hidden: Precision) -> Result<Plan, Error> 
         let targets = group.strings("targets")?;
         let every_linear = targets.iter().any(|t| t == "Linear");
         let named: Vec<String> = targets.into_iter().filter(|t| t != "Linear").collect();
-        let targets = Patterns::new(&named, Syntax::CompressedTensors)
-            .map_err(|message| group.error("targets", message))?;
+        let targets = Patterns::new(&named, Syntax::CompressedTensors, |message| {
+            group.error("targets", message)
+        })?;
         schemes.push((every_linear, targets, format));
     }
     let ignore = patterns(q, "ignore", Syntax::CompressedTensors)?;

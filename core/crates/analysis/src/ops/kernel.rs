@@ -7,7 +7,7 @@
 //! says what to run.
 
 use super::attention_shape::AttentionShape;
-use super::linear_attention::LinearAttentionShape;
+use super::linear_attention_shape::LinearAttentionShape;
 
 /// What a row-wise operator does to each row of `width` elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,58 +1,14 @@
 //! Gated DeltaNet linear attention (Qwen3-Next, Qwen3.5): its short causal convolution and the gated delta
 //! rule, recurrent in decode (the whole state read and written every token) and chunked in prefill.
 
-use super::{KernelShape, OpKind, OperandPrecisions, Operator, check_dims};
+use super::linear_attention_shape::LinearAttentionShape;
+use super::{KernelShape, OpKind, OperandPrecisions, Operator};
 use roofline_base::Error;
 use roofline_base::precision::Precision;
 
 /// Chunk length of the chunked gated delta rule, in tokens (FLA `chunk_gated_delta_rule`, which vLLM, SGLang
 /// and TensorRT-LLM run for these models).
 pub const DELTA_RULE_CHUNK: u64 = 64;
-
-/// One Gated DeltaNet call: `batch` sequences of `tokens` new tokens each (1 in decode), with the heads and
-/// sizes of one GPU's part of the layer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct LinearAttentionShape {
-    /// Sequences.
-    pub batch: u64,
-    /// New tokens per sequence: 1 in decode, the chunk in prefill.
-    pub tokens: u64,
-    /// Query and key heads.
-    pub key_heads: u64,
-    /// Value heads, each with one state matrix.
-    pub value_heads: u64,
-    /// Query and key head dimension (d_k), in elements.
-    pub key_head_dim: u64,
-    /// Value head dimension (d_v), in elements.
-    pub value_head_dim: u64,
-    /// Taps of the causal convolution.
-    pub conv_kernel: u64,
-}
-
-impl LinearAttentionShape {
-    fn check(&self) -> Result<(), Error> {
-        check_dims(&[
-            ("batch", self.batch),
-            ("tokens", self.tokens),
-            ("key_heads", self.key_heads),
-            ("value_heads", self.value_heads),
-            ("key_head_dim", self.key_head_dim),
-            ("value_head_dim", self.value_head_dim),
-            ("conv_kernel", self.conv_kernel),
-        ])
-    }
-
-    /// Convolution channels: q, k and v, 2·key_heads·d_k + value_heads·d_v.
-    fn channels(&self) -> f64 {
-        (2 * self.key_heads * self.key_head_dim + self.value_heads * self.value_head_dim) as f64
-    }
-
-    /// Elements of the state of one sequence: value_heads · d_k · d_v.
-    fn state_elements(&self) -> f64 {
-        (self.value_heads * self.key_head_dim * self.value_head_dim) as f64
-    }
-}
 
 /// An operator of `kind` over `precisions` with the given FLOPs and bytes (state bytes counted as KV-cache
 /// traffic), its kernel the convolution or (`delta_rule`) the delta rule over `shape`.

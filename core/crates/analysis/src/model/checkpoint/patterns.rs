@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use regex_lite::Regex;
+use roofline_base::Error;
 
 /// Most patterns one list may hold.
 pub(super) const MAX_PATTERNS: usize = 65_536;
@@ -196,30 +197,34 @@ pub(super) struct Patterns {
 }
 
 impl Patterns {
-    /// Reads `texts` in `syntax`.
+    /// Reads `texts` in `syntax`, errors made by `error` from their message (the caller names the field).
     ///
     /// # Errors
-    /// A message for the first text that is no valid pattern, or for a list over [`MAX_PATTERNS`] or with
-    /// more than [`MAX_SAMPLED_PATTERNS`] sampled patterns.
-    pub(super) fn new(texts: &[String], syntax: Syntax) -> Result<Patterns, String> {
+    /// `error` of a message for the first text that is no valid pattern, or for a list over [`MAX_PATTERNS`]
+    /// or with more than [`MAX_SAMPLED_PATTERNS`] sampled patterns.
+    pub(super) fn new(
+        texts: &[String],
+        syntax: Syntax,
+        error: impl Fn(String) -> Error,
+    ) -> Result<Patterns, Error> {
         if texts.len() > MAX_PATTERNS {
-            return Err(format!(
+            return Err(error(format!(
                 "lists {} patterns, more than the {MAX_PATTERNS} this reader evaluates",
                 texts.len()
-            ));
+            )));
         }
         let patterns = texts
             .iter()
-            .map(|t| Pattern::new(t, syntax).map_err(|e| format!("'{t}' is no valid pattern: {e}")))
+            .map(|t| Pattern::new(t, syntax).map_err(|e| error(format!("'{t}' is no valid pattern: {e}"))))
             .collect::<Result<Vec<_>, _>>()?;
         let (whole, sampled): (Vec<usize>, Vec<usize>) =
             (0..patterns.len()).partition(|&i| patterns[i].whole);
         if sampled.len() > MAX_SAMPLED_PATTERNS {
-            return Err(format!(
+            return Err(error(format!(
                 "has {} regular expressions or globs with a digit beside a `*`, more than the \
                  {MAX_SAMPLED_PATTERNS} this reader evaluates",
                 sampled.len()
-            ));
+            )));
         }
         let mut by_number: HashMap<u32, Vec<usize>> = HashMap::new();
         for &i in &whole {
@@ -289,7 +294,12 @@ mod tests {
     use super::*;
 
     fn list(texts: &[&str], syntax: Syntax) -> Patterns {
-        Patterns::new(&texts.iter().map(|t| (*t).to_owned()).collect::<Vec<_>>(), syntax).unwrap()
+        Patterns::new(
+            &texts.iter().map(|t| (*t).to_owned()).collect::<Vec<_>>(),
+            syntax,
+            Error::InvalidInput,
+        )
+        .unwrap()
     }
 
     fn at(number: u32) -> Option<LayerAt> {
@@ -356,19 +366,18 @@ mod tests {
 
     #[test]
     fn lists_too_long_or_with_too_many_sampled_patterns_are_refused() {
-        let many = vec!["x".to_owned(); MAX_PATTERNS + 1];
-        assert!(
-            Patterns::new(&many, Syntax::Anywhere)
+        let message = |texts: &[String], syntax| {
+            Patterns::new(texts, syntax, Error::InvalidInput)
                 .err()
                 .unwrap()
-                .contains("65536")
-        );
+                .to_string()
+        };
+        let many = vec!["x".to_owned(); MAX_PATTERNS + 1];
+        assert!(message(&many, Syntax::Anywhere).contains("65536"));
         let regexes = vec!["re:a".to_owned(); MAX_SAMPLED_PATTERNS + 1];
-        let message = Patterns::new(&regexes, Syntax::CompressedTensors).err().unwrap();
-        assert!(message.contains("257") && message.contains("256"), "{message}");
-        let bad = Patterns::new(&["re:(".to_owned()], Syntax::CompressedTensors)
-            .err()
-            .unwrap();
+        let sampled = message(&regexes, Syntax::CompressedTensors);
+        assert!(sampled.contains("257") && sampled.contains("256"), "{sampled}");
+        let bad = message(&["re:(".to_owned()], Syntax::CompressedTensors);
         assert!(bad.contains("'re:('"), "{bad}");
     }
 }

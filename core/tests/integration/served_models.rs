@@ -4,8 +4,9 @@
 //! against hand derivations, and their checkpoints, NVIDIA ModelOpt's `hf_quant_config.json` included.
 #![cfg(feature = "serde")]
 
-use roofline_core::{Error, ModelConfig, Module, Precision, find_model};
-use serde_json::{Value, json};
+use crate::hf_config::{assert_same_structure, edited, module_formats, parse};
+use roofline_core::{Error, ModelConfig, Module, Precision};
+use serde_json::json;
 
 /// A fixture of `tests/data/hf` (see its README for the source of each file).
 macro_rules! hf {
@@ -24,30 +25,6 @@ const GLM_5_FP8: &str = hf!("glm-5-fp8.json");
 const GLM_4: &str = hf!("glm-4.7.json");
 const MINIMAX: &str = hf!("minimax-m2.5.json");
 const KIMI_K2_5: &str = hf!("kimi-k2.5.json");
-
-fn parse(json: &str) -> ModelConfig {
-    ModelConfig::from_hf_config_json("imported", json).unwrap()
-}
-
-fn edited(json: &str, edit: impl FnOnce(&mut Value)) -> String {
-    let mut value: Value = serde_json::from_str(json).unwrap();
-    edit(&mut value);
-    value.to_string()
-}
-
-/// `imported` with the preset's identity and published figures, so the two compare on structure alone.
-fn assert_same_structure(imported: &ModelConfig, preset_key: &str) {
-    let preset = find_model(preset_key).unwrap();
-    let structure = ModelConfig {
-        key: preset.key.clone(),
-        name: preset.name.clone(),
-        published_params: preset.published_params,
-        published_active_params: preset.published_active_params,
-        source: preset.source.clone(),
-        ..imported.clone()
-    };
-    assert_eq!(&structure, preset, "{preset_key}");
-}
 
 #[test]
 fn published_configs_parse_to_the_presets() {
@@ -173,37 +150,16 @@ fn multi_token_prediction_layers_are_read() {
     }
 }
 
-/// (weights, activations) of every module of the imported checkpoint.
-fn modules_of(model: &ModelConfig) -> Vec<(Module, Precision, Precision)> {
-    let config = model.checkpoint.clone().expect("a quantized checkpoint");
-    model
-        .modules()
-        .into_iter()
-        .map(|m| {
-            let f = config.format(m);
-            (m, f.weights, f.activations)
-        })
-        .collect()
-}
-
 #[test]
 fn published_checkpoints_are_read_module_by_module() {
     use Module as M;
     use Precision as P;
-    // Kimi-K2.5: INT4 groups of 32 on the routed experts only; its names are the text model's, where its
-    // quantization_config sits.
-    assert_eq!(
-        modules_of(&parse(KIMI_K2_5)),
-        [
-            (M::Attention, P::Bf16, P::Bf16),
-            (M::DenseMlp, P::Bf16, P::Bf16),
-            (M::RoutedExperts, P::Int4G32, P::Bf16),
-            (M::SharedExperts, P::Bf16, P::Bf16),
-            (M::Router, P::Bf16, P::Bf16),
-            (M::Embeddings, P::Bf16, P::Bf16),
-            (M::Head, P::Bf16, P::Bf16),
-        ]
-    );
+    // Kimi-K2.5: INT4 groups of 32 on the routed experts only, BF16 elsewhere, as the composed Kimi-K2.5-style
+    // file (`hf_config.rs`) read its copy of this quantization_config; here its names are the text model's,
+    // where it sits under `text_config`.
+    let kimi = module_formats(&parse(KIMI_K2_5));
+    assert_eq!(kimi, module_formats(&parse(hf!("kimi-k2.5-style.json"))));
+    assert!(kimi.contains(&(M::RoutedExperts, P::Int4G32, P::Bf16)));
     // GLM-5-FP8: 128×128 blocks everywhere; its 712 modules_to_not_convert entries name norms, the indexer's
     // weights_proj, the routers and the MTP layer layer by layer, none of the projections.
     let glm = parse(GLM_5_FP8).checkpoint.unwrap();
@@ -219,6 +175,14 @@ const DEEPSEEK_NVFP4: &str = hf!("modelopt/deepseek-v3.2-nvfp4-hf_quant_config.j
 
 fn with_quant_file(config: &str, quant: &str) -> Result<ModelConfig, Error> {
     ModelConfig::from_hf_files("nvfp4", &[config, quant])
+}
+
+/// `config` without its own `quantization_config`, imported with `quant`: its checkpoint.
+fn quantized_by(config: &str, quant: &str) -> roofline_core::QuantConfig {
+    let plain = edited(config, |v| {
+        v.as_object_mut().unwrap().remove("quantization_config");
+    });
+    with_quant_file(&plain, quant).unwrap().checkpoint.unwrap()
 }
 
 #[test]
@@ -243,7 +207,7 @@ fn modelopt_hf_quant_config_beside_config_json() {
     // layers and all experts NVFP4.
     let glm = with_quant_file(GLM_5, GLM_5_NVFP4).unwrap();
     assert_eq!(
-        modules_of(&glm)
+        module_formats(&glm)
             .into_iter()
             .filter(|m| m.1 == P::Nvfp4)
             .map(|m| m.0)
@@ -254,24 +218,12 @@ fn modelopt_hf_quant_config_beside_config_json() {
     // (give one of them); without it, the NVFP4 file reads: attention excluded, experts NVFP4.
     let message = with_quant_file(MINIMAX, MINIMAX_NVFP4).unwrap_err().to_string();
     assert!(message.contains("own quantization_config"), "{message}");
-    let plain = edited(MINIMAX, |v| {
-        v.as_object_mut().unwrap().remove("quantization_config");
-    });
-    let minimax = with_quant_file(&plain, MINIMAX_NVFP4)
-        .unwrap()
-        .checkpoint
-        .unwrap();
+    let minimax = quantized_by(MINIMAX, MINIMAX_NVFP4);
     assert_eq!(minimax.format(M::RoutedExperts).weights, P::Nvfp4);
     assert_eq!(minimax.format(M::Attention).weights, P::Fp16);
     // DeepSeek-V3.2-NVFP4 (NVIDIA's config.json has no quantization_config of its own) excludes q_a, q_b,
     // kv_a, kv_b and the indexer but not o_proj: the attention's output projection is stored apart, NVFP4.
-    let plain = edited(DEEPSEEK_V3_2, |v| {
-        v.as_object_mut().unwrap().remove("quantization_config");
-    });
-    let deepseek = with_quant_file(&plain, DEEPSEEK_NVFP4)
-        .unwrap()
-        .checkpoint
-        .unwrap();
+    let deepseek = quantized_by(DEEPSEEK_V3_2, DEEPSEEK_NVFP4);
     assert_eq!(deepseek.format(M::Attention).weights, P::Fp16);
     assert_eq!(deepseek.format(M::AttentionOutput).weights, P::Nvfp4);
     assert_eq!(deepseek.format(M::DenseMlp).weights, P::Nvfp4);

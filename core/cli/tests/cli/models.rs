@@ -22,25 +22,37 @@ fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&stdout(args)).unwrap()
 }
 
-/// Operating points of `serve` for `model` in `config` on 8 GPUs of `hardware` (1024 in, 1024 out).
-fn serve_points(hardware: &str, model: &str, config: &str) -> usize {
-    let args = [
-        "serve",
+/// `roofline <command> --json` of `model` in `config` on 8 GPUs of `hardware` (`serve` at 1024 in, 1024 out).
+fn on_8_gpus(command: &str, hardware: &str, model: &str, config: &str) -> serde_json::Value {
+    let config_flag = if command == "serve" {
+        "--configs"
+    } else {
+        "--config"
+    };
+    let mut args = vec![
+        command,
         "--hardware",
         hardware,
         "--model",
         model,
         "--tp",
         "8",
-        "--configs",
+        config_flag,
         config,
-        "--isl",
-        "1024",
-        "--osl",
-        "1024",
         "--json",
     ];
-    json(&args)["points"].as_array().unwrap().len()
+    if command == "serve" {
+        args.extend(["--isl", "1024", "--osl", "1024"]);
+    }
+    json(&args)
+}
+
+/// Operating points of `serve` for `model` in `config` on 8 GPUs of `hardware`.
+fn serve_points(hardware: &str, model: &str, config: &str) -> usize {
+    on_8_gpus("serve", hardware, model, config)["points"]
+        .as_array()
+        .unwrap()
+        .len()
 }
 
 #[test]
@@ -56,19 +68,9 @@ fn predict_runs_every_new_preset_on_hopper_and_blackwell() {
     for (model, ..) in PRESETS {
         for hardware in ["h100_sxm", "h200_sxm", "b200"] {
             for config in ["checkpoint", "fp8-block"] {
-                let args = [
-                    "predict",
-                    "--hardware",
-                    hardware,
-                    "--model",
-                    model,
-                    "--tp",
-                    "8",
-                    "--config",
-                    config,
-                    "--json",
-                ];
-                let tpot = json(&args)["tpot_s"].as_f64().unwrap();
+                let tpot = on_8_gpus("predict", hardware, model, config)["tpot_s"]
+                    .as_f64()
+                    .unwrap();
                 assert!(tpot > 0.0 && tpot < 1.0, "{model} {hardware} {config}: {tpot}");
             }
         }

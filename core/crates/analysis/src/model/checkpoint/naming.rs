@@ -383,7 +383,8 @@ mod tests {
             (Some(3), Some(60))
         );
         assert_eq!(LayerSet::every_nth(1, 5).others().next_from(0), None);
-        // At 2^24 layers nothing is walked: the last of every 6th is 2^24 − 5 (2^24 + 1 = 6 · 2,796,203 − 1).
+        // At 2^24 layers nothing is walked: the last i with (i + 1) a multiple of 6 has i + 1 = 6 · ⌊2^24 / 6⌋
+        // = 16,777,212, so i = 2^24 − 5.
         let huge = LayerSet::every_nth(6, 1 << 24);
         assert_eq!(huge.last(), Some((1 << 24) - 5));
     }

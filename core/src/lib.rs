@@ -17,15 +17,18 @@ pub use roofline_base::{format, hardware, precision, units};
 #[cfg(feature = "serde")]
 pub use roofline_wire::wire;
 
+#[cfg(feature = "serde")]
+pub use roofline_analysis::MAX_CONFIG_JSON_BYTES;
 pub use roofline_analysis::{
     Activation, AttentionShape, Bound, Corrections, EAGER_LAUNCH_S, GRAPH_LAUNCH_S, GemmShape,
-    KERNEL_LAUNCH_FLOOR_S, LinearAnalysis, LinearFormat, MemoryBudget, MemoryFraction, MemoryRule, MlaConfig,
-    ModelAnalysis, ModelConfig, Module, ModuleFormat, MoeConfig, MoeShape, Norm, OpAnalysis, OpKind,
-    OperandPrecisions, Operator, Parallelism, ParamCount, Phase, Prediction, QuantConfig, SlidingWindow,
-    StepBatch, StepLaunch, StepMemory, VLLM_GPU_MEMORY_UTILIZATION, WAVE_TILE, Workload, activation_bytes,
-    analyze_linear, analyze_model, analyze_model_parallel, analyze_operator, analyze_step,
-    device_capacity_bytes, find_model, find_quant_config, memory_budget, model_presets, predict,
-    quant_configs, step_memory, summarize_modules, vllm_limits, wave_efficiency,
+    KERNEL_LAUNCH_FLOOR_S, LinearAnalysis, LinearAttention, LinearAttentionShape, LinearFormat, MemoryBudget,
+    MemoryFraction, MemoryRule, MlaConfig, ModelAnalysis, ModelConfig, Module, ModuleFormat, MoeConfig,
+    MoeShape, Norm, OpAnalysis, OpKind, OperandPrecisions, Operator, Parallelism, ParamCount, Phase,
+    Prediction, QuantConfig, SlidingWindow, SparseIndexer, StepBatch, StepLaunch, StepMemory,
+    VLLM_GPU_MEMORY_UTILIZATION, WAVE_TILE, Workload, activation_bytes, analyze_linear, analyze_model,
+    analyze_model_parallel, analyze_mtp_step, analyze_operator, analyze_step, device_capacity_bytes,
+    find_model, find_quant_config, memory_budget, model_presets, predict, quant_configs, step_memory,
+    summarize_modules, vllm_limits, wave_efficiency,
 };
 pub use roofline_base::{
     ActivationScale, Architecture, BlockScale, ComputePath, E2M1_CODEBOOK, ElementLayout, Encoding, Error,

@@ -156,9 +156,15 @@ fn sampling_stops_at_the_point_cap_and_on_cancellation() {
         "{:?}",
         start.elapsed()
     );
-    // Outside `run` nothing is limited: the policy's 200 samples (1 s) are taken.
-    let mut i = 0;
-    let stats = sample::<Interrupted>(&SamplingPolicy::cpu(), || Ok(()), || noisy(&mut i)).unwrap();
+    // Outside `run` nothing is limited: the policy's 200 samples are taken (1 ms runs: 0.2 s, far under the
+    // policy's own 1.5 s cap even on a loaded machine).
+    let mut i = 0u32;
+    let quick = |i: &mut u32| {
+        *i += 1;
+        std::thread::sleep(Duration::from_millis(1));
+        Ok(if i.is_multiple_of(2) { 1.0e-3 } else { 3.0e-3 })
+    };
+    let stats = sample::<Interrupted>(&SamplingPolicy::cpu(), || Ok(()), || quick(&mut i)).unwrap();
     assert_eq!(stats.samples, 200);
     // A cancelled flag stops the next check, and every later point before it starts.
     let limits = PointLimits::new(Duration::from_secs(60));

@@ -444,6 +444,35 @@ mod tests {
     }
 
     #[test]
+    fn imported_points_are_exported_byte_for_byte() {
+        // Every point of an endpoint's stored listing (gpu-endpoint's golden of a store written before
+        // measured values moved to base units): real CPU and fake GEMVs, GEMMs, W4A16 and step operators.
+        let listing: serde_json::Value = serde_json::from_str(include_str!(
+            "../../gpu-endpoint/tests/data/store-v3-results.json"
+        ))
+        .unwrap();
+        let points: Vec<String> = listing["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["point"].to_string())
+            .collect();
+        let file = format!("[{}]", points.join(","));
+        let imported = import_measured(&file).unwrap();
+        let s = Scenario::default();
+        let hw = resolve_hardware(&s.hardware, &[]).unwrap();
+        let json = results_json(&s, &hw, None, &[], &imported, &ServingExport::default());
+        let exported: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let exported: Vec<String> = exported["measured"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(exported, points);
+    }
+
+    #[test]
     fn json_export_says_the_mode() {
         let s = Scenario::default();
         let hw = crate::calibration::effective_hardware(&s, &[]).unwrap().spec;

@@ -57,7 +57,10 @@ pub fn point_of(measured: Measured, bottleneck: Option<Bottleneck>) -> RooflineP
         &measured.label_suffix,
         measured.measurement,
     );
-    RooflinePoint::measured(&point, bottleneck.unwrap_or(Bottleneck::Unknown))
+    RooflinePoint::from(&MeasuredPoint {
+        bound: bottleneck.and_then(Bottleneck::bound),
+        ..point
+    })
 }
 
 /// The prediction for `op` on `hardware`, as a simulated point (`None` without a spec, or when the device

@@ -212,7 +212,10 @@ fn synthetic_point(device: &str, precision: Precision, [m, n, k]: [u64; 3], medi
         ..Measurement::default()
     };
     let point = MeasuredPoint::of_operator(&op, precision, "", measurement);
-    RooflinePoint::measured(&point, Bottleneck::Memory)
+    RooflinePoint::from(&MeasuredPoint {
+        bound: Bottleneck::Memory.bound(),
+        ..point
+    })
 }
 
 /// Stores [`RARE_ROWS`] points of the rare device, then `rows` − those spread at random (seeded) over the

@@ -16,7 +16,10 @@ fn sized_point(device: &str, precision: Precision, n: u64) -> RooflinePoint {
         ..roofline_core::wire::Measurement::default()
     };
     let measured = roofline_core::measurement::MeasuredPoint::of_operator(&op, precision, "", measurement);
-    RooflinePoint::measured(&measured, roofline_core::wire::Bottleneck::Memory)
+    RooflinePoint::from(&roofline_core::measurement::MeasuredPoint {
+        bound: Some(roofline_core::Bound::Memory),
+        ..measured
+    })
 }
 
 #[test]
@@ -338,7 +341,10 @@ fn stored_points_read_back_bit_for_bit() {
             };
             let measured =
                 roofline_core::measurement::MeasuredPoint::of_operator(&op, Precision::Bf16, "", measurement);
-            RooflinePoint::measured(&measured, roofline_core::wire::Bottleneck::Compute)
+            RooflinePoint::from(&roofline_core::measurement::MeasuredPoint {
+                bound: Some(roofline_core::Bound::Compute),
+                ..measured
+            })
         })
         .collect();
     store.insert_points(&sent).unwrap();

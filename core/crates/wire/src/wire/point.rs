@@ -258,6 +258,14 @@ impl From<&RooflinePoint> for PredictedPoint {
     }
 }
 
+/// (measured − predicted) / predicted time, in percent, from the two times in µs as the wire sends them: the
+/// `error_pct` of a benchmark point, the same to the bit as the endpoint has always computed it.
+#[must_use]
+pub fn wire_error_pct(measured_s: f64, predicted_s: f64) -> f64 {
+    let (measured_us, predicted_us) = (measured_s / MICRO, predicted_s / MICRO);
+    (measured_us - predicted_us) / predicted_us * 100.0
+}
+
 /// How far from a figure converted back to base units [`preimages`] looks, in ULPs each way: the two
 /// conversions of a figure (to the seed unit and back) are each a few roundings, a handful of ULPs at most.
 const ULPS: usize = 16;

@@ -1,3 +1,6 @@
+//! Tests of the wire point: the seed's spelling, the conversions to and from the domain points, exact both
+//! ways, and finite numbers for any prediction.
+
 use super::*;
 
 #[test]

@@ -63,6 +63,18 @@ pub struct Measurement {
     pub timestamp_unix_s: f64,
 }
 
+impl Measurement {
+    /// Whether the record says what ran (a backend, device, library or kernel); the record an older import
+    /// without one reads as says nothing.
+    #[must_use]
+    pub fn says_what_ran(&self) -> bool {
+        self.backend != BackendKind::Unknown
+            || [&self.device_name, &self.library, &self.kernel]
+                .iter()
+                .any(|s| !s.is_empty())
+    }
+}
+
 /// The measurement backend of an endpoint: the GPU through CUDA, the host CPU, or the fake backend of tests;
 /// `unknown` for a value a newer endpoint sends that this build does not know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -4,14 +4,12 @@
 //! on the wire.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use crate::common::{fake_state, parse_sse, state_with};
+use crate::common::{fake_state, parse_sse, state_in, state_with};
 use actix_web::{App, test};
 use gpu_endpoint::backend::select::{BackendChoice, BackendOptions, select};
 use gpu_endpoint::http::app::configure;
-use gpu_endpoint::http::state::{AppConfig, AppState};
-use gpu_endpoint::store::{DB_FILE, Store};
+use gpu_endpoint::store::DB_FILE;
 use roofline_core::wire::{BenchmarkJob, StepJob};
 use serde_json::{Value, json};
 
@@ -128,14 +126,8 @@ async fn a_store_written_in_the_seed_units_lists_every_point_the_same() {
         .unwrap();
     conn.pragma_update(None, "user_version", 3).unwrap();
     drop(conn);
-    let store = Store::open(&data).unwrap();
-    let selected = select(BackendChoice::Fake, &BackendOptions::default()).unwrap();
-    let config = AppConfig {
-        web_dir: dir.path().join("dist"),
-        lock_dir: Some(data.clone()),
-        ..AppConfig::default()
-    };
-    let state = actix_web::web::Data::new(AppState::new(selected, Some(Arc::new(store)), config).unwrap());
+    let fake = select(BackendChoice::Fake, &BackendOptions::default()).unwrap();
+    let (state, _dir) = state_in(dir, fake, |_| ());
     let app = app!(state);
     let listed = test::call_and_read_body(
         &app,

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use leptos::prelude::*;
 use roofline_core::HardwareSpec;
 use roofline_core::measured_device::{PointDevice, same_device};
-use roofline_core::measurement::{MeasuredPoint, PredictedPoint};
+use roofline_core::measurement::MeasuredPoint;
 
 use crate::api;
 use crate::endpoint::{Connection, Endpoint};
@@ -62,7 +62,7 @@ async fn history(base: &str) -> Vec<MeasuredPoint> {
                 page.skipped
             );
         }
-        let page = page.map(MeasuredPoint::from, PredictedPoint::from);
+        let page = page.map(MeasuredPoint::from, |_| ());
         points.extend(page.results.into_iter().map(|r| r.point));
         match page.next_cursor {
             Some(next) => cursor = Some(next),

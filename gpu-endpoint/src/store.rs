@@ -1,6 +1,7 @@
 //! Measured points and calibrations in SQLite (WAL). Every point is its own committed transaction, so a
 //! `kill -9` mid-job loses no point that was reported; a point or calibration the store could not commit is
-//! an error its caller reports as `not_stored`. The schema is versioned (`user_version`, [`MIGRATIONS`]).
+//! an error its caller reports as `not_stored`. The schema is versioned (`user_version`, [`MIGRATIONS`]); a
+//! row holds core's `MeasuredPoint` and `PredictedPoint` in base units (`record`), never the wire's point.
 //!
 //! Listings are paged by an opaque cursor and cost the page plus one index walk per matching device (a
 //! handful), whatever the number of points or series (device × precision × shape; a benchmark of new shapes
@@ -14,20 +15,39 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use roofline_core::Precision;
+use roofline_core::measurement::{MeasuredPoint, PredictedPoint};
 use roofline_core::wire::{
     CalibrationResult, DEFAULT_RESULTS_LIMIT, DeleteResultsQuery, MAX_RESULTS_LIMIT, ResultsPage,
-    ResultsQuery, RooflinePoint, StoredResult,
+    ResultsQuery, StoredResult,
 };
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params, params_from_iter};
 
 use crate::protocol::{Interrupted, StopCheck, check_interruption, unix_now};
 
+mod record;
+
 /// File name of the database inside the data directory.
 pub const DB_FILE: &str = "roofline.sqlite3";
 
+/// A rewrite of every row inside a migration's transaction.
+pub type RowRewrite = fn(&rusqlite::Transaction<'_>) -> Result<(), StoreError>;
+
+/// One schema upgrade: its SQL, then, where what a row holds changed, a rewrite of every row.
+pub struct Migration {
+    /// The statements.
+    pub sql: &'static str,
+    /// The rewrite of the rows, run after `sql` in the same transaction.
+    pub rows: Option<RowRewrite>,
+}
+
+/// A migration of SQL alone.
+const fn sql(sql: &'static str) -> Migration {
+    Migration { sql, rows: None }
+}
+
 /// Schema migrations; index `i` upgrades `user_version` `i` → `i + 1`.
-pub const MIGRATIONS: &[&str] = &[
-    "CREATE TABLE points (
+pub const MIGRATIONS: &[Migration] = &[
+    sql("CREATE TABLE points (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         job_id TEXT,
         device TEXT NOT NULL,
@@ -46,10 +66,10 @@ pub const MIGRATIONS: &[&str] = &[
         spec_key TEXT NOT NULL,
         result_json TEXT NOT NULL,
         created_unix_s REAL NOT NULL
-    );",
+    );"),
     // Series and their index (paged listings in time independent of the row count), and creation times that
     // never decrease with the id (older rows written before a clock stepped back take the time before it).
-    "CREATE TABLE series (
+    sql("CREATE TABLE series (
         id INTEGER PRIMARY KEY,
         device TEXT NOT NULL,
         precision TEXT NOT NULL,
@@ -66,12 +86,17 @@ pub const MIGRATIONS: &[&str] = &[
         SELECT id, max(created_unix_s) OVER (ORDER BY id) AS running FROM points
     ) AS later
     WHERE points.id = later.id AND points.created_unix_s < later.running;
-    CREATE INDEX points_series ON points(series_id, id);",
+    CREATE INDEX points_series ON points(series_id, id);"),
     // Listings whose cost does not grow with the number of series: a device's points (in one precision) in id
     // order, and a shape's series.
-    "CREATE INDEX points_device ON points(device, id);
+    sql("CREATE INDEX points_device ON points(device, id);
     CREATE INDEX points_device_precision ON points(device, precision, id);
-    CREATE INDEX series_shape ON series(shape);",
+    CREATE INDEX series_shape ON series(shape);"),
+    // Points and predictions in base units, from the wire's seed units (µs, TFLOP/s, GB/s).
+    Migration {
+        sql: "",
+        rows: Some(record::to_base_units),
+    },
 ];
 
 /// Store errors (SQLite or JSON).
@@ -221,8 +246,8 @@ impl Store {
         &self,
         job_id: Option<&str>,
         hardware_key: Option<&str>,
-        point: &RooflinePoint,
-        predicted: Option<&RooflinePoint>,
+        point: &MeasuredPoint,
+        predicted: Option<&PredictedPoint>,
     ) -> Result<i64, StoreError> {
         let mut conn = lock(&self.writer);
         let tx = conn.transaction()?;
@@ -235,7 +260,7 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError`]: none of them is stored.
-    pub fn insert_points(&self, points: &[RooflinePoint]) -> Result<(), StoreError> {
+    pub fn insert_points(&self, points: &[MeasuredPoint]) -> Result<(), StoreError> {
         let mut conn = lock(&self.writer);
         let tx = conn.transaction()?;
         for point in points {
@@ -286,7 +311,7 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError::BadCursor`]; [`StoreError::Interrupted`]; [`StoreError::Sql`].
-    pub fn results(&self, query: &ResultsQuery) -> Result<ResultsPage, StoreError> {
+    pub fn results(&self, query: &ResultsQuery) -> Result<StoredPage, StoreError> {
         let limit = query
             .limit
             .unwrap_or(DEFAULT_RESULTS_LIMIT)
@@ -345,19 +370,15 @@ fn insert(
     tx: &rusqlite::Transaction<'_>,
     job_id: Option<&str>,
     hardware_key: Option<&str>,
-    point: &RooflinePoint,
-    predicted: Option<&RooflinePoint>,
+    point: &MeasuredPoint,
+    predicted: Option<&PredictedPoint>,
 ) -> Result<i64, StoreError> {
-    let (device, backend) = point
-        .measurement
-        .as_ref()
-        .map_or((String::new(), String::new()), |m| {
-            (m.device_name.clone(), m.backend.name().to_owned())
-        });
-    let point_json = serde_json::to_string(point)?;
-    let predicted_json = predicted.map(serde_json::to_string).transpose()?;
+    let (device, backend) = (&point.measurement.device_name, point.measurement.backend.name());
+    let shape = point.op.shape_label();
+    let point_json = record::point_json(point)?;
+    let predicted_json = predicted.map(record::prediction_json).transpose()?;
     tx.prepare_cached("INSERT OR IGNORE INTO series (device, precision, shape) VALUES (?1, ?2, ?3)")?
-        .execute(params![device, point.precision.name(), point.shape])?;
+        .execute(params![device, point.precision.name(), shape])?;
     tx.prepare_cached(
         "INSERT INTO points (job_id, device, backend, precision, shape, hardware_key, point_json,
                              predicted_json, created_unix_s, series_id)
@@ -370,7 +391,7 @@ fn insert(
         device,
         backend,
         point.precision.name(),
-        point.shape,
+        shape,
         hardware_key,
         point_json,
         predicted_json,
@@ -408,15 +429,21 @@ fn id_bounds(
     Ok(Some((below.unwrap_or(i64::MAX), lowest)))
 }
 
+/// One page of stored points: the measurements and their predictions in base units, as the wire's page holds
+/// them.
+pub type StoredPage = ResultsPage<MeasuredPoint, PredictedPoint>;
+/// One stored point and its prediction, in base units.
+pub type StoredPoint = StoredResult<MeasuredPoint, PredictedPoint>;
+
 /// One page of a listing (see [`Store::results`]) read on `conn`.
 fn page(
     conn: &Connection,
     query: &ResultsQuery,
     below: Option<i64>,
     limit: usize,
-) -> Result<ResultsPage, StoreError> {
+) -> Result<StoredPage, StoreError> {
     let Some(bounds) = id_bounds(conn, below, query.since)? else {
-        return Ok(ResultsPage::default());
+        return Ok(StoredPage::default());
     };
     // One more than the page: whether there is a next page.
     let mut ids = match walks(conn, query)? {
@@ -582,7 +609,7 @@ fn merged_newest_ids(
 }
 
 /// The stored results of `ids` (in that order) and how many rows did not decode (logged with their ids).
-fn decode_rows(conn: &Connection, ids: &[i64]) -> Result<(Vec<StoredResult>, u32), StoreError> {
+fn decode_rows(conn: &Connection, ids: &[i64]) -> Result<(Vec<StoredPoint>, u32), StoreError> {
     if ids.is_empty() {
         return Ok((Vec::new(), 0));
     }
@@ -595,15 +622,15 @@ fn decode_rows(conn: &Connection, ids: &[i64]) -> Result<(Vec<StoredResult>, u32
     let (mut results, mut skipped) = (Vec::with_capacity(ids.len()), 0u32);
     while let Some(row) = rows.next()? {
         let id: i64 = row.get(0)?;
-        let decoded = (|| -> Result<StoredResult, StoreError> {
+        let decoded = (|| -> Result<StoredPoint, StoreError> {
             Ok(StoredResult {
                 id,
                 job_id: row.get(1)?,
                 device: row.get(2)?,
-                point: serde_json::from_str(&row.get::<_, String>(3)?)?,
+                point: record::point_of(&row.get::<_, String>(3)?)?,
                 predicted: row
                     .get::<_, Option<String>>(4)?
-                    .map(|p| serde_json::from_str(&p))
+                    .map(|p| record::prediction_of(&p))
                     .transpose()?,
                 created_unix_s: row.get(5)?,
             })
@@ -625,13 +652,16 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     if version > latest {
         return Err(StoreError::TooNew(version, latest));
     }
-    for (idx, sql) in MIGRATIONS
+    for (idx, migration) in MIGRATIONS
         .iter()
         .enumerate()
         .skip(usize::try_from(version).unwrap_or(0))
     {
         let tx = conn.transaction()?;
-        tx.execute_batch(sql)?;
+        tx.execute_batch(migration.sql)?;
+        if let Some(rows) = migration.rows {
+            rows(&tx)?;
+        }
         tx.pragma_update(None, "user_version", idx as i64 + 1)?;
         tx.commit()?;
     }

@@ -18,8 +18,8 @@ use rand_chacha::ChaCha8Rng;
 use roofline_cli::lists::bounded_distinct;
 use roofline_cli::output::{emit, table};
 use roofline_core::measurement::MeasuredPoint;
-use roofline_core::wire::{BackendKind, Bottleneck, Measurement, ResultsQuery, RooflinePoint};
-use roofline_core::{Operator, Precision};
+use roofline_core::wire::{BackendKind, Measurement, ResultsQuery};
+use roofline_core::{Bound, Operator, Precision};
 
 use super::CliError;
 use crate::protocol::{quantile_sorted, unix_now};
@@ -184,7 +184,7 @@ fn rows_shape(shape_idx: u64) -> [u64; 3] {
 
 /// One synthetic measured point of `device`, `precision` and shape `[m, n, k]` (each at most 2^20: every
 /// shape the benchmark makes is a valid matmul).
-fn synthetic_point(device: &str, precision: Precision, [m, n, k]: [u64; 3], median_s: f64) -> RooflinePoint {
+fn synthetic_point(device: &str, precision: Precision, [m, n, k]: [u64; 3], median_s: f64) -> MeasuredPoint {
     let op = Operator::matmul(m, n, k, precision.into()).expect("the benchmark's shapes are valid matmuls");
     let measurement = Measurement {
         backend: BackendKind::Cuda,
@@ -211,14 +211,16 @@ fn synthetic_point(device: &str, precision: Precision, [m, n, k]: [u64; 3], medi
         timestamp_unix_s: unix_now(),
         ..Measurement::default()
     };
-    let point = MeasuredPoint::of_operator(&op, precision, "", measurement);
-    RooflinePoint::measured(&point, Bottleneck::Memory)
+    MeasuredPoint {
+        bound: Some(Bound::Memory),
+        ..MeasuredPoint::of_operator(&op, precision, "", measurement)
+    }
 }
 
 /// Stores [`RARE_ROWS`] points of the rare device, then `rows` − those spread at random (seeded) over the
 /// other series. Returns the time just before the last 1 % were stored (the `since` of a listing).
 fn fill(store: &Store, rows: u64) -> Result<f64, crate::store::StoreError> {
-    let rare: Vec<RooflinePoint> = (0..RARE_ROWS.min(rows))
+    let rare: Vec<MeasuredPoint> = (0..RARE_ROWS.min(rows))
         .map(|i| synthetic_point(RARE_DEVICE, Precision::Bf16, rows_shape(i % SHAPES), 1e-5))
         .collect();
     store.insert_points(&rare)?;

@@ -2,12 +2,20 @@
 //! rows.
 
 use super::*;
+use roofline_core::measurement::MeasuredPoint;
 
-fn point(device: &str, precision: Precision) -> RooflinePoint {
+mod migrations;
+
+pub(super) fn point(device: &str, precision: Precision) -> MeasuredPoint {
     sized_point(device, precision, 64)
 }
 
-fn sized_point(device: &str, precision: Precision, n: u64) -> RooflinePoint {
+/// `point` as the wire and the stores before version 4 wrote it.
+pub(super) fn wire_json(point: &MeasuredPoint) -> String {
+    serde_json::to_string(&roofline_core::wire::RooflinePoint::from(point)).unwrap()
+}
+
+fn sized_point(device: &str, precision: Precision, n: u64) -> MeasuredPoint {
     let op = roofline_core::Operator::matmul(1, n, 64, precision.into()).unwrap();
     let measurement = roofline_core::wire::Measurement {
         backend: roofline_core::wire::BackendKind::Cpu,
@@ -15,8 +23,10 @@ fn sized_point(device: &str, precision: Precision, n: u64) -> RooflinePoint {
         median_s: 1e-5,
         ..roofline_core::wire::Measurement::default()
     };
-    let measured = roofline_core::measurement::MeasuredPoint::of_operator(&op, precision, "", measurement);
-    RooflinePoint::measured(&measured, roofline_core::wire::Bottleneck::Memory)
+    MeasuredPoint {
+        bound: Some(roofline_core::Bound::Memory),
+        ..MeasuredPoint::of_operator(&op, precision, "", measurement)
+    }
 }
 
 #[test]
@@ -185,7 +195,7 @@ fn listings_are_paged_by_cursor_newest_first_with_every_filter() {
             ..ResultsQuery::default()
         },
     ] {
-        assert_eq!(store.results(&query).unwrap(), ResultsPage::default());
+        assert_eq!(store.results(&query).unwrap(), StoredPage::default());
     }
     // A cursor this store did not give out.
     for cursor in ["", "p1.", "p1.zz", "p1.-4", "42"] {
@@ -267,39 +277,6 @@ fn rows_that_do_not_decode_are_skipped_and_counted() {
 }
 
 #[test]
-fn a_version_1_database_is_migrated_into_series() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(DB_FILE);
-    let conn = Connection::open(&path).unwrap();
-    conn.execute_batch(MIGRATIONS[0]).unwrap();
-    conn.pragma_update(None, "user_version", 1).unwrap();
-    // Three version-1 rows, the last written by a clock that went back 10 s.
-    for (device, created) in [("Host CPU", 100.0), ("NVIDIA H100", 200.0), ("Host CPU", 190.0)] {
-        let json = serde_json::to_string(&point(device, Precision::Fp32)).unwrap();
-        conn.execute(
-            "INSERT INTO points (device, backend, precision, shape, point_json, created_unix_s)
-             VALUES (?1, 'cpu', 'FP32', '1x64x64', ?2, ?3)",
-            params![device, json, created],
-        )
-        .unwrap();
-    }
-    drop(conn);
-    let store = Store::open(dir.path()).unwrap();
-    let page = store
-        .results(&ResultsQuery {
-            device: Some("cpu".into()),
-            ..ResultsQuery::default()
-        })
-        .unwrap();
-    let times: Vec<f64> = page.results.iter().map(|r| r.created_unix_s).collect();
-    assert_eq!(times, [200.0, 100.0]);
-    let series: i64 = lock(&store.reader)
-        .query_row("SELECT count(*) FROM series", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(series, 2);
-}
-
-#[test]
 fn filtered_listings_walk_the_series_index() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
@@ -329,16 +306,17 @@ fn stored_points_read_back_bit_for_bit() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let op = roofline_core::Operator::matmul(7, 3000, 4096, Precision::Bf16.into()).unwrap();
-    let sent: Vec<RooflinePoint> = (1..=1000u32)
+    let sent: Vec<MeasuredPoint> = (1..=1000u32)
         .map(|i| {
             let median_s = 1e-7 * 10f64.powf(f64::from(i) * 6e-3) * (1.0 + f64::from(i).sqrt() * 1e-9);
             let measurement = roofline_core::wire::Measurement {
                 median_s,
                 ..roofline_core::wire::Measurement::default()
             };
-            let measured =
-                roofline_core::measurement::MeasuredPoint::of_operator(&op, Precision::Bf16, "", measurement);
-            RooflinePoint::measured(&measured, roofline_core::wire::Bottleneck::Compute)
+            MeasuredPoint {
+                bound: Some(roofline_core::Bound::Compute),
+                ..MeasuredPoint::of_operator(&op, Precision::Bf16, "", measurement)
+            }
         })
         .collect();
     store.insert_points(&sent).unwrap();
@@ -350,10 +328,11 @@ fn stored_points_read_back_bit_for_bit() {
         .unwrap();
     assert_eq!(page.results.len(), 1000);
     for (got, want) in page.results.iter().rev().zip(&sent) {
+        assert_eq!(&got.point, want);
         for (a, b) in [
-            (got.point.time_us, want.time_us),
-            (got.point.tflops, want.tflops),
-            (got.point.ai, want.ai),
+            (got.point.time_s(), want.time_s()),
+            (got.point.achieved_flop_per_s(), want.achieved_flop_per_s()),
+            (got.point.arithmetic_intensity(), want.arithmetic_intensity()),
         ] {
             assert_eq!(a.to_bits(), b.to_bits(), "{a:e} read back for {b:e}");
         }
@@ -517,7 +496,7 @@ fn a_listing_costs_one_walk_per_device_at_any_number_of_series() {
     let start = std::time::Instant::now();
     for _ in 0..10 {
         let page = store.results(&fp32).unwrap();
-        assert_eq!(page.results[0].point.shape, "1x20000x64");
+        assert_eq!(page.results[0].point.op.shape_label(), "1x20000x64");
         assert!(page.next_cursor.is_some());
     }
     let each = start.elapsed() / 10;
@@ -532,7 +511,7 @@ fn a_listing_costs_one_walk_per_device_at_any_number_of_series() {
 fn store_of_gemvs(device: &str, count: u64) -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let points: Vec<RooflinePoint> = (1..=count)
+    let points: Vec<MeasuredPoint> = (1..=count)
         .map(|n| sized_point(device, Precision::Fp32, n))
         .collect();
     store.insert_points(&points).unwrap();
@@ -570,66 +549,4 @@ fn a_listing_stops_at_its_limits_and_leaves_the_reader_usable() {
     let raw = page(conn, &everything, None, 1000).unwrap_err();
     conn.progress_handler(0, None::<fn() -> bool>).unwrap();
     assert!(raw.to_string().contains("interrupt"), "{raw}");
-}
-
-#[test]
-fn a_version_2_database_gains_the_listing_indexes_and_keeps_every_row() {
-    let dir = tempfile::tempdir().unwrap();
-    let conn = Connection::open(dir.path().join(DB_FILE)).unwrap();
-    conn.execute_batch(MIGRATIONS[0]).unwrap();
-    conn.execute_batch(MIGRATIONS[1]).unwrap();
-    conn.pragma_update(None, "user_version", 2).unwrap();
-    for (device, precision) in [
-        ("Host CPU", "FP32"),
-        ("NVIDIA H100", "BF16"),
-        ("Host CPU", "BF16"),
-    ] {
-        let json = serde_json::to_string(&point(device, Precision::Fp32)).unwrap();
-        conn.execute(
-            "INSERT OR IGNORE INTO series (device, precision, shape) VALUES (?1, ?2, '1x64x64')",
-            params![device, precision],
-        )
-        .unwrap();
-        conn.execute(
-            "INSERT INTO points (device, backend, precision, shape, point_json, created_unix_s, series_id)
-             VALUES (?1, 'cpu', ?2, '1x64x64', ?3, 1.0,
-                     (SELECT id FROM series WHERE device = ?1 AND precision = ?2 AND shape = '1x64x64'))",
-            params![device, precision, json],
-        )
-        .unwrap();
-    }
-    drop(conn);
-    let store = Store::open(dir.path()).unwrap();
-    assert_eq!(store.count_points().unwrap(), 3);
-    let indexes: Vec<String> = lock(&store.reader)
-        .prepare(
-            "SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name",
-        )
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    assert_eq!(
-        indexes,
-        [
-            "points_created",
-            "points_device",
-            "points_device_precision",
-            "points_series",
-            "series_shape"
-        ]
-    );
-    let bf16 = ResultsQuery {
-        precision: Some(Precision::Bf16),
-        ..ResultsQuery::default()
-    };
-    let ids: Vec<i64> = store
-        .results(&bf16)
-        .unwrap()
-        .results
-        .iter()
-        .map(|r| r.id)
-        .collect();
-    assert_eq!(ids, [3, 2]);
 }

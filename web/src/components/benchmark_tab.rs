@@ -2,7 +2,6 @@
 //! progress, a live result table, Stop, and telemetry beside it.
 
 use leptos::prelude::*;
-use roofline_core::measurement::MeasuredPoint;
 use roofline_core::wire::{BenchmarkJob, BenchmarkRequest, RUN_ALL_PRECISIONS};
 use roofline_core::{HardwareSpec, Mode, Precision, find_hardware};
 
@@ -193,13 +192,13 @@ fn job_rows(p: &JobProgress, hardware: Memo<HardwareSpec>) -> Vec<AnyView> {
         .points
         .iter()
         .map(|e| {
-            let point = MeasuredPoint::from(&e.point);
-            let (predicted, error, class) = hardware.with(|hw| validation::cells(&point, hw));
+            let point = &e.point;
+            let (predicted, error, class) = hardware.with(|hw| validation::cells(point, hw));
             let view = view! {
-                <tr data-testid="bench-row" data-precision=e.point.precision.name()>
-                    <td class="nowrap">{e.point.shape.clone()}</td>
-                    <td class="nowrap">{e.point.precision.name()}</td>
-                    <td class="num">{format::duration(e.point.time_us * 1e-6)}</td>
+                <tr data-testid="bench-row" data-precision=point.precision.name()>
+                    <td class="nowrap">{point.op.shape_label()}</td>
+                    <td class="nowrap">{point.precision.name()}</td>
+                    <td class="num">{format::duration(point.time_s())}</td>
                     <td class="num">{predicted}</td>
                     <td class=format!("num {class}")>{error}</td>
                 </tr>
@@ -233,7 +232,7 @@ pub fn BenchmarkTab() -> impl IntoView {
         progress.with(|p| {
             p.iter()
                 .flat_map(|p| &p.points)
-                .map(|e| MeasuredPoint::from(&e.point))
+                .map(|e| e.point.clone())
                 .collect::<Vec<_>>()
         })
     });

@@ -3,7 +3,6 @@
 
 use leptos::prelude::*;
 use roofline_core::Mode;
-use roofline_core::measurement::MeasuredPoint;
 
 use crate::calibration::{DeviceSpecs, mode_explanation, mode_title};
 use crate::components::calibration_panel::CalibrationPanel;
@@ -121,22 +120,14 @@ pub fn ValidationTab() -> impl IntoView {
                 .expect("the catalog has the default device")
         })
     });
-    let all_points = Signal::derive(move || {
-        measured
-            .shown
-            .with(|m| m.iter().map(MeasuredPoint::from).collect::<Vec<_>>())
-    });
+    let all_points = Signal::derive(move || measured.shown.get());
     // How far each of this device's points lies above the calibrated roof, in table order.
     let above = Memo::new(move |_| {
         specs.with(|d| {
             let Some(calibrated) = &d.calibrated else {
                 return Vec::new();
             };
-            mine.with(|m| {
-                m.iter()
-                    .map(|p| above_roof(&MeasuredPoint::from(p), calibrated))
-                    .collect::<Vec<_>>()
-            })
+            mine.with(|m| m.iter().map(|p| above_roof(p, calibrated)).collect::<Vec<_>>())
         })
     });
     let intro = move || {

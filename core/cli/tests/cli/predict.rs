@@ -5,8 +5,8 @@
 use roofline_core::hardware::Calibration;
 use roofline_core::measurement::MeasuredPoint;
 use roofline_core::wire::{
-    BackendKind, BenchReport, BenchmarkPointEvent, Bottleneck, CalibratedPeak, CalibrationResult,
-    Measurement, RooflinePoint,
+    BackendKind, BenchReport, BenchmarkPointEvent, CalibratedPeak, CalibrationResult, Measurement,
+    RooflinePoint,
 };
 use roofline_core::{Operator, Precision, find_hardware};
 
@@ -89,7 +89,7 @@ fn fake_fp16_gemv_bench() -> String {
             job_id: "cli-0".into(),
             index: 0,
             total: 1,
-            point: RooflinePoint::measured(&measured, Bottleneck::Unknown),
+            point: RooflinePoint::from(&measured),
             predicted: None,
             error_pct: None,
         }],

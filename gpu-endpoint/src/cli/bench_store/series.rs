@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use roofline_cli::output::table;
 use roofline_core::Precision;
-use roofline_core::wire::{ResultsQuery, RooflinePoint};
+use roofline_core::measurement::MeasuredPoint;
+use roofline_core::wire::ResultsQuery;
 
 use super::{DEVICES, FILL_BATCH, millis, quantile, synthetic_point};
 use crate::store::{Store, StoreError};
@@ -99,7 +100,7 @@ pub(super) fn run(counts: &[u64], repeats: usize, base: &Path) -> Result<String,
 /// Stores one point in each of `series` series: FP32 on the H100, series `i` the GEMV
 /// 1 × 64·(1 + i mod 4096) × 64·(1 + i / 4096).
 fn fill(store: &Store, series: u64) -> Result<(), StoreError> {
-    let mut batch: Vec<RooflinePoint> = Vec::with_capacity(FILL_BATCH);
+    let mut batch: Vec<MeasuredPoint> = Vec::with_capacity(FILL_BATCH);
     for i in 0..series {
         let shape = [1, 64 * (1 + i % 4096), 64 * (1 + i / 4096)];
         batch.push(synthetic_point(DEVICES[0], Precision::Fp32, shape, 1e-4));

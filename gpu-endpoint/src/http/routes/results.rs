@@ -7,6 +7,7 @@
 use actix_web::web;
 use roofline_core::wire::{
     DeleteResultsQuery, DeletedResults, ErrorCode, MAX_RESULTS_LIMIT, ResultsPage, ResultsQuery,
+    RooflinePoint,
 };
 
 use super::{blocking, cancellable};
@@ -55,7 +56,7 @@ pub(super) async fn results(
             "a results page left out stored rows that do not decode"
         );
     }
-    Ok(web::Json(page))
+    Ok(web::Json(page.map(RooflinePoint::from, RooflinePoint::from)))
 }
 
 pub(super) async fn delete(

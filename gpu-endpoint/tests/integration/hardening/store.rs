@@ -164,7 +164,7 @@ async fn a_stored_row_that_does_not_decode_is_skipped_and_counted() {
     rusqlite::Connection::open(dir.path().join("data/roofline.sqlite3"))
         .unwrap()
         .execute(
-            "UPDATE points SET point_json = '{\"time_us\": \"corrupt\"}' WHERE shape = '1x128x64'",
+            "UPDATE points SET point_json = '{\"flops\": \"corrupt\"}' WHERE shape = '1x128x64'",
             [],
         )
         .unwrap();

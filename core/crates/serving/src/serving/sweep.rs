@@ -17,10 +17,11 @@ use super::{
     Unstable,
 };
 
-/// Concurrencies a sweep visits: 1 to 512 in steps of about √2, the grid serving benchmarks use
-/// (InferenceX and `vllm bench sweep` run powers of two; the halves between them resolve the knee).
-pub const CONCURRENCY_GRID: [u32; 18] = [
-    1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512,
+/// Concurrencies a sweep visits: 1 to 2048 in steps of about √2, the grid serving benchmarks use
+/// (InferenceX and `vllm bench sweep` run powers of two; the halves between them resolve the knee), up to
+/// SGLang's and TensorRT-LLM's default of 2048 running requests.
+pub const CONCURRENCY_GRID: [u32; 22] = [
+    1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048,
 ];
 
 /// The grid capped at, and including, `max_fit` (the most sequences that fit): every grid value below it,
@@ -54,7 +55,8 @@ pub struct SweepSpec<'a> {
     pub parallelisms: &'a [Parallelism],
     /// ISL and OSL.
     pub workload: ServingWorkload,
-    /// Loads to predict; empty: the concurrency grid up to the most that fit ([`concurrency_grid`]).
+    /// Loads to predict; empty: the concurrency grid up to the most that fit or the engine runs at once,
+    /// whichever is fewer ([`concurrency_grid`]).
     pub loads: &'a [Load],
     /// Whose defaults to take.
     pub engine: Engine,
@@ -218,7 +220,8 @@ pub fn sweep(spec: &SweepSpec<'_>) -> Result<Sweep, Error> {
             }
             let grid: Vec<Load>;
             let loads = if spec.loads.is_empty() {
-                grid = concurrency_grid(memory.max_sequences)
+                // Beyond the engine's max_seqs requests only queue: more concurrency adds TTFT, not output.
+                grid = concurrency_grid(memory.max_sequences.min(preset.in_flight.max_seqs))
                     .into_iter()
                     .map(Load::Concurrency)
                     .collect();
@@ -517,7 +520,38 @@ mod tests {
         assert_eq!(concurrency_grid(202).last(), Some(&202));
         assert_eq!(concurrency_grid(202).len(), 16);
         assert_eq!(concurrency_grid(5000), CONCURRENCY_GRID);
-        assert_eq!(concurrency_grid(512), CONCURRENCY_GRID);
+        assert_eq!(concurrency_grid(2048), CONCURRENCY_GRID);
+        assert_eq!(concurrency_grid(1024).last(), Some(&1024));
+    }
+
+    #[test]
+    fn the_grid_reaches_the_engines_limit_when_more_fit() {
+        // Llama-3.1-8B in FP8 on a B200: more than 1024 sequences of 2048 tokens fit in 0.92 of 178 GiB, so
+        // the curve runs to vLLM's max_num_seqs (1024), past the old grid's 512; SGLang runs 2048.
+        let configs = [roofline_analysis::quant_config::find_quant_config("fp8").unwrap()];
+        let b200 = find_hardware_in("b200", Mode::Reference).unwrap();
+        let run = |engine| {
+            sweep(&SweepSpec {
+                engine,
+                ..SweepSpec::new(
+                    b200,
+                    find_model("llama-3.1-8b").unwrap(),
+                    &configs,
+                    ServingWorkload { isl: 1024, osl: 1024 },
+                )
+            })
+            .unwrap()
+        };
+        let vllm = run(Engine::Vllm);
+        assert!(
+            vllm.fits[0].memory.max_sequences > 1024,
+            "{}",
+            vllm.fits[0].memory.max_sequences
+        );
+        assert_eq!(vllm.points.last().unwrap().load, Load::Concurrency(1024));
+        let sglang = run(Engine::Sglang);
+        let top = sglang.points.last().unwrap().concurrency;
+        assert!(top > 1024.0 && top <= 2048.0, "{top}");
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod browser_page;
 mod browser_polish;
 mod browser_roofline;
 mod browser_serving;
+mod browser_sizing;
 mod browser_step;
 mod catalog_sources;
 mod low_precision_accuracy;

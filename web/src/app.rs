@@ -33,6 +33,7 @@ pub fn App() -> impl IntoView {
                 </div>
             })
         }}
+        <a class="skip-link" href="#main-view" data-testid="skip-link">"Skip to the results"</a>
         <header class="top">
             <h1>"roofline"</h1>
             <p class="subtitle">"Which precision should this model run in, on this GPU? Predicted in your browser."</p>
@@ -42,6 +43,7 @@ pub fn App() -> impl IntoView {
         <EndpointBanner />
         <main class="layout" class:serving-layout=move || app.scenario.with(|s| s.view == View::Serving)>
             <aside class="left" aria-label="Device and workload">
+                <h2 class="sr-only">"Device and workload"</h2>
                 <HardwarePicker />
                 <CustomHardware />
                 <WorkloadForm />

@@ -8,6 +8,7 @@ mod browser_advisor;
 mod browser_analyzer;
 mod browser_audit;
 mod browser_closed_loop;
+mod browser_defects;
 mod browser_models;
 mod browser_page;
 mod browser_polish;

@@ -11,7 +11,8 @@ use wasm_bindgen::JsCast;
 use crate::browser;
 use crate::charts::canvas::{ChartCanvas, theme};
 use crate::charts::pareto_draw::{EXPORT_FOOTER_CSS_PX, draw_pareto, draw_pareto_captioned};
-use crate::charts::pareto_series::{ParetoData, Series, chart_csv};
+use crate::charts::pareto_series::{ParetoData, Series};
+use crate::export::serving_chart_csv;
 use crate::palette::css;
 use crate::state::use_app;
 
@@ -135,7 +136,7 @@ pub fn ParetoChart(
             "png" => export_png(&canvas, d, &text).map(|(w, h)| format!("png {w}x{h}")),
             "svg" => export_svg(&canvas, d, &text).map(|svg| format!("svg caption={}", svg.contains(&text))),
             _ => {
-                let csv = chart_csv(d, &format!("{} · {text}", d.title));
+                let csv = serving_chart_csv(d, &format!("{} · {text}", d.title));
                 browser::download_text(&csv, "serving.csv", "text/csv");
                 Ok(format!(
                     "csv rows={} caption={}",

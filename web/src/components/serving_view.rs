@@ -143,8 +143,9 @@ pub fn ServingView() -> impl IntoView {
         })
     };
     view! {
-        <section class="centre serving-view" aria-label="Serving" data-testid="serving-view"
+        <section class="centre serving-view" aria-label="Serving" data-testid="serving-view" id="main-view" tabindex="-1"
             data-sweeps=move || { state.sweep.track(); state.sweeps_run().to_string() }>
+            <h2 class="sr-only">"Serving"</h2>
             <ServingForm />
             <ServingAnswer caveats=caveats />
             <ServingCompare />

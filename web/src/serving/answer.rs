@@ -328,14 +328,17 @@ mod tests {
 
     #[test]
     fn a_derived_ceiling_is_named_where_a_ranking_rests_on_it() {
-        // B200's FP4 GEMM fractions are derived (no published measurement), H100's FP8 is measured.
+        // B200's FP4 GEMM peak fraction is derived (no published measurement of it).
         let s = Scenario::default();
         let b200 = find_hardware_in("b200", Mode::Reference).unwrap();
         let why = unmeasured_ceilings(&s, b200, &[], "nvfp4-w4a4").unwrap();
         assert!(
-            why.starts_with("Rests on reference ceilings not measured on NVIDIA B200"),
+            why.starts_with("Rests on reference ceilings derived, not measured, on NVIDIA B200")
+                && why.contains("FP4 GEMM peak"),
             "{why}"
         );
-        assert!(why.contains("derived"), "{why}");
+        // A datasheet spec has no reference ceilings to rest on.
+        let datasheet = roofline_core::find_hardware("b200").unwrap();
+        assert_eq!(unmeasured_ceilings(&s, datasheet, &[], "nvfp4-w4a4"), None);
     }
 }

@@ -525,36 +525,6 @@ mod tests {
     }
 
     #[test]
-    fn the_grid_reaches_the_engines_limit_when_more_fit() {
-        // Llama-3.1-8B in FP8 on a B200: more than 1024 sequences of 2048 tokens fit in 0.92 of 178 GiB, so
-        // the curve runs to vLLM's max_num_seqs (1024), past the old grid's 512; SGLang runs 2048.
-        let configs = [roofline_analysis::quant_config::find_quant_config("fp8").unwrap()];
-        let b200 = find_hardware_in("b200", Mode::Reference).unwrap();
-        let run = |engine| {
-            sweep(&SweepSpec {
-                engine,
-                ..SweepSpec::new(
-                    b200,
-                    find_model("llama-3.1-8b").unwrap(),
-                    &configs,
-                    ServingWorkload { isl: 1024, osl: 1024 },
-                )
-            })
-            .unwrap()
-        };
-        let vllm = run(Engine::Vllm);
-        assert!(
-            vllm.fits[0].memory.max_sequences > 1024,
-            "{}",
-            vllm.fits[0].memory.max_sequences
-        );
-        assert_eq!(vllm.points.last().unwrap().load, Load::Concurrency(1024));
-        let sglang = run(Engine::Sglang);
-        let top = sglang.points.last().unwrap().concurrency;
-        assert!(top > 1024.0 && top <= 2048.0, "{top}");
-    }
-
-    #[test]
     fn a_sweep_covers_every_config_the_device_runs_and_lists_the_rest() {
         let s = h100_sweep(&[]);
         let runs = |key: &str| s.fits.iter().any(|f| f.config == key);

@@ -6,6 +6,7 @@ pub mod axis;
 pub mod canvas;
 pub mod draw;
 pub mod pareto_chart;
+pub mod pareto_csv;
 pub mod pareto_draw;
 pub mod pareto_series;
 pub mod roofline_chart;

@@ -111,19 +111,7 @@ async fn earlier_audit_defects_are_fixed_at_1440() {
         .open(&endpoint.url(), "model=tinyllama-1.1b&cfg=bf16")
         .await;
     browser.wait_data("endpoint-status", "value", "online").await;
-    browser
-        .wait_for_js(
-            "!document.querySelector('[data-testid=step-measure]').disabled",
-            WAIT,
-        )
-        .await;
-    browser.click("[data-testid=step-measure]").await;
-    browser
-        .wait_for_js(
-            "['done', 'cancelled', 'lost'].includes(document.querySelector('[data-testid=step-status]')?.dataset.value)",
-            Duration::from_secs(300),
-        )
-        .await;
+    browser.measure_step(Duration::from_secs(300)).await;
     let why = browser.text("[data-testid=step-failures] li").await;
     assert!(
         why.contains("operator(s) not measured: ") && why.contains("BF16"),

@@ -257,8 +257,15 @@ async fn the_sizing_question_is_answered_in_two_interactions_at_1440_and_390() {
     // The step view's Advisor ranks another question: the view says why they differ.
     let note = browser.text("[data-testid=serving-advisor-note]").await;
     assert!(
-        note.starts_with("The step view's Advisor picks ") && note.contains("Both are right"),
+        note.starts_with("The step view's Advisor may pick another config than FP8 E4M3"),
         "{note}"
+    );
+    browser.click("[data-testid=serving-advisor-open]").await;
+    let pick = browser.text("[data-testid=serving-advisor-pick]").await;
+    let advisor = attr(&browser, "[data-testid=serving-advisor-pick]", "data-advisor").await;
+    assert!(
+        pick.starts_with("The Advisor picks ") && !advisor.is_empty(),
+        "{pick}"
     );
     // The right panel (the kernel's GEMV inputs) is out of the serving view: its table has the width.
     assert_eq!(

@@ -6,15 +6,13 @@ use leptos::prelude::*;
 use plotters::prelude::IntoDrawingArea;
 use plotters_canvas::CanvasBackend;
 use plotters_svg::SVGBackend;
-use wasm_bindgen::JsCast;
 
 use crate::browser;
-use crate::charts::canvas::{ChartCanvas, theme};
+use crate::charts::canvas::{ChartCanvas, export_canvas, theme};
+use crate::charts::pareto_csv::chart_csv;
 use crate::charts::pareto_draw::{EXPORT_FOOTER_CSS_PX, draw_pareto, draw_pareto_captioned};
 use crate::charts::pareto_series::{ParetoData, Series};
-use crate::export::serving_chart_csv;
 use crate::palette::css;
-use crate::state::use_app;
 
 /// The x labels drawn, as `data-x-labels` holds them: `[[text, left, right], …]` in CSS pixels.
 fn labels_json(labels: &[(String, f64, f64)]) -> String {
@@ -91,8 +89,9 @@ pub fn ParetoChart(
     /// What the chart is about beyond its title (lengths, engine, GPUs), printed under an export.
     #[prop(into)]
     caption: Signal<String>,
+    /// Series shown or hidden by the legend, by id.
+    shown: RwSignal<std::collections::BTreeMap<String, bool>>,
 ) -> impl IntoView {
-    let shown = use_app().serving.shown;
     let chart = ChartCanvas::new();
     let x_labels = RwSignal::new(Vec::<(String, f64, f64)>::new());
     Effect::new(move |_| {
@@ -136,7 +135,7 @@ pub fn ParetoChart(
             "png" => export_png(&canvas, d, &text).map(|(w, h)| format!("png {w}x{h}")),
             "svg" => export_svg(&canvas, d, &text).map(|svg| format!("svg caption={}", svg.contains(&text))),
             _ => {
-                let csv = serving_chart_csv(d, &format!("{} · {text}", d.title));
+                let csv = chart_csv(d, &format!("{} · {text}", d.title));
                 browser::download_text(&csv, "serving.csv", "text/csv");
                 Ok(format!(
                     "csv rows={} caption={}",
@@ -147,7 +146,7 @@ pub fn ParetoChart(
         });
         match result {
             Ok(what) => exported.set(what),
-            Err(e) => error.set(Some(e)),
+            Err(e) => error.set(Some(e.to_string())),
         }
     };
     view! {
@@ -192,16 +191,15 @@ pub fn ParetoChart(
     }
 }
 
-/// An offscreen canvas of `w` × `h` pixels.
-fn offscreen(w: u32, h: u32) -> Result<web_sys::HtmlCanvasElement, String> {
-    let canvas = document()
-        .create_element("canvas")
-        .ok()
-        .and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok())
-        .ok_or("the browser made no canvas")?;
-    canvas.set_width(w);
-    canvas.set_height(h);
-    Ok(canvas)
+/// Why an export failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum ExportError {
+    /// The browser gave no canvas, or no 2D context on it.
+    #[error("the browser made no canvas to draw the export on")]
+    NoCanvas,
+    /// Drawing or encoding failed; the backend's or the browser's words.
+    #[error("export failed: {0}")]
+    Failed(String),
 }
 
 /// Downloads the chart as a PNG at twice the device pixel ratio or more, with `caption` under it; returns
@@ -210,21 +208,15 @@ fn export_png(
     canvas: &web_sys::HtmlCanvasElement,
     data: &ParetoData,
     caption: &str,
-) -> Result<(u32, u32), String> {
-    let scale = browser::device_pixel_ratio().max(2.0);
-    let css = (
-        f64::from(canvas.client_width().max(320)),
-        f64::from(canvas.client_height().max(192)),
-    );
-    let (w, h) = (
-        (css.0 * scale).round() as u32,
-        ((css.1 + EXPORT_FOOTER_CSS_PX) * scale).round() as u32,
-    );
-    let target = offscreen(w, h)?;
-    let backend = CanvasBackend::with_canvas_object(target.clone()).ok_or("the canvas has no 2D context")?;
+) -> Result<(u32, u32), ExportError> {
+    let (target, scale) = export_canvas(canvas, EXPORT_FOOTER_CSS_PX).ok_or(ExportError::NoCanvas)?;
+    let (w, h) = (target.width(), target.height());
+    let backend = CanvasBackend::with_canvas_object(target.clone()).ok_or(ExportError::NoCanvas)?;
     draw_pareto_captioned(&backend.into_drawing_area(), data, &theme(), scale, caption)
-        .map_err(|e| e.to_string())?;
-    let url = target.to_data_url().map_err(|e| format!("{e:?}"))?;
+        .map_err(|e| ExportError::Failed(e.to_string()))?;
+    let url = target
+        .to_data_url()
+        .map_err(|e| ExportError::Failed(format!("{e:?}")))?;
     browser::download_url(&url, "serving.png");
     Ok((w, h))
 }
@@ -234,7 +226,7 @@ fn export_svg(
     canvas: &web_sys::HtmlCanvasElement,
     data: &ParetoData,
     caption: &str,
-) -> Result<String, String> {
+) -> Result<String, ExportError> {
     let size = (
         canvas.client_width().max(320) as u32,
         (f64::from(canvas.client_height().max(192)) + EXPORT_FOOTER_CSS_PX) as u32,
@@ -247,7 +239,7 @@ fn export_svg(
         1.0,
         caption,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| ExportError::Failed(e.to_string()))?;
     browser::download_text(&svg, "serving.svg", "image/svg+xml");
     Ok(svg)
 }

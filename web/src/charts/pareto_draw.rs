@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::charts::axis::{Scale, ticks};
-use crate::charts::draw::{Hit, Theme, px, rgb};
+use crate::charts::draw::{Hit, Theme, px, rgb, split_footer};
 use crate::charts::pareto_series::{ParetoData, PointKind};
 use crate::charts::series::Marker;
 use crate::format;
@@ -18,6 +18,12 @@ use crate::palette::Rgb;
 /// Axis names.
 pub const AXIS_NAMES: (&str, &str) = ("tokens/s per user (1 / TPOT)", "output tokens/s per GPU");
 
+/// Ticks of one axis: each value with its label.
+type Ticks = [(f64, String)];
+
+/// An x label drawn: its text and left and right edge, in CSS pixels.
+pub type XLabel = (String, f64, f64);
+
 /// What a drawing left: where each of `data.points` landed (backend pixels) and each x-axis label (its text
 /// and left and right edge in CSS pixels), for hover and for the page's tests.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -25,7 +31,7 @@ pub struct Drawn {
     /// One per point, in order.
     pub hits: Vec<Hit>,
     /// The x-axis labels drawn, left to right.
-    pub x_labels: Vec<(String, f64, f64)>,
+    pub x_labels: Vec<XLabel>,
 }
 
 /// A box in backend pixels: (left, top, right, bottom).
@@ -126,10 +132,10 @@ fn shape<DB: DrawingBackend>(
 fn draw_axes<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     frame: &Frame,
-    (x_ticks, y_ticks): (&[(f64, String)], &[(f64, String)]),
+    (x_ticks, y_ticks): (&Ticks, &Ticks),
     theme: &Theme,
     scale: f64,
-) -> Result<Vec<(String, f64, f64)>, DrawingAreaErrorKind<DB::ErrorType>> {
+) -> Result<Vec<XLabel>, DrawingAreaErrorKind<DB::ErrorType>> {
     let fg = rgb(theme.foreground);
     let font = |size: f64| ("sans-serif", size * scale).into_font().color(&fg);
     let grid = rgb(theme.grid).mix(0.6).stroke_width(1);
@@ -343,11 +349,8 @@ pub fn draw_pareto_captioned<DB: DrawingBackend>(
     scale: f64,
     caption: &str,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let (_, height) = root.dim_in_pixel();
-    let foot = px(EXPORT_FOOTER_CSS_PX, scale).max(1) as u32;
-    let (chart, below) = root.split_vertically(height.saturating_sub(foot));
+    let [chart, below] = split_footer(root, EXPORT_FOOTER_CSS_PX, theme, scale)?;
     draw_pareto(&chart, data, theme, scale)?;
-    below.fill(&rgb(theme.background))?;
     let font = |size: f64| {
         ("sans-serif", size * scale)
             .into_font()

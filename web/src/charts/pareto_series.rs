@@ -338,7 +338,7 @@ pub fn pareto_data(inputs: &ChartInputs<'_>) -> ParetoData {
             .iter()
             .filter(|p| p.config == fit.config && p.parallelism == fit.parallelism && p.fits)
             .collect();
-        let holds = |q: Option<&ServingPoint>| q.is_some_and(|q| points.iter().any(|p| *p == q));
+        let holds = |q: Option<&ServingPoint>| q.is_some_and(|q| points.contains(&q));
         let default = points.iter().any(|p| on_front(p)) || holds(recommended) || holds(fewest);
         let id = series_id(&fit.config, &fit.parallelism);
         let visible = inputs.shown.get(&id).copied().unwrap_or(default);
@@ -465,11 +465,35 @@ mod tests {
     use crate::serving::measured::{RanOn, add, compare, read};
     use crate::serving::tests::{h100_llama, swept};
 
+    /// Llama-3.1-8B's sizing over `sweep` with no SLA.
+    fn open_sizing(sweep: &Sweep, hw: &roofline_core::HardwareSpec) -> Sizing {
+        let model = find_model("llama-3.1-8b").unwrap();
+        Sizing::new(
+            sweep,
+            model,
+            hw,
+            &SizingSpec {
+                sla: Sla::default(),
+                gpus: &[],
+            },
+        )
+    }
+
     fn chart(sweep: &Sweep, sizing: &Sizing, shown: &BTreeMap<String, bool>, log: bool) -> ParetoData {
+        chart_with(sweep, sizing, shown, log, &Compared::default())
+    }
+
+    fn chart_with(
+        sweep: &Sweep,
+        sizing: &Sizing,
+        shown: &BTreeMap<String, bool>,
+        log: bool,
+        measured: &Compared,
+    ) -> ParetoData {
         pareto_data(&ChartInputs {
             sweep,
             sizing,
-            measured: &Compared::default(),
+            measured,
             device: "reference · NVIDIA H100",
             title: "title",
             log,
@@ -541,7 +565,7 @@ mod tests {
             data.points.len() + extra.line.len()
         );
         // The CSV holds every drawn series point and the front, each with the caption.
-        let csv = crate::export::serving_chart_csv(&data, "reference · NVIDIA H100");
+        let csv = crate::charts::pareto_csv::chart_csv(&data, "reference · NVIDIA H100");
         assert_eq!(csv.lines().count(), 1 + drawn + data.fronts[0].line.len());
         assert!(
             csv.lines()
@@ -564,16 +588,7 @@ mod tests {
     fn the_front_is_undominated_and_log_axes_hold_every_point() {
         let (s, hw) = h100_llama();
         let (_, sweep) = swept(&s, &hw);
-        let model = find_model("llama-3.1-8b").unwrap();
-        let sizing = Sizing::new(
-            &sweep,
-            model,
-            &hw,
-            &SizingSpec {
-                sla: Sla::default(),
-                gpus: &[],
-            },
-        );
+        let sizing = open_sizing(&sweep, &hw);
         let data = chart(&sweep, &sizing, &BTreeMap::new(), true);
         let line = &data.fronts[0].line;
         assert!(
@@ -598,31 +613,8 @@ mod tests {
             &read("run.json", crate::serving::measured::tests::VLLM, &s).unwrap(),
         );
         let compared = compare(&runs, &RanOn::of(&s), &key, &sweep);
-        let model = find_model("llama-3.1-8b").unwrap();
-        let sizing = Sizing::new(
-            &sweep,
-            model,
-            &hw,
-            &SizingSpec {
-                sla: Sla::default(),
-                gpus: &[],
-            },
-        );
-        let data = pareto_data(&ChartInputs {
-            measured: &compared,
-            ..ChartInputs {
-                sweep: &sweep,
-                sizing: &sizing,
-                measured: &Compared::default(),
-                device: "",
-                title: "",
-                log: false,
-                shown: &BTreeMap::new(),
-                allowed: &[],
-                others: &[],
-                caveats: &BTreeMap::new(),
-            }
-        });
+        let sizing = open_sizing(&sweep, &hw);
+        let data = chart_with(&sweep, &sizing, &BTreeMap::new(), false, &compared);
         let measured: Vec<_> = data
             .points
             .iter()

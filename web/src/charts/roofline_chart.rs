@@ -4,10 +4,9 @@ use leptos::prelude::*;
 use plotters::prelude::IntoDrawingArea;
 use plotters_canvas::CanvasBackend;
 use plotters_svg::SVGBackend;
-use wasm_bindgen::JsCast;
 
 use crate::browser;
-use crate::charts::canvas::{ChartCanvas, theme};
+use crate::charts::canvas::{ChartCanvas, export_canvas, theme};
 use crate::charts::draw::{EXPORT_FOOTER_CSS_PX, draw, draw_captioned};
 use crate::charts::series::{PlotData, PointKinds, legend};
 
@@ -151,22 +150,9 @@ fn export_png(
     data: &PlotData,
     caption: &str,
 ) -> Result<(u32, u32), String> {
-    let scale = browser::device_pixel_ratio().max(2.0);
-    let css = (
-        f64::from(canvas.client_width().max(320)),
-        f64::from(canvas.client_height().max(192)),
-    );
-    let (w, h) = (
-        (css.0 * scale).round() as u32,
-        ((css.1 + 30.0 + EXPORT_FOOTER_CSS_PX) * scale).round() as u32,
-    );
-    let offscreen = document()
-        .create_element("canvas")
-        .ok()
-        .and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok())
-        .ok_or("the browser made no canvas")?;
-    offscreen.set_width(w);
-    offscreen.set_height(h);
+    let (offscreen, scale) =
+        export_canvas(canvas, 30.0 + EXPORT_FOOTER_CSS_PX).ok_or("the browser made no canvas")?;
+    let (w, h) = (offscreen.width(), offscreen.height());
     let backend =
         CanvasBackend::with_canvas_object(offscreen.clone()).ok_or("the canvas has no 2D context")?;
     draw_captioned(&backend.into_drawing_area(), data, &theme(), scale, caption)

@@ -83,31 +83,49 @@ fn by_gpus_table() -> impl IntoView {
     }
 }
 
-/// Why the step view's Advisor may name another config (`serving-advisor-note`): it ranks one decode step on
-/// the left panel's GPUs, this view the most output per GPU under the SLA over every layout.
-fn advisor_note(best: &ServingPoint) -> Option<impl IntoView + use<>> {
+/// Why the step view's Advisor may name another config (`serving-advisor-note`): it ranks one step on the
+/// left panel's GPUs, this view the most output per GPU under the SLA over every layout. The Advisor's own
+/// pick (`serving-advisor-pick`, `data-advisor`) is worked out only when the note is opened: ranking every
+/// config's step costs a large model a second.
+fn advisor_note(best: &ServingPoint) -> impl IntoView + use<> {
     let app = use_app();
-    let advisor = app.analyses.recommendation.with(|r| match r {
-        Ok(Recommendation::Switch(p) | Recommendation::Keep(p)) => Some((p.config.clone(), p.name.clone())),
-        _ => None,
-    })?;
-    (advisor.0 != best.config).then(|| {
-        let s = app.scenario.get_untracked();
-        let phase = if s.prefill { "prefill" } else { "decode" };
-        view! {
-            <p class="hint" data-testid="serving-advisor-note" data-advisor=advisor.0.clone()>
-                {format!(
-                    "The step view's Advisor picks {} — the fastest single {phase} step at batch {} on {}. This view \
-                     picks {} — the most output tokens/s per GPU under the SLA over every layout and load. Both are \
-                     right for their question.",
-                    advisor.1,
-                    s.batch,
-                    layout_name(&s.parallelism()),
-                    config_name(&best.config)
-                )}
-            </p>
-        }
-    })
+    let open = RwSignal::new(false);
+    let best_name = config_name(&best.config);
+    let pick = move || {
+        open.get().then(|| {
+            let advisor = app.analyses.recommendation.with(|r| match r {
+                Ok(Recommendation::Switch(p) | Recommendation::Keep(p)) => Some((p.config.clone(), p.name.clone())),
+                _ => None,
+            });
+            let s = app.scenario.get_untracked();
+            let phase = if s.prefill { "prefill" } else { "decode" };
+            let text = advisor.as_ref().map_or_else(
+                || "The Advisor has no pick for this step.".to_owned(),
+                |(_, name)| {
+                    format!(
+                        "The Advisor picks {name}: the fastest single {phase} step at batch {} on {}.",
+                        s.batch,
+                        layout_name(&s.parallelism())
+                    )
+                },
+            );
+            view! {
+                <p data-testid="serving-advisor-pick" data-advisor=advisor.map(|a| a.0).unwrap_or_default()>{text}</p>
+            }
+        })
+    };
+    view! {
+        <div class="hint" data-testid="serving-advisor-note">
+            {format!(
+                "The step view's Advisor may pick another config than {best_name}: it ranks the time of one step at \
+                 the left panel's batch and GPUs; this view ranks output tokens/s per GPU under the SLA over every \
+                 layout and load. "
+            )}
+            <button type="button" class="link" data-testid="serving-advisor-open" aria-expanded=move || open.get().to_string()
+                on:click=move |_| open.update(|o| *o = !*o)>"What does the Advisor pick?"</button>
+            {pick}
+        </div>
+    }
 }
 
 /// The recommendation (`serving-recommendation`): `data-kind` `recommended` (with `data-config`,

@@ -149,7 +149,7 @@ pub fn ServingView() -> impl IntoView {
             <ServingForm />
             <ServingAnswer caveats=caveats />
             <ServingCompare />
-            <ParetoChart data=data caption=context />
+            <ParetoChart data=data caption=context shown=state.shown />
             {notes}
             <ServingTable rows=rows unsupported=unsupported context=context />
             <ServingImport />

@@ -314,7 +314,7 @@ pub fn launch_plan(
     arch: Architecture,
 ) -> Result<LaunchPlan, Error> {
     let engine = fit.preset.engine;
-    serves(engine, config, arch).map_err(Error::InvalidInput)?;
+    serves(engine, config, arch).map_err(|u| Error::InvalidInput(u.0))?;
     let kv = kv_cache_dtype(engine, config.kv_cache, arch).map_or("auto", |(value, _)| value);
     let (precision, checkpoint) = precision_args(engine, model, config);
     let served = model_arg(model, config, checkpoint.is_some());
@@ -524,23 +524,7 @@ mod tests {
 
     #[test]
     fn the_recommended_point_of_a_layout_sweep_has_a_plan() {
-        let hardware = find_hardware_in("h100_sxm", Mode::Reference).unwrap();
-        let model = find_model("llama-3.1-70b").unwrap();
-        let configs = [
-            find_quant_config("bf16").unwrap(),
-            find_quant_config("fp8").unwrap(),
-        ];
-        let parallelisms = layouts(model, hardware);
-        let s = sweep(&SweepSpec {
-            parallelisms: &parallelisms,
-            ..SweepSpec::new(
-                hardware,
-                model,
-                &configs,
-                ServingWorkload { isl: 1024, osl: 1024 },
-            )
-        })
-        .unwrap();
+        let (s, model, hardware) = crate::serving::sizing::tests::layout_sweep("llama-3.1-70b", "h100_sxm");
         let best = Sla::default().evaluate(&s).recommendation.unwrap();
         let fit = s
             .fits

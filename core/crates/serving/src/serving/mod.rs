@@ -33,8 +33,8 @@ pub use layouts::{LAYOUT_GPUS, layout_name, layouts};
 pub use metrics::{METRICS, MetricDefinition, Regime, ServingOutcome, ServingPoint, Unstable};
 pub use sizing::{Alternative, GpuCountBest, NotServed, Sizing, SizingSpec, SlaLimit};
 pub use support::{
-    EngineSupport, Scheme, engine_support, engines_running, kv_cache_dtype, matrices_cover, runs_scheme,
-    schemes, serves,
+    EngineSupport, Scheme, Unserved, engine_support, engines_running, kv_cache_dtype, matrices_cover,
+    runs_scheme, schemes, serves,
 };
 pub use sweep::{
     CONCURRENCY_GRID, ConfigFit, Sla, SlaOutcome, SlaPick, Sweep, SweepSpec, UnsupportedConfig,

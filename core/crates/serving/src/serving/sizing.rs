@@ -163,7 +163,7 @@ impl Sizing {
                 let verdict = model
                     .config(&fit.config)
                     .map_err(|e| e.to_string())
-                    .and_then(|c| serves(engine, &c, hardware.arch));
+                    .and_then(|c| serves(engine, &c, hardware.arch).map_err(|u| u.0));
                 if let Err(reason) = verdict {
                     not_served.push(NotServed {
                         config: fit.config.clone(),
@@ -313,7 +313,7 @@ fn alternatives(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::serving::{SweepSpec, layouts, sweep};
     use roofline_analysis::model::find_model;
@@ -323,7 +323,10 @@ mod tests {
     use crate::serving::ServingWorkload;
 
     /// `model` on `device` (reference) over every layout and config, vLLM, ISL 1024 / OSL 1024.
-    fn layout_sweep(model: &str, device: &str) -> (Sweep, &'static ModelConfig, &'static HardwareSpec) {
+    pub(crate) fn layout_sweep(
+        model: &str,
+        device: &str,
+    ) -> (Sweep, &'static ModelConfig, &'static HardwareSpec) {
         let hardware = find_hardware_in(device, Mode::Reference).unwrap();
         let model = find_model(model).unwrap();
         let configs: Vec<&QuantConfig> = quant_configs().iter().collect();

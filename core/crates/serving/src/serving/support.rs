@@ -433,11 +433,24 @@ pub fn kv_cache_dtype(
         .map(|(_, _, value, _, source)| (*value, *source))
 }
 
+/// Why an engine does not serve a config: the sentence naming the engine, the scheme or cache and the
+/// architecture, with the matrix cell behind it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unserved(pub String);
+
+impl std::fmt::Display for Unserved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unserved {}
+
 /// Whether `engine` serves `config` on `arch`: every linear scheme natively and its KV cache.
 ///
 /// # Errors
-/// Why not, naming the engine, the scheme or cache and the architecture, with the matrix cell behind it.
-pub fn serves(engine: Engine, config: &QuantConfig, arch: Architecture) -> Result<(), String> {
+/// [`Unserved`]: why not.
+pub fn serves(engine: Engine, config: &QuantConfig, arch: Architecture) -> Result<(), Unserved> {
     for scheme in schemes(config) {
         if !runs_scheme(engine, scheme, arch) {
             let basis = match row_for(engine, scheme) {
@@ -445,25 +458,25 @@ pub fn serves(engine: Engine, config: &QuantConfig, arch: Architecture) -> Resul
                 None if scheme == Scheme::Unlisted => UNLISTED_BASIS.to_owned(),
                 None => format!("no {} row for {}", engine.name(), scheme.name()),
             };
-            return Err(format!(
+            return Err(Unserved(format!(
                 "{} does not serve {} ({}) on {}: {basis}",
                 engine.name(),
                 config.name,
                 scheme.name(),
                 arch.name()
-            ));
+            )));
         }
     }
     let kv = config.kv_cache;
     if kv_cache_dtype(engine, kv, arch).is_none() {
-        return Err(format!(
+        return Err(Unserved(format!(
             "{} has no {} KV cache on {} ({} keeps {} in it)",
             engine.name(),
             kv.name(),
             arch.name(),
             config.name,
             kv.name()
-        ));
+        )));
     }
     Ok(())
 }
@@ -608,7 +621,7 @@ mod tests {
         assert!(engines("mxfp4-w4a4", A::Blackwell).is_empty());
         // MXFP6 on either side: vLLM emulates it, so no engine serves it, and the reason says so.
         let mxfp6 = find_quant_config("mxfp6-e3m2").unwrap();
-        let why = serves(Engine::Vllm, mxfp6, A::Blackwell).unwrap_err();
+        let why = serves(Engine::Vllm, mxfp6, A::Blackwell).unwrap_err().0;
         assert!(
             why.starts_with("vLLM does not serve MXFP6 E3M2 (unlisted scheme) on Blackwell")
                 && why.contains("dequantizes MXFP6"),
@@ -632,14 +645,14 @@ mod tests {
         let fp4_kv = find_quant_config("fp8-nvfp4-kv").unwrap();
         assert_eq!(serves(Engine::Vllm, fp4_kv, A::Blackwell), Ok(()));
         assert_eq!(serves(Engine::TrtLlm, fp4_kv, A::Blackwell), Ok(()));
-        let why = serves(Engine::Sglang, fp4_kv, A::Blackwell).unwrap_err();
+        let why = serves(Engine::Sglang, fp4_kv, A::Blackwell).unwrap_err().0;
         assert_eq!(
             why,
             "SGLang has no NVFP4 KV cache on Blackwell (FP8 + NVFP4 KV keeps NVFP4 in it)"
         );
         // The linear layers are checked first: W8A8 INT8 on Blackwell has no CUTLASS kernel in vLLM.
         let int8 = find_quant_config("w8a8-int8").unwrap();
-        let why = serves(Engine::Vllm, int8, A::Blackwell).unwrap_err();
+        let why = serves(Engine::Vllm, int8, A::Blackwell).unwrap_err().0;
         assert!(why.contains("#25935"), "{why}");
     }
 

@@ -124,23 +124,42 @@ pub fn ticks(
     measure: impl Fn(&str) -> f64,
 ) -> Vec<(f64, String)> {
     let sets = candidates(scale);
-    let laid = |set: &Vec<f64>| -> Vec<(f64, String)> { set.iter().map(|v| (*v, label(*v))).collect() };
-    let fits = |ticks: &[(f64, String)]| {
-        let spans: Vec<(f64, f64)> = ticks
-            .iter()
-            .map(|(v, text)| {
-                let at = scale.fraction(*v) * length;
-                let w = measure(text);
-                (at - w / 2.0, at + w / 2.0)
-            })
-            .collect();
-        let distinct = ticks.windows(2).all(|w| w[0].1 != w[1].1);
-        distinct && spans.windows(2).all(|w| w[0].1 + gap <= w[1].0)
+    // Each label is measured once (the backend's text measure is the cost of a layout).
+    let widths = std::cell::RefCell::new(Vec::<(String, f64)>::new());
+    let width = |text: &str| {
+        let known = widths.borrow().iter().find(|(t, _)| t == text).map(|(_, w)| *w);
+        known.unwrap_or_else(|| {
+            let w = measure(text);
+            widths.borrow_mut().push((text.to_owned(), w));
+            w
+        })
+    };
+    let narrowest = width("0");
+    let fits = |set: &[f64]| -> Option<Vec<(f64, String)>> {
+        // Too many for the length even at the narrowest label: not worth measuring.
+        if set.len() as f64 * (narrowest + gap) > length + gap {
+            return None;
+        }
+        let mut laid: Vec<(f64, String)> = Vec::with_capacity(set.len());
+        let mut right = f64::NEG_INFINITY;
+        for &v in set {
+            let text = label(v);
+            if laid.last().is_some_and(|(_, t)| *t == text) {
+                return None;
+            }
+            let (at, w) = (scale.fraction(v) * length, width(&text));
+            if at - w / 2.0 < right + gap {
+                return None;
+            }
+            right = at + w / 2.0;
+            laid.push((v, text));
+        }
+        Some(laid)
     };
     sets.iter()
-        .map(laid)
-        .find(|t| t.len() >= 2 && fits(t))
-        .or_else(|| sets.last().map(laid).map(|t| t.into_iter().take(1).collect()))
+        .filter(|s| s.len() >= 2)
+        .find_map(|s| fits(s))
+        .or_else(|| sets.last().and_then(|s| s.first()).map(|&v| vec![(v, label(v))]))
         .unwrap_or_default()
 }
 

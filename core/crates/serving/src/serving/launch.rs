@@ -385,10 +385,9 @@ pub fn launch_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serving::{ServingWorkload, Sla, SweepSpec, layouts, sweep};
+    use crate::serving::{ServingWorkload, Sla, SweepSpec, sweep};
     use roofline_analysis::model::find_model;
     use roofline_analysis::parallel::Parallelism;
-    use roofline_analysis::quant_config::find_quant_config;
     use roofline_base::hardware::{Mode, find_hardware_in};
 
     /// The plan for the point of `config` at the highest concurrency on `tensor` × `expert` GPUs of `device`

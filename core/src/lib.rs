@@ -37,13 +37,15 @@ pub use roofline_base::{
     format_catalog, format_info, int4_group_bits,
 };
 pub use roofline_serving::{
-    Advice, CONCURRENCY_GRID, Candidate, ConfigFit, Engine, EnginePreset, EngineSupport, InFlight, Load,
-    METRICS, MemoryFit, MetricDefinition, Pick, Recommendation, Regime, Scheduler, SchedulerKind, Scheme,
-    ServingModel, ServingOutcome, ServingPoint, ServingScenario, ServingWorkload, Skipped, Sla, SlaOutcome,
-    SlaPick, Sweep, SweepSpec, TENSOR_PARALLEL_DEGREES, Unstable, UnsupportedConfig, advise_model,
-    advise_model_parallel, advise_operator, concurrency_grid, engine_support, engines_running,
-    matrices_cover, memory_fit, recommend_model, recommend_model_for_engine, recommend_model_parallel,
-    runs_scheme, schemes, sweep,
+    Advice, Alternative, CONCURRENCY_GRID, Candidate, ConfigFit, Engine, EnginePreset, EngineSupport,
+    GpuCountBest, InFlight, LAYOUT_GPUS, LaunchArg, LaunchCommand, LaunchPlan, Load, METRICS, MemoryFit,
+    MetricDefinition, NotServed, Pick, Recommendation, Regime, Scheduler, SchedulerKind, Scheme,
+    ServingModel, ServingOutcome, ServingPoint, ServingScenario, ServingWorkload, Sizing, SizingSpec,
+    Skipped, Sla, SlaLimit, SlaOutcome, SlaPick, Sweep, SweepSpec, TENSOR_PARALLEL_DEGREES, Unserved,
+    Unstable, UnsupportedConfig, advise_model, advise_model_parallel, advise_operator, concurrency_grid,
+    engine_support, engines_running, kv_cache_dtype, launch_plan, layout_name, layouts, matrices_cover,
+    memory_fit, model_id, recommend_model, recommend_model_for_engine, recommend_model_parallel, runs_scheme,
+    schemes, serves, sweep,
 };
 #[cfg(feature = "serde")]
 pub use roofline_wire::{

@@ -7,9 +7,10 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use roofline_core::{
-    Engine, Error, Load, METRICS, MetricDefinition, Mode, ModelConfig, Parallelism, QuantConfig, Regime,
-    SchedulerKind, ServingComparison, ServingOutcome, ServingPoint, ServingWorkload, Sla, SlaOutcome, Sweep,
-    SweepSpec, compare_measured, engines_running, format, matrices_cover, parse_measured, sweep,
+    Engine, Error, LaunchPlan, Load, METRICS, MetricDefinition, Mode, ModelConfig, Parallelism, QuantConfig,
+    Regime, SchedulerKind, ServingComparison, ServingOutcome, ServingPoint, ServingWorkload, Sla, SlaOutcome,
+    Sweep, SweepSpec, compare_measured, engines_running, format, launch_plan, matrices_cover, parse_measured,
+    sweep,
 };
 
 use crate::CliError;
@@ -158,6 +159,8 @@ struct Report<'a> {
     #[serde(flatten)]
     sweep: &'a Sweep,
     sla: Option<&'a SlaOutcome>,
+    /// The commands that serve and measure the recommended point (the SLA's, else the most output per GPU).
+    launch: Option<&'a Result<LaunchPlan, String>>,
     measured: Option<&'a [ServingComparison]>,
 }
 
@@ -265,6 +268,7 @@ pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
         Some(path) => Some(compare_file(path, &spec, &sweep)?),
         None => None,
     };
+    let launch = launch(&spec, &sweep, sla.as_ref());
     if args.json {
         return json(&Report {
             mode: Mode::of(&hardware),
@@ -273,6 +277,7 @@ pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
             metrics: &METRICS,
             sweep: &sweep,
             sla: sla.as_ref(),
+            launch: launch.as_ref(),
             measured: measured.as_deref(),
         });
     }
@@ -306,6 +311,9 @@ pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
     }
     if let Some(outcome) = &sla {
         out.push_str(&sla_text(outcome));
+    }
+    if let Some(plan) = &launch {
+        out.push_str(&launch_text(plan));
     }
     if let Some(rows) = &measured {
         out.push_str(&measured_table(rows));
@@ -364,6 +372,52 @@ fn compare_file(
         )));
     }
     Ok(rows)
+}
+
+/// The launch plan of the recommended point: the SLA's when one is set, else the point with the most output
+/// tokens/s per GPU; `Err` with why when the engine does not serve its config; `None` without a point.
+fn launch(
+    spec: &SweepSpec<'_>,
+    sweep: &Sweep,
+    sla: Option<&SlaOutcome>,
+) -> Option<Result<LaunchPlan, String>> {
+    let open;
+    let outcome = match sla {
+        Some(o) => o,
+        None => {
+            open = Sla::default().evaluate(sweep);
+            &open
+        }
+    };
+    let point = outcome.recommendation.as_ref()?;
+    let fit = sweep
+        .fits
+        .iter()
+        .find(|f| f.config == point.config && f.parallelism == point.parallelism)?;
+    let plan = spec
+        .model
+        .config(&point.config)
+        .and_then(|config| launch_plan(spec.model, &config, fit, point, spec.hardware.arch));
+    Some(plan.map_err(|e| e.to_string()))
+}
+
+/// The launch plan as text: the server line, the benchmark line and the notes.
+fn launch_text(plan: &Result<LaunchPlan, String>) -> String {
+    match plan {
+        Ok(p) => {
+            // One argument per line, so the commands fit the table's width and paste as they are.
+            let lines = |c: &roofline_core::LaunchCommand| c.parts().join(" \\\n    ");
+            let mut out = format!(
+                "serve it ({}):\n  {}\nmeasure it:\n  {}\n",
+                p.engine.key(),
+                lines(&p.serve),
+                lines(&p.bench)
+            );
+            out.extend(p.notes.iter().map(|n| format!("note: {n}\n")));
+            out
+        }
+        Err(why) => format!("no launch line: {why}\n"),
+    }
 }
 
 fn header(spec: &SweepSpec<'_>, sweep: &Sweep) -> String {

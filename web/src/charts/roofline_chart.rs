@@ -4,10 +4,9 @@ use leptos::prelude::*;
 use plotters::prelude::IntoDrawingArea;
 use plotters_canvas::CanvasBackend;
 use plotters_svg::SVGBackend;
-use wasm_bindgen::JsCast;
 
 use crate::browser;
-use crate::charts::canvas::{ChartCanvas, theme};
+use crate::charts::canvas::{ChartCanvas, ExportError, export_canvas, theme};
 use crate::charts::draw::{EXPORT_FOOTER_CSS_PX, draw, draw_captioned};
 use crate::charts::series::{PlotData, PointKinds, legend};
 
@@ -144,17 +143,6 @@ pub fn RooflineChart(
     }
 }
 
-/// Why a chart export failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ExportError {
-    /// The browser made no offscreen canvas or gave it no 2D context.
-    #[error("the browser made no canvas with a 2D context for the export")]
-    NoCanvas,
-    /// Drawing or encoding the image failed, with the library's message.
-    #[error("the export could not be drawn: {0}")]
-    Draw(String),
-}
-
 /// Downloads `data` as a PNG with `caption` under the chart: an offscreen canvas the size of `canvas` at
 /// twice the device pixel ratio or more. Returns its size in pixels.
 fn export_png(
@@ -162,28 +150,15 @@ fn export_png(
     data: &PlotData,
     caption: &str,
 ) -> Result<(u32, u32), ExportError> {
-    let scale = browser::device_pixel_ratio().max(2.0);
-    let css = (
-        f64::from(canvas.client_width().max(320)),
-        f64::from(canvas.client_height().max(192)),
-    );
-    let (w, h) = (
-        (css.0 * scale).round() as u32,
-        ((css.1 + 30.0 + EXPORT_FOOTER_CSS_PX) * scale).round() as u32,
-    );
-    let offscreen = document()
-        .create_element("canvas")
-        .ok()
-        .and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok())
-        .ok_or(ExportError::NoCanvas)?;
-    offscreen.set_width(w);
-    offscreen.set_height(h);
+    let (offscreen, scale) =
+        export_canvas(canvas, 30.0 + EXPORT_FOOTER_CSS_PX).ok_or(ExportError::NoCanvas)?;
+    let (w, h) = (offscreen.width(), offscreen.height());
     let backend = CanvasBackend::with_canvas_object(offscreen.clone()).ok_or(ExportError::NoCanvas)?;
     draw_captioned(&backend.into_drawing_area(), data, &theme(), scale, caption)
-        .map_err(|e| ExportError::Draw(e.to_string()))?;
+        .map_err(|e| ExportError::Failed(e.to_string()))?;
     let url = offscreen
         .to_data_url()
-        .map_err(|e| ExportError::Draw(format!("{e:?}")))?;
+        .map_err(|e| ExportError::Failed(format!("{e:?}")))?;
     browser::download_url(&url, "roofline.png");
     Ok((w, h))
 }
@@ -206,7 +181,7 @@ fn export_svg(
         1.0,
         caption,
     )
-    .map_err(|e| ExportError::Draw(e.to_string()))?;
+    .map_err(|e| ExportError::Failed(e.to_string()))?;
     browser::download_text(&svg, "roofline.svg", "image/svg+xml");
     Ok(svg)
 }

@@ -55,9 +55,15 @@ fn JobForm(stopping: RwSignal<bool>) -> impl IntoView {
             }
         })
     };
+    // What the endpoint measures once it said so (a precision it has no kernel for is never offered), the
+    // default set before.
     let offered = move || {
-        let mut all = measurable.get();
-        all.extend(RUN_ALL_PRECISIONS);
+        let m = measurable.get();
+        let all = if m.is_empty() {
+            RUN_ALL_PRECISIONS.to_vec()
+        } else {
+            m
+        };
         Precision::ALL
             .into_iter()
             .filter(|p| all.contains(p))

@@ -387,3 +387,60 @@ fn list_flags_are_bounded_and_their_repeats_dropped() {
     ]);
     assert_eq!(repeated, once);
 }
+
+#[test]
+fn the_recommended_point_comes_with_its_launch_and_bench_lines() {
+    // Llama-3.1-70B on H100s at TP 2: the SLA's pick in FP8 is served by vLLM with the split, limits, memory
+    // fraction and precisions the prediction used.
+    let args = [
+        "serve",
+        "--hardware",
+        "h100_sxm",
+        "--model",
+        "llama-3.1-70b",
+        "--isl",
+        "1024",
+        "--osl",
+        "1024",
+        "--tp",
+        "2",
+        "--configs",
+        "fp8",
+        "--sla-tokens-per-user",
+        "20",
+    ];
+    let json: Value = serde_json::from_str(&stdout(&[&args[..], &["--json"]].concat())).unwrap();
+    let best = &json["sla"]["recommendation"];
+    let plan = &json["launch"]["Ok"];
+    assert_eq!(plan["engine"], "vllm");
+    let value = |command: &str, flag: &str| {
+        plan[command]["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["flag"] == flag)
+            .map(|a| a["value"].as_str().unwrap().to_owned())
+    };
+    assert_eq!(value("serve", "--tensor-parallel-size").as_deref(), Some("2"));
+    assert_eq!(
+        value("serve", "--gpu-memory-utilization").as_deref(),
+        Some("0.92")
+    );
+    assert_eq!(value("serve", "--quantization").as_deref(), Some("fp8"));
+    assert_eq!(value("serve", "--kv-cache-dtype").as_deref(), Some("fp8"));
+    assert_eq!(
+        value("bench", "--max-concurrency"),
+        Some(best["concurrency"].as_f64().unwrap().to_string())
+    );
+    let text = stdout(&args);
+    assert!(
+        text.contains(
+            "serve it (vllm):\n  vllm serve \\\n    meta-llama/Llama-3.1-70B \\\n    --tensor-parallel-size 2 \\\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("measure it:\n  vllm bench serve \\\n    --backend vllm \\\n"),
+        "{text}"
+    );
+}

@@ -18,9 +18,10 @@ pub use recommendation::{
     recommend_model_parallel,
 };
 pub use serving::{
-    CONCURRENCY_GRID, ConfigFit, Engine, EnginePreset, EngineSupport, InFlight, Load, METRICS,
-    MetricDefinition, Regime, Scheduler, SchedulerKind, Scheme, ServingModel, ServingOutcome, ServingPoint,
-    ServingScenario, ServingWorkload, Sla, SlaOutcome, SlaPick, Sweep, SweepSpec, Unstable,
-    UnsupportedConfig, concurrency_grid, engine_support, engines_running, matrices_cover, runs_scheme,
-    schemes, sweep,
+    Alternative, CONCURRENCY_GRID, ConfigFit, Engine, EnginePreset, EngineSupport, GpuCountBest, InFlight,
+    LAYOUT_GPUS, LaunchArg, LaunchCommand, LaunchPlan, Load, METRICS, MetricDefinition, NotServed, Regime,
+    Scheduler, SchedulerKind, Scheme, ServingModel, ServingOutcome, ServingPoint, ServingScenario,
+    ServingWorkload, Sizing, SizingSpec, Sla, SlaLimit, SlaOutcome, SlaPick, Sweep, SweepSpec, Unserved,
+    Unstable, UnsupportedConfig, concurrency_grid, engine_support, engines_running, kv_cache_dtype,
+    launch_plan, layout_name, layouts, matrices_cover, model_id, runs_scheme, schemes, serves, sweep,
 };

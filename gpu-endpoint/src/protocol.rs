@@ -4,7 +4,7 @@
 //! backend-specific, so the CPU, CUDA and fake backends produce records of the same shape. `seeded`: the
 //! counter-based inputs a GPU generates on the device and the host recomputes element by element.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -214,6 +214,8 @@ pub fn stop_due(stop: Option<&StopCheck>) -> bool {
 
 thread_local! {
     static ACTIVE: RefCell<Option<StopCheck>> = const { RefCell::new(None) };
+    /// Whether [`random_normal`] on this thread stops with the point's limits ([`draw_stoppable`]).
+    static STOPPABLE: Cell<bool> = const { Cell::new(false) };
 }
 
 impl PointLimits {
@@ -360,27 +362,69 @@ pub fn sample<E: From<Interrupted>>(
 ///
 /// Generated in parallel chunks, each starting its ChaCha8 stream at the word where the single sequential
 /// stream would be (two `f64` draws = four 32-bit words per pair of values), so the values do not depend on
-/// the thread count.
+/// the thread count. Inside [`draw_stoppable`] a chunk starts only while the point running on this thread may
+/// go on (the rest of a stopped buffer is left zero, and `draw_stoppable` drops it); elsewhere it runs to the
+/// end.
 #[must_use]
 pub fn random_normal(seed: u64, n: usize) -> Vec<f32> {
-    /// Values per chunk (even, so every chunk starts on a Box–Muller pair).
-    const CHUNK: usize = 1 << 16;
+    let stop = STOPPABLE.get().then(StopCheck::current).flatten();
     let mut out = vec![0.0f32; n];
-    out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        rng.set_word_pos((c * CHUNK * 2) as u128);
-        for pair in chunk.chunks_mut(2) {
-            let u1: f64 = rng.random::<f64>().max(f64::MIN_POSITIVE);
-            let u2: f64 = rng.random::<f64>();
-            let r = (-2.0 * u1.ln()).sqrt();
-            let theta = std::f64::consts::TAU * u2;
-            pair[0] = (r * theta.cos()) as f32;
-            if let Some(second) = pair.get_mut(1) {
-                *second = (r * theta.sin()) as f32;
+    out.par_chunks_mut(NORMAL_CHUNK)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            if stop_due(stop.as_ref()) {
+                return;
             }
-        }
-    });
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            rng.set_word_pos((c * NORMAL_CHUNK * 2) as u128);
+            for pair in chunk.chunks_mut(2) {
+                let u1: f64 = rng.random::<f64>().max(f64::MIN_POSITIVE);
+                let u2: f64 = rng.random::<f64>();
+                let r = (-2.0 * u1.ln()).sqrt();
+                let theta = std::f64::consts::TAU * u2;
+                pair[0] = (r * theta.cos()) as f32;
+                if let Some(second) = pair.get_mut(1) {
+                    *second = (r * theta.sin()) as f32;
+                }
+            }
+        });
     out
+}
+
+/// Values per chunk of [`random_normal`] (even, so every chunk starts on a Box–Muller pair): about a
+/// millisecond of one thread, the longest [`draw_stoppable`] draws past a stop.
+pub const NORMAL_CHUNK: usize = 1 << 16;
+
+/// Draws seeded inputs with `draw` under the limits of the point running on this thread: its
+/// [`random_normal`] calls stop within a chunk ([`NORMAL_CHUNK`]) once the point must stop, so a departed
+/// client or a passed cap ends the generation of a buffer of any size within milliseconds, and the
+/// interruption is returned instead of the (partly zero) inputs.
+///
+/// # Errors
+/// The [`Interrupted`] reason, due before or after `draw`.
+pub fn draw_stoppable<T, E: From<Interrupted>>(draw: impl FnOnce() -> T) -> Result<T, E> {
+    /// Restores the thread's previous mode, also when `draw` unwinds.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            STOPPABLE.set(self.0);
+        }
+    }
+    check_interruption()?;
+    let drawn = {
+        let _restore = Restore(STOPPABLE.replace(true));
+        draw()
+    };
+    check_interruption()?;
+    Ok(drawn)
+}
+
+/// [`random_normal`] drawn with [`draw_stoppable`].
+///
+/// # Errors
+/// The [`Interrupted`] reason.
+pub fn try_random_normal<E: From<Interrupted>>(seed: u64, n: usize) -> Result<Vec<f32>, E> {
+    draw_stoppable(|| random_normal(seed, n))
 }
 
 /// Why an output check failed.

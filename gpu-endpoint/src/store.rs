@@ -1,34 +1,53 @@
 //! Measured points and calibrations in SQLite (WAL). Every point is its own committed transaction, so a
-//! `kill -9` mid-job loses no point that was reported; a point the store could not commit is an error the
-//! caller reports as `not_stored`, never as measured. The schema is versioned with `PRAGMA user_version` and
-//! upgraded by the ordered [`MIGRATIONS`].
+//! `kill -9` mid-job loses no point that was reported; a point or calibration the store could not commit is
+//! an error its caller reports as `not_stored`. The schema is versioned (`user_version`, [`MIGRATIONS`]); a
+//! row holds core's `MeasuredPoint` and `PredictedPoint` in base units (`record`), never the wire's point.
 //!
-//! Listings are paged by an opaque cursor and served by indexes in time independent of the number of stored
-//! points: every point belongs to a series (device, precision, shape; one row per distinct triple, few), the
-//! filters resolve to a set of series, and each series' newest points are walked from the `(series_id, id)`
-//! index and merged. Creation times never decrease with the row id (a clock stepping back stores the previous
-//! time), so `since` is an id bound. Listings read on their own connection: under WAL they neither wait for
-//! a job's point writes nor hold them up. A row that does not decode is skipped, logged and counted.
+//! Listings are paged by an opaque cursor and cost the page plus one index walk per matching device (a
+//! handful), whatever the number of points or series (device × precision × shape; a benchmark of new shapes
+//! makes one per point): a shape's series on `(series_id, id)`, a device's points on `(device, id)` or
+//! `(device, precision, id)`, merged. Creation times never decrease with the id, so `since` is an id bound.
+//! Listings read on their own connection (WAL: no wait on a job's writes), stop at the limits they run under
+//! (`protocol::PointLimits::run`), and skip, log and count rows that do not decode.
 
 use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use roofline_core::Precision;
+use roofline_core::measurement::{MeasuredPoint, PredictedPoint};
 use roofline_core::wire::{
     CalibrationResult, DEFAULT_RESULTS_LIMIT, DeleteResultsQuery, MAX_RESULTS_LIMIT, ResultsPage,
-    ResultsQuery, RooflinePoint, StoredResult,
+    ResultsQuery, StoredResult,
 };
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params, params_from_iter};
 
-use crate::protocol::unix_now;
+use crate::protocol::{Interrupted, StopCheck, check_interruption, unix_now};
+
+mod record;
 
 /// File name of the database inside the data directory.
 pub const DB_FILE: &str = "roofline.sqlite3";
 
+/// A rewrite of every row inside a migration's transaction.
+pub type RowRewrite = fn(&rusqlite::Transaction<'_>) -> Result<(), StoreError>;
+
+/// One schema upgrade: its SQL, then, where what a row holds changed, a rewrite of every row.
+pub struct Migration {
+    /// The statements.
+    pub sql: &'static str,
+    /// The rewrite of the rows, run after `sql` in the same transaction.
+    pub rows: Option<RowRewrite>,
+}
+
+/// A migration of SQL alone.
+const fn sql(sql: &'static str) -> Migration {
+    Migration { sql, rows: None }
+}
+
 /// Schema migrations; index `i` upgrades `user_version` `i` → `i + 1`.
-pub const MIGRATIONS: &[&str] = &[
-    "CREATE TABLE points (
+pub const MIGRATIONS: &[Migration] = &[
+    sql("CREATE TABLE points (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         job_id TEXT,
         device TEXT NOT NULL,
@@ -47,10 +66,10 @@ pub const MIGRATIONS: &[&str] = &[
         spec_key TEXT NOT NULL,
         result_json TEXT NOT NULL,
         created_unix_s REAL NOT NULL
-    );",
+    );"),
     // Series and their index (paged listings in time independent of the row count), and creation times that
     // never decrease with the id (older rows written before a clock stepped back take the time before it).
-    "CREATE TABLE series (
+    sql("CREATE TABLE series (
         id INTEGER PRIMARY KEY,
         device TEXT NOT NULL,
         precision TEXT NOT NULL,
@@ -67,7 +86,17 @@ pub const MIGRATIONS: &[&str] = &[
         SELECT id, max(created_unix_s) OVER (ORDER BY id) AS running FROM points
     ) AS later
     WHERE points.id = later.id AND points.created_unix_s < later.running;
-    CREATE INDEX points_series ON points(series_id, id);",
+    CREATE INDEX points_series ON points(series_id, id);"),
+    // Listings whose cost does not grow with the number of series: a device's points (in one precision) in id
+    // order, and a shape's series.
+    sql("CREATE INDEX points_device ON points(device, id);
+    CREATE INDEX points_device_precision ON points(device, precision, id);
+    CREATE INDEX series_shape ON series(shape);"),
+    // Points and predictions in base units, from the wire's seed units (µs, TFLOP/s, GB/s).
+    Migration {
+        sql: "",
+        rows: Some(record::to_base_units),
+    },
 ];
 
 /// Store errors (SQLite or JSON).
@@ -95,7 +124,19 @@ pub enum StoreError {
     /// A listing's cursor is not one this store gave out.
     #[error("cursor '{0}' is not a next_cursor this server gave out")]
     BadCursor(String),
+    /// A listing stopped at the limits it ran under: its time limit, or its client went away.
+    #[error("the listing was stopped by its limits ({0:?})")]
+    Interrupted(Interrupted),
 }
+
+impl From<Interrupted> for StoreError {
+    fn from(why: Interrupted) -> Self {
+        StoreError::Interrupted(why)
+    }
+}
+
+/// Virtual-machine steps of SQLite between two checks of a listing's limits (tens of microseconds).
+const STEPS_PER_CHECK: i32 = 1000;
 
 /// The store: one connection for writes, one for listings (WAL lets them run at once).
 pub struct Store {
@@ -205,8 +246,8 @@ impl Store {
         &self,
         job_id: Option<&str>,
         hardware_key: Option<&str>,
-        point: &RooflinePoint,
-        predicted: Option<&RooflinePoint>,
+        point: &MeasuredPoint,
+        predicted: Option<&PredictedPoint>,
     ) -> Result<i64, StoreError> {
         let mut conn = lock(&self.writer);
         let tx = conn.transaction()?;
@@ -219,7 +260,7 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError`]: none of them is stored.
-    pub fn insert_points(&self, points: &[RooflinePoint]) -> Result<(), StoreError> {
+    pub fn insert_points(&self, points: &[MeasuredPoint]) -> Result<(), StoreError> {
         let mut conn = lock(&self.writer);
         let tx = conn.transaction()?;
         for point in points {
@@ -265,37 +306,26 @@ impl Store {
 
     /// One page of stored points, newest first, filtered (`query.limit` results at most, from
     /// `query.cursor` on). Rows that do not decode are skipped, logged and counted in
-    /// [`ResultsPage::skipped`].
+    /// [`ResultsPage::skipped`]. Under `protocol::PointLimits::run` it stops within
+    /// [`STEPS_PER_CHECK`] SQLite steps once those limits say so.
     ///
     /// # Errors
-    /// [`StoreError::BadCursor`]; [`StoreError::Sql`].
-    pub fn results(&self, query: &ResultsQuery) -> Result<ResultsPage, StoreError> {
+    /// [`StoreError::BadCursor`]; [`StoreError::Interrupted`]; [`StoreError::Sql`].
+    pub fn results(&self, query: &ResultsQuery) -> Result<StoredPage, StoreError> {
         let limit = query
             .limit
             .unwrap_or(DEFAULT_RESULTS_LIMIT)
             .clamp(1, MAX_RESULTS_LIMIT) as usize;
         let below = query.cursor.as_deref().map(cursor_id).transpose()?;
-        let conn = lock(&self.reader);
-        let Some(bounds) = id_bounds(&conn, below, query.since)? else {
-            return Ok(ResultsPage::default());
-        };
-        let filter = SeriesFilter {
-            device: query.device.as_deref(),
-            precision: query.precision,
-            shape: query.shape.as_deref(),
-        };
-        // One more than the page: whether there is a next page.
-        let mut ids = match filter.series(&conn)? {
-            None => newest_ids(&conn, bounds, limit + 1)?,
-            Some(series) => merged_newest_ids(&conn, &series, bounds, limit + 1)?,
-        };
-        let next_cursor = (ids.len() > limit).then(|| cursor_of(ids[limit - 1]));
-        ids.truncate(limit);
-        let (results, skipped) = decode_rows(&conn, &ids)?;
-        Ok(ResultsPage {
-            results,
-            next_cursor,
-            skipped,
+        let mut conn = lock(&self.reader);
+        let stop = StopCheck::current();
+        conn.progress_handler(STEPS_PER_CHECK, stop.map(|s| move || s.due().is_some()))?;
+        let page = page(&conn, query, below, limit);
+        conn.progress_handler(0, None::<fn() -> bool>)?;
+        // A step the limits interrupted is their reason, not a database error.
+        page.or_else(|e| {
+            check_interruption::<StoreError>()?;
+            Err(e)
         })
     }
 
@@ -310,23 +340,17 @@ impl Store {
         let Some((_, lowest)) = id_bounds(&tx, None, query.since)? else {
             return Ok(0);
         };
-        let filter = SeriesFilter {
-            device: query.device.as_deref(),
-            precision: query.precision,
-            shape: None,
-        };
-        let deleted = match filter.series(&tx)? {
-            None => tx.execute("DELETE FROM points WHERE id >= ?1", [lowest])?,
-            Some(series) => {
-                let mut deleted = 0;
-                for id in series {
-                    deleted += tx.execute(
-                        "DELETE FROM points WHERE series_id = ?1 AND id >= ?2",
-                        [id, lowest],
-                    )?;
-                }
-                deleted
-            }
+        let deleted = if query.device.is_none() && query.precision.is_none() {
+            tx.execute("DELETE FROM points WHERE id >= ?1", [lowest])?
+        } else {
+            tx.execute(
+                DELETE_MATCHING,
+                params![
+                    lowest,
+                    device_pattern(query.device.as_deref()),
+                    query.precision.map(Precision::name)
+                ],
+            )?
         };
         tx.commit()?;
         Ok(deleted as u64)
@@ -346,19 +370,15 @@ fn insert(
     tx: &rusqlite::Transaction<'_>,
     job_id: Option<&str>,
     hardware_key: Option<&str>,
-    point: &RooflinePoint,
-    predicted: Option<&RooflinePoint>,
+    point: &MeasuredPoint,
+    predicted: Option<&PredictedPoint>,
 ) -> Result<i64, StoreError> {
-    let (device, backend) = point
-        .measurement
-        .as_ref()
-        .map_or((String::new(), String::new()), |m| {
-            (m.device_name.clone(), m.backend.name().to_owned())
-        });
-    let point_json = serde_json::to_string(point)?;
-    let predicted_json = predicted.map(serde_json::to_string).transpose()?;
+    let (device, backend) = (&point.measurement.device_name, point.measurement.backend.name());
+    let shape = point.op.shape_label();
+    let point_json = record::point_json(point)?;
+    let predicted_json = predicted.map(record::prediction_json).transpose()?;
     tx.prepare_cached("INSERT OR IGNORE INTO series (device, precision, shape) VALUES (?1, ?2, ?3)")?
-        .execute(params![device, point.precision.name(), point.shape])?;
+        .execute(params![device, point.precision.name(), shape])?;
     tx.prepare_cached(
         "INSERT INTO points (job_id, device, backend, precision, shape, hardware_key, point_json,
                              predicted_json, created_unix_s, series_id)
@@ -371,7 +391,7 @@ fn insert(
         device,
         backend,
         point.precision.name(),
-        point.shape,
+        shape,
         hardware_key,
         point_json,
         predicted_json,
@@ -409,34 +429,136 @@ fn id_bounds(
     Ok(Some((below.unwrap_or(i64::MAX), lowest)))
 }
 
-/// The filters of a listing or a delete that select series.
-struct SeriesFilter<'a> {
-    device: Option<&'a str>,
-    precision: Option<Precision>,
-    shape: Option<&'a str>,
+/// One page of stored points: the measurements and their predictions in base units, as the wire's page holds
+/// them.
+pub type StoredPage = ResultsPage<MeasuredPoint, PredictedPoint>;
+/// One stored point and its prediction, in base units.
+pub type StoredPoint = StoredResult<MeasuredPoint, PredictedPoint>;
+
+/// One page of a listing (see [`Store::results`]) read on `conn`.
+fn page(
+    conn: &Connection,
+    query: &ResultsQuery,
+    below: Option<i64>,
+    limit: usize,
+) -> Result<StoredPage, StoreError> {
+    let Some(bounds) = id_bounds(conn, below, query.since)? else {
+        return Ok(StoredPage::default());
+    };
+    // One more than the page: whether there is a next page.
+    let mut ids = match walks(conn, query)? {
+        None => newest_ids(conn, bounds, limit + 1)?,
+        Some(walks) => merged_newest_ids(conn, &walks, bounds, limit + 1)?,
+    };
+    let next_cursor = (ids.len() > limit).then(|| cursor_of(ids[limit - 1]));
+    ids.truncate(limit);
+    let (results, skipped) = decode_rows(conn, &ids)?;
+    Ok(ResultsPage {
+        results,
+        next_cursor,
+        skipped,
+    })
 }
 
-impl SeriesFilter<'_> {
-    /// The ids of the matching series (a scan of the small series table), or `None` without a filter.
-    fn series(&self, conn: &Connection) -> Result<Option<Vec<i64>>, StoreError> {
-        if self.device.is_none() && self.precision.is_none() && self.shape.is_none() {
-            return Ok(None);
+/// The `LIKE` pattern of a device filter: a case-insensitive substring.
+fn device_pattern(device: Option<&str>) -> Option<String> {
+    device.map(|d| format!("%{}%", d.to_lowercase()))
+}
+
+/// One index walk of a filtered listing, newest id first.
+enum Walk {
+    /// The points of one series, on `(series_id, id)`.
+    Series(i64),
+    /// The points of one device, on `(device, id)`.
+    Device(String),
+    /// The points of one device in one precision, on `(device, precision, id)`.
+    DevicePrecision(String, &'static str),
+}
+
+impl Walk {
+    /// The walk's statement: `?1` its key, `?2` and `?3` the id bounds, `?4` the precision.
+    fn sql(&self) -> &'static str {
+        match self {
+            Walk::Series(_) => {
+                "SELECT id FROM points WHERE series_id = ?1 AND id < ?2 AND id >= ?3 ORDER BY id DESC"
+            }
+            Walk::Device(_) => {
+                "SELECT id FROM points WHERE device = ?1 AND id < ?2 AND id >= ?3 ORDER BY id DESC"
+            }
+            Walk::DevicePrecision(..) => {
+                "SELECT id FROM points WHERE device = ?1 AND precision = ?4 AND id < ?2 AND id >= ?3
+                 ORDER BY id DESC"
+            }
         }
-        let device = self.device.map(|d| format!("%{}%", d.to_lowercase()));
-        let mut stmt = conn.prepare_cached(
-            "SELECT id FROM series
-             WHERE (?1 IS NULL OR lower(device) LIKE ?1)
-               AND (?2 IS NULL OR precision = ?2)
-               AND (?3 IS NULL OR shape = ?3)",
-        )?;
-        let ids = stmt
-            .query_map(
-                params![device, self.precision.map(Precision::name), self.shape],
-                |r| r.get(0),
-            )?
-            .collect::<Result<Vec<i64>, _>>()?;
-        Ok(Some(ids))
     }
+
+    /// Starts the walk on `stmt` (prepared from [`Walk::sql`]) within `(below, lowest)`.
+    fn start<'s>(
+        &self,
+        stmt: &'s mut rusqlite::Statement<'_>,
+        (below, lowest): (i64, i64),
+    ) -> rusqlite::Result<rusqlite::Rows<'s>> {
+        match self {
+            Walk::Series(id) => stmt.query(params![id, below, lowest]),
+            Walk::Device(device) => stmt.query(params![device, below, lowest]),
+            Walk::DevicePrecision(device, precision) => stmt.query(params![device, below, lowest, precision]),
+        }
+    }
+}
+
+/// Deletes the points from id `?1` on of the series on a device `LIKE ?2` and in precision `?3` (each when
+/// given): one statement, a scan of the series table, then their points from the `(series_id, id)` index.
+const DELETE_MATCHING: &str = "DELETE FROM points WHERE id >= ?1 AND series_id IN (
+        SELECT id FROM series WHERE (?2 IS NULL OR lower(device) LIKE ?2) AND (?3 IS NULL OR precision = ?3)
+    )";
+
+/// The series of shape `?1`, in precision `?2` and on a device `LIKE ?3` when given.
+const SHAPE_SERIES: &str = "SELECT id FROM series
+    WHERE shape = ?1 AND (?2 IS NULL OR precision = ?2) AND (?3 IS NULL OR lower(device) LIKE ?3)";
+
+/// The distinct devices of the series whose lowered name is `LIKE ?1` (all when it is null), one seek each.
+const DISTINCT_DEVICES: &str = "WITH RECURSIVE distinct_devices(name) AS (
+        SELECT min(device) FROM series
+        UNION ALL
+        SELECT (SELECT min(device) FROM series WHERE device > name) FROM distinct_devices
+        WHERE name IS NOT NULL
+    )
+    SELECT name FROM distinct_devices WHERE name IS NOT NULL AND (?1 IS NULL OR lower(name) LIKE ?1)";
+
+/// The walks of a listing's filters, or `None` without a filter (the newest rows of the whole table). With a
+/// shape: its series (on the `series(shape)` index, one per device and precision at most); else one walk per
+/// matching device ([`devices`]), in the precision when one is asked for.
+fn walks(conn: &Connection, query: &ResultsQuery) -> Result<Option<Vec<Walk>>, StoreError> {
+    let device = device_pattern(query.device.as_deref());
+    let precision = query.precision.map(Precision::name);
+    if let Some(shape) = &query.shape {
+        let mut stmt = conn.prepare_cached(SHAPE_SERIES)?;
+        let series = stmt
+            .query_map(params![shape, precision, device], |r| r.get(0).map(Walk::Series))?
+            .collect::<Result<_, _>>()?;
+        return Ok(Some(series));
+    }
+    if device.is_none() && precision.is_none() {
+        return Ok(None);
+    }
+    let walks = devices(conn, device.as_deref())?
+        .into_iter()
+        .map(|device| match precision {
+            Some(precision) => Walk::DevicePrecision(device, precision),
+            None => Walk::Device(device),
+        })
+        .collect();
+    Ok(Some(walks))
+}
+
+/// The distinct devices of the series whose lowered name is `LIKE pattern` (all without one): a skip scan of
+/// the series' `(device, precision, shape)` index, one seek per distinct device, however many series each has.
+fn devices(conn: &Connection, pattern: Option<&str>) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn.prepare_cached(DISTINCT_DEVICES)?;
+    let devices = stmt
+        .query_map([pattern], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    Ok(devices)
 }
 
 /// The newest `n` ids in `bounds`, walking the table backwards.
@@ -449,23 +571,22 @@ fn newest_ids(conn: &Connection, (below, lowest): (i64, i64), n: usize) -> Resul
     Ok(ids)
 }
 
-/// The newest `n` ids in `bounds` over `series`: each series walked backwards on its `(series_id, id)` index
-/// and merged, so a page costs about `n` + the number of series index steps, however many rows are stored.
+/// The newest `n` ids in `bounds` over `walks`, merged: a page costs about `n` + the number of walks index
+/// steps, however many rows are stored.
 fn merged_newest_ids(
     conn: &Connection,
-    series: &[i64],
-    (below, lowest): (i64, i64),
+    walks: &[Walk],
+    bounds: (i64, i64),
     n: usize,
 ) -> Result<Vec<i64>, StoreError> {
-    let sql = "SELECT id FROM points WHERE series_id = ?1 AND id < ?2 AND id >= ?3 ORDER BY id DESC";
-    let mut statements = series
+    let mut statements = walks
         .iter()
-        .map(|_| conn.prepare(sql))
+        .map(|walk| conn.prepare(walk.sql()))
         .collect::<Result<Vec<_>, _>>()?;
     let mut walks = statements
         .iter_mut()
-        .zip(series)
-        .map(|(stmt, &id)| stmt.query(params![id, below, lowest]))
+        .zip(walks)
+        .map(|(stmt, walk)| walk.start(stmt, bounds))
         .collect::<Result<Vec<_>, _>>()?;
     // The head of every walk, largest id first.
     let mut heads = BinaryHeap::new();
@@ -488,7 +609,7 @@ fn merged_newest_ids(
 }
 
 /// The stored results of `ids` (in that order) and how many rows did not decode (logged with their ids).
-fn decode_rows(conn: &Connection, ids: &[i64]) -> Result<(Vec<StoredResult>, u32), StoreError> {
+fn decode_rows(conn: &Connection, ids: &[i64]) -> Result<(Vec<StoredPoint>, u32), StoreError> {
     if ids.is_empty() {
         return Ok((Vec::new(), 0));
     }
@@ -501,15 +622,15 @@ fn decode_rows(conn: &Connection, ids: &[i64]) -> Result<(Vec<StoredResult>, u32
     let (mut results, mut skipped) = (Vec::with_capacity(ids.len()), 0u32);
     while let Some(row) = rows.next()? {
         let id: i64 = row.get(0)?;
-        let decoded = (|| -> Result<StoredResult, StoreError> {
+        let decoded = (|| -> Result<StoredPoint, StoreError> {
             Ok(StoredResult {
                 id,
                 job_id: row.get(1)?,
                 device: row.get(2)?,
-                point: serde_json::from_str(&row.get::<_, String>(3)?)?,
+                point: record::point_of(&row.get::<_, String>(3)?)?,
                 predicted: row
                     .get::<_, Option<String>>(4)?
-                    .map(|p| serde_json::from_str(&p))
+                    .map(|p| record::prediction_of(&p))
                     .transpose()?,
                 created_unix_s: row.get(5)?,
             })
@@ -531,13 +652,16 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     if version > latest {
         return Err(StoreError::TooNew(version, latest));
     }
-    for (idx, sql) in MIGRATIONS
+    for (idx, migration) in MIGRATIONS
         .iter()
         .enumerate()
         .skip(usize::try_from(version).unwrap_or(0))
     {
         let tx = conn.transaction()?;
-        tx.execute_batch(sql)?;
+        tx.execute_batch(migration.sql)?;
+        if let Some(rows) = migration.rows {
+            rows(&tx)?;
+        }
         tx.pragma_update(None, "user_version", idx as i64 + 1)?;
         tx.commit()?;
     }

@@ -7,18 +7,19 @@
 //! - [`analyze`]: the predictions of one shape, and its measurements when asked for.
 //!
 //! Each takes the device (or its guard, `crate::device::DeviceGuard`), the store and one typed request, and
-//! returns wire results.
-//! Measured points are built here, at the edge ([`point_of`]), and stored here ([`store_point`]): a point is
-//! reported as measured only once it is committed, else as a `not_stored` failure.
+//! returns its results in base units: the wire's events and answers carrying core's `MeasuredPoint` and
+//! `PredictedPoint`, which the presenters convert to the wire's points. Measured points are built here
+//! ([`point_of`]) and stored here ([`store_point`]): a point is reported as measured only once it is
+//! committed, else as a `not_stored` failure.
 
 pub mod analyze;
 pub mod benchmark;
 pub mod calibrate;
 pub mod step;
 
-use roofline_core::measurement::MeasuredPoint;
-use roofline_core::wire::{BackendKind, Bottleneck, ErrorCode, Failure, RooflinePoint};
-use roofline_core::{HardwareSpec, Operator, predict};
+use roofline_core::measurement::{MeasuredPoint, PredictedPoint};
+use roofline_core::wire::{BackendKind, ErrorCode, Failure};
+use roofline_core::{Bound, HardwareSpec, Operator, predict};
 
 use crate::backend::{BackendError, Measured};
 use crate::protocol::PointLimits;
@@ -42,36 +43,38 @@ pub enum UseCaseError {
         /// Its device name.
         name: String,
     },
+    /// A result was measured but the store could not commit it (a full disk, a file no longer writable): it is
+    /// reported as this failure (code `not_stored`), never as a result the next request could rely on.
+    #[error("{0}")]
+    NotStored(String),
 }
 
-/// The measured point of a measurement, with the bottleneck of its prediction when there is one.
+/// The measured point of a measurement, with the bound of its prediction when there is one.
 #[must_use]
-pub fn point_of(measured: Measured, bottleneck: Option<Bottleneck>) -> RooflinePoint {
-    let point = MeasuredPoint::of_operator(
-        &measured.op,
-        measured.precision,
-        &measured.label_suffix,
-        measured.measurement,
-    );
-    RooflinePoint::measured(&point, bottleneck.unwrap_or(Bottleneck::Unknown))
+pub fn point_of(measured: Measured, bound: Option<Bound>) -> MeasuredPoint {
+    MeasuredPoint {
+        bound,
+        ..MeasuredPoint::of_operator(
+            &measured.op,
+            measured.precision,
+            &measured.label_suffix,
+            measured.measurement,
+        )
+    }
 }
 
-/// The prediction for `op` on `hardware`, as a simulated point (`None` without a spec, or when the device
-/// lacks the path).
+/// The prediction for `op` on `hardware` (`None` without a spec, or when the device lacks the path).
 #[must_use]
-pub fn predicted_point(hardware: Option<&HardwareSpec>, op: &Operator) -> Option<RooflinePoint> {
+pub fn predicted_point(hardware: Option<&HardwareSpec>, op: &Operator) -> Option<PredictedPoint> {
     let hardware = hardware?;
-    predict(hardware, op)
-        .ok()
-        .map(|p| RooflinePoint::simulated(op, &p))
+    predict(hardware, op).ok().map(|p| PredictedPoint::of(op, &p))
 }
 
 /// The prediction of the matmul a measurement really ran (a W4A16 GEMV with its own operands, never its
-/// requested INT4 on both sides), as a simulated point carrying the measured point's precision, so the two
-/// pair up by precision.
+/// requested INT4 on both sides), carrying the measured point's precision, so the two pair up by precision.
 #[must_use]
-pub fn prediction_of(hardware: Option<&HardwareSpec>, measured: &Measured) -> Option<RooflinePoint> {
-    predicted_point(hardware, &measured.op).map(|p| RooflinePoint {
+pub fn prediction_of(hardware: Option<&HardwareSpec>, measured: &Measured) -> Option<PredictedPoint> {
+    predicted_point(hardware, &measured.op).map(|p| PredictedPoint {
         precision: measured.precision,
         ..p
     })
@@ -105,8 +108,8 @@ pub fn store_point(
     store: Option<&Store>,
     job_id: Option<&str>,
     hardware_key: Option<&str>,
-    point: &RooflinePoint,
-    predicted: Option<&RooflinePoint>,
+    point: &MeasuredPoint,
+    predicted: Option<&PredictedPoint>,
 ) -> Result<(), Failure> {
     let Some(store) = store else { return Ok(()) };
     store
@@ -120,7 +123,8 @@ pub fn store_point(
                 message: format!(
                     "{} was measured ({:.3} µs) but the store could not commit it, so it is not reported as \
                      measured: {e}",
-                    point.label, point.time_us
+                    point.label,
+                    point.time_s() * 1e6
                 ),
             }
         })

@@ -354,6 +354,25 @@ impl Browser {
         .await;
     }
 
+    /// Measures the scenario's step on the endpoint once the page allows it, and waits until the job is over
+    /// (done, cancelled or lost).
+    ///
+    /// # Panics
+    /// When the button stays disabled for 30 s or the job does not end within `timeout`.
+    pub async fn measure_step(&self, timeout: Duration) {
+        self.wait_for_js(
+            "!document.querySelector('[data-testid=step-measure]').disabled",
+            Duration::from_secs(30),
+        )
+        .await;
+        self.click("[data-testid=step-measure]").await;
+        self.wait_for_js(
+            "['done', 'cancelled', 'lost'].includes(document.querySelector('[data-testid=step-status]')?.dataset.value)",
+            timeout,
+        )
+        .await;
+    }
+
     /// Counts canvas pixels that differ from the canvas's top-left (background) pixel.
     ///
     /// # Panics

@@ -17,7 +17,8 @@ use crate::serving_inputs::View;
 use crate::state::AppState;
 
 /// The whole page: header; left, device and workload; centre, the model step (summary, roofline,
-/// operators, pins) or the serving view; right, the Kernel/Advisor/Formats/Benchmark/Validation tabs. State
+/// operators, pins) or the serving view; right, in the step view, the Kernel/Advisor/Formats/Benchmark/
+/// Validation tabs (the serving view takes their width). State
 /// comes from the URL, else from local storage, else defaults; it is written back to both on every change.
 #[component]
 pub fn App() -> impl IntoView {
@@ -32,6 +33,7 @@ pub fn App() -> impl IntoView {
                 </div>
             })
         }}
+        <a class="skip-link" href="#main-view" data-testid="skip-link">"Skip to the results"</a>
         <header class="top">
             <h1>"roofline"</h1>
             <p class="subtitle">"Which precision should this model run in, on this GPU? Predicted in your browser."</p>
@@ -39,8 +41,9 @@ pub fn App() -> impl IntoView {
             <div class="header-right"><EndpointStatus /></div>
         </header>
         <EndpointBanner />
-        <main class="layout">
+        <main class="layout" class:serving-layout=move || app.scenario.with(|s| s.view == View::Serving)>
             <aside class="left" aria-label="Device and workload">
+                <h2 class="sr-only">"Device and workload"</h2>
                 <HardwarePicker />
                 <CustomHardware />
                 <WorkloadForm />
@@ -50,7 +53,10 @@ pub fn App() -> impl IntoView {
             <Show when=move || app.scenario.with(|s| s.view == View::Step) fallback=|| view! { <ServingView /> }>
                 <StepView />
             </Show>
-            <RightPanel />
+            // The right panel's tools are the step's and the kernel's: the serving view takes its width.
+            <Show when=move || app.scenario.with(|s| s.view == View::Step)>
+                <RightPanel />
+            </Show>
         </main>
     }
 }

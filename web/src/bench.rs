@@ -2,7 +2,11 @@
 //! and the progress of one job as its SSE events arrive (each point counted once, however often the stream
 //! replays it). Pure.
 
+use roofline_core::measurement::{MeasuredPoint, PredictedPoint};
 use roofline_core::wire::{BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkJob, BenchmarkPointEvent};
+
+/// A benchmark job's point as the page keeps it: the measured point and its prediction in base units.
+pub type BenchPoint = BenchmarkPointEvent<MeasuredPoint, PredictedPoint>;
 
 /// `M×N×K` list text of shapes.
 #[must_use]
@@ -20,7 +24,7 @@ pub struct JobProgress {
     /// The job as queued.
     pub job: BenchmarkJob,
     /// Measured points, in index order of arrival.
-    pub points: Vec<BenchmarkPointEvent>,
+    pub points: Vec<BenchPoint>,
     /// Points that produced no measurement.
     pub failures: Vec<BenchmarkFailedEvent>,
     /// The final event, once it came.
@@ -47,7 +51,7 @@ impl JobProgress {
     }
 
     /// Records a point; returns `false` (and changes nothing) for a replayed one or another job's.
-    pub fn on_point(&mut self, event: BenchmarkPointEvent) -> bool {
+    pub fn on_point(&mut self, event: BenchPoint) -> bool {
         let fresh = event.job_id == self.job.id && !self.seen(event.index);
         if fresh {
             self.points.push(event);
@@ -109,7 +113,7 @@ mod tests {
         })
     }
 
-    fn point(index: u32) -> BenchmarkPointEvent {
+    fn point(index: u32) -> BenchPoint {
         BenchmarkPointEvent {
             job_id: "j1".into(),
             index,

@@ -1,9 +1,10 @@
 //! Results as JSON and CSV, with provenance columns (mode, device source, scenario, tool version). Pure.
 
+use roofline_core::measurement::MeasuredPoint;
 use roofline_core::wire::RooflinePoint;
 use roofline_core::{
-    Corrections, HardwareSpec, Mode, ModelAnalysis, OpAnalysis, Precision, ServingComparison, ServingOutcome,
-    SlaOutcome, Sweep,
+    Bound, Corrections, HardwareSpec, Mode, ModelAnalysis, OpAnalysis, Precision, ServingComparison,
+    ServingOutcome, SlaOutcome, Sweep,
 };
 use serde::Serialize;
 
@@ -40,8 +41,8 @@ fn provenance(s: &Scenario, hw: &HardwareSpec) -> Vec<String> {
 
 /// What ran for a measured point (empty for predictions): device, backend, library, kernel, versions, the
 /// sample statistics and conditions, and when.
-fn measurement_columns(point: Option<&RooflinePoint>) -> Vec<String> {
-    let Some(m) = point.and_then(|p| p.measurement.as_ref()) else {
+fn measurement_columns(point: Option<&MeasuredPoint>) -> Vec<String> {
+    let Some(m) = point.map(|p| &p.measurement).filter(|m| m.says_what_ran()) else {
         return vec![String::new(); 10];
     };
     let optional = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
@@ -192,12 +193,12 @@ pub fn results_csv(
     hw: &HardwareSpec,
     analysis: Option<&ModelAnalysis>,
     kernel: &[KernelRow],
-    measured: &[RooflinePoint],
+    measured: &[MeasuredPoint],
     serving: &ServingExport<'_>,
 ) -> String {
     let prov = provenance(s, hw);
     let mut records = vec![CSV_HEADER.split(',').map(str::to_owned).collect::<Vec<_>>()];
-    let mut push = |fields: Vec<String>, point: Option<&RooflinePoint>| {
+    let mut push = |fields: Vec<String>, point: Option<&MeasuredPoint>| {
         records.push(
             fields
                 .into_iter()
@@ -225,11 +226,11 @@ pub fn results_csv(
                 m.label.clone(),
                 "1".into(),
                 m.precision.name().into(),
-                m.ai.to_string(),
+                m.arithmetic_intensity().to_string(),
                 String::new(),
                 String::new(),
-                (m.time_us * 1e-6).to_string(),
-                m.bottleneck.name().to_owned(),
+                m.time_s().to_string(),
+                m.bound.map_or("unknown", Bound::name).to_owned(),
             ],
             Some(m),
         );
@@ -259,7 +260,7 @@ pub fn results_json(
     hw: &HardwareSpec,
     analysis: Option<&ModelAnalysis>,
     kernel: &[KernelRow],
-    measured: &[RooflinePoint],
+    measured: &[MeasuredPoint],
     serving: &ServingExport<'_>,
 ) -> String {
     let kernel: Vec<RooflinePoint> = kernel
@@ -295,7 +296,7 @@ pub fn results_json(
         hardware: hw,
         analysis,
         kernel,
-        measured,
+        measured: measured.iter().map(RooflinePoint::from).collect(),
         serving: ServingJson {
             sweep: serving.sweep,
             sla: serving.outcome,
@@ -316,7 +317,7 @@ struct ResultsJson<'a> {
     hardware: &'a HardwareSpec,
     analysis: Option<&'a ModelAnalysis>,
     kernel: Vec<RooflinePoint>,
-    measured: &'a [RooflinePoint],
+    measured: Vec<RooflinePoint>,
     serving: ServingJson<'a>,
 }
 
@@ -344,11 +345,13 @@ struct ComparisonJson<'a> {
 ///
 /// # Errors
 /// [`ImportError`] naming what could not be read.
-pub fn import_measured(json: &str) -> Result<Vec<RooflinePoint>, ImportError> {
+pub fn import_measured(json: &str) -> Result<Vec<MeasuredPoint>, ImportError> {
     let value: serde_json::Value = serde_json::from_str(json).map_err(ImportError::Json)?;
     let list = value.get("measured").unwrap_or(&value);
     // Read from text, not from the `Value`: one copy of the points' derived code in the wasm.
-    serde_json::from_str(&list.to_string()).map_err(ImportError::NotPoints)
+    let points: Vec<RooflinePoint> =
+        serde_json::from_str(&list.to_string()).map_err(ImportError::NotPoints)?;
+    Ok(points.iter().map(MeasuredPoint::from).collect())
 }
 
 /// Why measured points could not be imported.
@@ -430,7 +433,11 @@ mod tests {
         let hw = resolve_hardware(&s.hardware, &[]).unwrap();
         let rows = s.kernel.evaluate(&hw, &s.core_corrections(&hw));
         let op = rows[0].op.as_ref().unwrap();
-        let point = RooflinePoint::simulated(op, &roofline_core::predict(&hw, op).unwrap());
+        let measurement = roofline_core::measurement::Measurement {
+            median_s: 2.0 * roofline_core::predict(&hw, op).unwrap().time_s,
+            ..roofline_core::measurement::Measurement::default()
+        };
+        let point = MeasuredPoint::of_operator(op, op.precisions.compute(), "", measurement);
         let json = results_json(
             &s,
             &hw,
@@ -441,6 +448,35 @@ mod tests {
         );
         assert_eq!(import_measured(&json).unwrap(), vec![point]);
         assert!(import_measured("{").is_err());
+    }
+
+    #[test]
+    fn imported_points_are_exported_byte_for_byte() {
+        // Every point of an endpoint's stored listing (gpu-endpoint's golden of a store written before
+        // measured values moved to base units): real CPU and fake GEMVs, GEMMs, W4A16 and step operators.
+        let listing: serde_json::Value = serde_json::from_str(include_str!(
+            "../../gpu-endpoint/tests/data/store-v3-results.json"
+        ))
+        .unwrap();
+        let points: Vec<String> = listing["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["point"].to_string())
+            .collect();
+        let file = format!("[{}]", points.join(","));
+        let imported = import_measured(&file).unwrap();
+        let s = Scenario::default();
+        let hw = resolve_hardware(&s.hardware, &[]).unwrap();
+        let json = results_json(&s, &hw, None, &[], &imported, &ServingExport::default());
+        let exported: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let exported: Vec<String> = exported["measured"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(exported, points);
     }
 
     #[test]

@@ -7,7 +7,6 @@ use leptos::prelude::*;
 use roofline_core::HardwareSpec;
 use roofline_core::measured_device::{PointDevice, same_device};
 use roofline_core::measurement::MeasuredPoint;
-use roofline_core::wire::RooflinePoint;
 
 use crate::api;
 use crate::endpoint::{Connection, Endpoint};
@@ -15,18 +14,21 @@ use crate::endpoint::{Connection, Endpoint};
 /// A stable identity of a point: the same measurement reached through `/api/analyze`, a job's SSE stream,
 /// `/api/results` or an import has the same key.
 #[must_use]
-pub fn point_key(p: &RooflinePoint) -> String {
-    let run = p.measurement.as_ref().map_or_else(String::new, |m| {
-        format!(
-            "{}|{}|{}|{:e}",
-            m.device_name, m.kernel, m.timestamp_unix_s, m.median_s
-        )
-    });
-    format!("{:?}|{}|{}|{:e}|{run}", p.source, p.shape, p.precision, p.time_us)
+pub fn point_key(p: &MeasuredPoint) -> String {
+    let m = &p.measurement;
+    format!(
+        "{}|{}|{}|{}|{}|{:e}",
+        p.op.shape_label(),
+        p.precision,
+        m.device_name,
+        m.kernel,
+        m.timestamp_unix_s,
+        m.median_s
+    )
 }
 
 /// Appends the points of `new` that `list` does not hold yet; returns how many were added.
-pub fn add_points(list: &mut Vec<RooflinePoint>, new: impl IntoIterator<Item = RooflinePoint>) -> usize {
+pub fn add_points(list: &mut Vec<MeasuredPoint>, new: impl IntoIterator<Item = MeasuredPoint>) -> usize {
     let before = list.len();
     let mut seen: HashSet<String> = list.iter().map(point_key).collect();
     list.extend(new.into_iter().filter(|p| seen.insert(point_key(p))));
@@ -35,7 +37,7 @@ pub fn add_points(list: &mut Vec<RooflinePoint>, new: impl IntoIterator<Item = R
 
 /// `local` followed by the points of `remote` it lacks.
 #[must_use]
-pub fn merge(local: &[RooflinePoint], remote: &[RooflinePoint]) -> Vec<RooflinePoint> {
+pub fn merge(local: &[MeasuredPoint], remote: &[MeasuredPoint]) -> Vec<MeasuredPoint> {
     let mut all = local.to_vec();
     add_points(&mut all, remote.iter().cloned());
     all
@@ -47,7 +49,7 @@ pub const MAX_HISTORY_PAGES: usize = 10;
 
 /// The endpoint's stored points, oldest first: its pages followed by their `next_cursor`, newest first, up to
 /// [`MAX_HISTORY_PAGES`]; a page that fails ends the history there (the endpoint went away).
-async fn history(base: &str) -> Vec<RooflinePoint> {
+async fn history(base: &str) -> Vec<MeasuredPoint> {
     let mut points = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_HISTORY_PAGES {
@@ -60,6 +62,7 @@ async fn history(base: &str) -> Vec<RooflinePoint> {
                 page.skipped
             );
         }
+        let page = page.map(MeasuredPoint::from, |_| ());
         points.extend(page.results.into_iter().map(|r| r.point));
         match page.next_cursor {
             Some(next) => cursor = Some(next),
@@ -74,19 +77,19 @@ async fn history(base: &str) -> Vec<RooflinePoint> {
 #[derive(Clone, Copy)]
 pub struct Measured {
     /// Points received or imported in this browser (saved with the page state).
-    pub local: RwSignal<Vec<RooflinePoint>>,
+    pub local: RwSignal<Vec<MeasuredPoint>>,
     /// Bumped by [`Measured::refresh_history`].
     refresh: RwSignal<u32>,
     /// The endpoint's stored history (empty while offline).
-    pub history: LocalResource<Vec<RooflinePoint>>,
+    pub history: LocalResource<Vec<MeasuredPoint>>,
     /// Everything shown: `local` merged with `history`.
-    pub shown: Memo<Vec<RooflinePoint>>,
+    pub shown: Memo<Vec<MeasuredPoint>>,
 }
 
 impl Measured {
     /// Builds the merged view over `local`.
     #[must_use]
-    pub fn new(local: RwSignal<Vec<RooflinePoint>>, endpoint: Endpoint) -> Measured {
+    pub fn new(local: RwSignal<Vec<MeasuredPoint>>, endpoint: Endpoint) -> Measured {
         let refresh = RwSignal::new(0u32);
         let history = LocalResource::new(move || {
             refresh.track();
@@ -109,7 +112,7 @@ impl Measured {
     }
 
     /// Adds new points (duplicates are dropped).
-    pub fn add(&self, points: Vec<RooflinePoint>) {
+    pub fn add(&self, points: Vec<MeasuredPoint>) {
         self.local.update(|l| {
             add_points(l, points);
         });
@@ -124,12 +127,8 @@ impl Measured {
 /// The points measured on `spec`'s device (core's [`same_device`]): the only ones compared with its
 /// predictions.
 #[must_use]
-pub fn on_device(points: &[RooflinePoint], spec: &HardwareSpec) -> Vec<RooflinePoint> {
-    points
-        .iter()
-        .filter(|p| same_device(&MeasuredPoint::from(*p), spec))
-        .cloned()
-        .collect()
+pub fn on_device(points: &[MeasuredPoint], spec: &HardwareSpec) -> Vec<MeasuredPoint> {
+    points.iter().filter(|p| same_device(p, spec)).cloned().collect()
 }
 
 /// Which measured points the chart shows: this device's only (the default) or every device's (the others
@@ -148,25 +147,23 @@ impl PointFilter {
     /// Whether `p` passes the precision and date filters (a point without a measurement time fails a date
     /// filter).
     #[must_use]
-    pub fn keeps(&self, p: &RooflinePoint) -> bool {
+    pub fn keeps(&self, p: &MeasuredPoint) -> bool {
         self.precision.is_none_or(|q| q == p.precision)
-            && self.since_unix_s.is_none_or(|since| {
-                p.measurement
-                    .as_ref()
-                    .is_some_and(|m| m.timestamp_unix_s >= since)
-            })
+            && self
+                .since_unix_s
+                .is_none_or(|since| p.measurement.says_what_ran() && p.measurement.timestamp_unix_s >= since)
     }
 }
 
 /// The points measured elsewhere, counted per device (label, count), most first.
 #[must_use]
-pub fn other_devices(points: &[RooflinePoint], spec: &HardwareSpec) -> Vec<(String, usize)> {
+pub fn other_devices(points: &[MeasuredPoint], spec: &HardwareSpec) -> Vec<(String, usize)> {
     let mut counts: Vec<(String, usize)> = Vec::new();
-    for p in points.iter().map(MeasuredPoint::from) {
-        if same_device(&p, spec) {
+    for p in points {
+        if same_device(p, spec) {
             continue;
         }
-        let label = PointDevice::of(&p).label();
+        let label = PointDevice::of(p).label();
         match counts.iter_mut().find(|(l, _)| *l == label) {
             Some((_, n)) => *n += 1,
             None => counts.push((label, 1)),
@@ -178,39 +175,36 @@ pub fn other_devices(points: &[RooflinePoint], spec: &HardwareSpec) -> Vec<(Stri
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use roofline_core::Precision;
-    use roofline_core::wire::{Measurement, PointSource};
+    use roofline_core::measurement::{MeasuredOp, Measurement};
+    use roofline_core::{Bound, GemmShape, Precision};
 
     use super::*;
 
-    /// A measured FP32 point of `shape` taking `median_s`, measured at `at_unix_s`.
+    /// A measured point of `shape` (`MxNxK`) in `precision` taking `median_s`, measured at `at_unix_s`: 0.1
+    /// TFLOP/s at 10 FLOP/byte.
     pub(crate) fn measured_point(
         shape: &str,
         precision: Precision,
         median_s: f64,
         at_unix_s: f64,
-    ) -> RooflinePoint {
-        RooflinePoint {
-            ai: 10.0,
-            tflops: 0.1,
-            time_us: median_s * 1e6,
+    ) -> MeasuredPoint {
+        let flops = 0.1e12 * median_s;
+        MeasuredPoint {
+            op: MeasuredOp::Matmul(shape.parse::<GemmShape>().unwrap()),
+            operands: precision.into(),
             precision,
-            shape: shape.to_owned(),
-            kind: None,
             label: format!("GEMM {shape} [{precision}]"),
-            source: PointSource::Measured,
-            bottleneck: roofline_core::wire::Bottleneck::Memory,
-            bandwidth_gb_s: None,
-            operands: None,
-            activation_quantization: None,
-            measurement: Some(Measurement {
+            flops,
+            bytes: flops / 10.0,
+            measurement: Measurement {
                 backend: roofline_core::wire::BackendKind::Cpu,
                 device_name: "Test CPU".to_owned(),
                 median_s,
                 timestamp_unix_s: at_unix_s,
                 ..Measurement::default()
-            }),
-            mode: None,
+            },
+            activation_quantization: None,
+            bound: Some(Bound::Memory),
         }
     }
 

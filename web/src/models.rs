@@ -65,8 +65,27 @@ pub fn import_model(
     json: &str,
     taken: &[ModelConfig],
 ) -> Result<ModelConfig, Error> {
-    let key = import_key(file_name, json, taken);
-    let mut model = ModelConfig::from_hf_config_json(&key, json)?;
+    import_model_files(file_name, &[json], taken)
+}
+
+/// [`import_model`] of a `config.json` and, beside it, NVIDIA ModelOpt's `hf_quant_config.json` (in either
+/// order, told apart by core: `ModelConfig::from_hf_files`), the key from `file_name` (the config's) or
+/// the first `_name_or_path`.
+///
+/// # Errors
+/// As [`import_model`], and `Error::InvalidModelConfig` naming `hf_quant_config.json` for files that are
+/// not one config and at most one ModelOpt file.
+pub fn import_model_files(
+    file_name: Option<&str>,
+    texts: &[&str],
+    taken: &[ModelConfig],
+) -> Result<ModelConfig, Error> {
+    let named = texts
+        .iter()
+        .find(|t| t.contains("_name_or_path"))
+        .or(texts.first());
+    let key = import_key(file_name, named.copied().unwrap_or_default(), taken);
+    let mut model = ModelConfig::from_hf_files(&key, texts)?;
     model.check()?;
     if model_presets().iter().any(|p| p.name == model.name) || model.name == key {
         model.name = format!("{} (imported)", model.name);
@@ -111,6 +130,16 @@ mod tests {
             resolve_model("nope", &custom),
             Err(Error::UnknownModel { .. })
         ));
+    }
+
+    #[test]
+    fn a_config_imports_with_its_modelopt_file() {
+        let quant = r#"{"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "FP8",
+            "kv_cache_quant_algo": "FP8", "exclude_modules": ["lm_head"]}}"#;
+        let model = import_model_files(Some("qwen3-8b.json"), &[quant, QWEN3_8B], &[]).unwrap();
+        let checkpoint = model.checkpoint.unwrap();
+        assert_eq!(checkpoint.weights, roofline_core::Precision::Fp8E4M3);
+        assert_eq!(model.key, "qwen3-8b-2");
     }
 
     #[test]

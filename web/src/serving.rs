@@ -1,9 +1,10 @@
 //! The serving view's evaluation through `roofline_core`'s serving model, the same as `roofline serve`: the
-//! sweep of every precision config over the concurrency grid for the scenario's device (in its mode), model,
-//! GPU split and serving inputs ([`SweepKey`], kept in a small [`SweepCache`]), the SLA's recommendation in
-//! words ([`verdict`]) and the per-config table ([`config_rows`]). Pure and natively tested;
+//! sweep of every precision config over every GPU layout the device's domain holds and the concurrency grid
+//! ([`SweepKey`], kept in a small [`SweepCache`]), the colour of each config, and words for loads and limits.
+//! Pure and natively tested; `answer.rs` turns core's sizing into the view's sentences and rows,
 //! `measured.rs` holds the imported serving runs and `state.rs` the page's memos over both.
 
+pub mod answer;
 pub mod measured;
 pub mod state;
 
@@ -12,29 +13,28 @@ use std::sync::Arc;
 
 use roofline_core::{
     BenchClient, Corrections, Engine, EngineFeatures, EnginePreset, Error, HardwareSpec, Load, ModelConfig,
-    Parallelism, QuantConfig, SchedulerKind, ServingPoint, ServingWorkload, Sla, SlaOutcome, Sweep,
-    SweepSpec, find_quant_config, quant_configs, sweep,
+    Parallelism, QuantConfig, SchedulerKind, ServingWorkload, Sla, Sweep, SweepSpec, layouts, quant_configs,
+    sweep,
 };
 
 use crate::calibration::mode_label;
 use crate::format;
 use crate::models::resolve_model;
-use crate::palette::{Rgb, precision_rgb};
+use crate::palette::Rgb;
 use crate::scenario::Scenario;
 use crate::serving_inputs::{engine_name, scheduler_name};
-use crate::summary::config_name;
 
-/// Everything a sweep depends on, and nothing else: the device spec in its mode, the model, the GPU split,
-/// the request lengths, the engine, its scheduler and limits, and the corrections of the mode. Every
-/// precision config is swept (those the device cannot run are listed as unsupported).
+/// Everything a sweep depends on, and nothing else: the device spec in its mode, the model, its layouts on
+/// the device, the request lengths, the engine, its scheduler and limits, and the corrections of the mode.
+/// Every precision config is swept (those the device cannot run are listed as unsupported).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepKey {
     /// The device, in the mode predictions use.
     pub hardware: HardwareSpec,
     /// The model.
     pub model: ModelConfig,
-    /// How one replica is split over GPUs.
-    pub parallelism: Parallelism,
+    /// How one replica may be split over GPUs: every layout of [`roofline_core::layouts`].
+    pub layouts: Vec<Parallelism>,
     /// ISL and OSL.
     pub workload: ServingWorkload,
     /// Whose defaults.
@@ -52,15 +52,17 @@ pub struct SweepKey {
 }
 
 impl SweepKey {
-    /// The key of scenario `s` on `hw` (its effective spec), `models` being the imported models.
+    /// The key of scenario `s` on `hw` (its effective spec, or a compared device's), `models` being the
+    /// imported models.
     ///
     /// # Errors
     /// An unknown model key.
     pub fn of(s: &Scenario, hw: &HardwareSpec, models: &[ModelConfig]) -> Result<SweepKey, Error> {
+        let model = resolve_model(&s.model, models)?.clone();
         Ok(SweepKey {
             hardware: hw.clone(),
-            model: resolve_model(&s.model, models)?.clone(),
-            parallelism: s.parallelism(),
+            layouts: layouts(&model, hw),
+            model,
             workload: ServingWorkload {
                 isl: s.serving.isl,
                 osl: s.serving.osl,
@@ -74,18 +76,18 @@ impl SweepKey {
         })
     }
 
-    /// Runs the sweep: every config × the concurrency grid up to what fits, as `roofline serve` with
-    /// `--configs all` and no loads.
+    /// Runs the sweep: every config × every layout × the concurrency grid up to what fits or the engine
+    /// runs, as `roofline serve --configs all --tp 1,2,4,8` with no loads.
     ///
     /// # Errors
-    /// What `roofline_core::sweep` rejects: an invalid workload, limit or GPU split.
+    /// What `roofline_core::sweep` rejects: an invalid workload or limit.
     pub fn sweep(&self) -> Result<Sweep, Error> {
         let configs: Vec<&QuantConfig> = quant_configs().iter().collect();
         sweep(&SweepSpec {
             hardware: &self.hardware,
             model: &self.model,
             configs: &configs,
-            parallelisms: std::slice::from_ref(&self.parallelism),
+            parallelisms: &self.layouts,
             workload: self.workload,
             loads: &[],
             engine: self.engine,
@@ -99,41 +101,41 @@ impl SweepKey {
         })
     }
 
-    /// The engine's own defaults on this device and split (the limits the inputs' placeholders name).
+    /// The engine's own defaults on this device on one GPU (the limits the inputs' placeholders name).
     #[must_use]
     pub fn engine_defaults(&self) -> EnginePreset {
-        self.engine.preset(&self.hardware, &self.parallelism)
+        self.engine.preset(&self.hardware, &Parallelism::SINGLE)
     }
 
-    /// The chart's title: mode, device, model and GPUs, e.g. `reference · NVIDIA H100 SXM5 80GB · Llama 3.1
-    /// 8B · 1 GPU`.
+    /// The chart's title: mode, device and model, e.g. `reference · NVIDIA H100 SXM5 80GB · Llama 3.1 8B`.
     #[must_use]
     pub fn title(&self) -> String {
-        format!(
-            "{} · {} · {}",
-            mode_label(&self.hardware),
-            self.model.name,
-            self.gpus()
-        )
+        format!("{} · {}", mode_label(&self.hardware), self.model.name)
     }
 
-    /// `1 GPU`, `4 GPUs (TP 4)` or `8 GPUs (TP 8, EP 8)`.
-    fn gpus(&self) -> String {
-        match (self.parallelism.gpus(), self.parallelism.expert) {
-            (1, _) => "1 GPU".to_owned(),
-            (n, 1) => format!("{n} GPUs (TP {n})"),
-            (n, e) => format!("{n} GPUs (TP {n}, EP {e})"),
+    /// The GPU counts swept, e.g. `1, 2, 4 or 8 GPUs`, or `1 GPU`.
+    #[must_use]
+    pub fn gpus(&self) -> String {
+        let mut counts: Vec<u32> = self.layouts.iter().map(Parallelism::gpus).collect();
+        counts.dedup();
+        match counts.as_slice() {
+            [] | [1] => "1 GPU".to_owned(),
+            [.., last] => {
+                let head: Vec<String> = counts[..counts.len() - 1].iter().map(u32::to_string).collect();
+                format!("{} or {last} GPUs", head.join(", "))
+            }
         }
     }
 
-    /// What every number of the view is about: mode, device, model, GPUs, request lengths, engine and
-    /// scheduler, e.g. `reference · NVIDIA H100 SXM · Llama-3.1-8B · 1 GPU · ISL 1024 / OSL 1024 · vLLM,
-    /// in-flight batching`.
+    /// What every number of the view is about: mode, device, model, GPU counts, request lengths, engine and
+    /// scheduler, e.g. `reference · NVIDIA H100 SXM · Llama-3.1-8B · 1, 2, 4 or 8 GPUs · ISL 1024 / OSL
+    /// 1024 · vLLM, in-flight batching`.
     #[must_use]
     pub fn context(&self) -> String {
         format!(
-            "{} · ISL {} / OSL {} · {}, {}",
+            "{} · {} · ISL {} / OSL {} · {}, {}",
             self.title(),
+            self.gpus(),
             self.workload.isl,
             self.workload.osl,
             engine_name(self.engine),
@@ -177,17 +179,53 @@ impl SweepCache {
     }
 }
 
-/// The colour of a config's curve: its weight format's precision colour.
+/// Twelve colours told apart by most eyes (Tableau 10 and two more), one per config in the sweep's order;
+/// a config past the twelfth takes a darker shade of one.
+const SERIES_RGB: [Rgb; 12] = [
+    (0x1f, 0x77, 0xb4),
+    (0xff, 0x7f, 0x0e),
+    (0x2c, 0xa0, 0x2c),
+    (0xd6, 0x27, 0x28),
+    (0x94, 0x67, 0xbd),
+    (0x8c, 0x56, 0x4b),
+    (0xe3, 0x77, 0xc2),
+    (0x7f, 0x7f, 0x7f),
+    (0xbc, 0xbd, 0x22),
+    (0x17, 0xbe, 0xcf),
+    (0x39, 0x3b, 0x79),
+    (0xad, 0x49, 0x4a),
+];
+
+/// The colour of the `index`-th config of a sweep.
 #[must_use]
-pub fn config_rgb(config: &str) -> Rgb {
-    find_quant_config(config).map_or((0x64, 0x74, 0x8b), |c| precision_rgb(c.weights))
+pub fn config_rgb(index: usize) -> Rgb {
+    let (r, g, b) = SERIES_RGB[index % SERIES_RGB.len()];
+    if index < SERIES_RGB.len() {
+        (r, g, b)
+    } else {
+        let dark = |c: u8| (f64::from(c) * 0.55).round() as u8;
+        (dark(r), dark(g), dark(b))
+    }
 }
 
-/// The load of a point in words: `concurrency 96`, or `2.5 requests/s`.
+/// The configs of `sweep` in order, each once: the index of a config's colour.
+#[must_use]
+pub fn config_order(sweep: &Sweep) -> Vec<&str> {
+    let mut order: Vec<&str> = Vec::new();
+    for fit in &sweep.fits {
+        if !order.contains(&fit.config.as_str()) {
+            order.push(&fit.config);
+        }
+    }
+    order
+}
+
+/// The load of a point in words: `192 users` (closed loop), or `2.5 requests/s`.
 #[must_use]
 pub fn load_words(load: Load) -> String {
     match load {
-        Load::Concurrency(n) => format!("concurrency {n}"),
+        Load::Concurrency(1) => "1 user".to_owned(),
+        Load::Concurrency(n) => format!("{n} users"),
         Load::Rate(r) => format!("{} requests/s", format::number(r)),
     }
 }
@@ -204,154 +242,6 @@ pub fn sla_words(sla: &Sla) -> Vec<String> {
     .into_iter()
     .flatten()
     .collect()
-}
-
-/// A point in words: `fp8 at concurrency 96: 6.54k output tokens/s per GPU, TPOT 14.7 ms, TTFT 39.0 ms`.
-#[must_use]
-pub fn point_words(p: &ServingPoint) -> String {
-    format!(
-        "{} at {}: {} output tokens/s per GPU, TPOT {}, TTFT {}",
-        p.config,
-        load_words(p.load),
-        format::number(p.output_tokens_per_s_per_gpu),
-        format::duration(p.tpot_s),
-        format::duration(p.ttft_s)
-    )
-}
-
-/// The configs speedups are told against, in order: BF16, else FP16 (the advisor's baseline).
-const BASELINES: [&str; 2] = ["bf16", "fp16"];
-
-/// The SLA's answer.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
-    /// The point with the most output tokens/s per GPU that meets the SLA, and the sentence saying so (with
-    /// the baseline config's best beside it).
-    Recommended {
-        /// The point.
-        point: Box<ServingPoint>,
-        /// The sentence.
-        text: String,
-    },
-    /// Why nothing meets the SLA: the limit the closest config breaks (core's reason).
-    NothingMeets(String),
-}
-
-/// The SLA's recommendation in words from `outcome` (core's [`Sla::evaluate`]).
-#[must_use]
-pub fn verdict(outcome: &SlaOutcome) -> Verdict {
-    let Some(point) = &outcome.recommendation else {
-        let reason = outcome
-            .reason
-            .clone()
-            .unwrap_or_else(|| "nothing meets the SLA".to_owned());
-        return Verdict::NothingMeets(capitalized(&reason));
-    };
-    let limits = sla_words(&outcome.sla);
-    let meets = if limits.is_empty() {
-        "the most output tokens/s per GPU (no SLA set)".to_owned()
-    } else {
-        format!("meets {}", limits.join(" and "))
-    };
-    let mut text = format!("{} — {meets}", point_words(point));
-    let baseline = BASELINES
-        .iter()
-        .find_map(|key| outcome.picks.iter().find(|p| p.config == *key));
-    if let Some(base) = baseline.filter(|b| b.config != point.config) {
-        match (&base.best, &base.reason) {
-            (Some(b), _) => text.push_str(&format!(
-                "; {} best: {}, {} output tokens/s per GPU, TPOT {}, TTFT {} ({} serves {:.2}× as many per GPU)",
-                base.config,
-                load_words(b.load),
-                format::number(b.output_tokens_per_s_per_gpu),
-                format::duration(b.tpot_s),
-                format::duration(b.ttft_s),
-                point.config,
-                point.output_tokens_per_s_per_gpu / b.output_tokens_per_s_per_gpu,
-            )),
-            (None, Some(reason)) => text.push_str(&format!("; {}: {reason}", base.config)),
-            (None, None) => {}
-        }
-    }
-    Verdict::Recommended {
-        point: Box::new(point.clone()),
-        text,
-    }
-}
-
-/// `text` with its first letter in upper case.
-fn capitalized(text: &str) -> String {
-    let mut chars = text.chars();
-    chars
-        .next()
-        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
-}
-
-/// One config's row of the table under the chart.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConfigRow {
-    /// Config key.
-    pub config: String,
-    /// Display name.
-    pub name: String,
-    /// Curve colour.
-    pub color: Rgb,
-    /// The point with the most output tokens/s per GPU that meets the SLA.
-    pub best: Option<ServingPoint>,
-    /// Why no point meets it (core's reason), or why the config has no point.
-    pub why_none: Option<String>,
-    /// The point with the most output tokens/s per GPU at all.
-    pub top: Option<ServingPoint>,
-    /// Sequences of ISL + OSL tokens the KV cache of one GPU holds (0: the model does not fit).
-    pub max_fit: u32,
-    /// Requests the engine runs at once (its `max_seqs`).
-    pub engine_max_seqs: u32,
-    /// Weights one GPU holds, bytes.
-    pub weight_bytes: f64,
-    /// KV cache one GPU gets, bytes.
-    pub kv_cache_bytes: f64,
-    /// Whether this config holds the recommendation.
-    pub recommended: bool,
-}
-
-/// One row per config that ran (in the sweep's order), from the sweep and its SLA outcome.
-#[must_use]
-pub fn config_rows(sweep: &Sweep, outcome: &SlaOutcome) -> Vec<ConfigRow> {
-    sweep
-        .fits
-        .iter()
-        .map(|fit| {
-            let pick = outcome
-                .picks
-                .iter()
-                .find(|p| p.config == fit.config && p.gpus == fit.gpus);
-            let top = sweep
-                .points
-                .iter()
-                .filter(|p| p.config == fit.config && p.parallelism == fit.parallelism && p.fits)
-                .max_by(|a, b| {
-                    a.output_tokens_per_s_per_gpu
-                        .total_cmp(&b.output_tokens_per_s_per_gpu)
-                })
-                .cloned();
-            ConfigRow {
-                config: fit.config.clone(),
-                name: config_name(&fit.config),
-                color: config_rgb(&fit.config),
-                best: pick.and_then(|p| p.best.clone()),
-                why_none: pick.and_then(|p| p.reason.clone()),
-                top,
-                max_fit: fit.memory.max_sequences,
-                engine_max_seqs: fit.preset.in_flight.max_seqs,
-                weight_bytes: fit.memory.weight_bytes,
-                kv_cache_bytes: fit.memory.kv_cache_bytes,
-                recommended: outcome
-                    .recommendation
-                    .as_ref()
-                    .is_some_and(|r| r.config == fit.config && r.parallelism == fit.parallelism),
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -389,23 +279,35 @@ pub(crate) mod tests {
         let key = SweepKey::of(&s, &hw, &[]).unwrap();
         assert_eq!(key.corrections, Corrections::REALISTIC);
         let page = key.sweep().unwrap();
-        // `roofline serve --hardware h100_sxm --model llama-3.1-8b --isl 1024 --osl 1024` in core terms.
+        // `roofline serve --hardware h100_sxm --model llama-3.1-8b --isl 1024 --osl 1024 --tp 1,2,4,8` in
+        // core terms.
         let configs: Vec<&QuantConfig> = quant_configs().iter().collect();
-        let core = sweep(&SweepSpec::new(
-            &hw,
-            roofline_core::find_model("llama-3.1-8b").unwrap(),
-            &configs,
-            ServingWorkload { isl: 1024, osl: 1024 },
-        ))
+        let model = roofline_core::find_model("llama-3.1-8b").unwrap();
+        let tp = [1, 2, 4, 8].map(Parallelism::tensor);
+        let core = sweep(&SweepSpec {
+            parallelisms: &tp,
+            ..SweepSpec::new(&hw, model, &configs, ServingWorkload { isl: 1024, osl: 1024 })
+        })
         .unwrap();
         assert_eq!(page, core);
-        // BF16 holds 225 sequences of 2048 tokens (docs/validation/serving.md §2).
+        // BF16 holds 225 sequences of 2048 tokens on one GPU (docs/validation/serving.md §2).
         let bf16 = page.fits.iter().find(|f| f.config == "bf16").unwrap();
-        assert_eq!(bf16.memory.max_sequences, 225);
+        assert_eq!((bf16.gpus, bf16.memory.max_sequences), (1, 225));
         assert_eq!(
             key.context(),
-            "reference · NVIDIA H100 SXM5 80GB · Llama 3.1 8B · 1 GPU · ISL 1024 / OSL 1024 · vLLM, in-flight batching"
+            "reference · NVIDIA H100 SXM5 80GB · Llama 3.1 8B · 1, 2, 4 or 8 GPUs · ISL 1024 / OSL 1024 · vLLM, \
+             in-flight batching"
         );
+    }
+
+    #[test]
+    fn colours_are_distinct_for_the_first_twelve_configs_then_darker() {
+        let first: Vec<Rgb> = (0..12).map(config_rgb).collect();
+        for (i, a) in first.iter().enumerate() {
+            assert!(first[i + 1..].iter().all(|b| b != a));
+        }
+        assert_ne!(config_rgb(12), config_rgb(0));
+        assert!(config_rgb(12).0 < config_rgb(0).0);
     }
 
     #[test]
@@ -460,107 +362,5 @@ pub(crate) mod tests {
             err.contains("token_budget (512) must be at least max_seqs (1024)"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn the_verdict_names_the_point_the_limits_and_the_baseline() {
-        let (s, hw) = h100_llama();
-        let (_, sweep) = swept(&s, &hw);
-        let sla = Sla {
-            ttft_max_s: Some(1.0),
-            tpot_max_s: None,
-            tokens_per_user_min: Some(30.0),
-        };
-        let outcome = sla.evaluate(&sweep);
-        let best = outcome.recommendation.clone().unwrap();
-        let Verdict::Recommended { point, text } = verdict(&outcome) else {
-            panic!("an 8B model on an H100 meets 30 tok/s/user");
-        };
-        assert_eq!(*point, best);
-        assert!(
-            text.starts_with(&format!(
-                "{} at {}: {} output tokens/s per GPU",
-                best.config,
-                load_words(best.load),
-                format::number(best.output_tokens_per_s_per_gpu)
-            )),
-            "{text}"
-        );
-        assert!(
-            text.contains("— meets TTFT ≤ 1.00 s and ≥ 30 tok/s/user"),
-            "{text}"
-        );
-        let bf16 = outcome.picks.iter().find(|p| p.config == "bf16").unwrap();
-        let bf16_best = bf16.best.as_ref().unwrap();
-        assert!(
-            text.contains(&format!(
-                "; bf16 best: {}, {} output tokens/s per GPU, TPOT {}, TTFT {} ({} serves {:.2}× as many per GPU)",
-                load_words(bf16_best.load),
-                format::number(bf16_best.output_tokens_per_s_per_gpu),
-                format::duration(bf16_best.tpot_s),
-                format::duration(bf16_best.ttft_s),
-                best.config,
-                best.output_tokens_per_s_per_gpu / bf16_best.output_tokens_per_s_per_gpu
-            )),
-            "{text}"
-        );
-        // No SLA: the most output per GPU over every config.
-        let open = Sla::default().evaluate(&sweep);
-        let Verdict::Recommended { text, .. } = verdict(&open) else {
-            panic!()
-        };
-        assert!(text.contains("(no SLA set)"), "{text}");
-        // An impossible limit: core's reason, capitalized.
-        let tight = Sla {
-            tpot_max_s: Some(1e-4),
-            ..Sla::default()
-        }
-        .evaluate(&sweep);
-        let Verdict::NothingMeets(why) = verdict(&tight) else {
-            panic!()
-        };
-        assert!(
-            why.starts_with("No config meets the SLA; the closest: TPOT at concurrency 1 is "),
-            "{why}"
-        );
-        // The closest config is the one with the shortest TPOT for one user.
-        let fastest = sweep
-            .points
-            .iter()
-            .filter(|p| p.load == Load::Concurrency(1))
-            .min_by(|a, b| a.tpot_s.total_cmp(&b.tpot_s))
-            .unwrap();
-        assert!(
-            why.ends_with(&format!(
-                "{} > 100 µs: even one user is too slow on h100_sxm in {}",
-                format::duration(fastest.tpot_s),
-                fastest.config
-            )),
-            "{why}"
-        );
-    }
-
-    #[test]
-    fn config_rows_hold_the_best_the_top_and_what_fits() {
-        let (s, hw) = h100_llama();
-        let (_, sweep) = swept(&s, &hw);
-        let sla = Sla {
-            tpot_max_s: Some(0.02),
-            ..Sla::default()
-        };
-        let outcome = sla.evaluate(&sweep);
-        let rows = config_rows(&sweep, &outcome);
-        assert_eq!(rows.len(), sweep.fits.len());
-        assert_eq!(rows.iter().filter(|r| r.recommended).count(), 1);
-        let bf16 = rows.iter().find(|r| r.config == "bf16").unwrap();
-        assert_eq!((bf16.max_fit, bf16.engine_max_seqs), (225, 1024));
-        // The top point is the highest-concurrency one (throughput rises along the grid), 225 for BF16.
-        assert_eq!(bf16.top.as_ref().unwrap().load, Load::Concurrency(225));
-        let best = bf16.best.as_ref().unwrap();
-        assert!(
-            best.tpot_s <= 0.02
-                && best.output_tokens_per_s_per_gpu <= bf16.top.as_ref().unwrap().output_tokens_per_s_per_gpu
-        );
-        assert_eq!(bf16.color, precision_rgb(roofline_core::Precision::Bf16));
     }
 }

@@ -1,7 +1,7 @@
 //! The page's two views ([`View`]: the model step, the serving sweep) and the serving inputs of the scenario
-//! ([`ServingInputs`]: ISL, OSL, scheduler, the engine limits and the SLA; the engine is the scenario's), with
-//! their share-link
-//! fields. Pure; the scenario holds both, so links and local storage keep them.
+//! ([`ServingInputs`]: ISL, OSL, scheduler, the engine limits, the SLA, the GPU counts the answer may use, the
+//! chart's axes and the devices compared; the engine is the scenario's), with their share-link fields.
+//! Pure; the scenario holds both, so links and local storage keep them.
 
 use roofline_core::{Engine, SchedulerKind, Sla};
 use serde::{Deserialize, Serialize};
@@ -43,10 +43,14 @@ pub const LIMIT_RANGE: (u64, u64) = (1, u32::MAX as u64);
 /// docs/validation/serving.md §2.
 pub const DEFAULT_LENGTHS: (u32, u32) = (1024, 1024);
 
-/// What the serving sweep takes beyond the scenario's device, model, GPU split, engine and mode: request
-/// lengths, which scheduler, the limits replacing the engine's defaults, and the SLA (in seconds and
-/// tokens/s; the page converts typed milliseconds at the input).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// Devices the serving view compares beside the scenario's, at most.
+pub const MAX_COMPARED: usize = 2;
+
+/// What the serving sweep takes beyond the scenario's device, model, engine and mode: request lengths, which
+/// scheduler, the limits replacing the engine's defaults, and the SLA (in seconds and tokens/s; the page
+/// converts typed milliseconds at the input); and what the view shows of it: the GPU counts its answer may
+/// use, linear or log axes, and the devices compared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ServingInputs {
     /// Input (prompt) tokens per request.
@@ -61,6 +65,12 @@ pub struct ServingInputs {
     pub max_seqs: Option<u32>,
     /// Latency limits; any subset.
     pub sla: Sla,
+    /// GPU counts the answer may use; empty: every layout the device's domain holds.
+    pub gpus: Vec<u32>,
+    /// Log axes instead of linear ones.
+    pub log_axes: bool,
+    /// Device keys compared beside the scenario's (at most [`MAX_COMPARED`]).
+    pub compare: Vec<String>,
 }
 
 impl Default for ServingInputs {
@@ -72,6 +82,9 @@ impl Default for ServingInputs {
             token_budget: None,
             max_seqs: None,
             sla: Sla::default(),
+            gpus: Vec::new(),
+            log_axes: false,
+            compare: Vec::new(),
         }
     }
 }
@@ -134,6 +147,9 @@ impl ServingInputs {
     pub fn typed_numbers_cleared(&self) -> ServingInputs {
         ServingInputs {
             scheduler: self.scheduler,
+            gpus: self.gpus.clone(),
+            log_axes: self.log_axes,
+            compare: self.compare.clone(),
             ..ServingInputs::default()
         }
     }
@@ -145,6 +161,8 @@ impl ServingInputs {
         let default = ServingInputs::default();
         let number = |v: Option<f64>| v.map(|v| v.to_string());
         let whole = |v: Option<u32>| v.map(|v| v.to_string());
+        let list =
+            |v: &[u32]| (!v.is_empty()).then(|| v.iter().map(u32::to_string).collect::<Vec<_>>().join(","));
         [
             ("view", (view != View::Step).then(|| view.name().to_owned())),
             ("isl", (self.isl != default.isl).then(|| self.isl.to_string())),
@@ -158,6 +176,9 @@ impl ServingInputs {
             ("ttft", number(self.sla.ttft_max_s)),
             ("tpot", number(self.sla.tpot_max_s)),
             ("tpu", number(self.sla.tokens_per_user_min)),
+            ("lay", list(&self.gpus)),
+            ("plog", self.log_axes.then(|| "1".to_owned())),
+            ("cmp", (!self.compare.is_empty()).then(|| self.compare.join(","))),
         ]
         .into_iter()
         .filter_map(|(key, value)| Some((key, value?)))
@@ -198,6 +219,27 @@ impl ServingInputs {
             "ttft" => limit().map(|v| self.sla.ttft_max_s = Some(v)).is_some(),
             "tpot" => limit().map(|v| self.sla.tpot_max_s = Some(v)).is_some(),
             "tpu" => limit().map(|v| self.sla.tokens_per_user_min = Some(v)).is_some(),
+            "lay" => {
+                self.gpus = value
+                    .split(',')
+                    .filter_map(|g| g.parse::<u32>().ok())
+                    .filter(|g| roofline_core::LAYOUT_GPUS.contains(g))
+                    .collect();
+                !self.gpus.is_empty()
+            }
+            "plog" => {
+                self.log_axes = value == "1";
+                true
+            }
+            "cmp" => {
+                self.compare = value
+                    .split(',')
+                    .filter(|k| !k.is_empty())
+                    .take(MAX_COMPARED)
+                    .map(str::to_owned)
+                    .collect();
+                true
+            }
             _ => return None,
         })
     }
@@ -221,16 +263,23 @@ mod tests {
                 tpot_max_s: Some(0.02),
                 tokens_per_user_min: Some(30.0),
             },
+            gpus: vec![2, 8],
+            log_axes: true,
+            compare: vec!["b200".into(), "h200_sxm".into()],
         };
         let pairs = inputs.query_pairs(View::Serving);
         assert_eq!(pairs[0], ("view", "serving".to_owned()));
         assert!(pairs.contains(&("sched", "static".to_owned())));
         assert!(pairs.contains(&("tpot", "0.02".to_owned())));
+        assert!(
+            pairs.contains(&("lay", "2,8".to_owned()))
+                && pairs.contains(&("cmp", "b200,h200_sxm".to_owned()))
+        );
         let (mut read, mut view) = (ServingInputs::default(), View::Step);
         for (key, value) in &pairs {
             assert_eq!(read.read_pair(&mut view, key, value), Some(true), "{key}={value}");
         }
-        assert_eq!((read, view), (inputs, View::Serving));
+        assert_eq!((&read, view), (&inputs, View::Serving));
         assert_eq!(read.read_pair(&mut view, "hw", "h100_sxm"), None);
     }
 
@@ -242,6 +291,11 @@ mod tests {
         assert_eq!(s.read_pair(&mut view, "isl", "abc"), Some(false));
         assert_eq!(s.read_pair(&mut view, "ttft", "-1"), Some(false));
         assert_eq!((s.isl, s.sla.ttft_max_s), (1024, None));
+        // GPU counts outside the layouts are dropped; at most two devices are compared.
+        assert_eq!(s.read_pair(&mut view, "lay", "3,4,x"), Some(true));
+        assert_eq!(s.gpus, [4]);
+        assert_eq!(s.read_pair(&mut view, "cmp", "a,b,c"), Some(true));
+        assert_eq!(s.compare, ["a", "b"]);
     }
 
     #[test]

@@ -198,8 +198,9 @@ fn compact(spec: &HardwareSpec) -> HardwareSpec {
     spec
 }
 
-/// A device as a link carries it: [`compact`], as JSON without null, empty-string and empty-list fields (each
-/// reads back as its default).
+/// A device as a link carries it: [`compact`], as JSON without null, empty-string and empty-list fields where
+/// each reads back as its default. A spec whose pruned JSON would not read back (an empty field with no
+/// default, such as a measured host's empty `vendor`) is carried unpruned.
 fn link_json(spec: &HardwareSpec) -> String {
     fn prune(v: &mut serde_json::Value) {
         match v {
@@ -214,11 +215,15 @@ fn link_json(spec: &HardwareSpec) -> String {
         }
     }
     // Through text, not `to_value`: the spec's `Serialize` exists once in the wasm (for serde_json's writer).
-    let mut value = serde_json::to_string(&compact(spec))
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text))
-        .unwrap_or_default();
+    let full = serde_json::to_string(&compact(spec)).unwrap_or_default();
+    let mut value = serde_json::from_str::<serde_json::Value>(&full).unwrap_or_default();
     prune(&mut value);
-    value.to_string()
+    let pruned = value.to_string();
+    if HardwareSpec::from_json(&pruned).is_ok() {
+        pruned
+    } else {
+        full
+    }
 }
 
 /// What a device read from a link says about what [`compact`] left out: the basis of its reference
@@ -270,7 +275,8 @@ pub struct SharedLink {
 
 impl SharedLink {
     /// The form-urlencoded URL query (without `?`) for `scenario` with the custom devices and imported models
-    /// that it and `pins` use, and the pins: `…&dev=<compact JSON>&mdl=<compact JSON>&pins=<n>&pin=<query>…`
+    /// that it and `pins` use (their devices, the serving view's compared devices, and the calibration of a
+    /// device seen in calibrated mode), and the pins: `…&dev=<compact JSON>&mdl=<compact JSON>&pins=<n>&pin=<query>…`
     /// (`pins=0` when there are none).
     #[must_use]
     pub fn query(
@@ -282,9 +288,19 @@ impl SharedLink {
         let mut q = form_urlencoded::Serializer::new(String::new());
         q.extend_pairs(scenario.query_pairs());
         let mut keys: Vec<&str> = Vec::new();
-        for key in std::iter::once(&scenario.hardware).chain(pins.iter().map(|p| &p.hardware)) {
-            if !keys.contains(&key.as_str()) {
-                keys.push(key);
+        for s in std::iter::once(scenario).chain(pins) {
+            let calibrated = s.corrections.mode == Mode::Calibrated;
+            for key in std::iter::once(&s.hardware).chain(&s.serving.compare) {
+                // A device seen in calibrated mode needs its calibration, kept beside it.
+                let calibration = custom
+                    .iter()
+                    .filter(|h| calibrated && h.calibrated_base() == Some(key.as_str()))
+                    .map(|h| h.key.as_str());
+                for k in std::iter::once(key.as_str()).chain(calibration) {
+                    if !keys.contains(&k) {
+                        keys.push(k);
+                    }
+                }
             }
         }
         for spec in keys.iter().filter_map(|k| custom.iter().find(|h| h.key == *k)) {
@@ -402,6 +418,7 @@ mod tests {
                     tpot_max_s: None,
                     tokens_per_user_min: Some(40.0),
                 },
+                ..ServingInputs::default()
             },
         };
         assert!(s.to_query().contains("&mem=0.85"));
@@ -542,6 +559,67 @@ mod tests {
         // Removing the last pin is carried too.
         let none = SharedLink::query(&s, &[mine], &[], &[]);
         assert_eq!(SharedLink::from_query(&none).unwrap().pins, Some(Vec::new()));
+    }
+
+    /// A host CPU calibrated by the endpoint's CPU backend: no vendor, no datasheet, measured figures only.
+    fn calibrated_host() -> HardwareSpec {
+        let mut spec = HardwareSpec::uncatalogued("cpu_host", "Host CPU", "x86_64", 64e9);
+        spec.key = roofline_core::calibrated_key("cpu_host");
+        spec.provenance = roofline_core::Provenance::Measured;
+        spec.calibrates = Some("cpu_host".into());
+        spec.dram_bandwidth_bytes_per_s = 40e9;
+        spec.peaks.push(roofline_core::Peak {
+            path: Precision::Fp32.compute_path(),
+            dense_flop_per_s: 1e12,
+            sparse_flop_per_s: None,
+            kernel_overhead_s: None,
+        });
+        spec
+    }
+
+    #[test]
+    fn a_calibrated_devices_link_opens_in_a_fresh_profile() {
+        // The audit's failure: the host's empty vendor was pruned and the link read "missing field `vendor`".
+        let host = calibrated_host();
+        assert!(host.vendor.is_empty());
+        let s = Scenario {
+            hardware: host.key.clone(),
+            corrections: CorrectionToggles {
+                mode: Mode::Calibrated,
+                ..CorrectionToggles::default()
+            },
+            ..Scenario::default()
+        };
+        let link =
+            SharedLink::from_query(&SharedLink::query(&s, std::slice::from_ref(&host), &[], &[])).unwrap();
+        assert!(link.bad_devices.is_empty(), "{:?}", link.bad_devices);
+        assert_eq!(link.devices.len(), 1);
+        let read = &link.devices[0];
+        assert_eq!(
+            (&read.key, read.dram_bandwidth_bytes_per_s, &read.peaks),
+            (&host.key, 40e9, &host.peaks)
+        );
+        assert_eq!(read.calibrated_base(), Some("cpu_host"));
+        // A catalog device seen in calibrated mode carries its calibration, which the link did not before.
+        let mut h100 = resolve_hardware("h100_sxm", &[]).unwrap();
+        (h100.key, h100.provenance, h100.calibrates) = (
+            roofline_core::calibrated_key("h100_sxm"),
+            roofline_core::Provenance::Measured,
+            Some("h100_sxm".into()),
+        );
+        let on_h100 = Scenario {
+            hardware: "h100_sxm".into(),
+            ..s
+        };
+        let link = SharedLink::from_query(&SharedLink::query(&on_h100, &[h100.clone()], &[], &[])).unwrap();
+        assert_eq!(
+            link.devices.iter().map(|d| d.key.as_str()).collect::<Vec<_>>(),
+            [h100.key.as_str()]
+        );
+        // In reference mode the calibration stays home.
+        let mut reference = on_h100.clone();
+        reference.corrections.mode = Mode::Reference;
+        assert!(!SharedLink::query(&reference, &[h100], &[], &[]).contains("dev="));
     }
 
     #[test]

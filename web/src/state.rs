@@ -106,7 +106,7 @@ impl AppState {
             applied: Applied::new(scenario),
             step,
             chart,
-            serving: ServingState::new(scenario, device.hardware, models, serving_runs),
+            serving: ServingState::new(scenario, device.hardware, custom, models, serving_runs),
             job: jobs::job_tracker(endpoint, measured),
             spot: jobs::spot_check(scenario, device.hardware, endpoint, measured),
             saved,

@@ -70,8 +70,8 @@ pub struct StepProgress {
     pub request: StepRequest,
     /// The job as queued.
     pub job: StepJob,
-    /// Operator rows reported so far, in order of arrival.
-    pub rows: Vec<StepOperatorEvent>,
+    /// Operator rows reported so far, in order of arrival, their points in base units.
+    pub rows: Vec<StepOperatorEvent<MeasuredPoint>>,
     /// The final event, once it came.
     pub done: Option<StepDoneEvent>,
     /// Set when the event stream broke before `done`.
@@ -92,7 +92,7 @@ impl StepProgress {
     }
 
     /// Records a row; returns `false` (and changes nothing) for a replayed row or another job's.
-    pub fn on_operator(&mut self, event: StepOperatorEvent) -> bool {
+    pub fn on_operator(&mut self, event: StepOperatorEvent<MeasuredPoint>) -> bool {
         let fresh = event.job_id == self.job.id && !self.rows.iter().any(|r| r.index == event.index);
         if fresh {
             self.rows.push(event);
@@ -241,15 +241,16 @@ pub fn compare(
         let Some(point) = &event.measured else {
             continue;
         };
-        let ran = point
-            .measurement
-            .as_ref()
-            .map_or_else(String::new, |m| format!("{} · {}", m.library, m.kernel));
-        let point = MeasuredPoint::from(point);
+        let m = &point.measurement;
+        let ran = if m.says_what_ran() {
+            format!("{} · {}", m.library, m.kernel)
+        } else {
+            String::new()
+        };
         let time_s = point.time_s();
-        let comparable = same_device(&point, hardware);
+        let comparable = same_device(point, hardware);
         if !comparable {
-            c.other_device = Some(PointDevice::of(&point).label());
+            c.other_device = Some(PointDevice::of(point).label());
         }
         c.totals.add(op.count, time_s, op.time_s);
         c.rows.insert(
@@ -295,8 +296,8 @@ fn same_step(a: &StepRequest, b: &StepRequest) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use roofline_core::wire::{Measurement, PointSource, RooflinePoint};
-    use roofline_core::{Precision, find_hardware};
+    use roofline_core::measurement::{MeasuredOp, Measurement};
+    use roofline_core::{Bound, Precision, find_hardware};
 
     use super::*;
 
@@ -327,7 +328,12 @@ mod tests {
     }
 
     /// A row of `a` measured at `factor` × its predicted time on `device`.
-    fn measured(a: &ModelAnalysis, index: usize, factor: f64, device: &str) -> StepOperatorEvent {
+    fn measured(
+        a: &ModelAnalysis,
+        index: usize,
+        factor: f64,
+        device: &str,
+    ) -> StepOperatorEvent<MeasuredPoint> {
         let op = &a.ops[index];
         StepOperatorEvent {
             job_id: "s1".into(),
@@ -339,28 +345,26 @@ mod tests {
             shape: op.operator.shape.clone(),
             operands: op.operator.precisions,
             predicted_time_s: op.time_s,
-            measured: Some(RooflinePoint {
-                ai: op.arithmetic_intensity,
-                tflops: op.flops / (op.time_s * factor) / 1e12,
-                time_us: op.time_s * factor * 1e6,
+            measured: Some(MeasuredPoint {
+                op: MeasuredOp::Other {
+                    kind: op.kind,
+                    shape: op.operator.shape.clone(),
+                },
+                operands: Precision::Bf16.into(),
                 precision: Precision::Bf16,
-                shape: op.operator.shape.clone(),
-                kind: Some(op.kind),
                 label: op.name.clone(),
-                source: PointSource::Measured,
-                bottleneck: roofline_core::wire::Bottleneck::Memory,
-                bandwidth_gb_s: None,
-                operands: None,
-                activation_quantization: None,
-                measurement: Some(Measurement {
+                flops: op.flops,
+                bytes: op.flops / op.arithmetic_intensity,
+                measurement: Measurement {
                     backend: roofline_core::wire::BackendKind::Cuda,
                     device_name: device.into(),
                     library: "cuBLASLt".into(),
                     kernel: "gemm".into(),
                     median_s: op.time_s * factor,
                     ..Measurement::default()
-                }),
-                mode: None,
+                },
+                activation_quantization: None,
+                bound: Some(Bound::Memory),
             }),
             measured_over_predicted: Some(factor),
             same_as: None,

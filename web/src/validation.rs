@@ -3,7 +3,6 @@
 
 use roofline_core::measured_device::same_device;
 use roofline_core::measurement::MeasuredPoint;
-use roofline_core::wire::RooflinePoint;
 use roofline_core::{Error, Mode};
 
 pub use roofline_core::validation::*;
@@ -55,9 +54,7 @@ pub const fn band_class(band: Band) -> &'static str {
 /// calibrated when it is calibrated; calibrated alone for a device without a datasheet) and one row per
 /// point. Empty for an unknown device.
 #[must_use]
-pub fn table(points: &[RooflinePoint], specs: &DeviceSpecs) -> (Vec<Mode>, Vec<ValidationRow>) {
-    let points: Vec<MeasuredPoint> = points.iter().map(MeasuredPoint::from).collect();
-    let points = points.as_slice();
+pub fn table(points: &[MeasuredPoint], specs: &DeviceSpecs) -> (Vec<Mode>, Vec<ValidationRow>) {
     match (&specs.datasheet, &specs.calibrated) {
         (Some(d), c) => {
             let modes = [Mode::Datasheet, Mode::Reference]

@@ -7,6 +7,7 @@
 //! Exit codes: 0 success, 1 runtime failure ([`CliError::Runtime`]), 2 usage error ([`CliError::Usage`]).
 
 pub mod list;
+pub mod lists;
 pub mod output;
 pub mod predict;
 pub mod serve;

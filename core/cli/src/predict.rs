@@ -6,9 +6,10 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use roofline_core::{
-    Corrections, Engine, Error, HardwareSpec, Mode, ModelConfig, Parallelism, Phase, QuantConfig,
-    Recommendation, StepLaunch, Workload, advise_model_parallel, analyze_model_parallel, engine_support,
-    find_hardware, find_model, find_quant_config, format, matrices_cover, recommend_model_for_engine,
+    Corrections, Engine, Error, HardwareSpec, MAX_CONFIG_JSON_BYTES, Mode, ModelConfig, Parallelism, Phase,
+    QuantConfig, Recommendation, StepLaunch, Workload, advise_model_parallel, analyze_model_parallel,
+    engine_support, find_hardware, find_model, find_quant_config, format, matrices_cover,
+    recommend_model_for_engine,
 };
 
 use crate::CliError;
@@ -103,15 +104,42 @@ fn read_spec(path: &std::path::Path) -> Result<HardwareSpec, CliError> {
     HardwareSpec::from_json(&spec.to_string()).map_err(|e| usage(e.to_string()))
 }
 
-/// Reads and imports a Hugging Face `config.json` (core parses; the CLI only reads the file).
-fn read_model(path: &std::path::Path) -> Result<ModelConfig, CliError> {
+/// Reads a model file of at most [`MAX_CONFIG_JSON_BYTES`], never more of it (a larger file, a device or a
+/// pipe is refused after that many bytes).
+fn read_capped(path: &std::path::Path) -> Result<String, CliError> {
+    use std::io::Read;
     let usage = |e: String| CliError::Usage(format!("{}: {e}", path.display()));
-    let text = std::fs::read_to_string(path).map_err(|e| usage(e.to_string()))?;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_CONFIG_JSON_BYTES as u64 + 1).read_to_string(&mut text))
+        .map_err(|e| usage(e.to_string()))?;
+    if text.len() > MAX_CONFIG_JSON_BYTES {
+        return Err(usage(format!(
+            "larger than the limit of {MAX_CONFIG_JSON_BYTES} bytes (16 MiB) for a model file"
+        )));
+    }
+    Ok(text)
+}
+
+/// Reads and imports a Hugging Face `config.json`, with the ModelOpt `hf_quant_config.json` beside it when a
+/// second file is given (core parses and tells them apart; the CLI only reads the files).
+fn read_model(paths: &[PathBuf]) -> Result<ModelConfig, CliError> {
+    let texts = paths
+        .iter()
+        .map(|p| read_capped(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let path = paths
+        .first()
+        .map_or_else(|| std::path::Path::new("config.json"), PathBuf::as_path);
+    let usage = |e: String| {
+        let files: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        CliError::Usage(format!("{}: {e}", files.join(" + ")))
+    };
     let stem = path
         .file_stem()
         .map_or_else(|| "model".to_owned(), |s| s.to_string_lossy().into_owned());
     let name_or_path = || -> Option<String> {
-        let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let value: serde_json::Value = texts.iter().find_map(|t| serde_json::from_str(t).ok())?;
         let name = value.get("_name_or_path")?.as_str()?;
         name.rsplit('/').find(|part| !part.is_empty()).map(str::to_owned)
     };
@@ -120,7 +148,8 @@ fn read_model(path: &std::path::Path) -> Result<ModelConfig, CliError> {
         _ => stem,
     }
     .to_ascii_lowercase();
-    ModelConfig::from_hf_config_json(&key, &text).map_err(|e| usage(e.to_string()))
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    ModelConfig::from_hf_files(&key, &texts).map_err(|e| usage(e.to_string()))
 }
 
 fn parse_mode(s: &str) -> Result<Mode, Error> {
@@ -145,10 +174,12 @@ pub struct ModelArgs {
     #[arg(long, value_parser = parse_model, required_unless_present = "model_file")]
     pub model: Option<String>,
     /// A Hugging Face `config.json` instead of a preset (Llama, Mistral, Mixtral, Qwen2/3, Qwen3-MoE,
-    /// DeepSeek-V3, gpt-oss, Gemma 3, Llama 4). The model's key is the file's stem, or the config's
-    /// `_name_or_path` when the file is called `config.json`.
-    #[arg(long, value_name = "FILE", conflicts_with = "model")]
-    pub model_file: Option<PathBuf>,
+    /// Qwen3-Next, Qwen3.5/3.6, DeepSeek-V3/V3.2, Kimi-K2.5, GLM-4.x, GLM-5, MiniMax-M2, gpt-oss, Gemma 3,
+    /// Llama 4); given twice, the second (either order) may be the NVIDIA ModelOpt `hf_quant_config.json`
+    /// beside it. The model's key is the first file's stem, or the config's `_name_or_path` when the file is
+    /// called `config.json`. Each file is read up to 16 MiB.
+    #[arg(long, value_name = "FILE", conflicts_with = "model", num_args = 1, action = clap::ArgAction::Append)]
+    pub model_file: Vec<PathBuf>,
 }
 
 impl ModelArgs {
@@ -158,12 +189,18 @@ impl ModelArgs {
     /// [`CliError::Usage`] for an unknown preset, or a model file that cannot be read or imported (the
     /// message names the file and the field).
     pub fn model(&self) -> Result<ModelConfig, CliError> {
-        match (&self.model, &self.model_file) {
-            (_, Some(path)) => read_model(path),
-            (Some(key), None) => find_model(key).cloned().map_err(CliError::from),
-            (None, None) => Err(CliError::Usage(
-                "give the model: --model KEY or --model-file config.json".into(),
-            )),
+        match (&self.model, self.model_file.as_slice()) {
+            (_, []) => match &self.model {
+                Some(key) => find_model(key).cloned().map_err(CliError::from),
+                None => Err(CliError::Usage(
+                    "give the model: --model KEY or --model-file config.json".into(),
+                )),
+            },
+            (_, paths) if paths.len() > 2 => Err(CliError::Usage(format!(
+                "--model-file takes a config.json and at most one hf_quant_config.json, got {} files",
+                paths.len()
+            ))),
+            (_, paths) => read_model(paths),
         }
     }
 }

@@ -17,12 +17,16 @@ use roofline_core::{Error, Mode, find_hardware};
 use serde::Deserialize;
 
 use crate::CliError;
+use crate::lists::bounded_distinct;
 use crate::output::{emit, json, table};
+
+/// Most `--measured` files one run reads (repeats included; a file given twice is read once).
+pub const MAX_MEASURED_FILES: usize = 256;
 
 /// `validate` options.
 #[derive(Debug, Clone, Args)]
 pub struct ValidateArgs {
-    /// `bench --json` / `compare --json` output files (repeatable).
+    /// `bench --json` / `compare --json` output files (repeatable, at most 256; repeats read once).
     #[arg(long = "measured", required = true)]
     pub measured: Vec<PathBuf>,
     /// `calibrate --json` output: its `spec` is the calibrated device.
@@ -52,8 +56,9 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, CliError> {
 /// Runs `validate`.
 ///
 /// # Errors
-/// [`CliError::Usage`] for an unknown key or an unreadable file.
+/// [`CliError::Usage`] for an unknown key, an unreadable file or more than [`MAX_MEASURED_FILES`] files.
 pub fn run_validate(args: &ValidateArgs) -> Result<(), CliError> {
+    let files = bounded_distinct("--measured", &args.measured, MAX_MEASURED_FILES)?;
     let datasheet = find_hardware(&args.hardware).map_err(|e| CliError::Usage(e.to_string()))?;
     let calibrated = args
         .calibration
@@ -62,7 +67,7 @@ pub fn run_validate(args: &ValidateArgs) -> Result<(), CliError> {
         .transpose()?
         .map(|c| c.spec);
     let mut points: Vec<RooflinePoint> = Vec::new();
-    for path in &args.measured {
+    for path in &files {
         points.extend(
             read_json::<BenchReport>(path)?
                 .points

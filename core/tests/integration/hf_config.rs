@@ -42,12 +42,12 @@ const FILES: [(&str, &str, &str); 7] = [
     ),
 ];
 
-fn parse(json: &str) -> ModelConfig {
+pub fn parse(json: &str) -> ModelConfig {
     ModelConfig::from_hf_config_json("imported", json).unwrap()
 }
 
 /// `imported` with the preset's identity and published figures, so the two compare on structure alone.
-fn assert_same_structure(imported: &ModelConfig, preset_key: &str) {
+pub fn assert_same_structure(imported: &ModelConfig, preset_key: &str) {
     let preset = find_model(preset_key).unwrap();
     let structure = ModelConfig {
         key: preset.key.clone(),
@@ -60,7 +60,7 @@ fn assert_same_structure(imported: &ModelConfig, preset_key: &str) {
     assert_eq!(&structure, preset, "{preset_key}");
 }
 
-fn edited(json: &str, edit: impl FnOnce(&mut Value)) -> String {
+pub fn edited(json: &str, edit: impl FnOnce(&mut Value)) -> String {
     let mut value: Value = serde_json::from_str(json).unwrap();
     edit(&mut value);
     value.to_string()
@@ -130,6 +130,7 @@ fn sibling_configs_parse_to_their_presets() {
             ("num_key_value_heads", 64),
             ("first_k_dense_replace", 1),
             ("vocab_size", 163_840),
+            ("num_nextn_predict_layers", 0),
         ] {
             v[field] = json!(value);
         }
@@ -266,7 +267,11 @@ fn imported_models_are_named_and_carry_no_published_count() {
 
 /// A checkpoint's `quantization_config` read module by module: (module, weight format, activation format).
 fn modules_of(json: &str) -> Vec<(Module, Precision, Precision)> {
-    let model = parse(json);
+    module_formats(&parse(json))
+}
+
+/// (module, weight format, activation format) of every module of `model`'s checkpoint.
+pub fn module_formats(model: &ModelConfig) -> Vec<(Module, Precision, Precision)> {
     let config = model.checkpoint.clone().expect("a quantized checkpoint");
     model
         .modules()

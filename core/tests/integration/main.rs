@@ -1,6 +1,8 @@
 //! The integration tests of roofline-core, one binary: Hugging Face `config.json` import, whole model steps
 //! through the public API (the layering of the crate's modules is checked by roofline-tests' tidy test).
 
+mod checkpoint_bounds;
 mod hf_config;
 mod model_step;
+mod served_models;
 mod uniform_configs;

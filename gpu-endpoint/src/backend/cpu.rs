@@ -14,8 +14,8 @@ use super::cpu_host::{CpuHost, GEMM_CRATE};
 use super::cpu_ops::{self, Kernel};
 use super::{Backend, BackendError, MatmulSpec, Measured, MeasuredBandwidth, StepTiming, prepare_step};
 use crate::protocol::{
-    SamplingPolicy, StopCheck, TelemetrySummary, check_interruption, measurement, random_normal, stop_due,
-    verify_products, verify_sampled,
+    SamplingPolicy, StopCheck, TelemetrySummary, check_interruption, measurement, stop_due,
+    try_random_normal, verify_products, verify_sampled,
 };
 
 /// FLOPs of one block of rows of a CPU GEMM, between two checks of the point's limits: 2^33 (8.6 GFLOP,
@@ -59,9 +59,11 @@ impl CpuBackend {
         self
     }
 
-    /// Prepares `spec` with the `gemm` crate in `T`: seeded inputs, then the output checked against an `f64`
-    /// reference on sampled entries (`rel_eps` per unit of K). A batched GEMM runs its products back to back,
-    /// each with its own A and B; the first, last and one inner product are checked ([`verify_products`]).
+    /// Prepares `spec` with the `gemm` crate in `T`: seeded inputs (drawn under the point's limits, so a
+    /// departed client or a passed cap stops even gigabytes of them within milliseconds), then the output
+    /// checked against an `f64` reference on sampled entries (`rel_eps` per unit of K). A batched GEMM runs
+    /// its products back to back, each with its own A and B; the first, last and one inner product are
+    /// checked ([`verify_products`]).
     fn gemm_kernel<T>(
         &self,
         spec: &MatmulSpec,
@@ -74,8 +76,11 @@ impl CpuBackend {
         let GemmShape { batch, m, n, k } = spec.shape;
         let seed = m ^ (n << 20) ^ (k << 40) ^ batch.wrapping_sub(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let (batch, m, n, k) = (to_usize(batch)?, to_usize(m)?, to_usize(n)?, to_usize(k)?);
-        let a: Vec<T> = random_normal(seed, batch * m * k).into_iter().map(cast).collect();
-        let b: Vec<T> = random_normal(seed.wrapping_add(1), batch * k * n)
+        let a: Vec<T> = try_random_normal::<BackendError>(seed, batch * m * k)?
+            .into_iter()
+            .map(cast)
+            .collect();
+        let b: Vec<T> = try_random_normal::<BackendError>(seed.wrapping_add(1), batch * k * n)?
             .into_iter()
             .map(cast)
             .collect();
@@ -334,7 +339,7 @@ impl Backend for CpuBackend {
 
     fn measure_bandwidth(&self) -> Result<MeasuredBandwidth, BackendError> {
         let n = self.copy_bytes / 4;
-        let src: Vec<f32> = random_normal(7, n);
+        let src: Vec<f32> = try_random_normal::<BackendError>(7, n)?;
         let mut dst = vec![0.0f32; n];
         let threads = self.host.threads;
         let copy = |dst: &mut [f32]| {

@@ -3,11 +3,11 @@
 //! write and read, and attention with GQA over a contiguous KV cache (softmax, causal masking, sliding
 //! windows).
 //!
-//! Each kernel runs on seeded inputs ([`random_normal`]), is checked against an `f64` reference on sampled
-//! rows before timing (`step_reference`, shared with the CUDA backend), and is timed with the protocol of [`CpuHost::sample_flushed`]. Attention runs its
-//! (sequence, head) pairs on the rayon pool; every other kernel runs on one thread, and the record says so.
-//! Quantization (FP8, INT8, FP4 outputs) and every operand format but FP32 are `unsupported`: the CPU runs
-//! none of them natively, and nothing is measured through a stand-in.
+//! Each kernel runs on seeded inputs (drawn with [`draw_stoppable`]: they stop with the point), is checked
+//! against an `f64` reference on sampled rows before timing (`step_reference`, shared with the CUDA backend),
+//! and is timed with [`CpuHost::sample_flushed`]. Attention runs its (sequence, head) pairs on the rayon
+//! pool, every other kernel on one thread, as the record says. Quantization (FP8, INT8, FP4 outputs) and every
+//! operand format but FP32 are `unsupported`: the CPU runs none natively, nothing is measured as a stand-in.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -22,7 +22,7 @@ use super::step_reference::{
 };
 use super::{BackendError, Measured};
 use crate::protocol::{
-    StopCheck, TelemetrySummary, check_interruption, measurement, random_normal, stop_due,
+    StopCheck, TelemetrySummary, check_interruption, draw_stoppable, measurement, stop_due, try_random_normal,
 };
 
 /// The library label of every record of this module.
@@ -253,7 +253,7 @@ fn row_f32(kind: RowKind, a: &[f32], b: &[f32], beta: &[f32], out: &mut [f32]) {
 
 /// A row-wise operator over `rows` × `width`: inputs, the per-row second operand, the output.
 fn rows_op(kind: RowKind, rows: usize, width: usize, seed: u64) -> Result<Box<dyn FnMut()>, BackendError> {
-    let inputs = RowInputs::new(kind, rows, width, seed);
+    let inputs = draw_stoppable::<_, BackendError>(|| RowInputs::new(kind, rows, width, seed))?;
     let mut out = vec![0.0f32; rows * width];
     let stop = StopCheck::current();
     run_rows(kind, &inputs, width, &mut out, stop.as_ref());
@@ -294,7 +294,7 @@ fn run_rows(
 /// An embedding gather of `rows` rows of `width` from a table of at least [`MIN_TABLE_ROWS`] rows.
 fn gather(rows: usize, width: usize, seed: u64) -> Result<Box<dyn FnMut()>, BackendError> {
     let table_rows = (4 * rows).max(MIN_TABLE_ROWS);
-    let table = random_normal(seed, table_rows * width);
+    let table = try_random_normal::<BackendError>(seed, table_rows * width)?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let ids: Vec<usize> = (0..rows).map(|_| rng.random_range(0..table_rows)).collect();
     let mut out = vec![0.0f32; rows * width];
@@ -323,7 +323,7 @@ fn gather_rows(table: &[f32], ids: &[usize], out: &mut [f32]) {
 
 /// A KV-cache write: `n` new elements (K and V of the new tokens) copied into the cache.
 fn kv_write(n: usize, seed: u64) -> Result<Box<dyn FnMut()>, BackendError> {
-    let new = random_normal(seed, n);
+    let new = try_random_normal::<BackendError>(seed, n)?;
     let mut cache = vec![0.0f32; n];
     cache.copy_from_slice(&new);
     if cache != new {
@@ -339,7 +339,7 @@ fn kv_write(n: usize, seed: u64) -> Result<Box<dyn FnMut()>, BackendError> {
 
 /// A KV-cache read: `n` cached elements streamed (summed, so the read cannot be skipped).
 fn kv_read(n: usize, seed: u64) -> Result<Box<dyn FnMut()>, BackendError> {
-    let cache = random_normal(seed, n);
+    let cache = try_random_normal::<BackendError>(seed, n)?;
     let sum = |cache: &[f32]| cache.iter().fold(0.0f32, |s, v| s + v);
     check_sum(f64::from(sum(&cache)), &cache, n)?;
     Ok(Box::new(move || {
@@ -391,7 +391,9 @@ fn attention_head(
 fn attention(shape: AttentionShape, seed: u64) -> Result<Box<dyn FnMut()>, BackendError> {
     let (b, h, kvh) = (size(shape.batch)?, size(shape.heads)?, size(shape.kv_heads)?);
     let (sq, skv, d) = (size(shape.query_len)?, size(shape.kv_len)?, size(shape.head_dim)?);
-    let inputs = AttentionInputs::new(b * h * sq * d, b * kvh * skv * d, shape.shared_kv, seed);
+    let (q_len, kv_len) = (b * h * sq * d, b * kvh * skv * d);
+    let inputs =
+        draw_stoppable::<_, BackendError>(|| AttentionInputs::new(q_len, kv_len, shape.shared_kv, seed))?;
     let mut out = vec![0.0f32; b * h * sq * d];
     // The pool's threads cannot see this thread's limits: they check them through `stop`.
     let stop = StopCheck::current();

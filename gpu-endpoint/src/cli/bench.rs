@@ -4,7 +4,11 @@
 use clap::Args;
 use roofline_cli::output::{emit, json, table};
 use roofline_cli::predict::SpecArgs;
-use roofline_core::wire::{BenchReport, BenchmarkFailedEvent, BenchmarkPointEvent, BenchmarkRequest};
+use roofline_core::measurement::{MeasuredPoint, PredictedPoint};
+use roofline_core::units::{GIGA, TERA};
+use roofline_core::wire::{
+    BenchReport, BenchmarkFailedEvent, BenchmarkPointEvent, BenchmarkRequest, RooflinePoint,
+};
 use roofline_core::{Mode, Precision};
 
 use super::{CliError, MeasureArgs, parse_precision, parse_shape, progress_bar, run_id};
@@ -54,7 +58,7 @@ pub fn run(args: &BenchArgs, compare: bool) -> Result<(), CliError> {
     let plan = BenchmarkPlan::new(request, hardware).map_err(|e| CliError::Usage(e.to_string()))?;
     let (device, store) = args.measure.open()?;
     let bar = progress_bar(u64::from(plan.total()));
-    let mut points: Vec<BenchmarkPointEvent> = Vec::new();
+    let mut points: Vec<BenchmarkPointEvent<MeasuredPoint, PredictedPoint>> = Vec::new();
     let mut failed: Vec<BenchmarkFailedEvent> = Vec::new();
     let (id, limits) = (run_id("cli"), args.measure.limits());
     let job = JobContext {
@@ -68,7 +72,7 @@ pub fn run(args: &BenchArgs, compare: bool) -> Result<(), CliError> {
         &job,
         |event| match event {
             BenchmarkEvent::Point(p) => {
-                bar.set_message(format!("{} {}", p.point.shape, p.point.precision));
+                bar.set_message(format!("{} {}", p.point.op.shape_label(), p.point.precision));
                 bar.inc(1);
                 points.push(*p);
             }
@@ -87,12 +91,15 @@ pub fn run(args: &BenchArgs, compare: bool) -> Result<(), CliError> {
 fn print_bench(
     args: &BenchArgs,
     compare: bool,
-    points: &[BenchmarkPointEvent],
+    points: &[BenchmarkPointEvent<MeasuredPoint, PredictedPoint>],
     failed: &[BenchmarkFailedEvent],
 ) -> Result<(), CliError> {
     if args.json {
         return json(&BenchReport {
-            points: points.to_vec(),
+            points: points
+                .iter()
+                .map(|p| p.map(RooflinePoint::from, RooflinePoint::from))
+                .collect(),
             failed: failed.to_vec(),
         });
     }
@@ -112,22 +119,20 @@ fn print_bench(
     let rows: Vec<Vec<String>> = points
         .iter()
         .map(|p| {
-            let m = p.point.measurement.clone().unwrap_or_default();
+            let m = &p.point.measurement;
             vec![
-                p.point.shape.clone(),
+                p.point.op.shape_label(),
                 p.point.precision.name().to_owned(),
-                m.kernel,
+                m.kernel.clone(),
                 format!("{:.2}", m.median_s * 1e6),
                 format!("{:.2}", m.p10_s * 1e6),
                 format!("{:.2}", m.p90_s * 1e6),
                 m.samples.to_string(),
-                format!("{:.4}", p.point.tflops),
-                p.point
-                    .bandwidth_gb_s
-                    .map_or_else(String::new, |b| format!("{b:.2}")),
+                format!("{:.4}", p.point.achieved_flop_per_s() / TERA),
+                format!("{:.2}", p.point.achieved_bytes_per_s() / GIGA),
                 p.predicted
                     .as_ref()
-                    .map_or_else(String::new, |q| format!("{:.2}", q.time_us)),
+                    .map_or_else(String::new, |q| format!("{:.2}", q.time_s * 1e6)),
                 p.error_pct.map_or_else(String::new, |e| format!("{e:+.1}")),
             ]
         })

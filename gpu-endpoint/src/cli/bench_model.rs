@@ -7,7 +7,7 @@ use roofline_cli::output::{emit, json, table};
 use roofline_cli::predict::{PhaseArg, SpecArgs, parse_config, parse_model};
 use roofline_core::format::{duration, micros_fixed};
 use roofline_core::measurement::MeasuredPoint;
-use roofline_core::wire::{StepOperatorEvent, StepReport, StepRequest};
+use roofline_core::wire::{RooflinePoint, StepDoneEvent, StepOperatorEvent, StepReport, StepRequest};
 use roofline_core::{Mode, Phase};
 
 use super::{CliError, MeasureArgs, progress_bar, run_id};
@@ -84,7 +84,7 @@ pub fn run(args: &BenchModelArgs) -> Result<(), CliError> {
         id: &id,
         limits: &limits,
     };
-    let mut rows: Vec<StepOperatorEvent> = Vec::new();
+    let mut rows: Vec<StepOperatorEvent<MeasuredPoint>> = Vec::new();
     let done = step::run(
         &device.acquire(),
         store.as_deref(),
@@ -102,19 +102,18 @@ pub fn run(args: &BenchModelArgs) -> Result<(), CliError> {
             StepEvent::Done(_) => bar.finish_and_clear(),
         },
     );
-    let report = StepReport {
-        request,
-        operators: rows,
-        done,
-    };
     if args.json {
-        return json(&report);
+        return json(&StepReport {
+            request,
+            operators: rows.iter().map(|r| r.map(RooflinePoint::from)).collect(),
+            done,
+        });
     }
-    emit(&render(&report))
+    emit(&render(&request, &rows, &done))
 }
 
-/// The table of a report: one row per operator, then the totals and the failures.
-fn render(report: &StepReport) -> String {
+/// The table of a step: one row per operator, then the totals and the failures.
+fn render(request: &StepRequest, rows: &[StepOperatorEvent<MeasuredPoint>], done: &StepDoneEvent) -> String {
     let mut out = table(&[
         "operator",
         "count",
@@ -123,9 +122,9 @@ fn render(report: &StepReport) -> String {
         "measured/predicted",
         "kernel",
     ]);
-    for row in &report.operators {
+    for row in rows {
         let measured = row.measured.as_ref();
-        let kernel = match (measured.and_then(|p| p.measurement.as_ref()), &row.failure) {
+        let kernel = match (measured.map(|p| &p.measurement), &row.failure) {
             (Some(_), _) if row.same_as.is_some() => {
                 format!("same as {}", row.same_as.as_deref().unwrap_or_default())
             }
@@ -137,14 +136,12 @@ fn render(report: &StepReport) -> String {
             row.name.clone(),
             row.count.to_string(),
             micros_fixed(row.predicted_time_s),
-            measured.map_or_else(String::new, |p| micros_fixed(MeasuredPoint::from(p).time_s())),
+            measured.map_or_else(String::new, |p| micros_fixed(p.time_s())),
             row.measured_over_predicted
                 .map_or_else(String::new, |r| format!("{r:.2}")),
             kernel,
         ]);
     }
-    let done = &report.done;
-    let request = &report.request;
     let mut text = format!("{out}\n");
     text.push_str(&format!(
         "{} {} {} batch {} context {} on {} ({} mode)\n",
@@ -189,7 +186,7 @@ fn render(report: &StepReport) -> String {
         (None, Some(f)) => text.push_str(&format!("step end to end: FAILED ({}): {}\n", f.code, f.message)),
         (None, None) => {}
     }
-    for row in &report.operators {
+    for row in rows {
         if let (Some(f), None) = (&row.failure, &row.same_as) {
             text.push_str(&format!("{}  FAILED ({}): {}\n", row.name, f.code, f.message));
         }

@@ -4,7 +4,10 @@
 //! and the point writes of a job alone and while listings run back to back on other threads.
 //!
 //! The figures answer issue 27: a filtered listing at 1 M rows took 1–2.7 s and held a job's point writes up
-//! by 4–11 s; the store now lists from indexes on a reader connection of its own.
+//! by 4–11 s; the store now lists from indexes on a reader connection of its own. `--series` times listings
+//! against the number of series instead (issue 37, [`series`]).
+
+mod series;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -12,10 +15,11 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use roofline_cli::lists::bounded_distinct;
 use roofline_cli::output::{emit, table};
 use roofline_core::measurement::MeasuredPoint;
-use roofline_core::wire::{BackendKind, Bottleneck, Measurement, ResultsQuery, RooflinePoint};
-use roofline_core::{Operator, Precision};
+use roofline_core::wire::{BackendKind, Measurement, ResultsQuery};
+use roofline_core::{Bound, Operator, Precision};
 
 use super::CliError;
 use crate::protocol::{quantile_sorted, unix_now};
@@ -31,6 +35,15 @@ pub struct BenchStoreArgs {
     /// removed at the end.
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
+    /// Instead of `--rows`: series counts, comma-separated (at most 16, repeats dropped), e.g.
+    /// `1000,10000,40000,100000`: a fresh store per count (under the data directory) with one point per
+    /// series, its filtered listings' times and the peak RSS.
+    #[arg(long, value_delimiter = ',', conflicts_with = "rows",
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub series: Vec<u64>,
+    /// Timed repetitions of each listing of `--series`.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub repeats: u64,
 }
 
 /// Devices of the synthetic points (device names as the drivers report them).
@@ -70,9 +83,10 @@ const WRITES: usize = 200;
 /// Runs `bench-store`.
 ///
 /// # Errors
-/// [`CliError::Runtime`] when the store cannot be created, filled or read.
+/// [`CliError::Usage`] for more than 16 `--series`; [`CliError::Runtime`] when the store cannot be created,
+/// filled or read.
 pub fn run(args: &BenchStoreArgs) -> Result<(), CliError> {
-    let runtime = |e: crate::store::StoreError| CliError::Runtime(e.to_string());
+    let counts = bounded_distinct("--series", &args.series, series::MAX_COUNTS)?;
     let (dir, remove) = match &args.data_dir {
         Some(dir) => (dir.clone(), false),
         None => (
@@ -80,95 +94,104 @@ pub fn run(args: &BenchStoreArgs) -> Result<(), CliError> {
             true,
         ),
     };
-    let store = Store::open(&dir).map_err(runtime)?;
-    let report = (|| -> Result<String, crate::store::StoreError> {
-        let fill_start = Instant::now();
-        let since = fill(&store, args.rows)?;
-        let fill_time = fill_start.elapsed();
-        let stored = store.count_points()?;
-        let mut text = format!(
-            "{stored} points in {} series stored in {:.1} s ({})\n",
-            DEVICES.len() * PRECISIONS.len() * SHAPES as usize + 1,
-            fill_time.as_secs_f64(),
-            dir.display()
-        );
-        let mut listing = table(&["listing", "results", "median", "max"]);
-        let mut slowest = Duration::ZERO;
-        for (name, query) in listings(since) {
-            let (results, times) = time_listing(&store, &query, REPEATS)?;
-            slowest = slowest.max(*times.last().unwrap_or(&Duration::ZERO));
-            listing.add_row(vec![
-                name,
-                results.to_string(),
-                millis(quantile(&times, 0.5)),
-                millis(*times.last().unwrap_or(&Duration::ZERO)),
-            ]);
-        }
-        let (depth, results, deep) = time_deep_page(&store, 100)?;
-        slowest = slowest.max(deep);
-        listing.add_row(vec![
-            format!("device=h100, page {depth} (through the cursors)"),
-            results.to_string(),
-            millis(deep),
-            millis(deep),
-        ]);
-        text.push_str(&format!("{listing}\nslowest listing: {}\n", millis(slowest)));
-        let alone = time_writes(&store, WRITES)?;
-        let stop = std::sync::atomic::AtomicBool::new(false);
-        let (busy, listed) = std::thread::scope(|scope| {
-            let readers: Vec<_> = (0..2)
-                .map(|_| scope.spawn(|| list_until(&store, &stop, since)))
-                .collect();
-            let busy = time_writes(&store, WRITES);
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            let listed: Result<Vec<Duration>, _> = readers
-                .into_iter()
-                .map(|r| r.join().unwrap_or(Ok(Duration::MAX)))
-                .collect();
-            (busy, listed)
-        });
-        let (busy, listed) = (busy?, listed?);
-        let mut writes = table(&["point writes (one transaction each)", "p50", "p99", "max"]);
-        for (name, times) in [
-            ("a job alone".to_owned(), &alone),
-            ("while 2 threads list back to back".to_owned(), &busy),
-        ] {
-            writes.add_row(vec![
-                name,
-                millis(quantile(times, 0.5)),
-                millis(quantile(times, 0.99)),
-                millis(*times.last().unwrap_or(&Duration::ZERO)),
-            ]);
-        }
-        let slowest_meanwhile = listed.into_iter().max().unwrap_or_default();
-        text.push_str(&format!(
-            "{writes}\nwrite stall under listings: max {} (alone {}); slowest listing meanwhile {}\n",
-            millis(*busy.last().unwrap_or(&Duration::ZERO)),
-            millis(*alone.last().unwrap_or(&Duration::ZERO)),
-            millis(slowest_meanwhile)
-        ));
-        Ok(text)
-    })();
-    drop(store);
+    let report = if counts.is_empty() {
+        rows_report(&dir, args.rows)
+    } else {
+        series::run(&counts, args.repeats as usize, &dir)
+    };
     if remove {
         let _ = std::fs::remove_dir_all(&dir);
     }
-    emit(&report.map_err(runtime)?)
+    emit(&report.map_err(|e| CliError::Runtime(e.to_string()))?)
 }
 
-/// One synthetic measured point of `device`, `precision` and shape index `shape_idx`.
-fn synthetic_point(device: &str, precision: Precision, shape_idx: u64, median_s: f64) -> RooflinePoint {
-    let n = 512 * (1 + shape_idx);
-    let m = if shape_idx.is_multiple_of(2) { 1 } else { n };
-    let op = Operator::matmul(m, n, n, precision.into()).unwrap_or_else(|_| {
-        Operator::matmul(1, 512, 512, Precision::Fp32.into()).expect("a 1x512x512 GEMV is valid")
+/// Fills the store in `dir` with `rows` points and times its listings and point writes; returns the report.
+fn rows_report(dir: &std::path::Path, rows: u64) -> Result<String, crate::store::StoreError> {
+    let store = Store::open(dir)?;
+    let fill_start = Instant::now();
+    let since = fill(&store, rows)?;
+    let fill_time = fill_start.elapsed();
+    let stored = store.count_points()?;
+    let mut text = format!(
+        "{stored} points in {} series stored in {:.1} s ({})\n",
+        DEVICES.len() * PRECISIONS.len() * SHAPES as usize + 1,
+        fill_time.as_secs_f64(),
+        dir.display()
+    );
+    let mut listing = table(&["listing", "results", "median", "max"]);
+    let mut slowest = Duration::ZERO;
+    for (name, query) in listings(since) {
+        let (results, times) = time_listing(&store, &query, REPEATS)?;
+        slowest = slowest.max(*times.last().unwrap_or(&Duration::ZERO));
+        listing.add_row(vec![
+            name,
+            results.to_string(),
+            millis(quantile(&times, 0.5)),
+            millis(*times.last().unwrap_or(&Duration::ZERO)),
+        ]);
+    }
+    let (depth, results, deep) = time_deep_page(&store, 100)?;
+    slowest = slowest.max(deep);
+    listing.add_row(vec![
+        format!("device=h100, page {depth} (through the cursors)"),
+        results.to_string(),
+        millis(deep),
+        millis(deep),
+    ]);
+    text.push_str(&format!("{listing}\nslowest listing: {}\n", millis(slowest)));
+    let alone = time_writes(&store, WRITES)?;
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (busy, listed) = std::thread::scope(|scope| {
+        let readers: Vec<_> = (0..2)
+            .map(|_| scope.spawn(|| list_until(&store, &stop, since)))
+            .collect();
+        let busy = time_writes(&store, WRITES);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let listed: Result<Vec<Duration>, _> = readers
+            .into_iter()
+            .map(|r| r.join().unwrap_or(Ok(Duration::MAX)))
+            .collect();
+        (busy, listed)
     });
+    let (busy, listed) = (busy?, listed?);
+    let mut writes = table(&["point writes (one transaction each)", "p50", "p99", "max"]);
+    for (name, times) in [
+        ("a job alone".to_owned(), &alone),
+        ("while 2 threads list back to back".to_owned(), &busy),
+    ] {
+        writes.add_row(vec![
+            name,
+            millis(quantile(times, 0.5)),
+            millis(quantile(times, 0.99)),
+            millis(*times.last().unwrap_or(&Duration::ZERO)),
+        ]);
+    }
+    let slowest_meanwhile = listed.into_iter().max().unwrap_or_default();
+    text.push_str(&format!(
+        "{writes}\nwrite stall under listings: max {} (alone {}); slowest listing meanwhile {}\n",
+        millis(*busy.last().unwrap_or(&Duration::ZERO)),
+        millis(*alone.last().unwrap_or(&Duration::ZERO)),
+        millis(slowest_meanwhile)
+    ));
+    Ok(text)
+}
+
+/// Shape `shape_idx` of the `--rows` store: GEMVs (even) and GEMMs (odd) of N = K = 512 · (1 + i).
+fn rows_shape(shape_idx: u64) -> [u64; 3] {
+    let n = 512 * (1 + shape_idx);
+    [if shape_idx.is_multiple_of(2) { 1 } else { n }, n, n]
+}
+
+/// One synthetic measured point of `device`, `precision` and shape `[m, n, k]` (each at most 2^20: every
+/// shape the benchmark makes is a valid matmul).
+fn synthetic_point(device: &str, precision: Precision, [m, n, k]: [u64; 3], median_s: f64) -> MeasuredPoint {
+    let op = Operator::matmul(m, n, k, precision.into()).expect("the benchmark's shapes are valid matmuls");
     let measurement = Measurement {
         backend: BackendKind::Cuda,
         library: "cuBLASLt 13.1.0".into(),
         kernel: format!(
             "cublasLtMatmul algo {} (tile 128x128, 3 stages, split-K 1)",
-            shape_idx % 8
+            (n / 512) % 8
         ),
         device_name: device.into(),
         versions: vec![
@@ -188,15 +211,17 @@ fn synthetic_point(device: &str, precision: Precision, shape_idx: u64, median_s:
         timestamp_unix_s: unix_now(),
         ..Measurement::default()
     };
-    let point = MeasuredPoint::of_operator(&op, precision, "", measurement);
-    RooflinePoint::measured(&point, Bottleneck::Memory)
+    MeasuredPoint {
+        bound: Some(Bound::Memory),
+        ..MeasuredPoint::of_operator(&op, precision, "", measurement)
+    }
 }
 
 /// Stores [`RARE_ROWS`] points of the rare device, then `rows` − those spread at random (seeded) over the
 /// other series. Returns the time just before the last 1 % were stored (the `since` of a listing).
 fn fill(store: &Store, rows: u64) -> Result<f64, crate::store::StoreError> {
-    let rare: Vec<RooflinePoint> = (0..RARE_ROWS.min(rows))
-        .map(|i| synthetic_point(RARE_DEVICE, Precision::Bf16, i % SHAPES, 1e-5))
+    let rare: Vec<MeasuredPoint> = (0..RARE_ROWS.min(rows))
+        .map(|i| synthetic_point(RARE_DEVICE, Precision::Bf16, rows_shape(i % SHAPES), 1e-5))
         .collect();
     store.insert_points(&rare)?;
     let mut rng = ChaCha8Rng::seed_from_u64(27);
@@ -214,7 +239,12 @@ fn fill(store: &Store, rows: u64) -> Result<f64, crate::store::StoreError> {
         let precision = PRECISIONS[rng.random_range(0..PRECISIONS.len())];
         let shape_idx = rng.random_range(0..SHAPES);
         let median_s = rng.random_range(1e-6..1e-2);
-        batch.push(synthetic_point(device, precision, shape_idx, median_s));
+        batch.push(synthetic_point(
+            device,
+            precision,
+            rows_shape(shape_idx),
+            median_s,
+        ));
         if batch.len() == FILL_BATCH {
             store.insert_points(&batch)?;
             batch.clear();
@@ -307,7 +337,7 @@ fn time_deep_page(store: &Store, depth: usize) -> Result<(usize, usize, Duration
 
 /// Stores `n` points one transaction each, as a job does; returns the times, sorted.
 fn time_writes(store: &Store, n: usize) -> Result<Vec<Duration>, crate::store::StoreError> {
-    let point = synthetic_point(DEVICES[0], Precision::Bf16, 3, 1e-4);
+    let point = synthetic_point(DEVICES[0], Precision::Bf16, rows_shape(3), 1e-4);
     let mut times = Vec::with_capacity(n);
     for _ in 0..n {
         let start = Instant::now();

@@ -21,8 +21,9 @@ pub struct CalibrateArgs {
     /// Catalog key whose datasheet spec is the starting point.
     #[arg(long, value_parser = parse_hardware)]
     pub hardware: Option<String>,
-    /// Precisions to calibrate (default: all the backend runs); one that fails is listed and the others
-    /// calibrate. INT4 runs as the W4A16 GEMV on GPUs: a weight-only bandwidth ceiling, never an INT4 peak.
+    /// Precisions to calibrate (default: all the backend runs; at most 16, repeats measured once); one that
+    /// fails is listed and the others calibrate. INT4 runs as the W4A16 GEMV on GPUs: a weight-only bandwidth
+    /// ceiling, never an INT4 peak.
     #[arg(long, value_delimiter = ',', value_parser = parse_precision)]
     pub precisions: Vec<Precision>,
     /// Print the full JSON result.
@@ -43,15 +44,16 @@ pub struct CalibrateArgs {
 /// Runs `calibrate` (the result is stored).
 ///
 /// # Errors
-/// [`CliError::Usage`] for an unknown `--hardware`; [`CliError::Runtime`] when the store cannot be opened or
-/// the measurement fails.
+/// [`CliError::Usage`] for an unknown `--hardware` or more than 16 `--precisions`; [`CliError::Runtime`] when
+/// the store cannot be opened, the measurement fails or its result cannot be stored.
 pub fn run(args: &CalibrateArgs) -> Result<(), CliError> {
     let selected = args.backend.select()?;
     let store = open_store(args.data_dir.as_ref())?;
-    let request = CalibrationRequest {
-        base: args.hardware.as_deref().map(find_hardware).transpose()?,
-        precisions: (!args.precisions.is_empty()).then(|| args.precisions.clone()),
-    };
+    let request = CalibrationRequest::new(
+        args.hardware.as_deref().map(find_hardware).transpose()?,
+        (!args.precisions.is_empty()).then(|| args.precisions.clone()),
+    )
+    .map_err(|e| CliError::Usage(e.to_string()))?;
     let device = locked_device(selected, args.data_dir.as_ref())?;
     let limits = PointLimits::new(args.max_point_seconds);
     let result = calibrate(&device.acquire(), Some(&store), &request, &limits)

@@ -6,10 +6,15 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
+use roofline_cli::lists::bounded_distinct;
 
 use super::{BackendArgs, CliError, open_store, parse_max_point};
 use crate::http::server::{Listen, server};
 use crate::http::state::{AppConfig, AppState, default_cors_origins};
+
+/// Most `--cors-origin` and most `--allowed-host` values (repeats included; repeats are dropped): each
+/// request is checked against them.
+pub const MAX_ORIGINS_OR_HOSTS: usize = 64;
 
 /// `serve` options.
 #[derive(Debug, Clone, Args)]
@@ -30,11 +35,12 @@ pub struct ServeArgs {
     /// list nor the environment (conflicts with --token and ROOFLINE_TOKEN).
     #[arg(long, conflicts_with = "token")]
     pub token_file: Option<PathBuf>,
-    /// Allowed CORS origin (repeatable; default: trunk's dev server on 127.0.0.1:8080 and localhost:8080).
+    /// Allowed CORS origin (repeatable, at most 64; default: trunk's dev server on 127.0.0.1:8080 and
+    /// localhost:8080).
     #[arg(long = "cors-origin")]
     pub cors_origins: Vec<String>,
-    /// Extra accepted `Host` name, e.g. the machine's DNS name (repeatable; loopback names and the bound
-    /// address are always accepted).
+    /// Extra accepted `Host` name, e.g. the machine's DNS name (repeatable, at most 64; loopback names and the
+    /// bound address are always accepted).
     #[arg(long = "allowed-host")]
     pub allowed_hosts: Vec<String>,
     /// Data directory of the result store (default: the user's data dir + /roofline).
@@ -94,9 +100,12 @@ fn serve_token(args: &ServeArgs) -> Result<Option<String>, CliError> {
 /// Runs `serve` until the server stops.
 ///
 /// # Errors
-/// [`CliError::Usage`] for an unsafe bind or an unreadable token file; [`CliError::Runtime`] when the store
-/// cannot be opened or written (the server then does not start) or the address bound.
+/// [`CliError::Usage`] for an unsafe bind, an unreadable token file or more than [`MAX_ORIGINS_OR_HOSTS`]
+/// origins or hosts; [`CliError::Runtime`] when the store cannot be opened or written (the server then does
+/// not start) or the address bound.
 pub fn run(args: ServeArgs) -> Result<(), CliError> {
+    let cors_origins = bounded_distinct("--cors-origin", &args.cors_origins, MAX_ORIGINS_OR_HOSTS)?;
+    let allowed_hosts = bounded_distinct("--allowed-host", &args.allowed_hosts, MAX_ORIGINS_OR_HOSTS)?;
     let token = serve_token(&args)?;
     check_bind(&args.host, token.as_deref())?;
     let selected = args.backend.select()?;
@@ -111,13 +120,13 @@ pub fn run(args: ServeArgs) -> Result<(), CliError> {
     tracing::info!(path = %store.path().display(), max_mb = ?args.max_store_mb, "result store");
     let config = AppConfig {
         token: token.filter(|t| !t.trim().is_empty()),
-        cors_origins: if args.cors_origins.is_empty() {
+        cors_origins: if cors_origins.is_empty() {
             default_cors_origins()
         } else {
-            args.cors_origins.clone()
+            cors_origins
         },
         allowed_hosts: std::iter::once(&args.host)
-            .chain(&args.allowed_hosts)
+            .chain(&allowed_hosts)
             .map(|h| match h.parse::<IpAddr>() {
                 Ok(IpAddr::V6(ip)) => format!("[{ip}]"),
                 _ => h.clone(),

@@ -61,6 +61,10 @@ pub enum ApiError {
         /// Why.
         message: String,
     },
+    /// 507 `not_stored`: a result was measured but the store could not commit it (a full disk, a file no
+    /// longer writable).
+    #[error("{0}")]
+    NotStored(String),
     /// 500: internal failure (CUDA error, worker thread gone); the full error is logged, not returned.
     #[error("internal error; see the server log")]
     Internal(String),
@@ -82,6 +86,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => ErrorCode::UnsupportedMediaType,
             ApiError::UnsupportedEncoding(_) => ErrorCode::UnsupportedEncoding,
             ApiError::Busy(_) => ErrorCode::Busy,
+            ApiError::NotStored(_) => ErrorCode::NotStored,
             ApiError::Internal(_) => ErrorCode::Internal,
         }
     }
@@ -111,6 +116,7 @@ impl ResponseError for ApiError {
                 StatusCode::UNSUPPORTED_MEDIA_TYPE
             }
             ApiError::Busy(_) | ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::NotStored(_) => StatusCode::INSUFFICIENT_STORAGE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -183,6 +189,7 @@ impl From<UseCaseError> for ApiError {
             UseCaseError::NoPredictedDevice { backend, name } => ApiError::BadRequest(format!(
                 "give hardware_key or spec: the {backend} device ({name}) has no catalog entry and no calibration yet"
             )),
+            UseCaseError::NotStored(message) => ApiError::NotStored(message),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Thin HTTP handlers: parse the request, run its use case (`crate::use_cases`) in `web::block`, answer with a
-//! wire type; and the helpers they share (measuring off the executor with cancellation on disconnect, job
-//! cancellation and SSE event streams). Route table (all under `/api`): see gpu-endpoint/README.md.
+//! wire type; and the helpers they share (measuring and listing off the executor with cancellation on
+//! disconnect, job cancellation and SSE event streams). Route table (all under `/api`): see
+//! gpu-endpoint/README.md.
 
 mod analyze;
 mod benchmarks;
@@ -57,9 +58,9 @@ async fn method_not_allowed(req: HttpRequest) -> HttpResponse {
     HttpResponse::MethodNotAllowed().json(body)
 }
 
-/// Cancels its limits when dropped. A handler holds one while it awaits a measurement: actix drops the
-/// handler's future when the client disconnects, so the measurement stops at its next check and frees the
-/// device instead of running on for nobody.
+/// Cancels its limits when dropped. A handler holds one while it awaits a measurement or a listing: actix
+/// drops the handler's future when the client disconnects, so the work stops at its next check and frees the
+/// device (or the store's reader) instead of running on for nobody.
 struct CancelOnDrop(Option<PointLimits>);
 
 impl Drop for CancelOnDrop {
@@ -70,13 +71,13 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// Runs measuring work off the executor under fresh limits (the server's per-point cap), cancelled when the
-/// returned future is dropped (the client went away).
-async fn measuring<T: Send + 'static>(
-    max_point: Duration,
+/// Runs work off the executor under fresh limits (a measurement's per-point cap, a listing's time limit),
+/// cancelled when the returned future is dropped (the client went away).
+async fn cancellable<T: Send + 'static>(
+    limit: Duration,
     work: impl FnOnce(&PointLimits) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    let limits = PointLimits::new(max_point);
+    let limits = PointLimits::new(limit);
     let mut cancel_on_drop = CancelOnDrop(Some(limits.clone()));
     let result = blocking(move || work(&limits)).await;
     // Finished: nothing is left to cancel.

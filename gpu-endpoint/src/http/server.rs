@@ -47,7 +47,7 @@ pub fn server(
     .client_disconnect_timeout(CLIENT_DISCONNECT_TIMEOUT)
     .keep_alive(KEEP_ALIVE)
     // A client that closes its side has gone: the connection ends, its handler future is dropped, and a
-    // measurement it started is cancelled (http::routes::measuring) instead of holding the device for nobody.
+    // measurement it started is cancelled (http::routes::cancellable) instead of holding the device for nobody.
     .h1_allow_half_closed(false);
     let server = match listen {
         Listen::Address(host, port) => server.bind((host, port))?,

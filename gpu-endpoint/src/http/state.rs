@@ -41,6 +41,9 @@ pub struct AppConfig {
     /// Time a client has to send a whole request body once its head has arrived (408 `request_timeout`
     /// after it, and the connection closes).
     pub body_read_timeout: Duration,
+    /// Wall-clock limit of one `GET /api/results` listing (503 `time_limit` past it): a listing costs
+    /// milliseconds at any number of series; this bounds the rest.
+    pub max_listing: Duration,
     /// Directory of the device's cross-process lock file (`serve`: the data directory); `None` locks the
     /// device within this process only.
     pub lock_dir: Option<PathBuf>,
@@ -48,6 +51,8 @@ pub struct AppConfig {
 
 /// The default [`AppConfig::body_read_timeout`].
 pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default [`AppConfig::max_listing`].
+pub const MAX_LISTING: Duration = Duration::from_secs(5);
 
 impl Default for AppConfig {
     fn default() -> Self {
@@ -61,6 +66,7 @@ impl Default for AppConfig {
             step_retention: STEP_RETENTION,
             max_point: DEFAULT_MAX_POINT,
             body_read_timeout: BODY_READ_TIMEOUT,
+            max_listing: MAX_LISTING,
             lock_dir: None,
         }
     }

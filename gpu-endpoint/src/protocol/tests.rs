@@ -156,9 +156,15 @@ fn sampling_stops_at_the_point_cap_and_on_cancellation() {
         "{:?}",
         start.elapsed()
     );
-    // Outside `run` nothing is limited: the policy's 200 samples (1 s) are taken.
-    let mut i = 0;
-    let stats = sample::<Interrupted>(&SamplingPolicy::cpu(), || Ok(()), || noisy(&mut i)).unwrap();
+    // Outside `run` nothing is limited: the policy's 200 samples are taken (1 ms runs: 0.2 s, far under the
+    // policy's own 1.5 s cap even on a loaded machine).
+    let mut i = 0u32;
+    let quick = |i: &mut u32| {
+        *i += 1;
+        std::thread::sleep(Duration::from_millis(1));
+        Ok(if i.is_multiple_of(2) { 1.0e-3 } else { 3.0e-3 })
+    };
+    let stats = sample::<Interrupted>(&SamplingPolicy::cpu(), || Ok(()), || quick(&mut i)).unwrap();
     assert_eq!(stats.samples, 200);
     // A cancelled flag stops the next check, and every later point before it starts.
     let limits = PointLimits::new(Duration::from_secs(60));
@@ -278,4 +284,47 @@ fn every_record_names_the_catalog_device_that_ran_it() {
     let loaded: Measurement = serde_json::from_value(old).unwrap();
     assert_eq!(loaded.device_key, None);
     assert!(serde_json::to_value(&loaded).unwrap().get("device_key").is_none());
+}
+
+#[test]
+fn drawn_inputs_stop_within_milliseconds_and_only_where_asked() {
+    // Outside any limits, and under limits that never stop it, a stoppable draw is `random_normal`.
+    let n = 3 * NORMAL_CHUNK + 5;
+    assert_eq!(
+        try_random_normal::<Interrupted>(5, n).unwrap(),
+        random_normal(5, n)
+    );
+    let long = PointLimits::new(Duration::from_secs(600));
+    assert_eq!(
+        long.run(|| try_random_normal::<Interrupted>(5, n)).unwrap(),
+        random_normal(5, n)
+    );
+    // A point past its cap from the start: `random_normal` alone still draws every value (the CUDA
+    // backend's host inputs rely on it), a stoppable draw returns the interruption.
+    let late = PointLimits::new(Duration::ZERO);
+    let mut plain = Vec::new();
+    let _ = late.run(|| {
+        plain = random_normal(5, n);
+        Ok::<_, Interrupted>(())
+    });
+    assert_eq!(plain, random_normal(5, n));
+    let stopped = late.run(|| try_random_normal::<Interrupted>(5, n));
+    assert!(matches!(stopped, Err(Interrupted::TimeLimit(_))), "{stopped:?}");
+    // Cancelled 50 ms into 2^28 values (1 GiB, seconds of work even in a release build): back within 0.5 s.
+    let limits = PointLimits::new(Duration::from_secs(600));
+    let cancel = limits.clone();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        cancel.cancel();
+        Instant::now()
+    });
+    let result = limits.run(|| try_random_normal::<Interrupted>(6, 1 << 28));
+    let returned = Instant::now();
+    let cancelled = canceller.join().unwrap();
+    assert_eq!(result.unwrap_err(), Interrupted::Cancelled);
+    let late_by = returned.saturating_duration_since(cancelled);
+    assert!(
+        late_by < Duration::from_millis(500),
+        "stopped {late_by:?} after the cancel"
+    );
 }

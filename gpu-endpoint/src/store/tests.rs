@@ -2,12 +2,20 @@
 //! rows.
 
 use super::*;
+use roofline_core::measurement::MeasuredPoint;
 
-fn point(device: &str, precision: Precision) -> RooflinePoint {
+mod migrations;
+
+pub(super) fn point(device: &str, precision: Precision) -> MeasuredPoint {
     sized_point(device, precision, 64)
 }
 
-fn sized_point(device: &str, precision: Precision, n: u64) -> RooflinePoint {
+/// `point` as the wire and the stores before version 4 wrote it.
+pub(super) fn wire_json(point: &MeasuredPoint) -> String {
+    serde_json::to_string(&roofline_core::wire::RooflinePoint::from(point)).unwrap()
+}
+
+fn sized_point(device: &str, precision: Precision, n: u64) -> MeasuredPoint {
     let op = roofline_core::Operator::matmul(1, n, 64, precision.into()).unwrap();
     let measurement = roofline_core::wire::Measurement {
         backend: roofline_core::wire::BackendKind::Cpu,
@@ -15,8 +23,10 @@ fn sized_point(device: &str, precision: Precision, n: u64) -> RooflinePoint {
         median_s: 1e-5,
         ..roofline_core::wire::Measurement::default()
     };
-    let measured = roofline_core::measurement::MeasuredPoint::of_operator(&op, precision, "", measurement);
-    RooflinePoint::measured(&measured, roofline_core::wire::Bottleneck::Memory)
+    MeasuredPoint {
+        bound: Some(roofline_core::Bound::Memory),
+        ..MeasuredPoint::of_operator(&op, precision, "", measurement)
+    }
 }
 
 #[test]
@@ -185,7 +195,7 @@ fn listings_are_paged_by_cursor_newest_first_with_every_filter() {
             ..ResultsQuery::default()
         },
     ] {
-        assert_eq!(store.results(&query).unwrap(), ResultsPage::default());
+        assert_eq!(store.results(&query).unwrap(), StoredPage::default());
     }
     // A cursor this store did not give out.
     for cursor in ["", "p1.", "p1.zz", "p1.-4", "42"] {
@@ -267,39 +277,6 @@ fn rows_that_do_not_decode_are_skipped_and_counted() {
 }
 
 #[test]
-fn a_version_1_database_is_migrated_into_series() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(DB_FILE);
-    let conn = Connection::open(&path).unwrap();
-    conn.execute_batch(MIGRATIONS[0]).unwrap();
-    conn.pragma_update(None, "user_version", 1).unwrap();
-    // Three version-1 rows, the last written by a clock that went back 10 s.
-    for (device, created) in [("Host CPU", 100.0), ("NVIDIA H100", 200.0), ("Host CPU", 190.0)] {
-        let json = serde_json::to_string(&point(device, Precision::Fp32)).unwrap();
-        conn.execute(
-            "INSERT INTO points (device, backend, precision, shape, point_json, created_unix_s)
-             VALUES (?1, 'cpu', 'FP32', '1x64x64', ?2, ?3)",
-            params![device, json, created],
-        )
-        .unwrap();
-    }
-    drop(conn);
-    let store = Store::open(dir.path()).unwrap();
-    let page = store
-        .results(&ResultsQuery {
-            device: Some("cpu".into()),
-            ..ResultsQuery::default()
-        })
-        .unwrap();
-    let times: Vec<f64> = page.results.iter().map(|r| r.created_unix_s).collect();
-    assert_eq!(times, [200.0, 100.0]);
-    let series: i64 = lock(&store.reader)
-        .query_row("SELECT count(*) FROM series", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(series, 2);
-}
-
-#[test]
 fn filtered_listings_walk_the_series_index() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
@@ -329,16 +306,17 @@ fn stored_points_read_back_bit_for_bit() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let op = roofline_core::Operator::matmul(7, 3000, 4096, Precision::Bf16.into()).unwrap();
-    let sent: Vec<RooflinePoint> = (1..=1000u32)
+    let sent: Vec<MeasuredPoint> = (1..=1000u32)
         .map(|i| {
             let median_s = 1e-7 * 10f64.powf(f64::from(i) * 6e-3) * (1.0 + f64::from(i).sqrt() * 1e-9);
             let measurement = roofline_core::wire::Measurement {
                 median_s,
                 ..roofline_core::wire::Measurement::default()
             };
-            let measured =
-                roofline_core::measurement::MeasuredPoint::of_operator(&op, Precision::Bf16, "", measurement);
-            RooflinePoint::measured(&measured, roofline_core::wire::Bottleneck::Compute)
+            MeasuredPoint {
+                bound: Some(roofline_core::Bound::Compute),
+                ..MeasuredPoint::of_operator(&op, Precision::Bf16, "", measurement)
+            }
         })
         .collect();
     store.insert_points(&sent).unwrap();
@@ -350,12 +328,225 @@ fn stored_points_read_back_bit_for_bit() {
         .unwrap();
     assert_eq!(page.results.len(), 1000);
     for (got, want) in page.results.iter().rev().zip(&sent) {
+        assert_eq!(&got.point, want);
         for (a, b) in [
-            (got.point.time_us, want.time_us),
-            (got.point.tflops, want.tflops),
-            (got.point.ai, want.ai),
+            (got.point.time_s(), want.time_s()),
+            (got.point.achieved_flop_per_s(), want.achieved_flop_per_s()),
+            (got.point.arithmetic_intensity(), want.arithmetic_intensity()),
         ] {
             assert_eq!(a.to_bits(), b.to_bits(), "{a:e} read back for {b:e}");
         }
     }
+}
+
+#[test]
+fn filtered_listings_page_exactly_like_a_scan_of_every_row() {
+    use roofline_core::Precision::{Bf16, Fp16, Fp32};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    // 240 points over 3 devices (two differing only in case), 3 precisions and 4 shapes, in a seeded order.
+    let devices = ["NVIDIA H100", "nvidia h100 pcie", "Host CPU"];
+    let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(37);
+    for _ in 0..240 {
+        let device = devices[rand::Rng::random_range(&mut rng, 0..3)];
+        let precision = [Fp32, Fp16, Bf16][rand::Rng::random_range(&mut rng, 0..3)];
+        let n = 64 * rand::Rng::random_range(&mut rng, 1..=4u64);
+        store
+            .insert_point(None, None, &sized_point(device, precision, n), None)
+            .unwrap();
+    }
+    // The reference: every row, filtered in Rust, newest first.
+    let rows: Vec<(i64, String, String, String)> = lock(&store.reader)
+        .prepare("SELECT id, device, precision, shape FROM points ORDER BY id DESC")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let since = lock(&store.reader)
+        .query_row("SELECT created_unix_s FROM points WHERE id = 120", [], |r| {
+            r.get::<_, f64>(0)
+        })
+        .unwrap();
+    let mut checked = 0;
+    for device in [
+        None,
+        Some("h100"),
+        Some("NVIDIA H100 pcie"),
+        Some("cpu"),
+        Some("nowhere"),
+    ] {
+        for precision in [None, Some(Fp32), Some(Bf16)] {
+            for shape in [None, Some("1x128x64"), Some("1x999x64")] {
+                for since in [None, Some(since)] {
+                    let expected: Vec<i64> = rows
+                        .iter()
+                        .filter(|(id, d, p, s)| {
+                            device.is_none_or(|f| d.to_lowercase().contains(&f.to_lowercase()))
+                                && precision.is_none_or(|f| f.name() == p)
+                                && shape.is_none_or(|f| f == s)
+                                && since.is_none_or(|_| *id >= 120)
+                        })
+                        .map(|r| r.0)
+                        .collect();
+                    let mut query = ResultsQuery {
+                        device: device.map(str::to_owned),
+                        precision,
+                        shape: shape.map(str::to_owned),
+                        since,
+                        limit: Some(7),
+                        ..ResultsQuery::default()
+                    };
+                    let mut got = Vec::new();
+                    loop {
+                        let page = store.results(&query).unwrap();
+                        got.extend(page.results.iter().map(|r| r.id));
+                        match page.next_cursor {
+                            Some(cursor) => query.cursor = Some(cursor),
+                            None => break,
+                        }
+                    }
+                    assert_eq!(got, expected, "{device:?} {precision:?} {shape:?} {since:?}");
+                    checked += expected.len();
+                }
+            }
+        }
+    }
+    assert!(checked > 1000, "the filters matched {checked} rows in all");
+}
+
+/// The `EXPLAIN QUERY PLAN` details of `sql` with `params`.
+fn plan(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Vec<String> {
+    conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .unwrap()
+        .query_map(params, |r| r.get::<_, String>(3))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn every_listing_statement_seeks_an_index_and_never_scans_or_sorts() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let conn = lock(&store.reader);
+    let walks = [
+        (Walk::Series(1), "points_series"),
+        (Walk::Device("Host CPU".into()), "points_device"),
+        (
+            Walk::DevicePrecision("Host CPU".into(), "FP32"),
+            "points_device_precision",
+        ),
+    ];
+    for (walk, index) in walks {
+        let mut stmt = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {}", walk.sql()))
+            .unwrap();
+        let mut rows = walk.start(&mut stmt, (i64::MAX, 0)).unwrap();
+        let mut steps = Vec::new();
+        while let Some(row) = rows.next().unwrap() {
+            steps.push(row.get::<_, String>(3).unwrap());
+        }
+        assert!(
+            steps.iter().any(|s| s.contains(&format!("INDEX {index} "))),
+            "{index}: {steps:?}"
+        );
+        assert!(!steps.iter().any(|s| s.contains("TEMP B-TREE")), "{steps:?}");
+    }
+    let delete = plan(&conn, DELETE_MATCHING, params![0, "%cpu%", "FP32"]);
+    assert!(
+        delete.iter().any(|s| s.contains("INDEX points_series ")),
+        "{delete:?}"
+    );
+    let shape = plan(&conn, SHAPE_SERIES, params!["1x64x64", "FP32", "%cpu%"]);
+    assert!(
+        shape.iter().any(|s| s.contains("INDEX series_shape")),
+        "{shape:?}"
+    );
+    // The distinct devices: seeks on the series' unique index, never a scan of the table.
+    let devices = plan(&conn, DISTINCT_DEVICES, [None::<String>]);
+    assert!(
+        devices
+            .iter()
+            .any(|s| s.contains("INDEX sqlite_autoindex_series_1")),
+        "{devices:?}"
+    );
+    assert!(
+        !devices.iter().any(|s| s.starts_with("SCAN series")),
+        "{devices:?}"
+    );
+}
+
+#[test]
+fn a_listing_costs_one_walk_per_device_at_any_number_of_series() {
+    // The probe's case (issue 37), scaled: a benchmark of 20,000 new shapes on one device in FP32 makes
+    // 20,000 series, all matching `precision=FP32`; the listing was one walk per series (0.95 s in a release
+    // build at 20,000 on a 2-core host, 3.8 s at 40,000: `bench-store --series`).
+    let (_dir, store) = store_of_gemvs("NVIDIA H100", 20_000);
+    store
+        .insert_point(None, None, &point("Host CPU", Precision::Bf16), None)
+        .unwrap();
+    let fp32 = ResultsQuery {
+        precision: Some(Precision::Fp32),
+        limit: Some(1),
+        ..ResultsQuery::default()
+    };
+    let walks = walks(&lock(&store.reader), &fp32).unwrap().unwrap();
+    assert_eq!(walks.len(), 2, "one walk per device, not per series");
+    let start = std::time::Instant::now();
+    for _ in 0..10 {
+        let page = store.results(&fp32).unwrap();
+        assert_eq!(page.results[0].point.op.shape_label(), "1x20000x64");
+        assert!(page.next_cursor.is_some());
+    }
+    let each = start.elapsed() / 10;
+    // A few index seeks: well under a millisecond in release; 50 ms leaves a debug build on a busy host room.
+    assert!(
+        each < std::time::Duration::from_millis(50),
+        "a limit=1 listing over 20,000 series took {each:?}"
+    );
+}
+
+/// A fresh store of `count` FP32 GEMVs 1 × n × 64 of `device`, n = 1 … `count` (one series each).
+fn store_of_gemvs(device: &str, count: u64) -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let points: Vec<MeasuredPoint> = (1..=count)
+        .map(|n| sized_point(device, Precision::Fp32, n))
+        .collect();
+    store.insert_points(&points).unwrap();
+    (dir, store)
+}
+
+#[test]
+fn a_listing_stops_at_its_limits_and_leaves_the_reader_usable() {
+    let (_dir, store) = store_of_gemvs("Host CPU", 1000);
+    let everything = ResultsQuery {
+        limit: Some(1000),
+        ..ResultsQuery::default()
+    };
+    // Past its time limit from the start: SQLite's steps are interrupted (or the page, done, is late).
+    let late = crate::protocol::PointLimits::new(std::time::Duration::ZERO);
+    let error = late.run(|| store.results(&everything)).unwrap_err();
+    assert!(
+        matches!(error, StoreError::Interrupted(Interrupted::TimeLimit(_))),
+        "{error}"
+    );
+    // Cancelled: the listing does not start.
+    let cancelled = crate::protocol::PointLimits::default();
+    cancelled.cancel();
+    let error = cancelled.run(|| store.results(&everything)).unwrap_err();
+    assert!(
+        matches!(error, StoreError::Interrupted(Interrupted::Cancelled)),
+        "{error}"
+    );
+    // The reader's progress handler is gone: the same listing without limits runs to its end.
+    assert_eq!(store.results(&everything).unwrap().results.len(), 1000);
+    // Interrupted inside SQLite (the handler fires within its first 1000 steps), not after: a stop due
+    // before the listing starts its statements is reported as the interruption, never as a database error.
+    let conn = &mut *lock(&store.reader);
+    conn.progress_handler(STEPS_PER_CHECK, Some(|| true)).unwrap();
+    let raw = page(conn, &everything, None, 1000).unwrap_err();
+    conn.progress_handler(0, None::<fn() -> bool>).unwrap();
+    assert!(raw.to_string().contains("interrupt"), "{raw}");
 }

@@ -2,9 +2,9 @@
 //! for each requested precision, plus, when asked for, its measurements on the device; every failure is
 //! listed with its reason (never an FP16 stand-in).
 
-use roofline_core::wire::{
-    AnalyzeRequest, AnalyzeResponse, ErrorCode, Failure, RUN_ALL_PRECISIONS, RooflinePoint,
-};
+use roofline_cli::lists::distinct;
+use roofline_core::measurement::{MeasuredPoint, PredictedPoint};
+use roofline_core::wire::{AnalyzeRequest, AnalyzeResponse, ErrorCode, Failure, RUN_ALL_PRECISIONS};
 use roofline_core::{GemmShape, HardwareSpec, OperandPrecisions, Operator, Precision, predict};
 
 use super::{UseCaseError, point_of, prediction_of, store_point, within_cap};
@@ -55,12 +55,7 @@ impl AnalyzePlan {
             ))
             .into());
         }
-        let mut precisions: Vec<Precision> = Vec::new();
-        for p in list {
-            if !precisions.contains(&p) {
-                precisions.push(p);
-            }
-        }
+        let precisions = distinct(list);
         Operator::matmul(request.m, request.n, request.k, request.precision.into())?;
         Ok(AnalyzePlan {
             hardware,
@@ -79,16 +74,16 @@ impl AnalyzePlan {
 
     /// Predicts every precision as it runs on the device (INT4 without an INT4 matrix path: the W4A16
     /// weight-only GEMM, labelled so; [`OperandPrecisions::run_on`]); unsupported ones go to `failed`.
-    fn simulate(&self) -> (Vec<RooflinePoint>, Vec<Failure>) {
+    fn simulate(&self) -> (Vec<PredictedPoint>, Vec<Failure>) {
         let mut points = Vec::new();
         let mut failed = Vec::new();
         for &precision in &self.precisions {
             let request = &self.request;
             let operands = OperandPrecisions::run_on(precision, self.hardware.arch);
             let prediction = Operator::matmul(request.m, request.n, request.k, operands).and_then(|op| {
-                predict(self.hardware, &op).map(|p| RooflinePoint {
+                predict(self.hardware, &op).map(|p| PredictedPoint {
                     precision,
-                    ..RooflinePoint::simulated(&op, &p)
+                    ..PredictedPoint::of(&op, &p)
                 })
             });
             match prediction {
@@ -111,10 +106,10 @@ impl AnalyzePlan {
     /// The response with the predictions, `measured` and the failures.
     fn response(
         &self,
-        simulated: Vec<RooflinePoint>,
-        measured: Vec<RooflinePoint>,
+        simulated: Vec<PredictedPoint>,
+        measured: Vec<MeasuredPoint>,
         failed: Vec<Failure>,
-    ) -> AnalyzeResponse {
+    ) -> Analysis {
         AnalyzeResponse {
             hardware: self.hardware.name.clone(),
             hardware_key: self.hardware.key.clone(),
@@ -125,9 +120,12 @@ impl AnalyzePlan {
     }
 }
 
+/// The answer of an analysis: its predicted and measured points in base units.
+pub type Analysis = AnalyzeResponse<MeasuredPoint, PredictedPoint>;
+
 /// The predictions alone (`measure=false`): no device, no lock, no store.
 #[must_use]
-pub fn predict_only(plan: &AnalyzePlan) -> AnalyzeResponse {
+pub fn predict_only(plan: &AnalyzePlan) -> Analysis {
     let (simulated, failed) = plan.simulate();
     plan.response(simulated, Vec::new(), failed)
 }
@@ -147,7 +145,7 @@ pub fn analyze(
     store: Option<&Store>,
     plan: &AnalyzePlan,
     limits: &PointLimits,
-) -> Result<AnalyzeResponse, UseCaseError> {
+) -> Result<Analysis, UseCaseError> {
     for &precision in &plan.precisions {
         device.check_fits(&plan.spec(precision))?;
     }
@@ -159,13 +157,13 @@ pub fn analyze(
         let predicted_s = simulated
             .iter()
             .find(|p| p.precision == precision)
-            .map_or(0.0, |p| p.time_us * 1e-6);
+            .map_or(0.0, |p| p.time_s);
         let result = within_cap(predicted_s, &plan.hardware.key, limits)
             .and_then(|()| limits.run(|| guard.measure_matmul(&plan.spec(precision))));
         match result {
             Ok(result) => {
                 let predicted = prediction_of(Some(plan.hardware), &result);
-                let point = point_of(result, predicted.as_ref().map(|p| p.bottleneck));
+                let point = point_of(result, predicted.as_ref().map(|p| p.bound));
                 match store_point(store, None, Some(&plan.hardware.key), &point, predicted.as_ref()) {
                     Ok(()) => measured.push(point),
                     Err(mut failure) => {

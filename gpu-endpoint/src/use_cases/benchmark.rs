@@ -2,7 +2,11 @@
 //! and committed to the store. `POST /api/benchmarks` queues it ([`BenchmarkJobs`], the generic
 //! `jobs::JobManager` over [`Benchmark`]); `gpu-endpoint bench` and `compare` run it in place ([`run`]).
 
-use roofline_core::wire::{BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkPointEvent, BenchmarkRequest};
+use roofline_cli::lists::distinct;
+use roofline_core::measurement::{MeasuredPoint, PredictedPoint};
+use roofline_core::wire::{
+    BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkPointEvent, BenchmarkRequest, RooflinePoint,
+};
 use roofline_core::{GemmShape, HardwareSpec, OperandPrecisions, Operator, predict};
 
 use super::{point_of, prediction_of, store_point, within_cap};
@@ -29,7 +33,8 @@ pub struct BenchmarkPlan {
 }
 
 impl BenchmarkPlan {
-    /// Checks the counts of `request` (1..=[`MAX_SHAPES`] shapes, 1..=[`MAX_PRECISIONS`] precisions) and
+    /// Checks the counts of `request` (1..=[`MAX_SHAPES`] shapes, 1..=[`MAX_PRECISIONS`] precisions, repeats
+    /// included), drops repeated shapes and precisions (a point listed twice is measured once), and checks
     /// that some point is within the measurement bounds: a point outside them fails on its own when the job
     /// runs (a `failed` event), so one oversize shape never refuses the others.
     ///
@@ -51,6 +56,11 @@ impl BenchmarkPlan {
                 request.precisions.len()
             )));
         }
+        let request = BenchmarkRequest {
+            shapes: distinct(request.shapes),
+            precisions: distinct(request.precisions),
+            ..request
+        };
         let plan = BenchmarkPlan { request, hardware };
         first_error_if_none_passes(plan.points().map(|spec| spec.check_bounds()))?;
         Ok(plan)
@@ -101,8 +111,8 @@ fn first_error_if_none_passes(
 /// One event of a benchmark job.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BenchmarkEvent {
-    /// A measured point.
-    Point(Box<BenchmarkPointEvent>),
+    /// A measured point and its prediction, in base units.
+    Point(Box<BenchmarkPointEvent<MeasuredPoint, PredictedPoint>>),
     /// A point that failed.
     Failed(BenchmarkFailedEvent),
     /// The job ended.
@@ -121,7 +131,7 @@ impl JobEventKind for BenchmarkEvent {
 
     fn json(&self) -> String {
         match self {
-            BenchmarkEvent::Point(e) => event_json(e),
+            BenchmarkEvent::Point(e) => event_json(&e.map(RooflinePoint::from, RooflinePoint::from)),
             BenchmarkEvent::Failed(e) => event_json(e),
             BenchmarkEvent::Done(e) => event_json(e),
         }
@@ -172,10 +182,7 @@ pub fn run(
             }
             Ok(result) => {
                 let predicted = prediction_of(hardware, &result);
-                let point = point_of(result, predicted.as_ref().map(|p| p.bottleneck));
-                let error_pct = predicted
-                    .as_ref()
-                    .map(|p| (point.time_us - p.time_us) / p.time_us * 100.0);
+                let point = point_of(result, predicted.as_ref().map(|p| p.bound));
                 let stored = store_point(
                     store,
                     Some(job.id),
@@ -186,14 +193,13 @@ pub fn run(
                 match stored {
                     Ok(()) => {
                         measured += 1;
-                        emit(BenchmarkEvent::Point(Box::new(BenchmarkPointEvent {
-                            job_id: job.id.to_owned(),
+                        emit(BenchmarkEvent::Point(Box::new(BenchmarkPointEvent::new(
+                            job.id.to_owned(),
                             index,
                             total,
                             point,
                             predicted,
-                            error_pct,
-                        })));
+                        ))));
                     }
                     Err(failure) => {
                         failed += 1;

@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use roofline_cli::lists::distinct;
 use roofline_core::hardware::{Calibration, CalibrationQuality, PathRuns, Spread};
 use roofline_core::wire::{
     BackendKind, CalibratedPeak, CalibratedWeightOnly, CalibrationResult, DeviceInfo, ErrorCode, Failure,
@@ -16,6 +17,7 @@ use roofline_core::wire::{
 };
 use roofline_core::{ComputePath, GemmShape, HardwareSpec, Norm, Operator, Precision, find_hardware};
 
+use super::UseCaseError;
 use crate::backend::{BackendError, MatmulSpec, Measured};
 use crate::device::DeviceGuard;
 use crate::protocol::{ClockWarmup, PointLimits, unix_now};
@@ -27,8 +29,33 @@ pub struct CalibrationRequest {
     /// The catalog spec to start from (its unmeasured peaks are kept and named in the spec's notes); `None`:
     /// the measured device's catalog entry when it has one, else only measured peaks are in the spec.
     pub base: Option<&'static HardwareSpec>,
-    /// The precisions whose peaks are measured; `None`: every precision the backend runs natively.
+    /// The precisions whose peaks are measured, each once however often it is listed; `None`: every
+    /// precision the backend runs natively.
     pub precisions: Option<Vec<Precision>>,
+}
+
+/// Most precisions one calibration may list (repeats included).
+pub const MAX_CALIBRATE_PRECISIONS: usize = 16;
+
+impl CalibrationRequest {
+    /// A request whose list of precisions, when given, holds 1 to [`MAX_CALIBRATE_PRECISIONS`] entries.
+    ///
+    /// # Errors
+    /// [`BackendError::InvalidInput`] naming the bound.
+    pub fn new(
+        base: Option<&'static HardwareSpec>,
+        precisions: Option<Vec<Precision>>,
+    ) -> Result<CalibrationRequest, BackendError> {
+        if let Some(list) = &precisions
+            && (list.is_empty() || list.len() > MAX_CALIBRATE_PRECISIONS)
+        {
+            return Err(BackendError::InvalidInput(format!(
+                "precisions must list 1 to {MAX_CALIBRATE_PRECISIONS} precisions, got {}",
+                list.len()
+            )));
+        }
+        Ok(CalibrationRequest { base, precisions })
+    }
 }
 
 /// Runs of every calibration measurement: three, the fewest with a median and a range (each run already
@@ -87,22 +114,22 @@ fn host_load_per_cpu(backend: BackendKind) -> Option<f64> {
     load.is_finite().then(|| load / cpus)
 }
 
-/// Measures the device held by `guard` and builds its calibrated spec, then stores the result (a store
-/// failure is logged). Every figure is the median of [`CALIBRATION_RUNS`] runs, each under `limits` (a peak
+/// Measures the device held by `guard` and builds its calibrated spec, then commits the result to `store`
+/// (when there is one): a calibration is returned only once stored. Every figure is the median of [`CALIBRATION_RUNS`] runs, each under `limits` (a peak
 /// past its time cap is a `time_limit` entry in `failed`); on a GPU each peak run warms the clocks first
 /// ([`PEAK_CLOCK_WARMUP`]). The spec's `calibration` keeps their spread, the host's load and the warnings.
 /// A precision that fails, or that measured a path the device's spec lacks, is a `failed` entry.
 ///
 /// # Errors
-/// The bandwidth measurement's error (a spec without bandwidth is meaningless),
+/// [`UseCaseError::Backend`]: the bandwidth measurement's error (a spec without bandwidth is meaningless),
 /// [`BackendError::Cancelled`], or [`BackendError::InvalidInput`] when no usable spec comes out of the
-/// measurements.
+/// measurements; [`UseCaseError::NotStored`] (logged) when the store could not commit the result.
 pub fn calibrate(
     guard: &DeviceGuard<'_>,
     store: Option<&Store>,
     request: &CalibrationRequest,
     limits: &PointLimits,
-) -> Result<CalibrationResult, BackendError> {
+) -> Result<CalibrationResult, UseCaseError> {
     let info = guard.device_info();
     let base = request.base.or_else(|| {
         info.matched_key
@@ -111,7 +138,7 @@ pub fn calibrate(
     });
     let host_load = host_load_per_cpu(info.backend);
     let measured_at = unix_now();
-    let precisions = request.precisions.clone().unwrap_or_else(|| guard.measurable());
+    let precisions = distinct(request.precisions.clone().unwrap_or_else(|| guard.measurable()));
     let bandwidth_runs = repeated(|| limits.run(|| guard.measure_bandwidth()))?;
     let (bandwidth, bandwidth_spread) = median_run(bandwidth_runs, |b| b.bytes / b.measurement.median_s)
         .ok_or_else(|| BackendError::InvalidInput("the copy kernel gave no finite bandwidth".into()))?;
@@ -139,7 +166,7 @@ pub fn calibrate(
     let mut ceilings = Ceilings::default();
     for precision in precisions {
         if limits.is_cancelled() {
-            return Err(BackendError::Cancelled);
+            return Err(BackendError::Cancelled.into());
         }
         let spec = MatmulSpec {
             shape: guard.calibration_shape(precision),
@@ -206,6 +233,11 @@ pub fn calibrate(
         && let Err(e) = store.insert_calibration(&info.name, &result)
     {
         tracing::error!(error = %e, "could not store the calibration");
+        return Err(UseCaseError::NotStored(format!(
+            "the calibration of {} ({}) was measured but the store could not commit it, so it is not reported \
+             as calibrated and no later request can use it: {e}",
+            info.name, result.spec.key
+        )));
     }
     Ok(result)
 }

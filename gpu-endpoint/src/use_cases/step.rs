@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
+use roofline_core::measurement::MeasuredPoint;
 use roofline_core::step_comparison::{StepTotals, measured_over_predicted};
 use roofline_core::wire::{
     Failure, MAX_STEP_KERNELS, RooflinePoint, StepDoneEvent, StepEndToEnd, StepOperatorEvent, StepRequest,
@@ -198,8 +199,8 @@ fn operator_key(op: &roofline_core::Operator) -> String {
 /// One event of a step job.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StepEvent {
-    /// An operator row.
-    Operator(Box<StepOperatorEvent>),
+    /// An operator row, its measured point in base units.
+    Operator(Box<StepOperatorEvent<MeasuredPoint>>),
     /// The job ended.
     Done(Box<StepDoneEvent>),
 }
@@ -224,7 +225,7 @@ pub fn run(
     let rows = &plan.analysis.ops;
     let total = u32::try_from(rows.len()).unwrap_or(u32::MAX);
     // Measurement (or failure) of each distinct operator, with the row that took it.
-    let mut taken: Vec<Option<(String, Result<RooflinePoint, Failure>)>> = vec![None; plan.ops.len()];
+    let mut taken: Vec<Option<(String, Result<MeasuredPoint, Failure>)>> = vec![None; plan.ops.len()];
     let mut failed = 0u32;
     let mut totals = StepTotals::default();
     let mut cancelled = false;
@@ -250,7 +251,7 @@ pub fn run(
             let result = result
                 .map_err(|e| e.failure(op.precisions.compute()))
                 .and_then(|m| {
-                    let point = point_of(m, Some(row.bound.into()));
+                    let point = point_of(m, Some(row.bound));
                     let predicted = predicted_point(Some(&plan.hardware), op);
                     store_point(
                         store,
@@ -268,7 +269,7 @@ pub fn run(
             Ok(point) => (Some(point), None),
             Err(failure) => (None, Some(failure)),
         };
-        let measured_s = measured_point.as_ref().map(|p| p.time_us * 1e-6);
+        let measured_s = measured_point.as_ref().map(MeasuredPoint::time_s);
         let ratio = measured_s.map(|t| measured_over_predicted(t, row.time_s));
         if let Some(t) = measured_s {
             totals.add(row.count, t, row.time_s);
@@ -357,7 +358,7 @@ impl JobEventKind for StepEvent {
 
     fn json(&self) -> String {
         match self {
-            StepEvent::Operator(e) => event_json(e),
+            StepEvent::Operator(e) => event_json(&e.map(RooflinePoint::from)),
             StepEvent::Done(e) => event_json(e),
         }
     }
@@ -467,7 +468,7 @@ mod tests {
         let hardware = requested_hardware(&request).unwrap().unwrap();
         let plan = plan(request, hardware).unwrap();
         let (done, events) = run_on_fake(&plan);
-        let rows: Vec<StepOperatorEvent> = events
+        let rows: Vec<StepOperatorEvent<MeasuredPoint>> = events
             .into_iter()
             .filter_map(|e| match e {
                 StepEvent::Operator(row) => Some(*row),
@@ -553,16 +554,16 @@ mod tests {
         assert_eq!(gate_up.gemm, Some(shape));
         // The fake's roofline time of the 29 products, memory-bound: 29 · 2 B · (2·2048 + 1536·2048 + 2·1536)
         // = 182,867,968 B at 1 TB/s = 182.867968 µs.
-        let measured_us = events
+        let measured_s = events
             .iter()
             .find_map(|e| match e {
                 StepEvent::Operator(row) if row.name == "expert_gate_up" => row.measured.as_ref(),
                 _ => None,
             })
-            .map(|point| point.time_us);
+            .map(MeasuredPoint::time_s);
         assert!(
-            measured_us.is_some_and(|t| (t - 182.867_968).abs() < 1e-6),
-            "{measured_us:?}"
+            measured_s.is_some_and(|t| (t - 182.867_968e-6).abs() < 1e-12),
+            "{measured_s:?}"
         );
     }
 

@@ -310,7 +310,7 @@ fn kill_9_mid_job_keeps_every_committed_point() {
     rows.reverse();
     assert_eq!(rows.len() as i64, n);
     for (idx, row) in rows.iter().enumerate() {
-        assert_eq!(row.point.shape, format!("1x{}x64", 64 * (idx + 1)));
+        assert_eq!(row.point.op.shape_label(), format!("1x{}x64", 64 * (idx + 1)));
         assert_eq!(row.point.precision, roofline_core::Precision::Fp32);
         assert!(row.predicted.is_some());
     }

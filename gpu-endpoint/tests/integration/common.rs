@@ -64,7 +64,16 @@ pub fn configured_state(
     selected: Selected,
     edit: impl FnOnce(&mut AppConfig),
 ) -> (web::Data<AppState>, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
+    state_in(tempfile::tempdir().unwrap(), selected, edit)
+}
+
+/// An app state for `selected` over the store in `dir`'s `data/` (opened, so migrated, here), its
+/// configuration changed by `edit`.
+pub fn state_in(
+    dir: tempfile::TempDir,
+    selected: Selected,
+    edit: impl FnOnce(&mut AppConfig),
+) -> (web::Data<AppState>, tempfile::TempDir) {
     let store = Store::open(&dir.path().join("data")).unwrap();
     let mut config = AppConfig {
         web_dir: dir.path().join("dist"),

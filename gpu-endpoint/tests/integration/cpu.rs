@@ -37,9 +37,11 @@ fn cpu_measures_a_verified_fp32_gemm_and_gemv() {
         assert!(rec.p10_s <= rec.median_s && rec.median_s <= rec.p90_s);
         assert_eq!(measured.precision, Precision::Fp32);
         assert_eq!(measured.op.flops, 2.0 * (m * n * k) as f64);
-        let point =
-            gpu_endpoint::use_cases::point_of(measured, Some(roofline_core::wire::Bottleneck::Memory));
-        assert!((point.tflops - 2.0 * (m * n * k) as f64 / rec.median_s / 1e12).abs() < 1e-12);
+        let point = gpu_endpoint::use_cases::point_of(measured, Some(roofline_core::Bound::Memory));
+        assert!(
+            (point.achieved_flop_per_s() / 1e12 - 2.0 * (m * n * k) as f64 / rec.median_s / 1e12).abs()
+                < 1e-12
+        );
     }
     let fp64 = guard
         .measure_matmul(&MatmulSpec {

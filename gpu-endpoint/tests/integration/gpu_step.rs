@@ -347,13 +347,13 @@ fn gpu_times_a_qwen3_moe_bf16_decode_step_with_batched_experts() {
     for row in &rows {
         match (&row.measured, &row.failure) {
             (Some(point), _) if MOE_ROWS.contains(&row.name.as_str()) => {
-                let record = point.measurement.as_ref().unwrap();
+                let record = &point.measurement;
                 eprintln!(
                     "{} {} (ran {}): measured {:.2} µs, predicted {:.2} µs, ×{:.2}; {}",
                     row.name,
                     row.shape,
-                    point.shape,
-                    point.time_us,
+                    point.op.shape_label(),
+                    point.time_s() * 1e6,
                     row.predicted_time_s * 1e6,
                     row.measured_over_predicted.unwrap_or(f64::NAN),
                     record.kernel
@@ -368,7 +368,7 @@ fn gpu_times_a_qwen3_moe_bf16_decode_step_with_batched_experts() {
         let record = row
             .measured
             .as_ref()
-            .and_then(|point| point.measurement.as_ref())
+            .map(|point| &point.measurement)
             .unwrap_or_else(|| panic!("{name} not measured: {:?}", row.failure));
         assert!(record.verified, "{name}");
         assert_eq!(

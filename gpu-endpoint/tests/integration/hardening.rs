@@ -1,13 +1,15 @@
 //! Hardening against hostile clients: compressed request bodies, cross-site requests, foreign Host headers,
 //! unbounded job memory (benchmark and step jobs), predictions that must not wait for the device, points past
 //! their time cap, calibrate bodies that are not requests, and deleting stored results; and the probes of
-//! issue 27, a module per area: `bounds` (work and memory bounded per request), `interrupts` (DELETE and the
-//! cap inside a long run, runs predicted past the cap), `store` (points stored or `not_stored`, read-only
-//! stores, undecodable rows, paging, `bench-store`), `device_lock` (two servers on one device).
+//! issues 27 and 37, a module per area: `bounds` (work and memory bounded per request), `interrupts` (DELETE
+//! and the cap inside a long run or its input generation, runs predicted past the cap), `store` (points and
+//! calibrations stored or `not_stored`, read-only stores, undecodable rows, paging, listing limits,
+//! `bench-store`), `lists` (lists bounded and deduplicated), `device_lock` (two servers on one device).
 
 mod bounds;
 mod device_lock;
 mod interrupts;
+mod lists;
 mod store;
 
 use crate::common::{fake_state, fake_state_configured, parse_sse};

@@ -8,6 +8,7 @@ mod binary;
 mod common;
 mod cpu;
 mod errors;
+mod golden;
 #[cfg(feature = "cuda")]
 mod gpu;
 #[cfg(feature = "cuda")]

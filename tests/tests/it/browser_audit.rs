@@ -231,9 +231,7 @@ async fn spot_check_import_and_benchmark_jobs() {
     // 4. Stop gives feedback at once: from the click until the job ends, the button says "Stopping…" and is
     // disabled and the status says `stopping` (a recorder sees every state the page showed), then
     // `cancelled` before the end.
-    browser
-        .run_benchmark(&["512x512x512"; 6].join(", "), "running")
-        .await;
+    browser.run_benchmark(&distinct_shapes(512), "running").await;
     browser
         .js("window.__states = []; const seen = () => { const s = document.querySelector('[data-testid=bench-status]'),\
                b = document.querySelector('[data-testid=bench-stop]');\
@@ -264,9 +262,7 @@ async fn spot_check_import_and_benchmark_jobs() {
 
     // 5. The endpoint goes offline mid-job: the job is `lost` (not running), Stop and Run are off, and the
     // precision boxes are the endpoint's set as last seen (they used to switch to the page's defaults).
-    browser
-        .run_benchmark(&["384x384x384"; 6].join(", "), "running")
-        .await;
+    browser.run_benchmark(&distinct_shapes(384), "running").await;
     let boxes = browser.js(BENCH_BOXES).await;
     endpoint.stop();
     browser.wait_data("endpoint-status", "value", "offline").await;
@@ -565,4 +561,13 @@ async fn kernel_floor_formats_url_link_svg_share_and_nvml() {
         "kernel floor, formats, URL, link, SVG, share link and NVML: {:.1} s",
         started.elapsed().as_secs_f64()
     );
+}
+
+/// Six distinct square-ish shapes from `n` (the endpoint drops repeated shapes, so a job long enough to stop
+/// needs distinct ones), e.g. `512x512x512, 520x512x512, …`.
+fn distinct_shapes(n: u32) -> String {
+    (0..6)
+        .map(|i| format!("{}x{n}x{n}", n + 8 * i))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -8,7 +8,7 @@ use roofline_tests::{Endpoint, browser::Browser, require_browser};
 
 /// The default kernel scenario of the page (GB10, GEMV 1×4096×4096, FP16) on `spec` with its mode's
 /// corrections (reference: the matrix kernel floor), in µs.
-fn fp16_gemv_time_us(spec: &HardwareSpec) -> f64 {
+fn fp16_gemv_us(spec: &HardwareSpec) -> f64 {
     let op = Operator::gemv(4096, 4096, Precision::Fp16.into()).unwrap();
     let corrections = Corrections::for_mode(Mode::of(spec));
     analyze_operator(spec, &op, &corrections).unwrap().time_s * 1e6
@@ -57,14 +57,14 @@ async fn page_draws_the_roofline_and_shows_core_predictions() {
         Some("reference")
     );
     assert_eq!(badge.text().await.unwrap(), format!("reference · {}", gb10.name));
-    let reference = fp16_gemv_time_us(&gb10.reference().unwrap());
+    let reference = fp16_gemv_us(&gb10.reference().unwrap());
     assert_fp16_time(&browser, reference).await;
     browser.element("[data-testid=reference-ceilings]").await;
 
     // One click to the datasheet bound: 33,570,816 B / 273 GB/s = 122.970 µs (roofline-core computes it
     // independently of the page).
     browser.select_mode("datasheet").await;
-    let datasheet = fp16_gemv_time_us(gb10);
+    let datasheet = fp16_gemv_us(gb10);
     assert!((datasheet - 122.970).abs() < 1e-3);
     assert!(
         reference > datasheet + 5.0,

@@ -1,5 +1,6 @@
-//! Real-browser test of the serving view: Llama-3.1-8B on one H100 SXM opens in the serving view, the Pareto
-//! canvas is drawn and the page's recommendation and per-config table are core's `sweep` for the same inputs;
+//! Real-browser test of the serving view: Llama-3.1-8B on H100 SXMs opens in the serving view, the Pareto
+//! canvas is drawn (every point once all series are shown) and the page's recommendation and per-config
+//! table are core's `sweep` over every layout and its `Sizing` for the same inputs;
 //! an SLA changes the recommendation as core's `Sla` does, without sweeping again; a `vllm bench serve
 //! --save-result` file imported for BF16 shows its run and its error against core's `compare_measured`, a
 //! re-import adds nothing and a malformed file gives core's parse error and keeps the kept run; a reload
@@ -9,9 +10,9 @@
 use std::time::Duration;
 
 use roofline_core::{
-    Corrections, Engine, Load, Parallelism, QuantConfig, SchedulerKind, ServingPoint, ServingWorkload, Sla,
-    Sweep, SweepSpec, compare_measured, find_hardware, find_model, find_quant_config, parse_measured,
-    quant_configs, sweep,
+    Corrections, Engine, Load, Parallelism, QuantConfig, SchedulerKind, ServingPoint, ServingWorkload,
+    Sizing, SizingSpec, Sla, Sweep, SweepSpec, compare_measured, find_hardware, find_model,
+    find_quant_config, layouts, parse_measured, quant_configs, sweep,
 };
 use roofline_tests::{Endpoint, browser::Browser, require_browser, unique_temp_dir, workspace_root};
 
@@ -19,19 +20,26 @@ const WAIT: Duration = Duration::from_secs(30);
 /// ISL and OSL of the view (its defaults) and of the committed vLLM run (1024 each from its totals).
 const LENGTHS: ServingWorkload = ServingWorkload { isl: 1024, osl: 1024 };
 
-/// Core's sweep of every config for Llama-3.1-8B on one H100 SXM in reference mode (the page's default),
-/// vLLM defaults, in-flight batching: what `roofline serve --hardware h100_sxm --model llama-3.1-8b --isl
-/// 1024 --osl 1024` computes.
+/// Core's sweep of every config over every layout for Llama-3.1-8B on H100 SXMs in reference mode (the
+/// page's default), vLLM defaults, in-flight batching: what `roofline serve --hardware h100_sxm --model
+/// llama-3.1-8b --isl 1024 --osl 1024 --tp 1,2,4,8` computes.
 fn core_sweep() -> Sweep {
     let hardware = find_hardware("h100_sxm").unwrap().reference().unwrap();
     let configs: Vec<&QuantConfig> = quant_configs().iter().collect();
-    sweep(&SweepSpec::new(
-        &hardware,
-        find_model("llama-3.1-8b").unwrap(),
-        &configs,
-        LENGTHS,
-    ))
+    let model = find_model("llama-3.1-8b").unwrap();
+    let parallelisms = layouts(model, &hardware);
+    sweep(&SweepSpec {
+        parallelisms: &parallelisms,
+        ..SweepSpec::new(&hardware, model, &configs, LENGTHS)
+    })
     .unwrap()
+}
+
+/// Core's answer under `sla` over `sweep` (the configs vLLM serves on Hopper).
+fn core_answer(sweep: &Sweep, sla: Sla) -> roofline_core::SlaOutcome {
+    let hardware = find_hardware("h100_sxm").unwrap().reference().unwrap();
+    let model = find_model("llama-3.1-8b").unwrap();
+    Sizing::new(sweep, model, &hardware, &SizingSpec { sla, gpus: &[] }).outcome
 }
 
 /// Waits until the page's recommendation is `expected` (config, concurrency, output tokens/s per GPU within
@@ -102,6 +110,7 @@ async fn serving_view_is_cores_sweep_with_sla_measured_runs_storage_and_links() 
         .open(&endpoint.url(), "hw=h100_sxm&model=llama-3.1-8b&cfg=bf16")
         .await;
     browser.click("[data-testid=view-serving]").await;
+    browser.click("[data-testid=serving-show-all]").await;
     browser
         .wait_data("serving-canvas", "points", &core.points.len().to_string())
         .await;
@@ -115,7 +124,7 @@ async fn serving_view_is_cores_sweep_with_sla_measured_runs_storage_and_links() 
             > 5000,
         "the Pareto chart is drawn"
     );
-    let open = Sla::default().evaluate(&core);
+    let open = core_answer(&core, Sla::default());
     let best = open.recommendation.clone().unwrap();
     let text = wait_recommendation(&browser, &best).await;
     assert!(text.contains("(no SLA set)"), "{text}");
@@ -124,34 +133,47 @@ async fn serving_view_is_cores_sweep_with_sla_measured_runs_storage_and_links() 
         context.starts_with("reference · NVIDIA H100") && context.contains("ISL 1024 / OSL 1024 · vLLM"),
         "{context}"
     );
-    // The table: one row per config that ran, each with core's most output per GPU and requests that fit.
+    // The table: one row per config that ran, each with core's most output per GPU over every layout and the
+    // requests that fit on the layout it is on.
     let rows = browser
         .js(
             "return [...document.querySelectorAll('[data-testid=serving-table] tbody tr')].map(r =>\
              [r.dataset.config, r.querySelector('[data-testid=top-throughput]')?.dataset.value,\
-              r.querySelector('[data-testid=max-fit]').dataset.value]);",
+              r.querySelector('[data-testid=max-fit]').dataset.value, r.dataset.gpus]);",
         )
         .await;
     let rows = rows.as_array().unwrap();
-    assert_eq!(rows.len(), core.fits.len());
-    for (row, fit) in rows.iter().zip(&core.fits) {
-        assert_eq!(row[0], fit.config.as_str());
-        assert_eq!(row[2].as_str().unwrap(), fit.memory.max_sequences.to_string());
+    let mut configs: Vec<&str> = Vec::new();
+    for fit in &core.fits {
+        if !configs.contains(&fit.config.as_str()) {
+            configs.push(&fit.config);
+        }
+    }
+    assert_eq!(rows.len(), configs.len());
+    for (row, config) in rows.iter().zip(&configs) {
+        assert_eq!(row[0], *config);
         let top = core
             .points
             .iter()
-            .filter(|p| p.config == fit.config)
-            .map(|p| p.output_tokens_per_s_per_gpu)
-            .fold(0.0, f64::max);
+            .filter(|p| p.config == *config)
+            .max_by(|a, b| {
+                a.output_tokens_per_s_per_gpu
+                    .total_cmp(&b.output_tokens_per_s_per_gpu)
+            })
+            .unwrap();
         let shown: f64 = row[1].as_str().unwrap().parse().unwrap();
         assert!(
-            (shown / top - 1.0).abs() < 1e-9,
-            "{}: {shown} vs {top}",
-            fit.config
+            (shown / top.output_tokens_per_s_per_gpu - 1.0).abs() < 1e-9,
+            "{config}: {shown} vs {top:?}"
         );
+        let fit = core
+            .fits
+            .iter()
+            .find(|f| f.config == *config && f.parallelism == top.parallelism)
+            .unwrap();
+        assert_eq!(row[2].as_str().unwrap(), fit.memory.max_sequences.to_string());
+        assert_eq!(row[3].as_str().unwrap(), fit.gpus.to_string());
     }
-    // BF16 holds 225 sequences of 2048 tokens (docs/validation/serving.md §2).
-    assert!(rows.iter().any(|r| r[0] == "bf16" && r[2] == "225"));
     let unsupported = browser
         .js("return document.querySelectorAll('[data-testid=serving-unsupported] li').length;")
         .await;
@@ -174,7 +196,7 @@ async fn serving_view_is_cores_sweep_with_sla_measured_runs_storage_and_links() 
         tpot_max_s: Some(0.02),
         ..Sla::default()
     };
-    let limited = sla.evaluate(&core).recommendation.unwrap();
+    let limited = core_answer(&core, sla).recommendation.unwrap();
     assert_ne!(
         (&limited.config, limited.load),
         (&best.config, best.load),
@@ -182,22 +204,21 @@ async fn serving_view_is_cores_sweep_with_sla_measured_runs_storage_and_links() 
     );
     let text = wait_recommendation(&browser, &limited).await;
     assert!(text.contains("— meets TPOT ≤ 20.0 ms"), "{text}");
+    let name = find_quant_config(&limited.config).unwrap().name.clone();
     assert!(
-        text.starts_with(&format!("{} at concurrency", limited.config)),
-        "{text}"
+        text.starts_with(&format!("{name} on ")),
+        "names, not keys: {text}"
     );
     assert_eq!(sweeps().await, "1", "an SLA change does not sweep again");
     browser.type_into("[data-testid=sla-tpot]", "0.1", "change").await;
     browser.wait_data("serving-recommendation", "kind", "none").await;
     let why = browser.text("[data-testid=serving-recommendation] .pick").await;
-    let reason = Sla {
+    let tight = Sla {
         tpot_max_s: Some(1e-4),
         ..Sla::default()
-    }
-    .evaluate(&core)
-    .reason
-    .unwrap();
-    assert_eq!(why, format!("N{}", &reason[1..]));
+    };
+    let reason = core_answer(&core, tight).reason.unwrap();
+    assert_eq!(why, reason);
     browser.type_into("[data-testid=sla-tpot]", "20", "change").await;
     wait_recommendation(&browser, &limited).await;
     // Another ISL sweeps again; going back to 1024 comes from the cache.
@@ -232,6 +253,8 @@ async fn serving_view_is_cores_sweep_with_sla_measured_runs_storage_and_links() 
     browser
         .wait_data("serving-canvas", "points", &(core.points.len() + 1).to_string())
         .await;
+    // Shown series stay shown while the page lives; the default is the front and the answer.
+    browser.click("[data-testid=serving-show-default]").await;
     let hardware = find_hardware("h100_sxm").unwrap().reference().unwrap();
     let scenario = Engine::Vllm.preset(&hardware, &Parallelism::SINGLE).scenario(
         &hardware,
@@ -263,7 +286,7 @@ async fn serving_view_is_cores_sweep_with_sla_measured_runs_storage_and_links() 
     }
     let cells = browser.text(row).await;
     assert!(
-        cells.contains("vllm_bench_serve.json:1") && cells.contains("concurrency 16"),
+        cells.contains("vllm_bench_serve.json:1") && cells.contains("16 users"),
         "{cells}"
     );
 

@@ -38,19 +38,8 @@ async fn a_tinyllama_decode_step_is_measured_operator_by_operator_from_the_page(
     browser.calibrate_and_use("cpu_host_measured").await;
 
     // Measure the step.
-    browser
-        .wait_for_js(
-            "!document.querySelector('[data-testid=step-measure]').disabled",
-            WAIT,
-        )
-        .await;
-    browser.click("[data-testid=step-measure]").await;
-    browser
-        .wait_for_js(
-            "document.querySelector('[data-testid=step-status]')?.dataset.value === 'done'",
-            Duration::from_secs(300),
-        )
-        .await;
+    browser.measure_step(Duration::from_secs(300)).await;
+    browser.wait_data("step-status", "value", "done").await;
 
     // Every operator row has a measured time (one instance, in seconds) and an error figure.
     let rows = browser

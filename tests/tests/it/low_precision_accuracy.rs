@@ -90,6 +90,7 @@ fn error(row: &Row) -> (f64, f64) {
             ..Measurement::default()
         },
         activation_quantization: row.quantization(),
+        bound: None,
     };
     let c = check(&point, spec).unwrap_or_else(|e| panic!("{}: {e}", row.source));
     (c.error_pct, c.predicted_s)

@@ -5,19 +5,23 @@
 use roofline_tests::{require_dist, workspace_root};
 
 /// The served wasm's budget, brotli-compressed (the `.br` scripts/precompress.sh writes). Issue 26's target is
-/// 450 KB; the page is not there. It was 606,101 B after issue 26 item 8's first cut, and 576,497 B once every
+/// 450 KB; the page is not there. It was 606,101 B after issue 26 item 8's first cut, 576,497 B once every
 /// type had one serde instance (2026-11-24, `trunk build --release`; ARCHITECTURE.md's invariant, checked by
-/// `tidy.rs`). Measured by building without one feature at a time: the right panel's tabs (Kernel, Advisor,
-/// Formats, Benchmark, Validation) are 66.7 KB of it, the serving view 40.8 KB, the model import (Hugging Face
-/// `config.json`, checkpoint precisions, regex-lite) 33.4 KB: the 450 KB target needs those loaded on demand,
-/// which trunk cannot build (wasm splitting must happen before wasm-bindgen: trunk-rs/trunk#1022). The rest
-/// of the wasm (1.88 MB raw): Leptos' reactive and view code instantiated per signal and view, serde's
-/// derived code (one copy per type), the page's components, core, and 228 kB of data (the sourced catalog and
-/// presets). This budget is that size plus 1 %, so growth fails the test while the 450 KB target stands.
-const WASM_BROTLI_BUDGET_BYTES: u64 = 582_000;
-/// The wasm's budget uncompressed (what the browser compiles): 1,882,499 B, plus 1 %; the issue's raw target
+/// `tidy.rs`), and 616,477 B after issue 36 (2026-11-28): +40.0 KB for the serving view's sizing answer
+/// (layouts, fewest GPUs, per-GPU-count table, what would meet an SLA), device comparison, self-laid axes,
+/// clickable legend, PNG/SVG/CSV export, engine launch lines and the audits' fixes. Measured by building
+/// without one feature at a time (before issue 36): the right panel's tabs (Kernel, Advisor, Formats,
+/// Benchmark, Validation) were 66.7 KB of it, the serving view 40.8 KB, the model import (Hugging Face
+/// `config.json`, checkpoint precisions, regex-lite) 33.4 KB: the 450 KB target needs those loaded on
+/// demand, which trunk cannot build (wasm splitting must happen before wasm-bindgen: trunk-rs/trunk#1022).
+/// The rest of the wasm (2.02 MB raw): Leptos' reactive and view code instantiated per signal and view,
+/// serde's derived code (one copy per type), the page's components, core, and 228 kB of data (the sourced
+/// catalog and presets). This budget is that size plus 1 %, so growth fails the test while the 450 KB
+/// target stands.
+const WASM_BROTLI_BUDGET_BYTES: u64 = 622_700;
+/// The wasm's budget uncompressed (what the browser compiles): 2,021,931 B, plus 1 %; the issue's raw target
 /// was 1.5 MB.
-const WASM_RAW_BUDGET_BYTES: u64 = 1_902_000;
+const WASM_RAW_BUDGET_BYTES: u64 = 2_042_200;
 
 fn dist_file(suffix: &str) -> std::path::PathBuf {
     let dist = workspace_root().join("dist");

@@ -113,8 +113,44 @@ impl ChartCanvas {
         }
     }
 
+    /// Steps the hovered point with the keyboard: arrow keys to the next or previous point (in drawing
+    /// order), Escape off, so the chart's points are reachable without a pointer.
+    pub fn on_key(&self, ev: &web_sys::KeyboardEvent) {
+        let step: isize = match ev.key().as_str() {
+            "ArrowRight" | "ArrowDown" => 1,
+            "ArrowLeft" | "ArrowUp" => -1,
+            "Escape" => {
+                self.hover.set(None);
+                return;
+            }
+            _ => return,
+        };
+        ev.prevent_default();
+        let scale = browser::device_pixel_ratio();
+        let next = self.hits.with_value(|hs| {
+            let n = hs.len() as isize;
+            if n == 0 {
+                return None;
+            }
+            let current = self
+                .hover
+                .get_untracked()
+                .map_or(if step > 0 { -1 } else { 0 }, |(_, _, i)| {
+                    hs.iter().position(|h| h.index == i).map_or(-1, |p| p as isize)
+                });
+            let h = hs[(current + step).rem_euclid(n) as usize];
+            Some((
+                (f64::from(h.x) / scale) as i32,
+                (f64::from(h.y) / scale) as i32,
+                h.index,
+            ))
+        });
+        self.hover.set(next);
+    }
+
     /// The chart's frame: its canvas (`data-testid` = `testid`, `data-points` = `points()`, an image that
-    /// assistive technology names `label`), hovering the point under the pointer, and its tooltip.
+    /// assistive technology names `label`, focusable, its points stepped with the arrow keys), hovering the
+    /// point under the pointer, and its tooltip.
     pub fn frame_view(
         self,
         testid: &'static str,
@@ -129,7 +165,10 @@ impl ChartCanvas {
                     data-testid=testid
                     data-points=points
                     role="img"
+                    tabindex="0"
                     aria-label=label
+                    on:keydown=move |ev| self.on_key(&ev)
+                    on:blur=move |_| self.hover.set(None)
                     on:mousemove=move |ev| self.on_move(&ev)
                     on:mouseleave=move |_| self.hover.set(None)
                 ></canvas>
@@ -154,6 +193,40 @@ impl ChartCanvas {
             .into_any(),
         )
     }
+}
+
+/// Why a chart export failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ExportError {
+    /// The browser gave no canvas, or no 2D context on it.
+    #[error("the browser made no canvas to draw the export on")]
+    NoCanvas,
+    /// Drawing or encoding failed; the backend's or the browser's words.
+    #[error("export failed: {0}")]
+    Failed(String),
+}
+
+/// An offscreen canvas for a PNG export of `canvas` with `extra_css` more CSS pixels of height (a title and
+/// a footer), at twice the device pixel ratio or more: the canvas and its backend pixels per CSS pixel.
+/// `None` when the browser makes no canvas.
+#[must_use]
+pub fn export_canvas(
+    canvas: &web_sys::HtmlCanvasElement,
+    extra_css: f64,
+) -> Option<(web_sys::HtmlCanvasElement, f64)> {
+    use wasm_bindgen::JsCast;
+    let scale = browser::device_pixel_ratio().max(2.0);
+    let css = (
+        f64::from(canvas.client_width().max(320)),
+        f64::from(canvas.client_height().max(192)),
+    );
+    let offscreen = document()
+        .create_element("canvas")
+        .ok()
+        .and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok())?;
+    offscreen.set_width((css.0 * scale).round() as u32);
+    offscreen.set_height(((css.1 + extra_css) * scale).round() as u32);
+    Some((offscreen, scale))
 }
 
 impl Default for ChartCanvas {

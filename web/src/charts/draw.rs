@@ -241,6 +241,24 @@ pub fn draw<DB: DrawingBackend>(
     Ok(hits)
 }
 
+/// `root` split into the chart above and a footer of `footer_css` CSS pixels below, filled with the
+/// background: where an export prints what it shows.
+///
+/// # Errors
+/// The backend's drawing error.
+pub(crate) fn split_footer<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    footer_css: f64,
+    theme: &Theme,
+    scale: f64,
+) -> Result<[DrawingArea<DB, Shift>; 2], DrawingAreaErrorKind<DB::ErrorType>> {
+    let (_, height) = root.dim_in_pixel();
+    let foot = px(footer_css, scale).max(1) as u32;
+    let (chart, below) = root.split_vertically(height.saturating_sub(foot));
+    below.fill(&rgb(theme.background))?;
+    Ok([chart, below])
+}
+
 /// Height of an export's footer (the caption and the legend), in CSS pixels.
 pub const EXPORT_FOOTER_CSS_PX: f64 = 44.0;
 
@@ -256,10 +274,7 @@ pub fn draw_captioned<DB: DrawingBackend>(
     scale: f64,
     caption: &str,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let (_, height) = root.dim_in_pixel();
-    let foot = px(EXPORT_FOOTER_CSS_PX, scale).max(1) as u32;
-    let (chart, below) = root.split_vertically(height.saturating_sub(foot));
-    below.fill(&rgb(theme.background))?;
+    let [chart, below] = split_footer(root, EXPORT_FOOTER_CSS_PX, theme, scale)?;
     draw(&chart, data, theme, scale, true)?;
     let font = |size: f64| {
         ("sans-serif", size * scale)

@@ -4,10 +4,9 @@ use leptos::prelude::*;
 use plotters::prelude::IntoDrawingArea;
 use plotters_canvas::CanvasBackend;
 use plotters_svg::SVGBackend;
-use wasm_bindgen::JsCast;
 
 use crate::browser;
-use crate::charts::canvas::{ChartCanvas, theme};
+use crate::charts::canvas::{ChartCanvas, ExportError, export_canvas, theme};
 use crate::charts::draw::{EXPORT_FOOTER_CSS_PX, draw, draw_captioned};
 use crate::charts::series::{PlotData, PointKinds, legend};
 
@@ -58,7 +57,7 @@ pub fn RooflineChart(
         let text = caption.get_untracked();
         match data.with_untracked(|d| export_png(&canvas, d, &text)) {
             Ok(size) => exported.set(Some(size)),
-            Err(e) => error.set(Some(e)),
+            Err(e) => error.set(Some(e.to_string())),
         }
     };
     // The last SVG export, kept for the page's tests (`svg-export`'s `data-caption` says whether it has one).
@@ -70,7 +69,7 @@ pub fn RooflineChart(
         let text = caption.get_untracked();
         match data.with_untracked(|d| export_svg(&canvas, d, &text)) {
             Ok(svg) => exported_svg.set(Some(svg)),
-            Err(e) => error.set(Some(e)),
+            Err(e) => error.set(Some(e.to_string())),
         }
     };
     // The tooltip says the mode and device of its numbers on its last line.
@@ -150,34 +149,26 @@ fn export_png(
     canvas: &web_sys::HtmlCanvasElement,
     data: &PlotData,
     caption: &str,
-) -> Result<(u32, u32), String> {
-    let scale = browser::device_pixel_ratio().max(2.0);
-    let css = (
-        f64::from(canvas.client_width().max(320)),
-        f64::from(canvas.client_height().max(192)),
-    );
-    let (w, h) = (
-        (css.0 * scale).round() as u32,
-        ((css.1 + 30.0 + EXPORT_FOOTER_CSS_PX) * scale).round() as u32,
-    );
-    let offscreen = document()
-        .create_element("canvas")
-        .ok()
-        .and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok())
-        .ok_or("the browser made no canvas")?;
-    offscreen.set_width(w);
-    offscreen.set_height(h);
-    let backend =
-        CanvasBackend::with_canvas_object(offscreen.clone()).ok_or("the canvas has no 2D context")?;
+) -> Result<(u32, u32), ExportError> {
+    let (offscreen, scale) =
+        export_canvas(canvas, 30.0 + EXPORT_FOOTER_CSS_PX).ok_or(ExportError::NoCanvas)?;
+    let (w, h) = (offscreen.width(), offscreen.height());
+    let backend = CanvasBackend::with_canvas_object(offscreen.clone()).ok_or(ExportError::NoCanvas)?;
     draw_captioned(&backend.into_drawing_area(), data, &theme(), scale, caption)
-        .map_err(|e| e.to_string())?;
-    let url = offscreen.to_data_url().map_err(|e| format!("{e:?}"))?;
+        .map_err(|e| ExportError::Failed(e.to_string()))?;
+    let url = offscreen
+        .to_data_url()
+        .map_err(|e| ExportError::Failed(format!("{e:?}")))?;
     browser::download_url(&url, "roofline.png");
     Ok((w, h))
 }
 
 /// Downloads `data` as an SVG the size of `canvas` with `caption` under the chart, and returns it.
-fn export_svg(canvas: &web_sys::HtmlCanvasElement, data: &PlotData, caption: &str) -> Result<String, String> {
+fn export_svg(
+    canvas: &web_sys::HtmlCanvasElement,
+    data: &PlotData,
+    caption: &str,
+) -> Result<String, ExportError> {
     let size = (
         canvas.client_width().max(320) as u32,
         (f64::from(canvas.client_height().max(192)) + 30.0 + EXPORT_FOOTER_CSS_PX) as u32,
@@ -190,7 +181,7 @@ fn export_svg(canvas: &web_sys::HtmlCanvasElement, data: &PlotData, caption: &st
         1.0,
         caption,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| ExportError::Failed(e.to_string()))?;
     browser::download_text(&svg, "roofline.svg", "image/svg+xml");
     Ok(svg)
 }

@@ -1,7 +1,7 @@
 //! Turns `roofline_core` results into plain plot data: roofs, points, axis ranges. Pure and natively testable.
 
-use roofline_core::wire::RooflinePoint;
-use roofline_core::{HardwareSpec, Mode, ModelAnalysis, OpAnalysis, OpKind, Precision};
+use roofline_core::measurement::MeasuredPoint;
+use roofline_core::{Bound, HardwareSpec, Mode, ModelAnalysis, OpAnalysis, OpKind, Precision};
 
 use crate::calibration::mode_label;
 use crate::format;
@@ -277,7 +277,7 @@ pub fn legend(data: &PlotData) -> (Vec<LegendEntry>, String) {
 
 /// Measured points from another device than the selected one: grey, faint, and saying so (never compared).
 #[must_use]
-pub fn other_device_points(points: &[RooflinePoint]) -> Vec<PlotPoint> {
+pub fn other_device_points(points: &[MeasuredPoint]) -> Vec<PlotPoint> {
     measured_points(points)
         .into_iter()
         .zip(points)
@@ -285,10 +285,7 @@ pub fn other_device_points(points: &[RooflinePoint]) -> Vec<PlotPoint> {
             p.color = (148, 163, 184);
             p.faint = true;
             p.tag = None;
-            let device = roofline_core::measured_device::PointDevice::of(
-                &roofline_core::measurement::MeasuredPoint::from(r),
-            )
-            .label();
+            let device = roofline_core::measured_device::PointDevice::of(r).label();
             p.tooltip
                 .insert(1, format!("measured on {device}: another device, not compared"));
             p
@@ -419,12 +416,12 @@ pub fn step_points(a: &ModelAnalysis, c: &StepComparison) -> Vec<PlotPoint> {
 
 /// Measured points: hollow, tagged `M`, with what ran in the tooltip.
 #[must_use]
-pub fn measured_points(points: &[RooflinePoint]) -> Vec<PlotPoint> {
+pub fn measured_points(points: &[MeasuredPoint]) -> Vec<PlotPoint> {
     points
         .iter()
         .map(|p| PlotPoint {
-            ai: p.ai,
-            flop_per_s: p.tflops * 1e12,
+            ai: p.arithmetic_intensity(),
+            flop_per_s: p.achieved_flop_per_s(),
             color: precision_rgb(p.precision),
             marker: Marker::Circle,
             filled: false,
@@ -432,21 +429,24 @@ pub fn measured_points(points: &[RooflinePoint]) -> Vec<PlotPoint> {
             outlined: false,
             tooltip: vec![
                 format!("{} (measured)", p.label),
-                format!("AI {} FLOP/B", format::intensity(p.ai)),
-                format!("measured {}", format::flop_rate(p.tflops * 1e12)),
-                format!("time {}", format::duration(p.time_us * 1e-6)),
-                format!("{}-bound", p.bottleneck),
+                format!("AI {} FLOP/B", format::intensity(p.arithmetic_intensity())),
+                format!("measured {}", format::flop_rate(p.achieved_flop_per_s())),
+                format!("time {}", format::duration(p.time_s())),
+                format!("{}-bound", p.bound.map_or("unknown", Bound::name)),
             ]
             .into_iter()
-            .chain(
-                p.measurement
-                    .as_ref()
-                    .map(|m| format!("{} · {} · {}", m.device_name, m.library, m.kernel)),
-            )
+            .chain(ran(p))
             .collect(),
             tag: Some("M"),
         })
         .collect()
+}
+
+/// Device, library and kernel of a measured point; `None` for an import that does not say.
+fn ran(p: &MeasuredPoint) -> Option<String> {
+    let m = &p.measurement;
+    m.says_what_ran()
+        .then(|| format!("{} · {} · {}", m.device_name, m.library, m.kernel))
 }
 
 /// Rounds a range outwards to whole decades.

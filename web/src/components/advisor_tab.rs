@@ -1,7 +1,7 @@
 //! The quantization advisor's ranked candidates for the current scenario.
 
 use leptos::prelude::*;
-use roofline_core::{Error, Mode, Pick, Recommendation};
+use roofline_core::{Advice, Error, Mode, Pick, Recommendation};
 
 use crate::calibration::mode_label;
 use crate::format;
@@ -13,10 +13,49 @@ fn pick_line(p: &Pick) -> String {
     format!("{} · {}", p.name, crate::summary::pick_figures(p, "baseline"))
 }
 
+/// When nothing fits on the scenario's GPUs: the fastest config among those that fit on the fewest more
+/// GPUs of the domain, as (config, name, GPUs).
+pub(crate) fn fit_offer(advice: &Advice, gpus: u32) -> Option<(String, String, u32)> {
+    let fewest = advice
+        .candidates
+        .iter()
+        .filter_map(|c| c.min_gpus.filter(|n| *n > gpus))
+        .min()?;
+    advice
+        .candidates
+        .iter()
+        .filter(|c| c.min_gpus == Some(fewest))
+        .min_by(|a, b| a.time_s.total_cmp(&b.time_s))
+        .map(|c| (c.config.clone(), c.name.clone(), fewest))
+}
+
+/// The offer of more GPUs when nothing fits (`fit-offer`, `data-config`, `data-gpus`; its button
+/// `fit-use-gpus` sets the config and the GPU count).
+pub(crate) fn offer_view(offer: Option<(String, String, u32)>) -> Option<impl IntoView + use<>> {
+    let scenario = use_app().scenario;
+    offer.map(|(config, name, gpus)| {
+        let key = config.clone();
+        view! {
+            <p class="fit-offer" data-testid="fit-offer" data-config=config data-gpus=gpus.to_string()>
+                {format!("{name} fits on {gpus} GPUs. ")}
+                <button type="button" data-testid="fit-use-gpus" on:click=move |_| scenario.update(|s| {
+                    s.config.clone_from(&key);
+                    s.set_gpus(gpus);
+                })>{format!("Use {name} on {gpus} GPUs")}</button>
+            </p>
+        }
+    })
+}
+
 /// The one answer at the top (`recommendation`, `data-kind` = `switch`, `keep` or `nothing-fits`,
 /// `data-config` = the recommended config): switch (with `apply-recommendation`, which sets the scenario's
-/// config), keep, or what to change when nothing fits (`fit-change` items).
-fn recommendation_view(r: Result<Recommendation, Error>, applied: Applied) -> AnyView {
+/// config), keep, or what to change when nothing fits (`fit-change` items), first the offer of the fewest
+/// more GPUs a config fits on (`offer`).
+fn recommendation_view(
+    r: Result<Recommendation, Error>,
+    applied: Applied,
+    offer: Option<(String, String, u32)>,
+) -> AnyView {
     match r {
         Err(e) => view! { <p class="error" data-testid="recommendation">{format::failure(&e)}</p> }.into_any(),
         Ok(Recommendation::Switch(p)) => {
@@ -45,6 +84,7 @@ fn recommendation_view(r: Result<Recommendation, Error>, applied: Applied) -> An
         Ok(Recommendation::NothingFits { smallest_bytes, capacity_bytes, changes }) => view! {
             <div class="recommendation over" data-testid="recommendation" data-kind="nothing-fits" data-config="">
                 <h3>"Nothing fits in device memory"</h3>
+                {offer_view(offer)}
                 <p class="pick">{format!("The smallest config needs {} of {} usable. What would fit:",
                     format::capacity(smallest_bytes), format::capacity(capacity_bytes))}</p>
                 <ul>{changes.into_iter().map(|c| view! { <li data-testid="fit-change">{c}</li> }).collect_view()}</ul>
@@ -67,7 +107,11 @@ pub fn AdvisorTab() -> impl IntoView {
         app.analyses.recommendation,
         app.device.hardware,
     );
-    let top = move || recommendation_view(recommendation.get(), app.applied);
+    let top = move || {
+        let gpus = app.scenario.with(|s| s.gpus);
+        let offer = advice.with(|a| a.as_ref().ok().and_then(|a| fit_offer(a, gpus)));
+        recommendation_view(recommendation.get(), app.applied, offer)
+    };
     let ranked = move || match advice.get() {
         Err(e) => view! { <p class="error">{format::failure(&e)}</p> }.into_any(),
         Ok(a) => {

@@ -2,7 +2,6 @@
 //! progress, a live result table, Stop, and telemetry beside it.
 
 use leptos::prelude::*;
-use roofline_core::measurement::MeasuredPoint;
 use roofline_core::wire::{BenchmarkJob, BenchmarkRequest, RUN_ALL_PRECISIONS};
 use roofline_core::{HardwareSpec, Mode, Precision, find_hardware};
 
@@ -56,9 +55,15 @@ fn JobForm(stopping: RwSignal<bool>) -> impl IntoView {
             }
         })
     };
+    // What the endpoint measures once it said so (a precision it has no kernel for is never offered), the
+    // default set before.
     let offered = move || {
-        let mut all = measurable.get();
-        all.extend(RUN_ALL_PRECISIONS);
+        let m = measurable.get();
+        let all = if m.is_empty() {
+            RUN_ALL_PRECISIONS.to_vec()
+        } else {
+            m
+        };
         Precision::ALL
             .into_iter()
             .filter(|p| all.contains(p))
@@ -193,13 +198,13 @@ fn job_rows(p: &JobProgress, hardware: Memo<HardwareSpec>) -> Vec<AnyView> {
         .points
         .iter()
         .map(|e| {
-            let point = MeasuredPoint::from(&e.point);
-            let (predicted, error, class) = hardware.with(|hw| validation::cells(&point, hw));
+            let point = &e.point;
+            let (predicted, error, class) = hardware.with(|hw| validation::cells(point, hw));
             let view = view! {
-                <tr data-testid="bench-row" data-precision=e.point.precision.name()>
-                    <td class="nowrap">{e.point.shape.clone()}</td>
-                    <td class="nowrap">{e.point.precision.name()}</td>
-                    <td class="num">{format::duration(e.point.time_us * 1e-6)}</td>
+                <tr data-testid="bench-row" data-precision=point.precision.name()>
+                    <td class="nowrap">{point.op.shape_label()}</td>
+                    <td class="nowrap">{point.precision.name()}</td>
+                    <td class="num">{format::duration(point.time_s())}</td>
                     <td class="num">{predicted}</td>
                     <td class=format!("num {class}")>{error}</td>
                 </tr>
@@ -233,7 +238,7 @@ pub fn BenchmarkTab() -> impl IntoView {
         progress.with(|p| {
             p.iter()
                 .flat_map(|p| &p.points)
-                .map(|e| MeasuredPoint::from(&e.point))
+                .map(|e| e.point.clone())
                 .collect::<Vec<_>>()
         })
     });

@@ -1,14 +1,17 @@
-//! Imported models: paste a Hugging Face `config.json`, choose or drop the file; remove an imported model.
+//! Imported models: paste a Hugging Face `config.json`, choose or drop the file (and its ModelOpt
+//! `hf_quant_config.json`); remove an imported model.
 
 use leptos::prelude::*;
+use roofline_core::MAX_CONFIG_JSON_BYTES;
 
 use crate::browser;
-use crate::models::import_model;
+use crate::models::import_model_files;
 use crate::presets::DEFAULT_MODEL;
 use crate::state::use_app;
 
 /// `config.json` import beside the model select. The text (`model-json`, a file dropped on it fills it) or a
-/// chosen file (`model-file`) goes through `ModelConfig::from_hf_config_json` (`model-import` for pasted
+/// chosen file (`model-file`; with a second file, NVIDIA ModelOpt's `hf_quant_config.json` beside it) goes
+/// through `ModelConfig::from_hf_files` (`model-import` for pasted
 /// text); the model gets a key from the file name or `_name_or_path`, distinct from the presets, is added to
 /// the imported models and selected. An error names the field (`model-import-message`, `data-ok="false"`)
 /// and changes nothing. `model-remove` removes the selected imported model and falls back to the default.
@@ -18,8 +21,9 @@ pub fn ModelImport() -> impl IntoView {
     let (scenario, models) = (app.scenario, app.models);
     let text = RwSignal::new(String::new());
     let message = RwSignal::new(None::<(bool, String)>);
-    let add = move |file_name: Option<String>, json: String| {
-        let result = models.with_untracked(|taken| import_model(file_name.as_deref(), &json, taken));
+    let add = move |file_name: Option<String>, texts: Vec<String>| {
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let result = models.with_untracked(|taken| import_model_files(file_name.as_deref(), &texts, taken));
         match result {
             Ok(model) => {
                 let (key, name) = (model.key.clone(), model.name.clone());
@@ -30,29 +34,50 @@ pub fn ModelImport() -> impl IntoView {
             Err(e) => message.set(Some((false, format!("Not imported: {e}")))),
         }
     };
-    let read = move |file: web_sys::File| {
+    // A config.json, and NVIDIA ModelOpt's hf_quant_config.json beside it when two files are chosen or
+    // dropped; each refused before it is read past core's MAX_CONFIG_JSON_BYTES.
+    let read = move |files: Vec<web_sys::File>| {
+        if let Some(file) = files.iter().find(|f| f.size() > MAX_CONFIG_JSON_BYTES as f64) {
+            let why = format!(
+                "Not imported: {} is {} bytes, above the limit of {MAX_CONFIG_JSON_BYTES} bytes (16 MiB).",
+                file.name(),
+                file.size()
+            );
+            message.set(Some((false, why)));
+            return;
+        }
         leptos::task::spawn_local(async move {
-            match browser::read_file_text(file).await {
-                Ok((name, json)) => {
-                    text.set(json.clone());
-                    add(Some(name), json);
+            let mut read = Vec::with_capacity(files.len());
+            for file in files {
+                match browser::read_file_text(file).await {
+                    Ok(named) => read.push(named),
+                    Err(e) => return message.set(Some((false, e.to_string()))),
                 }
-                Err(e) => message.set(Some((false, e.to_string()))),
             }
+            let config = read
+                .iter()
+                .find(|(name, _)| !name.contains("hf_quant_config"))
+                .or(read.first());
+            let name = config.map(|(name, _)| name.clone());
+            if let Some((_, json)) = config {
+                text.set(json.clone());
+            }
+            add(name, read.into_iter().map(|(_, json)| json).collect());
         });
+    };
+    let files_of = |list: Option<web_sys::FileList>| -> Vec<web_sys::File> {
+        list.map_or_else(Vec::new, |l| {
+            (0..l.length().min(2)).filter_map(|i| l.get(i)).collect()
+        })
     };
     let on_file = move |ev: leptos::ev::Event| {
         let input: web_sys::HtmlInputElement = event_target(&ev);
-        if let Some(file) = input.files().and_then(|f| f.get(0)) {
-            read(file);
-        }
+        read(files_of(input.files()));
         input.set_value("");
     };
     let on_drop = move |ev: leptos::ev::DragEvent| {
         ev.prevent_default();
-        if let Some(file) = ev.data_transfer().and_then(|d| d.files()).and_then(|f| f.get(0)) {
-            read(file);
-        }
+        read(files_of(ev.data_transfer().and_then(|d| d.files())));
     };
     let is_imported = move || scenario.with(|s| models.with(|m| m.iter().any(|x| x.key == s.model)));
     let remove = move |_| {
@@ -74,10 +99,10 @@ pub fn ModelImport() -> impl IntoView {
                 on:drop=on_drop></textarea>
             <div class="row">
                 <button type="button" data-testid="model-import-button"
-                    on:click=move |_| add(None, text.get_untracked())>"Import"</button>
+                    on:click=move |_| add(None, vec![text.get_untracked()])>"Import"</button>
                 <label class="file-button">
                     "Choose file… "
-                    <input type="file" accept=".json,application/json" data-testid="model-file" on:change=on_file />
+                    <input type="file" multiple accept=".json,application/json" data-testid="model-file" on:change=on_file />
                 </label>
                 <button type="button" data-testid="model-remove" on:click=remove disabled=move || !is_imported()>
                     "Remove current"

@@ -52,6 +52,7 @@ pub fn RightPanel() -> impl IntoView {
         .collect_view();
     view! {
         <section class="right" aria-label="Tools">
+            <h2 class="sr-only">"Tools"</h2>
             <div role="tablist" class="tabs">{buttons}</div>
             <div role="tabpanel" aria-labelledby=move || tab.get().id()>
                 {move || match tab.get() {

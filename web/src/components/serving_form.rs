@@ -174,7 +174,7 @@ pub fn ServingForm() -> impl IntoView {
                     placeholder=fixed("no limit")
                     take=setter(scenario, limit(1.0), |i, v| i.sla.tokens_per_user_min = v) />
             </div>
-            <p class="hint">"Device, model, GPUs (tensor and expert parallel) and mode come from the left panel; every precision config is swept over concurrency 1 … the most that fit."</p>
+            <p class="hint">"Device, model and mode come from the left panel; every precision config is swept on every GPU layout the device's domain holds (1, 2, 4, 8 GPUs; experts split too for MoE) over concurrency 1 … what fits or the engine runs at once."</p>
         </fieldset>
     }
 }

@@ -233,13 +233,27 @@ fn KeptRuns() -> impl IntoView {
 
 /// Import (`serving-file`, or drop a file on the box; `data-runs` = runs kept), the confirmation of the
 /// scenario a file ran with ([`ConfirmRuns`]), the result or core's parse error naming the field
-/// (`serving-import-message`, `data-ok`; nothing kept is lost), and the kept runs ([`KeptRuns`]).
+/// (`serving-import-message`, `data-ok`; nothing kept is lost, and another scenario clears an error), and the
+/// kept runs ([`KeptRuns`]).
 #[component]
 pub fn ServingImport() -> impl IntoView {
     let app = use_app();
     let (scenario, runs) = (app.scenario, app.serving.runs);
     let pending = RwSignal::new(None::<Pending>);
     let message = RwSignal::new(None::<(bool, String)>);
+    // An import error is about the file and the scenario it was read for: another scenario clears it.
+    let ran_on = Memo::new(move |_| scenario.with(RanOn::of));
+    Effect::watch(
+        move || ran_on.get(),
+        move |_, _, _| {
+            message.update(|m| {
+                if m.as_ref().is_some_and(|(ok, _)| !ok) {
+                    *m = None;
+                }
+            });
+        },
+        false,
+    );
     let take = move |name: String, text: String| match scenario.with_untracked(|s| read(&name, &text, s)) {
         Ok(p) => {
             message.set(None);

@@ -1,13 +1,15 @@
-//! The table under the Pareto chart: per precision config, the best point under the SLA, the most output
-//! per GPU at all, and how many requests fit; then the configs the device cannot run, with why.
+//! The table under the Pareto chart: per precision config, the best point under the SLA over the GPU counts
+//! allowed and the layout it is on, the most output per GPU at all, and how many requests fit; whether the
+//! engine serves it and which unmeasured ceilings its ranking rests on; then the configs the device cannot
+//! run, with why.
 
 use leptos::prelude::*;
-use roofline_core::{Load, ServingPoint, UnsupportedConfig};
+use roofline_core::{Load, ServingPoint, UnsupportedConfig, layout_name};
 
 use crate::components::serving_form::metric_definition;
 use crate::format;
 use crate::palette::css;
-use crate::serving::ConfigRow;
+use crate::serving::answer::ConfigRow;
 use crate::summary::config_name;
 
 /// The load column's text and value: the concurrency, or the rate.
@@ -23,9 +25,12 @@ fn cell(testid: &'static str, text: String, value: f64) -> impl IntoView {
     view! { <td class="num" data-testid=testid data-value=value.to_string()>{text}</td> }
 }
 
-/// A config's row (`tr[data-config=<key>]`, `data-recommended`): best point under the SLA (`best-load`,
-/// `best-throughput`, `best-tpu`, `best-tpot`, `best-ttft`; or `why-none`), the most output per GPU
-/// (`top-throughput` at `top-load`), the sequences that fit (`max-fit`) and one GPU's weights and KV cache.
+/// A config's row (`tr[data-config=<key>]`, `data-recommended`, `data-served`, `data-gpus` = the layout's
+/// GPUs): the layout (`layout`), best point under the SLA (`best-load`, `best-throughput`, `best-tpu`,
+/// `best-tpot`, `best-ttft`; or `why-none`), the most output per GPU (`top-throughput` at `top-load`), the
+/// sequences that fit (`max-fit`) and one GPU's weights and KV cache on that layout. A config the engine does
+/// not serve says so (`not-served`, the reason as its tooltip); one whose ranking rests on unmeasured
+/// ceilings is marked `caveat` (the ceilings as its tooltip).
 fn row_view(row: ConfigRow) -> impl IntoView {
     let best = match &row.best {
         Some(p) => {
@@ -55,18 +60,33 @@ fn row_view(row: ConfigRow) -> impl IntoView {
         }
         None => view! { <td class="num">"—"</td><td class="num">"—"</td> }.into_any(),
     };
-    let fit = if row.engine_max_seqs < row.max_fit {
-        format!("{} (engine runs {})", row.max_fit, row.engine_max_seqs)
+    let (max_fit, engine_max) = (row.fit.memory.max_sequences, row.fit.preset.in_flight.max_seqs);
+    let fit = if engine_max < max_fit {
+        format!("{max_fit} (engine runs {engine_max})")
     } else {
-        row.max_fit.to_string()
+        max_fit.to_string()
     };
+    let memory = format!(
+        "{} + {}",
+        format::capacity(row.fit.memory.weight_bytes),
+        format::capacity(row.fit.memory.kv_cache_bytes)
+    );
     view! {
-        <tr data-config=row.config.clone() data-recommended=row.recommended.to_string() class:selected=row.recommended>
-            <td><span class="swatch" style=format!("background:{}", css(row.color))></span>{row.name.clone()}</td>
+        <tr data-config=row.config.clone() data-recommended=row.recommended.to_string() class:selected=row.recommended
+            data-served=row.not_served.is_none().to_string() data-gpus=row.fit.gpus.to_string()>
+            <td>
+                <span class="swatch" style=format!("background:{}", css(row.color))></span>{row.name.clone()}
+                {row.unmeasured.clone().map(|c| view! { " " <span class="caveat" data-testid="caveat" title=c.clone() tabindex="0" aria-label=c>"⚠"</span> })}
+                {row.not_served.clone().map(|r| {
+                    let title = r.clone();
+                    view! { <div class="not-served hint" data-testid="not-served" title=title>{r}</div> }
+                })}
+            </td>
+            <td data-testid="layout">{layout_name(&row.fit.parallelism)}</td>
             {best}
             {top}
-            {cell("max-fit", fit, f64::from(row.max_fit))}
-            <td class="num">{format!("{} + {}", format::capacity(row.weight_bytes), format::capacity(row.kv_cache_bytes))}</td>
+            {cell("max-fit", fit, f64::from(max_fit))}
+            <td class="num">{memory}</td>
         </tr>
     }
 }
@@ -96,6 +116,7 @@ pub fn ServingTable(
                 <thead>
                     <tr>
                         <th rowspan="2">"Config"</th>
+                        <th rowspan="2">"GPUs"</th>
                         <th colspan="5">"Best under the SLA (most output tokens/s per GPU)"</th>
                         <th colspan="2">"Most output per GPU"</th>
                         <th rowspan="2" class="num" title=metric_definition("fits")>"Requests that fit"</th>

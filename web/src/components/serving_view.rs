@@ -1,97 +1,98 @@
-//! The serving view: the inputs, the recommendation in words, the Pareto chart, the per-config table and
-//! the measured runs, for the scenario's device, model, GPU split and mode.
+//! The serving view: the inputs, the answer (most output per GPU, fewest GPUs, per GPU count, the commands to
+//! run it), what the chart ranges over and the devices compared, the Pareto chart, the notes on where curves
+//! stop, the per-config table and the measured runs, for the scenario's device, model and mode over every
+//! GPU layout its domain holds.
+
+use std::collections::BTreeMap;
 
 use leptos::prelude::*;
-use roofline_core::Load;
 
 use crate::charts::ParetoChart;
-use crate::charts::pareto_series::{ParetoData, pareto_data};
+use crate::charts::pareto_series::{ChartInputs, Other, ParetoData, pareto_data};
+use crate::components::serving_answer::ServingAnswer;
+use crate::components::serving_compare::ServingCompare;
 use crate::components::serving_form::ServingForm;
 use crate::components::serving_import::ServingImport;
 use crate::components::serving_table::ServingTable;
-use crate::format;
-use crate::serving::state::ServingState;
-use crate::serving::{Verdict, config_rows, verdict};
+use crate::serving::answer::{config_rows, unmeasured_ceilings};
+use crate::serving::config_order;
 use crate::state::use_app;
 
-/// The answer above the chart (`serving-recommendation`): `data-kind` `recommended` (with `data-config`,
-/// `data-concurrency`, and `data-value` = its output tokens/s per GPU), `none` (core's reason why nothing
-/// meets the SLA) or `error` (why there is no sweep: an invalid input, named by core).
-#[component]
-fn VerdictLine(
-    /// The serving state.
-    state: ServingState,
-) -> impl IntoView {
-    move || {
-        let sweep_error = state
-            .sweep
-            .with(|s| s.as_ref().as_ref().err().map(format::failure));
-        if let Some(e) = sweep_error {
-            return view! {
-                <div class="recommendation over" data-testid="serving-recommendation" data-kind="error">
-                    <h3>"No serving prediction"</h3>
-                    <p class="error" role="alert">{e}</p>
-                </div>
-            }
-            .into_any();
-        }
-        match state.outcome.with(|o| o.as_ref().map(verdict)) {
-            Some(Verdict::Recommended { point, text }) => {
-                let concurrency = match point.load {
-                    Load::Concurrency(n) => n.to_string(),
-                    Load::Rate(_) => String::new(),
-                };
-                view! {
-                    <div class="recommendation" data-testid="serving-recommendation" data-kind="recommended"
-                        data-config=point.config.clone() data-concurrency=concurrency
-                        data-value=point.output_tokens_per_s_per_gpu.to_string()
-                        data-tpot=point.tpot_s.to_string() data-ttft=point.ttft_s.to_string()>
-                        <h3>"Recommended operating point"</h3>
-                        <p class="pick">{text}</p>
-                    </div>
-                }
-                .into_any()
-            }
-            Some(Verdict::NothingMeets(why)) => view! {
-                <div class="recommendation over" data-testid="serving-recommendation" data-kind="none">
-                    <h3>"Nothing meets the SLA"</h3>
-                    <p class="pick">{why}</p>
-                </div>
-            }
-            .into_any(),
-            None => ().into_any(),
-        }
-    }
-}
-
 /// The serving view (`serving-view`; `data-sweeps` = sweeps run in this page, a cached one not counted):
-/// inputs, the context line every number is in (`serving-context`: mode, device, model, GPUs, lengths,
-/// engine), the recommendation, the Pareto chart, the notes on what is not drawn, the per-config table and
-/// the measured runs.
+/// inputs, the answer, the chart's range and compared devices, the Pareto chart, the notes on what is not
+/// drawn and where curves stop (`serving-notes`), the per-config table and the measured runs.
 #[component]
 pub fn ServingView() -> impl IntoView {
     let app = use_app();
-    let (hardware, state) = (app.device.hardware, app.serving);
+    let (hardware, state, scenario, models) = (app.device.hardware, app.serving, app.scenario, app.models);
     let context = Memo::new(move |_| {
         state
             .key
             .with(|k| k.as_ref().map(|k| k.context()).unwrap_or_default())
     });
-    let title = Memo::new(move |_| {
-        state
-            .key
-            .with(|k| k.as_ref().map(|k| k.title()).unwrap_or_default())
+    // Which configs rest on unmeasured ceilings: per sweep, not per slider move.
+    let caveats = Memo::new(move |_| {
+        state.sweep.with(|s| {
+            let Ok(sweep) = s.as_ref() else {
+                return BTreeMap::new();
+            };
+            hardware.with(|hw| {
+                models.with(|m| {
+                    scenario.with_untracked(|sc| {
+                        config_order(sweep)
+                            .into_iter()
+                            .filter_map(|c| unmeasured_ceilings(sc, hw, m, c).map(|why| (c.to_owned(), why)))
+                            .collect()
+                    })
+                })
+            })
+        })
     });
+    let view_inputs = Memo::new(move |_| scenario.with(|s| (s.serving.log_axes, s.serving.gpus.clone())));
     let data = Memo::new(move |_| {
         state.sweep.with(|s| {
             let Ok(sweep) = s.as_ref() else {
                 return ParetoData::default();
             };
-            state.outcome.with(|o| {
-                o.as_ref().map_or_else(ParetoData::default, |o| {
-                    state
-                        .compared
-                        .with(|c| hardware.with(|h| title.with(|t| pareto_data(sweep, o, c, &h.name, t))))
+            state.sizing.with(|z| {
+                let Some(sizing) = z else {
+                    return ParetoData::default();
+                };
+                let title = state
+                    .key
+                    .with(|k| k.as_ref().map(|k| k.title()).unwrap_or_default());
+                let device = hardware.with(crate::calibration::mode_label);
+                state.devices.with(|devices| {
+                    let others: Vec<Other<'_>> = devices
+                        .iter()
+                        .filter_map(|d| {
+                            Some((
+                                d.label.as_str(),
+                                d.sweep.as_ref().as_ref().ok()?,
+                                d.sizing.as_ref()?,
+                            ))
+                        })
+                        .collect();
+                    view_inputs.with(|(log, allowed)| {
+                        state.shown.with(|shown| {
+                            state.compared.with(|measured| {
+                                caveats.with(|caveats| {
+                                    pareto_data(&ChartInputs {
+                                        sweep,
+                                        sizing,
+                                        measured,
+                                        device: &device,
+                                        title: &title,
+                                        log: *log,
+                                        shown,
+                                        allowed,
+                                        others: &others,
+                                        caveats,
+                                    })
+                                })
+                            })
+                        })
+                    })
                 })
             })
         })
@@ -99,9 +100,13 @@ pub fn ServingView() -> impl IntoView {
     let rows = Memo::new(move |_| {
         state.sweep.with(|s| {
             s.as_ref().as_ref().ok().map_or_else(Vec::new, |sweep| {
-                state
-                    .outcome
-                    .with(|o| o.as_ref().map(|o| config_rows(sweep, o)).unwrap_or_default())
+                state.sizing.with(|z| {
+                    z.as_ref().map_or_else(Vec::new, |z| {
+                        view_inputs.with(|(_, allowed)| {
+                            caveats.with(|c| config_rows(sweep, z, allowed, |config| c.get(config).cloned()))
+                        })
+                    })
+                })
             })
         })
     });
@@ -116,40 +121,35 @@ pub fn ServingView() -> impl IntoView {
     let notes = move || {
         let no_fit: Vec<String> = rows.with(|r| {
             r.iter()
-                .filter(|r| r.max_fit == 0)
-                .map(|r| r.config.clone())
+                .filter(|r| r.top.is_none())
+                .map(|r| r.name.clone())
                 .collect()
         });
-        let omitted = data.with(|d| d.omitted);
         let mut lines = Vec::new();
         if !no_fit.is_empty() {
             lines.push(format!(
-                "Not drawn, no request fits the KV cache: {} (the table says why).",
+                "Not drawn, no request fits the KV cache on the GPU counts allowed: {} (the table says why).",
                 no_fit.join(", ")
             ));
         }
-        if omitted > 0 {
-            lines.push(format!(
-                "{omitted} point(s) beyond what fits the KV cache are not drawn."
-            ));
-        }
+        lines.extend(data.with(|d| d.stops.clone()));
         (!lines.is_empty()).then(|| {
             view! {
-                <div class="serving-notes" data-testid="serving-notes">
+                <details class="serving-notes" data-testid="serving-notes">
+                    <summary>"Where the curves stop, and what is not drawn"</summary>
                     {lines.into_iter().map(|l| view! { <p class="hint">{l}</p> }).collect_view()}
-                </div>
+                </details>
             }
         })
     };
     view! {
-        <section class="centre serving-view" aria-label="Serving" data-testid="serving-view"
+        <section class="centre serving-view" aria-label="Serving" data-testid="serving-view" id="main-view" tabindex="-1"
             data-sweeps=move || { state.sweep.track(); state.sweeps_run().to_string() }>
+            <h2 class="sr-only">"Serving"</h2>
             <ServingForm />
-            <div class="serving-answer">
-                <p class="serving-context" data-testid="serving-context">{move || context.get()}</p>
-                <VerdictLine state=state />
-            </div>
-            <ParetoChart data=data />
+            <ServingAnswer caveats=caveats />
+            <ServingCompare />
+            <ParetoChart data=data caption=context shown=state.shown />
             {notes}
             <ServingTable rows=rows unsupported=unsupported context=context />
             <ServingImport />

@@ -2,8 +2,7 @@
 //! set or all of the original toolkit's precisions, with each measurement beside its prediction.
 
 use leptos::prelude::*;
-use roofline_core::measurement::MeasuredPoint;
-use roofline_core::wire::{AnalyzeRequest, AnalyzeResponse};
+use roofline_core::wire::AnalyzeRequest;
 use roofline_core::{HardwareSpec, Mode, Precision};
 
 use crate::api::ApiError;
@@ -11,7 +10,7 @@ use crate::calibration::mode_label;
 use crate::components::not_compared::NotComparedRow;
 use crate::format;
 use crate::palette::{css, precision_rgb};
-use crate::state::jobs::{RunSet, SpotCheck as SpotCheckState};
+use crate::state::jobs::{Analysis, RunSet, SpotCheck as SpotCheckState};
 use crate::state::use_app;
 use crate::validation;
 
@@ -19,21 +18,21 @@ use crate::validation;
 /// of its predictions; one `spot-row` per measured point: predicted and measured time, error %; points from
 /// another device in one `not-compared` row with its action) and every failure with its reason
 /// (`spot-failures`).
-fn results_view(r: AnalyzeResponse, hardware: Memo<HardwareSpec>) -> impl IntoView {
-    let points: Vec<MeasuredPoint> = r.measured.iter().map(MeasuredPoint::from).collect();
+fn results_view(r: Analysis, hardware: Memo<HardwareSpec>) -> impl IntoView {
+    let points = r.measured.clone();
     let rows = r
         .measured
         .iter()
         .map(|p| {
-            let what = p.measurement.as_ref().map_or_else(String::new, |m| format!("{} · {}", m.library, m.kernel));
-            let point = MeasuredPoint::from(p);
-            let measured_s = point.time_s();
+            let m = &p.measurement;
+            let what = if m.says_what_ran() { format!("{} · {}", m.library, m.kernel) } else { String::new() };
+            let measured_s = p.time_s();
             let swatch = format!("background:{}", css(precision_rgb(p.precision)));
-            let (predicted, error, class) = hardware.with(|hw| validation::cells(&point, hw));
+            let (predicted, error, class) = hardware.with(|hw| validation::cells(p, hw));
             view! {
                 <tr data-testid="spot-row" data-precision=p.precision.name()>
                     <td class="nowrap"><span class="swatch" style=swatch></span>{p.precision.name()}</td>
-                    <td><span class="nowrap">{p.shape.clone()}</span><br /><small class="what">{what}</small></td>
+                    <td><span class="nowrap">{p.op.shape_label()}</span><br /><small class="what">{what}</small></td>
                     <td class="num">{predicted}</td>
                     <td class="num" data-testid="measured-time" data-value=measured_s.to_string()>
                         {format::duration(measured_s)}
@@ -144,7 +143,7 @@ pub fn SpotCheck() -> impl IntoView {
         analyze
             .value()
             .get()
-            .map(|r: Result<AnalyzeResponse, ApiError>| match r {
+            .map(|r: Result<Analysis, ApiError>| match r {
                 Err(e) => view! { <p class="error" data-testid="spot-error">{e.to_string()}</p> }.into_any(),
                 Ok(r) => results_view(r, hardware).into_any(),
             })

@@ -131,6 +131,16 @@ pub fn StepMeasure() -> impl IntoView {
                 }))
             }}
             {move || error().map(|e| view! { <p class="form-error" role="alert" data-testid="step-error">{e}</p> })}
+            // Why operators were not measured, in words (not only in each cell's tooltip).
+            {move || {
+                comparison.with(|c| c.as_ref().map(|c| failure_reasons(&c.failures)).filter(|r| !r.is_empty()).map(|reasons| view! {
+                    <ul class="step-failures warning" data-testid="step-failures">
+                        {reasons.into_iter().map(|(why, n)| view! {
+                            <li data-count=n.to_string()>{format!("{n} operator(s) not measured: {why}")}</li>
+                        }).collect_view()}
+                    </ul>
+                }))
+            }}
             {move || {
                 comparison.with(|c| c.as_ref().filter(|c| !c.rows.is_empty()).map(|c| {
                     let prefill = scenario.with(|s| s.prefill);
@@ -154,12 +164,41 @@ pub fn StepMeasure() -> impl IntoView {
     }
 }
 
+/// The distinct reasons operators were not measured, each with how many, most frequent first.
+fn failure_reasons(failures: &std::collections::HashMap<String, String>) -> Vec<(String, usize)> {
+    let mut reasons: Vec<(String, usize)> = Vec::new();
+    for why in failures.values() {
+        match reasons.iter_mut().find(|(w, _)| w == why) {
+            Some((_, n)) => *n += 1,
+            None => reasons.push((why.clone(), 1)),
+        }
+    }
+    reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    reasons
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
 
     use super::*;
     use crate::step::{EndToEnd, MeasuredRow};
+
+    #[test]
+    fn failure_reasons_are_counted_once_each() {
+        let failures = HashMap::from([
+            ("a".to_owned(), "BF16 is not measured on cpu".to_owned()),
+            ("b".to_owned(), "BF16 is not measured on cpu".to_owned()),
+            ("c".to_owned(), "timed out".to_owned()),
+        ]);
+        assert_eq!(
+            failure_reasons(&failures),
+            [
+                ("BF16 is not measured on cpu".to_owned(), 2),
+                ("timed out".to_owned(), 1)
+            ]
+        );
+    }
 
     #[test]
     fn totals_name_the_phase_and_the_ratio() {

@@ -24,7 +24,8 @@ pub fn StepView() -> impl IntoView {
         hardware.with(|h| format!("{} · {label}", Mode::of(h)))
     });
     view! {
-        <section class="centre" aria-label="Analysis">
+        <section class="centre" aria-label="Analysis" id="main-view" tabindex="-1">
+            <h2 class="sr-only">"Model step"</h2>
             <SummaryStrip />
             <RooflineChart data=app.chart.plot caption=caption kinds=app.chart.kinds />
             <MeasuredCount />

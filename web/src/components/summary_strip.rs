@@ -5,6 +5,7 @@ use leptos::prelude::*;
 use roofline_core::{Mode, ModelAnalysis, Recommendation, StepLaunch};
 
 use crate::calibration::{age, mode_label};
+use crate::components::advisor_tab::{fit_offer, offer_view};
 use crate::components::memory_bar::MemoryBar;
 use crate::format;
 use crate::scenario::{CeilingValue, UsedCeiling, gpus_label};
@@ -174,7 +175,17 @@ fn AdviceLines() -> impl IntoView {
             }
         })
     };
-    view! { {advice_line} {fallback_line} {undo_line} }
+    // Nothing fits on these GPUs: the fewest more a config fits on, with its button.
+    let offer_line = move || {
+        (advice.with(|(kind, ..)| *kind == "nothing-fits")).then(|| {
+            let gpus = app.scenario.with(|s| s.gpus);
+            let offer = analyses
+                .advice
+                .with(|a| a.as_ref().ok().and_then(|a| fit_offer(a, gpus)));
+            offer_view(offer)
+        })
+    };
+    view! { {advice_line} {offer_line} {fallback_line} {undo_line} }
 }
 
 /// The step's figures: aggregate AI, FLOPs, bytes, step time (`summary-step-time`), the step's launch

@@ -3,7 +3,6 @@
 
 use leptos::prelude::*;
 use roofline_core::Mode;
-use roofline_core::measurement::MeasuredPoint;
 
 use crate::calibration::{DeviceSpecs, mode_explanation, mode_title};
 use crate::components::calibration_panel::CalibrationPanel;
@@ -121,22 +120,14 @@ pub fn ValidationTab() -> impl IntoView {
                 .expect("the catalog has the default device")
         })
     });
-    let all_points = Signal::derive(move || {
-        measured
-            .shown
-            .with(|m| m.iter().map(MeasuredPoint::from).collect::<Vec<_>>())
-    });
+    let all_points = Signal::derive(move || measured.shown.get());
     // How far each of this device's points lies above the calibrated roof, in table order.
     let above = Memo::new(move |_| {
         specs.with(|d| {
             let Some(calibrated) = &d.calibrated else {
                 return Vec::new();
             };
-            mine.with(|m| {
-                m.iter()
-                    .map(|p| above_roof(&MeasuredPoint::from(p), calibrated))
-                    .collect::<Vec<_>>()
-            })
+            mine.with(|m| m.iter().map(|p| above_roof(p, calibrated)).collect::<Vec<_>>())
         })
     });
     let intro = move || {
@@ -202,8 +193,17 @@ pub fn ValidationTab() -> impl IntoView {
                     {format!("{} measured point(s) from other devices are not listed: a measurement is only compared with predictions for the device that ran it.", elsewhere.get())}
                 </p>
             })}
-            {move || table.with(|t| t.1.is_empty()).then(|| view! {
-                <p class="hint">"No measured points yet: run the Kernel Spot Check or a benchmark job on the endpoint, or import results."</p>
+            // Points measured elsewhere are not "no points": say which device has none.
+            {move || table.with(|t| t.1.is_empty()).then(|| {
+                let text = if elsewhere.get() > 0 {
+                    format!(
+                        "No point measured on {} yet: run the Kernel Spot Check or a benchmark job on it, or import its results.",
+                        device().unwrap_or_default()
+                    )
+                } else {
+                    "No measured points yet: run the Kernel Spot Check or a benchmark job on the endpoint, or import results.".to_owned()
+                };
+                view! { <p class="hint" data-testid="validation-empty">{text}</p> }
             })}
             <div class="table-box" data-device=move || device().unwrap_or_default()>
             <table class="validation-stats" data-testid="validation-stats">

@@ -4,7 +4,7 @@
 //! comparison with core's prediction — only against the scenario they ran with ([`compare`]).
 
 use roofline_core::{
-    BenchFormat, Engine, Error, MeasuredServingPoint, SchedulerKind, ServingComparison, Sweep,
+    BenchFormat, Engine, Error, MeasuredServingPoint, Parallelism, SchedulerKind, ServingComparison, Sweep,
     VLLM_GPU_MEMORY_UTILIZATION, compare_measured, find_quant_config, parse_measured,
 };
 use serde::{Deserialize, Serialize};
@@ -131,6 +131,16 @@ impl ServingRun {
         self.measured.gpus_or(self.ran_on.gpus)
     }
 
+    /// The layout it ran on: tensor parallel over its GPUs, experts as the scenario said.
+    #[must_use]
+    pub fn layout(&self) -> Parallelism {
+        Parallelism {
+            tensor: self.gpus(),
+            expert: self.ran_on.experts,
+            pipeline: 1,
+        }
+    }
+
     /// Output tokens/s per GPU it measured (core's rule).
     #[must_use]
     pub fn output_tokens_per_s_per_gpu(&self) -> f64 {
@@ -247,21 +257,27 @@ pub struct Compared {
     pub elsewhere: Vec<Elsewhere>,
 }
 
-/// Compares each kept run that ran with the view's scenario `view` (device, model, GPU split, engine and its
-/// limits; any config the sweep predicts) with core's prediction under the sweep's engine preset for its
-/// config, at the run's load and mean lengths (`key.workload` where the file gives none); the others are
-/// counted per scenario with what differs.
+/// Compares each kept run that ran with the view's scenario `view` (device, model, engine and its limits; any
+/// config and layout the sweep predicts) with core's prediction under the sweep's engine preset for its
+/// config and layout, at the run's load and mean lengths (`key.workload` where the file gives none); the
+/// others are counted per scenario with what differs.
 #[must_use]
 pub fn compare(runs: &[ServingRun], view: &RanOn, key: &SweepKey, sweep: &Sweep) -> Compared {
     let mut out = Compared::default();
     let mut here: Vec<&ServingRun> = Vec::new();
     for run in runs {
+        // The view sweeps every layout: a run's own split is compared with that layout's prediction.
+        let same_split = RanOn {
+            gpus: run.ran_on.gpus,
+            experts: run.ran_on.experts,
+            ..view.clone()
+        };
         let why = run
             .ran_on
-            .differs_from(view)
-            .or_else(|| (run.gpus() != view.gpus).then_some("GPU split"))
+            .differs_from(&same_split)
             .map(|what| format!("another {what}"))
-            .or_else(|| config_missing(&run.ran_on.config, sweep));
+            .or_else(|| config_missing(&run.ran_on.config, sweep))
+            .or_else(|| layout_missing(run, sweep));
         match why {
             None => here.push(run),
             Some(why) => match out
@@ -282,7 +298,7 @@ pub fn compare(runs: &[ServingRun], view: &RanOn, key: &SweepKey, sweep: &Sweep)
         let mine: Vec<&ServingRun> = here
             .iter()
             .copied()
-            .filter(|r| r.ran_on.config == fit.config)
+            .filter(|r| r.ran_on.config == fit.config && r.layout() == fit.parallelism)
             .collect();
         let Ok(config) = find_quant_config(&fit.config) else {
             continue;
@@ -315,6 +331,28 @@ pub fn compare(runs: &[ServingRun], view: &RanOn, key: &SweepKey, sweep: &Sweep)
         }
     }
     out
+}
+
+/// Why `run`'s layout has no prediction in `sweep`: the sweep has no such split (one the device's domain or
+/// the model's heads refuse), or the config does not fit on it.
+fn layout_missing(run: &ServingRun, sweep: &Sweep) -> Option<String> {
+    let layout = run.layout();
+    match sweep
+        .fits
+        .iter()
+        .find(|f| f.config == run.ran_on.config && f.parallelism == layout)
+    {
+        Some(fit) if fit.memory.fits() => None,
+        Some(_) => Some(format!(
+            "{} does not fit on {}",
+            run.ran_on.config,
+            roofline_core::layout_name(&layout)
+        )),
+        None => Some(format!(
+            "no prediction on {}",
+            roofline_core::layout_name(&layout)
+        )),
+    }
 }
 
 /// Why `config` has no prediction in `sweep`: the device cannot run it (core's reason, naming the

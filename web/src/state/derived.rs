@@ -11,6 +11,7 @@ use roofline_core::wire::StepRequest;
 
 use crate::calibration::{DeviceSpecs, effective_hardware, mode_label, resolve};
 use crate::scenario::{KernelRow, Scenario, UsedCeiling};
+use crate::serving_inputs::{ServingInputs, View};
 use crate::state::jobs::StepTracker;
 use crate::step::{self, StepComparison, StepRequestError};
 use crate::summary::{self, Fallback};
@@ -68,15 +69,36 @@ fn analyze_on_own_hardware(
     }
 }
 
-/// The scenario, the spec predictions use and the imported models: what a step's analysis reads.
+/// The scenario without the serving view's inputs, the spec predictions use and the imported models: what a
+/// step's analysis reads (typing an SLA in the serving view analyses no step again).
 #[derive(Clone, Copy)]
 struct On {
-    scenario: RwSignal<Scenario>,
+    scenario: Memo<Scenario>,
     hardware: Memo<HardwareSpec>,
     models: RwSignal<Vec<ModelConfig>>,
 }
 
 impl On {
+    /// The step's inputs of `scenario` on `hardware` with `models`.
+    fn new(
+        scenario: RwSignal<Scenario>,
+        hardware: Memo<HardwareSpec>,
+        models: RwSignal<Vec<ModelConfig>>,
+    ) -> On {
+        let step = Memo::new(move |_| {
+            scenario.with(|s| Scenario {
+                view: View::default(),
+                serving: ServingInputs::default(),
+                ..s.clone()
+            })
+        });
+        On {
+            scenario: step,
+            hardware,
+            models,
+        }
+    }
+
     /// `f(scenario, spec, models)`, tracked.
     fn with<T>(self, f: impl FnOnce(&Scenario, &HardwareSpec, &[ModelConfig]) -> T) -> T {
         self.hardware
@@ -119,11 +141,7 @@ impl Analyses {
         device: Device,
     ) -> Analyses {
         let Device { hardware, specs, .. } = device;
-        let on = On {
-            scenario,
-            hardware,
-            models,
-        };
+        let on = On::new(scenario, hardware, models);
         let analysis = Memo::new(move |_| on.with(|s, h, m| s.analyze(h, m)));
         let advice = Memo::new(move |_| on.with(|s, h, m| s.advise(h, m)));
         let recommendation = Memo::new(move |_| {
@@ -247,11 +265,7 @@ impl MeasuredStep {
         models: RwSignal<Vec<ModelConfig>>,
         analysis: Memo<Result<ModelAnalysis, Error>>,
     ) -> MeasuredStep {
-        let on = On {
-            scenario,
-            hardware,
-            models,
-        };
+        let on = On::new(scenario, hardware, models);
         let request = Memo::new(move |_| on.with(step::request));
         let comparison = Memo::new(move |_| {
             tracker.progress.with(|p| {

@@ -4,6 +4,7 @@
 
 use leptos::prelude::*;
 use roofline_core::measured_device::catalog_key_of_spec;
+use roofline_core::measurement::{MeasuredPoint, PredictedPoint};
 use roofline_core::wire::{
     AnalyzeRequest, AnalyzeResponse, BenchmarkDoneEvent, BenchmarkFailedEvent, BenchmarkJob,
     BenchmarkPointEvent, BenchmarkRequest, StepDoneEvent, StepJob, StepOperatorEvent, StepRequest,
@@ -40,6 +41,7 @@ pub fn step_tracker(endpoint: Endpoint, measured: Measured) -> StepTracker {
             (
                 "operator",
                 on_json(move |e: StepOperatorEvent| {
+                    let e = e.map(MeasuredPoint::from);
                     let point = e.measured.clone();
                     let mut fresh = false;
                     progress.update(|p| fresh = p.as_mut().is_some_and(|p| p.on_operator(e)));
@@ -115,6 +117,7 @@ pub fn job_tracker(endpoint: Endpoint, measured: Measured) -> JobTracker {
             (
                 "point",
                 on_json(move |e: BenchmarkPointEvent| {
+                    let e = e.map(MeasuredPoint::from, PredictedPoint::from);
                     let point = e.point.clone();
                     let mut fresh = false;
                     progress.update(|p| fresh = p.as_mut().is_some_and(|p| p.on_point(e)));
@@ -246,11 +249,14 @@ pub enum RunSet {
     Ticked,
 }
 
+/// A spot check's answer as the page keeps it: its predicted and measured points in base units.
+pub type Analysis = AnalyzeResponse<MeasuredPoint, PredictedPoint>;
+
 /// The spot check's choices and its POST `/api/analyze`, kept across tab switches so both stay on screen.
 #[derive(Clone, Copy)]
 pub struct SpotCheck {
     /// The request and its answer.
-    pub analyze: Action<AnalyzeRequest, Result<AnalyzeResponse, ApiError>>,
+    pub analyze: Action<AnalyzeRequest, Result<Analysis, ApiError>>,
     /// The precision picked; `None` until the user picks one.
     pub chosen: RwSignal<Option<Precision>>,
     /// Which precisions are measured.
@@ -273,7 +279,9 @@ pub fn spot_check(
         async move {
             // The precisions are always listed (the endpoint's own "run all" set holds formats a CPU
             // backend cannot measure).
-            let response = api::analyze(&base, &key, &request).await;
+            let response = api::analyze(&base, &key, &request)
+                .await
+                .map(|r| r.map(MeasuredPoint::from, PredictedPoint::from));
             if let Ok(r) = &response {
                 scenario.update(|s| {
                     for p in &r.measured {

@@ -3,6 +3,7 @@
 //! address bar (a discrete change pushes a history entry, a continuous one replaces it once changes pause).
 
 use leptos::prelude::*;
+use roofline_core::measurement::MeasuredPoint;
 use roofline_core::wire::RooflinePoint;
 use roofline_core::{HardwareSpec, ModelConfig};
 
@@ -67,8 +68,8 @@ pub struct Saved {
     pub models: RwSignal<Vec<ModelConfig>>,
     /// The pins.
     pub pins: RwSignal<Vec<Scenario>>,
-    /// Points measured or imported in this browser.
-    pub measured: RwSignal<Vec<RooflinePoint>>,
+    /// Points measured or imported in this browser (saved as the wire's points).
+    pub measured: RwSignal<Vec<MeasuredPoint>>,
     /// Imported serving runs.
     pub serving_runs: RwSignal<Vec<ServingRun>>,
 }
@@ -82,7 +83,7 @@ impl Saved {
             custom: RwSignal::new(stored.custom_hardware),
             models: RwSignal::new(stored.custom_models),
             pins: RwSignal::new(stored.pins),
-            measured: RwSignal::new(stored.measured),
+            measured: RwSignal::new(stored.measured.iter().map(MeasuredPoint::from).collect()),
             serving_runs: RwSignal::new(stored.serving_runs),
         }
     }
@@ -97,7 +98,9 @@ impl Saved {
                 custom_hardware: self.custom.get_untracked(),
                 custom_models: self.models.get_untracked(),
                 pins: self.pins.get_untracked(),
-                measured: self.measured.get_untracked(),
+                measured: self
+                    .measured
+                    .with_untracked(|m| m.iter().map(RooflinePoint::from).collect()),
                 serving_runs: self.serving_runs.get_untracked(),
             });
         };

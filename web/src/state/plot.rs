@@ -7,7 +7,6 @@ use std::collections::HashSet;
 use leptos::prelude::*;
 use roofline_core::measured_device::same_device;
 use roofline_core::measurement::MeasuredPoint;
-use roofline_core::wire::RooflinePoint;
 use roofline_core::{HardwareSpec, ModelConfig};
 
 use crate::charts::series::{
@@ -48,7 +47,7 @@ pub struct Sources {
     /// The measured step.
     pub step: MeasuredStep,
     /// Every measured point shown.
-    pub measured: Memo<Vec<RooflinePoint>>,
+    pub measured: Memo<Vec<MeasuredPoint>>,
 }
 
 impl Chart {
@@ -82,7 +81,7 @@ impl Chart {
                         .iter()
                         .filter(|p| filter.keeps(p) && !twins.contains(&point_key(p)))
                         .cloned()
-                        .partition(|p| same_device(&MeasuredPoint::from(p), h));
+                        .partition(|p| same_device(p, h));
                     if kinds.measured {
                         if filter.other_devices {
                             points.extend(other_device_points(&others));

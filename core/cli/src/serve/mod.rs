@@ -11,16 +11,22 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use roofline_core::{
-    BenchClient, Engine, EngineFeatures, Error, Load, METRICS, MetricDefinition, Mode, ModelConfig,
-    Parallelism, Percentile, QuantConfig, SchedulerKind, ServingComparison, ServingWorkload, Sla, SlaOutcome,
-    Sweep, SweepSpec, check_bench_size, compare_measured, format, parse_measured, sweep,
+    BenchClient, Engine, EngineFeatures, Error, LaunchPlan, Load, METRICS, MetricDefinition, Mode,
+    ModelConfig, Parallelism, Percentile, QuantConfig, SchedulerKind, ServingComparison, ServingWorkload,
+    Sla, SlaOutcome, Sweep, SweepSpec, check_bench_size, compare_measured, format, launch_plan,
+    parse_measured, sweep,
 };
 
 use crate::CliError;
+use crate::lists::bounded_distinct;
 use crate::output::{emit, json, table};
 use crate::predict::{CorrectionArgs, ModelArgs, SpecArgs, parse_config};
 use tables::{header, measured_table, points_table, sla_text};
-use traffic::{TrafficArgs, bounded};
+use traffic::TrafficArgs;
+
+/// Most values of each list flag (`--configs`, `--tp`, `--concurrency`, `--rate`), repeats included; repeats are
+/// dropped. A longer list is a usage error before any prediction.
+pub const MAX_LIST_VALUES: usize = 64;
 
 /// Serving engine on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -65,10 +71,11 @@ pub struct ServeArgs {
     #[arg(long, value_parser = parse_config, conflicts_with = "configs")]
     pub config: Option<String>,
     /// Precision configs: `all` (every config, the default; those the device cannot run are listed) or a
-    /// comma-separated list of keys (at most 64).
+    /// comma-separated list of keys (at most 64; repeats dropped).
     #[arg(long, value_delimiter = ',', value_parser = parse_config_or_all)]
     pub configs: Vec<String>,
-    /// Tensor-parallel degrees to compare: GPUs per replica, comma-separated (e.g. `1,2,4`; at most 64).
+    /// Tensor-parallel degrees to compare: GPUs per replica, comma-separated (e.g. `1,2,4`; at most 64,
+    /// repeats dropped).
     #[arg(long = "tp", value_delimiter = ',', default_value = "1",
           value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub tensor_parallel: Vec<u32>,
@@ -81,11 +88,12 @@ pub struct ServeArgs {
     /// Output tokens per request (at least 2: TPOT is the time between output tokens).
     #[arg(long, required_unless_present = "scenario", value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
     pub osl: Option<u32>,
-    /// Closed-loop concurrencies (clients), comma-separated (at most 64); default: 1 … the most that fit.
+    /// Closed-loop concurrencies (clients), comma-separated (at most 64, repeats dropped); default: 1 … the
+    /// most that fit.
     #[arg(long, value_delimiter = ',', conflicts_with = "rate",
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub concurrency: Vec<u32>,
-    /// Open-loop request rates, requests/s, comma-separated (at most 64).
+    /// Open-loop request rates, requests/s, comma-separated (at most 64, repeats dropped).
     #[arg(long, value_delimiter = ',', value_parser = parse_rate)]
     pub rate: Vec<f64>,
     /// Whose scheduling and memory defaults to use.
@@ -168,21 +176,40 @@ struct Report<'a> {
     #[serde(flatten)]
     sweep: &'a Sweep,
     sla: Option<&'a SlaOutcome>,
+    /// The commands that serve and measure the recommended point (the SLA's, else the most output per GPU).
+    launch: Option<&'a Result<LaunchPlan, String>>,
     measured: Option<&'a [ServingComparison]>,
 }
 
+/// The list flags of `serve`, each at most [`MAX_LIST_VALUES`] long and without repeats.
+struct Lists {
+    configs: Vec<String>,
+    tensor_parallel: Vec<u32>,
+    concurrency: Vec<u32>,
+    rate: Vec<f64>,
+}
+
 impl ServeArgs {
-    /// The configs to sweep: `--config`, the `--configs` list, or every config of the table and the model's
-    /// checkpoint precisions (`checkpoint`) when it has its own.
-    fn configs(&self, model: &ModelConfig) -> Result<Vec<QuantConfig>, CliError> {
+    /// The list flags, bounded and deduplicated.
+    fn lists(&self) -> Result<Lists, CliError> {
+        Ok(Lists {
+            configs: bounded_distinct("--configs", &self.configs, MAX_LIST_VALUES)?,
+            tensor_parallel: bounded_distinct("--tp", &self.tensor_parallel, MAX_LIST_VALUES)?,
+            concurrency: bounded_distinct("--concurrency", &self.concurrency, MAX_LIST_VALUES)?,
+            rate: bounded_distinct("--rate", &self.rate, MAX_LIST_VALUES)?,
+        })
+    }
+
+    /// The configs to sweep: `--config`, the `--configs` list (`listed`), or every config of the table and
+    /// the model's checkpoint precisions (`checkpoint`) when it has its own.
+    fn configs(&self, model: &ModelConfig, listed: &[String]) -> Result<Vec<QuantConfig>, CliError> {
         let keys: Vec<&str> = match &self.config {
             Some(key) => vec![key.as_str()],
-            None if self.configs.is_empty() || self.configs.iter().any(|k| k == "all") => {
+            None if listed.is_empty() || listed.iter().any(|k| k == "all") => {
                 return Ok(model.candidate_configs());
             }
-            None => self.configs.iter().map(String::as_str).collect(),
+            None => listed.iter().map(String::as_str).collect(),
         };
-        let keys = bounded("configs", &keys)?;
         keys.into_iter()
             .map(|key| model.config(key).map_err(CliError::from))
             .collect()
@@ -220,29 +247,29 @@ impl ServeArgs {
 /// Runs `serve`: the sweep, the SLA and the measured comparison, as tables or JSON.
 ///
 /// # Errors
-/// [`CliError::Usage`] for an unknown key, an invalid workload, split or limit, an unreadable or malformed
-/// measured file (the message names the line and field), or an SLA limit that is not positive.
+/// [`CliError::Usage`] for a list flag of more than [`MAX_LIST_VALUES`] values, an unknown key, an invalid
+/// workload, split or limit, an unreadable or malformed measured file (the message names the line and field),
+/// or an SLA limit that is not positive.
 pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
+    let lists = args.lists()?;
     let hardware = args.device.require()?;
     let model = args.model.model()?;
-    let owned = args.configs(&model)?;
+    let owned = args.configs(&model, &lists.configs)?;
     let configs: Vec<&QuantConfig> = owned.iter().collect();
     let sla = args.sla()?;
-    let parallelisms: Vec<Parallelism> = bounded("tp", &args.tensor_parallel)?
-        .into_iter()
-        .map(|tensor| Parallelism {
+    let parallelisms: Vec<Parallelism> = lists
+        .tensor_parallel
+        .iter()
+        .map(|&tensor| Parallelism {
             tensor,
             expert: args.expert_parallel,
             pipeline: 1,
         })
         .collect();
-    let loads: Vec<Load> = if args.rate.is_empty() {
-        bounded("concurrency", &args.concurrency)?
-            .into_iter()
-            .map(Load::Concurrency)
-            .collect()
+    let loads: Vec<Load> = if lists.rate.is_empty() {
+        lists.concurrency.iter().copied().map(Load::Concurrency).collect()
     } else {
-        bounded("rate", &args.rate)?.into_iter().map(Load::Rate).collect()
+        lists.rate.iter().copied().map(Load::Rate).collect()
     };
     let draft = args.traffic.draft_model()?;
     let features: EngineFeatures<'_> = args.traffic.features(draft)?;
@@ -269,6 +296,7 @@ pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
         Some(path) => Some(compare_file(path, &spec, &sweep)?),
         None => None,
     };
+    let launch = launch(&spec, &sweep, sla.as_ref());
     if args.json {
         return json(&Report {
             mode: Mode::of(&hardware),
@@ -281,6 +309,7 @@ pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
             metrics: &METRICS,
             sweep: &sweep,
             sla: sla.as_ref(),
+            launch: launch.as_ref(),
             measured: measured.as_deref(),
         });
     }
@@ -289,16 +318,19 @@ pub fn run_serve(args: &ServeArgs) -> Result<(), CliError> {
         &sweep,
         percentile,
         sla.as_ref(),
+        launch.as_ref(),
         measured.as_deref(),
     ))
 }
 
-/// The tables of a run: header, points, unstable rates, unsupported configs, SLA and measured runs.
+/// The tables of a run: header, points, unstable rates, unsupported configs, SLA, launch lines and measured
+/// runs.
 fn report_text(
     spec: &SweepSpec<'_>,
     sweep: &Sweep,
     percentile: Percentile,
     sla: Option<&SlaOutcome>,
+    launch: Option<&Result<LaunchPlan, String>>,
     measured: Option<&[ServingComparison]>,
 ) -> String {
     let mut out = header(spec, sweep);
@@ -331,6 +363,9 @@ fn report_text(
     }
     if let Some(outcome) = sla {
         out.push_str(&sla_text(outcome));
+    }
+    if let Some(plan) = launch {
+        out.push_str(&launch_text(plan));
     }
     if let Some(rows) = measured {
         out.push_str(&measured_table(rows));
@@ -394,4 +429,50 @@ fn compare_file(
         )));
     }
     Ok(rows)
+}
+
+/// The launch plan of the recommended point: the SLA's when one is set, else the point with the most output
+/// tokens/s per GPU; `Err` with why when the engine does not serve its config; `None` without a point.
+fn launch(
+    spec: &SweepSpec<'_>,
+    sweep: &Sweep,
+    sla: Option<&SlaOutcome>,
+) -> Option<Result<LaunchPlan, String>> {
+    let open;
+    let outcome = match sla {
+        Some(o) => o,
+        None => {
+            open = Sla::default().evaluate(sweep);
+            &open
+        }
+    };
+    let point = outcome.recommendation.as_ref()?;
+    let fit = sweep
+        .fits
+        .iter()
+        .find(|f| f.config == point.config && f.parallelism == point.parallelism)?;
+    let plan = spec
+        .model
+        .config(&point.config)
+        .and_then(|config| launch_plan(spec.model, &config, fit, point, spec.hardware.arch));
+    Some(plan.map_err(|e| e.to_string()))
+}
+
+/// The launch plan as text: the server line, the benchmark line and the notes.
+fn launch_text(plan: &Result<LaunchPlan, String>) -> String {
+    match plan {
+        Ok(p) => {
+            // One argument per line, so the commands fit the table's width and paste as they are.
+            let lines = |c: &roofline_core::LaunchCommand| c.parts().join(" \\\n    ");
+            let mut out = format!(
+                "serve it ({}):\n  {}\nmeasure it:\n  {}\n",
+                p.engine.key(),
+                lines(&p.serve),
+                lines(&p.bench)
+            );
+            out.extend(p.notes.iter().map(|n| format!("note: {n}\n")));
+            out
+        }
+        Err(why) => format!("no launch line: {why}\n"),
+    }
 }

@@ -1,5 +1,5 @@
 //! `serve`'s simulation options: the scenario presets, the benchmark client, the statistic tables and SLAs
-//! read, speculative decoding and the prefix cache, and the bound on list options.
+//! read, speculative decoding and the prefix cache.
 
 use clap::{Args, ValueEnum};
 use roofline_core::{
@@ -8,30 +8,6 @@ use roofline_core::{
 };
 
 use crate::CliError;
-
-/// Most values one list option takes (`--concurrency`, `--rate`, `--tp`, `--configs`), after duplicates are
-/// dropped.
-pub const MAX_LIST_VALUES: usize = 64;
-
-/// `values` without repeats, in their first order, or an error naming `--flag` when more than
-/// [`MAX_LIST_VALUES`] remain.
-///
-/// # Errors
-/// [`CliError::Usage`] naming the flag, the count and the maximum.
-pub fn bounded<T: PartialEq + Clone>(flag: &str, values: &[T]) -> Result<Vec<T>, CliError> {
-    let mut out: Vec<T> = Vec::with_capacity(values.len().min(MAX_LIST_VALUES));
-    for v in values {
-        if !out.contains(v) {
-            if out.len() == MAX_LIST_VALUES {
-                return Err(CliError::Usage(format!(
-                    "--{flag} takes at most {MAX_LIST_VALUES} distinct values; more were given"
-                )));
-            }
-            out.push(v.clone());
-        }
-    }
-    Ok(out)
-}
 
 /// InferenceX's single-turn scenarios: ISL/OSL with its client (lengths from 0.8 × L to L, 10 × concurrency
 /// requests).
@@ -213,19 +189,6 @@ impl TrafficArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn lists_are_deduplicated_then_bounded() {
-        assert_eq!(bounded("tp", &[1, 2, 1, 4, 2]).unwrap(), [1, 2, 4]);
-        let many: Vec<u32> = (0..=64).collect();
-        let e = bounded("concurrency", &many).unwrap_err().to_string();
-        assert_eq!(
-            e,
-            "--concurrency takes at most 64 distinct values; more were given"
-        );
-        let repeated: Vec<u32> = (0..64).chain(0..64).collect();
-        assert_eq!(bounded("concurrency", &repeated).unwrap().len(), 64);
-    }
 
     #[test]
     fn percentiles_parse() {

@@ -2,6 +2,7 @@
 //! subcommand family, `common` the helpers that run the binary.
 
 mod common;
+mod models;
 mod parallel;
 mod predict;
 mod roofline;

@@ -5,8 +5,8 @@
 use roofline_core::hardware::Calibration;
 use roofline_core::measurement::MeasuredPoint;
 use roofline_core::wire::{
-    BackendKind, BenchReport, BenchmarkPointEvent, Bottleneck, CalibratedPeak, CalibrationResult,
-    Measurement, RooflinePoint,
+    BackendKind, BenchReport, BenchmarkPointEvent, CalibratedPeak, CalibrationResult, Measurement,
+    RooflinePoint,
 };
 use roofline_core::{Operator, Precision, find_hardware};
 
@@ -89,7 +89,7 @@ fn fake_fp16_gemv_bench() -> String {
             job_id: "cli-0".into(),
             index: 0,
             total: 1,
-            point: RooflinePoint::measured(&measured, Bottleneck::Unknown),
+            point: RooflinePoint::from(&measured),
             predicted: None,
             error_pct: None,
         }],
@@ -410,4 +410,28 @@ fn validate_predicts_saved_points_on_the_datasheet_and_the_calibrated_spec() {
     ]);
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("cannot read /nonexistent.json"));
+}
+
+#[test]
+fn validate_reads_a_repeated_file_once_and_at_most_256_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let measured = dir.path().join("bench.json");
+    std::fs::write(&measured, fake_fp16_gemv_bench()).unwrap();
+    let path = measured.to_str().unwrap();
+    let args = |copies: usize| {
+        let mut args = vec!["validate", "--hardware", "h100_sxm", "--json"];
+        for _ in 0..copies {
+            args.extend(["--measured", path]);
+        }
+        args
+    };
+    // The same file three times: its one point once.
+    assert_eq!(json(&args(3))["stats"]["datasheet"][0]["n_points"], 1);
+    let out = run(&args(257));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.trim_end(),
+        "error: --measured takes at most 256 values, got 257"
+    );
 }

@@ -97,7 +97,16 @@ fn unusable_model_files_are_usage_errors_naming_the_problem() {
     )
     .unwrap();
     let missing = dir.join("absent.json");
-    for (path, expected) in [(&unknown, "architectures"), (&missing, "absent.json")] {
+    // Files past the 16 MiB cap: read no further than the cap (a device never ends).
+    let large = dir.join("large.json");
+    std::fs::write(&large, " ".repeat((16 << 20) + 1)).unwrap();
+    let endless = std::path::PathBuf::from("/dev/zero");
+    for (path, expected) in [
+        (&unknown, "architectures"),
+        (&missing, "absent.json"),
+        (&large, "larger than the limit of 16777216 bytes"),
+        (&endless, "larger than the limit of 16777216 bytes"),
+    ] {
         let out = roofline(&[
             "predict",
             "--hardware",

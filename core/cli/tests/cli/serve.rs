@@ -373,3 +373,93 @@ fn the_checkpoint_and_the_engine_support_are_shown() {
         "{text}"
     );
 }
+
+#[test]
+fn list_flags_are_bounded_and_their_repeats_dropped() {
+    // The probe's 10,000 `--tp` values (23–27 s and 577 MiB of sweeping before): refused before any work.
+    let tp = vec!["1"; 10_000].join(",");
+    for (flag, values) in [("--tp", tp.as_str()), ("--concurrency", &vec!["8"; 65].join(","))] {
+        let start = std::time::Instant::now();
+        let out = roofline(&[&LLAMA_8B_ON_H100[..], &[flag, values]].concat());
+        let took = start.elapsed();
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        let given = values.split(',').count();
+        assert!(
+            err.starts_with(&format!("error: {flag} takes at most 64 values, got {given}")),
+            "{err}"
+        );
+        assert!(took < std::time::Duration::from_millis(100), "{flag}: {took:?}");
+    }
+    // Repeats are swept once: the same points as the list without them.
+    let points = |extra: &[&str]| serve_json(extra)["points"].clone();
+    let once = points(&["--config", "bf16", "--tp", "1,2", "--rate", "1,4"]);
+    assert_eq!(once.as_array().map(Vec::len), Some(4));
+    let repeated = points(&[
+        "--configs",
+        "bf16,bf16",
+        "--tp",
+        "1,2,1,2,2",
+        "--rate",
+        "1,4,1,4.0",
+    ]);
+    assert_eq!(repeated, once);
+}
+
+#[test]
+fn the_recommended_point_comes_with_its_launch_and_bench_lines() {
+    // Llama-3.1-70B on H100s at TP 2: the SLA's pick in FP8 is served by vLLM with the split, limits, memory
+    // fraction and precisions the prediction used.
+    let args = [
+        "serve",
+        "--hardware",
+        "h100_sxm",
+        "--model",
+        "llama-3.1-70b",
+        "--isl",
+        "1024",
+        "--osl",
+        "1024",
+        "--tp",
+        "2",
+        "--configs",
+        "fp8",
+        "--sla-tokens-per-user",
+        "20",
+    ];
+    let json: Value = serde_json::from_str(&stdout(&[&args[..], &["--json"]].concat())).unwrap();
+    let best = &json["sla"]["recommendation"];
+    let plan = &json["launch"]["Ok"];
+    assert_eq!(plan["engine"], "vllm");
+    let value = |command: &str, flag: &str| {
+        plan[command]["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["flag"] == flag)
+            .map(|a| a["value"].as_str().unwrap().to_owned())
+    };
+    assert_eq!(value("serve", "--tensor-parallel-size").as_deref(), Some("2"));
+    assert_eq!(
+        value("serve", "--gpu-memory-utilization").as_deref(),
+        Some("0.92")
+    );
+    assert_eq!(value("serve", "--quantization").as_deref(), Some("fp8"));
+    assert_eq!(value("serve", "--kv-cache-dtype").as_deref(), Some("fp8"));
+    assert_eq!(
+        value("bench", "--max-concurrency"),
+        Some(best["concurrency"].as_f64().unwrap().to_string())
+    );
+    let text = stdout(&args);
+    assert!(
+        text.contains(
+            "serve it (vllm):\n  vllm serve \\\n    meta-llama/Llama-3.1-70B \\\n    --tensor-parallel-size 2 \\\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("measure it:\n  vllm bench serve \\\n    --backend vllm \\\n"),
+        "{text}"
+    );
+}

@@ -153,7 +153,7 @@ fn lists_files_and_speculation_are_bounded_with_one_error_line() {
     for (extra, needle) in [
         (
             vec!["--concurrency", &many.join(",")],
-            "--concurrency takes at most 64 distinct values",
+            "--concurrency takes at most 64 values, got 65",
         ),
         (
             vec!["--spec-method", "ngram"],
@@ -189,7 +189,7 @@ fn lists_files_and_speculation_are_bounded_with_one_error_line() {
             "{extra:?}: {err}"
         );
     }
-    // Repeats are dropped, not counted: 64 distinct values given twice run.
+    // Repeats are dropped: three values given twice run three points.
     let twice: Vec<String> = (1..=3).chain(1..=3).map(|n| n.to_string()).collect();
     let j = json(&[
         "--isl",

@@ -20,7 +20,8 @@ pub mod step_comparison;
 pub mod validation;
 
 pub use analysis::{
-    ModelAnalysis, Phase, StepBatch, Workload, analyze_model, analyze_model_parallel, analyze_step,
+    ModelAnalysis, Phase, StepBatch, Workload, analyze_model, analyze_model_parallel, analyze_mtp_step,
+    analyze_step,
 };
 pub use corrections::{
     Corrections, EAGER_LAUNCH_S, GRAPH_LAUNCH_S, KERNEL_LAUNCH_FLOOR_S, LinearAnalysis, OpAnalysis,
@@ -30,8 +31,16 @@ pub use memory::{
     MemoryBudget, MemoryFraction, MemoryRule, StepMemory, VLLM_GPU_MEMORY_UTILIZATION, activation_bytes,
     device_capacity_bytes, memory_budget, step_memory, vllm_limits,
 };
-pub use model::{MlaConfig, ModelConfig, MoeConfig, ParamCount, SlidingWindow, find_model, model_presets};
-pub use ops::{Activation, AttentionShape, GemmShape, MoeShape, Norm, OpKind, OperandPrecisions, Operator};
+#[cfg(feature = "serde")]
+pub use model::MAX_CONFIG_JSON_BYTES;
+pub use model::{
+    LinearAttention, MlaConfig, ModelConfig, MoeConfig, ParamCount, SlidingWindow, SparseIndexer, find_model,
+    model_presets,
+};
+pub use ops::{
+    Activation, AttentionShape, GemmShape, LinearAttentionShape, MoeShape, Norm, OpKind, OperandPrecisions,
+    Operator,
+};
 pub use parallel::Parallelism;
 pub use quant_config::{
     LinearFormat, Module, ModuleFormat, QuantConfig, find_quant_config, quant_configs, summarize_modules,

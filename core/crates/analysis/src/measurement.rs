@@ -1,10 +1,14 @@
 //! Measurements as domain values: what ran ([`MeasuredOp`] and its operand precisions), on which device and
-//! backend, how long it took (seconds) and under which conditions ([`Measurement`]).
+//! backend, how long it took (seconds) and under which conditions ([`Measurement`]); and the prediction a
+//! measurement is shown beside ([`PredictedPoint`]).
 //!
-//! Backends produce a [`MeasuredPoint`], validation and device matching consume it; the seed-compatible
-//! `wire::RooflinePoint` (µs, TFLOP/s, an `MxNxK` label) is converted to and from it in `wire` only.
+//! Backends produce a [`MeasuredPoint`]; the endpoint's use cases, its store and the page carry it, validation
+//! and device matching consume it. The seed-compatible `wire::RooflinePoint` (µs, TFLOP/s, an `MxNxK` label)
+//! is converted to and from both in `wire` only.
 
 use crate::ops::{GemmShape, OpKind, OperandPrecisions, Operator};
+use crate::roofline::{Bound, Prediction};
+use roofline_base::hardware::Mode;
 use roofline_base::precision::{ActivationScale, Precision};
 
 /// What really ran for a measured point, and under which conditions.
@@ -57,6 +61,18 @@ pub struct Measurement {
     /// Unix time of the measurement, in seconds.
     #[cfg_attr(feature = "serde", serde(default))]
     pub timestamp_unix_s: f64,
+}
+
+impl Measurement {
+    /// Whether the record says what ran (a backend, device, library or kernel); the record an older import
+    /// without one reads as says nothing.
+    #[must_use]
+    pub fn says_what_ran(&self) -> bool {
+        self.backend != BackendKind::Unknown
+            || [&self.device_name, &self.library, &self.kernel]
+                .iter()
+                .any(|s| !s.is_empty())
+    }
 }
 
 /// The measurement backend of an endpoint: the GPU through CUDA, the host CPU, or the fake backend of tests;
@@ -168,6 +184,8 @@ pub struct MeasuredPoint {
     /// benchmark column): `Some(scale)` when it does, from the output format with that scale, `None` when it
     /// timed the GEMM alone (every point this project's backends measure).
     pub activation_quantization: Option<ActivationScale>,
+    /// The bound of the prediction it was measured beside, `None` without one.
+    pub bound: Option<Bound>,
 }
 
 impl MeasuredPoint {
@@ -210,6 +228,7 @@ impl MeasuredPoint {
             bytes: op.bytes(),
             measurement,
             activation_quantization: None,
+            bound: None,
         }
     }
 
@@ -235,6 +254,72 @@ impl MeasuredPoint {
     #[must_use]
     pub fn arithmetic_intensity(&self) -> f64 {
         self.flops / self.bytes
+    }
+}
+
+/// The prediction of an operator as a point beside a measurement, in base units: what was predicted and the
+/// figures a roofline chart and the endpoint's answers show.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PredictedPoint {
+    /// Display label, e.g. `GEMV 1x4096x4096 [FP16]`.
+    pub label: String,
+    /// Shape label of the operator, e.g. `1x4096x4096`.
+    pub shape: String,
+    /// Kind of the operator.
+    pub kind: OpKind,
+    /// Weight, activation and output precisions.
+    pub operands: OperandPrecisions,
+    /// The format the point is labelled with: the compute precision, a weight-only GEMM's weight format, or
+    /// the precision of the measured point it pairs with.
+    pub precision: Precision,
+    /// Arithmetic intensity, in FLOP/byte.
+    pub arithmetic_intensity: f64,
+    /// Attainable throughput, in FLOP/s.
+    pub attainable_flop_per_s: f64,
+    /// Predicted time, in seconds.
+    pub time_s: f64,
+    /// DRAM traffic, in bytes.
+    pub bytes: f64,
+    /// Which roof limits it.
+    pub bound: Bound,
+    /// The ceilings it comes from.
+    pub mode: Mode,
+}
+
+impl PredictedPoint {
+    /// The point of `prediction` for `op`. A weight-only GEMM (W4A16) is labelled as one and carries its
+    /// weight format, never its activations' (FP16) as if it were an FP16 GEMM.
+    #[must_use]
+    pub fn of(op: &Operator, prediction: &Prediction) -> PredictedPoint {
+        let operands = op.precisions;
+        let (precision, label) = if operands.is_weight_only() {
+            (
+                operands.weight,
+                format!(
+                    "{} [{} weight-only: {} weights, {} activations]",
+                    op.name,
+                    operands.width_label(),
+                    operands.weight,
+                    operands.activation
+                ),
+            )
+        } else {
+            let precision = operands.compute();
+            (precision, format!("{} [{precision}]", op.name))
+        };
+        PredictedPoint {
+            label,
+            shape: op.shape.clone(),
+            kind: op.kind,
+            operands,
+            precision,
+            arithmetic_intensity: prediction.arithmetic_intensity,
+            attainable_flop_per_s: prediction.attainable_flop_per_s,
+            time_s: prediction.time_s,
+            bytes: prediction.bytes,
+            bound: prediction.bound,
+            mode: prediction.mode,
+        }
     }
 }
 

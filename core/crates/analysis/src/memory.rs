@@ -250,6 +250,10 @@ pub struct MemoryBudget {
     /// KV cache of one sequence of `sequence_tokens` tokens on one GPU, replicated KV heads included, in
     /// bytes.
     pub kv_bytes_per_sequence: f64,
+    /// Of `kv_bytes_per_sequence`, the part that does not grow with the sequence: linear attention's
+    /// recurrent state and convolution window ([`ModelConfig::state_bytes_per_sequence`] of one GPU's part;
+    /// 0 for models without linear attention), in bytes.
+    pub state_bytes_per_sequence: f64,
     /// Tokens each sequence holds at its longest (ISL + OSL).
     pub sequence_tokens: u64,
     /// Sequences the KV cache holds at full length: ⌊kv_cache_bytes / kv_bytes_per_sequence⌋ (0: the model
@@ -275,7 +279,8 @@ impl MemoryBudget {
 /// as an engine's profiling run allocates them.
 ///
 /// With b the hidden format's bytes per element, H the hidden size, W the widest intermediate of a layer
-/// (the larger of the QKV projection output and the MLP's gate/up output plus its activation output: 3·F
+/// (the largest of the QKV projection output, linear attention's input projection and the MLP's gate/up
+/// output plus its activation output: 3·F
 /// for a gated FFN of width F, 2·F ungated; for MoE the routed rows top_k · 3·F_expert per token, plus the
 /// shared experts), and V the vocabulary:
 ///
@@ -299,11 +304,13 @@ pub fn activation_bytes(
     full_vocab: u64,
 ) -> f64 {
     let b = config.hidden().effective_bytes();
+    let gate = if shard.attention_output_gate { 2 } else { 1 };
     let attention_width = match shard.mla {
         // Absorbed MLA: the query (nope + rope) and the key/value up-projection outputs of every head.
         Some(m) => shard.heads * (2 * m.nope_head_dim + m.rope_head_dim + m.v_head_dim),
-        None => (shard.heads + 2 * shard.kv_heads) * shard.head_dim,
-    };
+        None => (gate * shard.heads + 2 * shard.kv_heads) * shard.head_dim,
+    }
+    .max(shard.linear_attention.map_or(0, |l| l.in_proj_width()));
     let ffn_factor = if shard.gated_ffn { 3 } else { 2 };
     let dense_width = if shard.dense_layers() > 0 {
         ffn_factor * shard.ffn_dim
@@ -322,8 +329,10 @@ pub fn activation_bytes(
 /// `rule`, for sequences of `sequence_tokens` tokens (ISL + OSL).
 ///
 /// kv_cache = by [`MemoryFraction`]; max_sequences = ⌊kv_cache / kv_bytes_per_sequence⌋, where one
-/// sequence holds `sequence_tokens` tokens of KV on every layer (at most the window on sliding-window
-/// layers) in the config's KV format, with one GPU's KV heads (replicated when fewer than the GPUs).
+/// sequence holds `sequence_tokens` tokens of KV on every attention layer (at most the window on
+/// sliding-window layers) in the config's KV format, with one GPU's KV heads (replicated when fewer than
+/// the GPUs), the sparse-attention indexer's keys, and linear attention's constant state
+/// ([`ModelConfig::kv_cache_bytes`]), as vLLM's hybrid KV-cache manager pools them.
 ///
 /// # Errors
 /// [`Error::InvalidInput`] for zero sequence tokens, a fraction outside (0, 1], a zero profiling step, an
@@ -384,6 +393,7 @@ pub fn memory_budget(
         activation_bytes: activations,
         kv_cache_bytes,
         kv_bytes_per_sequence,
+        state_bytes_per_sequence: shard.state_bytes_per_sequence(),
         sequence_tokens,
         max_sequences,
     })
@@ -510,6 +520,28 @@ mod tests {
         let oss = find_model("gpt-oss-20b").unwrap();
         let b = memory_budget(h100, oss, bf16, &Parallelism::SINGLE, &vllm_h100(), 8192).unwrap();
         assert_eq!(b.kv_bytes_per_sequence, (12.0 * 8192.0 + 12.0 * 128.0) * 2048.0);
+    }
+
+    #[test]
+    fn linear_attention_state_takes_its_place_in_the_kv_budget() {
+        // Qwen3.5-397B-A17B in BF16 over 8 H200s, sequences of 2048 tokens. One GPU keeps, per sequence:
+        // 15 full-attention layers · 2048 tokens · 2 (K, V) · 1 KV head (2 over 8 GPUs, replicated) · 256 · 2 B
+        // = 31,457,280 B, and 45 Gated DeltaNet layers of 8 value heads (64 / 8) · 128 · 128 · 4 B = 524,288 B
+        // plus a window of (2 · 2 · 128 + 8 · 128) channels · 3 taps · 2 B = 9,216 B: 24,007,680 B.
+        let h200 = find_hardware("h200_sxm").unwrap();
+        let rule = MemoryRule::vllm(h200, MemoryFraction::VLLM);
+        let budget = memory_budget(
+            h200,
+            find_model("qwen3.5-397b-a17b").unwrap(),
+            find_quant_config("bf16").unwrap(),
+            &Parallelism::tensor(8),
+            &rule,
+            2048,
+        )
+        .unwrap();
+        assert_eq!(budget.state_bytes_per_sequence, 24_007_680.0);
+        assert_eq!(budget.kv_bytes_per_sequence, 31_457_280.0 + 24_007_680.0);
+        assert!(budget.fits());
     }
 
     #[test]

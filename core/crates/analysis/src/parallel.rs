@@ -55,7 +55,8 @@ impl Parallelism {
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for a zero degree, a pipeline degree other than 1, a tensor degree that does
-    /// not divide the query heads or neither divides nor is a multiple of the KV heads, an expert degree on a
+    /// not divide the query heads (or linear attention's key and value heads) or neither divides nor is a
+    /// multiple of the KV heads, an expert degree on a
     /// dense model or one that divides neither the tensor degree nor the expert count, and (from
     /// [`HardwareSpec::interconnect_for`]) a device without an interconnect figure or with a smaller
     /// scale-up domain.
@@ -85,6 +86,14 @@ impl Parallelism {
             return invalid(format!(
                 "tensor parallel {t} must divide the {} KV heads of {} or be a multiple of them (replication)",
                 model.kv_heads, model.key
+            ));
+        }
+        if let Some(l) = model.linear_attention
+            && !(l.key_heads.is_multiple_of(t) && l.value_heads.is_multiple_of(t))
+        {
+            return invalid(format!(
+                "tensor parallel {t} must divide the {} linear-attention key heads and {} value heads of {}",
+                l.key_heads, l.value_heads, model.key
             ));
         }
         if e > 1 {
@@ -126,6 +135,13 @@ impl Parallelism {
             moe: model.moe.map(|m| crate::model::MoeConfig {
                 expert_ffn: m.expert_ffn.div_ceil(t),
                 ..m
+            }),
+            // Linear attention splits its heads; the sparse-attention indexer is replicated on every GPU
+            // (vLLM's `Indexer` projections are `ReplicatedLinear`), like MLA's latent.
+            linear_attention: model.linear_attention.map(|l| crate::model::LinearAttention {
+                key_heads: (l.key_heads / t).max(1),
+                value_heads: (l.value_heads / t).max(1),
+                ..l
             }),
             ..model.clone()
         }

@@ -15,8 +15,12 @@ use roofline_base::precision::{ActivationScale, ComputePath, Precision};
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Module {
-    /// Attention projections (Q, K, V, O; MLA's low-rank projections).
+    /// Attention projections (Q, K, V, O; MLA's low-rank projections; linear attention's).
     Attention,
+    /// The attention's output projection (`o_proj`, linear attention's `out_proj`), where a checkpoint stores
+    /// it apart from the other projections (NVIDIA's DeepSeek NVFP4 checkpoints); otherwise in
+    /// [`Module::Attention`]'s format.
+    AttentionOutput,
     /// The FFN of dense layers (a dense model's every layer, an MoE model's dense layers).
     DenseMlp,
     /// Shared experts every token passes through (DeepSeek, Kimi, Llama 4).
@@ -33,9 +37,10 @@ pub enum Module {
 
 impl Module {
     /// Every module, in a layer's order.
-    pub const ALL: [Module; 7] = [
+    pub const ALL: [Module; 8] = [
         Module::Embeddings,
         Module::Attention,
+        Module::AttentionOutput,
         Module::DenseMlp,
         Module::Router,
         Module::SharedExperts,
@@ -48,6 +53,7 @@ impl Module {
     pub const fn name(self) -> &'static str {
         match self {
             Module::Attention => "attention",
+            Module::AttentionOutput => "attention output",
             Module::DenseMlp => "dense MLP",
             Module::SharedExperts => "shared experts",
             Module::RoutedExperts => "routed experts",
@@ -63,7 +69,11 @@ impl Module {
     pub const fn is_decoder_linear(self) -> bool {
         matches!(
             self,
-            Module::Attention | Module::DenseMlp | Module::SharedExperts | Module::RoutedExperts
+            Module::Attention
+                | Module::AttentionOutput
+                | Module::DenseMlp
+                | Module::SharedExperts
+                | Module::RoutedExperts
         )
     }
 }
@@ -261,14 +271,16 @@ impl QuantConfig {
         }
     }
 
-    /// The format `module` runs in: its entry in [`QuantConfig::modules`], else the default linear format
-    /// for decoder linear layers and the hidden precision for the router, embeddings and head.
+    /// The format `module` runs in: its entry in [`QuantConfig::modules`], else (the attention output) the
+    /// attention's, else the default linear format for decoder linear layers and the hidden precision for
+    /// the router, embeddings and head.
     #[must_use]
     pub fn format(&self, module: Module) -> LinearFormat {
-        self.modules
-            .iter()
-            .find(|m| m.module == module)
-            .map_or_else(|| self.default_format(module), |m| m.format)
+        match self.modules.iter().find(|m| m.module == module) {
+            Some(m) => m.format,
+            None if module == Module::AttentionOutput => self.format(Module::Attention),
+            None => self.default_format(module),
+        }
     }
 
     /// The format of `module` without module entries.

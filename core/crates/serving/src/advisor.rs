@@ -340,8 +340,17 @@ fn advise(
         Some(_) => {}
     }
     if baseline.key != "bf16" {
+        // A path the architecture has without a figure in the catalog is unknown, not missing.
+        let arch = hardware.arch;
+        let why = if arch != roofline_base::precision::Architecture::Custom
+            && arch.runs_path(roofline_base::precision::ComputePath::Bf16)
+        {
+            "no published BF16 figure"
+        } else {
+            "no BF16 path"
+        };
         warnings.push(format!(
-            "The {} has no BF16 path; speedups are against {}.",
+            "The {} has {why}; speedups are against {}.",
             hardware.name, baseline.name
         ));
     }

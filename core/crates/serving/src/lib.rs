@@ -19,10 +19,12 @@ pub use recommendation::{
     recommend_model_parallel,
 };
 pub use serving::{
-    Arrival, BenchClient, CONCURRENCY_GRID, ClientKind, ConfigFit, Engine, EngineFeatures, EnginePreset,
-    EngineSupport, InFlight, Load, MAX_DRAFT_TOKENS, MAX_REQUESTS, METRICS, MetricDefinition, Percentile,
-    Regime, Scheduler, SchedulerKind, Scheme, ServingModel, ServingOutcome, ServingPoint, ServingScenario,
-    ServingWorkload, Sla, SlaOutcome, SlaPick, SpecDecoding, SpecMethod, Summary, Sweep, SweepSpec, Unstable,
-    UnsupportedConfig, concurrency_grid, engine_support, engines_running, matrices_cover, runs_scheme,
-    schemes, sweep,
+    Alternative, Arrival, BenchClient, CONCURRENCY_GRID, ClientKind, ConfigFit, Engine, EngineFeatures,
+    EnginePreset, EngineSupport, GpuCountBest, InFlight, LAYOUT_GPUS, LaunchArg, LaunchCommand, LaunchPlan,
+    Load, MAX_DRAFT_TOKENS, MAX_REQUESTS, METRICS, MetricDefinition, NotServed, Percentile, Regime,
+    Scheduler, SchedulerKind, Scheme, ServingModel, ServingOutcome, ServingPoint, ServingScenario,
+    ServingWorkload, Sizing, SizingSpec, Sla, SlaLimit, SlaOutcome, SlaPick, SpecDecoding, SpecMethod,
+    Summary, Sweep, SweepSpec, Unserved, Unstable, UnsupportedConfig, concurrency_grid, engine_support,
+    engines_running, kv_cache_dtype, launch_plan, layout_name, layouts, matrices_cover, model_id,
+    runs_scheme, schemes, serves, sweep,
 };

@@ -14,10 +14,11 @@ use roofline_core::{AttentionShape, Precision};
 use roofline_core::Operator;
 
 use super::buffers::Elem;
-use super::step_ops::{Format, Launch, Scalar, Verified, grid_blocks, len_of, to_i32};
+use super::launch::{Format, Launch, Scalar, Verified, grid_blocks, len_of, to_i32};
 use super::{CudaBackend, cuda_err, to_usize};
 use crate::backend::BackendError;
 use crate::backend::step_reference::{AttentionInputs, attention_elements};
+use crate::protocol::draw_stoppable;
 
 /// CUDA C source of the tensor-core attention kernel.
 const ATTENTION_SRC: &str = include_str!("attention.cu");
@@ -433,8 +434,10 @@ impl CudaBackend {
             Scalar::Float((1.0 / (d as f64).sqrt()) as f32),
             Scalar::Int(to_i32(tile)?),
         ];
-        let AttentionInputs { q, k, v } =
-            AttentionInputs::new(len_of(rows, d)?, kv_elements, shape.shared_kv, seed);
+        let q_elements = len_of(rows, d)?;
+        let AttentionInputs { q, k, v } = draw_stoppable::<_, BackendError>(|| {
+            AttentionInputs::new(q_elements, kv_elements, shape.shared_kv, seed)
+        })?;
         let encode = |values: Vec<f32>| format.elem.encode(&values);
         let inputs = AttentionInputs {
             q: encode(q),

@@ -224,7 +224,6 @@ impl CudaBackend {
         }
     }
 
-    #[allow(clippy::too_many_lines)]
     fn prepare_lt_shape(
         &self,
         spec: &MatmulSpec,
@@ -250,6 +249,99 @@ impl CudaBackend {
         let (w_in, w) = self.seeded_input(kind.a, seed, batch * n * k)?;
         let (x_in, x) = self.seeded_input(kind.b, seed + 1, batch * m * k)?;
         let d = kind.d.zeros(&self.stream, batch * m * n)?;
+        let (tensor_scales, block_scales) = self.lt_scales(kind, (m, n, k), batch)?;
+        let desc = self.lt_desc(kind, &tensor_scales, &block_scales)?;
+        // A = weights, K×N column-major (ld K), transposed → N×K. B = activations, K×M column-major (ld K).
+        // D = N×M column-major (ld N) = row-major D[M,N]. A batch: `batch` of each, one after another.
+        let a_layout = Layout::new(kind.a.cuda_type(), k, n, batch)?;
+        let b_layout = Layout::new(kind.b.cuda_type(), k, m, batch)?;
+        let d_layout = Layout::new(kind.d.cuda_type(), n, m, batch)?;
+        let results = self.lt_algorithms(
+            spec,
+            &desc,
+            [&a_layout, &b_layout, &d_layout],
+            (batch_req, m, n, k),
+        )?;
+
+        let first = results
+            .first()
+            .ok_or_else(|| BackendError::Unsupported(format!("{}: no usable algorithm", spec.precision)))?;
+        let (alpha, beta) = (kind.alpha_beta)();
+        let mut call = LtCall {
+            desc,
+            a_layout,
+            b_layout,
+            d_layout,
+            algo: first.algo,
+            alpha,
+            beta,
+            w,
+            x,
+            d,
+            tensor_scales,
+            block_scales,
+        };
+
+        // Correctness gate with the first algorithm, before any timing (unless the point is already stopped).
+        check_interruption::<BackendError>()?;
+        call.enqueue(self, workspace)?;
+        let d_host = call.d.download(&self.stream)?;
+        verify_products(batch, seed, |p| {
+            let (w0, x0, d0) = (p * n * k, p * m * k, p * m * n);
+            verify_with(
+                (m, n, k),
+                |i, kk| x_in.get(x0 + i * k + kk),
+                |kk, j| w_in.get(w0 + j * k + kk),
+                |i, j| d_host.get(d0 + i * n + j),
+                kind.tolerance(k),
+                seed ^ p as u64,
+            )
+        })?;
+
+        // Best of the heuristic algorithms: 5 timed runs each, median.
+        let best_idx = self.best_algorithm(&mut call, &results, workspace)?;
+        call.algo = results[best_idx].algo;
+        let algo_id = algo_config_id(&call.algo);
+
+        let ran_m = u64::try_from(m).unwrap_or(u64::MAX);
+        let op = if batch == 1 {
+            Operator::matmul(ran_m, n as u64, k as u64, kind.operands)
+        } else {
+            Operator::batched_gemm(batch_req, ran_m, n as u64, k as u64, kind.operands)
+        }
+        .map_err(|e| BackendError::InvalidInput(e.to_string()))?;
+        let batched = if batch == 1 {
+            String::new()
+        } else {
+            format!(" strided-batched (batch count {batch}, each product its own N×K weights and M rows)")
+        };
+        let kernel = format!(
+            "cublasLtMatmul{batched} {} algo id {algo_id} (best of {} heuristic results, rank {}), TN, \
+             compute {:?}",
+            kind.label,
+            results.len(),
+            best_idx,
+            kind.compute
+        );
+        Ok(PreparedMatmul {
+            call,
+            op,
+            precision: spec.precision,
+            label_suffix: kind.label_suffix.clone(),
+            kernel,
+            padding,
+        })
+    }
+
+    /// The scale buffers `kind` needs: per-tensor FP8 scales (1.0 each for A and B) and uniform block scales
+    /// for block-scaled FP4 (1.0, so the swizzled layout cannot change the result), sized for every product.
+    #[allow(clippy::type_complexity)]
+    fn lt_scales(
+        &self,
+        kind: &LtKind,
+        (m, n, k): (usize, usize, usize),
+        batch: usize,
+    ) -> Result<(Vec<CudaSlice<f32>>, Vec<CudaSlice<u8>>), BackendError> {
         let scale = |values: &[f32]| self.stream.clone_htod(values).map_err(|e| cuda_err("scale", e));
         let tensor_scales = if kind.scale_pointers {
             vec![scale(&[1.0])?, scale(&[1.0])?]
@@ -271,7 +363,17 @@ impl CudaBackend {
         } else {
             Vec::new()
         };
+        Ok((tensor_scales, block_scales))
+    }
 
+    /// The matmul descriptor of `kind`: A transposed, and the scale modes and pointers of its scales (the
+    /// descriptor keeps their raw addresses; `LtCall` owns the buffers, so they outlive every call).
+    fn lt_desc(
+        &self,
+        kind: &LtKind,
+        tensor_scales: &[CudaSlice<f32>],
+        block_scales: &[CudaSlice<u8>],
+    ) -> Result<Desc, BackendError> {
         let desc = Desc::new(kind)?;
         // cublasOperation_t: 0 = N, 1 = T.
         let transpose: i32 = 1;
@@ -283,7 +385,7 @@ impl CudaBackend {
         // call takes their guards again.
         let address = |buffer: &CudaSlice<u8>| buffer.device_ptr(&self.stream).0;
         let tensor_address = |buffer: &CudaSlice<f32>| buffer.device_ptr(&self.stream).0;
-        if let [a, b] = tensor_scales.as_slice() {
+        if let [a, b] = tensor_scales {
             desc.set(
                 lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
                 &tensor_address(a),
@@ -293,7 +395,7 @@ impl CudaBackend {
                 &tensor_address(b),
             )?;
         }
-        if let (Some(block), [a, b]) = (kind.block_scale, block_scales.as_slice()) {
+        if let (Some(block), [a, b]) = (kind.block_scale, block_scales) {
             desc.set(
                 lt_sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_MODE,
                 &block.mode,
@@ -311,11 +413,18 @@ impl CudaBackend {
                 &address(b),
             )?;
         }
-        // A = weights, K×N column-major (ld K), transposed → N×K. B = activations, K×M column-major (ld K).
-        // D = N×M column-major (ld N) = row-major D[M,N]. A batch: `batch` of each, one after another.
-        let a_layout = Layout::new(kind.a.cuda_type(), k, n, batch)?;
-        let b_layout = Layout::new(kind.b.cuda_type(), k, m, batch)?;
-        let d_layout = Layout::new(kind.d.cuda_type(), n, m, batch)?;
+        Ok(desc)
+    }
+
+    /// Up to [`MAX_ALGOS`] of cuBLASLt's heuristic algorithms for `desc` and the layouts, those that succeed
+    /// within [`WORKSPACE_BYTES`].
+    fn lt_algorithms(
+        &self,
+        spec: &MatmulSpec,
+        desc: &Desc,
+        [a_layout, b_layout, d_layout]: [&Layout; 3],
+        (batch_req, m, n, k): (u64, usize, usize, usize),
+    ) -> Result<Vec<lt_sys::cublasLtMatmulHeuristicResult_t>, BackendError> {
         let pref = Pref::new()?;
         let ws_bytes = WORKSPACE_BYTES as u64;
         pref.set(
@@ -360,43 +469,16 @@ impl CudaBackend {
         results.retain(|r| {
             r.state == lt_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS && r.workspaceSize <= WORKSPACE_BYTES
         });
+        Ok(results)
+    }
 
-        let first = results
-            .first()
-            .ok_or_else(|| BackendError::Unsupported(format!("{}: no usable algorithm", spec.precision)))?;
-        let (alpha, beta) = (kind.alpha_beta)();
-        let mut call = LtCall {
-            desc,
-            a_layout,
-            b_layout,
-            d_layout,
-            algo: first.algo,
-            alpha,
-            beta,
-            w,
-            x,
-            d,
-            tensor_scales,
-            block_scales,
-        };
-
-        // Correctness gate with the first algorithm, before any timing (unless the point is already stopped).
-        check_interruption::<BackendError>()?;
-        call.enqueue(self, workspace)?;
-        let d_host = call.d.download(&self.stream)?;
-        verify_products(batch, seed, |p| {
-            let (w0, x0, d0) = (p * n * k, p * m * k, p * m * n);
-            verify_with(
-                (m, n, k),
-                |i, kk| x_in.get(x0 + i * k + kk),
-                |kk, j| w_in.get(w0 + j * k + kk),
-                |i, j| d_host.get(d0 + i * n + j),
-                kind.tolerance(k),
-                seed ^ p as u64,
-            )
-        })?;
-
-        // Best of the heuristic algorithms: 5 timed runs each, median.
+    /// The index of the fastest of `results` on `call`: 5 timed runs each (L2 flushed), median.
+    fn best_algorithm(
+        &self,
+        call: &mut LtCall,
+        results: &[lt_sys::cublasLtMatmulHeuristicResult_t],
+        workspace: &mut Workspace,
+    ) -> Result<usize, BackendError> {
         let mut flush = self.flush_buffer()?;
         let mut best: Option<(usize, f64)> = None;
         for (idx, r) in results.iter().enumerate() {
@@ -412,39 +494,8 @@ impl CudaBackend {
             }
         }
         drop(flush);
-        let (best_idx, _) =
-            best.ok_or_else(|| BackendError::Unsupported("no algorithm could be timed".into()))?;
-        call.algo = results[best_idx].algo;
-        let algo_id = algo_config_id(&call.algo);
-
-        let ran_m = u64::try_from(m).unwrap_or(u64::MAX);
-        let op = if batch == 1 {
-            Operator::matmul(ran_m, n as u64, k as u64, kind.operands)
-        } else {
-            Operator::batched_gemm(batch_req, ran_m, n as u64, k as u64, kind.operands)
-        }
-        .map_err(|e| BackendError::InvalidInput(e.to_string()))?;
-        let batched = if batch == 1 {
-            String::new()
-        } else {
-            format!(" strided-batched (batch count {batch}, each product its own N×K weights and M rows)")
-        };
-        let kernel = format!(
-            "cublasLtMatmul{batched} {} algo id {algo_id} (best of {} heuristic results, rank {}), TN, \
-             compute {:?}",
-            kind.label,
-            results.len(),
-            best_idx,
-            kind.compute
-        );
-        Ok(PreparedMatmul {
-            call,
-            op,
-            precision: spec.precision,
-            label_suffix: kind.label_suffix.clone(),
-            kernel,
-            padding,
-        })
+        best.map(|(idx, _)| idx)
+            .ok_or_else(|| BackendError::Unsupported("no algorithm could be timed".into()))
     }
 }
 

@@ -14,6 +14,7 @@ mod attention;
 mod buffers;
 mod gemm;
 mod inputs;
+mod launch;
 mod lt_kind;
 mod nvrtc;
 mod quantize;

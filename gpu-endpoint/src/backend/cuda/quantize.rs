@@ -8,11 +8,11 @@ use std::rc::Rc;
 use roofline_core::{Operator, Precision, QuantizeKernel};
 
 use super::buffers::{Elem, HostBuf};
-use super::step_ops::{Format, Scalar, Verified, len_of};
+use super::launch::{Format, Launch, Scalar, Verified, len_of};
 use super::{CudaBackend, cuda_err};
 use crate::backend::BackendError;
 use crate::backend::step_reference::checked_rows;
-use crate::protocol::random_normal;
+use crate::protocol::try_random_normal;
 
 /// CUDA C source of the quantization kernels.
 const QUANTIZE_SRC: &str = include_str!("quantize.cu");
@@ -117,7 +117,7 @@ impl CudaBackend {
             )));
         }
         let name = format!("{step}_{}_{}", source.suffix(), target.suffix);
-        let x_host = source.elem.encode(&random_normal(seed, n));
+        let x_host = source.elem.encode(&try_random_normal::<BackendError>(seed, n)?);
         let x = Rc::new(x_host.upload(&self.stream)?);
         // The per-tensor kernel reads the scale the absolute maximum gives (computed here from the stored input).
         let amax = (0..n).map(|i| x_host.get(i).abs()).fold(0.0f64, f64::max) as f32;
@@ -152,7 +152,7 @@ impl CudaBackend {
         let function = module
             .load_function(&name)
             .map_err(|e| cuda_err(&format!("load {name}"), e))?;
-        let launch = super::step_ops::Launch {
+        let launch = Launch {
             name: name.clone(),
             function,
             cfg: self.grid_config(threads),
@@ -219,13 +219,15 @@ impl CudaBackend {
             )));
         }
         let name = format!("kv_write_{}_{}", source.suffix(), target.suffix);
-        let x_host = source.elem.encode(&random_normal(seed.wrapping_add(1), n));
+        let x_host = source
+            .elem
+            .encode(&try_random_normal::<BackendError>(seed.wrapping_add(1), n)?);
         let x = Rc::new(x_host.upload(&self.stream)?);
         let module = self.variant_module("quantize", QUANTIZE_SRC, Vec::new())?;
         let function = module
             .load_function(&name)
             .map_err(|e| cuda_err(&format!("load {name}"), e))?;
-        let launch = super::step_ops::Launch {
+        let launch = Launch {
             name: name.clone(),
             function,
             cfg: self.grid_config(n / 2),

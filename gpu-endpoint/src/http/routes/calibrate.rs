@@ -5,7 +5,7 @@ use actix_web::web;
 use roofline_core::find_hardware;
 use roofline_core::wire::{CalibrateRequest, CalibrationResult};
 
-use super::measuring;
+use super::cancellable;
 use crate::http::error::ApiError;
 use crate::http::state::AppState;
 use crate::use_cases::calibrate::{CalibrationRequest, calibrate as measure};
@@ -31,21 +31,9 @@ pub(super) async fn calibrate(
         serde_json::from_value(value).map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?
     };
     let base = request.hardware_key.as_deref().map(find_hardware).transpose()?;
-    if request
-        .precisions
-        .as_ref()
-        .is_some_and(|p| p.is_empty() || p.len() > 16)
-    {
-        return Err(ApiError::BadRequest(
-            "precisions must list 1 to 16 precisions".into(),
-        ));
-    }
-    let request = CalibrationRequest {
-        base,
-        precisions: request.precisions,
-    };
+    let request = CalibrationRequest::new(base, request.precisions)?;
     let max_point = state.config.max_point;
-    let result = measuring(max_point, move |limits| {
+    let result = cancellable(max_point, move |limits| {
         let guard = state.device.try_acquire()?;
         Ok(measure(&guard, state.store.as_deref(), &request, limits)?)
     })

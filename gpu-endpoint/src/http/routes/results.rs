@@ -1,16 +1,19 @@
 //! `GET /api/results?device=&precision=&shape=&since=&limit=&cursor=`: one page of stored measurements,
-//! newest first, with the cursor of the next page and how many undecodable rows were skipped.
+//! newest first, with the cursor of the next page and how many undecodable rows were skipped; it stops at the
+//! server's listing time limit (503 `time_limit`) or when its client leaves.
 //! `DELETE /api/results?device=&precision=&since=&all=`: deletes the matching ones (`all=true` is needed
 //! to delete without a filter).
 
 use actix_web::web;
 use roofline_core::wire::{
     DeleteResultsQuery, DeletedResults, ErrorCode, MAX_RESULTS_LIMIT, ResultsPage, ResultsQuery,
+    RooflinePoint,
 };
 
-use super::blocking;
+use super::{blocking, cancellable};
 use crate::http::error::ApiError;
 use crate::http::state::AppState;
+use crate::protocol::Interrupted;
 use crate::store::StoreError;
 
 pub(super) async fn results(
@@ -29,9 +32,20 @@ pub(super) async fn results(
         ));
     }
     let store = store_of(&state)?;
-    let page = blocking(move || {
-        store.results(&query).map_err(|e| match e {
+    let page = cancellable(state.config.max_listing, move |limits| {
+        limits.run(|| store.results(&query)).map_err(|e| match e {
             StoreError::BadCursor(_) => ApiError::BadRequest(e.to_string()),
+            StoreError::Interrupted(Interrupted::TimeLimit(limit)) => ApiError::Unavailable {
+                code: ErrorCode::TimeLimit,
+                message: format!(
+                    "the listing ran longer than its {:.3} s time limit and was stopped",
+                    limit.as_secs_f64()
+                ),
+            },
+            StoreError::Interrupted(Interrupted::Cancelled) => ApiError::Unavailable {
+                code: ErrorCode::Cancelled,
+                message: "the listing was cancelled".into(),
+            },
             other => ApiError::Internal(other.to_string()),
         })
     })
@@ -42,7 +56,7 @@ pub(super) async fn results(
             "a results page left out stored rows that do not decode"
         );
     }
-    Ok(web::Json(page))
+    Ok(web::Json(page.map(RooflinePoint::from, RooflinePoint::from)))
 }
 
 pub(super) async fn delete(

@@ -1,6 +1,7 @@
 //! Interruptible runs (issue 27, item 2): a DELETE and the time cap stop a step inside its long attention
 //! within a second of the next check (the CPU kernels check per query row), and a measurement whose predicted
-//! single run is longer than the cap is refused before it starts.
+//! single run is longer than the cap is refused before it starts. Issue 37: a departed client or the cap stops
+//! the host's seeded-input generation of a large point within a second.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -201,4 +202,84 @@ async fn a_run_predicted_past_the_cap_is_refused_before_it_starts() {
         failure.message
     );
     assert!(elapsed < Duration::from_millis(400), "the fake ran: {elapsed:?}");
+}
+
+/// A GEMV whose FP32 weights fill 1 GiB: 1 × 16384 × 16384, 268 M seeded values (seconds of host work in a
+/// debug build before the first kernel runs; the probe's 12800³ point held the device 10.7 s).
+const LARGE_GEMV: (u64, u64, u64) = (1, 16_384, 16_384);
+
+/// The CPU backend with room for [`LARGE_GEMV`], and the server's per-point cap.
+fn large_cpu_state(max_point: Duration) -> (web::Data<AppState>, tempfile::TempDir) {
+    let selected = Selected {
+        backend: Arc::new(CpuBackend::new(2 << 30)),
+        reason: "tests".into(),
+        telemetry: None,
+        telemetry_reason: "tests".into(),
+    };
+    configured_state(selected, |config| config.max_point = max_point)
+}
+
+#[actix_web::test]
+async fn a_departed_client_frees_the_device_within_a_second_while_its_inputs_are_drawn() {
+    use tokio::io::AsyncWriteExt as _;
+    let (state, _dir) = large_cpu_state(Duration::from_secs(600));
+    // The server `serve` runs (it ends a connection its client closed).
+    let (server, addrs) = gpu_endpoint::http::server::server(
+        state.clone(),
+        1,
+        gpu_endpoint::http::server::Listen::Address("127.0.0.1", 0),
+    )
+    .unwrap();
+    let addr = addrs[0];
+    let handle = server.handle();
+    actix_web::rt::spawn(server);
+    let (m, n, k) = LARGE_GEMV;
+    let body = format!(r#"{{"M":{m},"N":{n},"K":{k},"precision":"FP32"}}"#);
+    let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "POST /api/analyze?hardware_key=h100_sxm HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    client.write_all(request.as_bytes()).await.unwrap();
+    // The measurement takes the device and draws its inputs.
+    actix_web::rt::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        state.device.try_acquire().is_err(),
+        "the measurement never took the device"
+    );
+    drop(client);
+    let left = Instant::now();
+    let freed = loop {
+        if state.device.try_acquire().is_ok() {
+            break left.elapsed();
+        }
+        assert!(
+            left.elapsed() < Duration::from_secs(60),
+            "the device stayed busy for 60 s after its client left"
+        );
+        actix_web::rt::time::sleep(Duration::from_millis(10)).await;
+    };
+    handle.stop(true).await;
+    println!("a {m}x{n}x{k} FP32 point on the CPU freed the device {freed:?} after its client left");
+    assert!(freed < Duration::from_secs(1), "{freed:?}");
+}
+
+#[actix_web::test]
+async fn the_cap_stops_the_inputs_of_a_large_point_within_a_second() {
+    let cap = Duration::from_millis(500);
+    let (state, _dir) = large_cpu_state(cap);
+    let app = app!(state);
+    let (m, n, k) = LARGE_GEMV;
+    let start = Instant::now();
+    let req = test::TestRequest::post()
+        .uri("/api/analyze?hardware_key=h100_sxm")
+        .set_json(json!({"M": m, "N": n, "K": k, "precision": "FP32"}));
+    let response: AnalyzeResponse = test::call_and_read_body_json(&app, req.to_request()).await;
+    let took = start.elapsed();
+    println!("a {m}x{n}x{k} FP32 point on the CPU under a {cap:?} cap: answered after {took:?}");
+    assert!(response.measured.is_empty());
+    let failure = &response.failed[0];
+    assert_eq!(failure.code, "time_limit", "{}", failure.message);
+    assert!(took < cap + Duration::from_secs(1), "{took:?}");
 }

@@ -164,7 +164,7 @@ async fn a_stored_row_that_does_not_decode_is_skipped_and_counted() {
     rusqlite::Connection::open(dir.path().join("data/roofline.sqlite3"))
         .unwrap()
         .execute(
-            "UPDATE points SET point_json = '{\"time_us\": \"corrupt\"}' WHERE shape = '1x128x64'",
+            "UPDATE points SET point_json = '{\"flops\": \"corrupt\"}' WHERE shape = '1x128x64'",
             [],
         )
         .unwrap();
@@ -247,4 +247,113 @@ fn bench_store_prints_the_listing_times_and_the_write_stall() {
     // The store it filled is kept (--data-dir) and holds the points and the timed writes.
     let store = gpu_endpoint::store::Store::open(dir.path()).unwrap();
     assert!(store.count_points().unwrap() >= 5000);
+}
+
+#[actix_web::test]
+async fn a_calibration_the_store_cannot_commit_is_not_stored_never_a_result() {
+    let (state, dir) = fake_state(None, 0);
+    // The store capped at its current size, its free pages then filled with points, as a full disk: the
+    // calibrations' own first page takes a row or two, then none fits.
+    let store = state.store.as_ref().unwrap();
+    store.limit_size(1).unwrap();
+    let spec = gpu_endpoint::backend::MatmulSpec {
+        shape: roofline_core::GemmShape::matmul(1, 64, 64),
+        precision: roofline_core::Precision::Fp32,
+    };
+    let measured = state.device.acquire().measure_matmul(&spec).unwrap();
+    let point = gpu_endpoint::use_cases::point_of(measured, None);
+    while store.insert_point(None, None, &point, None).is_ok() {}
+    let app = app!(state);
+    let mut calibrated = 0;
+    let error = loop {
+        let req = test::TestRequest::post()
+            .uri("/api/calibrate")
+            .set_json(json!({"precisions": ["FP32"]}));
+        let resp = test::call_service(&app, req.to_request()).await;
+        if resp.status() == StatusCode::OK {
+            calibrated += 1;
+            assert!(calibrated < 8, "a full store took 8 calibrations");
+            continue;
+        }
+        assert_eq!(resp.status(), StatusCode::INSUFFICIENT_STORAGE);
+        break test::read_body_json::<ErrorBody, _>(resp).await;
+    };
+    assert_eq!(error.code, "not_stored");
+    assert!(
+        error.message.contains("not reported as calibrated") && error.message.contains("full"),
+        "{}",
+        error.message
+    );
+    // Every calibration answered 200 is stored, and none more.
+    let calibrations: i64 = rusqlite::Connection::open(dir.path().join("data/roofline.sqlite3"))
+        .unwrap()
+        .query_row("SELECT count(*) FROM calibrations", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(calibrations, calibrated);
+}
+
+#[actix_web::test]
+async fn a_listing_past_its_time_limit_is_a_503_time_limit() {
+    let (state, _dir) = crate::common::fake_state_configured(0, |c| c.max_listing = Duration::ZERO);
+    let app = app!(state);
+    let resp = test::call_service(
+        &app,
+        test::TestRequest::get()
+            .uri("/api/results?precision=FP32&limit=1")
+            .to_request(),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let error: ErrorBody = test::read_body_json(resp).await;
+    assert_eq!(error.code, "time_limit");
+    assert!(error.message.contains("listing"), "{}", error.message);
+}
+
+// `test` is actix-web's module here: the plain test attribute by its path.
+#[::core::prelude::v1::test]
+fn bench_store_times_listings_against_the_number_of_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = crate::common::run_binary(&[
+        "bench-store",
+        "--series",
+        "2000,500,2000",
+        "--repeats",
+        "2",
+        "--data-dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Each count once, in the order given, with every listing, the cursor walk and the peak RSS.
+    let rows = |count: &str| {
+        stdout
+            .lines()
+            .filter(|l| l.split_whitespace().nth(1) == Some(count))
+            .count()
+    };
+    assert_eq!((rows("2000"), rows("500")), (6, 6), "{stdout}");
+    for count in ["2000", "500"] {
+        let listings: Vec<&str> = stdout
+            .lines()
+            .filter_map(|l| {
+                let cells: Vec<&str> = l.split_whitespace().collect();
+                (cells.get(1) == Some(&count)).then(|| cells[2])
+            })
+            .collect();
+        assert_eq!(
+            listings[..5],
+            [
+                "precision=FP32&limit=1",
+                "device=h100&limit=1",
+                "device=h100&precision=FP32&limit=100",
+                "shape=1x64x64&limit=1",
+                "10"
+            ],
+            "{stdout}"
+        );
+    }
+    assert!(stdout.contains("MiB"), "{stdout}");
+    // The stores are kept under the data directory, one series per point.
+    let store = gpu_endpoint::store::Store::open(&dir.path().join("series-2000")).unwrap();
+    assert_eq!(store.count_points().unwrap(), 2000);
 }

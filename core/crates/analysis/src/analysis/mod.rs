@@ -4,6 +4,7 @@
 //!
 //! Its rules and derivations: docs/design/core.md, in the section on this file.
 
+mod mtp;
 mod step;
 
 use crate::corrections::{Corrections, OpAnalysis};
@@ -11,8 +12,9 @@ use crate::memory::step_memory;
 use crate::model::ModelConfig;
 use crate::ops::OpKind;
 use crate::parallel::Parallelism;
-use crate::quant_config::{ModuleFormat, QuantConfig};
+use crate::quant_config::{Module, ModuleFormat, QuantConfig};
 use crate::roofline::Bound;
+pub use mtp::analyze_mtp_step;
 use roofline_base::Error;
 use roofline_base::hardware::{HardwareSpec, Mode};
 use step::Models;
@@ -324,40 +326,7 @@ fn summarize(
     } else {
         Bound::Compute
     };
-    let parallel = (models.parallelism != Parallelism::SINGLE).then(|| {
-        let p = models.parallelism;
-        let kv = if model.mla.is_some() {
-            "MLA latent on every GPU".to_owned()
-        } else if models.shard.kv_heads * u64::from(p.tensor) > model.kv_heads {
-            format!("{} KV heads replicated to one per GPU", model.kv_heads)
-        } else {
-            format!("{} KV heads per GPU", models.shard.kv_heads)
-        };
-        format!(
-            "TP {} (EP {}): per-GPU shapes, {kv}; ring collectives over {}, not overlapped with compute",
-            p.tensor,
-            p.expert,
-            hardware
-                .interconnect
-                .as_ref()
-                .map_or("the interconnect", |i| i.link.name())
-        )
-    });
-    let chunked = model.sliding_window.filter(|w| w.chunked).map(|w| {
-        format!(
-            "chunked attention ({} tokens) analysed as a sliding window of that size: an upper bound on the keys read",
-            w.window
-        )
-    });
-    let approximations = model
-        .mla
-        .map(|_| {
-            "MLA approximated: projections exact; attention as MQA over the cached latent (kv_lora_rank + rope_head_dim per token, K and V share it)".to_owned()
-        })
-        .into_iter()
-        .chain(chunked)
-        .chain(parallel)
-        .collect();
+    let approximations = approximations(hardware, models);
     ModelAnalysis {
         hardware: hardware.key.clone(),
         model: model.key.clone(),
@@ -396,6 +365,10 @@ fn summarize(
         modules: model
             .modules()
             .into_iter()
+            .chain(
+                (config.format(Module::AttentionOutput) != config.format(Module::Attention))
+                    .then_some(Module::AttentionOutput),
+            )
             .map(|module| ModuleFormat {
                 module,
                 format: config.format(module),
@@ -404,6 +377,65 @@ fn summarize(
         kv_bits_per_element: config.kv_cache.effective_bits(),
         approximations,
     }
+}
+
+/// The modelling approximations that apply to the step's model and split (MLA, sparse attention, linear
+/// attention, chunked attention, tensor parallelism), one sentence each.
+fn approximations(hardware: &HardwareSpec, models: &Models<'_>) -> Vec<String> {
+    let model = models.full;
+    let parallel = (models.parallelism != Parallelism::SINGLE).then(|| {
+        let p = models.parallelism;
+        let kv = if model.mla.is_some() {
+            "MLA latent on every GPU".to_owned()
+        } else if models.shard.kv_heads * u64::from(p.tensor) > model.kv_heads {
+            format!("{} KV heads replicated to one per GPU", model.kv_heads)
+        } else {
+            format!("{} KV heads per GPU", models.shard.kv_heads)
+        };
+        format!(
+            "TP {} (EP {}): per-GPU shapes, {kv}; ring collectives over {}, not overlapped with compute",
+            p.tensor,
+            p.expert,
+            hardware
+                .interconnect
+                .as_ref()
+                .map_or("the interconnect", |i| i.link.name())
+        )
+    });
+    let chunked = model.sliding_window.filter(|w| w.chunked).map(|w| {
+        format!(
+            "chunked attention ({} tokens) analysed as a sliding window of that size: an upper bound on the keys read",
+            w.window
+        )
+    });
+    let sparse = model.sparse_indexer.map(|i| {
+        format!(
+            "DeepSeek Sparse Attention: the indexer's FP8 logits over every cached key and a top-{} selection, \
+             then MLA over at most {} keys (a window of that size: keys counted exactly, their scattered reads \
+             at full bandwidth)",
+            i.top_k, i.top_k
+        )
+    });
+    let linear = model.linear_attention.map(|l| {
+        format!(
+            "Gated DeltaNet on {} layers: the {} state read and written every decode step; prefill's chunked \
+             delta rule in chunks of {} tokens; partial RoPE analysed on the whole head",
+            model.linear_attention_layers(),
+            l.state,
+            crate::ops::DELTA_RULE_CHUNK
+        )
+    });
+    model
+        .mla
+        .map(|_| {
+            "MLA approximated: projections exact; attention as MQA over the cached latent (kv_lora_rank + rope_head_dim per token, K and V share it)".to_owned()
+        })
+        .into_iter()
+        .chain(sparse)
+        .chain(linear)
+        .chain(chunked)
+        .chain(parallel)
+        .collect()
 }
 
 #[cfg(test)]

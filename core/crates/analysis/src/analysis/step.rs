@@ -6,7 +6,7 @@
 use super::{Phase, Workload};
 use crate::corrections::{Corrections, OpAnalysis, analyze_operator};
 use crate::model::ModelConfig;
-use crate::ops::{AttentionShape, MoeShape, OperandPrecisions, Operator};
+use crate::ops::{Activation, AttentionShape, MoeShape, OperandPrecisions, Operator};
 use crate::parallel::Parallelism;
 use crate::quant_config::{Module, QuantConfig};
 use roofline_base::Error;
@@ -143,6 +143,19 @@ pub fn analyze_step(
     parallelism: &Parallelism,
     corrections: &Corrections,
 ) -> Result<ModelAnalysis, Error> {
+    run_step(hardware, (model, false), config, step, parallelism, corrections)
+}
+
+/// [`analyze_step`] of `model`, which with `mtp` is an MTP drafter ([`ModelConfig::mtp_drafter`]): its
+/// input projection of the embedding and the hidden state is added after the embedding.
+pub(super) fn run_step(
+    hardware: &HardwareSpec,
+    (model, mtp): (&ModelConfig, bool),
+    config: &QuantConfig,
+    step: &StepBatch,
+    parallelism: &Parallelism,
+    corrections: &Corrections,
+) -> Result<ModelAnalysis, Error> {
     step.check()?;
     model.check()?;
     config.check_support(hardware)?;
@@ -155,6 +168,7 @@ pub fn analyze_step(
         model: &shard,
         tokens: step.tokens(),
         tp: parallelism.tensor,
+        mtp,
         ops: Vec::with_capacity(26),
     };
     b.attention(step)?;
@@ -178,6 +192,8 @@ struct StepOps<'a> {
     tokens: u64,
     /// The tensor-parallel degree.
     tp: u32,
+    /// Whether the model is an MTP drafter (its input projection added after the embedding).
+    mtp: bool,
     ops: Vec<OpAnalysis>,
 }
 
@@ -243,16 +259,22 @@ impl StepOps<'_> {
             .transpose()
     }
 
-    /// The embedding and the attention half of every layer, up to its residual adds.
+    /// The embedding and the attention half of every layer, up to its residual adds: softmax attention on
+    /// the attention layers (with MLA's projections, the sparse-attention indexer, the output gate where the
+    /// model has them), linear attention on the others (`step/mixers.rs`).
     fn attention(&mut self, step: &StepBatch) -> Result<(), Error> {
         let (model, config, tokens) = (self.model, self.config, self.tokens);
         let (hidden, layers, h) = (config.hidden(), model.layers, model.hidden);
+        let full = model.attention_layers();
         self.add(
             Operator::embedding(tokens, h, config.format(Module::Embeddings).weights, hidden)?,
             1,
         )?;
         if let Some(op) = self.all_reduce("embed_all_reduce")? {
             self.add(op, 1)?;
+        }
+        if self.mtp {
+            self.mtp_input(layers)?;
         }
         self.add(
             Operator::norm(model.norm, tokens, h, hidden)?.named("attn_norm"),
@@ -262,24 +284,30 @@ impl StepOps<'_> {
             self.quantize_op(tokens, h, Module::Attention, "quantize_attn_in")?,
             layers,
         )?;
-        let (rope_q_heads, rope_k_heads, rope_dim) = self.projections()?;
+        let (rope_q_heads, rope_k_heads, rope_dim) = self.projections(full)?;
         self.add(
             Operator::rope(tokens, rope_q_heads, rope_k_heads, rope_dim, hidden)?,
-            layers,
+            full,
         )?;
         self.add(
             Operator::kv_cache_write(tokens, model.kv_elements_per_token(), hidden, config.kv_cache)?,
-            layers,
+            full,
         )?;
+        self.indexer(step, full)?;
         let attention_precisions = OperandPrecisions {
             weight: config.kv_cache,
             activation: config.attention,
             output: hidden,
         };
-        for (prefix, shape) in attention_parts(model, step) {
+        let sparse = if model.sparse_indexer.is_some() {
+            "sparse_"
+        } else {
+            ""
+        };
+        for (prefix, shape) in step_parts(step, |b, q, kv| layer_attention(model, b, q, kv)) {
             for op in Operator::attention(&shape, attention_precisions)? {
-                let name = format!("{prefix}{}", op.name);
-                self.add(op.named(&name), layers - model.window_layers())?;
+                let name = format!("{prefix}{sparse}{}", op.name);
+                self.add(op.named(&name), full - model.window_layers().min(full))?;
             }
             if let Some(window) = model.sliding_window {
                 let windowed = AttentionShape {
@@ -292,33 +320,40 @@ impl StepOps<'_> {
                 }
             }
         }
-        let attention_width = model
-            .mla
-            .map_or(model.heads * model.head_dim, |m| model.heads * m.v_head_dim);
+        let attention_width = model.attention_width();
+        if model.attention_output_gate {
+            // sigmoid(gate) · output, as costly as the SiLU gate of an FFN.
+            let gate = Operator::activation(Activation::SiluMul, tokens, attention_width, hidden)?;
+            self.add(gate.named("attn_output_gate"), full)?;
+        }
         self.add_all(
-            self.quantize_op(tokens, attention_width, Module::Attention, "quantize_o_in")?,
-            layers,
+            self.quantize_op(tokens, attention_width, Module::AttentionOutput, "quantize_o_in")?,
+            full,
         )?;
+        let output = self.lin(Module::AttentionOutput);
         self.add(
-            Operator::matmul(tokens, h, attention_width, self.lin(Module::Attention))?.named("o_proj"),
-            layers,
+            Operator::matmul(tokens, h, attention_width, output)?.named("o_proj"),
+            full,
         )?;
+        self.linear_attention(step)?;
         if let Some(op) = self.all_reduce("attn_all_reduce")? {
             self.add(op, layers)?;
         }
         self.add(Operator::residual_add(tokens, h, hidden)?, 2 * layers)
     }
 
-    /// The Q, K and V projections (MLA's low-rank ones, or one fused QKV GEMM) and the heads RoPE rotates:
-    /// `(query heads, key heads, rotated dimension)`.
-    fn projections(&mut self) -> Result<(u64, u64, u64), Error> {
-        let (model, tokens, h, layers) = (self.model, self.tokens, self.model.hidden, self.model.layers);
+    /// The Q, K and V projections of `count` layers (MLA's low-rank ones, or one fused QKV GEMM, its query
+    /// twice as wide with an output gate) and the heads RoPE rotates: `(query heads, key heads, rotated
+    /// dimension)`.
+    fn projections(&mut self, count: u32) -> Result<(u64, u64, u64), Error> {
+        let (model, tokens, h) = (self.model, self.tokens, self.model.hidden);
         let linear = self.lin(Module::Attention);
         let Some(m) = model.mla else {
-            let qkv_width = (model.heads + 2 * model.kv_heads) * model.head_dim;
+            let gate = if model.attention_output_gate { 2 } else { 1 };
+            let qkv_width = (gate * model.heads + 2 * model.kv_heads) * model.head_dim;
             self.add(
                 Operator::matmul(tokens, qkv_width, h, linear)?.named("qkv_proj"),
-                layers,
+                count,
             )?;
             return Ok((model.heads, model.kv_heads, model.head_dim));
         };
@@ -327,24 +362,24 @@ impl StepOps<'_> {
             (m.q_lora_rank, "quantize_q_b_in"),
             (m.kv_lora_rank, "quantize_kv_b_in"),
         ] {
-            self.add_all(self.quantize_op(tokens, width, Module::Attention, name)?, layers)?;
+            self.add_all(self.quantize_op(tokens, width, Module::Attention, name)?, count)?;
         }
         self.add(
             Operator::matmul(tokens, m.q_lora_rank, h, linear)?.named("q_a_proj"),
-            layers,
+            count,
         )?;
         self.add(
             Operator::matmul(tokens, model.heads * qk_dim, m.q_lora_rank, linear)?.named("q_b_proj"),
-            layers,
+            count,
         )?;
         self.add(
             Operator::matmul(tokens, m.kv_lora_rank + m.rope_head_dim, h, linear)?.named("kv_a_proj"),
-            layers,
+            count,
         )?;
         let kv_b_width = model.heads * (m.nope_head_dim + m.v_head_dim);
         self.add(
             Operator::matmul(tokens, kv_b_width, m.kv_lora_rank, linear)?.named("kv_b_proj"),
-            layers,
+            count,
         )?;
         Ok((model.heads, 1, m.rope_head_dim))
     }
@@ -467,35 +502,35 @@ impl StepOps<'_> {
     }
 }
 
-/// The attention calls of a step with their name prefixes: one per part present, unprefixed when the step
-/// has a single part (so a [`Workload`]'s step names its attention `attention`, as before mixed steps).
-fn attention_parts(model: &ModelConfig, step: &StepBatch) -> Vec<(&'static str, AttentionShape)> {
+/// The attention-like calls of a step with their name prefixes, each `shape(batch, queries, keys)`: one per
+/// part present, unprefixed when the step has a single part (so a [`Workload`]'s step names its attention
+/// `attention`, as before mixed steps).
+fn step_parts(
+    step: &StepBatch,
+    shape: impl Fn(u64, u64, u64) -> AttentionShape,
+) -> Vec<(&'static str, AttentionShape)> {
     let mixed = step.is_mixed();
     let mut parts = Vec::with_capacity(2);
     if step.decode_seqs > 0 {
-        let shape = layer_attention(
-            model,
-            u64::from(step.decode_seqs),
-            1,
-            u64::from(step.decode_context),
-        );
-        parts.push((if mixed { "decode_" } else { "" }, shape));
+        let decode = shape(u64::from(step.decode_seqs), 1, u64::from(step.decode_context));
+        parts.push((if mixed { "decode_" } else { "" }, decode));
     }
     if step.prefill_seqs > 0 {
         let chunk = u64::from(step.prefill_chunk);
-        let shape = layer_attention(
-            model,
+        let prefill = shape(
             u64::from(step.prefill_seqs),
             chunk,
             u64::from(step.prefill_prior) + chunk,
         );
-        parts.push((if mixed { "prefill_" } else { "" }, shape));
+        parts.push((if mixed { "prefill_" } else { "" }, prefill));
     }
     parts
 }
 
 /// Attention of one layer over `batch` sequences of `query_len` queries and `kv_len` keys: MHA/GQA heads, or
-/// for MLA the absorbed form, MQA over the cached latent (K = latent + rotary key, V = latent).
+/// for MLA the absorbed form, MQA over the cached latent (K = latent + rotary key, V = latent); with a
+/// sparse-attention indexer each query reads at most its `top_k` selected keys (a window of `top_k`: the
+/// same keys counted, wherever they sit).
 fn layer_attention(model: &ModelConfig, batch: u64, query_len: u64, kv_len: u64) -> AttentionShape {
     let base = AttentionShape {
         batch,
@@ -514,6 +549,7 @@ fn layer_attention(model: &ModelConfig, batch: u64, query_len: u64, kv_len: u64)
             kv_heads: 1,
             head_dim: m.kv_lora_rank + m.rope_head_dim,
             shared_kv: true,
+            window: model.sparse_indexer.map(|i| i.top_k),
             ..base
         },
         None => base,
@@ -566,5 +602,6 @@ pub(super) struct Models<'a> {
     pub(super) parallelism: Parallelism,
 }
 
+mod mixers;
 #[cfg(test)]
 mod tests;

@@ -4,10 +4,11 @@
 //! Its rules and derivations: docs/design/core.md, in the section on this file.
 
 mod naming;
+mod patterns;
 
-pub(super) use naming::Naming;
-use naming::names;
-use regex_lite::Regex;
+use naming::{Group, groups};
+pub(super) use naming::{LayerLayout, LayerSet, Naming};
+use patterns::{Name, Patterns, Syntax};
 use serde_json::{Map, Value};
 
 use super::ModelConfig;
@@ -16,58 +17,9 @@ use crate::quant_config::{LinearFormat, Module, ModuleFormat, QuantConfig};
 use roofline_base::Error;
 use roofline_base::precision::{ActivationScale, Precision};
 
-/// How a method's patterns match a module name.
-enum Pattern {
-    /// transformers' `modules_to_not_convert`: anywhere in the name, `*` any text.
-    Anywhere(Regex),
-    /// compressed-tensors: `re:` a regular expression matched from the name's start, else the exact name
-    /// (or a parent of it).
-    FromStart(Regex),
-    /// ModelOpt's globs: the whole name, or a parent of it.
-    Whole(Regex),
-}
-
-impl Pattern {
-    fn glob(text: &str) -> String {
-        text.split('*')
-            .map(regex_lite::escape)
-            .collect::<Vec<_>>()
-            .join(".*")
-    }
-
-    fn anywhere(text: &str) -> Result<Pattern, regex_lite::Error> {
-        Regex::new(&Pattern::glob(text)).map(Pattern::Anywhere)
-    }
-
-    fn compressed_tensors(text: &str) -> Result<Pattern, regex_lite::Error> {
-        let source = match text.strip_prefix("re:") {
-            Some(re) => format!("^(?:{re})"),
-            None => format!("^{}(?:\\..*)?$", regex_lite::escape(text)),
-        };
-        Regex::new(&source).map(Pattern::FromStart)
-    }
-
-    fn modelopt(text: &str) -> Result<Pattern, regex_lite::Error> {
-        Regex::new(&format!("^{}(?:\\..*)?$", Pattern::glob(text))).map(Pattern::Whole)
-    }
-
-    fn matches(&self, name: &str) -> bool {
-        match self {
-            Pattern::Anywhere(re) | Pattern::FromStart(re) | Pattern::Whole(re) => re.is_match(name),
-        }
-    }
-}
-
-/// The patterns of list `field`, each read by `parse`.
-fn patterns(
-    q: &Fields<'_>,
-    field: &str,
-    parse: fn(&str) -> Result<Pattern, regex_lite::Error>,
-) -> Result<Vec<Pattern>, Error> {
-    q.strings(field)?
-        .iter()
-        .map(|p| parse(p).map_err(|e| q.error(field, format!("'{p}' is no valid pattern: {e}"))))
-        .collect()
+/// The patterns of list `field`, read in `syntax`.
+fn patterns(q: &Fields<'_>, field: &str, syntax: Syntax) -> Result<Patterns, Error> {
+    Patterns::new(&q.strings(field)?, syntax, |message| q.error(field, message))
 }
 
 /// The activations a weight-only layer computes in: the checkpoint's `torch_dtype` (FP16 for `float16`,
@@ -100,7 +52,7 @@ fn int4_group(q: &Fields<'_>, group_field: &str, group: u64, zero_point: bool) -
 }
 
 /// For a linear layer's name, the format a method gives it, or `None` when it stays unquantized.
-type Assign = Box<dyn Fn(&str) -> Option<LinearFormat>>;
+type Assign = Box<dyn Fn(&Name<'_>) -> Option<LinearFormat>>;
 
 /// What a method quantizes: the format of each linear layer it converts, and which ones.
 struct Plan {
@@ -112,16 +64,33 @@ struct Plan {
     kv_cache: Option<Precision>,
     /// The method, for the config's name.
     method: String,
+    /// Layer numbers the plan's patterns name, and those its sampled patterns name.
+    named: (Vec<u32>, Vec<u32>),
+}
+
+/// The layer numbers `lists` name, and those their sampled patterns name, each sorted once.
+fn named_layers(lists: &[&Patterns]) -> (Vec<u32>, Vec<u32>) {
+    let sorted = |mut v: Vec<u32>| {
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    (
+        sorted(lists.iter().flat_map(|l| l.named_layers()).collect()),
+        sorted(lists.iter().flat_map(|l| l.sampled_layers()).collect()),
+    )
 }
 
 const DECODER: &[Module] = &[
     Module::Attention,
+    Module::AttentionOutput,
     Module::DenseMlp,
     Module::SharedExperts,
     Module::RoutedExperts,
 ];
 const DECODER_AND_HEAD: &[Module] = &[
     Module::Attention,
+    Module::AttentionOutput,
     Module::DenseMlp,
     Module::SharedExperts,
     Module::RoutedExperts,
@@ -132,13 +101,14 @@ const DECODER_AND_HEAD: &[Module] = &[
 fn uniform_plan(
     candidates: &'static [Module],
     format: LinearFormat,
-    excluded: Vec<Pattern>,
+    excluded: Patterns,
     kv_cache: Option<Precision>,
     method: String,
 ) -> Plan {
     Plan {
         candidates,
-        assign: Box::new(move |name| (!excluded.iter().any(|p| p.matches(name))).then_some(format)),
+        named: named_layers(&[&excluded]),
+        assign: Box::new(move |name| (!excluded.matches(name)).then_some(format)),
         kv_cache,
         method,
     }
@@ -152,17 +122,21 @@ fn mxfp4(q: &Fields<'_>, activations: Precision) -> Result<Plan, Error> {
             activations,
             activation_scale: ActivationScale::DynamicPerTensor,
         },
-        patterns(q, "modules_to_not_convert", Pattern::anywhere)?,
+        patterns(q, "modules_to_not_convert", Syntax::Anywhere)?,
         None,
         "mxfp4 (MoE experts, W4A16)".to_owned(),
     ))
 }
 
 fn fp8(q: &Fields<'_>) -> Result<Plan, Error> {
+    // MiniMax-M2 writes the torch dtype's name.
     if let Some(fmt) = q.optional_str("fmt")?
-        && fmt != "e4m3"
+        && !matches!(fmt, "e4m3" | "float8_e4m3fn")
     {
-        return Err(q.error("fmt", format!("'{fmt}' is not modelled (supported: e4m3)")));
+        return Err(q.error(
+            "fmt",
+            format!("'{fmt}' is not modelled (supported: e4m3, float8_e4m3fn)"),
+        ));
     }
     let scale = match q.optional_str("activation_scheme")?.unwrap_or("dynamic") {
         "dynamic" => ActivationScale::DynamicPerTensor,
@@ -206,7 +180,7 @@ fn fp8(q: &Fields<'_>) -> Result<Plan, Error> {
     Ok(uniform_plan(
         DECODER,
         format,
-        patterns(q, "modules_to_not_convert", Pattern::anywhere)?,
+        patterns(q, "modules_to_not_convert", Syntax::Anywhere)?,
         None,
         method.to_owned(),
     ))
@@ -243,7 +217,7 @@ fn awq_gptq(q: &Fields<'_>, method: &str) -> Result<Plan, Error> {
             activations: Precision::Fp16,
             activation_scale: ActivationScale::DynamicPerTensor,
         },
-        patterns(q, "modules_to_not_convert", Pattern::anywhere)?,
+        patterns(q, "modules_to_not_convert", Syntax::Anywhere)?,
         None,
         format!("{method} ({bits}-bit, W{bits}A16)"),
     ))
@@ -276,7 +250,7 @@ fn bitsandbytes(q: &Fields<'_>, activations: Precision) -> Result<Plan, Error> {
             activations,
             activation_scale: ActivationScale::DynamicPerTensor,
         },
-        patterns(q, "llm_int8_skip_modules", Pattern::anywhere)?,
+        patterns(q, "llm_int8_skip_modules", Syntax::Anywhere)?,
         None,
         "bitsandbytes (NF4, W4A16)".to_owned(),
     ))
@@ -296,24 +270,39 @@ fn modelopt(q: &Fields<'_>) -> Result<Plan, Error> {
         other => {
             return Err(q.error(
                 "quant_algo",
-                format!("'{other}' is not modelled (supported: FP8, NVFP4)"),
+                format!(
+                    "'{other}' is not modelled (supported: FP8, NVFP4; MIXED_PRECISION's per-layer \
+                     `quantized_layers` are not read)"
+                ),
             ));
         }
     };
-    let kv_cache = match q.optional_str("kv_cache_quant_algo")? {
-        None => None,
-        Some("FP8") => Some(Precision::Fp8E4M3),
-        Some(other) => {
+    // `kv_cache_quant_algo` in hf_quant_config.json; NVIDIA's config.json copies write a compressed-tensors
+    // style `kv_cache_scheme` instead.
+    let kv_cache = match (
+        q.optional_str("kv_cache_quant_algo")?,
+        q.nested("kv_cache_scheme")?,
+    ) {
+        (None, None) => None,
+        (Some("FP8"), _) => Some(Precision::Fp8E4M3),
+        (None, Some(scheme)) => Some(tensor_args(&scheme, false)?.0),
+        (Some(other), _) => {
             return Err(q.error(
                 "kv_cache_quant_algo",
                 format!("'{other}' is not modelled (supported: FP8)"),
             ));
         }
     };
+    // `exclude_modules` in hf_quant_config.json, `ignore` in NVIDIA's config.json copies: the same globs.
+    let excluded = if q.get("exclude_modules").is_some() {
+        "exclude_modules"
+    } else {
+        "ignore"
+    };
     Ok(uniform_plan(
         DECODER_AND_HEAD,
         format,
-        patterns(q, "exclude_modules", Pattern::modelopt)?,
+        patterns(q, excluded, Syntax::ModelOpt)?,
         kv_cache,
         format!("modelopt ({algo})"),
     ))
@@ -396,19 +385,15 @@ fn compressed_tensors(q: &Fields<'_>, hidden: Precision) -> Result<Plan, Error> 
                 activation_scale: ActivationScale::DynamicPerTensor,
             },
         };
-        let targets: Vec<Option<Pattern>> = group
-            .strings("targets")?
-            .iter()
-            .map(|t| match t.as_str() {
-                "Linear" => Ok(None),
-                _ => Pattern::compressed_tensors(t)
-                    .map(Some)
-                    .map_err(|e| group.error("targets", format!("'{t}' is no valid pattern: {e}"))),
-            })
-            .collect::<Result<_, _>>()?;
-        schemes.push((targets, format));
+        let targets = group.strings("targets")?;
+        let every_linear = targets.iter().any(|t| t == "Linear");
+        let named: Vec<String> = targets.into_iter().filter(|t| t != "Linear").collect();
+        let targets = Patterns::new(&named, Syntax::CompressedTensors, |message| {
+            group.error("targets", message)
+        })?;
+        schemes.push((every_linear, targets, format));
     }
-    let ignore = patterns(q, "ignore", Pattern::compressed_tensors)?;
+    let ignore = patterns(q, "ignore", Syntax::CompressedTensors)?;
     let kv_cache = match q.nested("kv_cache_scheme")? {
         None => None,
         Some(kv) => Some(tensor_args(&kv, false)?.0),
@@ -417,54 +402,83 @@ fn compressed_tensors(q: &Fields<'_>, hidden: Precision) -> Result<Plan, Error> 
         "compressed-tensors ({})",
         q.optional_str("format")?.unwrap_or("unstated format")
     );
+    let mut lists = vec![&ignore];
+    lists.extend(schemes.iter().map(|(_, targets, _)| targets));
+    let named = named_layers(&lists);
     Ok(Plan {
         candidates: DECODER_AND_HEAD,
+        named,
         assign: Box::new(move |name| {
-            if ignore.iter().any(|p| p.matches(name)) {
+            if ignore.matches(name) {
                 return None;
             }
             schemes
                 .iter()
-                .find(|(targets, _)| targets.iter().any(|t| t.as_ref().is_none_or(|p| p.matches(name))))
-                .map(|(_, format)| *format)
+                .find(|(every, targets, _)| *every || (!targets.is_empty() && targets.matches(name)))
+                .map(|(.., format)| *format)
         }),
         kv_cache,
         method,
     })
 }
 
-/// The module `module`'s format under `plan`: one format for all its layers, or unquantized.
+/// The module `module`'s format under `plan`: one format for all its layers, or unquantized. Each group of
+/// its layers is evaluated on the layers its patterns single out and one standing for the rest
+/// (`LayerSet::evaluation_layers`), never layer by layer.
 fn module_format(
-    plan: &Plan,
-    names: &[String],
+    (plan, naming): (&Plan, &Naming),
+    groups: &[Group],
     hidden: Precision,
     q: &Fields<'_>,
     module: Module,
 ) -> Result<Option<LinearFormat>, Error> {
-    let mut formats = names.iter().map(|n| (n, (plan.assign)(n)));
-    let Some((first_name, first)) = formats.next() else {
-        return Ok(None);
-    };
-    for (name, format) in formats {
-        if format != first {
-            let describe =
-                |f: Option<LinearFormat>| f.map_or_else(|| hidden.name().to_owned(), |f| f.label());
-            return Err(q.error(
-                "quant_method",
-                format!(
-                    "quantizes the {module} in more than one format ({first_name}: {}, {name}: {}); the \
-                     analysis takes one format per module",
-                    describe(first),
-                    describe(format)
-                ),
-            ));
+    let mut first: Option<(String, Option<LinearFormat>)> = None;
+    for group in groups {
+        let layers = group.layers.as_ref().map_or_else(
+            || vec![None],
+            |set| {
+                set.evaluation_layers(&plan.named.0, &plan.named.1)
+                    .into_iter()
+                    .map(Some)
+                    .collect()
+            },
+        );
+        for layer in layers {
+            for suffix in &group.suffixes {
+                let name = Name {
+                    prefix: naming.layers,
+                    layer,
+                    suffix,
+                };
+                let format = (plan.assign)(&name);
+                match &first {
+                    None => first = Some((name.text_at(None), format)),
+                    Some((_, f)) if *f == format => {}
+                    Some((first_name, f)) => {
+                        let describe = |f: Option<LinearFormat>| {
+                            f.map_or_else(|| hidden.name().to_owned(), |f| f.label())
+                        };
+                        return Err(q.error(
+                            "quant_method",
+                            format!(
+                                "quantizes the {module} in more than one format ({first_name}: {}, {}: {}); the \
+                                 analysis takes one format per module",
+                                describe(*f),
+                                name.text_at(None),
+                                describe(format)
+                            ),
+                        ));
+                    }
+                }
+            }
         }
     }
-    Ok(first)
+    Ok(first.and_then(|(_, f)| f))
 }
 
 /// The precisions the checkpoint of `model` stores, from its `quantization_config` (at the top level of
-/// `root`, else under `text_config`): `Ok(None)` when there is none (the checkpoint is in `torch_dtype`).
+/// `root`, its names those of the whole model, else under `text_config`, its names the text model's):
+/// `Ok(None)` when there is none (the checkpoint is in `torch_dtype`).
 ///
 /// # Errors
 /// [`Error::InvalidModelConfig`] naming the field for a method, scheme or value this module does not model,
@@ -473,13 +487,16 @@ pub(super) fn checkpoint_config(
     root: &Fields<'_>,
     text: &Fields<'_>,
     model: &ModelConfig,
-    naming: &Naming,
+    (root_naming, text_naming): (&Naming, &Naming),
+    layout: impl FnOnce() -> Result<LayerLayout, Error>,
 ) -> Result<Option<QuantConfig>, Error> {
-    let q = match (
+    // Names are relative to the object holding the config: the whole model's, or the text model's.
+    let (q, naming) = match (
         root.nested("quantization_config")?,
         text.nested("quantization_config")?,
     ) {
-        (Some(q), _) | (None, Some(q)) => q,
+        (Some(q), _) => (q, root_naming),
+        (None, Some(q)) => (q, text_naming),
         (None, None) => return Ok(None),
     };
     let activations = activation_dtype(root.map, text.map);
@@ -503,9 +520,11 @@ pub(super) fn checkpoint_config(
             ));
         }
     };
+    let layout = layout()?;
     let mut formats = Vec::new();
     for &module in plan.candidates {
-        if let Some(format) = module_format(&plan, &names(model, naming, module), activations, &q, module)? {
+        let groups = groups(model, naming, &layout, module);
+        if let Some(format) = module_format((&plan, naming), &groups, activations, &q, module)? {
             formats.push((module, format));
         }
     }
@@ -524,15 +543,18 @@ pub(super) fn checkpoint_config(
     let hidden = base.activations.default_output();
     // Every decoder linear module and the head the model has: its format, or unquantized at the hidden
     // precision; listed where that differs from the default.
-    let modules: Vec<ModuleFormat> = model
+    let effective = |module: Module| {
+        formats
+            .iter()
+            .find(|(m, _)| *m == module)
+            .map_or(LinearFormat::plain(hidden), |(_, f)| *f)
+    };
+    let mut modules: Vec<ModuleFormat> = model
         .modules()
         .into_iter()
         .filter(|m| m.is_decoder_linear() || *m == Module::Head)
         .filter_map(|module| {
-            let format = formats
-                .iter()
-                .find(|(m, _)| *m == module)
-                .map_or(LinearFormat::plain(hidden), |(_, f)| *f);
+            let format = effective(module);
             let default = if module.is_decoder_linear() {
                 base
             } else {
@@ -541,6 +563,14 @@ pub(super) fn checkpoint_config(
             (format != default).then_some(ModuleFormat { module, format })
         })
         .collect();
+    // The output projection is listed only where it parts from the attention's format.
+    let output = effective(Module::AttentionOutput);
+    if output != effective(Module::Attention) {
+        modules.push(ModuleFormat {
+            module: Module::AttentionOutput,
+            format: output,
+        });
+    }
     Ok(Some(QuantConfig::checkpoint(
         &plan.method,
         base,

@@ -143,8 +143,8 @@ impl Fields<'_> {
         Ok(Some(distinct))
     }
 
-    /// Sliding (or chunked) layers of `layer_types`: `None` when absent; (count, any chunked) otherwise.
-    pub(super) fn layer_types(&self, layers: u32) -> Result<Option<(u32, bool)>, Error> {
+    /// The layers `layer_types` marks: `None` when absent. Its length is checked against `layers` first.
+    pub(super) fn layer_types(&self, layers: u32) -> Result<Option<LayerTypes>, Error> {
         let Some(value) = self.get("layer_types") else {
             return Ok(None);
         };
@@ -157,25 +157,46 @@ impl Fields<'_> {
                 format!("has {} entries for {layers} layers", types.len()),
             ));
         }
-        let (mut sliding, mut chunked) = (0, false);
+        let mut kinds = LayerTypes {
+            sliding: 0,
+            chunked: false,
+            linear: Vec::with_capacity(types.len()),
+        };
         for kind in types {
-            match kind.as_str() {
-                Some("full_attention") => {}
-                Some("sliding_attention") => sliding += 1,
-                Some("chunked_attention") => {
-                    sliding += 1;
-                    chunked = true;
+            let linear = match kind.as_str() {
+                Some("full_attention") => false,
+                Some("sliding_attention") => {
+                    kinds.sliding += 1;
+                    false
                 }
+                Some("chunked_attention") => {
+                    kinds.sliding += 1;
+                    kinds.chunked = true;
+                    false
+                }
+                Some("linear_attention") => true,
                 _ => {
                     return Err(self.error(
                         "layer_types",
                         format!(
-                            "unknown layer type {kind} (full_attention, sliding_attention, chunked_attention)"
+                            "unknown layer type {kind} (full_attention, sliding_attention, chunked_attention, \
+                             linear_attention)"
                         ),
                     ));
                 }
-            }
+            };
+            kinds.linear.push(linear);
         }
-        Ok(Some((sliding, chunked)))
+        Ok(Some(kinds))
     }
+}
+
+/// What a config's `layer_types` says of each layer.
+pub(super) struct LayerTypes {
+    /// Layers with sliding-window or chunked attention.
+    pub(super) sliding: u32,
+    /// Whether some layer has chunked attention (Llama 4).
+    pub(super) chunked: bool,
+    /// Per layer, whether it has linear attention (Qwen3-Next, Qwen3.5).
+    pub(super) linear: Vec<bool>,
 }

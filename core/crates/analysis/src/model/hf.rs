@@ -6,12 +6,19 @@
 
 use serde_json::Value;
 
+mod files;
+mod layers;
+
+use super::ModelConfig;
 use super::checkpoint::{Naming, checkpoint_config};
 use super::fields::Fields;
 use super::presets::dense;
-use super::{MlaConfig, ModelConfig, MoeConfig, SlidingWindow};
 use crate::ops::MAX_DIM;
 use roofline_base::Error;
+
+/// The largest `config.json` (or ModelOpt `hf_quant_config.json`) the importer reads, in bytes (16 MiB): the
+/// largest published file it was tried on, NVIDIA's MiniMax-M3 NVFP4 `config.json`, is 3.1 MB.
+pub const MAX_CONFIG_JSON_BYTES: usize = 16 << 20;
 
 /// Model families the importer knows, by their `architectures` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,14 +29,23 @@ enum Family {
     Qwen3,
     Mixtral,
     Qwen3Moe,
+    /// DeepSeek-V3, R1, Kimi K2 and K2.5: MLA and DeepSeek MoE.
     DeepseekV3,
+    /// DeepSeek-V3.2 and GLM-5: DeepseekV3 with DeepSeek Sparse Attention's indexer.
+    DeepseekDsa,
     GptOss,
     Gemma3,
     Llama4,
+    /// Qwen3-Next, Qwen3.5 and Qwen3.6: Gated DeltaNet linear attention beside gated full attention.
+    QwenHybrid,
+    /// GLM-4.5, 4.6 and 4.7: GQA and DeepSeek-style MoE.
+    Glm4Moe,
+    /// MiniMax-M2 and M2.5: GQA and 256 experts.
+    MiniMaxM2,
 }
 
 /// `architectures` names, their family, and whether the text model's fields sit under `text_config`.
-const ARCHITECTURES: [(&str, Family, bool); 12] = [
+const ARCHITECTURES: [(&str, Family, bool); 22] = [
     ("LlamaForCausalLM", Family::Llama, false),
     ("MistralForCausalLM", Family::Mistral, false),
     ("Qwen2ForCausalLM", Family::Qwen2, false),
@@ -37,12 +53,50 @@ const ARCHITECTURES: [(&str, Family, bool); 12] = [
     ("MixtralForCausalLM", Family::Mixtral, false),
     ("Qwen3MoeForCausalLM", Family::Qwen3Moe, false),
     ("DeepseekV3ForCausalLM", Family::DeepseekV3, false),
+    ("KimiK25ForConditionalGeneration", Family::DeepseekV3, true),
+    ("DeepseekV32ForCausalLM", Family::DeepseekDsa, false),
+    ("GlmMoeDsaForCausalLM", Family::DeepseekDsa, false),
     ("GptOssForCausalLM", Family::GptOss, false),
     ("Gemma3ForCausalLM", Family::Gemma3, false),
     ("Gemma3ForConditionalGeneration", Family::Gemma3, true),
     ("Llama4ForCausalLM", Family::Llama4, false),
     ("Llama4ForConditionalGeneration", Family::Llama4, true),
+    ("Qwen3NextForCausalLM", Family::QwenHybrid, false),
+    ("Qwen3_5ForCausalLM", Family::QwenHybrid, false),
+    ("Qwen3_5ForConditionalGeneration", Family::QwenHybrid, true),
+    ("Qwen3_5MoeForCausalLM", Family::QwenHybrid, false),
+    ("Qwen3_5MoeForConditionalGeneration", Family::QwenHybrid, true),
+    ("Glm4MoeForCausalLM", Family::Glm4Moe, false),
+    ("MiniMaxM2ForCausalLM", Family::MiniMaxM2, false),
 ];
+
+/// How the family's transformers classes name the linear layers, relative to the config object: the whole
+/// model's (`root`) and the text model's, which differ where the text model sits inside a multimodal wrapper.
+fn namings(family: Family, architecture: &str) -> (Naming, Naming) {
+    let text = match family {
+        Family::Mixtral | Family::MiniMaxM2 => Naming::MIXTRAL,
+        Family::DeepseekV3 | Family::DeepseekDsa => Naming::DEEPSEEK,
+        Family::GptOss => Naming::GPT_OSS,
+        Family::Llama4 => Naming::LLAMA4,
+        Family::Glm4Moe => Naming::GLM4_MOE,
+        Family::QwenHybrid if architecture == "Qwen3NextForCausalLM" => Naming::QWEN3_NEXT,
+        Family::QwenHybrid => Naming::QWEN3_5,
+        _ => Naming::LLAMA,
+    };
+    let root = match architecture {
+        "Qwen3_5ForConditionalGeneration" | "Qwen3_5MoeForConditionalGeneration" => Naming {
+            layers: "model.language_model.layers",
+            ..Naming::QWEN3_5
+        },
+        "KimiK25ForConditionalGeneration" => Naming {
+            layers: "language_model.model.layers",
+            head: "language_model.lm_head",
+            ..Naming::DEEPSEEK
+        },
+        _ => text,
+    };
+    (root, text)
+}
 
 /// How many multiples of `step` (≥ 1) lie in `lo..hi`: ⌈hi / step⌉ − ⌈lo / step⌉, in O(1) (a config may
 /// name up to 2^24 layers).
@@ -64,7 +118,8 @@ impl ModelConfig {
     ///
     /// # Errors
     /// [`Error::InvalidModelConfig`] naming the field that is missing, mistyped or out of range, or
-    /// `architectures` for an architecture the importer does not know; [`Error::InvalidInput`] from
+    /// `architectures` for an architecture the importer does not know, or `config.json` for a text over
+    /// [`MAX_CONFIG_JSON_BYTES`]; [`Error::InvalidInput`] from
     /// [`ModelConfig::check`].
     ///
     /// # Examples
@@ -83,15 +138,38 @@ impl ModelConfig {
     ///     Err(Error::InvalidModelConfig { field, .. }) if field == "architectures"));
     /// ```
     pub fn from_hf_config_json(key: &str, json: &str) -> Result<Self, Error> {
-        let root_value: Value = serde_json::from_str(json).map_err(|e| Error::InvalidModelConfig {
-            field: "config.json".into(),
-            message: format!("not JSON: {e}"),
-        })?;
+        ModelConfig::from_hf_files(key, &[json])
+    }
+
+    /// Parses a Hugging Face `config.json` and, optionally, the NVIDIA ModelOpt `hf_quant_config.json` published
+    /// beside it, in either order (told apart by their fields: the ModelOpt file has a `quantization` object
+    /// and no `architectures`). The ModelOpt file gives the checkpoint's precisions as `quantization_config`
+    /// `modelopt` would, unless `config.json` has its own `quantization_config`, which comes first as in vLLM
+    /// and transformers; the two must then name the same `quant_algo`.
+    ///
+    /// # Errors
+    /// As [`ModelConfig::from_hf_config_json`], and [`Error::InvalidModelConfig`] naming `hf_quant_config.json`
+    /// for no file or more than two, two of one kind, a ModelOpt file without its `quantization` object, or a
+    /// `quant_algo` that contradicts `config.json`'s.
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_base::Precision;
+    /// use roofline_analysis::{ModelConfig, Module};
+    /// let config = r#"{"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 16, "hidden_size": 2048,
+    ///     "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 8192,
+    ///     "vocab_size": 128256, "tie_word_embeddings": true}"#;
+    /// let quant = r#"{"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4",
+    ///     "kv_cache_quant_algo": "FP8", "group_size": 16, "exclude_modules": ["lm_head"]}}"#;
+    /// let model = ModelConfig::from_hf_files("llama-3.2-1b-nvfp4", &[quant, config]).unwrap();
+    /// let checkpoint = model.checkpoint.unwrap();
+    /// assert_eq!(checkpoint.format(Module::Attention).weights, Precision::Nvfp4);
+    /// assert_eq!(checkpoint.kv_cache, Precision::Fp8E4M3);
+    /// ```
+    pub fn from_hf_files(key: &str, texts: &[&str]) -> Result<Self, Error> {
+        let root_map = files::merged(texts)?;
         let root = Fields {
-            map: root_value.as_object().ok_or_else(|| Error::InvalidModelConfig {
-                field: "config.json".into(),
-                message: "must be a JSON object".into(),
-            })?,
+            map: &root_map,
             prefix: String::new(),
         };
         let architecture = root
@@ -131,14 +209,11 @@ impl ModelConfig {
         };
         let mut model = parse(&printable(key), architecture, family, &root, &text)?;
         model.check()?;
-        let naming = match family {
-            Family::Mixtral => Naming::MIXTRAL,
-            Family::DeepseekV3 => Naming::DEEPSEEK,
-            Family::GptOss => Naming::GPT_OSS,
-            Family::Llama4 => Naming::LLAMA4,
-            _ => Naming::LLAMA,
-        };
-        model.checkpoint = checkpoint_config(&root, &text, &model, &naming)?;
+        let namings = namings(family, architecture);
+        let layers = (model.layers, model.dense_layers());
+        model.checkpoint = checkpoint_config(&root, &text, &model, (&namings.0, &namings.1), || {
+            layers::layout(family, &text, layers)
+        })?;
         Ok(model)
     }
 }
@@ -179,9 +254,10 @@ fn parse(
     let tied_default = root.bool_or("tie_word_embeddings", family == Family::Gemma3)?;
     let tied_embeddings = text.bool_or("tie_word_embeddings", tied_default)?;
 
-    let (head_dim, mla) = head_dim(family, text, hidden, heads)?;
-    let (ffn_dim, moe) = ffn(family, text, layers)?;
-    let sliding_window = sliding_window(family, text, layers)?;
+    let (head_dim, mla, sparse_indexer) = layers::head_dim(family, text, hidden, heads)?;
+    let (ffn_dim, moe) = layers::ffn(family, text, layers)?;
+    let sliding_window = layers::sliding_window(family, text, layers)?;
+    let linear_attention = layers::linear_attention(family, text, layers)?;
     let name = root
         .get("_name_or_path")
         .and_then(Value::as_str)
@@ -193,6 +269,11 @@ fn parse(
         moe,
         mla,
         sliding_window,
+        linear_attention,
+        sparse_indexer,
+        // Qwen3NextAttention always gates its output; Qwen3.5 configs say `attn_output_gate`.
+        attention_output_gate: family == Family::QwenHybrid && text.bool_or("attn_output_gate", true)?,
+        mtp_layers: mtp_layers(family, text)?,
         ..dense(
             key,
             &name,
@@ -204,207 +285,27 @@ fn parse(
     })
 }
 
-/// The head dimension, and MLA's low-rank projections where the family has them.
-fn head_dim(
-    family: Family,
-    text: &Fields<'_>,
-    hidden: u64,
-    heads: u64,
-) -> Result<(u64, Option<MlaConfig>), Error> {
-    let mut mla = None;
-    let head_dim = match family {
-        Family::DeepseekV3 => {
-            let m = MlaConfig {
-                q_lora_rank: text.optional_uint("q_lora_rank")?.ok_or_else(|| {
-                    text.error(
-                        "q_lora_rank",
-                        "missing or null: MLA without a Q down-projection (DeepSeek-V2-Lite) is not supported",
-                    )
-                })?,
-                kv_lora_rank: text.uint("kv_lora_rank")?,
-                rope_head_dim: text.uint("qk_rope_head_dim")?,
-                nope_head_dim: text.uint("qk_nope_head_dim")?,
-                v_head_dim: text.uint("v_head_dim")?,
-            };
-            mla = Some(m);
-            m.v_head_dim
+/// Multi-token-prediction layers: DeepSeek's and GLM's `num_nextn_predict_layers`, Qwen's
+/// `mtp_num_hidden_layers`, MiniMax's `num_mtp_modules` of `mtp_transformer_layers` each when `use_mtp`;
+/// 0 when absent.
+fn mtp_layers(family: Family, text: &Fields<'_>) -> Result<u32, Error> {
+    let layers = match family {
+        Family::DeepseekV3 | Family::DeepseekDsa | Family::Glm4Moe => {
+            text.uint_or("num_nextn_predict_layers", 0)?
         }
-        _ => match text.optional_uint("head_dim")? {
-            Some(d) => d,
-            // The Llama, Mistral, Qwen and Mixtral classes use hidden_size / num_attention_heads.
-            None if heads > 0 && hidden.is_multiple_of(heads) => hidden / heads,
-            None => {
-                return Err(text.error(
-                    "head_dim",
-                    "missing, and hidden_size is not a multiple of num_attention_heads",
-                ));
-            }
-        },
+        Family::QwenHybrid => text.uint_or("mtp_num_hidden_layers", 0)?,
+        Family::MiniMaxM2 if text.bool_or("use_mtp", false)? => text
+            .uint_or("num_mtp_modules", 1)?
+            .saturating_mul(text.uint_or("mtp_transformer_layers", 1)?),
+        _ => 0,
     };
-    Ok((head_dim, mla))
-}
-
-/// The dense FFN width and the mixture-of-experts layout of the config (`None` for dense models).
-fn ffn(family: Family, text: &Fields<'_>, layers: u32) -> Result<(u64, Option<MoeConfig>), Error> {
-    let layers_u64 = u64::from(layers);
-    // Layers i ≥ first_dense with (i + 1) a multiple of `step`, less those in `exempt` (distinct, below
-    // `layers`).
-    let sparse = |step: u64, exempt: &[u64], first_dense: u64| {
-        let exempted = exempt
-            .iter()
-            .filter(|&&i| i >= first_dense && (i + 1).is_multiple_of(step.max(1)))
-            .count();
-        multiples_in(first_dense + 1, layers_u64 + 1, step)
-            .saturating_sub(u32::try_from(exempted).unwrap_or(u32::MAX))
-    };
-    Ok(match family {
-        Family::Mixtral => (
-            text.uint("intermediate_size")?,
-            Some(MoeConfig {
-                experts: text.uint("num_local_experts")?,
-                top_k: text.uint("num_experts_per_tok")?,
-                shared_experts: 0,
-                expert_ffn: text.uint("intermediate_size")?,
-                dense_layers: 0,
-            }),
-        ),
-        Family::Qwen3Moe => {
-            // Qwen3MoeConfig defaults: decoder_sparse_step 1, mlp_only_layers [].
-            let step = text.uint_or("decoder_sparse_step", 1)?.max(1);
-            let exempt = text.layer_indices("mlp_only_layers", layers)?.unwrap_or_default();
-            let moe_layers = sparse(step, &exempt, 0);
-            (
-                text.uint("intermediate_size")?,
-                Some(MoeConfig {
-                    experts: text.uint("num_experts")?,
-                    top_k: text.uint("num_experts_per_tok")?,
-                    shared_experts: 0,
-                    expert_ffn: text.uint("moe_intermediate_size")?,
-                    dense_layers: layers.saturating_sub(moe_layers),
-                }),
+    u32::try_from(layers)
+        .ok()
+        .filter(|&l| u64::from(l) <= MAX_DIM)
+        .ok_or_else(|| {
+            text.error(
+                "num_nextn_predict_layers",
+                format!("{layers} MTP layers is above the limit of {MAX_DIM}"),
             )
-        }
-        Family::DeepseekV3 => {
-            // DeepseekV3Config: a layer has experts when i >= first_k_dense_replace and i % moe_layer_freq == 0
-            // (moe_layer_freq defaults to 1).
-            let first_dense = text.uint("first_k_dense_replace")?;
-            let frequency = text.uint_or("moe_layer_freq", 1)?.max(1);
-            let moe_layers = multiples_in(first_dense.min(layers_u64), layers_u64, frequency);
-            (
-                text.uint("intermediate_size")?,
-                Some(MoeConfig {
-                    experts: text.uint("n_routed_experts")?,
-                    top_k: text.uint("num_experts_per_tok")?,
-                    shared_experts: text.uint("n_shared_experts")?,
-                    expert_ffn: text.uint("moe_intermediate_size")?,
-                    dense_layers: layers.saturating_sub(moe_layers),
-                }),
-            )
-        }
-        Family::GptOss => {
-            let top_k = match text.optional_uint("num_experts_per_tok")? {
-                Some(k) => k,
-                None => text.uint("experts_per_token")?,
-            };
-            let expert_ffn = text.uint("intermediate_size")?;
-            (
-                expert_ffn,
-                Some(MoeConfig {
-                    experts: text.uint("num_local_experts")?,
-                    top_k,
-                    shared_experts: 0,
-                    expert_ffn,
-                    dense_layers: 0,
-                }),
-            )
-        }
-        Family::Llama4 => {
-            // Llama4TextConfig: `moe_layers`, else every `interleave_moe_layer_step`-th layer (default 1);
-            // each MoE layer has one shared expert as wide as the routed ones.
-            let moe_layers = match text.layer_indices("moe_layers", layers)? {
-                Some(list) => u32::try_from(list.len()).unwrap_or(u32::MAX),
-                None => sparse(text.uint_or("interleave_moe_layer_step", 1)?.max(1), &[], 0),
-            };
-            (
-                text.uint("intermediate_size_mlp")?,
-                Some(MoeConfig {
-                    experts: text.uint("num_local_experts")?,
-                    top_k: text.uint("num_experts_per_tok")?,
-                    shared_experts: 1,
-                    expert_ffn: text.uint("intermediate_size")?,
-                    dense_layers: layers.saturating_sub(moe_layers),
-                }),
-            )
-        }
-        Family::Llama | Family::Mistral | Family::Qwen2 | Family::Qwen3 | Family::Gemma3 => {
-            (text.uint("intermediate_size")?, None)
-        }
-    })
-}
-
-/// The sliding-window layout of the config, `None` when no layer slides.
-fn sliding_window(family: Family, text: &Fields<'_>, layers: u32) -> Result<Option<SlidingWindow>, Error> {
-    let from_types = text.layer_types(layers)?;
-    let (window, sliding_layers, chunked) = match family {
-        Family::Llama | Family::DeepseekV3 => (None, 0, false),
-        Family::Mistral | Family::Mixtral => {
-            // MistralConfig's default window is 4096, MixtralConfig's none.
-            let default = (family == Family::Mistral).then_some(4096);
-            let window = match text.map.get("sliding_window") {
-                None => default,
-                Some(_) => text.optional_uint("sliding_window")?,
-            };
-            (window, layers, false)
-        }
-        Family::Qwen2 | Family::Qwen3 | Family::Qwen3Moe => {
-            // Qwen classes: no window unless use_sliding_window; then on the layers from max_window_layers
-            // (default 28) on.
-            if text.bool_or("use_sliding_window", false)? {
-                let first = text.uint_or("max_window_layers", 28)?.min(u64::from(layers)) as u32;
-                (Some(text.uint("sliding_window")?), layers - first, false)
-            } else {
-                (None, 0, false)
-            }
-        }
-        Family::GptOss => {
-            // GptOssConfig: sliding_window 128 on every other layer, the first one sliding, by default.
-            let window = text.uint_or("sliding_window", 128)?;
-            (Some(window), multiples_in(0, u64::from(layers), 2), false)
-        }
-        Family::Gemma3 => {
-            // Gemma3TextConfig: sliding_window 4096 by default; without layer_types, layer i slides unless
-            // (i + 1) is a multiple of sliding_window_pattern (default 6).
-            let window = text.uint_or("sliding_window", 4096)?;
-            let pattern = text.uint_or("sliding_window_pattern", 6)?.max(1);
-            let sliding = layers - multiples_in(1, u64::from(layers) + 1, pattern);
-            (Some(window), sliding, false)
-        }
-        Family::Llama4 => {
-            // Llama4TextConfig: attention_chunk_size 8192 by default; an empty `no_rope_layers` means every
-            // 4th layer is NoPE (global attention) and the others use RoPE with chunked attention.
-            let window = match text.map.get("attention_chunk_size") {
-                None => Some(8192),
-                Some(_) => text.optional_uint("attention_chunk_size")?,
-            };
-            let rope_layers = match text.uint_list("no_rope_layers")? {
-                Some(list) if !list.is_empty() => {
-                    if list.len() != layers as usize {
-                        return Err(text.error(
-                            "no_rope_layers",
-                            format!("has {} entries for {layers} layers", list.len()),
-                        ));
-                    }
-                    list.iter().filter(|&&uses_rope| uses_rope != 0).count() as u32
-                }
-                _ => layers - multiples_in(1, u64::from(layers) + 1, 4),
-            };
-            (window, rope_layers, true)
-        }
-    };
-    let (sliding_layers, chunked) = from_types.unwrap_or((sliding_layers, chunked));
-    Ok(window.filter(|_| sliding_layers > 0).map(|window| SlidingWindow {
-        window,
-        layers: sliding_layers,
-        chunked,
-    }))
+        })
 }

@@ -3,20 +3,27 @@
 //! Parameter counts are derived from the structure (projections, FFN or experts, norms, embeddings) and
 //! checked against the published totals in the tests. `model/hf.rs` (feature `serde`) imports any supported
 //! Hugging Face `config.json`: [`ModelConfig::from_hf_config_json`], with the checkpoint's own precisions
-//! from its `quantization_config` (`model/checkpoint.rs`). `model/presets.rs` holds the presets' data.
+//! from its `quantization_config` (`model/checkpoint.rs`). `model/presets.rs` holds the presets' data;
+//! `model/attention.rs` linear attention and the sparse-attention indexer.
 
 use crate::ops::{Activation, Norm};
 use crate::quant_config::{Module, QuantConfig};
 use roofline_base::Error;
 use roofline_base::precision::Precision;
 
+mod attention;
 #[cfg(feature = "serde")]
 mod checkpoint;
+mod drafter;
 #[cfg(feature = "serde")]
 mod fields;
 #[cfg(feature = "serde")]
 mod hf;
 mod presets;
+
+pub use attention::{LinearAttention, SparseIndexer};
+#[cfg(feature = "serde")]
+pub use hf::MAX_CONFIG_JSON_BYTES;
 
 /// Mixture-of-experts layout of a model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +110,23 @@ pub struct ModelConfig {
     /// Absent in models serialized before the field existed, which read as `None`.
     #[cfg_attr(feature = "serde", serde(default))]
     pub sliding_window: Option<SlidingWindow>,
+    /// Gated DeltaNet linear attention on some layers (Qwen3-Next, Qwen3.5). Absent in models serialized
+    /// before the field existed.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub linear_attention: Option<LinearAttention>,
+    /// DeepSeek Sparse Attention's indexer on the MLA layers (DeepSeek-V3.2, GLM-5): attention reads
+    /// `top_k` selected keys. Absent in models serialized before the field existed.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub sparse_indexer: Option<SparseIndexer>,
+    /// The query projection also emits a sigmoid gate on each head's output (Qwen3-Next `attn_output_gate`):
+    /// q_proj twice as wide.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "std::ops::Not::not"))]
+    pub attention_output_gate: bool,
+    /// Multi-token-prediction layers beside the model (DeepSeek `num_nextn_predict_layers`, Qwen
+    /// `mtp_num_hidden_layers`, MiniMax `num_mtp_modules`): the drafter of speculative decoding
+    /// ([`ModelConfig::mtp_drafter`]), in neither `layers` nor the parameters.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "is_zero"))]
+    pub mtp_layers: u32,
     /// Published total parameters, for reference (0 when none is published, e.g. an imported `config.json`).
     pub published_params: f64,
     /// Published parameters active per token (MoE), for reference.
@@ -114,6 +138,12 @@ pub struct ModelConfig {
     /// `torch_dtype`. Models serialized before the field existed read as `None`.
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub checkpoint: Option<QuantConfig>,
+}
+
+#[cfg(feature = "serde")]
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Parameter counts of a model.
@@ -133,6 +163,8 @@ struct WeightGroup {
     copies: f64,
     active_copies: f64,
     module: Option<Module>,
+    /// Of `elements`, the attention's output projection, stored in [`Module::AttentionOutput`]'s format.
+    output: f64,
 }
 
 impl ModelConfig {
@@ -164,6 +196,19 @@ impl ModelConfig {
         self.sliding_window.map_or(0, |w| w.layers)
     }
 
+    /// Layers with linear attention (0 without it).
+    #[must_use]
+    pub fn linear_attention_layers(&self) -> u32 {
+        self.linear_attention.map_or(0, |l| l.layers.min(self.layers))
+    }
+
+    /// Layers with softmax attention over a KV cache (full or sliding-window): all but the linear-attention
+    /// ones.
+    #[must_use]
+    pub fn attention_layers(&self) -> u32 {
+        self.layers - self.linear_attention_layers()
+    }
+
     /// Cached KV elements per token and layer: 2·kv_heads·head_dim, or for MLA the latent plus the shared
     /// rotary key (kv_lora_rank + rope_head_dim).
     #[must_use]
@@ -174,8 +219,36 @@ impl ModelConfig {
         )
     }
 
-    /// KV-cache bytes per token over all layers at `kv_cache` precision (block scales amortized), while the
-    /// context is within the sliding window (if any): beyond it, see [`ModelConfig::kv_cache_bytes`].
+    /// Bytes of the sparse-attention indexer's key cache per token over all attention layers (0 without an
+    /// indexer): [`SparseIndexer::cache_bytes_per_token`] per layer, in bytes.
+    #[must_use]
+    pub fn indexer_bytes_per_token(&self) -> f64 {
+        self.sparse_indexer.map_or(0.0, |i| {
+            f64::from(self.attention_layers()) * i.cache_bytes_per_token()
+        })
+    }
+
+    /// Bytes one sequence keeps whatever its length, over all layers: the linear-attention layers' states
+    /// ([`LinearAttention::state_bytes`]; 0 without them), in bytes.
+    ///
+    /// # Examples
+    /// ```
+    /// use roofline_analysis::find_model;
+    /// // Qwen3.5-397B-A17B: 45 Gated DeltaNet layers of 64 · 128 · 128 FP32 state (188,743,680 B, "189 MB")
+    /// // and (2 · 16 · 128 + 64 · 128) · 3 · 2 B of convolution window (3,317,760 B).
+    /// let qwen = find_model("qwen3.5-397b-a17b").unwrap();
+    /// assert_eq!(qwen.state_bytes_per_sequence(), 188_743_680.0 + 3_317_760.0);
+    /// ```
+    #[must_use]
+    pub fn state_bytes_per_sequence(&self) -> f64 {
+        self.linear_attention.map_or(0.0, |l| {
+            f64::from(self.linear_attention_layers()) * l.state_bytes()
+        })
+    }
+
+    /// Cache bytes per token over all layers at `kv_cache` precision (block scales amortized): the KV cache
+    /// of the attention layers and the indexer's keys, while the context is within the sliding window (if
+    /// any); beyond it, and for the constant state of linear attention, see [`ModelConfig::kv_cache_bytes`].
     ///
     /// # Examples
     /// ```
@@ -186,11 +259,14 @@ impl ModelConfig {
     /// ```
     #[must_use]
     pub fn kv_bytes_per_token(&self, kv_cache: Precision) -> f64 {
-        f64::from(self.layers) * self.kv_elements_per_token() as f64 * kv_cache.effective_bytes()
+        f64::from(self.attention_layers()) * self.kv_elements_per_token() as f64 * kv_cache.effective_bytes()
+            + self.indexer_bytes_per_token()
     }
 
-    /// KV-cache bytes of one sequence of `context` tokens at `kv_cache` precision: every token on full-attention
-    /// layers, at most `window` tokens on sliding-window layers.
+    /// Cache bytes of one sequence of `context` tokens at `kv_cache` precision: every token on full-attention
+    /// layers, at most `window` tokens on sliding-window layers, the indexer's key of every token, and the
+    /// constant state of the linear-attention layers ([`ModelConfig::state_bytes_per_sequence`]). What an
+    /// engine's KV pool holds for the sequence.
     ///
     /// # Examples
     /// ```
@@ -202,15 +278,18 @@ impl ModelConfig {
     /// ```
     #[must_use]
     pub fn kv_cache_bytes(&self, kv_cache: Precision, context: u64) -> f64 {
+        let attention = self.attention_layers();
         let (full_layers, window_tokens) = match self.sliding_window {
             Some(w) => (
-                self.layers - w.layers.min(self.layers),
+                attention - w.layers.min(attention),
                 f64::from(w.layers) * context.min(w.window) as f64,
             ),
-            None => (self.layers, 0.0),
+            None => (attention, 0.0),
         };
         let tokens = f64::from(full_layers) * context as f64 + window_tokens;
         tokens * self.kv_elements_per_token() as f64 * kv_cache.effective_bytes()
+            + self.indexer_bytes_per_token() * context as f64
+            + self.state_bytes_per_sequence()
     }
 
     /// Elements of the up (and gate) projection of one FFN `ffn` wide: (2 or 1)·H·F, and of the down: H·F.
@@ -219,7 +298,8 @@ impl ModelConfig {
         matrices * self.hidden as f64 * ffn as f64
     }
 
-    /// Elements of the attention projections of one layer.
+    /// Elements of the attention projections of one softmax-attention layer (MLA's, or Q with its output
+    /// gate where the model has one, K, V and O), and of its indexer.
     fn attention_elements(&self) -> f64 {
         let [h, heads, kv_heads, head_dim] =
             [self.hidden, self.heads, self.kv_heads, self.head_dim].map(|d| d as f64);
@@ -233,18 +313,44 @@ impl ModelConfig {
                     m.v_head_dim,
                 ]
                 .map(|d| d as f64);
+                let indexer = self
+                    .sparse_indexer
+                    .map_or(0.0, |i| i.projection_elements(self.hidden, m.q_lora_rank));
                 h * q_rank
                     + q_rank * heads * (nope + rope)
                     + h * (kv_rank + rope)
                     + kv_rank * heads * (nope + v)
                     + heads * v * h
+                    + indexer
             }
-            None => h * (heads + 2.0 * kv_heads) * head_dim + heads * head_dim * h,
+            None => {
+                let gate = if self.attention_output_gate { 2.0 } else { 1.0 };
+                h * (gate * heads + 2.0 * kv_heads) * head_dim + heads * head_dim * h
+            }
         }
     }
 
-    fn weight_groups(&self) -> [WeightGroup; 8] {
-        let layers = f64::from(self.layers);
+    /// Width of the attention's output, the input of its output projection: heads · head_dim, or MLA's
+    /// heads · v_head_dim.
+    #[must_use]
+    pub fn attention_width(&self) -> u64 {
+        self.mla
+            .map_or(self.heads * self.head_dim, |m| self.heads * m.v_head_dim)
+    }
+
+    /// Elements of the projections of one linear-attention layer (0 without one): the input projection
+    /// (hidden → [`LinearAttention::in_proj_width`]) and the output projection (value width → hidden).
+    fn linear_attention_elements(&self) -> f64 {
+        self.linear_attention.map_or(0.0, |l| {
+            (self.hidden * (l.in_proj_width() + l.value_width())) as f64
+        })
+    }
+
+    fn weight_groups(&self) -> [WeightGroup; 9] {
+        let (attention, linear) = (
+            f64::from(self.attention_layers()),
+            f64::from(self.linear_attention_layers()),
+        );
         let (moe_layers, dense_layers) = (f64::from(self.moe_layers()), f64::from(self.dense_layers()));
         let norm_params = if matches!(self.norm, Norm::LayerNorm) {
             2.0
@@ -254,13 +360,19 @@ impl ModelConfig {
         let mla_norms = self
             .mla
             .map_or(0.0, |m| m.q_lora_rank as f64 + m.kv_lora_rank as f64);
-        let layer_norms = layers * (2.0 * self.hidden as f64 + mla_norms) + self.hidden as f64;
+        // The indexer's key LayerNorm (γ and β) on every attention layer; linear attention's convolution,
+        // decay and gated norm on every linear layer.
+        let small = attention * self.sparse_indexer.map_or(0.0, |i| 2.0 * i.head_dim as f64)
+            + self.linear_attention.map_or(0.0, |l| linear * l.small_params());
+        let layer_norms =
+            f64::from(self.layers) * (2.0 * self.hidden as f64) + attention * mla_norms + self.hidden as f64;
         let embedding = self.vocab as f64 * self.hidden as f64;
         let group = |elements, copies, active_copies, module| WeightGroup {
             elements,
             copies,
             active_copies,
             module,
+            output: 0.0,
         };
         let (routed, shared, router) = match self.moe {
             Some(m) => (
@@ -291,7 +403,26 @@ impl ModelConfig {
         };
         let heads = if self.tied_embeddings { 0.0 } else { 1.0 };
         [
-            group(self.attention_elements(), layers, layers, Some(Module::Attention)),
+            WeightGroup {
+                output: (self.attention_width() * self.hidden) as f64,
+                ..group(
+                    self.attention_elements(),
+                    attention,
+                    attention,
+                    Some(Module::Attention),
+                )
+            },
+            WeightGroup {
+                output: self
+                    .linear_attention
+                    .map_or(0.0, |l| (l.value_width() * self.hidden) as f64),
+                ..group(
+                    self.linear_attention_elements(),
+                    linear,
+                    linear,
+                    Some(Module::Attention),
+                )
+            },
             group(
                 self.ffn_elements(self.ffn_dim),
                 dense_layers,
@@ -301,7 +432,7 @@ impl ModelConfig {
             routed,
             shared,
             router,
-            group(norm_params * layer_norms, 1.0, 1.0, None),
+            group(norm_params * layer_norms + small, 1.0, 1.0, None),
             group(embedding, 1.0, 1.0, Some(Module::Embeddings)),
             group(embedding, heads, heads, Some(Module::Head)),
         ]
@@ -312,11 +443,16 @@ impl ModelConfig {
     /// embeddings.
     #[must_use]
     pub fn modules(&self) -> Vec<Module> {
-        self.weight_groups()
-            .iter()
-            .filter(|g| g.copies > 0.0 && g.elements > 0.0)
-            .filter_map(|g| g.module)
-            .collect()
+        let mut modules: Vec<Module> = Vec::new();
+        for g in self.weight_groups() {
+            if let Some(m) = g
+                .module
+                .filter(|m| g.copies > 0.0 && g.elements > 0.0 && !modules.contains(m))
+            {
+                modules.push(m);
+            }
+        }
+        modules
     }
 
     /// Total and active parameters, derived from the structure.
@@ -355,7 +491,12 @@ impl ModelConfig {
                 let format = g
                     .module
                     .map_or_else(|| config.hidden(), |m| config.format(m).weights);
-                g.copies * format.tensor_bytes(g.elements)
+                let output = config.format(Module::AttentionOutput).weights;
+                if g.output > 0.0 && output != format {
+                    g.copies * (format.tensor_bytes(g.elements - g.output) + output.tensor_bytes(g.output))
+                } else {
+                    g.copies * format.tensor_bytes(g.elements)
+                }
             })
             .sum()
     }
@@ -450,6 +591,34 @@ impl ModelConfig {
             ];
             crate::ops::check_dims(&dims)?;
         }
+        if let Some(l) = self.linear_attention {
+            crate::ops::check_dims(&[
+                ("linear_num_key_heads", l.key_heads),
+                ("linear_num_value_heads", l.value_heads),
+                ("linear_key_head_dim", l.key_head_dim),
+                ("linear_value_head_dim", l.value_head_dim),
+                ("linear_conv_kernel_dim", l.conv_kernel),
+            ])?;
+            if l.layers > self.layers || !l.value_heads.is_multiple_of(l.key_heads) {
+                return Err(Error::InvalidInput(format!(
+                    "{}: linear attention needs at most {} layers and value heads a multiple of key heads",
+                    self.key, self.layers
+                )));
+            }
+        }
+        if let Some(i) = self.sparse_indexer {
+            crate::ops::check_dims(&[
+                ("index_n_heads", i.heads),
+                ("index_head_dim", i.head_dim),
+                ("index_topk", i.top_k),
+            ])?;
+            if self.mla.is_none() {
+                return Err(Error::InvalidInput(format!(
+                    "{}: a sparse-attention indexer needs multi-head latent attention",
+                    self.key
+                )));
+            }
+        }
         if let Some(w) = self.sliding_window {
             crate::ops::check_dims(&[("window", w.window)])?;
             if w.layers > self.layers {
@@ -468,7 +637,7 @@ impl ModelConfig {
 /// # Examples
 /// ```
 /// let presets = roofline_analysis::model_presets();
-/// assert_eq!(presets.len(), 26);
+/// assert_eq!(presets.len(), 34);
 /// assert!(presets.iter().all(|m| m.check().is_ok()));
 /// ```
 #[must_use]
@@ -498,182 +667,4 @@ pub fn find_model(key: &str) -> Result<&'static ModelConfig, Error> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::quant_config::find_quant_config;
-
-    #[test]
-    fn every_preset_is_valid_and_keys_are_the_required_ones() {
-        let keys: Vec<_> = model_presets().iter().map(|m| m.key.as_str()).collect();
-        assert_eq!(
-            keys,
-            [
-                "llama-3.1-8b",
-                "llama-3.1-70b",
-                "llama-3.1-405b",
-                "llama-3.2-1b",
-                "llama-3.2-3b",
-                "qwen2.5-7b",
-                "qwen2.5-72b",
-                "mistral-7b",
-                "mixtral-8x7b",
-                "deepseek-v3",
-                "tinyllama-1.1b",
-                "qwen3-4b",
-                "qwen3-8b",
-                "qwen3-14b",
-                "qwen3-32b",
-                "qwen3-30b-a3b",
-                "qwen3-235b-a22b",
-                "gpt-oss-20b",
-                "gpt-oss-120b",
-                "llama-4-scout",
-                "llama-4-maverick",
-                "gemma-3-12b",
-                "gemma-3-27b",
-                "deepseek-r1",
-                "kimi-k2",
-                "mistral-small-3",
-            ]
-        );
-        for m in model_presets() {
-            m.check().unwrap();
-        }
-        assert!(matches!(find_model("gpt-5"), Err(Error::UnknownModel { valid, .. }) if valid.len() == 26));
-    }
-
-    /// Published totals stated more loosely than 1 %, or including parts the model does not count: the key,
-    /// parameters the published total has and the structure lacks, and the relative tolerance.
-    const LOOSE_TOTALS: [(&str, f64, f64); 3] = [
-        // The card's "24B" covers 23.5B–24.5B; the structure gives 23.57B.
-        ("mistral-small-3", 0.0, 0.021),
-        // The card's "1T" covers 0.95T–1.05T; the structure gives 1.026T (the report's 1.04T is 1.3 % above).
-        ("kimi-k2", 0.0, 0.05),
-        // The card's 109B includes the vision encoder: 34 layers · (4·1408² + 2·1408·5632) plus the
-        // 4096 → 5120 projector (its vision_config; biases, norms and patch embedding omitted).
-        (
-            "llama-4-scout",
-            34.0 * (4.0 * 1408.0 * 1408.0 + 2.0 * 1408.0 * 5632.0) + 4096.0 * 5120.0,
-            0.01,
-        ),
-    ];
-
-    #[test]
-    fn derived_parameter_counts_match_the_published_ones() {
-        // Published totals are in each preset's `published_params` with the source cited in `source`.
-        for m in model_presets() {
-            let params = m.parameters();
-            let (not_modelled, tolerance) = LOOSE_TOTALS
-                .iter()
-                .find(|(key, ..)| *key == m.key)
-                .map_or((0.0, 0.01), |&(_, extra, tolerance)| (extra, tolerance));
-            let error = (params.total + not_modelled) / m.published_params - 1.0;
-            assert!(
-                error.abs() < tolerance,
-                "{}: {:.4e} vs {:.4e}",
-                m.key,
-                params.total,
-                m.published_params
-            );
-            if m.moe.is_none() {
-                assert_eq!(params.active, params.total, "{}", m.key);
-            }
-        }
-    }
-
-    #[test]
-    fn published_active_counts_lie_between_the_conventions() {
-        // Cards count the input embedding table as active (Mixtral, Qwen3) or not (gpt-oss), so the published
-        // active count must lie, within 1 %, between the derived active count without and with it.
-        for m in model_presets() {
-            let Some(published) = m.published_active_params else {
-                assert!(m.moe.is_none(), "{}", m.key);
-                continue;
-            };
-            let active = m.parameters().active;
-            let without_embedding = active - m.vocab as f64 * m.hidden as f64;
-            assert!(
-                published >= 0.99 * without_embedding && published <= 1.01 * active,
-                "{}: {published:.4e} outside {without_embedding:.4e}..{active:.4e}",
-                m.key
-            );
-        }
-    }
-
-    #[test]
-    fn active_parameters_of_moe_models() {
-        // Mixtral: 12.9B active (Mistral AI). Derived: 32·(41.94M attention + 2·176.16M experts) + embeddings.
-        let mixtral = find_model("mixtral-8x7b").unwrap().parameters();
-        assert!((mixtral.active / 12.9e9 - 1.0).abs() < 0.01, "{}", mixtral.active);
-        // DeepSeek-V3: 37B active (technical report). Counting both embedding matrices fully gives 37.6B;
-        // the report's rounding convention is not stated, so this check allows 2 %.
-        let deepseek = find_model("deepseek-v3").unwrap().parameters();
-        assert!((deepseek.active / 37e9 - 1.0).abs() < 0.02, "{}", deepseek.active);
-    }
-
-    #[test]
-    fn kv_cache_bytes_per_token() {
-        let check = |model: &str, kv: Precision, bytes: f64| {
-            assert_eq!(
-                find_model(model).unwrap().kv_bytes_per_token(kv),
-                bytes,
-                "{model} {kv}"
-            );
-        };
-        // Llama-3.1-8B: 2 · 32 layers · 8 KV heads · 128 · 2 B = 131,072 B.
-        check("llama-3.1-8b", Precision::Fp16, 131_072.0);
-        // Llama-3.1-70B in FP8: 2 · 80 · 8 · 128 · 1 B = 163,840 B.
-        check("llama-3.1-70b", Precision::Fp8E4M3, 163_840.0);
-        // DeepSeek-V3 MLA: 61 layers · (512 latent + 64 rotary) · 2 B = 70,272 B.
-        check("deepseek-v3", Precision::Bf16, 70_272.0);
-        // NVFP4 KV: 4.5 bits per element, scales amortized.
-        check("llama-3.1-8b", Precision::Nvfp4, 131_072.0 * 4.5 / 16.0);
-    }
-
-    #[test]
-    fn sliding_window_layers_cache_only_the_window() {
-        // Gemma 3 27B: 10 full layers and 52 layers of 1024 tokens; 2 · 16 KV heads · 128 · 2 B per layer.
-        let gemma = find_model("gemma-3-27b").unwrap();
-        let per_layer = 2.0 * 16.0 * 128.0 * 2.0;
-        assert_eq!(
-            gemma.kv_cache_bytes(Precision::Bf16, 32_768),
-            (10.0 * 32_768.0 + 52.0 * 1024.0) * per_layer
-        );
-        // Within the window every layer caches every token.
-        assert_eq!(
-            gemma.kv_cache_bytes(Precision::Bf16, 1000),
-            1000.0 * gemma.kv_bytes_per_token(Precision::Bf16)
-        );
-        // Mistral 7B v0.1 slides on every layer: the cache stops growing at 4096 tokens.
-        let mistral = find_model("mistral-7b").unwrap();
-        assert_eq!(
-            mistral.kv_cache_bytes(Precision::Bf16, 32_768),
-            mistral.kv_cache_bytes(Precision::Bf16, 4096)
-        );
-    }
-
-    #[cfg(feature = "serde")]
-    #[test]
-    fn models_serialized_before_sliding_windows_still_read() {
-        let mut json = serde_json::to_value(find_model("llama-3.1-8b").unwrap()).unwrap();
-        json.as_object_mut().unwrap().remove("sliding_window");
-        let model: ModelConfig = serde_json::from_value(json).unwrap();
-        assert_eq!(&model, find_model("llama-3.1-8b").unwrap());
-    }
-
-    #[test]
-    fn weight_bytes_follow_the_config() {
-        let llama = find_model("llama-3.1-8b").unwrap();
-        let bf16 = llama.weight_bytes(find_quant_config("bf16").unwrap());
-        // 8.03B parameters · 2 B.
-        assert!((bf16 / (2.0 * llama.parameters().total) - 1.0).abs() < 1e-9);
-        let awq = llama.weight_bytes(find_quant_config("w4a16-int4").unwrap());
-        // Linear layers at 4.156 b, 1.05B embedding + head parameters at FP16.
-        let embeddings = 2.0 * 128_256.0 * 4096.0;
-        let linear = llama.parameters().total - embeddings - (65.0 * 4096.0);
-        assert!((awq - (linear * 4.15625 / 8.0 + (embeddings + 65.0 * 4096.0) * 2.0)).abs() / awq < 1e-4);
-        // Tied embeddings are stored once.
-        let tied = find_model("llama-3.2-1b").unwrap();
-        assert!((tied.parameters().total / 1.24e9 - 1.0).abs() < 0.01);
-    }
-}
+mod tests;

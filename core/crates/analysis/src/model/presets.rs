@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use super::{MlaConfig, ModelConfig, MoeConfig, SlidingWindow};
+use super::{LinearAttention, MlaConfig, ModelConfig, MoeConfig, SlidingWindow, SparseIndexer};
 use crate::ops::Norm;
 use crate::quant_config::{LinearFormat, Module, ModuleFormat, QuantConfig};
 use roofline_base::precision::{ActivationScale, Precision};
@@ -70,6 +70,10 @@ pub(super) fn dense(
         moe: None,
         mla: None,
         sliding_window: None,
+        linear_attention: None,
+        sparse_indexer: None,
+        attention_output_gate: false,
+        mtp_layers: 0,
         published_params,
         published_active_params: None,
         source: source.to_owned(),
@@ -78,7 +82,7 @@ pub(super) fn dense(
 }
 
 pub(super) static PRESETS: LazyLock<Vec<ModelConfig>> = LazyLock::new(|| {
-    vec![
+    let mut presets = vec![
         dense(
             "llama-3.1-8b",
             "Llama 3.1 8B",
@@ -174,6 +178,7 @@ pub(super) static PRESETS: LazyLock<Vec<ModelConfig>> = LazyLock::new(|| {
                 dense_layers: 3,
             }),
             mla: Some(DEEPSEEK_V3_MLA),
+            mtp_layers: 1,
             published_active_params: Some(37e9),
             ..dense(
                 "deepseek-v3",
@@ -340,6 +345,7 @@ pub(super) static PRESETS: LazyLock<Vec<ModelConfig>> = LazyLock::new(|| {
             checkpoint: fp8_block_checkpoint(),
             moe: moe(256, 8, 1, 2048, 3),
             mla: Some(DEEPSEEK_V3_MLA),
+            mtp_layers: 1,
             published_active_params: Some(37e9),
             ..dense(
                 "deepseek-r1",
@@ -375,8 +381,194 @@ pub(super) static PRESETS: LazyLock<Vec<ModelConfig>> = LazyLock::new(|| {
             24e9,
             "huggingface.co/mistralai/Mistral-Small-24B-Base-2501 config.json; '24B parameters' per the model card",
         ),
-    ]
+    ];
+    presets.extend(served_in_2026());
+    presets
 });
+
+/// The models served in 2026 (issue 35): hybrid linear attention, DeepSeek Sparse Attention, GLM, MiniMax
+/// and Kimi-K2.5, each from its published `config.json` (core/tests/data/hf/README.md for the files).
+fn served_in_2026() -> Vec<ModelConfig> {
+    vec![
+        ModelConfig {
+            moe: moe(512, 10, 1, 512, 0),
+            linear_attention: gated_delta_net(36, 32),
+            attention_output_gate: true,
+            published_active_params: Some(3e9),
+            ..dense(
+                "qwen3-next-80b-a3b",
+                "Qwen3-Next 80B-A3B",
+                (48, 2048, 16, 2, 256),
+                (5120, 151_936, false),
+                80e9,
+                "huggingface.co/Qwen/Qwen3-Next-80B-A3B-Thinking config.json (Gated DeltaNet on 3 of 4 layers); \
+                 '80B total, 3B activated' per the model card",
+            )
+        },
+        ModelConfig {
+            moe: moe(512, 10, 1, 1024, 0),
+            linear_attention: gated_delta_net(45, 64),
+            attention_output_gate: true,
+            mtp_layers: 1,
+            published_active_params: Some(17e9),
+            ..dense(
+                "qwen3.5-397b-a17b",
+                "Qwen3.5 397B-A17B (text)",
+                (60, 4096, 32, 2, 256),
+                (1024, 248_320, false),
+                397e9,
+                "huggingface.co/Qwen/Qwen3.5-397B-A17B config.json (text_config; Gated DeltaNet on 3 of 4 layers); \
+                 '397B total, 17B activated' per the model card, the vision encoder (0.4B) not modelled",
+            )
+        },
+        ModelConfig {
+            moe: moe(256, 8, 1, 512, 0),
+            linear_attention: gated_delta_net(30, 32),
+            attention_output_gate: true,
+            mtp_layers: 1,
+            published_active_params: Some(3e9),
+            ..dense(
+                "qwen3.6-35b-a3b",
+                "Qwen3.6 35B-A3B (text)",
+                (40, 2048, 16, 2, 256),
+                (512, 248_320, false),
+                35e9,
+                "huggingface.co/nvidia/Qwen3.6-35B-A3B-NVFP4 config.json (text_config, the architecture of \
+                 Qwen/Qwen3.6-35B-A3B; Gated DeltaNet on 3 of 4 layers); '35B total, 3B activated' per the model \
+                 card, the vision encoder (0.4B) not modelled",
+            )
+        },
+        ModelConfig {
+            checkpoint: fp8_block_checkpoint(),
+            moe: moe(256, 8, 1, 2048, 3),
+            mla: Some(DEEPSEEK_V3_MLA),
+            sparse_indexer: indexer(64),
+            mtp_layers: 1,
+            published_active_params: Some(37e9),
+            ..dense(
+                "deepseek-v3.2",
+                "DeepSeek-V3.2 (MLA approximated, sparse attention)",
+                (61, 7168, 128, 128, 128),
+                (18_432, 129_280, false),
+                685e9,
+                "huggingface.co/deepseek-ai/DeepSeek-V3.2 config.json (DeepSeek-V3 with the lightning indexer: 64 \
+                 heads of 128, top 2048); 685B per the model page including the 14B MTP module (DeepSeek-V3's \
+                 671B + 14B convention), 37B active",
+            )
+        },
+        ModelConfig {
+            checkpoint: fp8_block_checkpoint(),
+            moe: moe(256, 8, 1, 2048, 3),
+            mla: Some(MlaConfig {
+                q_lora_rank: 2048,
+                kv_lora_rank: 512,
+                rope_head_dim: 64,
+                nope_head_dim: 192,
+                v_head_dim: 256,
+            }),
+            sparse_indexer: indexer(32),
+            mtp_layers: 1,
+            published_active_params: Some(40e9),
+            ..dense(
+                "glm-5",
+                "GLM-5 (MLA approximated, sparse attention)",
+                (78, 6144, 64, 64, 256),
+                (12_288, 154_880, false),
+                744e9,
+                "huggingface.co/zai-org/GLM-5-FP8 config.json (GlmMoeDsaForCausalLM: MLA with DeepSeek Sparse \
+                 Attention, 32 indexer heads); 744B total, 40B active (GLM-5 report, arXiv:2602.15763, Table 1)",
+            )
+        },
+        ModelConfig {
+            moe: moe(160, 8, 1, 1536, 3),
+            mtp_layers: 1,
+            published_active_params: Some(32e9),
+            ..dense(
+                "glm-4.6",
+                "GLM-4.6",
+                (92, 5120, 96, 8, 128),
+                (12_288, 151_552, false),
+                355e9,
+                "the Glm4MoeForCausalLM structure GLM-4.5, 4.6 and 4.7 share (zai-org/GLM-4.7-FP8 config.json as \
+                 ai-dynamo/aiconfigurator transcribes it; 1 MTP layer, partial RoPE and QK norms not modelled); \
+                 355B total, 32B active (GLM-5 report, arXiv:2602.15763, Table 1, for GLM-4.5)",
+            )
+        },
+        ModelConfig {
+            checkpoint: fp8_block_checkpoint(),
+            moe: moe(256, 8, 0, 1536, 0),
+            mtp_layers: 3,
+            published_active_params: Some(10e9),
+            ..dense(
+                "minimax-m2.5",
+                "MiniMax-M2.5",
+                (62, 3072, 48, 8, 128),
+                (1536, 200_064, false),
+                230e9,
+                "huggingface.co/MiniMaxAI/MiniMax-M2.5 config.json (intermediate_size is the experts' width; 3 MTP \
+                 modules); '230B total, 10B active' per the model card (MiniMax-M2's architecture)",
+            )
+        },
+        ModelConfig {
+            checkpoint: int4_experts_checkpoint(),
+            moe: moe(384, 8, 1, 2048, 1),
+            mla: Some(DEEPSEEK_V3_MLA),
+            published_active_params: Some(32e9),
+            ..dense(
+                "kimi-k2.5",
+                "Kimi K2.5 (text, MLA approximated)",
+                (61, 7168, 64, 64, 128),
+                (18_432, 163_840, false),
+                1e12,
+                "huggingface.co/moonshotai/Kimi-K2.5 config.json (text_config: Kimi K2's DeepSeek-V3 architecture; \
+                 routed experts in compressed-tensors INT4 groups of 32); '1T' total, '32B' activated per the model \
+                 card, the MoonViT vision encoder not modelled",
+            )
+        },
+    ]
+}
+
+/// Gated DeltaNet on `layers` layers with 16 key heads, `value_heads` value heads of 128 and a 4-tap
+/// convolution, the state in FP32 (every Qwen3-Next, Qwen3.5 and Qwen3.6 config).
+const fn gated_delta_net(layers: u32, value_heads: u64) -> Option<LinearAttention> {
+    Some(LinearAttention {
+        layers,
+        key_heads: 16,
+        value_heads,
+        key_head_dim: 128,
+        value_head_dim: 128,
+        conv_kernel: 4,
+        state: Precision::Fp32,
+    })
+}
+
+/// DeepSeek Sparse Attention's indexer: `heads` heads of 128, the top 2048 keys (DeepSeek-V3.2, GLM-5).
+const fn indexer(heads: u64) -> Option<SparseIndexer> {
+    Some(SparseIndexer {
+        heads,
+        head_dim: 128,
+        top_k: 2048,
+    })
+}
+
+/// Kimi-K2.5's checkpoint: the routed experts in INT4 groups of 32 (compressed-tensors `pack-quantized`,
+/// symmetric), run W4A16 in BF16; attention, shared experts, the dense layer and the head in BF16 (its
+/// `ignore` list).
+fn int4_experts_checkpoint() -> Option<QuantConfig> {
+    let bf16 = LinearFormat::plain(Precision::Bf16);
+    Some(QuantConfig::checkpoint(
+        "compressed-tensors (pack-quantized)",
+        LinearFormat {
+            weights: Precision::Int4G32,
+            activations: Precision::Bf16,
+            activation_scale: ActivationScale::DynamicPerTensor,
+        },
+        None,
+        [Module::Attention, Module::DenseMlp, Module::SharedExperts]
+            .map(|module| ModuleFormat { module, format: bf16 })
+            .to_vec(),
+    ))
+}
 
 /// DeepSeek-V3's multi-head latent attention, shared by DeepSeek-R1 and Kimi K2.
 const DEEPSEEK_V3_MLA: MlaConfig = MlaConfig {

@@ -1,12 +1,13 @@
 //! What a kernel of an operator computes, in enough detail to build and run it: the row-wise vector
 //! operators (norms, activations, residual adds, RoPE, quantization, softmax), embedding gathers, KV-cache
-//! copies and attention. GEMM-like operators are described by [`super::GemmShape`] instead.
+//! copies, attention, linear attention and the sparse-attention indexer. GEMM-like operators are described by [`super::GemmShape`] instead.
 //!
 //! The description is set by the operator constructors of this module's siblings
 //! ([`super::Operator::kernel`]); the FLOP and byte counts stay the constructors' own, the description only
 //! says what to run.
 
 use super::attention_shape::AttentionShape;
+use super::linear_attention_shape::LinearAttentionShape;
 
 /// What a row-wise operator does to each row of `width` elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -110,6 +111,22 @@ pub enum KernelShape {
         /// Fused, or which unfused stage.
         part: AttentionPart,
     },
+    /// Gated DeltaNet: its causal convolution, or the gated delta rule (recurrent for one token a sequence,
+    /// chunked for more).
+    LinearAttention {
+        /// The call.
+        shape: LinearAttentionShape,
+        /// The convolution (`false`) or the delta rule (`true`).
+        delta_rule: bool,
+    },
+    /// DeepSeek Sparse Attention's indexer over a contiguous cache of index keys: its FP8 logits, or with
+    /// `top_k` the selection of that many keys from them.
+    Indexer {
+        /// The indexer heads, queries and cached keys (`kv_heads` 1).
+        shape: AttentionShape,
+        /// Keys each query keeps, for the selection; `None` for the logits.
+        top_k: Option<u64>,
+    },
 }
 
 impl KernelShape {
@@ -139,6 +156,29 @@ impl KernelShape {
                     shape.head_dim
                 )
             }
+            KernelShape::LinearAttention { shape, delta_rule } => format!(
+                "{} B{}xT{}xH{}/{}xdk{}xdv{}",
+                match (delta_rule, shape.tokens) {
+                    (false, _) => "causal_conv",
+                    (true, 1) => "recurrent_delta_rule",
+                    (true, _) => "chunked_delta_rule",
+                },
+                shape.batch,
+                shape.tokens,
+                shape.value_heads,
+                shape.key_heads,
+                shape.key_head_dim,
+                shape.value_head_dim
+            ),
+            KernelShape::Indexer { shape, top_k } => format!(
+                "{} B{}xH{}xSq{}xSkv{}xd{}",
+                top_k.map_or_else(|| "indexer_logits".to_owned(), |k| format!("indexer_top{k}")),
+                shape.batch,
+                shape.heads,
+                shape.query_len,
+                shape.kv_len,
+                shape.head_dim
+            ),
         }
     }
 }

@@ -8,12 +8,17 @@
 mod attention;
 mod attention_shape;
 mod elementwise;
+mod indexer;
 mod kernel;
+mod linear_attention;
+mod linear_attention_shape;
 mod moe;
 
 pub use attention_shape::AttentionShape;
 pub use elementwise::{Activation, Norm};
 pub use kernel::{AttentionPart, KernelShape, RowKind};
+pub use linear_attention::DELTA_RULE_CHUNK;
+pub use linear_attention_shape::LinearAttentionShape;
 pub use moe::MoeShape;
 
 use std::fmt;

@@ -126,7 +126,9 @@ impl Architecture {
 
     /// Whether the architecture has the compute path `path` natively (docs/research/hardware.md §3): FP8 from
     /// Ada, Hopper and CDNA3 on (never Ampere); FP6 and FP4 only on Blackwell and CDNA4; INT4 only on Ampere
-    /// and Ada; TPUs run BF16 and INT8 only. A custom device runs every path it gives a peak for.
+    /// and Ada; TPUs run BF16 and INT8 only; Apple GPUs FP32, FP16 and BF16 (Metal Shading Language 3.1's
+    /// `bfloat`, which MLX and PyTorch's MPS backend run; Apple publishes no throughput for it). A custom
+    /// device runs every path it gives a peak for.
     #[must_use]
     pub const fn runs_path(self, path: ComputePath) -> bool {
         use Architecture as A;
@@ -142,7 +144,7 @@ impl Architecture {
             C::Fp64 => nvidia || matches!(self, A::Cdna3 | A::Cdna4),
             C::Tf32 => nvidia || matches!(self, A::Cdna3 | A::Trainium | A::Gaudi),
             C::Fp16 => !matches!(self, A::Tpu),
-            C::Bf16 => !matches!(self, A::AppleGpu),
+            C::Bf16 => true,
             C::Fp8 => !matches!(self, A::Ampere | A::Tpu | A::AppleGpu),
             C::Fp6 | C::Fp4 => blackwell || matches!(self, A::Cdna4),
             C::Int8 => !matches!(self, A::Trainium | A::AppleGpu),

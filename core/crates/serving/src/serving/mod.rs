@@ -5,11 +5,14 @@
 //! Its rules and derivations: docs/validation/serving.md and docs/design/core.md.
 
 mod engine;
+mod launch;
+mod layouts;
 mod metrics;
 #[cfg(test)]
 mod properties;
 pub mod sim;
 mod simulated;
+mod sizing;
 mod support;
 mod sweep;
 
@@ -22,13 +25,17 @@ use roofline_base::Error;
 use roofline_base::hardware::HardwareSpec;
 
 pub use engine::{Engine, EnginePreset, InFlight, Scheduler, SchedulerKind};
+pub use launch::{LaunchArg, LaunchCommand, LaunchPlan, launch_plan, model_id};
+pub use layouts::{LAYOUT_GPUS, layout_name, layouts};
 pub use metrics::{METRICS, MetricDefinition, Regime, ServingOutcome, ServingPoint, Unstable};
 pub use sim::{
     Arrival, BenchClient, ClientKind, EngineFeatures, MAX_DRAFT_TOKENS, MAX_REQUESTS, Percentile,
     SpecDecoding, SpecMethod, Summary,
 };
+pub use sizing::{Alternative, GpuCountBest, NotServed, Sizing, SizingSpec, SlaLimit};
 pub use support::{
-    EngineSupport, Scheme, engine_support, engines_running, matrices_cover, runs_scheme, schemes,
+    EngineSupport, Scheme, Unserved, engine_support, engines_running, kv_cache_dtype, matrices_cover,
+    runs_scheme, schemes, serves,
 };
 pub use sweep::{
     CONCURRENCY_GRID, ConfigFit, Sla, SlaOutcome, SlaPick, Sweep, SweepSpec, UnsupportedConfig,

@@ -319,7 +319,167 @@ const ROWS: &[Row] = &[
         &[Sm80, Sm89, Sm90],
         "vLLM supported hardware (bitsandbytes: NVIDIA up to Hopper, not AMD)",
     ),
+    (
+        Scheme::Mxfp4W4A4,
+        Engine::Vllm,
+        &[Gfx950],
+        "vLLM Quark OCP MX (quark_ocp_mx.py): native MXFP4 x MXFP4 through AITER on gfx95x (supports_mx), \
+         emulated elsewhere",
+    ),
+    (
+        Scheme::Mxfp4W4A4,
+        Engine::Sglang,
+        &[Gfx950],
+        "SGLang Quark W4A4 MXFP4 (quark_w4a4_mxfp4.py): AITER gemm_afp4wfp4, HIP only",
+    ),
 ];
+
+/// Why no engine row lists MXFP6 (either operand): vLLM emulates it, the others have no such scheme.
+const UNLISTED_BASIS: &str = "no engine serves it natively: vLLM's Quark OCP MX scheme dequantizes MXFP6 \
+     weights and quantize-dequantizes activations around a BF16 GEMM (quark_ocp_mx.py: kernels for MXFP6 \
+     are not yet integrated); SGLang and TensorRT-LLM list no MXFP6 scheme";
+
+/// One KV-cache row: engine, the cache format, the engine's setting for it, the columns it runs on, and
+/// where that is said.
+type KvRow = (Engine, Precision, &'static str, &'static [Column], &'static str);
+
+/// The KV-cache formats each engine stores beyond the model's own 16-bit type (`auto`).
+const KV_ROWS: &[KvRow] = &[
+    (
+        Engine::Vllm,
+        Precision::Fp8E4M3,
+        "fp8",
+        FP8_GPUS,
+        "vLLM --kv-cache-dtype (vllm/config/cache.py CacheDType; fp8 = E4M3)",
+    ),
+    (
+        Engine::Vllm,
+        Precision::Fp8E5M2,
+        "fp8_e5m2",
+        NVIDIA,
+        "vLLM --kv-cache-dtype (CacheDType; E5M2 on CUDA only)",
+    ),
+    (
+        Engine::Vllm,
+        Precision::Nvfp4,
+        "nvfp4",
+        &[Sm100, Sm120],
+        "vLLM --kv-cache-dtype nvfp4 (CacheDType @002f10e; FP4 needs Blackwell)",
+    ),
+    (
+        Engine::Sglang,
+        Precision::Fp8E4M3,
+        "fp8_e4m3",
+        FP8_GPUS,
+        "SGLang --kv-cache-dtype (server_args.py)",
+    ),
+    (
+        Engine::Sglang,
+        Precision::Fp8E5M2,
+        "fp8_e5m2",
+        NVIDIA,
+        "SGLang --kv-cache-dtype (server_args.py; CUDA 11.8+)",
+    ),
+    (
+        Engine::Sglang,
+        Precision::Mxfp4,
+        "fp4_e2m1",
+        &[Sm100, Sm120],
+        "SGLang --kv-cache-dtype fp4_e2m1 (server_args.py: MXFP4 only, CUDA 12.8+)",
+    ),
+    (
+        Engine::TrtLlm,
+        Precision::Fp8E4M3,
+        "fp8",
+        &[Sm89, Sm90, Sm100, Sm120],
+        "TensorRT-LLM KvCacheConfig.dtype (llmapi/llm_args.py)",
+    ),
+    (
+        Engine::TrtLlm,
+        Precision::Nvfp4,
+        "nvfp4",
+        &[Sm100, Sm120],
+        "TensorRT-LLM KvCacheConfig.dtype nvfp4 (features/quantization.md, Blackwell)",
+    ),
+];
+
+/// The value of `engine`'s KV-cache setting that stores a cache of `kv` on `arch`, and where the engine
+/// lists it: `auto` (the model's own type) for a 16- or 32-bit cache; `None` when the engine has no such
+/// cache there.
+///
+/// # Examples
+/// ```
+/// use roofline_base::{Architecture, Precision};
+/// use roofline_serving::{Engine, kv_cache_dtype};
+/// assert_eq!(kv_cache_dtype(Engine::Vllm, Precision::Fp8E4M3, Architecture::Hopper).unwrap().0, "fp8");
+/// assert_eq!(kv_cache_dtype(Engine::Sglang, Precision::Bf16, Architecture::Hopper).unwrap().0, "auto");
+/// // NVFP4 KV needs Blackwell; SGLang's FP4 cache is MXFP4.
+/// assert!(kv_cache_dtype(Engine::Vllm, Precision::Nvfp4, Architecture::Hopper).is_none());
+/// assert!(kv_cache_dtype(Engine::Sglang, Precision::Nvfp4, Architecture::Blackwell).is_none());
+/// ```
+#[must_use]
+pub fn kv_cache_dtype(
+    engine: Engine,
+    kv: Precision,
+    arch: Architecture,
+) -> Option<(&'static str, &'static str)> {
+    if matches!(kv, Precision::Bf16 | Precision::Fp16 | Precision::Fp32) {
+        return Some(("auto", "the model's own type (every engine's default)"));
+    }
+    let column = Column::of(arch)?;
+    KV_ROWS
+        .iter()
+        .find(|(e, p, _, columns, _)| *e == engine && *p == kv && columns.contains(&column))
+        .map(|(_, _, value, _, source)| (*value, *source))
+}
+
+/// Why an engine does not serve a config: the sentence naming the engine, the scheme or cache and the
+/// architecture, with the matrix cell behind it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unserved(pub String);
+
+impl std::fmt::Display for Unserved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unserved {}
+
+/// Whether `engine` serves `config` on `arch`: every linear scheme natively and its KV cache.
+///
+/// # Errors
+/// [`Unserved`]: why not.
+pub fn serves(engine: Engine, config: &QuantConfig, arch: Architecture) -> Result<(), Unserved> {
+    for scheme in schemes(config) {
+        if !runs_scheme(engine, scheme, arch) {
+            let basis = match row_for(engine, scheme) {
+                Some((.., source)) => (*source).to_owned(),
+                None if scheme == Scheme::Unlisted => UNLISTED_BASIS.to_owned(),
+                None => format!("no {} row for {}", engine.name(), scheme.name()),
+            };
+            return Err(Unserved(format!(
+                "{} does not serve {} ({}) on {}: {basis}",
+                engine.name(),
+                config.name,
+                scheme.name(),
+                arch.name()
+            )));
+        }
+    }
+    let kv = config.kv_cache;
+    if kv_cache_dtype(engine, kv, arch).is_none() {
+        return Err(Unserved(format!(
+            "{} has no {} KV cache on {} ({} keeps {} in it)",
+            engine.name(),
+            kv.name(),
+            arch.name(),
+            config.name,
+            kv.name()
+        )));
+    }
+    Ok(())
+}
 
 /// Whether one engine runs a config on an architecture, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -393,6 +553,7 @@ pub fn engine_support(config: &QuantConfig, arch: Architecture) -> Vec<EngineSup
                     let cell = match row_for(engine, s) {
                         Some((.., source)) if runs_scheme(engine, s, arch) => format!("yes ({source})"),
                         Some((.., source)) => format!("not on {} ({source})", arch.name()),
+                        None if s == Scheme::Unlisted => format!("not listed: {UNLISTED_BASIS}"),
                         None => "not listed".to_owned(),
                     };
                     format!("{}: {cell}", s.name())
@@ -450,6 +611,49 @@ mod tests {
         }
         // Architectures outside the matrices run none.
         assert!(engines("bf16", A::Tpu).is_empty());
+    }
+
+    #[test]
+    fn mx_formats_are_served_only_where_an_engine_has_kernels() {
+        use Architecture as A;
+        // MXFP4 x MXFP4: AITER on gfx950 (vLLM's and SGLang's Quark schemes); no NVIDIA engine lists it.
+        assert_eq!(engines("mxfp4-w4a4", A::Cdna4), [Engine::Vllm, Engine::Sglang]);
+        assert!(engines("mxfp4-w4a4", A::Blackwell).is_empty());
+        // MXFP6 on either side: vLLM emulates it, so no engine serves it, and the reason says so.
+        let mxfp6 = find_quant_config("mxfp6-e3m2").unwrap();
+        let why = serves(Engine::Vllm, mxfp6, A::Blackwell).unwrap_err().0;
+        assert!(
+            why.starts_with("vLLM does not serve MXFP6 E3M2 (unlisted scheme) on Blackwell")
+                && why.contains("dequantizes MXFP6"),
+            "{why}"
+        );
+        let vllm = engine_support(mxfp6, A::Cdna4).remove(0);
+        assert!(
+            vllm.basis.contains("not listed: no engine serves it natively"),
+            "{}",
+            vllm.basis
+        );
+        assert!(engines("mxfp4-w-mxfp6-a", A::Cdna4).is_empty());
+    }
+
+    #[test]
+    fn serving_needs_the_kv_cache_too() {
+        use Architecture as A;
+        let fp8 = find_quant_config("fp8").unwrap();
+        assert_eq!(serves(Engine::Vllm, fp8, A::Hopper), Ok(()));
+        // FP8 + NVFP4 KV: vLLM and TensorRT-LLM store NVFP4 caches on Blackwell; SGLang's FP4 cache is MXFP4.
+        let fp4_kv = find_quant_config("fp8-nvfp4-kv").unwrap();
+        assert_eq!(serves(Engine::Vllm, fp4_kv, A::Blackwell), Ok(()));
+        assert_eq!(serves(Engine::TrtLlm, fp4_kv, A::Blackwell), Ok(()));
+        let why = serves(Engine::Sglang, fp4_kv, A::Blackwell).unwrap_err().0;
+        assert_eq!(
+            why,
+            "SGLang has no NVFP4 KV cache on Blackwell (FP8 + NVFP4 KV keeps NVFP4 in it)"
+        );
+        // The linear layers are checked first: W8A8 INT8 on Blackwell has no CUTLASS kernel in vLLM.
+        let int8 = find_quant_config("w8a8-int8").unwrap();
+        let why = serves(Engine::Vllm, int8, A::Blackwell).unwrap_err().0;
+        assert!(why.contains("#25935"), "{why}");
     }
 
     #[test]

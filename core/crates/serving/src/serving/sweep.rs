@@ -17,10 +17,11 @@ use super::{
     ServingOutcome, ServingPoint, ServingWorkload, Unstable,
 };
 
-/// Concurrencies a sweep visits: 1 to 512 in steps of about √2, the grid serving benchmarks use
-/// (InferenceX and `vllm bench sweep` run powers of two; the halves between them resolve the knee).
-pub const CONCURRENCY_GRID: [u32; 18] = [
-    1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512,
+/// Concurrencies a sweep visits: 1 to 2048 in steps of about √2, the grid serving benchmarks use
+/// (InferenceX and `vllm bench sweep` run powers of two; the halves between them resolve the knee), up to
+/// SGLang's and TensorRT-LLM's default of 2048 running requests.
+pub const CONCURRENCY_GRID: [u32; 22] = [
+    1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048,
 ];
 
 /// The grid capped at, and including, `max_fit` (the most sequences that fit): every grid value below it,
@@ -54,7 +55,8 @@ pub struct SweepSpec<'a> {
     pub parallelisms: &'a [Parallelism],
     /// ISL and OSL.
     pub workload: ServingWorkload,
-    /// Loads to predict; empty: the concurrency grid up to the most that fit ([`concurrency_grid`]).
+    /// Loads to predict; empty: the concurrency grid up to the most that fit or the engine runs at once,
+    /// whichever is fewer ([`concurrency_grid`]).
     pub loads: &'a [Load],
     /// Whose defaults to take.
     pub engine: Engine,
@@ -228,7 +230,8 @@ pub fn sweep(spec: &SweepSpec<'_>) -> Result<Sweep, Error> {
             }
             let grid: Vec<Load>;
             let loads = if spec.loads.is_empty() {
-                grid = concurrency_grid(memory.max_sequences)
+                // Beyond the engine's max_seqs requests only queue: more concurrency adds TTFT, not output.
+                grid = concurrency_grid(memory.max_sequences.min(preset.in_flight.max_seqs))
                     .into_iter()
                     .map(Load::Concurrency)
                     .collect();
@@ -550,7 +553,8 @@ mod tests {
         assert_eq!(concurrency_grid(202).last(), Some(&202));
         assert_eq!(concurrency_grid(202).len(), 16);
         assert_eq!(concurrency_grid(5000), CONCURRENCY_GRID);
-        assert_eq!(concurrency_grid(512), CONCURRENCY_GRID);
+        assert_eq!(concurrency_grid(2048), CONCURRENCY_GRID);
+        assert_eq!(concurrency_grid(1024).last(), Some(&1024));
     }
 
     #[test]

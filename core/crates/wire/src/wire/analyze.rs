@@ -61,18 +61,37 @@ pub struct AnalyzeRequest {
     pub precisions: Option<Vec<Precision>>,
 }
 
-/// `POST /api/analyze` response.
+/// `POST /api/analyze` response. `M` and `P` are the measured and the predicted points: [`RooflinePoint`]s on
+/// the wire (the default, the only form that serializes), the domain's `MeasuredPoint` and `PredictedPoint` in
+/// the endpoint and the page ([`AnalyzeResponse::map`] converts).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AnalyzeResponse {
+pub struct AnalyzeResponse<M = RooflinePoint, P = RooflinePoint> {
     /// Display name of the hardware the prediction used.
     pub hardware: String,
     /// Catalog key of that hardware.
     #[serde(default)]
     pub hardware_key: String,
     /// One predicted point per requested precision the device supports.
-    pub simulated: Vec<RooflinePoint>,
+    pub simulated: Vec<P>,
     /// Measured points (empty when nothing was measured).
-    pub measured: Vec<RooflinePoint>,
+    pub measured: Vec<M>,
     /// Every precision that could not be predicted or measured, with the reason.
     pub failed: Vec<Failure>,
+}
+
+impl<M, P> AnalyzeResponse<M, P> {
+    /// The same answer with its points converted by `measured` and `predicted` (to the wire and back).
+    pub fn map<'a, N, Q>(
+        &'a self,
+        measured: impl Fn(&'a M) -> N,
+        predicted: impl Fn(&'a P) -> Q,
+    ) -> AnalyzeResponse<N, Q> {
+        AnalyzeResponse {
+            hardware: self.hardware.clone(),
+            hardware_key: self.hardware_key.clone(),
+            simulated: self.simulated.iter().map(predicted).collect(),
+            measured: self.measured.iter().map(measured).collect(),
+            failed: self.failed.clone(),
+        }
+    }
 }

@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::error::Failure;
-use super::point::RooflinePoint;
+use super::point::{RooflinePoint, wire_error_pct};
+use roofline_analysis::measurement::{MeasuredPoint, PredictedPoint};
 use roofline_base::hardware::Mode;
 use roofline_base::precision::Precision;
 
@@ -35,9 +36,14 @@ pub struct BenchmarkJob {
     pub events_url: String,
 }
 
-/// SSE `point` event of a benchmark job: one measured point and its prediction.
+/// SSE `point` event of a benchmark job: one measured point and its prediction. `M` and `P` are the measured
+/// and the predicted point: [`RooflinePoint`]s on the wire (the default, the only form that serializes), the
+/// domain's `MeasuredPoint` and `PredictedPoint` in the endpoint and the page ([`BenchmarkPointEvent::map`]
+/// converts).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BenchmarkPointEvent {
+// An absent optional point is `None`: no `Default` asked of the point types.
+#[serde(bound(deserialize = "M: Deserialize<'de>, P: Deserialize<'de>"))]
+pub struct BenchmarkPointEvent<M = RooflinePoint, P = RooflinePoint> {
     /// Job id.
     pub job_id: String,
     /// Index of this point in the job (0-based, over shapes × precisions).
@@ -45,13 +51,56 @@ pub struct BenchmarkPointEvent {
     /// Points the job will try.
     pub total: u32,
     /// The measured point.
-    pub point: RooflinePoint,
+    pub point: M,
     /// The roofline prediction for the same operator on `hardware_key`, when one was asked for and exists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub predicted: Option<RooflinePoint>,
+    pub predicted: Option<P>,
     /// (measured − predicted) / predicted time, in percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_pct: Option<f64>,
+}
+
+impl BenchmarkPointEvent<MeasuredPoint, PredictedPoint> {
+    /// Point `index` of the `total` of job `job_id`, measured beside `predicted`; its error is
+    /// [`wire_error_pct`], the figure this event has always sent.
+    #[must_use]
+    pub fn new(
+        job_id: String,
+        index: u32,
+        total: u32,
+        point: MeasuredPoint,
+        predicted: Option<PredictedPoint>,
+    ) -> Self {
+        let error_pct = predicted
+            .as_ref()
+            .map(|p| wire_error_pct(point.time_s(), p.time_s));
+        BenchmarkPointEvent {
+            job_id,
+            index,
+            total,
+            point,
+            predicted,
+            error_pct,
+        }
+    }
+}
+
+impl<M, P> BenchmarkPointEvent<M, P> {
+    /// The same event with its points converted by `measured` and `predicted` (to the wire and back).
+    pub fn map<'a, N, Q>(
+        &'a self,
+        measured: impl Fn(&'a M) -> N,
+        predicted: impl Fn(&'a P) -> Q,
+    ) -> BenchmarkPointEvent<N, Q> {
+        BenchmarkPointEvent {
+            job_id: self.job_id.clone(),
+            index: self.index,
+            total: self.total,
+            point: measured(&self.point),
+            predicted: self.predicted.as_ref().map(predicted),
+            error_pct: self.error_pct,
+        }
+    }
 }
 
 /// SSE `failed` event of a benchmark job: a point that produced no measurement.

@@ -24,7 +24,7 @@ pub use calibration::{
 };
 pub use device::{DeviceInfo, Health, NvmlStatus};
 pub use error::{ErrorBody, ErrorCode, Failure};
-pub use point::{Bottleneck, PointSource, RooflinePoint};
+pub use point::{Bottleneck, PointSource, RooflinePoint, wire_error_pct};
 pub use results::{
     DEFAULT_RESULTS_LIMIT, DeleteResultsQuery, DeletedResults, MAX_RESULTS_LIMIT, ResultsPage, ResultsQuery,
     StoredResult,

@@ -1,10 +1,10 @@
 //! One point on the roofline ([`RooflinePoint`], the seed-compatible shape in µs, TFLOP/s and an `MxNxK`
-//! label) and its conversions: from a prediction, and to and from the domain [`MeasuredPoint`] (the only place
-//! those units appear).
+//! label) and its conversions to and from the domain's [`MeasuredPoint`] and [`PredictedPoint`] (the only
+//! place those units appear), exact both ways: a point written here reads back as the point it was.
 
 use serde::{Deserialize, Serialize};
 
-use roofline_analysis::measurement::{MeasuredOp, MeasuredPoint, Measurement};
+use roofline_analysis::measurement::{MeasuredOp, MeasuredPoint, Measurement, PredictedPoint};
 use roofline_analysis::ops::{GemmShape, OpKind, OperandPrecisions, Operator};
 use roofline_analysis::roofline::{Bound, Prediction};
 use roofline_base::hardware::Mode;
@@ -47,6 +47,17 @@ impl Bottleneck {
             Bottleneck::Compute => "compute",
             Bottleneck::Interconnect => "interconnect",
             Bottleneck::Unknown => "unknown",
+        }
+    }
+
+    /// The bound it names; `None` for [`Bottleneck::Unknown`].
+    #[must_use]
+    pub const fn bound(self) -> Option<Bound> {
+        match self {
+            Bottleneck::Memory => Some(Bound::Memory),
+            Bottleneck::Compute => Some(Bound::Compute),
+            Bottleneck::Interconnect => Some(Bound::Interconnect),
+            Bottleneck::Unknown => None,
         }
     }
 }
@@ -114,48 +125,39 @@ pub struct RooflinePoint {
 }
 
 impl RooflinePoint {
-    /// A simulated point from a prediction. A weight-only GEMM (W4A16) is labelled as one and carries its
-    /// weight format, never its activations' (FP16) as if it were an FP16 GEMM.
+    /// A simulated point from a prediction ([`PredictedPoint::of`]).
     #[must_use]
     pub fn simulated(op: &Operator, prediction: &Prediction) -> RooflinePoint {
-        let operands = op.precisions;
-        let (precision, label) = if operands.is_weight_only() {
-            (
-                operands.weight,
-                format!(
-                    "{} [{} weight-only: {} weights, {} activations]",
-                    op.name,
-                    operands.width_label(),
-                    operands.weight,
-                    operands.activation
-                ),
-            )
-        } else {
-            let precision = operands.compute();
-            (precision, format!("{} [{precision}]", op.name))
-        };
+        RooflinePoint::from(&PredictedPoint::of(op, prediction))
+    }
+}
+
+impl From<&PredictedPoint> for RooflinePoint {
+    /// The wire point of a prediction: time in µs, attainable TFLOP/s and GB/s.
+    fn from(p: &PredictedPoint) -> RooflinePoint {
         RooflinePoint {
-            ai: prediction.arithmetic_intensity,
-            tflops: prediction.attainable_flop_per_s / TERA,
-            time_us: prediction.time_s / MICRO,
-            precision,
-            shape: op.shape.clone(),
-            kind: Some(op.kind),
-            label,
+            ai: p.arithmetic_intensity,
+            tflops: p.attainable_flop_per_s / TERA,
+            time_us: p.time_s / MICRO,
+            precision: p.precision,
+            shape: p.shape.clone(),
+            kind: Some(p.kind),
+            label: p.label.clone(),
             source: PointSource::Simulated,
-            bottleneck: prediction.bound.into(),
-            bandwidth_gb_s: Some(prediction.bytes / prediction.time_s / 1e9),
-            operands: Some(op.precisions),
+            bottleneck: p.bound.into(),
+            bandwidth_gb_s: Some(p.bytes / p.time_s / GIGA),
+            operands: Some(p.operands),
             measurement: None,
-            mode: Some(prediction.mode),
+            mode: Some(p.mode),
             activation_quantization: None,
         }
     }
+}
 
+impl From<&MeasuredPoint> for RooflinePoint {
     /// The wire point of a measurement, with the bound of its prediction (`unknown` without one): time in
     /// µs, achieved TFLOP/s and GB/s, the `MxNxK` label of a matmul.
-    #[must_use]
-    pub fn measured(point: &MeasuredPoint, bottleneck: Bottleneck) -> RooflinePoint {
+    fn from(point: &MeasuredPoint) -> RooflinePoint {
         RooflinePoint {
             ai: point.arithmetic_intensity(),
             tflops: point.achieved_flop_per_s() / TERA,
@@ -165,7 +167,7 @@ impl RooflinePoint {
             kind: Some(point.op.kind()),
             label: point.label.clone(),
             source: PointSource::Measured,
-            bottleneck,
+            bottleneck: point.bound.map_or(Bottleneck::Unknown, Bottleneck::from),
             bandwidth_gb_s: Some(point.achieved_bytes_per_s() / GIGA),
             operands: Some(point.operands),
             measurement: Some(point.measurement.clone()),
@@ -178,9 +180,11 @@ impl RooflinePoint {
 impl From<&RooflinePoint> for MeasuredPoint {
     /// Reads a wire point as a measurement. A GEMM or GEMV point (or an older record without a kind) whose
     /// shape is `MxNxK` is a [`MeasuredOp::Matmul`]; anything else keeps its kind and label. The operands are
-    /// `precision` with its default output where the record does not list them; FLOPs and bytes come from
-    /// the achieved TFLOP/s and GB/s (or the arithmetic intensity) times the time; a record without a
-    /// measurement (a simulated point, an older import) has only its `time_us` as the median and no device.
+    /// `precision` with its default output where the record does not list them. The time is the
+    /// measurement's median; FLOPs and bytes are those whose achieved TFLOP/s, GB/s and arithmetic intensity
+    /// are the record's to the bit (what [`RooflinePoint::from`] wrote reads back as the point it was), else
+    /// the figures times the time. A record without a measurement (a simulated point, an older import) has
+    /// only its `time_us` as the median and no device.
     fn from(p: &RooflinePoint) -> MeasuredPoint {
         let matmul = match p.kind {
             None | Some(OpKind::Gemm | OpKind::Gemv) => p.shape.parse::<GemmShape>().ok(),
@@ -193,13 +197,11 @@ impl From<&RooflinePoint> for MeasuredPoint {
             },
             MeasuredOp::Matmul,
         );
-        let time_s = p.time_us * MICRO;
-        let flops = p.tflops * TERA * time_s;
-        let bytes = match p.bandwidth_gb_s {
-            Some(gb_s) => gb_s * GIGA * time_s,
-            None if p.ai > 0.0 => flops / p.ai,
-            None => 0.0,
-        };
+        let time_s = p.measurement.as_ref().map_or_else(
+            || nearest(p.time_us * MICRO, p.time_us, |t| t / MICRO),
+            |m| m.median_s,
+        );
+        let (flops, bytes) = measured_work(p, time_s);
         MeasuredPoint {
             op,
             operands: p.operands.unwrap_or_else(|| p.precision.into()),
@@ -212,261 +214,93 @@ impl From<&RooflinePoint> for MeasuredPoint {
                 ..Measurement::default()
             }),
             activation_quantization: p.activation_quantization,
+            bound: p.bottleneck.bound(),
         }
     }
+}
+
+impl From<&RooflinePoint> for PredictedPoint {
+    /// Reads a wire point as a prediction: time, attainable FLOP/s and bytes those whose µs, TFLOP/s and GB/s
+    /// are the record's to the bit (what [`RooflinePoint::from`] wrote reads back as the point it was). An
+    /// older record without a kind is a GEMM (a GEMV when `M` is 1), without operands `precision` with its
+    /// default output, without a mode or a bound the defaults (reference, memory).
+    fn from(p: &RooflinePoint) -> PredictedPoint {
+        let attainable_flop_per_s = nearest(p.tflops * TERA, p.tflops, |f| f / TERA);
+        let time_s = p.time_us * MICRO;
+        // Time and bytes together: not every time whose µs are the record's has bytes giving its GB/s.
+        let (time_s, bytes) = match p.bandwidth_gb_s {
+            Some(gb_s) => preimages(time_s, p.time_us, |t| t / MICRO)
+                .find_map(|t| {
+                    preimages(gb_s * GIGA * t, gb_s, |b| b / t / GIGA)
+                        .next()
+                        .map(|b| (t, b))
+                })
+                .unwrap_or((time_s, gb_s * GIGA * time_s)),
+            None => (time_s, attainable_flop_per_s * time_s / p.ai),
+        };
+        let kind = p.kind.unwrap_or(match p.shape.parse::<GemmShape>() {
+            Ok(shape) if shape.m <= 1 => OpKind::Gemv,
+            _ => OpKind::Gemm,
+        });
+        PredictedPoint {
+            label: p.label.clone(),
+            shape: p.shape.clone(),
+            kind,
+            operands: p.operands.unwrap_or_else(|| p.precision.into()),
+            precision: p.precision,
+            arithmetic_intensity: p.ai,
+            attainable_flop_per_s,
+            time_s,
+            bytes,
+            bound: p.bottleneck.bound().unwrap_or(Bound::Memory),
+            mode: p.mode.unwrap_or_default(),
+        }
+    }
+}
+
+/// (measured − predicted) / predicted time, in percent, from the two times in µs as the wire sends them: the
+/// `error_pct` of a benchmark point, the same to the bit as the endpoint has always computed it.
+#[must_use]
+pub fn wire_error_pct(measured_s: f64, predicted_s: f64) -> f64 {
+    let (measured_us, predicted_us) = (measured_s / MICRO, predicted_s / MICRO);
+    (measured_us - predicted_us) / predicted_us * 100.0
+}
+
+/// How far from a figure converted back to base units [`preimages`] looks, in ULPs each way: the two
+/// conversions of a figure (to the seed unit and back) are each a few roundings, a handful of ULPs at most.
+const ULPS: usize = 16;
+
+/// The values near `approx` whose figure `forward` is `target` to the bit, nearest first: the nearest whole
+/// number (an operator's FLOPs and bytes mostly are), then `approx` and its neighbours up to [`ULPS`] away.
+fn preimages(approx: f64, target: f64, forward: impl Fn(f64) -> f64) -> impl Iterator<Item = f64> {
+    let mut candidates = vec![approx.round(), approx];
+    let (mut up, mut down) = (approx, approx);
+    for _ in 0..ULPS {
+        (up, down) = (up.next_up(), down.next_down());
+        candidates.extend([up, down]);
+    }
+    candidates.into_iter().filter(move |&x| forward(x) == target)
+}
+
+/// The first of [`preimages`], else `approx`.
+fn nearest(approx: f64, target: f64, forward: impl Fn(f64) -> f64) -> f64 {
+    preimages(approx, target, forward).next().unwrap_or(approx)
+}
+
+/// FLOPs and bytes of the measured wire point `p` taking `time_s`: a pair whose achieved TFLOP/s, GB/s and
+/// arithmetic intensity are the record's to the bit, else the figures times the time (bytes from the
+/// arithmetic intensity in an older record without the bandwidth).
+fn measured_work(p: &RooflinePoint, time_s: f64) -> (f64, f64) {
+    let flops = p.tflops * TERA * time_s;
+    let Some(gb_s) = p.bandwidth_gb_s else {
+        return (flops, if p.ai > 0.0 { flops / p.ai } else { 0.0 });
+    };
+    let bytes = gb_s * GIGA * time_s;
+    let bytes_candidates: Vec<f64> = preimages(bytes, gb_s, |b| b / time_s / GIGA).collect();
+    preimages(flops, p.tflops, |f| f / time_s / TERA)
+        .find_map(|f| bytes_candidates.iter().find(|&&b| f / b == p.ai).map(|&b| (f, b)))
+        .unwrap_or((flops, bytes))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bottlenecks_keep_the_original_spelling_and_read_unknown_values() {
-        for (b, text) in [
-            (Bottleneck::Memory, "\"memory\""),
-            (Bottleneck::Compute, "\"compute\""),
-            (Bottleneck::Unknown, "\"unknown\""),
-        ] {
-            assert_eq!(serde_json::to_string(&b).unwrap(), text);
-            assert_eq!(serde_json::from_str::<Bottleneck>(text).unwrap(), b);
-        }
-        // A value from a newer endpoint is not an error: it reads as unknown.
-        assert_eq!(
-            serde_json::from_str::<Bottleneck>("\"l2\"").unwrap(),
-            Bottleneck::Unknown
-        );
-        assert_eq!(Bottleneck::from(Bound::Compute), Bottleneck::Compute);
-    }
-
-    /// A measured point as `gpu-endpoint bench --json` wrote it (docs/validation/data/h100-sxm/ours.json, the
-    /// first point): an H100 SXM FP16 GEMV through cuBLASLt.
-    const H100_GEMV: &str = r#"{"ai":0.9995119570522206,"tflops":1.913459917596005,"time_us":17.535999417304993,"precision":"FP16","shape":"1x4096x4096","label":"GEMV 1x4096x4096 [FP16] measured","source":"measured","bottleneck":"memory","bandwidth_gb_s":1914.3942241963935,"operands":{"weight":"FP16","activation":"FP16","output":"FP16"},"measurement":{"backend":"cuda","library":"cuBLASLt 13.1.0","kernel":"cublasLtMatmul FP16, FP32 accumulate algo id 66 (best of 8 heuristic results, rank 1), TN, compute CUBLAS_COMPUTE_32F","device_name":"NVIDIA H100 80GB HBM3","versions":[["endpoint","0.1.0"],["driver","580.159.04"]],"median_s":1.753599941730499e-5,"p10_s":1.7376000061631202e-5,"p90_s":5.503999814391136e-5,"samples":1000,"l2_flushed":true,"verified":true,"sm_clock_mhz":1980.0,"power_w":158.879,"temperature_c":39.0,"throttle_reasons":[],"timestamp_unix_s":1795426063.3701894}}"#;
-
-    fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
-    }
-
-    #[test]
-    fn todays_json_reads_and_writes_back_unchanged() {
-        let point: RooflinePoint = serde_json::from_str(H100_GEMV).unwrap();
-        let written: serde_json::Value = serde_json::to_value(&point).unwrap();
-        assert_eq!(
-            written,
-            serde_json::from_str::<serde_json::Value>(H100_GEMV).unwrap()
-        );
-    }
-
-    #[test]
-    fn a_wire_point_is_a_measured_matmul_in_base_units() {
-        let wire: RooflinePoint = serde_json::from_str(H100_GEMV).unwrap();
-        let point = MeasuredPoint::from(&wire);
-        assert_eq!(
-            point.op,
-            MeasuredOp::Matmul(GemmShape {
-                batch: 1,
-                m: 1,
-                n: 4096,
-                k: 4096
-            })
-        );
-        assert_eq!(point.op.kind(), OpKind::Gemv);
-        assert_eq!(point.time_s(), 1.753599941730499e-5);
-        // y[4096] = W[4096, 4096] · x[4096] in FP16: 2·4096² = 33,554,432 FLOP and 33,570,816 B.
-        assert!(
-            (point.flops - 33_554_432.0).abs() < 1e-3 * 33_554_432.0,
-            "{}",
-            point.flops
-        );
-        assert!(
-            (point.bytes - 33_570_816.0).abs() < 1e-3 * 33_570_816.0,
-            "{}",
-            point.bytes
-        );
-        assert!(close(point.achieved_flop_per_s(), 1.913459917596005e12));
-        assert_eq!(point.measurement.device_name, "NVIDIA H100 80GB HBM3");
-        // And back: the same point on the wire, up to the last bit of the unit conversions.
-        let back = RooflinePoint::measured(&point, Bottleneck::Memory);
-        assert!(close(back.time_us, wire.time_us) && close(back.tflops, wire.tflops));
-        assert!(close(back.ai, wire.ai));
-        assert!(close(back.bandwidth_gb_s.unwrap(), wire.bandwidth_gb_s.unwrap()));
-        assert_eq!(
-            (
-                &back.shape,
-                &back.label,
-                back.precision,
-                back.operands,
-                &back.measurement
-            ),
-            (
-                &wire.shape,
-                &wire.label,
-                wire.precision,
-                wire.operands,
-                &wire.measurement
-            )
-        );
-        assert_eq!(
-            (back.kind, back.source, back.mode),
-            (Some(OpKind::Gemv), PointSource::Measured, None)
-        );
-    }
-
-    #[test]
-    fn measured_points_survive_the_wire() {
-        // A W4A16 GEMV: INT4 group-128 weights, FP16 activations, labelled with its weight format.
-        let operands = OperandPrecisions {
-            weight: Precision::Int4G128,
-            activation: Precision::Fp16,
-            output: Precision::Fp16,
-        };
-        let op = Operator::gemv(4096, 4096, operands).unwrap();
-        let measurement = Measurement {
-            median_s: 12e-6,
-            device_name: "NVIDIA H100 80GB HBM3".into(),
-            ..Measurement::default()
-        };
-        let point = MeasuredPoint::of_operator(&op, Precision::Int4G128, " W4A16-dequant", measurement);
-        assert_eq!(point.label, "GEMV 1x4096x4096 [INT4_G128 W4A16-dequant] measured");
-        let json = serde_json::to_string(&RooflinePoint::measured(&point, Bottleneck::Memory)).unwrap();
-        let back = MeasuredPoint::from(&serde_json::from_str::<RooflinePoint>(&json).unwrap());
-        assert!(close(back.flops, point.flops) && close(back.bytes, point.bytes));
-        assert_eq!(
-            (
-                back.op,
-                back.operands,
-                back.precision,
-                back.label,
-                back.measurement
-            ),
-            (
-                point.op,
-                point.operands,
-                point.precision,
-                point.label,
-                point.measurement
-            )
-        );
-    }
-
-    #[test]
-    fn other_operators_and_older_records_keep_what_they_say() {
-        let wire: RooflinePoint = serde_json::from_str(H100_GEMV).unwrap();
-        // A model step's attention over 32 heads × 256 cached tokens × 64 dims: its label reads like a matmul
-        // shape, but it is no GEMM.
-        let attention = RooflinePoint {
-            kind: Some(OpKind::Attention),
-            shape: "32x256x64".into(),
-            ..wire.clone()
-        };
-        assert_eq!(
-            MeasuredPoint::from(&attention).op,
-            MeasuredOp::Other {
-                kind: OpKind::Attention,
-                shape: "32x256x64".into()
-            }
-        );
-        // An older record: no kind, no operands, no measurement: a matmul in `precision`, timed by `time_us`.
-        let old = RooflinePoint {
-            kind: None,
-            operands: None,
-            measurement: None,
-            precision: Precision::Fp8E4M3,
-            ..wire
-        };
-        let point = MeasuredPoint::from(&old);
-        assert_eq!(point.op.kind(), OpKind::Gemv);
-        assert_eq!(point.operands, OperandPrecisions::from(Precision::Fp8E4M3));
-        assert!(close(point.time_s(), old.time_us * 1e-6));
-        assert_eq!(point.measurement.device_name, "");
-    }
-
-    #[test]
-    fn a_point_says_whether_its_time_includes_the_activation_quantization() {
-        // Absent in every older record (H100_GEMV): the GEMM alone.
-        let wire: RooflinePoint = serde_json::from_str(H100_GEMV).unwrap();
-        assert_eq!(wire.activation_quantization, None);
-        assert_eq!(MeasuredPoint::from(&wire).activation_quantization, None);
-        // A framework's FP8 Linear: the time includes the dynamic per-tensor quantization of its input.
-        let mut json: serde_json::Value = serde_json::from_str(H100_GEMV).unwrap();
-        json["activation_quantization"] = "dynamic_per_tensor".into();
-        let linear: RooflinePoint = serde_json::from_value(json.clone()).unwrap();
-        let point = MeasuredPoint::from(&linear);
-        assert_eq!(
-            point.activation_quantization,
-            Some(ActivationScale::DynamicPerTensor)
-        );
-        assert_eq!(
-            serde_json::to_value(RooflinePoint::measured(&point, Bottleneck::Memory)).unwrap()["activation_quantization"],
-            json["activation_quantization"]
-        );
-    }
-
-    /// Whether `value` holds a JSON `null` anywhere (what serde_json writes for a non-finite `f64`).
-    fn has_null(value: &serde_json::Value) -> bool {
-        match value {
-            serde_json::Value::Null => true,
-            serde_json::Value::Array(items) => items.iter().any(has_null),
-            serde_json::Value::Object(fields) => fields.values().any(has_null),
-            _ => false,
-        }
-    }
-
-    /// A valid spec anywhere in the physical ranges: a catalog device whose bandwidth, peaks, memory and
-    /// kernel overhead are replaced by log-uniform draws inside `HardwareSpec::check`'s ranges.
-    fn ranged_spec() -> impl proptest::strategy::Strategy<Value = roofline_base::hardware::HardwareSpec> {
-        use proptest::prelude::*;
-        (
-            prop::sample::select(roofline_base::hardware::catalog()),
-            6.0f64..=15.0,
-            prop::collection::vec(6.0f64..=19.0, 16),
-            6.0f64..=15.0,
-            0.0f64..1.0,
-        )
-            .prop_map(|(mut spec, bandwidth_exp, peak_exps, memory_exp, overhead_s)| {
-                spec.dram_bandwidth_bytes_per_s = 10f64.powf(bandwidth_exp);
-                for (peak, exp) in spec.peaks.iter_mut().zip(peak_exps) {
-                    peak.dense_flop_per_s = 10f64.powf(exp);
-                    peak.sparse_flop_per_s = None;
-                    peak.kernel_overhead_s = Some(overhead_s);
-                }
-                spec.memory_bytes = 10f64.powf(memory_exp);
-                spec.kernel_overhead_s = overhead_s;
-                spec.interconnect = None;
-                spec
-            })
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
-
-        /// Every predicted point of a random valid spec goes on the wire with finite numbers: no f64 field
-        /// serializes as `null`, whatever the operator's size (GEMM dimensions up to core's limit, attention,
-        /// a norm) and whatever the ceilings inside the physical ranges.
-        #[test]
-        fn predictions_of_any_valid_spec_serialize_without_null(
-            spec in ranged_spec(),
-            dims in proptest::prelude::prop::array::uniform3(1u64..=roofline_analysis::ops::MAX_DIM),
-            attention in proptest::prelude::prop::array::uniform4(1u64..=4096),
-            precision in proptest::prelude::prop::sample::select(Precision::ALL.to_vec()),
-        ) {
-            spec.check().unwrap();
-            let [m, n, k] = dims;
-            let [batch, query_len, kv_len, heads] = attention;
-            let shape = roofline_analysis::ops::AttentionShape {
-                batch, query_len: query_len.min(kv_len), kv_len, heads, kv_heads: 1, head_dim: 128,
-                causal: true, fused: true,
-                shared_kv: false, window: None,
-            };
-            let mut ops = vec![Operator::gemm(m, n, k, precision.into()).unwrap()];
-            ops.extend(Operator::attention(&shape, precision.into()).unwrap());
-            ops.push(Operator::norm(roofline_analysis::ops::Norm::RmsNorm, m, n, precision).unwrap());
-            for op in ops {
-                // A path the device lacks is an error, never a number.
-                if let Ok(prediction) = roofline_analysis::roofline::predict(&spec, &op) {
-                    let json = serde_json::to_value(RooflinePoint::simulated(&op, &prediction)).unwrap();
-                    proptest::prop_assert!(!has_null(&json), "{json}");
-                }
-            }
-        }
-    }
-}
+mod tests;

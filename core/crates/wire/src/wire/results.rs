@@ -35,11 +35,12 @@ pub struct ResultsQuery {
     pub cursor: Option<String>,
 }
 
-/// `GET /api/results` answer: one page of stored measurements, newest first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-pub struct ResultsPage {
+/// `GET /api/results` answer: one page of stored measurements, newest first. `M` and `P` as in
+/// [`StoredResult`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultsPage<M = RooflinePoint, P = RooflinePoint> {
     /// The page's results.
-    pub results: Vec<StoredResult>,
+    pub results: Vec<StoredResult<M, P>>,
     /// The `cursor` of the next (older) page; absent on the last page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
@@ -47,6 +48,43 @@ pub struct ResultsPage {
     /// the server logs their ids.
     #[serde(default)]
     pub skipped: u32,
+}
+
+impl<M, P> Default for ResultsPage<M, P> {
+    fn default() -> Self {
+        ResultsPage {
+            results: Vec::new(),
+            next_cursor: None,
+            skipped: 0,
+        }
+    }
+}
+
+impl<M, P> ResultsPage<M, P> {
+    /// The same page with its points converted by `measured` and `predicted` (to the wire and back).
+    pub fn map<'a, N, Q>(
+        &'a self,
+        measured: impl Fn(&'a M) -> N,
+        predicted: impl Fn(&'a P) -> Q,
+    ) -> ResultsPage<N, Q> {
+        let results = self
+            .results
+            .iter()
+            .map(|r| StoredResult {
+                id: r.id,
+                job_id: r.job_id.clone(),
+                device: r.device.clone(),
+                point: measured(&r.point),
+                predicted: r.predicted.as_ref().map(&predicted),
+                created_unix_s: r.created_unix_s,
+            })
+            .collect();
+        ResultsPage {
+            results,
+            next_cursor: self.next_cursor.clone(),
+            skipped: self.skipped,
+        }
+    }
 }
 
 /// `DELETE /api/results` query: which stored measurements to delete. The filters are those of
@@ -75,9 +113,13 @@ pub struct DeletedResults {
     pub deleted: u64,
 }
 
-/// One stored measurement (`GET /api/results`).
+/// One stored measurement (`GET /api/results`). `M` and `P` are the measured and the predicted point:
+/// [`RooflinePoint`]s on the wire (the default, the only form that serializes), the domain's `MeasuredPoint`
+/// and `PredictedPoint` in the endpoint's store and the page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StoredResult {
+// An absent optional point is `None`: no `Default` asked of the point types.
+#[serde(bound(deserialize = "M: Deserialize<'de>, P: Deserialize<'de>"))]
+pub struct StoredResult<M = RooflinePoint, P = RooflinePoint> {
     /// Row id.
     pub id: i64,
     /// Benchmark job that produced it (null for `/api/analyze` and calibration points).
@@ -85,10 +127,10 @@ pub struct StoredResult {
     /// Device name.
     pub device: String,
     /// The measured point.
-    pub point: RooflinePoint,
+    pub point: M,
     /// The prediction it was compared with, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub predicted: Option<RooflinePoint>,
+    pub predicted: Option<P>,
     /// Unix time it was stored, in seconds.
     pub created_unix_s: f64,
 }

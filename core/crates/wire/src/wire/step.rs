@@ -108,10 +108,14 @@ pub struct StepJob {
 }
 
 /// SSE `operator` event: one operator row of the step, its prediction, and its measurement or failure. Reads
-/// the older `predicted_time_us` (µs) too.
+/// the older `predicted_time_us` (µs) too. `M` is the measured point: a [`RooflinePoint`] on the wire (the
+/// default, the only form that serializes), the domain's `MeasuredPoint` in the endpoint and the page
+/// ([`StepOperatorEvent::map`] converts).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(remote = "Self")]
-pub struct StepOperatorEvent {
+// An absent optional point is `None`: no `Default` asked of the point types.
+#[serde(bound(deserialize = "M: Deserialize<'de>"))]
+pub struct StepOperatorEvent<M = RooflinePoint> {
     /// Job id.
     pub job_id: String,
     /// Index of the row in the step's operator list (0-based, the order of the analysis).
@@ -132,7 +136,7 @@ pub struct StepOperatorEvent {
     pub predicted_time_s: f64,
     /// The measured point (one instance), when the operator was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub measured: Option<RooflinePoint>,
+    pub measured: Option<M>,
     /// measured ÷ predicted time, when measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_over_predicted: Option<f64>,
@@ -142,6 +146,27 @@ pub struct StepOperatorEvent {
     /// Why the operator has no measurement (`unsupported`, `time_limit`, `verification_failed`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
+}
+
+impl<M> StepOperatorEvent<M> {
+    /// The same row with its measured point converted by `convert` (to the wire and back).
+    pub fn map<'a, N>(&'a self, convert: impl Fn(&'a M) -> N) -> StepOperatorEvent<N> {
+        StepOperatorEvent {
+            job_id: self.job_id.clone(),
+            index: self.index,
+            total: self.total,
+            name: self.name.clone(),
+            kind: self.kind,
+            count: self.count,
+            shape: self.shape.clone(),
+            operands: self.operands,
+            predicted_time_s: self.predicted_time_s,
+            measured: self.measured.as_ref().map(convert),
+            measured_over_predicted: self.measured_over_predicted,
+            same_as: self.same_as.clone(),
+            failure: self.failure.clone(),
+        }
+    }
 }
 
 /// SSE `done` event: the step's totals; the stream ends after it.

@@ -8,7 +8,9 @@ fn every_step_kernel_compiles_with_nvrtc() {
     if !super::super::nvrtc::nvrtc_for_tests() {
         return;
     }
-    let ptx = super::super::nvrtc::compile(STEP_KERNELS_SRC).unwrap().to_src();
+    let ptx = super::super::nvrtc::compile(super::super::launch::STEP_KERNELS_SRC)
+        .unwrap()
+        .to_src();
     let stems = [
         RowKind::RmsNorm.name(),
         RowKind::LayerNorm.name(),

@@ -124,8 +124,12 @@ enum Part {
     Body,
     /// Attention of one whole prompt of n tokens, less its fixed kernel time: Ψ(n).
     PromptAttention,
-    /// Everything but attention of a step of L decode rows (one logits row each): B(L) + head(L).
+    /// Everything but attention of a step of L decode rows (one logits row each): B(L), their logits head
+    /// and their per-row work (e.g. a linear-attention layer's recurrent state update).
     Rows,
+    /// The logits head of n sampled rows (decode rows or prompts that end), read off the ops of the
+    /// analysis that gives `Rows`.
+    Head,
     /// Attention of one decode row over c cached tokens, less its fixed kernel time: φ(c).
     DecodeAttention,
 }
@@ -155,15 +159,16 @@ pub(super) struct StepLoad<'c> {
 /// The step time of a scenario's steps, memoized.
 ///
 /// A step's time is split as `analyze_step` computes it, Σ kernel times + the step launch:
-/// - everything but attention depends on the step's token count M and logits rows L only (linear layers,
-///   norms, quantization, collectives on M; the head on L): B(M) + [B(L) + head(L)] − B(L);
+/// - everything but attention depends on the step's tokens M, its decode rows D and its sampling prompts
+///   C only (linear layers, norms, quantization, collectives on M; each decode row's logits and per-row
+///   work; the sampling prompts' rows in the same logits GEMM): B(M) + [R(D) − B(D)] + [H(D + C) − H(D)];
 /// - attention of D decode rows at mean context c: a fixed kernel time + D · φ(c) (its FLOPs and bytes are
 ///   proportional to the rows);
 /// - attention of a chunk of c tokens after p cached ones: max(Ψ(p + c) − Ψ(p), φ(p + c)): the causal
 ///   pairs of the chunk are those of the longer prompt less those of the shorter, and it reads at least the
 ///   keys one row reads.
 ///
-/// B, Ψ, B + head and φ are analysed at grid points (every integer to 16, then 8 per octave) and
+/// B, R, H, Ψ and φ are analysed at grid points (every integer to 16, then 8 per octave) and
 /// interpolated linearly between them.
 #[derive(Debug)]
 pub(crate) struct StepCost<'a> {
@@ -171,6 +176,7 @@ pub(crate) struct StepCost<'a> {
     body: Grid,
     prompt_attention: Grid,
     rows: Grid,
+    head: Grid,
     decode_attention: Grid,
     /// Fixed kernel time of the decode attention kernels of a step.
     decode_overhead_s: Option<f64>,
@@ -190,6 +196,17 @@ fn split(analysis: &ModelAnalysis) -> (f64, f64, f64) {
     (analysis.total_time_s - attention, attention, fixed)
 }
 
+/// The logits head of an analysis: the logits GEMM, its input's quantization and its gather over the
+/// tensor-parallel group, the ops `analyze_step` adds once per sampled row.
+fn head(analysis: &ModelAnalysis) -> f64 {
+    analysis
+        .ops
+        .iter()
+        .filter(|o| o.name == "logits" || o.name == "logits_all_gather" || o.name.ends_with("_head_in"))
+        .map(|o| f64::from(o.count) * o.time_s)
+        .sum()
+}
+
 impl<'a> StepCost<'a> {
     pub(crate) fn new(scenario: ServingScenario<'a>) -> StepCost<'a> {
         StepCost {
@@ -197,6 +214,7 @@ impl<'a> StepCost<'a> {
             body: Grid::default(),
             prompt_attention: Grid::default(),
             rows: Grid::default(),
+            head: Grid::default(),
             decode_attention: Grid::default(),
             decode_overhead_s: None,
             prefill_overhead_s: None,
@@ -232,13 +250,14 @@ impl<'a> StepCost<'a> {
                 self.body.set(j, rest);
                 self.prompt_attention.set(j, attention - fixed);
             }
-            Part::Rows => {
+            Part::Rows | Part::Head => {
                 let a = self.analyze(&StepBatch {
                     decode_seqs: x,
                     decode_context: 1,
                     ..StepBatch::default()
                 })?;
                 self.rows.set(j, split(&a).0);
+                self.head.set(j, head(&a));
             }
             Part::DecodeAttention => {
                 let a = self.analyze(&StepBatch {
@@ -249,6 +268,7 @@ impl<'a> StepCost<'a> {
                 let (rest, attention, fixed) = split(&a);
                 self.decode_overhead_s = Some(fixed);
                 self.rows.set(0, rest);
+                self.head.set(0, head(&a));
                 self.decode_attention.set(j, attention - fixed);
             }
         }
@@ -260,6 +280,7 @@ impl<'a> StepCost<'a> {
             Part::Body => &self.body,
             Part::PromptAttention => &self.prompt_attention,
             Part::Rows => &self.rows,
+            Part::Head => &self.head,
             Part::DecodeAttention => &self.decode_attention,
         }
     }
@@ -269,6 +290,7 @@ impl<'a> StepCost<'a> {
             Part::Body => &mut self.body,
             Part::PromptAttention => &mut self.prompt_attention,
             Part::Rows => &mut self.rows,
+            Part::Head => &mut self.head,
             Part::DecodeAttention => &mut self.decode_attention,
         }
     }
@@ -305,24 +327,32 @@ impl<'a> StepCost<'a> {
         Ok(lo + (hi - lo) * (x - x_lo) / (x_hi - x_lo))
     }
 
-    /// Everything but attention of a step of `tokens` tokens that samples `logits` rows.
-    fn rest_s(&mut self, tokens: f64, logits: f64) -> Result<f64, Error> {
-        if tokens == logits {
-            return self.at(Part::Rows, logits);
+    /// Everything but attention of a step of `tokens` tokens of which `rows` are decode rows' (their logits
+    /// and per-row work included), with `completing` prompts sampling their first token in the same logits
+    /// GEMM: B(M) + [R(rows) − B(rows)] + [H(rows + completing) − H(rows)].
+    fn rest_s(&mut self, tokens: f64, rows: f64, completing: f64) -> Result<f64, Error> {
+        let mut t = if tokens == rows {
+            self.at(Part::Rows, rows)?
+        } else {
+            let body = self.at(Part::Body, tokens)?;
+            if rows >= 1.0 {
+                body + self.at(Part::Rows, rows)? - self.at(Part::Body, rows)?
+            } else {
+                body
+            }
+        };
+        if completing >= 1.0 {
+            t += self.head_s(rows + completing)? - self.head_s(rows)?;
         }
-        let body = self.at(Part::Body, tokens)?;
-        if logits < 1.0 {
-            return Ok(body);
-        }
-        Ok(body + self.at(Part::Rows, logits)? - self.at(Part::Body, logits)?)
+        Ok(t)
     }
 
-    /// The logits head of `rows` rows alone: B(L) + head(L) − B(L).
+    /// The logits head of `rows` rows alone.
     pub(super) fn head_s(&mut self, rows: f64) -> Result<f64, Error> {
         if rows < 1.0 {
             return Ok(0.0);
         }
-        Ok(self.at(Part::Rows, rows)? - self.at(Part::Body, rows)?)
+        self.at(Part::Head, rows)
     }
 
     /// Ψ(n), with Ψ(0) = 0.
@@ -371,8 +401,11 @@ impl<'a> StepCost<'a> {
     pub(super) fn step_s(&mut self, load: &StepLoad<'_>) -> Result<f64, Error> {
         let decode_tokens = f64::from(load.rows) * f64::from(load.width);
         let prompt_tokens: f64 = load.chunks.iter().map(|c| f64::from(c.tokens)).sum();
-        let logits = decode_tokens + f64::from(load.completing);
-        let mut t = self.rest_s(decode_tokens + prompt_tokens, logits)?;
+        let mut t = self.rest_s(
+            decode_tokens + prompt_tokens,
+            decode_tokens,
+            f64::from(load.completing),
+        )?;
         t += self.decode_attention_total_s(load.rows, load.context, load.width)?;
         if !load.chunks.is_empty() {
             t += self.prefill_overhead()?;
@@ -454,19 +487,23 @@ mod tests {
     /// within a percent (the decomposition is exact; the chunk attention's pair difference is not).
     #[test]
     fn steps_match_analyze_step() {
-        let hardware = find_hardware_in("h100_sxm", Mode::Reference).unwrap();
-        for (model, config) in [
-            ("llama-3.1-8b", "bf16"),
-            ("mixtral-8x7b", "fp8"),
-            ("gpt-oss-20b", "mxfp4-w4a16"),
+        for (device, tp, model, config) in [
+            ("h100_sxm", 1, "llama-3.1-8b", "bf16"),
+            ("h100_sxm", 1, "mixtral-8x7b", "fp8"),
+            ("h100_sxm", 1, "gpt-oss-20b", "w4a16-mxfp4"),
+            // Gated DeltaNet layers (constant state per sequence) and sparse attention's indexer.
+            ("b200", 8, "qwen3-next-80b-a3b", "fp8"),
+            ("b200", 8, "deepseek-v3.2", "fp8"),
         ] {
+            let hardware = find_hardware_in(device, Mode::Reference).unwrap();
+            let parallelism = Parallelism::tensor(tp);
             let model = find_model(model).unwrap();
-            let config = find_quant_config(config).unwrap_or_else(|_| find_quant_config("bf16").unwrap());
-            let scenario = Engine::Vllm.preset(hardware, &Parallelism::SINGLE).scenario(
+            let config = find_quant_config(config).unwrap();
+            let scenario = Engine::Vllm.preset(hardware, &parallelism).scenario(
                 hardware,
                 model,
                 config,
-                Parallelism::SINGLE,
+                parallelism,
                 Corrections::REALISTIC,
                 SchedulerKind::InFlight,
             );
@@ -477,7 +514,7 @@ mod tests {
                     model,
                     config,
                     &step,
-                    &Parallelism::SINGLE,
+                    &parallelism,
                     &Corrections::REALISTIC,
                 )
                 .unwrap()
@@ -537,6 +574,56 @@ mod tests {
                     model.key
                 );
             }
+        }
+    }
+
+    #[test]
+    fn the_head_read_off_a_decode_step_is_what_sampling_adds() {
+        use roofline_analysis::quant_config::{LinearFormat, Module, ModuleFormat, QuantConfig};
+        use roofline_base::precision::{ActivationScale, Precision};
+        // A quantized head (its input quantized per token) on two GPUs (its logits gathered).
+        let fp8 = LinearFormat {
+            weights: Precision::Fp8E4M3,
+            activations: Precision::Fp8E4M3,
+            activation_scale: ActivationScale::DynamicPerToken,
+        };
+        let head = ModuleFormat {
+            module: Module::Head,
+            format: fp8,
+        };
+        let config = QuantConfig::checkpoint("fp8, head included", fp8, None, vec![head]);
+        let hardware = find_hardware_in("h100_sxm", Mode::Reference).unwrap();
+        let parallelism = Parallelism::tensor(2);
+        let model = find_model("llama-3.1-8b").unwrap();
+        let scenario = Engine::Vllm.preset(hardware, &parallelism).scenario(
+            hardware,
+            model,
+            &config,
+            parallelism,
+            Corrections::REALISTIC,
+            SchedulerKind::InFlight,
+        );
+        let mut cost = StepCost::new(scenario);
+        for n in [1, 7, 64, 1024] {
+            let prompts = StepBatch {
+                prefill_seqs: n,
+                prefill_chunk: 1,
+                ..StepBatch::default()
+            };
+            let sampling = cost
+                .analyze(&StepBatch {
+                    prefill_completing: n,
+                    ..prompts
+                })
+                .unwrap();
+            let silent = cost.analyze(&prompts).unwrap();
+            assert!(sampling.ops.iter().any(|o| o.name.ends_with("_head_in")));
+            let difference = sampling.total_time_s - silent.total_time_s;
+            let ours = cost.head_s(f64::from(n)).unwrap();
+            assert!(
+                (ours / difference - 1.0).abs() < 1e-9,
+                "{n} rows: {ours} vs {difference}"
+            );
         }
     }
 }

@@ -1,0 +1,170 @@
+//! The models served in 2026 on the command line (issue 35): `roofline models` lists them, and `predict` and
+//! `serve` run each on H100, H200 and B200 in the formats their checkpoints ship, refusing none; a
+//! `config.json` reads with the ModelOpt `hf_quant_config.json` beside it.
+
+use crate::common::{roofline, stdout};
+
+/// The new presets, the narrowest format their published checkpoints ship that Hopper runs (the checkpoint's
+/// own, FP8 blocks for the BF16 ones: Qwen publishes -FP8 checkpoints), and whether 8 H100s (640 GB) hold
+/// it: DeepSeek-V3.2's 672B and GLM-5's 744B parameters are more than 640 GB even in FP8.
+const PRESETS: [(&str, &str, bool); 8] = [
+    ("qwen3-next-80b-a3b", "fp8-block", true),
+    ("qwen3.5-397b-a17b", "fp8-block", true),
+    ("qwen3.6-35b-a3b", "fp8-block", true),
+    ("deepseek-v3.2", "checkpoint", false),
+    ("glm-5", "checkpoint", false),
+    ("glm-4.6", "fp8-block", true),
+    ("minimax-m2.5", "checkpoint", true),
+    ("kimi-k2.5", "checkpoint", true),
+];
+
+fn json(args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&stdout(args)).unwrap()
+}
+
+/// `roofline <command> --json` of `model` in `config` on 8 GPUs of `hardware` (`serve` at 1024 in, 1024 out).
+fn on_8_gpus(command: &str, hardware: &str, model: &str, config: &str) -> serde_json::Value {
+    let config_flag = if command == "serve" {
+        "--configs"
+    } else {
+        "--config"
+    };
+    let mut args = vec![
+        command,
+        "--hardware",
+        hardware,
+        "--model",
+        model,
+        "--tp",
+        "8",
+        config_flag,
+        config,
+        "--json",
+    ];
+    if command == "serve" {
+        args.extend(["--isl", "1024", "--osl", "1024"]);
+    }
+    json(&args)
+}
+
+/// Operating points of `serve` for `model` in `config` on 8 GPUs of `hardware`.
+fn serve_points(hardware: &str, model: &str, config: &str) -> usize {
+    on_8_gpus("serve", hardware, model, config)["points"]
+        .as_array()
+        .unwrap()
+        .len()
+}
+
+#[test]
+fn models_lists_the_new_presets() {
+    let text = stdout(&["models"]);
+    for (key, ..) in PRESETS {
+        assert!(text.contains(key), "{key} missing from `roofline models`");
+    }
+}
+
+#[test]
+fn predict_runs_every_new_preset_on_hopper_and_blackwell() {
+    for (model, ..) in PRESETS {
+        for hardware in ["h100_sxm", "h200_sxm", "b200"] {
+            for config in ["checkpoint", "fp8-block"] {
+                let tpot = on_8_gpus("predict", hardware, model, config)["tpot_s"]
+                    .as_f64()
+                    .unwrap();
+                assert!(tpot > 0.0 && tpot < 1.0, "{model} {hardware} {config}: {tpot}");
+            }
+        }
+        // NVFP4 (NVIDIA's checkpoints) on Blackwell; Hopper has no FP4 path, which is an error naming it.
+        let nvfp4 = [
+            "predict",
+            "--hardware",
+            "b200",
+            "--model",
+            model,
+            "--tp",
+            "8",
+            "--config",
+            "nvfp4-w4a4",
+        ];
+        assert!(stdout(&nvfp4).contains("TPOT"), "{model}");
+        let hopper = roofline(&[
+            "predict",
+            "--hardware",
+            "h200_sxm",
+            "--model",
+            model,
+            "--config",
+            "nvfp4-w4a4",
+        ]);
+        let stderr = String::from_utf8_lossy(&hopper.stderr);
+        assert!(stderr.contains("Hopper"), "{model}: {stderr}");
+    }
+}
+
+#[test]
+fn serve_finds_operating_points_for_every_new_preset() {
+    for (model, hopper_config, fits_h100) in PRESETS {
+        for hardware in ["h200_sxm", "b200"] {
+            assert!(
+                serve_points(hardware, model, "checkpoint") > 0,
+                "{model} {hardware}"
+            );
+        }
+        assert!(
+            serve_points("b200", model, "nvfp4-w4a4") > 0,
+            "{model} b200 nvfp4"
+        );
+        // On 8 H100s: points where the weights fit; where they do not, the run still succeeds, with none.
+        assert_eq!(
+            serve_points("h100_sxm", model, hopper_config) > 0,
+            fits_h100,
+            "{model} h100 {hopper_config}"
+        );
+    }
+}
+
+#[test]
+fn a_config_json_reads_with_its_modelopt_file() {
+    let hf = |name: &str| format!("{}/../tests/data/hf/{name}", env!("CARGO_MANIFEST_DIR"));
+    let (config, quant) = (
+        hf("qwen3.5-397b-a17b.json"),
+        hf("modelopt/qwen3.5-397b-a17b-nvfp4-hf_quant_config.json"),
+    );
+    let args = [
+        "predict",
+        "--hardware",
+        "b200",
+        "--tp",
+        "8",
+        "--model-file",
+        &config,
+        "--model-file",
+        &quant,
+        "--json",
+    ];
+    let out = json(&args);
+    let module = |name: &str| {
+        out["modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["module"] == name)
+            .map(|m| m["format"]["weights"].as_str().unwrap().to_owned())
+    };
+    assert_eq!(module("routed_experts").as_deref(), Some("NVFP4"));
+    assert_eq!(module("attention").as_deref(), Some("FP16"));
+    // A third file is a usage error naming the limit.
+    let three = roofline(&[
+        "predict",
+        "--hardware",
+        "b200",
+        "--model-file",
+        &config,
+        "--model-file",
+        &quant,
+        "--model-file",
+        &quant,
+    ]);
+    assert_eq!(three.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&three.stderr).contains("at most one hf_quant_config.json"));
+}

@@ -1,0 +1,237 @@
+//! The operators a step adds for attention beside softmax attention over a KV cache (DeepSeek Sparse
+//! Attention's indexer on the attention layers, Gated DeltaNet on the linear-attention layers), and an MTP
+//! drafter's input projection.
+
+use super::{StepBatch, StepOps, step_parts};
+use crate::model::SparseIndexer;
+use crate::ops::{Activation, AttentionShape, LinearAttentionShape, Operator};
+use crate::quant_config::Module;
+use roofline_base::Error;
+use roofline_base::precision::Precision;
+
+impl StepOps<'_> {
+    /// An MTP layer's input, `count` times: the next token's embedding and the previous hidden state, each
+    /// normalized (`enorm`, `hnorm`), concatenated and projected back to the hidden size (`eh_proj`, 2·H → H,
+    /// in the attention's format).
+    pub(super) fn mtp_input(&mut self, count: u32) -> Result<(), Error> {
+        let (model, tokens, hidden) = (self.model, self.tokens, self.config.hidden());
+        let norms = Operator::norm(model.norm, tokens, 2 * model.hidden, hidden)?;
+        self.add(norms.named("mtp_norms"), count)?;
+        let projection = Operator::matmul(
+            tokens,
+            model.hidden,
+            2 * model.hidden,
+            self.lin(Module::Attention),
+        )?;
+        self.add(projection.named("mtp_eh_proj"), count)
+    }
+
+    /// The sparse-attention indexer of `count` layers: its projections (the query from MLA's compressed query,
+    /// the key and the head weights from the layer input, in the attention's format), the write of each
+    /// token's index key, and per part of the step the FP8 logits over every cached key and their top-k.
+    pub(super) fn indexer(&mut self, step: &StepBatch, count: u32) -> Result<(), Error> {
+        let (model, tokens) = (self.model, self.tokens);
+        let (Some(ix), Some(mla)) = (model.sparse_indexer, model.mla) else {
+            return Ok(());
+        };
+        let linear = self.lin(Module::Attention);
+        let q_proj = Operator::matmul(tokens, ix.heads * ix.head_dim, mla.q_lora_rank, linear)?;
+        self.add(q_proj.named("indexer_q_proj"), count)?;
+        let k_proj = Operator::matmul(tokens, ix.key_weights_width(), model.hidden, linear)?;
+        self.add(k_proj.named("indexer_k_proj"), count)?;
+        let write =
+            Operator::kv_cache_write(tokens, ix.head_dim, self.config.hidden(), SparseIndexer::CACHE)?;
+        self.add(write.named("indexer_cache_write"), count)?;
+        let shape = |batch, query_len, kv_len| AttentionShape {
+            batch,
+            query_len,
+            kv_len,
+            heads: ix.heads,
+            kv_heads: 1,
+            head_dim: ix.head_dim,
+            causal: true,
+            fused: true,
+            shared_kv: true,
+            window: None,
+        };
+        for (prefix, shape) in step_parts(step, shape) {
+            let logits = Operator::indexer_logits(&shape, SparseIndexer::CACHE)?;
+            self.add(logits.named(&format!("{prefix}indexer_logits")), count)?;
+            let top_k = Operator::indexer_top_k(&shape, ix.top_k)?;
+            self.add(top_k.named(&format!("{prefix}indexer_top_k")), count)?;
+        }
+        Ok(())
+    }
+
+    /// Gated DeltaNet on the linear-attention layers: the input projection (q, k, v, the gate z, β and α in
+    /// one GEMM), per part of the step the causal convolution and the gated delta rule (recurrent for decode
+    /// rows, chunked for a prefill chunk), the gated RMSNorm and the output projection.
+    pub(super) fn linear_attention(&mut self, step: &StepBatch) -> Result<(), Error> {
+        let (model, tokens, hidden) = (self.model, self.tokens, self.config.hidden());
+        let count = model.linear_attention_layers();
+        let Some(l) = model.linear_attention.filter(|_| count > 0) else {
+            return Ok(());
+        };
+        let linear = self.lin(Module::Attention);
+        let in_proj = Operator::matmul(tokens, l.in_proj_width(), model.hidden, linear)?;
+        self.add(in_proj.named("linear_in_proj"), count)?;
+        let mixed = step.is_mixed();
+        let parts = [
+            (step.decode_seqs, 1, "decode_"),
+            (step.prefill_seqs, step.prefill_chunk, "prefill_"),
+        ];
+        for (batch, new_tokens, prefix) in parts.into_iter().filter(|p| p.0 > 0) {
+            let prefix = if mixed { prefix } else { "" };
+            let shape = LinearAttentionShape {
+                batch: u64::from(batch),
+                tokens: u64::from(new_tokens),
+                key_heads: l.key_heads,
+                value_heads: l.value_heads,
+                key_head_dim: l.key_head_dim,
+                value_head_dim: l.value_head_dim,
+                conv_kernel: l.conv_kernel,
+            };
+            // The window in the model's 16-bit dtype (vLLM's conv state).
+            let conv = Operator::causal_conv(&shape, hidden, Precision::Bf16)?;
+            self.add(conv.named(&format!("{prefix}causal_conv")), count)?;
+            let rule = Operator::gated_delta_rule(&shape, l.state, hidden)?;
+            let name = format!("{prefix}{}", rule.name);
+            self.add(rule.named(&name), count)?;
+        }
+        // RMSNorm of each head's output times silu(z): two inputs, one output, as the SiLU gate of an FFN.
+        let gated_norm = Operator::activation(Activation::SiluMul, tokens, l.value_width(), hidden)?;
+        self.add(gated_norm.named("linear_gated_norm"), count)?;
+        self.add_all(
+            self.quantize_op(
+                tokens,
+                l.value_width(),
+                Module::AttentionOutput,
+                "quantize_linear_out_in",
+            )?,
+            count,
+        )?;
+        let output = self.lin(Module::AttentionOutput);
+        let out_proj = Operator::matmul(tokens, model.hidden, l.value_width(), output)?;
+        self.add(out_proj.named("linear_out_proj"), count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::{ModelAnalysis, StepBatch, Workload, analyze_step};
+    use crate::corrections::Corrections;
+    use crate::model::find_model;
+    use crate::parallel::Parallelism;
+    use crate::quant_config::find_quant_config;
+    use roofline_base::hardware::find_hardware;
+
+    fn step(model: &str, config: &str, step: &StepBatch) -> ModelAnalysis {
+        analyze_step(
+            find_hardware("h200_sxm").unwrap(),
+            find_model(model).unwrap(),
+            find_quant_config(config).unwrap(),
+            step,
+            &Parallelism::SINGLE,
+            &Corrections::NONE,
+        )
+        .unwrap()
+    }
+
+    /// (count, kv_bytes, flops) of the row named `name`.
+    fn row(a: &ModelAnalysis, name: &str) -> (u32, f64, f64) {
+        let op = a.ops.iter().find(|o| o.name == name).unwrap_or_else(|| {
+            panic!(
+                "no {name} in {:?}",
+                a.ops.iter().map(|o| &o.name).collect::<Vec<_>>()
+            )
+        });
+        (op.count, op.kv_bytes, op.flops)
+    }
+
+    #[test]
+    fn qwen35_decode_reads_the_state_of_45_layers_and_the_cache_of_15() {
+        let a = step(
+            "qwen3.5-397b-a17b",
+            "bf16",
+            &StepBatch::of(&Workload::decode(4, 4096)),
+        );
+        // Each of 45 Gated DeltaNet layers reads and writes 4 sequences' 64 · 128 · 128 FP32 states:
+        // 2 · 4 · 4,194,304 B; 7 · 4 · 64 · 128² FLOPs.
+        assert_eq!(row(&a, "recurrent_delta_rule"), (45, 33_554_432.0, 29_360_128.0));
+        // Their convolution windows: 2 · 4 · 12,288 channels · 3 taps · 2 B.
+        assert_eq!(row(&a, "causal_conv").1, 589_824.0);
+        // The 15 full-attention layers read 4 · 4096 tokens of 2 · 2 KV heads · 256 · 2 B.
+        assert_eq!(row(&a, "attention").0, 15);
+        assert_eq!(row(&a, "attention").1, 4.0 * 4096.0 * 2048.0);
+        // Q with its output gate, K and V: 4 tokens · (2 · 32 + 2 · 2) · 256 outputs · 4096 inputs · 2.
+        assert_eq!(row(&a, "qkv_proj"), (15, 0.0, 2.0 * 4.0 * 17_408.0 * 4096.0));
+        assert_eq!(row(&a, "attn_output_gate").0, 15);
+        // The linear layers' projections: 20,608 outputs in, 8192 inputs out.
+        assert_eq!(
+            row(&a, "linear_in_proj"),
+            (45, 0.0, 2.0 * 4.0 * 20_608.0 * 4096.0)
+        );
+        assert_eq!(row(&a, "linear_out_proj"), (45, 0.0, 2.0 * 4.0 * 4096.0 * 8192.0));
+        // The memory of the step's sequences: their KV and their states.
+        assert_eq!(a.kv_cache_bytes, 4.0 * (4096.0 * 30_720.0 + 192_061_440.0));
+    }
+
+    #[test]
+    fn qwen35_prefill_runs_the_chunked_rule_and_a_mixed_step_both() {
+        let prefill = step(
+            "qwen3.5-397b-a17b",
+            "bf16",
+            &StepBatch::of(&Workload {
+                phase: crate::Phase::Prefill,
+                batch: 1,
+                context: 8192,
+            }),
+        );
+        // 8192 tokens · 64 value heads · (6 · 128² + 64 · (6 · 128 + 4 · 128)) FLOPs a layer.
+        assert_eq!(row(&prefill, "chunked_delta_rule").2, 8192.0 * 64.0 * 180_224.0);
+        let mixed = StepBatch {
+            decode_seqs: 8,
+            decode_context: 2048,
+            prefill_seqs: 1,
+            prefill_chunk: 512,
+            prefill_prior: 1024,
+            prefill_completing: 0,
+        };
+        let a = step("qwen3.5-397b-a17b", "bf16", &mixed);
+        assert_eq!(row(&a, "decode_recurrent_delta_rule").0, 45);
+        assert_eq!(row(&a, "prefill_chunked_delta_rule").0, 45);
+        assert_eq!(row(&a, "decode_causal_conv").0, 45);
+    }
+
+    #[test]
+    fn sparse_attention_reads_top_k_keys_and_the_indexer_reads_them_all() {
+        let decode = |context| {
+            step(
+                "deepseek-v3.2",
+                "fp8-block-fp8kv",
+                &StepBatch::of(&Workload::decode(1, context)),
+            )
+        };
+        for context in [32_768, 131_072] {
+            let a = decode(context);
+            // Sparse MLA: at most 2048 cached latents of 576 FP8 elements, whatever the context.
+            assert_eq!(
+                row(&a, "sparse_attention"),
+                (61, 2048.0 * 576.0, row(&a, "sparse_attention").2)
+            );
+            // The indexer: every cached key, 128 FP8 elements and a 4 B scale each.
+            let f = context as f64;
+            assert_eq!(row(&a, "indexer_logits"), (61, f * 132.0, f * 64.0 * 259.0));
+            assert_eq!(row(&a, "indexer_top_k").0, 61);
+        }
+        // Below top-k, every key is read: the window is the context.
+        assert_eq!(row(&decode(1000), "sparse_attention").1, 1000.0 * 576.0);
+        // The index key of each new token is written, 132 B a layer; the indexer's projections run.
+        let a = decode(4096);
+        assert_eq!(row(&a, "indexer_cache_write").1, 132.0);
+        assert_eq!(row(&a, "indexer_q_proj").2, 2.0 * 8192.0 * 1536.0);
+        assert_eq!(row(&a, "indexer_k_proj").2, 2.0 * 192.0 * 7168.0);
+        // The step's cache: 4096 tokens of 61 · (576 + 132) B.
+        assert_eq!(a.kv_cache_bytes, 4096.0 * 43_188.0);
+    }
+}

@@ -1,0 +1,152 @@
+//! Attention beside softmax attention over a KV cache, which changes what a step reads and keeps: Gated
+//! DeltaNet linear attention (Qwen3-Next, Qwen3.5), a constant recurrent state per sequence, and DeepSeek
+//! Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5), a small key cache per token that selects the
+//! keys sparse MLA reads. Derivations: docs/design/core.md, in the section on `model/mod.rs`.
+
+use roofline_base::precision::Precision;
+
+/// Gated DeltaNet linear attention on some layers (Qwen3-Next, Qwen3.5; transformers
+/// `Qwen3NextGatedDeltaNet`): instead of a KV cache, a recurrent state of `value_heads` matrices
+/// `key_head_dim` × `value_head_dim` per sequence, and a short causal convolution over q, k and v.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct LinearAttention {
+    /// Layers with linear attention; the others have full attention.
+    pub layers: u32,
+    /// Query and key heads (`linear_num_key_heads`).
+    pub key_heads: u64,
+    /// Value heads (`linear_num_value_heads`), a multiple of the key heads; each keeps one state matrix.
+    pub value_heads: u64,
+    /// Dimension of a query and key head (`linear_key_head_dim`), in elements.
+    pub key_head_dim: u64,
+    /// Dimension of a value head (`linear_value_head_dim`), in elements.
+    pub value_head_dim: u64,
+    /// Taps of the causal convolution (`linear_conv_kernel_dim`), in tokens.
+    pub conv_kernel: u64,
+    /// Format of the recurrent state (Qwen3.5's `mamba_ssm_dtype` float32; FP32 in the FLA kernels).
+    pub state: Precision,
+}
+
+impl LinearAttention {
+    /// Width of the query and key projections together: 2 · key_heads · key_head_dim.
+    #[must_use]
+    pub fn query_key_width(&self) -> u64 {
+        2 * self.key_heads * self.key_head_dim
+    }
+
+    /// Width of the values (and of the output gate z, and of the output projection's input):
+    /// value_heads · value_head_dim.
+    #[must_use]
+    pub fn value_width(&self) -> u64 {
+        self.value_heads * self.value_head_dim
+    }
+
+    /// Channels of the causal convolution: q, k and v, 2 · key_heads · key_head_dim + value_heads ·
+    /// value_head_dim.
+    #[must_use]
+    pub fn conv_channels(&self) -> u64 {
+        self.query_key_width() + self.value_width()
+    }
+
+    /// Output width of the input projection (`in_proj_qkvz` and `in_proj_ba`, or Qwen3.5's
+    /// `in_proj_qkv`, `in_proj_z`, `in_proj_b`, `in_proj_a`): q, k, v, the gate z, and β and α (one per
+    /// value head each).
+    #[must_use]
+    pub fn in_proj_width(&self) -> u64 {
+        self.conv_channels() + self.value_width() + 2 * self.value_heads
+    }
+
+    /// Parameters of one layer besides its two projections: the depthwise convolution (channels · taps),
+    /// `A_log` and `dt_bias` (one per value head each) and the gated RMSNorm (value_head_dim).
+    #[must_use]
+    pub fn small_params(&self) -> f64 {
+        (self.conv_channels() * self.conv_kernel + 2 * self.value_heads + self.value_head_dim) as f64
+    }
+
+    /// Bytes one sequence keeps in one layer: the recurrent state (value_heads · key_head_dim ·
+    /// value_head_dim in `state`) and the convolution window (channels · (taps − 1) at 16 bits, the model's
+    /// dtype).
+    #[must_use]
+    pub fn state_bytes(&self) -> f64 {
+        let matrices = (self.value_heads * self.key_head_dim * self.value_head_dim) as f64;
+        let window = (self.conv_channels() * self.conv_kernel.saturating_sub(1)) as f64;
+        self.state.tensor_bytes(matrices) + Precision::Bf16.tensor_bytes(window)
+    }
+}
+
+/// DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5; transformers `deepseek_v32`,
+/// vLLM `Indexer`): for every new token, FP8 logits of `heads` heads over every cached index key pick the
+/// `top_k` keys the MLA attention then reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct SparseIndexer {
+    /// Indexer query heads (`index_n_heads`).
+    pub heads: u64,
+    /// Dimension of an indexer head and of its one cached key per token (`index_head_dim`), in elements.
+    pub head_dim: u64,
+    /// Keys each query attends to (`index_topk`).
+    pub top_k: u64,
+}
+
+impl SparseIndexer {
+    /// Format of the cached index keys: FP8 with an FP32 scale per 128 elements (vLLM's indexer cache,
+    /// DeepSeek's `fp8_index`), [`Precision::Fp8Group128`].
+    pub const CACHE: Precision = Precision::Fp8Group128;
+
+    /// Projection elements of one layer: `wq_b` (q_lora_rank → heads · head_dim), `wk` (hidden →
+    /// head_dim) and `weights_proj` (hidden → heads).
+    #[must_use]
+    pub fn projection_elements(&self, hidden: u64, q_lora_rank: u64) -> f64 {
+        (q_lora_rank * self.heads * self.head_dim + hidden * (self.head_dim + self.heads)) as f64
+    }
+
+    /// Output width of the projections from the hidden state (`wk` and `weights_proj`, one GEMM).
+    #[must_use]
+    pub fn key_weights_width(&self) -> u64 {
+        self.head_dim + self.heads
+    }
+
+    /// Cache bytes per token and layer: one key of head_dim in [`SparseIndexer::CACHE`] (128 + 4 = 132 B
+    /// for DeepSeek-V3.2's 128).
+    #[must_use]
+    pub fn cache_bytes_per_token(&self) -> f64 {
+        SparseIndexer::CACHE.tensor_bytes(self.head_dim as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qwen35_397b_keeps_189_mb_of_state_per_sequence() {
+        // 45 Gated DeltaNet layers of 64 value heads, 16 key heads, 128 × 128, kernel 4:
+        // state 64 · 128 · 128 · 4 B = 4,194,304 B; window (2 · 16 · 128 + 64 · 128) · 3 · 2 B = 73,728 B.
+        let gdn = LinearAttention {
+            layers: 45,
+            key_heads: 16,
+            value_heads: 64,
+            key_head_dim: 128,
+            value_head_dim: 128,
+            conv_kernel: 4,
+            state: Precision::Fp32,
+        };
+        assert_eq!(gdn.state_bytes(), 4_194_304.0 + 73_728.0);
+        // 45 layers: 188,743,680 B of state (189 MB) and 3,317,760 B of windows.
+        assert_eq!(45.0 * gdn.state_bytes(), 188_743_680.0 + 3_317_760.0);
+        // in_proj: 2·2048 (q, k) + 8192 (v) + 8192 (z) + 2·64 (β, α) = 20,608.
+        assert_eq!(gdn.in_proj_width(), 20_608);
+    }
+
+    #[test]
+    fn the_indexer_caches_132_bytes_per_token_and_layer() {
+        let dsa = SparseIndexer {
+            heads: 64,
+            head_dim: 128,
+            top_k: 2048,
+        };
+        assert_eq!(dsa.cache_bytes_per_token(), 132.0);
+        // DeepSeek-V3.2: 1536 · 64 · 128 + 7168 · (128 + 64) = 12,582,912 + 1,376,256.
+        assert_eq!(dsa.projection_elements(7168, 1536), 13_959_168.0);
+    }
+}

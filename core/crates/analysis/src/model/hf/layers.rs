@@ -1,0 +1,368 @@
+//! The per-layer structure of a Hugging Face `config.json`: attention (MLA, its sparse indexer, linear
+//! attention, sliding windows), the FFN and its experts, and where each kind of layer sits; each count a
+//! closed form or one pass over a list checked against the layers first.
+
+use super::{Family, multiples_in};
+use crate::model::checkpoint::{LayerLayout, LayerSet};
+use crate::model::fields::Fields;
+use crate::model::{LinearAttention, MlaConfig, MoeConfig, SlidingWindow, SparseIndexer};
+use roofline_base::Error;
+use roofline_base::precision::Precision;
+
+/// The head dimension, MLA's low-rank projections where the family has them, and DeepSeek Sparse
+/// Attention's indexer (`index_n_heads`, `index_head_dim`, `index_topk`) where it has one.
+pub(super) fn head_dim(
+    family: Family,
+    text: &Fields<'_>,
+    hidden: u64,
+    heads: u64,
+) -> Result<(u64, Option<MlaConfig>, Option<SparseIndexer>), Error> {
+    let mut mla = None;
+    let indexer = match family {
+        Family::DeepseekDsa => Some(SparseIndexer {
+            heads: text.uint("index_n_heads")?,
+            head_dim: text.uint("index_head_dim")?,
+            top_k: text.uint("index_topk")?,
+        }),
+        _ => None,
+    };
+    let head_dim = match family {
+        Family::DeepseekV3 | Family::DeepseekDsa => {
+            let m = MlaConfig {
+                q_lora_rank: text.optional_uint("q_lora_rank")?.ok_or_else(|| {
+                    text.error(
+                        "q_lora_rank",
+                        "missing or null: MLA without a Q down-projection (DeepSeek-V2-Lite) is not supported",
+                    )
+                })?,
+                kv_lora_rank: text.uint("kv_lora_rank")?,
+                rope_head_dim: text.uint("qk_rope_head_dim")?,
+                nope_head_dim: text.uint("qk_nope_head_dim")?,
+                v_head_dim: text.uint("v_head_dim")?,
+            };
+            mla = Some(m);
+            m.v_head_dim
+        }
+        _ => match text.optional_uint("head_dim")? {
+            Some(d) => d,
+            // The Llama, Mistral, Qwen and Mixtral classes use hidden_size / num_attention_heads.
+            None if heads > 0 && hidden.is_multiple_of(heads) => hidden / heads,
+            None => {
+                return Err(text.error(
+                    "head_dim",
+                    "missing, and hidden_size is not a multiple of num_attention_heads",
+                ));
+            }
+        },
+    };
+    Ok((head_dim, mla, indexer))
+}
+
+/// The dense FFN width and the mixture-of-experts layout of the config (`None` for dense models).
+pub(super) fn ffn(family: Family, text: &Fields<'_>, layers: u32) -> Result<(u64, Option<MoeConfig>), Error> {
+    let layers_u64 = u64::from(layers);
+    Ok(match family {
+        Family::Mixtral => (
+            text.uint("intermediate_size")?,
+            Some(MoeConfig {
+                experts: text.uint("num_local_experts")?,
+                top_k: text.uint("num_experts_per_tok")?,
+                shared_experts: 0,
+                expert_ffn: text.uint("intermediate_size")?,
+                dense_layers: 0,
+            }),
+        ),
+        Family::Qwen3Moe => qwen_moe(text, layers)?,
+        // The Qwen hybrids without `num_experts` (Qwen3.5 27B) are dense.
+        Family::QwenHybrid if text.get("num_experts").is_some() => qwen_moe(text, layers)?,
+        Family::DeepseekV3 | Family::DeepseekDsa | Family::Glm4Moe => {
+            // DeepseekV3Config (and GLM's): a layer has experts when i >= first_k_dense_replace and
+            // i % moe_layer_freq == 0 (moe_layer_freq defaults to 1). Older Glm4MoeConfig files say
+            // `num_experts` for `n_routed_experts`.
+            let first_dense = text.uint("first_k_dense_replace")?;
+            let frequency = text.uint_or("moe_layer_freq", 1)?.max(1);
+            let moe_layers = multiples_in(first_dense.min(layers_u64), layers_u64, frequency);
+            let experts = match (family, text.optional_uint("n_routed_experts")?) {
+                (Family::Glm4Moe, None) => text.uint("num_experts")?,
+                (_, routed) => routed.ok_or_else(|| text.error("n_routed_experts", "missing"))?,
+            };
+            (
+                text.uint("intermediate_size")?,
+                Some(MoeConfig {
+                    experts,
+                    top_k: text.uint("num_experts_per_tok")?,
+                    shared_experts: text.uint("n_shared_experts")?,
+                    expert_ffn: text.uint("moe_intermediate_size")?,
+                    dense_layers: layers.saturating_sub(moe_layers),
+                }),
+            )
+        }
+        Family::MiniMaxM2 => {
+            // MiniMax-M2: `intermediate_size` is the experts' width, every layer has experts, and
+            // `shared_intermediate_size` (0 in the published files) adds shared ones.
+            let expert_ffn = text.uint("intermediate_size")?;
+            (
+                expert_ffn,
+                Some(MoeConfig {
+                    experts: text.uint("num_local_experts")?,
+                    top_k: text.uint("num_experts_per_tok")?,
+                    shared_experts: shared_experts(text, "shared_intermediate_size", expert_ffn)?,
+                    expert_ffn,
+                    dense_layers: 0,
+                }),
+            )
+        }
+        Family::GptOss => {
+            let top_k = match text.optional_uint("num_experts_per_tok")? {
+                Some(k) => k,
+                None => text.uint("experts_per_token")?,
+            };
+            let expert_ffn = text.uint("intermediate_size")?;
+            (
+                expert_ffn,
+                Some(MoeConfig {
+                    experts: text.uint("num_local_experts")?,
+                    top_k,
+                    shared_experts: 0,
+                    expert_ffn,
+                    dense_layers: 0,
+                }),
+            )
+        }
+        Family::Llama4 => {
+            // Llama4TextConfig: `moe_layers`, else every `interleave_moe_layer_step`-th layer (default 1);
+            // each MoE layer has one shared expert as wide as the routed ones.
+            let moe_layers = match text.layer_indices("moe_layers", layers)? {
+                Some(list) => u32::try_from(list.len()).unwrap_or(u32::MAX),
+                None => moe_layers(layers, text.uint_or("interleave_moe_layer_step", 1)?.max(1), &[]),
+            };
+            (
+                text.uint("intermediate_size_mlp")?,
+                Some(MoeConfig {
+                    experts: text.uint("num_local_experts")?,
+                    top_k: text.uint("num_experts_per_tok")?,
+                    shared_experts: 1,
+                    expert_ffn: text.uint("intermediate_size")?,
+                    dense_layers: layers.saturating_sub(moe_layers),
+                }),
+            )
+        }
+        Family::Llama
+        | Family::Mistral
+        | Family::Qwen2
+        | Family::Qwen3
+        | Family::Gemma3
+        | Family::QwenHybrid => (text.uint("intermediate_size")?, None),
+    })
+}
+
+/// Layers i with (i + 1) a multiple of `step`, less those in `exempt` (distinct, below `layers`).
+fn moe_layers(layers: u32, step: u64, exempt: &[u64]) -> u32 {
+    let exempted = exempt
+        .iter()
+        .filter(|&&i| (i + 1).is_multiple_of(step.max(1)))
+        .count();
+    multiples_in(1, u64::from(layers) + 1, step).saturating_sub(u32::try_from(exempted).unwrap_or(u32::MAX))
+}
+
+/// Qwen3-MoE's experts, and Qwen3-Next's and Qwen3.5-MoE's with one shared expert
+/// `shared_expert_intermediate_size` wide (Qwen3MoeConfig defaults: decoder_sparse_step 1, mlp_only_layers
+/// []). The dense width only matters where those make a dense layer; Qwen3.5 configs omit it.
+fn qwen_moe(text: &Fields<'_>, layers: u32) -> Result<(u64, Option<MoeConfig>), Error> {
+    let step = text.uint_or("decoder_sparse_step", 1)?.max(1);
+    let exempt = text.layer_indices("mlp_only_layers", layers)?.unwrap_or_default();
+    let moe = moe_layers(layers, step, &exempt);
+    let expert_ffn = text.uint("moe_intermediate_size")?;
+    let dense_ffn = if moe < layers {
+        text.uint("intermediate_size")?
+    } else {
+        text.uint_or("intermediate_size", expert_ffn)?
+    };
+    Ok((
+        dense_ffn,
+        Some(MoeConfig {
+            experts: text.uint("num_experts")?,
+            top_k: text.uint("num_experts_per_tok")?,
+            shared_experts: shared_experts(text, "shared_expert_intermediate_size", expert_ffn)?,
+            expert_ffn,
+            dense_layers: layers.saturating_sub(moe),
+        }),
+    ))
+}
+
+/// Shared experts `field` wide in all, as a count of experts `expert_ffn` wide (0 when absent or 0).
+fn shared_experts(text: &Fields<'_>, field: &str, expert_ffn: u64) -> Result<u64, Error> {
+    let width = text.uint_or(field, 0)?;
+    if width.is_multiple_of(expert_ffn.max(1)) {
+        Ok(width / expert_ffn.max(1))
+    } else {
+        Err(text.error(
+            field,
+            format!("{width} is not a multiple of the experts' width {expert_ffn}: not modelled"),
+        ))
+    }
+}
+
+/// Gated DeltaNet linear attention of the Qwen hybrids: on the layers `layer_types` marks
+/// `linear_attention`, else all but every `full_attention_interval`-th (default 4, Qwen3NextConfig), with
+/// `linear_*` head counts and sizes and the state in `mamba_ssm_dtype` (FP32 unless it says otherwise).
+pub(super) fn linear_attention(
+    family: Family,
+    text: &Fields<'_>,
+    layers: u32,
+) -> Result<Option<LinearAttention>, Error> {
+    if family != Family::QwenHybrid {
+        return Ok(None);
+    }
+    let linear = match text.layer_types(layers)? {
+        Some(types) => u32::try_from(types.linear.iter().filter(|&&l| l).count()).unwrap_or(u32::MAX),
+        None => {
+            layers
+                - multiples_in(
+                    1,
+                    u64::from(layers) + 1,
+                    text.uint_or("full_attention_interval", 4)?.max(1),
+                )
+        }
+    };
+    let state = match text.optional_str("mamba_ssm_dtype")?.unwrap_or("float32") {
+        "float32" => Precision::Fp32,
+        "bfloat16" => Precision::Bf16,
+        "float16" => Precision::Fp16,
+        other => {
+            return Err(text.error(
+                "mamba_ssm_dtype",
+                format!("'{other}' is not modelled (float32, bfloat16, float16)"),
+            ));
+        }
+    };
+    Ok(Some(LinearAttention {
+        layers: linear,
+        key_heads: text.uint("linear_num_key_heads")?,
+        value_heads: text.uint("linear_num_value_heads")?,
+        key_head_dim: text.uint("linear_key_head_dim")?,
+        value_head_dim: text.uint("linear_value_head_dim")?,
+        conv_kernel: text.uint("linear_conv_kernel_dim")?,
+        state,
+    }))
+}
+
+/// Where the config's dense-FFN layers sit, for matching a checkpoint's patterns to layers (built only for a
+/// config with a `quantization_config`): Llama 4's interleaved experts and Qwen3-MoE's `mlp_only_layers` and
+/// `decoder_sparse_step` where they are, DeepSeek's dense layers first; the Qwen hybrids' linear-attention
+/// layers where `layer_types` or `full_attention_interval` put them.
+pub(super) fn layout(
+    family: Family,
+    text: &Fields<'_>,
+    (layers, dense_layers): (u32, u32),
+) -> Result<LayerLayout, Error> {
+    let step = |field: &str| -> Result<u32, Error> {
+        Ok(u32::try_from(text.uint_or(field, 1)?.max(1)).unwrap_or(u32::MAX))
+    };
+    let flags = |list: &[u64], base: &dyn Fn(u32) -> bool| {
+        let mut flags: Vec<bool> = (0..layers).map(base).collect();
+        for &i in list {
+            flags[i as usize] = true;
+        }
+        LayerSet::listed(flags)
+    };
+    let dense = match family {
+        Family::Qwen3Moe | Family::QwenHybrid if dense_layers < layers => {
+            let step = step("decoder_sparse_step")?;
+            match text.layer_indices("mlp_only_layers", layers)? {
+                Some(exempt) if !exempt.is_empty() => flags(&exempt, &|i| !(i + 1).is_multiple_of(step)),
+                _ => LayerSet::every_nth(step, layers).others(),
+            }
+        }
+        Family::Llama4 => match text.layer_indices("moe_layers", layers)? {
+            Some(moe) => flags(&moe, &|_| false).others(),
+            None => LayerSet::every_nth(step("interleave_moe_layer_step")?, layers).others(),
+        },
+        _ => LayerSet::below(dense_layers, layers),
+    };
+    let linear = match (family, text.layer_types(layers)?) {
+        (Family::QwenHybrid, Some(types)) => LayerSet::listed(types.linear),
+        (Family::QwenHybrid, None) => {
+            let interval = text.uint_or("full_attention_interval", 4)?.max(1);
+            LayerSet::every_nth(u32::try_from(interval).unwrap_or(u32::MAX), layers).others()
+        }
+        _ => LayerSet::below(0, layers),
+    };
+    Ok(LayerLayout { dense, linear })
+}
+
+/// The sliding-window layout of the config, `None` when no layer slides.
+pub(super) fn sliding_window(
+    family: Family,
+    text: &Fields<'_>,
+    layers: u32,
+) -> Result<Option<SlidingWindow>, Error> {
+    let from_types = text.layer_types(layers)?;
+    let (window, sliding_layers, chunked) = match family {
+        Family::Llama
+        | Family::DeepseekV3
+        | Family::DeepseekDsa
+        | Family::Glm4Moe
+        | Family::MiniMaxM2
+        | Family::QwenHybrid => (None, 0, false),
+        Family::Mistral | Family::Mixtral => {
+            // MistralConfig's default window is 4096, MixtralConfig's none.
+            let default = (family == Family::Mistral).then_some(4096);
+            let window = match text.map.get("sliding_window") {
+                None => default,
+                Some(_) => text.optional_uint("sliding_window")?,
+            };
+            (window, layers, false)
+        }
+        Family::Qwen2 | Family::Qwen3 | Family::Qwen3Moe => {
+            // Qwen classes: no window unless use_sliding_window; then on the layers from max_window_layers
+            // (default 28) on.
+            if text.bool_or("use_sliding_window", false)? {
+                let first = text.uint_or("max_window_layers", 28)?.min(u64::from(layers)) as u32;
+                (Some(text.uint("sliding_window")?), layers - first, false)
+            } else {
+                (None, 0, false)
+            }
+        }
+        Family::GptOss => {
+            // GptOssConfig: sliding_window 128 on every other layer, the first one sliding, by default.
+            let window = text.uint_or("sliding_window", 128)?;
+            (Some(window), multiples_in(0, u64::from(layers), 2), false)
+        }
+        Family::Gemma3 => {
+            // Gemma3TextConfig: sliding_window 4096 by default; without layer_types, layer i slides unless
+            // (i + 1) is a multiple of sliding_window_pattern (default 6).
+            let window = text.uint_or("sliding_window", 4096)?;
+            let pattern = text.uint_or("sliding_window_pattern", 6)?.max(1);
+            let sliding = layers - multiples_in(1, u64::from(layers) + 1, pattern);
+            (Some(window), sliding, false)
+        }
+        Family::Llama4 => {
+            // Llama4TextConfig: attention_chunk_size 8192 by default; an empty `no_rope_layers` means every
+            // 4th layer is NoPE (global attention) and the others use RoPE with chunked attention.
+            let window = match text.map.get("attention_chunk_size") {
+                None => Some(8192),
+                Some(_) => text.optional_uint("attention_chunk_size")?,
+            };
+            let rope_layers = match text.uint_list("no_rope_layers")? {
+                Some(list) if !list.is_empty() => {
+                    if list.len() != layers as usize {
+                        return Err(text.error(
+                            "no_rope_layers",
+                            format!("has {} entries for {layers} layers", list.len()),
+                        ));
+                    }
+                    list.iter().filter(|&&uses_rope| uses_rope != 0).count() as u32
+                }
+                _ => layers - multiples_in(1, u64::from(layers) + 1, 4),
+            };
+            (window, rope_layers, true)
+        }
+    };
+    let (sliding_layers, chunked) = from_types.map_or((sliding_layers, chunked), |t| (t.sliding, t.chunked));
+    Ok(window.filter(|_| sliding_layers > 0).map(|window| SlidingWindow {
+        window,
+        layers: sliding_layers,
+        chunked,
+    }))
+}

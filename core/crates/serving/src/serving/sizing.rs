@@ -1,0 +1,495 @@
+//! The sizing answer over a sweep of several GPU layouts ([`Sizing::new`]): under an SLA and among the configs
+//! the engine serves ([`super::serves`]), the point with the most output tokens/s per GPU, the fewest GPUs
+//! that meet the SLA, the best point of each GPU count, and, when nothing meets it, what would: another
+//! layout, a config another engine serves, or a looser limit.
+
+use roofline_analysis::model::ModelConfig;
+use roofline_base::format;
+use roofline_base::hardware::HardwareSpec;
+
+use super::{ConfigFit, Engine, ServingPoint, Sla, SlaOutcome, Sweep, matrices_cover, serves};
+
+/// A config the device runs but the engine does not serve: drawn and tabled, never recommended.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct NotServed {
+    /// Precision config key.
+    pub config: String,
+    /// Why, naming the engine, the scheme or cache and the architecture ([`super::serves`]).
+    pub reason: String,
+}
+
+/// The best point of one GPU count under the SLA.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct GpuCountBest {
+    /// GPUs of the replica.
+    pub gpus: u32,
+    /// The point with the most output tokens/s per GPU that meets the SLA on this many GPUs, if any.
+    pub best: Option<ServingPoint>,
+}
+
+/// An SLA limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum SlaLimit {
+    /// Largest TTFT.
+    Ttft,
+    /// Largest TPOT.
+    Tpot,
+    /// Smallest tokens/s per user.
+    TokensPerUser,
+}
+
+/// What would meet the SLA when nothing in scope does.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum Alternative {
+    /// A layout left out of the answer meets it (the fewest GPUs that do).
+    OtherLayout(ServingPoint),
+    /// A config the engine does not serve meets it.
+    NotServed {
+        /// The best such point.
+        point: ServingPoint,
+        /// Why the engine does not serve it.
+        reason: String,
+    },
+    /// Relaxing one limit to `value` (the others kept) lets `point` meet it.
+    LooserLimit {
+        /// Which limit.
+        limit: SlaLimit,
+        /// The value it would need (s for TTFT and TPOT, tokens/s per user).
+        value: f64,
+        /// The point that meets the relaxed SLA with the most output tokens/s per GPU.
+        point: ServingPoint,
+    },
+}
+
+impl Alternative {
+    /// The alternative in words, e.g. `TPOT ≤ 52.1 ms: fp8 on 8 GPUs at concurrency 1`.
+    #[must_use]
+    pub fn words(&self) -> String {
+        let at = |p: &ServingPoint| {
+            format!(
+                "{} on {} GPU{} at {} requests",
+                p.config,
+                p.gpus,
+                if p.gpus == 1 { "" } else { "s" },
+                format::number(p.concurrency)
+            )
+        };
+        match self {
+            Alternative::OtherLayout(p) => format!("{} GPUs meet it: {}", p.gpus, at(p)),
+            Alternative::NotServed { point, reason } => format!("{} meets it, but {reason}", at(point)),
+            Alternative::LooserLimit { limit, value, point } => {
+                let limit = match limit {
+                    SlaLimit::Ttft => format!("TTFT ≤ {}", format::duration(*value)),
+                    SlaLimit::Tpot => format!("TPOT ≤ {}", format::duration(*value)),
+                    SlaLimit::TokensPerUser => format!("≥ {} tok/s/user", format::number(*value)),
+                };
+                format!("{limit} would be met by {}", at(point))
+            }
+        }
+    }
+}
+
+/// What the answer may use: the SLA, and the GPU counts (empty: every count the sweep ran).
+#[derive(Debug, Clone, Copy)]
+pub struct SizingSpec<'a> {
+    /// The limits.
+    pub sla: Sla,
+    /// GPU counts the answer may pick from; empty: all.
+    pub gpus: &'a [u32],
+}
+
+/// The sizing answer.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Sizing {
+    /// The SLA over the configs the engine serves on the GPU counts allowed: per config and layout, the
+    /// recommendation (most output tokens/s per GPU), or why nothing meets it.
+    pub outcome: SlaOutcome,
+    /// The fewest GPUs that meet the SLA: of those points, the one with the most output tokens/s per GPU.
+    pub fewest: Option<ServingPoint>,
+    /// The best point of each GPU count allowed, fewest first.
+    pub by_gpus: Vec<GpuCountBest>,
+    /// Configs the device runs that the engine does not serve.
+    pub not_served: Vec<NotServed>,
+    /// When nothing meets the SLA: what would.
+    pub alternatives: Vec<Alternative>,
+}
+
+/// The point of `points` with the most output tokens/s per GPU.
+fn most_output<'a>(points: impl Iterator<Item = &'a ServingPoint>) -> Option<&'a ServingPoint> {
+    points.max_by(|a, b| {
+        a.output_tokens_per_s_per_gpu
+            .total_cmp(&b.output_tokens_per_s_per_gpu)
+    })
+}
+
+/// `sweep` with only the configs and layouts `keep` accepts.
+fn subset(sweep: &Sweep, keep: impl Fn(&str, u32) -> bool) -> Sweep {
+    Sweep {
+        points: sweep
+            .points
+            .iter()
+            .filter(|p| keep(&p.config, p.gpus))
+            .cloned()
+            .collect(),
+        fits: sweep
+            .fits
+            .iter()
+            .filter(|f: &&ConfigFit| keep(&f.config, f.gpus))
+            .cloned()
+            .collect(),
+        ..sweep.clone()
+    }
+}
+
+impl Sizing {
+    /// The answer over `sweep` of `model` on `hardware` (the spec it ran on) as `spec` asks; the engine is the
+    /// sweep's. Where the support matrices have no column for the architecture, every config counts as served.
+    #[must_use]
+    pub fn new(sweep: &Sweep, model: &ModelConfig, hardware: &HardwareSpec, spec: &SizingSpec<'_>) -> Sizing {
+        let engine = sweep.fits.first().map_or(Engine::Vllm, |f| f.preset.engine);
+        let mut not_served: Vec<NotServed> = Vec::new();
+        if matrices_cover(hardware.arch) {
+            for fit in &sweep.fits {
+                if not_served.iter().any(|n| n.config == fit.config) {
+                    continue;
+                }
+                let verdict = model
+                    .config(&fit.config)
+                    .map_err(|e| e.to_string())
+                    .and_then(|c| serves(engine, &c, hardware.arch).map_err(|u| u.0));
+                if let Err(reason) = verdict {
+                    not_served.push(NotServed {
+                        config: fit.config.clone(),
+                        reason,
+                    });
+                }
+            }
+        }
+        let served = |config: &str| !not_served.iter().any(|n| n.config == config);
+        let allowed = |gpus: u32| spec.gpus.is_empty() || spec.gpus.contains(&gpus);
+        let scope = subset(sweep, |c, g| served(c) && allowed(g));
+        let outcome = spec.sla.evaluate(&scope);
+        let meeting: Vec<&ServingPoint> = scope.points.iter().filter(|p| spec.sla.meets(p)).collect();
+        let fewest_gpus = meeting.iter().map(|p| p.gpus).min();
+        let fewest = most_output(meeting.iter().copied().filter(|p| Some(p.gpus) == fewest_gpus)).cloned();
+        let mut counts: Vec<u32> = scope.fits.iter().map(|f| f.gpus).collect();
+        counts.sort_unstable();
+        counts.dedup();
+        let by_gpus = counts
+            .into_iter()
+            .map(|gpus| GpuCountBest {
+                gpus,
+                best: most_output(meeting.iter().copied().filter(|p| p.gpus == gpus)).cloned(),
+            })
+            .collect();
+        let alternatives = if outcome.recommendation.is_some() {
+            Vec::new()
+        } else {
+            alternatives(sweep, &spec.sla, &not_served, &served, &allowed)
+        };
+        Sizing {
+            outcome,
+            fewest,
+            by_gpus,
+            not_served,
+            alternatives,
+        }
+    }
+}
+
+/// What would meet `sla` when nothing served on the allowed layouts does: the fewest GPUs among the layouts
+/// left out, the best config the engine does not serve, and each limit relaxed alone to what the best point
+/// meeting the other limits reaches.
+fn alternatives(
+    sweep: &Sweep,
+    sla: &Sla,
+    not_served: &[NotServed],
+    served: &dyn Fn(&str) -> bool,
+    allowed: &dyn Fn(u32) -> bool,
+) -> Vec<Alternative> {
+    let mut out = Vec::new();
+    let meets = |p: &&ServingPoint| sla.meets(p);
+    let other_layouts = sweep
+        .points
+        .iter()
+        .filter(|p| served(&p.config) && !allowed(p.gpus))
+        .filter(meets);
+    if let Some(fewest) = other_layouts.min_by(|a, b| {
+        a.gpus.cmp(&b.gpus).then(
+            b.output_tokens_per_s_per_gpu
+                .total_cmp(&a.output_tokens_per_s_per_gpu),
+        )
+    }) {
+        out.push(Alternative::OtherLayout(fewest.clone()));
+    }
+    let unserved = sweep
+        .points
+        .iter()
+        .filter(|p| !served(&p.config) && allowed(p.gpus))
+        .filter(meets);
+    if let Some(point) = most_output(unserved) {
+        let reason = not_served
+            .iter()
+            .find(|n| n.config == point.config)
+            .map(|n| n.reason.clone())
+            .unwrap_or_default();
+        out.push(Alternative::NotServed {
+            point: point.clone(),
+            reason,
+        });
+    }
+    let candidates: Vec<&ServingPoint> = sweep
+        .points
+        .iter()
+        .filter(|p| served(&p.config) && allowed(p.gpus) && p.fits)
+        .collect();
+    let relaxations = [
+        (SlaLimit::Ttft, sla.ttft_max_s.is_some()),
+        (SlaLimit::Tpot, sla.tpot_max_s.is_some()),
+        (SlaLimit::TokensPerUser, sla.tokens_per_user_min.is_some()),
+    ];
+    for (limit, set) in relaxations {
+        if !set {
+            continue;
+        }
+        let others = match limit {
+            SlaLimit::Ttft => Sla {
+                ttft_max_s: None,
+                ..*sla
+            },
+            SlaLimit::Tpot => Sla {
+                tpot_max_s: None,
+                ..*sla
+            },
+            SlaLimit::TokensPerUser => Sla {
+                tokens_per_user_min: None,
+                ..*sla
+            },
+        };
+        let value = |p: &ServingPoint| match limit {
+            SlaLimit::Ttft => p.ttft_s,
+            SlaLimit::Tpot => p.tpot_s,
+            SlaLimit::TokensPerUser => p.tokens_per_s_per_user,
+        };
+        let closest = candidates
+            .iter()
+            .filter(|p| others.meets(p))
+            .min_by(|a, b| match limit {
+                SlaLimit::TokensPerUser => value(b).total_cmp(&value(a)),
+                _ => value(a).total_cmp(&value(b)),
+            });
+        let Some(closest) = closest else { continue };
+        let needed = value(closest);
+        let relaxed = match limit {
+            SlaLimit::Ttft => Sla {
+                ttft_max_s: Some(needed),
+                ..*sla
+            },
+            SlaLimit::Tpot => Sla {
+                tpot_max_s: Some(needed),
+                ..*sla
+            },
+            SlaLimit::TokensPerUser => Sla {
+                tokens_per_user_min: Some(needed),
+                ..*sla
+            },
+        };
+        if let Some(point) = most_output(candidates.iter().copied().filter(|p| relaxed.meets(p))) {
+            out.push(Alternative::LooserLimit {
+                limit,
+                value: needed,
+                point: point.clone(),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::serving::{SweepSpec, layouts, sweep};
+    use roofline_analysis::model::find_model;
+    use roofline_analysis::quant_config::{QuantConfig, quant_configs};
+    use roofline_base::hardware::{Mode, find_hardware_in};
+
+    use crate::serving::ServingWorkload;
+
+    /// `model` on `device` (reference) over every layout and config, vLLM, ISL 1024 / OSL 1024.
+    pub(crate) fn layout_sweep(
+        model: &str,
+        device: &str,
+    ) -> (Sweep, &'static ModelConfig, &'static HardwareSpec) {
+        let hardware = find_hardware_in(device, Mode::Reference).unwrap();
+        let model = find_model(model).unwrap();
+        let configs: Vec<&QuantConfig> = quant_configs().iter().collect();
+        let parallelisms = layouts(model, hardware);
+        let s = sweep(&SweepSpec {
+            parallelisms: &parallelisms,
+            ..SweepSpec::new(
+                hardware,
+                model,
+                &configs,
+                ServingWorkload { isl: 1024, osl: 1024 },
+            )
+        })
+        .unwrap();
+        (s, model, hardware)
+    }
+
+    #[test]
+    fn the_answer_names_the_fewest_gpus_and_the_most_output_per_gpu() {
+        let (sweep, model, hw) = layout_sweep("llama-3.1-70b", "h100_sxm");
+        let sla = Sla {
+            tokens_per_user_min: Some(20.0),
+            ..Sla::default()
+        };
+        let sizing = Sizing::new(&sweep, model, hw, &SizingSpec { sla, gpus: &[] });
+        let best = sizing.outcome.recommendation.clone().unwrap();
+        // Every point meeting the SLA on a served config: the recommendation has the most output per GPU,
+        // the fewest-GPU answer the smallest replica.
+        let meeting: Vec<&ServingPoint> = sweep
+            .points
+            .iter()
+            .filter(|p| sla.meets(p) && !sizing.not_served.iter().any(|n| n.config == p.config))
+            .collect();
+        let top = meeting
+            .iter()
+            .map(|p| p.output_tokens_per_s_per_gpu)
+            .fold(0.0, f64::max);
+        assert_eq!(best.output_tokens_per_s_per_gpu, top);
+        let fewest = sizing.fewest.clone().unwrap();
+        assert_eq!(fewest.gpus, meeting.iter().map(|p| p.gpus).min().unwrap());
+        assert!(fewest.gpus < best.gpus, "{} vs {}", fewest.gpus, best.gpus);
+        // One row per GPU count, each its own best; the recommendation is the best of them.
+        assert_eq!(
+            sizing.by_gpus.iter().map(|g| g.gpus).collect::<Vec<_>>(),
+            [1, 2, 4, 8]
+        );
+        let of = |n: u32| sizing.by_gpus.iter().find(|g| g.gpus == n).unwrap();
+        assert_eq!(of(best.gpus).best.as_ref(), Some(&best));
+        assert!(sizing.alternatives.is_empty());
+        // Only 4 and 8 GPUs allowed: the recommendation comes from them.
+        let some = Sizing::new(&sweep, model, hw, &SizingSpec { sla, gpus: &[4, 8] });
+        let r = some.outcome.recommendation.unwrap();
+        assert!(r.gpus == 4 || r.gpus == 8);
+        assert_eq!(some.by_gpus.len(), 2);
+    }
+
+    #[test]
+    fn configs_the_engine_does_not_serve_are_never_recommended() {
+        // DeepSeek-R1 on B200s: MXFP6 runs on the device, but no engine serves it natively.
+        let (sweep, model, hw) = layout_sweep("deepseek-r1", "b200");
+        let sizing = Sizing::new(
+            &sweep,
+            model,
+            hw,
+            &SizingSpec {
+                sla: Sla::default(),
+                gpus: &[],
+            },
+        );
+        let mxfp6 = sizing
+            .not_served
+            .iter()
+            .find(|n| n.config == "mxfp6-e3m2")
+            .unwrap();
+        assert!(
+            mxfp6.reason.starts_with("vLLM does not serve MXFP6 E3M2"),
+            "{}",
+            mxfp6.reason
+        );
+        let r = sizing.outcome.recommendation.unwrap();
+        assert!(
+            !sizing.not_served.iter().any(|n| n.config == r.config),
+            "{}",
+            r.config
+        );
+    }
+
+    #[test]
+    fn nothing_meeting_the_sla_says_what_would() {
+        let (sweep, model, hw) = layout_sweep("llama-3.1-70b", "h100_sxm");
+        // 100 tokens/s per user: more than any point reaches at these lengths on one, two or four GPUs.
+        let sla = Sla {
+            tokens_per_user_min: Some(100.0),
+            ..Sla::default()
+        };
+        let fastest = |gpus: &[u32]| {
+            sweep
+                .points
+                .iter()
+                .filter(|p| gpus.contains(&p.gpus))
+                .map(|p| p.tokens_per_s_per_user)
+                .fold(0.0, f64::max)
+        };
+        let allowed = [1, 2, 4];
+        assert!(
+            fastest(&allowed) < 100.0 && fastest(&[8]) > 100.0,
+            "{}",
+            fastest(&[8])
+        );
+        let sizing = Sizing::new(&sweep, model, hw, &SizingSpec { sla, gpus: &allowed });
+        assert!(sizing.outcome.recommendation.is_none() && sizing.fewest.is_none());
+        let words: Vec<String> = sizing.alternatives.iter().map(Alternative::words).collect();
+        // More GPUs: the fewest that meet it, left out by the layouts allowed.
+        assert!(
+            matches!(&sizing.alternatives[0], Alternative::OtherLayout(p) if p.gpus == 8),
+            "{words:?}"
+        );
+        // A looser limit: what the fastest allowed point reaches.
+        let looser = sizing
+            .alternatives
+            .iter()
+            .find_map(|a| match a {
+                Alternative::LooserLimit { value, .. } => Some(*value),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(looser, fastest(&allowed));
+        assert!(
+            words.iter().any(|w| w.contains("tok/s/user would be met by")),
+            "{words:?}"
+        );
+    }
+
+    #[test]
+    fn the_grid_reaches_the_engines_limit_when_more_fit() {
+        // Llama-3.1-8B in FP8 on a B200: more than 1024 sequences of 2048 tokens fit in 0.92 of 178 GiB, so
+        // the curve runs to vLLM's max_num_seqs (1024), past the old grid's 512; SGLang runs 2048.
+        let configs = [roofline_analysis::quant_config::find_quant_config("fp8").unwrap()];
+        let b200 = find_hardware_in("b200", Mode::Reference).unwrap();
+        let run = |engine| {
+            sweep(&SweepSpec {
+                engine,
+                ..SweepSpec::new(
+                    b200,
+                    find_model("llama-3.1-8b").unwrap(),
+                    &configs,
+                    ServingWorkload { isl: 1024, osl: 1024 },
+                )
+            })
+            .unwrap()
+        };
+        let vllm = run(crate::serving::Engine::Vllm);
+        assert!(
+            vllm.fits[0].memory.max_sequences > 1024,
+            "{}",
+            vllm.fits[0].memory.max_sequences
+        );
+        assert_eq!(
+            vllm.points.last().unwrap().load,
+            crate::serving::Load::Concurrency(1024)
+        );
+        let sglang = run(crate::serving::Engine::Sglang);
+        let top = sglang.points.last().unwrap().concurrency;
+        assert!(top > 1024.0 && top <= 2048.0, "{top}");
+    }
+}

@@ -187,6 +187,7 @@ pub fn sweep(spec: &SweepSpec<'_>) -> Result<Sweep, Error> {
         unsupported: Vec::new(),
         fits: Vec::new(),
     };
+    let mut jobs = Vec::new();
     for parallelism in spec.parallelisms {
         parallelism.check(spec.model, spec.hardware)?;
         let preset = spec
@@ -196,59 +197,124 @@ pub fn sweep(spec: &SweepSpec<'_>) -> Result<Sweep, Error> {
             .with_memory_fraction(spec.memory_fraction);
         preset.fraction.check()?;
         for &config in spec.configs {
-            if let Err(e) = config.check_support(spec.hardware) {
-                if parallelism == &spec.parallelisms[0] {
+            match config.check_support(spec.hardware) {
+                Ok(()) => jobs.push((preset, *parallelism, config)),
+                Err(e) if parallelism == &spec.parallelisms[0] => {
                     out.unsupported.push(UnsupportedConfig {
                         config: config.key.clone(),
                         reason: e.to_string(),
                     });
                 }
-                continue;
+                Err(_) => {}
             }
-            let scenario = super::ServingScenario {
-                features: spec.features,
-                ..preset.scenario(
-                    spec.hardware,
-                    spec.model,
-                    config,
-                    *parallelism,
-                    spec.corrections,
-                    spec.scheduler,
-                )
-            };
-            let mut model = ServingModel::new(scenario, spec.workload)?.with_client(spec.client)?;
-            let memory = *model.memory();
-            out.fits.push(ConfigFit {
-                config: config.key.clone(),
-                parallelism: *parallelism,
-                gpus: parallelism.gpus(),
-                preset,
-                memory,
-            });
-            if !memory.fits() {
-                continue;
-            }
-            let grid: Vec<Load>;
-            let loads = if spec.loads.is_empty() {
-                // Beyond the engine's max_seqs requests only queue: more concurrency adds TTFT, not output.
-                grid = concurrency_grid(memory.max_sequences.min(preset.in_flight.max_seqs))
-                    .into_iter()
-                    .map(Load::Concurrency)
-                    .collect();
-                &grid
-            } else {
-                spec.loads
-            };
-            for load in loads {
-                match model.predict(*load)? {
-                    ServingOutcome::Steady(point) => out.points.push(point),
-                    ServingOutcome::Unstable(u) => out.unstable.push(u),
-                }
+        }
+    }
+    let runs = each(&jobs, |&(preset, parallelism, config)| {
+        run_config(spec, preset, parallelism, config)
+    });
+    for run in runs {
+        let (fit, outcomes) = run?;
+        out.fits.push(fit);
+        for outcome in outcomes {
+            match outcome {
+                ServingOutcome::Steady(point) => out.points.push(point),
+                ServingOutcome::Unstable(u) => out.unstable.push(u),
             }
         }
     }
     mark_pareto(&mut out.points);
     Ok(out)
+}
+
+/// One config on one split: its fit and, when it fits, its outcome at every load.
+fn run_config(
+    spec: &SweepSpec<'_>,
+    preset: EnginePreset,
+    parallelism: Parallelism,
+    config: &QuantConfig,
+) -> Result<(ConfigFit, Vec<ServingOutcome>), Error> {
+    let scenario = super::ServingScenario {
+        features: spec.features,
+        ..preset.scenario(
+            spec.hardware,
+            spec.model,
+            config,
+            parallelism,
+            spec.corrections,
+            spec.scheduler,
+        )
+    };
+    let mut model = ServingModel::new(scenario, spec.workload)?.with_client(spec.client)?;
+    let memory = *model.memory();
+    let fit = ConfigFit {
+        config: config.key.clone(),
+        parallelism,
+        gpus: parallelism.gpus(),
+        preset,
+        memory,
+    };
+    if !memory.fits() {
+        return Ok((fit, Vec::new()));
+    }
+    let grid: Vec<Load>;
+    let loads = if spec.loads.is_empty() {
+        // Beyond the engine's max_seqs requests only queue: more concurrency adds TTFT, not output.
+        grid = concurrency_grid(memory.max_sequences.min(preset.in_flight.max_seqs))
+            .into_iter()
+            .map(Load::Concurrency)
+            .collect();
+        &grid
+    } else {
+        spec.loads
+    };
+    let outcomes = loads
+        .iter()
+        .map(|&load| model.predict(load))
+        .collect::<Result<_, _>>()?;
+    Ok((fit, outcomes))
+}
+
+/// `f` of every item, in order. Natively the items are spread over the machine's threads (a sweep's
+/// configs are independent simulations, each deterministic); on wasm, where a page has one thread, they
+/// run one after another.
+fn each<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let threads = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZero::get)
+            .min(items.len());
+        if threads > 1 {
+            let next = AtomicUsize::new(0);
+            let mut results: Vec<Option<R>> = items.iter().map(|_| None).collect();
+            std::thread::scope(|scope| {
+                let workers: Vec<_> = (0..threads)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            let mut done = Vec::new();
+                            loop {
+                                let i = next.fetch_add(1, Ordering::Relaxed);
+                                let Some(item) = items.get(i) else {
+                                    return done;
+                                };
+                                done.push((i, f(item)));
+                            }
+                        })
+                    })
+                    .collect();
+                for worker in workers {
+                    let done = worker
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    for (i, r) in done {
+                        results[i] = Some(r);
+                    }
+                }
+            });
+            return results.into_iter().flatten().collect();
+        }
+    }
+    items.iter().map(f).collect()
 }
 
 /// Marks the points that fit and that no other fitting point dominates in tokens/s per user and output
@@ -493,6 +559,19 @@ mod tests {
     use roofline_analysis::model::find_model;
     use roofline_analysis::quant_config::quant_configs;
     use roofline_base::hardware::{Mode, find_hardware_in};
+
+    #[test]
+    fn each_keeps_the_items_order_whatever_thread_runs_them() {
+        let items: Vec<u64> = (0..200).collect();
+        // Uneven work, so the threads finish out of order.
+        let out = each(&items, |&i| (0..(i % 7) * 10_000).fold(i, |a, b| a ^ b) ^ i);
+        let expected: Vec<u64> = items
+            .iter()
+            .map(|&i| (0..(i % 7) * 10_000).fold(i, |a, b| a ^ b) ^ i)
+            .collect();
+        assert_eq!(out, expected);
+        assert!(each(&[] as &[u64], |&i| i).is_empty());
+    }
 
     /// `configs` for Llama-3.1-8B on one H100 SXM (reference) at ISL 1024 / OSL 1024, the rest as
     /// [`SweepSpec::new`].

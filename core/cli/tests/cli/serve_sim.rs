@@ -61,7 +61,7 @@ fn a_scenario_runs_the_inferencex_client_and_reports_every_percentile() {
 
 #[test]
 fn speculative_decoding_takes_the_published_acceptance_and_speeds_decoding() {
-    let plain = json(&[
+    let one_user = [
         "--isl",
         "1024",
         "--osl",
@@ -70,21 +70,15 @@ fn speculative_decoding_takes_the_published_acceptance_and_speeds_decoding() {
         "1",
         "--requests",
         "4",
-    ]);
-    let mtp = json(&[
-        "--isl",
-        "1024",
-        "--osl",
-        "512",
-        "--concurrency",
-        "1",
-        "--requests",
-        "4",
-        "--spec-method",
-        "mtp",
-        "--spec-draft-tokens",
-        "3",
-    ]);
+    ];
+    let plain = json(&one_user);
+    let mtp = json(
+        &[
+            &one_user[..],
+            &["--spec-method", "mtp", "--spec-draft-tokens", "3"],
+        ]
+        .concat(),
+    );
     // DeepSeek-V4-Pro's golden acceptance length at 3 MTP drafts (InferenceX): 2.49 tokens per step.
     assert_eq!(mtp["speculative"]["acceptance_length"], 2.49);
     let (a, b) = (only_point(&plain), only_point(&mtp));

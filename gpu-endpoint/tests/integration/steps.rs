@@ -243,9 +243,11 @@ async fn cpu_times_a_moe_decode_step_with_its_experts_as_batched_gemms() {
     let end_to_end = done.end_to_end.as_ref().expect("timed end to end");
     assert_eq!(end_to_end.kernels, rows.iter().map(|r| r.count).sum::<u32>());
     assert!(end_to_end.measurement.verified);
+    // The step back to back skips each row's cache flush, so on a CPU with tiny, cache-bound rows it can take a
+    // small fraction of the rows' flushed sum (1/17 was seen on a loaded host); it must never take much more.
     let ratio = end_to_end.measured_time_s / done.measured_time_s;
     assert!(
-        (0.2..5.0).contains(&ratio),
+        ratio > 0.0 && ratio < 5.0,
         "{end_to_end:?} vs {}",
         done.measured_time_s
     );

@@ -7,7 +7,7 @@ use crate::common::gpu_device;
 use gpu_endpoint::device::Device;
 use gpu_endpoint::jobs::JobContext;
 use gpu_endpoint::protocol::PointLimits;
-use gpu_endpoint::use_cases::step::{StepEvent, plan, run};
+use gpu_endpoint::use_cases::step::{StepEvent, StepPlan, plan, run};
 use roofline_core::wire::StepRequest;
 use roofline_core::{
     Corrections, Error, GemmShape, Mode, ModelAnalysis, OpAnalysis, Phase, Workload, analyze_model,
@@ -24,13 +24,8 @@ fn step(
     batch: u32,
     context: u32,
 ) -> Result<ModelAnalysis, Error> {
-    let key = device
-        .backend()
-        .device_info()
-        .matched_key
-        .unwrap_or_else(|| "h100_sxm".into());
     analyze_model(
-        find_hardware_in(&key, Mode::Reference)?,
+        find_hardware_in(&device_key(device), Mode::Reference)?,
         find_model(model)?,
         find_quant_config(config)?,
         &Workload {
@@ -45,6 +40,32 @@ fn step(
 /// TinyLlama decode (batch 1, 256 cached tokens) in `config`.
 fn tinyllama_decode(device: &Device, config: &str) -> Result<ModelAnalysis, Error> {
     step(device, "tinyllama-1.1b", config, Phase::Decode, 1, 256)
+}
+
+/// The device's catalog key (an H100 SXM for a GPU the catalog lacks).
+fn device_key(device: &Device) -> String {
+    device
+        .backend()
+        .device_info()
+        .matched_key
+        .unwrap_or_else(|| "h100_sxm".into())
+}
+
+/// `model`'s step in `config` as the endpoint plans it, on the device's catalog entry in reference mode.
+fn planned(device: &Device, model: &str, config: &str, phase: Phase, batch: u32, context: u32) -> StepPlan {
+    let key = device_key(device);
+    let request = StepRequest {
+        model: model.into(),
+        model_config: None,
+        config: config.into(),
+        phase,
+        batch,
+        context,
+        hardware_key: Some(key.clone()),
+        spec: None,
+        mode: None,
+    };
+    plan(request, find_hardware_in(&key, Mode::Reference).unwrap().clone()).unwrap()
 }
 
 #[test]
@@ -195,23 +216,7 @@ fn gpu_times_whole_llama_decode_steps_in_bf16_and_fp8() {
     let Some(device) = gpu_device() else { return };
     for config in ["bf16", "fp8"] {
         let analysis = step(&device, "llama-3.1-8b", config, Phase::Decode, 32, 4096).unwrap();
-        let planned = plan(
-            StepRequest {
-                model: "llama-3.1-8b".into(),
-                model_config: None,
-                config: config.into(),
-                phase: Phase::Decode,
-                batch: 32,
-                context: 4096,
-                hardware_key: None,
-                spec: None,
-                mode: None,
-            },
-            find_hardware_in(&analysis.hardware, Mode::Reference)
-                .unwrap()
-                .clone(),
-        )
-        .unwrap();
+        let planned = planned(&device, "llama-3.1-8b", config, Phase::Decode, 32, 4096);
         let guard = device.acquire();
         let timing = guard
             .measure_step(&planned.ops, &planned.launch_order)
@@ -236,23 +241,7 @@ fn gpu_times_whole_llama_decode_steps_in_bf16_and_fp8() {
 fn gpu_times_a_whole_tinyllama_bf16_decode_step() {
     let Some(device) = gpu_device() else { return };
     let analysis = tinyllama_decode(&device, "bf16").unwrap();
-    let step = plan(
-        StepRequest {
-            model: "tinyllama-1.1b".into(),
-            model_config: None,
-            config: "bf16".into(),
-            phase: Phase::Decode,
-            batch: 1,
-            context: 256,
-            hardware_key: None,
-            spec: None,
-            mode: None,
-        },
-        find_hardware_in(&analysis.hardware, Mode::Reference)
-            .unwrap()
-            .clone(),
-    )
-    .unwrap();
+    let step = planned(&device, "tinyllama-1.1b", "bf16", Phase::Decode, 1, 256);
     let guard = device.acquire();
     let timing = guard
         .measure_step(&step.ops, &step.launch_order)
@@ -299,23 +288,7 @@ const MOE_ROWS: [&str; 4] = ["router", "expert_gate_up", "expert_act", "expert_d
 #[test]
 fn gpu_times_a_qwen3_moe_bf16_decode_step_with_batched_experts() {
     let Some(device) = gpu_device() else { return };
-    let key = device
-        .backend()
-        .device_info()
-        .matched_key
-        .unwrap_or_else(|| "h100_sxm".into());
-    let request = StepRequest {
-        model: "qwen3-30b-a3b".into(),
-        model_config: None,
-        config: "bf16".into(),
-        phase: Phase::Decode,
-        batch: 16,
-        context: 2048,
-        hardware_key: Some(key.clone()),
-        spec: None,
-        mode: None,
-    };
-    let step = plan(request, find_hardware_in(&key, Mode::Reference).unwrap().clone()).unwrap();
+    let step = planned(&device, "qwen3-30b-a3b", "bf16", Phase::Decode, 16, 2048);
     // 16 tokens × top 8 of 128 experts: 128·(1 − (120/128)^16) = 82.4 active → 82 products of
     // ⌈128 / 82.4⌉ = 2 rows; gate and up 2·768 wide from the hidden 2048, down back from 768.
     let batched = |name: &str| step.ops.iter().find(|op| op.name == name).and_then(|op| op.gemm);
@@ -387,8 +360,9 @@ fn gpu_times_a_qwen3_moe_bf16_decode_step_with_batched_experts() {
         )
     });
     eprintln!(
-        "Qwen3-30B-A3B bf16 decode step (batch 16, context 2048) on {key}: {:.1} µs end to end, {:.1} µs \
+        "Qwen3-30B-A3B bf16 decode step (batch 16, context 2048) on {}: {:.1} µs end to end, {:.1} µs \
          predicted (×{:.2}); Σ rows measured {:.1} µs; {} kernels; {}",
+        device_key(&device),
         end_to_end.measured_time_s * 1e6,
         done.predicted_step_time_s * 1e6,
         end_to_end.measured_over_predicted,

@@ -5,6 +5,7 @@
 pub mod axis;
 pub mod canvas;
 pub mod draw;
+pub mod export;
 pub mod pareto_chart;
 pub mod pareto_csv;
 pub mod pareto_draw;

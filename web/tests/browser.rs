@@ -55,10 +55,12 @@ fn corrupted_storage_is_reset_with_a_backup() {
 
 #[wasm_bindgen_test]
 fn url_round_trip_restores_the_scenario() {
-    let mut s = Scenario::default();
-    s.model = "llama-3.1-70b".into();
-    s.batch = 48;
-    s.prefill = true;
+    let s = Scenario {
+        model: "llama-3.1-70b".into(),
+        batch: 48,
+        prefill: true,
+        ..Scenario::default()
+    };
     let query = SharedLink::query(&s, &[], &[], &[]);
     history::write(&query, false);
     assert!(history::holds(&query));

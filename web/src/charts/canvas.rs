@@ -195,40 +195,6 @@ impl ChartCanvas {
     }
 }
 
-/// Why a chart export failed.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ExportError {
-    /// The browser gave no canvas, or no 2D context on it.
-    #[error("the browser made no canvas to draw the export on")]
-    NoCanvas,
-    /// Drawing or encoding failed; the backend's or the browser's words.
-    #[error("export failed: {0}")]
-    Failed(String),
-}
-
-/// An offscreen canvas for a PNG export of `canvas` with `extra_css` more CSS pixels of height (a title and
-/// a footer), at twice the device pixel ratio or more: the canvas and its backend pixels per CSS pixel.
-/// `None` when the browser makes no canvas.
-#[must_use]
-pub fn export_canvas(
-    canvas: &web_sys::HtmlCanvasElement,
-    extra_css: f64,
-) -> Option<(web_sys::HtmlCanvasElement, f64)> {
-    use wasm_bindgen::JsCast;
-    let scale = browser::device_pixel_ratio().max(2.0);
-    let css = (
-        f64::from(canvas.client_width().max(320)),
-        f64::from(canvas.client_height().max(192)),
-    );
-    let offscreen = document()
-        .create_element("canvas")
-        .ok()
-        .and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok())?;
-    offscreen.set_width((css.0 * scale).round() as u32);
-    offscreen.set_height(((css.1 + extra_css) * scale).round() as u32);
-    Some((offscreen, scale))
-}
-
 impl Default for ChartCanvas {
     fn default() -> Self {
         ChartCanvas::new()

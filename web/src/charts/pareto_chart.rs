@@ -3,12 +3,14 @@
 //! PNG, SVG and CSV export.
 
 use leptos::prelude::*;
-use plotters::prelude::IntoDrawingArea;
+use plotters::coord::Shift;
+use plotters::prelude::{DrawingArea, DrawingAreaErrorKind, DrawingBackend, IntoDrawingArea};
 use plotters_canvas::CanvasBackend;
-use plotters_svg::SVGBackend;
 
 use crate::browser;
-use crate::charts::canvas::{ChartCanvas, ExportError, export_canvas, theme};
+use crate::charts::canvas::{ChartCanvas, theme};
+use crate::charts::draw::Theme;
+use crate::charts::export::{Captioned, export_png, export_svg};
 use crate::charts::pareto_csv::chart_csv;
 use crate::charts::pareto_draw::{EXPORT_FOOTER_CSS_PX, draw_pareto, draw_pareto_captioned};
 use crate::charts::pareto_series::{ParetoData, Series};
@@ -132,8 +134,9 @@ pub fn ParetoChart(
         };
         let text = caption.get_untracked();
         let result = data.with_untracked(|d| match kind {
-            "png" => export_png(&canvas, d, &text).map(|(w, h)| format!("png {w}x{h}")),
-            "svg" => export_svg(&canvas, d, &text).map(|svg| format!("svg caption={}", svg.contains(&text))),
+            "png" => export_png(&canvas, d, &text, "serving.png").map(|(w, h)| format!("png {w}x{h}")),
+            "svg" => export_svg(&canvas, d, &text, "serving.svg")
+                .map(|svg| format!("svg caption={}", svg.contains(&text))),
             _ => {
                 let csv = chart_csv(d, &format!("{} · {text}", d.title));
                 browser::download_text(&csv, "serving.csv", "text/csv");
@@ -191,44 +194,16 @@ pub fn ParetoChart(
     }
 }
 
-/// Downloads the chart as a PNG at twice the device pixel ratio or more, with `caption` under it; returns
-/// its size in pixels.
-fn export_png(
-    canvas: &web_sys::HtmlCanvasElement,
-    data: &ParetoData,
-    caption: &str,
-) -> Result<(u32, u32), ExportError> {
-    let (target, scale) = export_canvas(canvas, EXPORT_FOOTER_CSS_PX).ok_or(ExportError::NoCanvas)?;
-    let (w, h) = (target.width(), target.height());
-    let backend = CanvasBackend::with_canvas_object(target.clone()).ok_or(ExportError::NoCanvas)?;
-    draw_pareto_captioned(&backend.into_drawing_area(), data, &theme(), scale, caption)
-        .map_err(|e| ExportError::Failed(e.to_string()))?;
-    let url = target
-        .to_data_url()
-        .map_err(|e| ExportError::Failed(format!("{e:?}")))?;
-    browser::download_url(&url, "serving.png");
-    Ok((w, h))
-}
+impl Captioned for ParetoData {
+    const EXTRA_CSS_PX: f64 = EXPORT_FOOTER_CSS_PX;
 
-/// Downloads the chart as an SVG the size of `canvas`, with `caption` under it, and returns it.
-fn export_svg(
-    canvas: &web_sys::HtmlCanvasElement,
-    data: &ParetoData,
-    caption: &str,
-) -> Result<String, ExportError> {
-    let size = (
-        canvas.client_width().max(320) as u32,
-        (f64::from(canvas.client_height().max(192)) + EXPORT_FOOTER_CSS_PX) as u32,
-    );
-    let mut svg = String::new();
-    draw_pareto_captioned(
-        &SVGBackend::with_string(&mut svg, size).into_drawing_area(),
-        data,
-        &theme(),
-        1.0,
-        caption,
-    )
-    .map_err(|e| ExportError::Failed(e.to_string()))?;
-    browser::download_text(&svg, "serving.svg", "image/svg+xml");
-    Ok(svg)
+    fn draw_captioned<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        theme: &Theme,
+        scale: f64,
+        caption: &str,
+    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        draw_pareto_captioned(root, self, theme, scale, caption)
+    }
 }

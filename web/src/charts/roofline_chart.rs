@@ -1,13 +1,15 @@
 //! The roofline canvas: redraws whenever its data or the window size changes, with hover tooltips and export.
 
 use leptos::prelude::*;
-use plotters::prelude::IntoDrawingArea;
+use plotters::coord::Shift;
+use plotters::prelude::{DrawingArea, DrawingAreaErrorKind, DrawingBackend, IntoDrawingArea};
 use plotters_canvas::CanvasBackend;
-use plotters_svg::SVGBackend;
 
 use crate::browser;
-use crate::charts::canvas::{ChartCanvas, ExportError, export_canvas, theme};
+use crate::charts::canvas::{ChartCanvas, theme};
+use crate::charts::draw::Theme;
 use crate::charts::draw::{EXPORT_FOOTER_CSS_PX, draw, draw_captioned};
+use crate::charts::export::{Captioned, export_png, export_svg};
 use crate::charts::series::{PlotData, PointKinds, legend};
 
 /// A log-log roofline drawn on a canvas (`data-testid="roofline-canvas"`, `data-points` = the points drawn) that fills its frame (at least
@@ -55,7 +57,7 @@ pub fn RooflineChart(
             return;
         };
         let text = caption.get_untracked();
-        match data.with_untracked(|d| export_png(&canvas, d, &text)) {
+        match data.with_untracked(|d| export_png(&canvas, d, &text, "roofline.png")) {
             Ok(size) => exported.set(Some(size)),
             Err(e) => error.set(Some(e.to_string())),
         }
@@ -67,7 +69,7 @@ pub fn RooflineChart(
             return;
         };
         let text = caption.get_untracked();
-        match data.with_untracked(|d| export_svg(&canvas, d, &text)) {
+        match data.with_untracked(|d| export_svg(&canvas, d, &text, "roofline.svg")) {
             Ok(svg) => exported_svg.set(Some(svg)),
             Err(e) => error.set(Some(e.to_string())),
         }
@@ -143,45 +145,16 @@ pub fn RooflineChart(
     }
 }
 
-/// Downloads `data` as a PNG with `caption` under the chart: an offscreen canvas the size of `canvas` at
-/// twice the device pixel ratio or more. Returns its size in pixels.
-fn export_png(
-    canvas: &web_sys::HtmlCanvasElement,
-    data: &PlotData,
-    caption: &str,
-) -> Result<(u32, u32), ExportError> {
-    let (offscreen, scale) =
-        export_canvas(canvas, 30.0 + EXPORT_FOOTER_CSS_PX).ok_or(ExportError::NoCanvas)?;
-    let (w, h) = (offscreen.width(), offscreen.height());
-    let backend = CanvasBackend::with_canvas_object(offscreen.clone()).ok_or(ExportError::NoCanvas)?;
-    draw_captioned(&backend.into_drawing_area(), data, &theme(), scale, caption)
-        .map_err(|e| ExportError::Failed(e.to_string()))?;
-    let url = offscreen
-        .to_data_url()
-        .map_err(|e| ExportError::Failed(format!("{e:?}")))?;
-    browser::download_url(&url, "roofline.png");
-    Ok((w, h))
-}
+impl Captioned for PlotData {
+    const EXTRA_CSS_PX: f64 = 30.0 + EXPORT_FOOTER_CSS_PX;
 
-/// Downloads `data` as an SVG the size of `canvas` with `caption` under the chart, and returns it.
-fn export_svg(
-    canvas: &web_sys::HtmlCanvasElement,
-    data: &PlotData,
-    caption: &str,
-) -> Result<String, ExportError> {
-    let size = (
-        canvas.client_width().max(320) as u32,
-        (f64::from(canvas.client_height().max(192)) + 30.0 + EXPORT_FOOTER_CSS_PX) as u32,
-    );
-    let mut svg = String::new();
-    draw_captioned(
-        &SVGBackend::with_string(&mut svg, size).into_drawing_area(),
-        data,
-        &theme(),
-        1.0,
-        caption,
-    )
-    .map_err(|e| ExportError::Failed(e.to_string()))?;
-    browser::download_text(&svg, "roofline.svg", "image/svg+xml");
-    Ok(svg)
+    fn draw_captioned<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        theme: &Theme,
+        scale: f64,
+        caption: &str,
+    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        draw_captioned(root, self, theme, scale, caption)
+    }
 }

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use roofline_core::{Operator, Precision, QuantizeKernel};
 
-use super::buffers::{Elem, HostBuf};
+use super::buffers::{DeviceBuf, Elem, HostBuf};
 use super::launch::{Format, Launch, Scalar, Verified, len_of};
 use super::{CudaBackend, cuda_err};
 use crate::backend::BackendError;
@@ -148,18 +148,7 @@ impl CudaBackend {
                 (n / group) * 32,
             ),
         };
-        let module = self.variant_module("quantize", QUANTIZE_SRC, Vec::new())?;
-        let function = module
-            .load_function(&name)
-            .map_err(|e| cuda_err(&format!("load {name}"), e))?;
-        let launch = Launch {
-            name: name.clone(),
-            function,
-            cfg: self.grid_config(threads),
-            inputs,
-            outputs,
-            scalars,
-        };
+        let launch = self.quantize_launch(&name, threads, inputs, outputs, scalars)?;
         let access = match step {
             "abs_max" => "grid-stride, block max, atomicMax of the FP32 scale".to_owned(),
             "quantize_tensor" => "grid-stride pairs, per-tensor FP32 scale, saturating conversion".to_owned(),
@@ -200,6 +189,29 @@ impl CudaBackend {
         })
     }
 
+    /// The launch of `name` from quantize.cu over `threads` grid-stride threads.
+    fn quantize_launch(
+        &self,
+        name: &str,
+        threads: usize,
+        inputs: Vec<Rc<DeviceBuf>>,
+        outputs: Vec<DeviceBuf>,
+        scalars: Vec<Scalar>,
+    ) -> Result<Launch, BackendError> {
+        let module = self.variant_module("quantize", QUANTIZE_SRC, Vec::new())?;
+        let function = module
+            .load_function(name)
+            .map_err(|e| cuda_err(&format!("load {name}"), e))?;
+        Ok(Launch {
+            name: name.to_owned(),
+            function,
+            cfg: self.grid_config(threads),
+            inputs,
+            outputs,
+            scalars,
+        })
+    }
+
     /// A KV-cache write into an 8-bit cache: `n` new K and V elements scaled by the cache's static scale (1, as
     /// engines default without calibrated scales) and converted.
     ///
@@ -223,18 +235,13 @@ impl CudaBackend {
             .elem
             .encode(&try_random_normal::<BackendError>(seed.wrapping_add(1), n)?);
         let x = Rc::new(x_host.upload(&self.stream)?);
-        let module = self.variant_module("quantize", QUANTIZE_SRC, Vec::new())?;
-        let function = module
-            .load_function(&name)
-            .map_err(|e| cuda_err(&format!("load {name}"), e))?;
-        let launch = Launch {
-            name: name.clone(),
-            function,
-            cfg: self.grid_config(n / 2),
-            inputs: vec![x],
-            outputs: vec![target.elem.zeros(&self.stream, n)?],
-            scalars: vec![Scalar::Size(n as u64), Scalar::Float(1.0)],
-        };
+        let launch = self.quantize_launch(
+            &name,
+            n / 2,
+            vec![x],
+            vec![target.elem.zeros(&self.stream, n)?],
+            vec![Scalar::Size(n as u64), Scalar::Float(1.0)],
+        )?;
         // SAFETY (enqueued by `verified`): kv_write reads n source elements and writes n cache elements.
         self.verified(
             launch,

@@ -270,15 +270,15 @@ mod tests {
                 3.35e12 * 0.495,
                 6.7e-6,
             ),
-            // NVFP4 W4A4 on a B200: 4.5 bits + the FP32 tensor scale on both; 0.33 of 7.7 TB/s
-            // (pytorch/helion#3046), 4.1 µs.
+            // NVFP4 W4A4 on a B200: 4.5 bits + the FP32 tensor scale on both; 0.74 of 7.7 TB/s and 6.0 µs
+            // (SGLang's FlashInfer CuTe-DSL NVFP4 linear streaming from DRAM, AIConfigurator's collection).
             (
                 "b200",
                 Precision::Nvfp4,
                 Precision::Nvfp4,
                 mn * 4.5 / 8.0 + 4.0 + 4096.0 * 4.5 / 8.0 + 4.0 + 8192.0,
-                7.7e12 * 0.33,
-                4.1e-6,
+                7.7e12 * 0.74,
+                6.0e-6,
             ),
             // MXFP8 on a B200: 8.25 bits on both; the B200's DRAM fraction (the catalog median, 0.899); 5.1 µs.
             (
@@ -289,14 +289,15 @@ mod tests {
                 7.7e12 * 0.899,
                 5.1e-6,
             ),
-            // INT8 W8A8 on an A100 80 GB: 2039 GB/s × 0.91 (gpu-benches), the plain 5 µs floor.
+            // INT8 W8A8 on an A100 80 GB: 2039 GB/s × 0.877 and 13.6 µs (TensorRT-LLM's SmoothQuant GEMM
+            // streaming from DRAM, AIConfigurator's collection).
             (
                 "a100_sxm_80gb",
                 Precision::Int8,
                 Precision::Int8,
                 mn + 4096.0 + 8192.0,
-                2039e9 * 0.91,
-                5e-6,
+                2039e9 * 0.877,
+                13.6e-6,
             ),
         ];
         for (key, weight, activation, bytes, bandwidth, floor) in cases {
@@ -330,12 +331,42 @@ mod tests {
         // H100 FP8 per-tensor: the median of four torch._scaled_mm measurements, 0.666 of 1978.9 TFLOP/s.
         let h100 = time("h100_sxm", Precision::Fp8E4M3);
         assert!((h100 - (flops / (1978.9e12 * 0.666) + 5e-6)).abs() < 1e-12);
-        // B200 NVFP4: 0.42 of 9 PFLOP/s (vLLM CUTLASS, FlashInfer), no longer FP8's 0.763; 4.1 µs floor.
+        // B200 NVFP4: 0.42 of 9 PFLOP/s (vLLM CUTLASS, FlashInfer), no longer FP8's 0.763; the 6.0 µs floor
+        // of its small-M fit.
         let b200 = time("b200", Precision::Nvfp4);
-        assert!((b200 - (flops / (9000e12 * 0.42) + 4.1e-6)).abs() < 1e-12);
+        assert!((b200 - (flops / (9000e12 * 0.42) + 6.0e-6)).abs() < 1e-12);
         // BF16 keeps its path's measured MAMF fraction, 0.803 of 989.4 TFLOP/s.
         let bf16 = time("h100_sxm", Precision::Bf16);
         assert!((bf16 - (flops / (989.4e12 * 0.803) + 5e-6)).abs() < 1e-12);
+    }
+
+    /// Decode GEMVs in reference mode from the engines' small-M figures (docs/validation/low-precision.md).
+    #[test]
+    fn decode_gemvs_take_the_engines_small_m_bandwidth_and_floor() {
+        let gemv = |key: &str, n: u64, k: u64, precisions: OperandPrecisions| {
+            let spec = find_hardware_in(key, Mode::Reference).unwrap();
+            let op = Operator::gemv(n, k, precisions).unwrap();
+            (op.bytes(), predict(spec, &op).unwrap())
+        };
+        // Llama-3.1-8B's gate_up projection, NVFP4 W4A4 on a B200 (N = 28672, K = 4096). Bytes: weights
+        // 28672·4096 × 4.5 bits / 8 = 66 060 288 + the 4 B tensor scale; x 4096 × 4.5 / 8 = 2 304 + 4; y
+        // 28672 × 2 = 57 344: 66 119 944 B. SGLang's FlashInfer CuTe-DSL NVFP4 linear streams 0.74 of
+        // 7.7 TB/s = 5.698 TB/s: 11.604 µs, + the 6.0 µs floor = 17.604 µs (0.33 and 4.1 µs gave 30.1 µs).
+        let (bytes, p) = gemv("b200", 28_672, 4096, Precision::Nvfp4.into());
+        assert_eq!(bytes, 66_119_944.0);
+        assert_eq!(p.bound, Bound::Memory);
+        let expected = 66_119_944.0 / (7.7e12 * 0.74) + 6.0e-6;
+        assert!((p.time_s - expected).abs() < 1e-12, "{} vs {expected}", p.time_s);
+        assert!((p.time_s - 17.604e-6).abs() < 1e-9, "{}", p.time_s);
+        // A W4A16 GEMV 1×4096×4096 on an A100 80 GB (INT4 g128 weights, FP16 activations). Bytes: 4096² ×
+        // 4.125 bits / 8 = 8 650 752, + x and y 4096 × 2 B each: 8 667 136 B. TensorRT-LLM's weight-only
+        // GEMV streams 0.839 of 2039 GB/s = 1.7107 TB/s: 5.066 µs, + its 22.3 µs floor = 27.366 µs (the
+        // copy fraction 0.91 and the 6.7 µs constant gave 11.37 µs; it measured 20.5 µs per-channel).
+        let (bytes, p) = gemv("a100_sxm_80gb", 4096, 4096, OperandPrecisions::W4A16_INT4);
+        assert_eq!(bytes, 8_667_136.0);
+        let expected = 8_667_136.0 / (2039e9 * 0.839) + 22.3e-6;
+        assert!((p.time_s - expected).abs() < 1e-12, "{} vs {expected}", p.time_s);
+        assert!((p.time_s - 27.366e-6).abs() < 1e-9, "{}", p.time_s);
     }
 
     /// A calibration (roofline-base) whose weight-only GEMV bandwidth is what `predict` then takes.

@@ -247,6 +247,14 @@ fn family_measurement(c: &Checks<'_>, i: usize, m: &FamilyMeasurement) -> Result
     if let Some(t) = m.tflops {
         c.positive(&field("tflops"), t)?;
     }
+    let floor = m
+        .floor_us
+        .map(|f| c.positive(&field("floor_us"), f))
+        .transpose()?;
+    if floor.is_some() && dram.is_none() {
+        let message = "a floor comes from a small-M fit: give it beside a dram_fraction";
+        return Err(fail(c.key, &field("floor_us"), message));
+    }
     c.text(&field("shape"), &m.shape)?;
     c.text(&field("library"), &m.library)?;
     if !matches!(m.quant.as_str(), "noquant" | "+quant") {
@@ -256,11 +264,12 @@ fn family_measurement(c: &Checks<'_>, i: usize, m: &FamilyMeasurement) -> Result
         return Err(fail(c.key, &field("source"), "must give the publication's URL"));
     }
     Ok(format!(
-        "FamilyMeasurement {{ family: GemmFamily::{:?}, gemm_fraction: {}, dram_fraction: {}, what: {:?}, \
-         source: {:?} }}",
+        "FamilyMeasurement {{ family: GemmFamily::{:?}, gemm_fraction: {}, dram_fraction: {}, floor_s: {}, \
+         what: {:?}, source: {:?} }}",
         m.family,
         option(gemm, float),
         option(dram, float),
+        option(floor, |us| format!("{us:?}e-6")),
         format!("{}, {}, {}", m.shape, m.library, m.quant),
         m.source,
     ))

@@ -89,6 +89,10 @@ pub struct FamilyMeasurement {
     pub fraction: Option<f64>,
     /// Bytes / (time − the family's floor) over the datasheet DRAM bandwidth (small M).
     pub dram_fraction: Option<f64>,
+    /// The kernel's fixed time in µs from the same small-M fit (its intercept, less the activation
+    /// quantization kernel's floor where the times include it); only beside a `dram_fraction`.
+    #[serde(default)]
+    pub floor_us: Option<f64>,
     /// The measured throughput the fraction comes from, TFLOP/s or TB/s, as published.
     #[serde(default)]
     pub tflops: Option<f64>,

@@ -51,6 +51,8 @@ pub(super) struct FamilyMeasurement {
     pub(super) family: GemmFamily,
     pub(super) gemm_fraction: Option<f64>,
     pub(super) dram_fraction: Option<f64>,
+    /// The kernel's fixed time from the same small-M fit, in seconds (`None`: the family's constant floor).
+    pub(super) floor_s: Option<f64>,
     pub(super) what: &'static str,
     pub(super) source: &'static str,
 }

@@ -22,7 +22,8 @@ pub const FP8_BLOCK_GEMM_FLOOR_S: f64 = 7.6e-6;
 /// under 1 µs (vllm-project/vllm PR #46393).
 pub const MXFP8_GEMM_FLOOR_S: f64 = 5.1e-6;
 
-/// Fixed time of one block-scaled FP4 GEMM (NVFP4, MXFP4), in seconds (4.1 µs).
+/// Fixed time of one block-scaled FP4 GEMM (NVFP4, MXFP4), in seconds (4.1 µs), where no small-M fit of the
+/// device's architecture gives one (sm_100/sm_103 take theirs: 6.0 µs on the B200, 5.7 µs on the GB200).
 ///
 /// Derived: the intercept of a least-squares line through vLLM's CUTLASS NVFP4 W4A4 GEMVs on a B200 at nine
 /// LLM shapes, 4096×4096 to 8192×28672 (time = 4.1 µs + bytes / 2.54 TB/s; cold-L2 CUDA graphs,
@@ -30,7 +31,8 @@ pub const MXFP8_GEMM_FLOOR_S: f64 = 5.1e-6;
 /// (flashinfer-ai/flashinfer PR #2540).
 pub const FP4_GEMM_FLOOR_S: f64 = 4.1e-6;
 
-/// Fixed time of one weight-only (mixed-input) GEMM, in seconds (6.7 µs).
+/// Fixed time of one weight-only (mixed-input) GEMM, in seconds (6.7 µs), where no small-M fit of the device's
+/// architecture gives one (the A100 and the Ada devices take TensorRT-LLM's: 22.3 µs and 6.0 µs).
 ///
 /// Derived: the intercept of a least-squares line through vLLM's CUTLASS NVFP4 W4A16 GEMVs on a GB200 at
 /// nine LLM shapes (time = 6.7 µs + bytes / 2.84 TB/s; CUDA graphs, L2 cleared; pytorch/helion PR #3079);
@@ -310,6 +312,50 @@ fn family_figure(
     fallback()
 }
 
+/// The small-M measurement rule 5 takes `family`'s DRAM fraction from: the device's own (the family's, then a
+/// related family's), then a same-architecture device's, in that order.
+fn small_m_measurement<'a>(
+    entries: &'a [CatalogEntry],
+    device: Device<'a>,
+    family: GemmFamily,
+) -> Option<(&'a CatalogEntry, &'a FamilyMeasurement)> {
+    let candidates: Vec<GemmFamily> = std::iter::once(family)
+        .chain(related_families(family).iter().copied())
+        .collect();
+    let find = |e: &'a CatalogEntry, g: GemmFamily| family_measurement(e, g, true).map(|(m, _)| (e, m));
+    let own = device
+        .entry
+        .and_then(|e| candidates.iter().find_map(|&g| find(e, g)));
+    own.or_else(|| {
+        candidates
+            .iter()
+            .find_map(|&g| device.same_group(entries).find_map(|o| find(o, g)))
+    })
+}
+
+/// The fixed time of one `family` GEMM on `device`: the floor fitted with the small-M measurement its DRAM
+/// fraction comes from, where that fit gives one, else the family's constant ([`family_floor`]).
+fn kernel_floor(entries: &[CatalogEntry], device: Device<'_>, family: GemmFamily) -> Sourced {
+    let Some((entry, m, floor)) =
+        small_m_measurement(entries, device, family).and_then(|(e, m)| m.floor_s.map(|f| (e, m, f)))
+    else {
+        return family_floor(family);
+    };
+    let own = device.entry.is_some_and(|d| d.key == entry.key) && m.family == family;
+    let kind = if own { "measured" } else { "derived" };
+    Sourced {
+        value: floor,
+        basis: format!(
+            "{kind}: {}'s {} small-M fit, {:.1} µs per kernel ({}; {})",
+            entry.key,
+            m.family,
+            floor * 1e6,
+            m.what,
+            m.source
+        ),
+    }
+}
+
 /// The ceilings of `family` on `path` for `device` (rules 4 and 5 of docs/design/core.md (reference.rs)).
 pub(super) fn family_reference(
     entries: &[CatalogEntry],
@@ -408,6 +454,6 @@ pub(super) fn family_reference(
         path,
         gemm_fraction,
         dram_fraction,
-        kernel_floor: family_floor(family),
+        kernel_floor: kernel_floor(entries, device, family),
     }
 }

@@ -113,3 +113,64 @@ fn family_fractions_follow_the_rules() {
     assert!(mi355.family(GemmFamily::Mxfp4, ComputePath::Fp4).is_some());
     assert!(mi355.family(GemmFamily::Nvfp4, ComputePath::Fp4).is_none());
 }
+
+#[test]
+fn small_m_floors_come_from_the_fit_of_the_small_m_measurement() {
+    use GemmFamily::{Int8, Mxfp4, Nvfp4, WeightOnly};
+    // (device, family, path, DRAM fraction where its own, floor, what the floor's basis starts with or names).
+    let cases = [
+        // B200 NVFP4: SGLang's FlashInfer CuTe-DSL linear, 7.89 µs intercept − the 1.9 µs block quantization.
+        ("b200", Nvfp4, ComputePath::Fp4, Some(0.74), 6.0e-6, "measured"),
+        // MXFP4 on the B200 and NVFP4 on the B300 take that measurement, and say so.
+        ("b200", Mxfp4, ComputePath::Fp4, None, 6.0e-6, "derived"),
+        ("b300", Nvfp4, ComputePath::Fp4, None, 6.0e-6, "derived: b200"),
+        // A100 W4A16 and W8A8 (TensorRT-LLM plugins); the RTX 4090 takes the L40S's (same architecture).
+        (
+            "a100_sxm_80gb",
+            WeightOnly,
+            ComputePath::Fp16,
+            Some(0.839),
+            22.3e-6,
+            "measured",
+        ),
+        (
+            "a100_sxm_80gb",
+            Int8,
+            ComputePath::Int8,
+            Some(0.877),
+            13.6e-6,
+            "measured",
+        ),
+        (
+            "rtx_4090",
+            WeightOnly,
+            ComputePath::Fp16,
+            None,
+            6.0e-6,
+            "derived: l40s",
+        ),
+        // A measurement without a fitted floor (Marlin on the H100) keeps the family's constant.
+        (
+            "h100_sxm",
+            WeightOnly,
+            ComputePath::Fp16,
+            None,
+            WEIGHT_ONLY_GEMM_FLOOR_S,
+            "derived",
+        ),
+    ];
+    for (key, family, path, dram, floor, basis) in cases {
+        let hardware = find_hardware(key).unwrap();
+        let ceilings = hardware.reference_ceilings();
+        let f = ceilings.family(family, path).unwrap();
+        if let Some(dram) = dram {
+            assert_eq!(f.dram_fraction.value, dram, "{key} {family}");
+        }
+        assert_eq!(f.kernel_floor.value, floor, "{key} {family}");
+        assert!(
+            f.kernel_floor.basis.starts_with(basis),
+            "{key} {family}: {}",
+            f.kernel_floor.basis
+        );
+    }
+}

@@ -1,10 +1,10 @@
 //! The operators a step adds for attention beside softmax attention over a KV cache (DeepSeek Sparse
-//! Attention's indexer on the attention layers, Gated DeltaNet on the linear-attention layers), and an MTP
-//! drafter's input projection.
+//! Attention's indexer on the attention layers, DeepSeek-V4's compressed entries, Gated DeltaNet on the
+//! linear-attention layers), and an MTP drafter's input projection.
 
 use super::{StepBatch, StepOps, step_parts};
 use crate::model::SparseIndexer;
-use crate::ops::{Activation, AttentionShape, LinearAttentionShape, Operator};
+use crate::ops::{Activation, AttentionShape, LinearAttentionShape, OperandPrecisions, Operator};
 use crate::quant_config::Module;
 use roofline_base::Error;
 use roofline_base::precision::Precision;
@@ -59,6 +59,83 @@ impl StepOps<'_> {
             self.add(logits.named(&format!("{prefix}indexer_logits")), count)?;
             let top_k = Operator::indexer_top_k(&shape, ix.top_k)?;
             self.add(top_k.named(&format!("{prefix}indexer_top_k")), count)?;
+        }
+        Ok(())
+    }
+
+    /// DeepSeek-V4's compressed entries (the sliding window is the model's `sliding_window`): the
+    /// compressors' projections, and per part of the step each query's attention over the entries it sees,
+    /// taken at their mean over the part's queries, ⌊(Skv − (Sq − 1)/2) / ratio⌋ (exact in decode): on CSA
+    /// layers at most `top_k` of them, picked by the indexer's logits over all of them; on HCA layers all.
+    pub(super) fn compressed_attention(&mut self, step: &StepBatch) -> Result<(), Error> {
+        let (model, config, tokens) = (self.model, self.config, self.tokens);
+        let (Some(c), Some(mla)) = (model.compressed_attention, model.mla) else {
+            return Ok(());
+        };
+        let (ix, h, d) = (c.indexer, model.hidden, model.kv_elements_per_token());
+        let linear = self.lin(Module::Attention);
+        let projections = [
+            (4 * d, h, c.csa_layers, "csa_compressor_proj"),
+            (4 * ix.head_dim + ix.heads, h, c.csa_layers, "csa_indexer_k_proj"),
+            (
+                ix.heads * ix.head_dim,
+                mla.q_lora_rank,
+                c.csa_layers,
+                "csa_indexer_q_proj",
+            ),
+            (2 * d, h, c.hca_layers, "hca_compressor_proj"),
+        ];
+        for (width, input, count, name) in projections {
+            self.add(Operator::matmul(tokens, width, input, linear)?.named(name), count)?;
+        }
+        let precisions = OperandPrecisions {
+            weight: config.kv_cache,
+            activation: config.attention,
+            output: config.hidden(),
+        };
+        let shape = |batch, query_len, kv_len| AttentionShape {
+            batch,
+            query_len,
+            kv_len,
+            heads: model.heads,
+            kv_heads: 1,
+            head_dim: d,
+            causal: false,
+            fused: true,
+            shared_kv: true,
+            window: None,
+        };
+        for (prefix, part) in step_parts(step, shape) {
+            let seen = part.kv_len - (part.query_len - 1) / 2;
+            let (csa, hca) = (seen / c.csa_ratio.max(1), seen / c.hca_ratio.max(1));
+            if csa > 0 {
+                let keys = AttentionShape {
+                    heads: ix.heads,
+                    head_dim: ix.head_dim,
+                    kv_len: csa,
+                    ..part
+                };
+                let logits = Operator::indexer_logits(&keys, SparseIndexer::CACHE)?;
+                self.add(logits.named(&format!("{prefix}csa_indexer_logits")), c.csa_layers)?;
+                let top_k = Operator::indexer_top_k(&keys, ix.top_k)?;
+                self.add(top_k.named(&format!("{prefix}csa_indexer_top_k")), c.csa_layers)?;
+            }
+            for (entries, count, kind) in [
+                (csa.min(ix.top_k), c.csa_layers, "csa"),
+                (hca, c.hca_layers, "hca"),
+            ] {
+                if entries == 0 {
+                    continue;
+                }
+                let read = AttentionShape {
+                    kv_len: entries,
+                    ..part
+                };
+                for op in Operator::attention(&read, precisions)? {
+                    let name = format!("{prefix}{kind}_{}", op.name);
+                    self.add(op.named(&name), count)?;
+                }
+            }
         }
         Ok(())
     }

@@ -386,6 +386,7 @@ pub(super) static PRESETS: LazyLock<Vec<ModelConfig>> = LazyLock::new(|| {
         ),
     ];
     presets.extend(served_in_2026());
+    presets.extend(next_wave());
     presets
 });
 
@@ -528,6 +529,12 @@ fn served_in_2026() -> Vec<ModelConfig> {
                  card, the MoonViT vision encoder not modelled",
             )
         },
+    ]
+}
+
+/// The next wave (issue 35, item 4): DeepSeek-V4 Flash and Pro.
+fn next_wave() -> Vec<ModelConfig> {
+    vec![
         deepseek_v4(
             ("deepseek-v4-flash", "DeepSeek-V4-Flash (compressed attention)"),
             (43, 4096, 64, 1024),

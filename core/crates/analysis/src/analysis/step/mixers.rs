@@ -311,4 +311,28 @@ mod tests {
         // The step's cache: 4096 tokens of 61 · (576 + 132) B.
         assert_eq!(a.kv_cache_bytes, 4096.0 * 43_188.0);
     }
+
+    #[test]
+    fn deepseek_v4_reads_a_window_top_k_csa_entries_and_every_hca_entry() {
+        let a = step(
+            "deepseek-v4-flash",
+            "fp8-block-fp8kv",
+            &StepBatch::of(&Workload::decode(1, 32_768)),
+        );
+        // Every layer: the last 128 tokens, 512 FP8 elements each.
+        assert_eq!(row(&a, "window_attention").0, 43);
+        assert_eq!(row(&a, "window_attention").1, 128.0 * 512.0);
+        // 21 CSA layers: 32,768 / 4 = 8192 entries, of which the top 512; the indexer scores all 8192 keys
+        // of 128 FP8 and a 4 B scale.
+        assert_eq!(row(&a, "csa_attention").0, 21);
+        assert_eq!(row(&a, "csa_attention").1, 512.0 * 512.0);
+        assert_eq!(row(&a, "csa_indexer_logits").1, 8192.0 * 132.0);
+        // 20 HCA layers: all 32,768 / 128 = 256 entries.
+        assert_eq!(row(&a, "hca_attention").0, 20);
+        assert_eq!(row(&a, "hca_attention").1, 256.0 * 512.0);
+        // No kv_b; the grouped output: 8 blocks of 4096 → 1024, then 8192 → 4096.
+        assert!(a.ops.iter().all(|o| o.name != "kv_b_proj"));
+        assert_eq!(row(&a, "o_a_proj"), (43 * 8, 0.0, 2.0 * 1024.0 * 4096.0));
+        assert_eq!(row(&a, "o_b_proj").2, 2.0 * 4096.0 * 8192.0);
+    }
 }

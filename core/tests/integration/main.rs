@@ -4,5 +4,6 @@
 mod checkpoint_bounds;
 mod hf_config;
 mod model_step;
+mod next_wave;
 mod served_models;
 mod uniform_configs;

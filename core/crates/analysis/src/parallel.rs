@@ -143,6 +143,13 @@ impl Parallelism {
                 value_heads: (l.value_heads / t).max(1),
                 ..l
             }),
+            // DeepSeek-V4's output groups split with the heads.
+            compressed_attention: model
+                .compressed_attention
+                .map(|c| crate::model::CompressedAttention {
+                    o_groups: (c.o_groups / t).max(1),
+                    ..c
+                }),
             ..model.clone()
         }
     }

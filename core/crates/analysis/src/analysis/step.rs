@@ -331,10 +331,22 @@ impl StepOps<'_> {
             full,
         )?;
         let output = self.lin(Module::AttentionOutput);
-        self.add(
-            Operator::matmul(tokens, h, attention_width, output)?.named("o_proj"),
-            full,
-        )?;
+        if let Some(c) = model.compressed_attention {
+            self.compressed_attention(step)?;
+            // The grouped output projection: o_groups blocks of width / o_groups → o_lora_rank, then o_b.
+            let low = c.o_groups * c.o_lora_rank;
+            let o_a = Operator::matmul(tokens, c.o_lora_rank, attention_width / c.o_groups, output)?;
+            self.add(
+                o_a.named("o_a_proj"),
+                full * u32::try_from(c.o_groups).unwrap_or(u32::MAX),
+            )?;
+            self.add(Operator::matmul(tokens, h, low, output)?.named("o_b_proj"), full)?;
+        } else {
+            self.add(
+                Operator::matmul(tokens, h, attention_width, output)?.named("o_proj"),
+                full,
+            )?;
+        }
         self.linear_attention(step)?;
         if let Some(op) = self.all_reduce("attn_all_reduce")? {
             self.add(op, layers)?;
@@ -358,10 +370,15 @@ impl StepOps<'_> {
             return Ok((model.heads, model.kv_heads, model.head_dim));
         };
         let qk_dim = m.nope_head_dim + m.rope_head_dim;
+        // DeepSeek-V4 has no kv_b: its kv projection emits the cached K = V.
+        let kv_b = model.compressed_attention.is_none();
         for (width, name) in [
             (m.q_lora_rank, "quantize_q_b_in"),
             (m.kv_lora_rank, "quantize_kv_b_in"),
-        ] {
+        ]
+        .into_iter()
+        .take(if kv_b { 2 } else { 1 })
+        {
             self.add_all(self.quantize_op(tokens, width, Module::Attention, name)?, count)?;
         }
         self.add(
@@ -376,11 +393,13 @@ impl StepOps<'_> {
             Operator::matmul(tokens, m.kv_lora_rank + m.rope_head_dim, h, linear)?.named("kv_a_proj"),
             count,
         )?;
-        let kv_b_width = model.heads * (m.nope_head_dim + m.v_head_dim);
-        self.add(
-            Operator::matmul(tokens, kv_b_width, m.kv_lora_rank, linear)?.named("kv_b_proj"),
-            count,
-        )?;
+        if kv_b {
+            let kv_b_width = model.heads * (m.nope_head_dim + m.v_head_dim);
+            self.add(
+                Operator::matmul(tokens, kv_b_width, m.kv_lora_rank, linear)?.named("kv_b_proj"),
+                count,
+            )?;
+        }
         Ok((model.heads, 1, m.rope_head_dim))
     }
 

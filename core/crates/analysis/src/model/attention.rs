@@ -1,7 +1,9 @@
 //! Attention beside softmax attention over a KV cache, which changes what a step reads and keeps: Gated
 //! DeltaNet linear attention (Qwen3-Next, Qwen3.5), a constant recurrent state per sequence, and DeepSeek
 //! Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5), a small key cache per token that selects the
-//! keys sparse MLA reads. Derivations: docs/design/core.md, in the section on `model/mod.rs`.
+//! keys sparse MLA reads; DeepSeek-V4's compressed attention (a sliding window on every layer, and compressed
+//! entries every 4 tokens, read through an indexer, or every 128). Derivations: docs/design/core.md, in the
+//! section on `model/mod.rs`.
 
 use roofline_base::precision::Precision;
 
@@ -111,6 +113,88 @@ impl SparseIndexer {
     #[must_use]
     pub fn cache_bytes_per_token(&self) -> f64 {
         SparseIndexer::CACHE.tensor_bytes(self.head_dim as f64)
+    }
+}
+
+/// DeepSeek-V4's hybrid attention (transformers `DeepseekV4Attention`): shared-KV MQA of `head_dim`-wide
+/// heads (analysed as MLA without `kv_b`, see [`crate::ModelConfig::mla`]) over the last `window` tokens on
+/// every layer, and over compressed entries on the others: one per `csa_ratio` tokens from a gated pool of
+/// overlapping windows, of which the `indexer` picks `top_k` (CSA), or one per `hca_ratio` tokens, all read
+/// (HCA); a grouped low-rank output projection and `hc_mult` residual streams (mHC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct CompressedAttention {
+    /// Layers with compressed sparse attention (`compress_ratios` entry `csa_ratio`).
+    pub csa_layers: u32,
+    /// Tokens per CSA entry (4).
+    pub csa_ratio: u64,
+    /// Layers with heavily compressed attention (any other non-zero `compress_ratios` entry).
+    pub hca_layers: u32,
+    /// Tokens per HCA entry (128).
+    pub hca_ratio: u64,
+    /// The CSA layers' lightning indexer over the compressed entries.
+    pub indexer: SparseIndexer,
+    /// Groups of the output projection (`o_groups`).
+    pub o_groups: u64,
+    /// Output rank per group (`o_lora_rank`).
+    pub o_lora_rank: u64,
+    /// Residual streams (`hc_mult`).
+    pub hc_mult: u64,
+}
+
+impl CompressedAttention {
+    /// Compressed entries one sequence of `context` tokens keeps over all layers: ⌊c / csa_ratio⌋ per CSA
+    /// layer, ⌊c / hca_ratio⌋ per HCA layer.
+    #[must_use]
+    pub fn entries(&self, context: u64) -> f64 {
+        f64::from(self.csa_layers) * (context / self.csa_ratio.max(1)) as f64
+            + f64::from(self.hca_layers) * (context / self.hca_ratio.max(1)) as f64
+    }
+
+    /// Projection elements of the compressors over all layers: CSA's `kv_proj` and `gate_proj` (hidden → 2 ·
+    /// head_dim each, two overlapping series) and its indexer's (hidden → 2 · index_head_dim each, `q_b_proj`
+    /// q_lora_rank → heads · index_head_dim, `weights_proj` hidden → heads); HCA's (hidden → head_dim each).
+    #[must_use]
+    pub fn projection_elements(&self, hidden: u64, head_dim: u64, q_lora_rank: u64) -> f64 {
+        let ix = self.indexer;
+        let csa = 4 * hidden * head_dim
+            + 4 * hidden * ix.head_dim
+            + q_lora_rank * ix.heads * ix.head_dim
+            + hidden * ix.heads;
+        f64::from(self.csa_layers) * csa as f64 + f64::from(self.hca_layers) * (2 * hidden * head_dim) as f64
+    }
+
+    /// Elements of the grouped output projection of one layer: `o_a` (heads · head_dim → o_groups ·
+    /// o_lora_rank, block-diagonal) and `o_b` (o_groups · o_lora_rank → hidden).
+    #[must_use]
+    pub fn output_elements(&self, width: u64, hidden: u64) -> f64 {
+        (self.o_lora_rank * (width + self.o_groups * hidden)) as f64
+    }
+
+    /// Parameters besides the projections, over `layers` layers of `heads` heads: the compressors' position
+    /// biases and norms, the attention sinks, and the mHC mixings (two a layer, `fn` (2 + n)·n × n·hidden,
+    /// `base` (2 + n)·n and 3 scales) and the final stream collapse (n × n·hidden, n, 1).
+    #[must_use]
+    pub fn small_params(&self, (layers, hidden, heads, head_dim): (u32, u64, u64, u64)) -> f64 {
+        let (ix, n) = (self.indexer.head_dim, self.hc_mult);
+        let csa = self.csa_ratio * 2 * (head_dim + ix) + head_dim + ix;
+        let hca = self.hca_ratio * head_dim + head_dim;
+        let mixing = (2 + n) * n * (n * hidden + 1) + 3;
+        f64::from(self.csa_layers) * csa as f64
+            + f64::from(self.hca_layers) * hca as f64
+            + f64::from(layers) * (heads + 2 * mixing) as f64
+            + (n * n * hidden + n + 1) as f64
+    }
+
+    /// Bytes one sequence keeps whatever its length: each compressor's FP32 buffer of the kv and gate
+    /// projections of the window being filled (vLLM's compressor state): 2 · ratio · 2 · head_dim · 4 B
+    /// per CSA layer (two overlapping series), with its indexer's 2 · ratio · 2 · index_head_dim · 4 B, and
+    /// 2 · ratio · head_dim · 4 B per HCA layer.
+    #[must_use]
+    pub fn state_bytes(&self, head_dim: u64) -> f64 {
+        let csa = 2 * self.csa_ratio * 2 * (head_dim + self.indexer.head_dim) * 4;
+        let hca = 2 * self.hca_ratio * head_dim * 4;
+        f64::from(self.csa_layers) * csa as f64 + f64::from(self.hca_layers) * hca as f64
     }
 }
 

@@ -42,10 +42,13 @@ enum Family {
     Glm4Moe,
     /// MiniMax-M2 and M2.5: GQA and 256 experts.
     MiniMaxM2,
+    /// DeepSeek-V4 Flash and Pro: compressed sparse and heavily compressed attention beside a sliding
+    /// window, mHC residual streams, DeepSeek MoE.
+    DeepseekV4,
 }
 
 /// `architectures` names, their family, and whether the text model's fields sit under `text_config`.
-const ARCHITECTURES: [(&str, Family, bool); 22] = [
+const ARCHITECTURES: [(&str, Family, bool); 23] = [
     ("LlamaForCausalLM", Family::Llama, false),
     ("MistralForCausalLM", Family::Mistral, false),
     ("Qwen2ForCausalLM", Family::Qwen2, false),
@@ -68,6 +71,7 @@ const ARCHITECTURES: [(&str, Family, bool); 22] = [
     ("Qwen3_5MoeForConditionalGeneration", Family::QwenHybrid, true),
     ("Glm4MoeForCausalLM", Family::Glm4Moe, false),
     ("MiniMaxM2ForCausalLM", Family::MiniMaxM2, false),
+    ("DeepseekV4ForCausalLM", Family::DeepseekV4, false),
 ];
 
 /// How the family's transformers classes name the linear layers, relative to the config object: the whole
@@ -75,7 +79,7 @@ const ARCHITECTURES: [(&str, Family, bool); 22] = [
 fn namings(family: Family, architecture: &str) -> (Naming, Naming) {
     let text = match family {
         Family::Mixtral | Family::MiniMaxM2 => Naming::MIXTRAL,
-        Family::DeepseekV3 | Family::DeepseekDsa => Naming::DEEPSEEK,
+        Family::DeepseekV3 | Family::DeepseekDsa | Family::DeepseekV4 => Naming::DEEPSEEK,
         Family::GptOss => Naming::GPT_OSS,
         Family::Llama4 => Naming::LLAMA4,
         Family::Glm4Moe => Naming::GLM4_MOE,
@@ -214,6 +218,9 @@ impl ModelConfig {
         model.checkpoint = checkpoint_config(&root, &text, &model, (&namings.0, &namings.1), || {
             layers::layout(family, &text, layers)
         })?;
+        if family == Family::DeepseekV4 {
+            model.checkpoint = layers::fp4_experts(&text, model.checkpoint)?;
+        }
         Ok(model)
     }
 }
@@ -258,6 +265,7 @@ fn parse(
     let (ffn_dim, moe) = layers::ffn(family, text, layers)?;
     let sliding_window = layers::sliding_window(family, text, layers)?;
     let linear_attention = layers::linear_attention(family, text, layers)?;
+    let compressed_attention = layers::compressed_attention(family, text, layers)?;
     let name = root
         .get("_name_or_path")
         .and_then(Value::as_str)
@@ -271,6 +279,7 @@ fn parse(
         sliding_window,
         linear_attention,
         sparse_indexer,
+        compressed_attention,
         // Qwen3NextAttention always gates its output; Qwen3.5 configs say `attn_output_gate`.
         attention_output_gate: family == Family::QwenHybrid && text.bool_or("attn_output_gate", true)?,
         mtp_layers: mtp_layers(family, text)?,
@@ -290,7 +299,7 @@ fn parse(
 /// 0 when absent.
 fn mtp_layers(family: Family, text: &Fields<'_>) -> Result<u32, Error> {
     let layers = match family {
-        Family::DeepseekV3 | Family::DeepseekDsa | Family::Glm4Moe => {
+        Family::DeepseekV3 | Family::DeepseekDsa | Family::DeepseekV4 | Family::Glm4Moe => {
             text.uint_or("num_nextn_predict_layers", 0)?
         }
         Family::QwenHybrid => text.uint_or("mtp_num_hidden_layers", 0)?,

@@ -12,6 +12,7 @@ use roofline_base::Error;
 use roofline_base::precision::Precision;
 
 mod attention;
+mod check;
 #[cfg(feature = "serde")]
 mod checkpoint;
 mod drafter;
@@ -21,7 +22,7 @@ mod fields;
 mod hf;
 mod presets;
 
-pub use attention::{LinearAttention, SparseIndexer};
+pub use attention::{CompressedAttention, LinearAttention, SparseIndexer};
 #[cfg(feature = "serde")]
 pub use hf::MAX_CONFIG_JSON_BYTES;
 
@@ -118,6 +119,10 @@ pub struct ModelConfig {
     /// `top_k` selected keys. Absent in models serialized before the field existed.
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub sparse_indexer: Option<SparseIndexer>,
+    /// DeepSeek-V4's compressed attention on the MLA layers (with `sliding_window` on every layer). Absent in
+    /// models serialized before the field existed.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub compressed_attention: Option<CompressedAttention>,
     /// The query projection also emits a sigmoid gate on each head's output (Qwen3-Next `attn_output_gate`):
     /// q_proj twice as wide.
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "std::ops::Not::not"))]
@@ -243,7 +248,9 @@ impl ModelConfig {
     pub fn state_bytes_per_sequence(&self) -> f64 {
         self.linear_attention.map_or(0.0, |l| {
             f64::from(self.linear_attention_layers()) * l.state_bytes()
-        })
+        }) + self
+            .compressed_attention
+            .map_or(0.0, |c| c.state_bytes(self.kv_elements_per_token()))
     }
 
     /// Cache bytes per token over all layers at `kv_cache` precision (block scales amortized): the KV cache
@@ -287,8 +294,13 @@ impl ModelConfig {
             None => (attention, 0.0),
         };
         let tokens = f64::from(full_layers) * context as f64 + window_tokens;
-        tokens * self.kv_elements_per_token() as f64 * kv_cache.effective_bytes()
+        let (entries, index_keys) = self.compressed_attention.map_or((0.0, 0.0), |c| {
+            let keys = f64::from(c.csa_layers) * (context / c.csa_ratio.max(1)) as f64;
+            (c.entries(context), keys * c.indexer.cache_bytes_per_token())
+        });
+        (tokens + entries) * self.kv_elements_per_token() as f64 * kv_cache.effective_bytes()
             + self.indexer_bytes_per_token() * context as f64
+            + index_keys
             + self.state_bytes_per_sequence()
     }
 
@@ -316,11 +328,17 @@ impl ModelConfig {
                 let indexer = self
                     .sparse_indexer
                     .map_or(0.0, |i| i.projection_elements(self.hidden, m.q_lora_rank));
+                // DeepSeek-V4 caches K = V directly: no kv_b.
+                let kv_b = if self.compressed_attention.is_some() {
+                    0.0
+                } else {
+                    kv_rank * heads * (nope + v)
+                };
                 h * q_rank
                     + q_rank * heads * (nope + rope)
                     + h * (kv_rank + rope)
-                    + kv_rank * heads * (nope + v)
-                    + heads * v * h
+                    + kv_b
+                    + self.attention_output_elements()
                     + indexer
             }
             None => {
@@ -328,6 +346,15 @@ impl ModelConfig {
                 h * (gate * heads + 2.0 * kv_heads) * head_dim + heads * head_dim * h
             }
         }
+    }
+
+    /// Elements of one attention layer's output projection: attention width × hidden, or DeepSeek-V4's
+    /// grouped low-rank pair ([`CompressedAttention::output_elements`]).
+    fn attention_output_elements(&self) -> f64 {
+        self.compressed_attention
+            .map_or((self.attention_width() * self.hidden) as f64, |c| {
+                c.output_elements(self.attention_width(), self.hidden)
+            })
     }
 
     /// Width of the attention's output, the input of its output projection: heads · head_dim, or MLA's
@@ -346,7 +373,7 @@ impl ModelConfig {
         })
     }
 
-    fn weight_groups(&self) -> [WeightGroup; 9] {
+    fn weight_groups(&self) -> [WeightGroup; 10] {
         let (attention, linear) = (
             f64::from(self.attention_layers()),
             f64::from(self.linear_attention_layers()),
@@ -363,7 +390,16 @@ impl ModelConfig {
         // The indexer's key LayerNorm (γ and β) on every attention layer; linear attention's convolution,
         // decay and gated norm on every linear layer.
         let small = attention * self.sparse_indexer.map_or(0.0, |i| 2.0 * i.head_dim as f64)
-            + self.linear_attention.map_or(0.0, |l| linear * l.small_params());
+            + self.linear_attention.map_or(0.0, |l| linear * l.small_params())
+            + self.compressed_attention.map_or(0.0, |c| {
+                c.small_params((self.layers, self.hidden, self.heads, self.kv_elements_per_token()))
+            });
+        let compressors = match (self.compressed_attention, self.mla) {
+            (Some(c), Some(m)) => {
+                c.projection_elements(self.hidden, self.kv_elements_per_token(), m.q_lora_rank)
+            }
+            _ => 0.0,
+        };
         let layer_norms =
             f64::from(self.layers) * (2.0 * self.hidden as f64) + attention * mla_norms + self.hidden as f64;
         let embedding = self.vocab as f64 * self.hidden as f64;
@@ -404,7 +440,7 @@ impl ModelConfig {
         let heads = if self.tied_embeddings { 0.0 } else { 1.0 };
         [
             WeightGroup {
-                output: (self.attention_width() * self.hidden) as f64,
+                output: self.attention_output_elements(),
                 ..group(
                     self.attention_elements(),
                     attention,
@@ -423,6 +459,7 @@ impl ModelConfig {
                     Some(Module::Attention),
                 )
             },
+            group(compressors, 1.0, 1.0, Some(Module::Attention)),
             group(
                 self.ffn_elements(self.ffn_dim),
                 dense_layers,
@@ -546,90 +583,6 @@ impl ModelConfig {
         configs.extend(self.checkpoint.clone());
         configs
     }
-
-    /// Checks that every dimension is positive and heads divide evenly into KV heads.
-    ///
-    /// # Errors
-    /// [`Error::InvalidInput`] naming the offending field.
-    pub fn check(&self) -> Result<(), Error> {
-        let dims = [
-            ("layers", u64::from(self.layers)),
-            ("hidden", self.hidden),
-            ("heads", self.heads),
-            ("kv_heads", self.kv_heads),
-            ("head_dim", self.head_dim),
-            ("ffn_dim", self.ffn_dim),
-            ("vocab", self.vocab),
-        ];
-        crate::ops::check_dims(&dims)?;
-        if !self.heads.is_multiple_of(self.kv_heads) {
-            return Err(Error::InvalidInput(format!(
-                "{}: heads must be a multiple of kv_heads",
-                self.key
-            )));
-        }
-        if let Some(m) = self.moe {
-            crate::ops::check_dims(&[
-                ("experts", m.experts),
-                ("top_k", m.top_k),
-                ("expert_ffn", m.expert_ffn),
-            ])?;
-            if m.top_k > m.experts || m.dense_layers > self.layers {
-                return Err(Error::InvalidInput(format!(
-                    "{}: inconsistent MoE config",
-                    self.key
-                )));
-            }
-        }
-        if let Some(m) = self.mla {
-            let dims = [
-                ("q_lora_rank", m.q_lora_rank),
-                ("kv_lora_rank", m.kv_lora_rank),
-                ("rope_head_dim", m.rope_head_dim),
-                ("nope_head_dim", m.nope_head_dim),
-                ("v_head_dim", m.v_head_dim),
-            ];
-            crate::ops::check_dims(&dims)?;
-        }
-        if let Some(l) = self.linear_attention {
-            crate::ops::check_dims(&[
-                ("linear_num_key_heads", l.key_heads),
-                ("linear_num_value_heads", l.value_heads),
-                ("linear_key_head_dim", l.key_head_dim),
-                ("linear_value_head_dim", l.value_head_dim),
-                ("linear_conv_kernel_dim", l.conv_kernel),
-            ])?;
-            if l.layers > self.layers || !l.value_heads.is_multiple_of(l.key_heads) {
-                return Err(Error::InvalidInput(format!(
-                    "{}: linear attention needs at most {} layers and value heads a multiple of key heads",
-                    self.key, self.layers
-                )));
-            }
-        }
-        if let Some(i) = self.sparse_indexer {
-            crate::ops::check_dims(&[
-                ("index_n_heads", i.heads),
-                ("index_head_dim", i.head_dim),
-                ("index_topk", i.top_k),
-            ])?;
-            if self.mla.is_none() {
-                return Err(Error::InvalidInput(format!(
-                    "{}: a sparse-attention indexer needs multi-head latent attention",
-                    self.key
-                )));
-            }
-        }
-        if let Some(w) = self.sliding_window {
-            crate::ops::check_dims(&[("window", w.window)])?;
-            if w.layers > self.layers {
-                return Err(Error::InvalidInput(format!(
-                    "{}: more sliding-window layers than layers",
-                    self.key
-                )));
-            }
-        }
-        Ok(())
-    }
 }
 
 /// Every model preset.
@@ -637,7 +590,7 @@ impl ModelConfig {
 /// # Examples
 /// ```
 /// let presets = roofline_analysis::model_presets();
-/// assert_eq!(presets.len(), 34);
+/// assert_eq!(presets.len(), 36);
 /// assert!(presets.iter().all(|m| m.check().is_ok()));
 /// ```
 #[must_use]

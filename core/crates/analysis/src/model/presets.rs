@@ -3,7 +3,9 @@
 
 use std::sync::LazyLock;
 
-use super::{LinearAttention, MlaConfig, ModelConfig, MoeConfig, SlidingWindow, SparseIndexer};
+use super::{
+    CompressedAttention, LinearAttention, MlaConfig, ModelConfig, MoeConfig, SlidingWindow, SparseIndexer,
+};
 use crate::ops::Norm;
 use crate::quant_config::{LinearFormat, Module, ModuleFormat, QuantConfig};
 use roofline_base::precision::{ActivationScale, Precision};
@@ -72,6 +74,7 @@ pub(super) fn dense(
         sliding_window: None,
         linear_attention: None,
         sparse_indexer: None,
+        compressed_attention: None,
         attention_output_gate: false,
         mtp_layers: 0,
         published_params,
@@ -383,6 +386,7 @@ pub(super) static PRESETS: LazyLock<Vec<ModelConfig>> = LazyLock::new(|| {
         ),
     ];
     presets.extend(served_in_2026());
+    presets.extend(next_wave());
     presets
 });
 
@@ -526,6 +530,96 @@ fn served_in_2026() -> Vec<ModelConfig> {
             )
         },
     ]
+}
+
+/// The next wave (issue 35, item 4): DeepSeek-V4 Flash and Pro.
+fn next_wave() -> Vec<ModelConfig> {
+    vec![
+        deepseek_v4(
+            ("deepseek-v4-flash", "DeepSeek-V4-Flash (compressed attention)"),
+            (43, 4096, 64, 1024),
+            (21, 20, 512, 8),
+            (256, 284e9, 13e9),
+        ),
+        deepseek_v4(
+            ("deepseek-v4-pro", "DeepSeek-V4-Pro (compressed attention)"),
+            (61, 7168, 128, 1536),
+            (30, 31, 1024, 16),
+            (384, 1.6e12, 49e9),
+        ),
+    ]
+}
+
+/// DeepSeek-V4 (huggingface.co/deepseek-ai/DeepSeek-V4-Flash and -Pro config.json): `(layers, hidden, heads,
+/// q_lora_rank)`, `(CSA layers, HCA layers, index_topk, o_groups)`, `(routed experts, published total,
+/// published active)`; the rest is common to both files: shared-KV MQA of 512 (64 rotated), a window of
+/// 128, CSA every 4 tokens with a 64 × 128 indexer, HCA every 128, o_lora_rank 1024, 4 mHC streams, 6 of
+/// the experts (3072 wide on Pro, 2048 on Flash) and 1 shared, vocabulary 129,280, 1 MTP layer; FP8 blocks
+/// and FP4 routed experts (`expert_dtype`).
+fn deepseek_v4(
+    (key, name): (&str, &str),
+    (layers, hidden, heads, q_lora_rank): (u32, u64, u64, u64),
+    (csa_layers, hca_layers, top_k, o_groups): (u32, u32, u64, u64),
+    (experts, total, active): (u64, f64, f64),
+) -> ModelConfig {
+    let expert_ffn = if experts == 384 { 3072 } else { 2048 };
+    let mut checkpoint = fp8_block_checkpoint().expect("fp8 checkpoint");
+    checkpoint.name = format!("{} + FP4 experts", checkpoint.name);
+    checkpoint.modules.push(ModuleFormat {
+        module: Module::RoutedExperts,
+        format: LinearFormat {
+            weights: Precision::Mxfp4,
+            activations: Precision::Bf16,
+            ..checkpoint.format(Module::RoutedExperts)
+        },
+    });
+    ModelConfig {
+        checkpoint: Some(checkpoint),
+        moe: moe(experts, 6, 1, expert_ffn, 0),
+        mla: Some(MlaConfig {
+            q_lora_rank,
+            kv_lora_rank: 448,
+            rope_head_dim: 64,
+            nope_head_dim: 448,
+            v_head_dim: 512,
+        }),
+        sliding_window: window(128, layers),
+        compressed_attention: Some(CompressedAttention {
+            csa_layers,
+            csa_ratio: 4,
+            hca_layers,
+            hca_ratio: 128,
+            indexer: SparseIndexer {
+                heads: 64,
+                head_dim: 128,
+                top_k,
+            },
+            o_groups,
+            o_lora_rank: 1024,
+            hc_mult: 4,
+        }),
+        mtp_layers: 1,
+        published_active_params: Some(active),
+        ..dense(
+            key,
+            name,
+            (layers, hidden, heads, 1, 512),
+            (expert_ffn, 129_280, false),
+            total,
+            &format!(
+                "huggingface.co/deepseek-ai/{} config.json (compress_ratios: {csa_layers} CSA layers, \
+                 {hca_layers} HCA, the others a 128-token window only); {:.0}B total, {:.0}B activated per the \
+                 model card",
+                if experts == 384 {
+                    "DeepSeek-V4-Pro"
+                } else {
+                    "DeepSeek-V4-Flash"
+                },
+                total / 1e9,
+                active / 1e9
+            ),
+        )
+    }
 }
 
 /// Gated DeltaNet on `layers` layers with 16 key heads, `value_heads` value heads of 128 and a 4-tap

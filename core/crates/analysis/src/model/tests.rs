@@ -43,17 +43,19 @@ fn every_preset_is_valid_and_keys_are_the_required_ones() {
             "glm-4.6",
             "minimax-m2.5",
             "kimi-k2.5",
+            "deepseek-v4-flash",
+            "deepseek-v4-pro",
         ]
     );
     for m in model_presets() {
         m.check().unwrap();
     }
-    assert!(matches!(find_model("gpt-5"), Err(Error::UnknownModel { valid, .. }) if valid.len() == 34));
+    assert!(matches!(find_model("gpt-5"), Err(Error::UnknownModel { valid, .. }) if valid.len() == 36));
 }
 
 /// Published totals stated more loosely than 1 %, or including parts the model does not count: the key,
 /// parameters the published total has and the structure lacks, and the relative tolerance.
-const LOOSE_TOTALS: [(&str, f64, f64); 5] = [
+const LOOSE_TOTALS: [(&str, f64, f64); 6] = [
     // The card's "24B" covers 23.5B–24.5B; the structure gives 23.57B.
     ("mistral-small-3", 0.0, 0.021),
     // The card's "1T" covers 0.95T–1.05T; the structure gives 1.026T (the report's 1.04T is 1.3 % above).
@@ -61,6 +63,8 @@ const LOOSE_TOTALS: [(&str, f64, f64); 5] = [
     ("kimi-k2.5", 0.0, 0.05),
     // The model page's 685B includes the 14B MTP module (DeepSeek-V3's "671B + 14B").
     ("deepseek-v3.2", 14e9, 0.01),
+    // The card's "1.6T" is rounded (1573B derived, 1.7 % below).
+    ("deepseek-v4-pro", 0.0, 0.02),
     // The card's 109B includes the vision encoder: 34 layers · (4·1408² + 2·1408·5632) plus the
     // 4096 → 5120 projector (its vision_config; biases, norms and patch embedding omitted).
     (

@@ -1,10 +1,10 @@
 //! The operators a step adds for attention beside softmax attention over a KV cache (DeepSeek Sparse
-//! Attention's indexer on the attention layers, Gated DeltaNet on the linear-attention layers), and an MTP
-//! drafter's input projection.
+//! Attention's indexer on the attention layers, DeepSeek-V4's compressed entries, Gated DeltaNet on the
+//! linear-attention layers), and an MTP drafter's input projection.
 
 use super::{StepBatch, StepOps, step_parts};
 use crate::model::SparseIndexer;
-use crate::ops::{Activation, AttentionShape, LinearAttentionShape, Operator};
+use crate::ops::{Activation, AttentionShape, LinearAttentionShape, OperandPrecisions, Operator};
 use crate::quant_config::Module;
 use roofline_base::Error;
 use roofline_base::precision::Precision;
@@ -59,6 +59,83 @@ impl StepOps<'_> {
             self.add(logits.named(&format!("{prefix}indexer_logits")), count)?;
             let top_k = Operator::indexer_top_k(&shape, ix.top_k)?;
             self.add(top_k.named(&format!("{prefix}indexer_top_k")), count)?;
+        }
+        Ok(())
+    }
+
+    /// DeepSeek-V4's compressed entries (the sliding window is the model's `sliding_window`): the
+    /// compressors' projections, and per part of the step each query's attention over the entries it sees,
+    /// taken at their mean over the part's queries, ⌊(Skv − (Sq − 1)/2) / ratio⌋ (exact in decode): on CSA
+    /// layers at most `top_k` of them, picked by the indexer's logits over all of them; on HCA layers all.
+    pub(super) fn compressed_attention(&mut self, step: &StepBatch) -> Result<(), Error> {
+        let (model, config, tokens) = (self.model, self.config, self.tokens);
+        let (Some(c), Some(mla)) = (model.compressed_attention, model.mla) else {
+            return Ok(());
+        };
+        let (ix, h, d) = (c.indexer, model.hidden, model.kv_elements_per_token());
+        let linear = self.lin(Module::Attention);
+        let projections = [
+            (4 * d, h, c.csa_layers, "csa_compressor_proj"),
+            (4 * ix.head_dim + ix.heads, h, c.csa_layers, "csa_indexer_k_proj"),
+            (
+                ix.heads * ix.head_dim,
+                mla.q_lora_rank,
+                c.csa_layers,
+                "csa_indexer_q_proj",
+            ),
+            (2 * d, h, c.hca_layers, "hca_compressor_proj"),
+        ];
+        for (width, input, count, name) in projections {
+            self.add(Operator::matmul(tokens, width, input, linear)?.named(name), count)?;
+        }
+        let precisions = OperandPrecisions {
+            weight: config.kv_cache,
+            activation: config.attention,
+            output: config.hidden(),
+        };
+        let shape = |batch, query_len, kv_len| AttentionShape {
+            batch,
+            query_len,
+            kv_len,
+            heads: model.heads,
+            kv_heads: 1,
+            head_dim: d,
+            causal: false,
+            fused: true,
+            shared_kv: true,
+            window: None,
+        };
+        for (prefix, part) in step_parts(step, shape) {
+            let seen = part.kv_len - (part.query_len - 1) / 2;
+            let (csa, hca) = (seen / c.csa_ratio.max(1), seen / c.hca_ratio.max(1));
+            if csa > 0 {
+                let keys = AttentionShape {
+                    heads: ix.heads,
+                    head_dim: ix.head_dim,
+                    kv_len: csa,
+                    ..part
+                };
+                let logits = Operator::indexer_logits(&keys, SparseIndexer::CACHE)?;
+                self.add(logits.named(&format!("{prefix}csa_indexer_logits")), c.csa_layers)?;
+                let top_k = Operator::indexer_top_k(&keys, ix.top_k)?;
+                self.add(top_k.named(&format!("{prefix}csa_indexer_top_k")), c.csa_layers)?;
+            }
+            for (entries, count, kind) in [
+                (csa.min(ix.top_k), c.csa_layers, "csa"),
+                (hca, c.hca_layers, "hca"),
+            ] {
+                if entries == 0 {
+                    continue;
+                }
+                let read = AttentionShape {
+                    kv_len: entries,
+                    ..part
+                };
+                for op in Operator::attention(&read, precisions)? {
+                    let name = format!("{prefix}{kind}_{}", op.name);
+                    self.add(op.named(&name), count)?;
+                }
+            }
         }
         Ok(())
     }
@@ -233,5 +310,29 @@ mod tests {
         assert_eq!(row(&a, "indexer_k_proj").2, 2.0 * 192.0 * 7168.0);
         // The step's cache: 4096 tokens of 61 · (576 + 132) B.
         assert_eq!(a.kv_cache_bytes, 4096.0 * 43_188.0);
+    }
+
+    #[test]
+    fn deepseek_v4_reads_a_window_top_k_csa_entries_and_every_hca_entry() {
+        let a = step(
+            "deepseek-v4-flash",
+            "fp8-block-fp8kv",
+            &StepBatch::of(&Workload::decode(1, 32_768)),
+        );
+        // Every layer: the last 128 tokens, 512 FP8 elements each.
+        assert_eq!(row(&a, "window_attention").0, 43);
+        assert_eq!(row(&a, "window_attention").1, 128.0 * 512.0);
+        // 21 CSA layers: 32,768 / 4 = 8192 entries, of which the top 512; the indexer scores all 8192 keys
+        // of 128 FP8 and a 4 B scale.
+        assert_eq!(row(&a, "csa_attention").0, 21);
+        assert_eq!(row(&a, "csa_attention").1, 512.0 * 512.0);
+        assert_eq!(row(&a, "csa_indexer_logits").1, 8192.0 * 132.0);
+        // 20 HCA layers: all 32,768 / 128 = 256 entries.
+        assert_eq!(row(&a, "hca_attention").0, 20);
+        assert_eq!(row(&a, "hca_attention").1, 256.0 * 512.0);
+        // No kv_b; the grouped output: 8 blocks of 4096 → 1024, then 8192 → 4096.
+        assert!(a.ops.iter().all(|o| o.name != "kv_b_proj"));
+        assert_eq!(row(&a, "o_a_proj"), (43 * 8, 0.0, 2.0 * 1024.0 * 4096.0));
+        assert_eq!(row(&a, "o_b_proj").2, 2.0 * 4096.0 * 8192.0);
     }
 }

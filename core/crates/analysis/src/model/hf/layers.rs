@@ -5,7 +5,10 @@
 use super::{Family, multiples_in};
 use crate::model::checkpoint::{LayerLayout, LayerSet};
 use crate::model::fields::Fields;
-use crate::model::{LinearAttention, MlaConfig, MoeConfig, SlidingWindow, SparseIndexer};
+use crate::model::{
+    CompressedAttention, LinearAttention, MlaConfig, MoeConfig, SlidingWindow, SparseIndexer,
+};
+use crate::quant_config::{LinearFormat, Module, ModuleFormat, QuantConfig};
 use roofline_base::Error;
 use roofline_base::precision::Precision;
 
@@ -42,6 +45,23 @@ pub(super) fn head_dim(
             };
             mla = Some(m);
             m.v_head_dim
+        }
+        Family::DeepseekV4 => {
+            // Shared-KV MQA: kv_proj emits the cached head_dim-wide K = V directly (MLA without kv_b), its
+            // last qk_rope_head_dim rotated.
+            let (d, rope) = (text.uint("head_dim")?, text.uint("qk_rope_head_dim")?);
+            let plain = d
+                .checked_sub(rope)
+                .filter(|&p| p > 0)
+                .ok_or_else(|| text.error("qk_rope_head_dim", format!("{rope} is not below head_dim {d}")))?;
+            mla = Some(MlaConfig {
+                q_lora_rank: text.uint("q_lora_rank")?,
+                kv_lora_rank: plain,
+                rope_head_dim: rope,
+                nope_head_dim: plain,
+                v_head_dim: d,
+            });
+            d
         }
         _ => match text.optional_uint("head_dim")? {
             Some(d) => d,
@@ -94,6 +114,20 @@ pub(super) fn ffn(family: Family, text: &Fields<'_>, layers: u32) -> Result<(u64
                     shared_experts: text.uint("n_shared_experts")?,
                     expert_ffn: text.uint("moe_intermediate_size")?,
                     dense_layers: layers.saturating_sub(moe_layers),
+                }),
+            )
+        }
+        Family::DeepseekV4 => {
+            // Every layer has experts (the first num_hash_layers route by token id) and the shared ones.
+            let expert_ffn = text.uint("moe_intermediate_size")?;
+            (
+                expert_ffn,
+                Some(MoeConfig {
+                    experts: text.uint("n_routed_experts")?,
+                    top_k: text.uint("num_experts_per_tok")?,
+                    shared_experts: text.uint("n_shared_experts")?,
+                    expert_ffn,
+                    dense_layers: 0,
                 }),
             )
         }
@@ -305,6 +339,8 @@ pub(super) fn sliding_window(
         | Family::Glm4Moe
         | Family::MiniMaxM2
         | Family::QwenHybrid => (None, 0, false),
+        // DeepSeek-V4: every layer attends to its last `sliding_window` tokens (beside compressed entries).
+        Family::DeepseekV4 => (Some(text.uint("sliding_window")?), layers, false),
         Family::Mistral | Family::Mixtral => {
             // MistralConfig's default window is 4096, MixtralConfig's none.
             let default = (family == Family::Mistral).then_some(4096);
@@ -365,4 +401,96 @@ pub(super) fn sliding_window(
         layers: sliding_layers,
         chunked,
     }))
+}
+
+/// DeepSeek-V4's compressed attention: `compress_ratios` (one per layer, then the MTP layers') says 0 for a
+/// sliding-window-only layer, 4 for CSA (compressor and indexer, as vLLM's `compress_ratio == 4`), and
+/// another ratio, the same on every such layer, for HCA.
+pub(super) fn compressed_attention(
+    family: Family,
+    text: &Fields<'_>,
+    layers: u32,
+) -> Result<Option<CompressedAttention>, Error> {
+    const CSA_RATIO: u64 = 4;
+    if family != Family::DeepseekV4 {
+        return Ok(None);
+    }
+    let ratios = text
+        .uint_list("compress_ratios")?
+        .ok_or_else(|| text.error("compress_ratios", "missing (one ratio per layer)"))?;
+    let ratios = ratios.get(..layers as usize).ok_or_else(|| {
+        text.error(
+            "compress_ratios",
+            format!("has {} entries for {layers} layers", ratios.len()),
+        )
+    })?;
+    let count =
+        |f: &dyn Fn(u64) -> bool| u32::try_from(ratios.iter().filter(|&&r| f(r)).count()).unwrap_or(0);
+    let heavy: Vec<u64> = ratios
+        .iter()
+        .copied()
+        .filter(|&r| r != 0 && r != CSA_RATIO)
+        .collect();
+    let hca_ratio = heavy.first().copied().unwrap_or(128);
+    if heavy.iter().any(|&r| r != hca_ratio) {
+        return Err(text.error(
+            "compress_ratios",
+            "more than one ratio besides 0 and 4: not modelled",
+        ));
+    }
+    Ok(Some(CompressedAttention {
+        csa_layers: count(&|r| r == CSA_RATIO),
+        csa_ratio: CSA_RATIO,
+        hca_layers: count(&|r| r != 0 && r != CSA_RATIO),
+        hca_ratio,
+        indexer: SparseIndexer {
+            heads: text.uint("index_n_heads")?,
+            head_dim: text.uint("index_head_dim")?,
+            top_k: text.uint("index_topk")?,
+        },
+        o_groups: text.uint("o_groups")?,
+        o_lora_rank: text.uint("o_lora_rank")?,
+        hc_mult: text.uint_or("hc_mult", 1)?,
+    }))
+}
+
+/// DeepSeek-V4's routed experts in FP4 where `expert_dtype` says `fp4` (the published checkpoints, whose
+/// `quantization_config` gives the other layers' FP8): MXFP4 weights (E2M1, a UE8M0 scale per 32) run
+/// weight-only with BF16 activations, as gpt-oss's MXFP4 experts, the path every GPU here has (an FP8 × FP4
+/// kernel on Blackwell computes faster; decode reads the same bytes).
+pub(super) fn fp4_experts(
+    text: &Fields<'_>,
+    checkpoint: Option<QuantConfig>,
+) -> Result<Option<QuantConfig>, Error> {
+    if let Some(q) = text.nested("quantization_config")?
+        && q.get("moe_quant_algo").is_some()
+    {
+        // NVIDIA's NVFP4 files: ModelOpt's per-layer expert formats under an `fp8` method.
+        return Err(q.error(
+            "moe_quant_algo",
+            "DeepSeek-V4 experts in ModelOpt's per-layer formats are not modelled (the published FP8 + FP4 \
+             checkpoint is)",
+        ));
+    }
+    match (text.optional_str("expert_dtype")?, checkpoint) {
+        (Some("fp4"), Some(mut config)) => {
+            let base = config.format(Module::RoutedExperts);
+            config.modules.retain(|m| m.module != Module::RoutedExperts);
+            config.modules.push(ModuleFormat {
+                module: Module::RoutedExperts,
+                format: LinearFormat {
+                    weights: Precision::Mxfp4,
+                    activations: Precision::Bf16,
+                    ..base
+                },
+            });
+            config.name = format!("{} + FP4 experts", config.name);
+            Ok(Some(config))
+        }
+        (None | Some("fp8" | "bf16"), checkpoint) => Ok(checkpoint),
+        (Some(other), _) => Err(text.error(
+            "expert_dtype",
+            format!("'{other}' is not modelled (fp4 beside an fp8 quantization_config, fp8, bf16)"),
+        )),
+    }
 }

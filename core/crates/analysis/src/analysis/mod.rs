@@ -417,9 +417,14 @@ fn approximations(hardware: &HardwareSpec, models: &Models<'_>) -> Vec<String> {
         )
     });
     let linear = model.linear_attention.map(|l| {
+        let (kind, rope) = if l.kda {
+            ("Kimi Delta Attention (Gated DeltaNet's costs, a decay per key channel)", "")
+        } else {
+            ("Gated DeltaNet", "; partial RoPE analysed on the whole head")
+        };
         format!(
-            "Gated DeltaNet on {} layers: the {} state read and written every decode step; prefill's chunked \
-             delta rule in chunks of {} tokens; partial RoPE analysed on the whole head",
+            "{kind} on {} layers: the {} state read and written every decode step; prefill's chunked delta rule \
+             in chunks of {} tokens{rope}",
             model.linear_attention_layers(),
             l.state,
             crate::ops::DELTA_RULE_CHUNK

@@ -400,6 +400,11 @@ impl StepOps<'_> {
                 count,
             )?;
         }
+        if model.attention_output_gate {
+            // Kimi-K3's output gate: its own projection from the hidden state.
+            let gate = Operator::matmul(tokens, model.attention_width(), h, linear)?;
+            self.add(gate.named("gate_proj"), count)?;
+        }
         Ok((model.heads, 1, m.rope_head_dim))
     }
 
@@ -418,24 +423,35 @@ impl StepOps<'_> {
         let dense = (model.ffn_dim, Module::DenseMlp, self.lin(Module::DenseMlp));
         self.mlp(dense, "", model.dense_layers())?;
         if let Some(moe) = model.moe {
+            let width = model.expert_width();
             let shape = MoeShape {
                 tokens,
                 experts: moe.experts,
                 top_k: moe.top_k,
-                hidden: h,
+                hidden: width,
                 expert_ffn: moe.expert_ffn,
                 gated: model.gated_ffn,
             };
+            let router = self.lin(Module::Router);
+            if let Some(latent) = model.latent_moe {
+                let down = Operator::matmul(tokens, latent, h, router)?.named("latent_down_proj");
+                self.add(down, model.moe_layers())?;
+            }
             // Expert parallel: each GPU dispatches the routed rows of the tokens / e it owns, and gets them back.
             let rows = (tokens * moe.top_k).div_ceil(u64::from(ep));
             let all_to_all = (ep > 1)
-                .then(|| Operator::collective(Collective::AllToAll, rows, h, hidden, ep))
+                .then(|| Operator::collective(Collective::AllToAll, rows, width, hidden, ep))
                 .transpose()?;
             if let Some(op) = &all_to_all {
                 self.add(op.clone().named("moe_dispatch_all_to_all"), model.moe_layers())?;
             }
-            let experts =
-                Operator::moe_experts(&shape, self.lin(Module::RoutedExperts), self.lin(Module::Router))?;
+            let mut experts = Operator::moe_experts(&shape, self.lin(Module::RoutedExperts), router)?;
+            if model.latent_moe.is_some() {
+                // LatentMoE routes from the hidden state, not the latent.
+                experts[0] = Operator::gemm(tokens, moe.experts, h, router)?.named("router");
+                let up = Operator::matmul(tokens, h, width, router)?.named("latent_up_proj");
+                self.add(up, model.moe_layers())?;
+            }
             self.add_all(experts, model.moe_layers())?;
             if let Some(op) = all_to_all {
                 self.add(op.named("moe_combine_all_to_all"), model.moe_layers())?;

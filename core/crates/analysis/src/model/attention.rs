@@ -27,6 +27,12 @@ pub struct LinearAttention {
     pub conv_kernel: u64,
     /// Format of the recurrent state (Qwen3.5's `mamba_ssm_dtype` float32; FP32 in the FLA kernels).
     pub state: Precision,
+    /// Kimi Delta Attention (Kimi-K3, vLLM `KimiDeltaAttention` with `use_full_rank_gate`) instead of Gated
+    /// DeltaNet: the same state and convolution, but a decay per key channel from a low-rank pair (`f_a`
+    /// hidden → key_head_dim, `f_b` key_head_dim → key width) instead of one α per head, and a full-rank
+    /// output gate. Absent in models serialized before the field existed.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "std::ops::Not::not"))]
+    pub kda: bool,
 }
 
 impl LinearAttention {
@@ -52,17 +58,38 @@ impl LinearAttention {
 
     /// Output width of the input projection (`in_proj_qkvz` and `in_proj_ba`, or Qwen3.5's
     /// `in_proj_qkv`, `in_proj_z`, `in_proj_b`, `in_proj_a`): q, k, v, the gate z, and β and α (one per
-    /// value head each).
+    /// value head each); for KDA q, k, v, the gate, β per head and the decay's `f_a` (key_head_dim).
     #[must_use]
     pub fn in_proj_width(&self) -> u64 {
-        self.conv_channels() + self.value_width() + 2 * self.value_heads
+        if self.kda {
+            self.conv_channels() + self.value_width() + self.value_heads + self.key_head_dim
+        } else {
+            self.conv_channels() + self.value_width() + 2 * self.value_heads
+        }
     }
 
-    /// Parameters of one layer besides its two projections: the depthwise convolution (channels · taps),
-    /// `A_log` and `dt_bias` (one per value head each) and the gated RMSNorm (value_head_dim).
+    /// Output width of KDA's decay up-projection `f_b` (key_head_dim → key_heads · key_head_dim, one decay
+    /// per key channel); 0 for Gated DeltaNet.
+    #[must_use]
+    pub fn decay_width(&self) -> u64 {
+        if self.kda {
+            self.key_heads * self.key_head_dim
+        } else {
+            0
+        }
+    }
+
+    /// Parameters of one layer besides its projections: the depthwise convolution (channels · taps), `A_log`
+    /// (one per value head), `dt_bias` (one per value head, KDA's one per key channel) and the gated RMSNorm
+    /// (value_head_dim).
     #[must_use]
     pub fn small_params(&self) -> f64 {
-        (self.conv_channels() * self.conv_kernel + 2 * self.value_heads + self.value_head_dim) as f64
+        let dt_bias = if self.kda {
+            self.decay_width()
+        } else {
+            self.value_heads
+        };
+        (self.conv_channels() * self.conv_kernel + self.value_heads + dt_bias + self.value_head_dim) as f64
     }
 
     /// Bytes one sequence keeps in one layer: the recurrent state (value_heads · key_head_dim ·
@@ -214,6 +241,7 @@ mod tests {
             value_head_dim: 128,
             conv_kernel: 4,
             state: Precision::Fp32,
+            kda: false,
         };
         assert_eq!(gdn.state_bytes(), 4_194_304.0 + 73_728.0);
         // 45 layers: 188,743,680 B of state (189 MB) and 3,317,760 B of windows.

@@ -152,6 +152,11 @@ impl StepOps<'_> {
         let linear = self.lin(Module::Attention);
         let in_proj = Operator::matmul(tokens, l.in_proj_width(), model.hidden, linear)?;
         self.add(in_proj.named("linear_in_proj"), count)?;
+        if l.kda {
+            // KDA's per-channel decay: f_b from the f_a output of the input projection.
+            let decay = Operator::matmul(tokens, l.decay_width(), l.key_head_dim, linear)?;
+            self.add(decay.named("linear_decay_proj"), count)?;
+        }
         let mixed = step.is_mixed();
         let parts = [
             (step.decode_seqs, 1, "decode_"),
@@ -334,5 +339,23 @@ mod tests {
         assert!(a.ops.iter().all(|o| o.name != "kv_b_proj"));
         assert_eq!(row(&a, "o_a_proj"), (43 * 8, 0.0, 2.0 * 1024.0 * 4096.0));
         assert_eq!(row(&a, "o_b_proj").2, 2.0 * 4096.0 * 8192.0);
+    }
+
+    #[test]
+    fn kimi_k3_decode_reads_kda_state_gated_mla_and_latent_experts() {
+        let a = step("kimi-k3", "bf16", &StepBatch::of(&Workload::decode(1, 4096)));
+        // 69 KDA layers read and write one 96 · 128 · 128 FP32 state: 2 · 6,291,456 B; 7 · 96 · 128² FLOPs.
+        assert_eq!(row(&a, "recurrent_delta_rule"), (69, 12_582_912.0, 11_010_048.0));
+        // The input projection q, k, v, gate (4 · 12,288), β (96) and f_a (128); f_b 128 → 12,288.
+        assert_eq!(row(&a, "linear_in_proj").2, 2.0 * 7168.0 * 49_376.0);
+        assert_eq!(row(&a, "linear_decay_proj").2, 2.0 * 128.0 * 12_288.0);
+        // 24 MLA layers: the output gate 7168 → 96 · 128, and 4096 latents of 576 BF16 elements.
+        assert_eq!(row(&a, "gate_proj"), (24, 0.0, 2.0 * 7168.0 * 12_288.0));
+        assert_eq!(row(&a, "attention").1, 4096.0 * 576.0 * 2.0);
+        // 92 LatentMoE layers: router from the hidden state, 16 experts of 3072 on the 3584 latent.
+        assert_eq!(row(&a, "router"), (92, 0.0, 2.0 * 896.0 * 7168.0));
+        assert_eq!(row(&a, "latent_down_proj").2, 2.0 * 3584.0 * 7168.0);
+        assert_eq!(row(&a, "latent_up_proj").2, 2.0 * 7168.0 * 3584.0);
+        assert_eq!(row(&a, "expert_gate_up").2, 2.0 * 16.0 * 6144.0 * 3584.0);
     }
 }

@@ -409,10 +409,15 @@ fn approximations(hardware: &HardwareSpec, models: &Models<'_>) -> Vec<String> {
         )
     });
     let sparse = model.sparse_indexer.map(|i| {
+        let (kind, attention) = if i.msa {
+            ("MiniMax Sparse Attention", "GQA")
+        } else {
+            ("DeepSeek Sparse Attention", "MLA")
+        };
         format!(
-            "DeepSeek Sparse Attention: the indexer's FP8 logits over every cached key and a top-{} selection, \
-             then MLA over at most {} keys (a window of that size: keys counted exactly, their scattered reads \
-             at full bandwidth)",
+            "{kind}: the indexer's FP8 logits over every cached key and a top-{} selection, then {attention} over \
+             at most {} keys (a window of that size: keys counted exactly, their scattered reads at full \
+             bandwidth)",
             i.top_k, i.top_k
         )
     });

@@ -212,6 +212,21 @@ impl StepOps<'_> {
         ops.into_iter().try_for_each(|op| self.add(op, count))
     }
 
+    /// The operators of attention over `shape` in `precisions`, each named with `prefix`, run `count` times.
+    fn add_attention(
+        &mut self,
+        shape: &AttentionShape,
+        precisions: OperandPrecisions,
+        prefix: &str,
+        count: u32,
+    ) -> Result<(), Error> {
+        for op in Operator::attention(shape, precisions)? {
+            let name = format!("{prefix}{}", op.name);
+            self.add(op.named(&name), count)?;
+        }
+        Ok(())
+    }
+
     fn lin(&self, module: Module) -> OperandPrecisions {
         self.config.linear_for(module)
     }
@@ -304,20 +319,30 @@ impl StepOps<'_> {
         } else {
             ""
         };
+        // MiniMax-M3's attention layers without the indexer read every key.
+        let dense = model.sparse_indexer.map_or(0, |i| i.dense_layers.min(full));
         for (prefix, shape) in step_parts(step, |b, q, kv| layer_attention(model, b, q, kv)) {
-            for op in Operator::attention(&shape, attention_precisions)? {
-                let name = format!("{prefix}{sparse}{}", op.name);
-                self.add(op.named(&name), full - model.window_layers().min(full))?;
+            let sparse_layers = full - model.window_layers().min(full) - dense;
+            self.add_attention(
+                &shape,
+                attention_precisions,
+                &format!("{prefix}{sparse}"),
+                sparse_layers,
+            )?;
+            if dense > 0 {
+                let every_key = AttentionShape {
+                    window: None,
+                    ..shape
+                };
+                self.add_attention(&every_key, attention_precisions, prefix, dense)?;
             }
             if let Some(window) = model.sliding_window {
                 let windowed = AttentionShape {
                     window: Some(window.window),
                     ..shape
                 };
-                for op in Operator::attention(&windowed, attention_precisions)? {
-                    let name = format!("window_{prefix}{}", op.name);
-                    self.add(op.named(&name), window.layers)?;
-                }
+                let name = format!("window_{prefix}");
+                self.add_attention(&windowed, attention_precisions, &name, window.layers)?;
             }
         }
         let attention_width = model.attention_width();
@@ -579,15 +604,16 @@ fn layer_attention(model: &ModelConfig, batch: u64, query_len: u64, kv_len: u64)
         shared_kv: false,
         window: None,
     };
+    let window = model.sparse_indexer.map(|i| i.top_k);
     match model.mla {
         Some(m) => AttentionShape {
             kv_heads: 1,
             head_dim: m.kv_lora_rank + m.rope_head_dim,
             shared_kv: true,
-            window: model.sparse_indexer.map(|i| i.top_k),
+            window,
             ..base
         },
-        None => base,
+        None => AttentionShape { window, ..base },
     }
 }
 

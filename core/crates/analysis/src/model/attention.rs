@@ -105,7 +105,8 @@ impl LinearAttention {
 
 /// DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5; transformers `deepseek_v32`,
 /// vLLM `Indexer`): for every new token, FP8 logits of `heads` heads over every cached index key pick the
-/// `top_k` keys the MLA attention then reads.
+/// `top_k` keys the MLA attention then reads. MiniMax Sparse Attention (MiniMax-M3, `msa`) is the same
+/// beside GQA: per-token logits, their maximum per block, the top blocks' keys read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SparseIndexer {
@@ -113,8 +114,23 @@ pub struct SparseIndexer {
     pub heads: u64,
     /// Dimension of an indexer head and of its one cached key per token (`index_head_dim`), in elements.
     pub head_dim: u64,
-    /// Keys each query attends to (`index_topk`).
+    /// Keys each query attends to (`index_topk`; MSA's `sparse_topk_blocks` · `sparse_block_size`).
     pub top_k: u64,
+    /// MiniMax Sparse Attention (sglang `MiniMaxM3Attention`): the index query (`heads` · head_dim) and key
+    /// (head_dim) come from the layer input in the fused q, k, v projection, with no head weights. Absent in
+    /// models serialized before the field existed.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "std::ops::Not::not"))]
+    pub msa: bool,
+    /// Attention layers without the indexer, attending to every key (MiniMax-M3's first 3,
+    /// `sparse_attention_freq` 0). Absent in models serialized before the field existed.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "is_zero"))]
+    pub dense_layers: u32,
+}
+
+#[cfg(feature = "serde")]
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl SparseIndexer {
@@ -123,16 +139,30 @@ impl SparseIndexer {
     pub const CACHE: Precision = Precision::Fp8Group128;
 
     /// Projection elements of one layer: `wq_b` (q_lora_rank → heads · head_dim), `wk` (hidden →
-    /// head_dim) and `weights_proj` (hidden → heads).
+    /// head_dim) and `weights_proj` (hidden → heads); MSA's index q and k (hidden → (heads + 1) · head_dim).
     #[must_use]
     pub fn projection_elements(&self, hidden: u64, q_lora_rank: u64) -> f64 {
+        if self.msa {
+            return (hidden * (self.heads + 1) * self.head_dim) as f64;
+        }
         (q_lora_rank * self.heads * self.head_dim + hidden * (self.head_dim + self.heads)) as f64
     }
 
-    /// Output width of the projections from the hidden state (`wk` and `weights_proj`, one GEMM).
+    /// Output width of the projections from the hidden state (`wk` and `weights_proj`, one GEMM; MSA's
+    /// index query and key).
     #[must_use]
     pub fn key_weights_width(&self) -> u64 {
-        self.head_dim + self.heads
+        if self.msa {
+            (self.heads + 1) * self.head_dim
+        } else {
+            self.head_dim + self.heads
+        }
+    }
+
+    /// Of `attention` attention layers, those with the indexer.
+    #[must_use]
+    pub fn sparse_layers(&self, attention: u32) -> u32 {
+        attention.saturating_sub(self.dense_layers)
     }
 
     /// Cache bytes per token and layer: one key of head_dim in [`SparseIndexer::CACHE`] (128 + 4 = 132 B
@@ -256,6 +286,8 @@ mod tests {
             heads: 64,
             head_dim: 128,
             top_k: 2048,
+            msa: false,
+            dense_layers: 0,
         };
         assert_eq!(dsa.cache_bytes_per_token(), 132.0);
         // DeepSeek-V3.2: 1536 · 64 · 128 + 7168 · (128 + 64) = 12,582,912 + 1,376,256.

@@ -45,13 +45,16 @@ enum Family {
     /// DeepSeek-V4 Flash and Pro: compressed sparse and heavily compressed attention beside a sliding
     /// window, mHC residual streams, DeepSeek MoE.
     DeepseekV4,
+    /// MiniMax-M3: GQA with MiniMax Sparse Attention's block indexer, dense layers first, then 128 experts
+    /// and a shared one.
+    MiniMaxM3,
     /// Kimi-K3 (`KimiLinearForCausalLM` inside `KimiK3ForConditionalGeneration`): Kimi Delta Attention
     /// beside gated MLA, LatentMoE.
     KimiLinear,
 }
 
 /// `architectures` names, their family, and whether the text model's fields sit under `text_config`.
-const ARCHITECTURES: [(&str, Family, bool); 24] = [
+const ARCHITECTURES: [(&str, Family, bool); 27] = [
     ("LlamaForCausalLM", Family::Llama, false),
     ("MistralForCausalLM", Family::Mistral, false),
     ("Qwen2ForCausalLM", Family::Qwen2, false),
@@ -76,13 +79,16 @@ const ARCHITECTURES: [(&str, Family, bool); 24] = [
     ("MiniMaxM2ForCausalLM", Family::MiniMaxM2, false),
     ("DeepseekV4ForCausalLM", Family::DeepseekV4, false),
     ("KimiK3ForConditionalGeneration", Family::KimiLinear, true),
+    ("MiniMaxM3ForCausalLM", Family::MiniMaxM3, false),
+    ("MiniMaxM3SparseForCausalLM", Family::MiniMaxM3, false),
+    ("MiniMaxM3SparseForConditionalGeneration", Family::MiniMaxM3, true),
 ];
 
 /// How the family's transformers classes name the linear layers, relative to the config object: the whole
 /// model's (`root`) and the text model's, which differ where the text model sits inside a multimodal wrapper.
 fn namings(family: Family, architecture: &str) -> (Naming, Naming) {
     let text = match family {
-        Family::Mixtral | Family::MiniMaxM2 => Naming::MIXTRAL,
+        Family::Mixtral | Family::MiniMaxM2 | Family::MiniMaxM3 => Naming::MIXTRAL,
         Family::DeepseekV3 | Family::DeepseekDsa | Family::DeepseekV4 => Naming::DEEPSEEK,
         Family::KimiLinear => Naming::KIMI_LINEAR,
         Family::GptOss => Naming::GPT_OSS,
@@ -267,6 +273,10 @@ fn parse(
     let tied_embeddings = text.bool_or("tie_word_embeddings", tied_default)?;
 
     let (head_dim, mla, sparse_indexer) = layers::head_dim(family, text, hidden, heads)?;
+    let sparse_indexer = match family {
+        Family::MiniMaxM3 => layers::minimax_sparse_attention(text, layers)?,
+        _ => sparse_indexer,
+    };
     let (ffn_dim, moe) = layers::ffn(family, text, layers)?;
     let sliding_window = layers::sliding_window(family, text, layers)?;
     let linear_attention = layers::linear_attention(family, text, layers)?;
@@ -290,6 +300,7 @@ fn parse(
         attention_output_gate: match family {
             Family::QwenHybrid => text.bool_or("attn_output_gate", true)?,
             Family::KimiLinear => text.bool_or("mla_use_output_gate", false)?,
+            Family::MiniMaxM3 => text.bool_or("attention_output_gate", false)?,
             _ => false,
         },
         latent_moe: match family {
@@ -308,9 +319,9 @@ fn parse(
     })
 }
 
-/// Multi-token-prediction layers: DeepSeek's and GLM's `num_nextn_predict_layers`, Qwen's
-/// `mtp_num_hidden_layers`, MiniMax's `num_mtp_modules` of `mtp_transformer_layers` each when `use_mtp`;
-/// 0 when absent.
+/// Multi-token-prediction layers: DeepSeek's, GLM's and Kimi-K3's `num_nextn_predict_layers`, Qwen's
+/// `mtp_num_hidden_layers`, MiniMax-M2's `num_mtp_modules` of `mtp_transformer_layers` each when `use_mtp`,
+/// MiniMax-M3's `num_mtp_modules`; 0 when absent.
 fn mtp_layers(family: Family, text: &Fields<'_>) -> Result<u32, Error> {
     let layers = match family {
         Family::DeepseekV3
@@ -319,6 +330,7 @@ fn mtp_layers(family: Family, text: &Fields<'_>) -> Result<u32, Error> {
         | Family::Glm4Moe
         | Family::KimiLinear => text.uint_or("num_nextn_predict_layers", 0)?,
         Family::QwenHybrid => text.uint_or("mtp_num_hidden_layers", 0)?,
+        Family::MiniMaxM3 => text.uint_or("num_mtp_modules", 0)?,
         Family::MiniMaxM2 if text.bool_or("use_mtp", false)? => text
             .uint_or("num_mtp_modules", 1)?
             .saturating_mul(text.uint_or("mtp_transformer_layers", 1)?),

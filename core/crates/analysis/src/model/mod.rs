@@ -235,7 +235,7 @@ impl ModelConfig {
     #[must_use]
     pub fn indexer_bytes_per_token(&self) -> f64 {
         self.sparse_indexer.map_or(0.0, |i| {
-            f64::from(self.attention_layers()) * i.cache_bytes_per_token()
+            f64::from(i.sparse_layers(self.attention_layers())) * i.cache_bytes_per_token()
         })
     }
 
@@ -413,7 +413,11 @@ impl ModelConfig {
             .map_or(0.0, |m| m.q_lora_rank as f64 + m.kv_lora_rank as f64);
         // The indexer's key LayerNorm (γ and β) on every attention layer; linear attention's convolution,
         // decay and gated norm on every linear layer.
-        let small = attention * self.sparse_indexer.map_or(0.0, |i| 2.0 * i.head_dim as f64)
+        let small = attention
+            * self
+                .sparse_indexer
+                .filter(|i| !i.msa)
+                .map_or(0.0, |i| 2.0 * i.head_dim as f64)
             + self.linear_attention.map_or(0.0, |l| linear * l.small_params())
             + self.compressed_attention.map_or(0.0, |c| {
                 c.small_params((self.layers, self.hidden, self.heads, self.kv_elements_per_token()))
@@ -423,7 +427,9 @@ impl ModelConfig {
                 c.projection_elements(self.hidden, self.kv_elements_per_token(), m.q_lora_rank)
             }
             _ => 0.0,
-        };
+        } + self.sparse_indexer.filter(|i| i.msa).map_or(0.0, |i| {
+            f64::from(i.sparse_layers(self.attention_layers())) * i.projection_elements(self.hidden, 0)
+        });
         let latent = self.latent_moe.unwrap_or(0) as f64;
         let layer_norms = f64::from(self.layers) * (2.0 * self.hidden as f64)
             + attention * mla_norms
@@ -618,7 +624,7 @@ impl ModelConfig {
 /// # Examples
 /// ```
 /// let presets = roofline_analysis::model_presets();
-/// assert_eq!(presets.len(), 37);
+/// assert_eq!(presets.len(), 38);
 /// assert!(presets.iter().all(|m| m.check().is_ok()));
 /// ```
 #[must_use]

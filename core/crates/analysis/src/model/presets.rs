@@ -533,7 +533,7 @@ fn served_in_2026() -> Vec<ModelConfig> {
     ]
 }
 
-/// The next wave (issue 35, item 4): DeepSeek-V4 Flash and Pro, Kimi-K3.
+/// The next wave (issue 35, item 4): DeepSeek-V4 Flash and Pro, Kimi-K3, MiniMax-M3.
 fn next_wave() -> Vec<ModelConfig> {
     vec![
         deepseek_v4(
@@ -574,6 +574,30 @@ fn next_wave() -> Vec<ModelConfig> {
                  Delta Attention layers of 96 × 128, 24 MLA layers with an output gate, 896 experts of 3072 in a \
                  3584 latent, 2 shared; routed experts in compressed-tensors MXFP4); '2.8T' per InferenceX \
                  (README, 2026/07) and aiconfigurator's kimi_k3.py; no published active count; AttnRes, SiTU \
+                 and the vision tower not modelled",
+            )
+        },
+        ModelConfig {
+            moe: moe(128, 4, 1, 3072, 3),
+            sparse_indexer: Some(SparseIndexer {
+                heads: 4,
+                head_dim: 128,
+                top_k: 2048,
+                msa: true,
+                dense_layers: 3,
+            }),
+            mtp_layers: 7,
+            published_active_params: Some(26e9),
+            ..dense(
+                "minimax-m3",
+                "MiniMax-M3 (text, MiniMax Sparse Attention)",
+                (60, 6144, 64, 4, 128),
+                (12_288, 200_064, false),
+                427e9,
+                "MiniMaxAI/MiniMax-M3 config.json as ai-dynamo/aiconfigurator 095f58a copies it (GQA 64/4 with \
+                 MSA's 4 × 128 indexer and top 16 blocks of 128 on 57 layers, 3 dense layers of 12,288, 128 \
+                 experts of 3072 and 1 shared, 7 MTP modules); '427B/26B-active' per SemiAnalysisAI/InferenceX \
+                 (vLLM recipe, benchmarks/single_node/fixed_seq_len/deprecated/minimaxm3_fp8_h200.sh); QK norms \
                  and the vision tower not modelled",
             )
         },
@@ -623,6 +647,8 @@ fn deepseek_v4(
                 heads: 64,
                 head_dim: 128,
                 top_k,
+                msa: false,
+                dense_layers: 0,
             },
             o_groups,
             o_lora_rank: 1024,
@@ -673,6 +699,8 @@ const fn indexer(heads: u64) -> Option<SparseIndexer> {
         heads,
         head_dim: 128,
         top_k: 2048,
+        msa: false,
+        dense_layers: 0,
     })
 }
 

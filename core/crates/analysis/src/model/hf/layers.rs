@@ -26,6 +26,8 @@ pub(super) fn head_dim(
             heads: text.uint("index_n_heads")?,
             head_dim: text.uint("index_head_dim")?,
             top_k: text.uint("index_topk")?,
+            msa: false,
+            dense_layers: 0,
         }),
         _ => None,
     };
@@ -144,6 +146,23 @@ pub(super) fn ffn(family: Family, text: &Fields<'_>, layers: u32) -> Result<(u64
                     shared_experts: text.uint_or("num_shared_experts", 0)?,
                     expert_ffn: text.uint("moe_intermediate_size")?,
                     dense_layers: layers.saturating_sub(moe_layers),
+                }),
+            )
+        }
+        Family::MiniMaxM3 => {
+            // MiniMax-M3: `moe_layer_freq` marks each layer's FFN (1 experts, 0 a dense one
+            // `dense_intermediate_size` wide); the experts `moe_intermediate_size` wide, with shared ones
+            // `shared_intermediate_size` wide in all.
+            let moe_layers = flagged_layers(text, "moe_layer_freq", layers)?;
+            let expert_ffn = text.uint("moe_intermediate_size")?;
+            (
+                text.uint("dense_intermediate_size")?,
+                Some(MoeConfig {
+                    experts: text.uint("num_local_experts")?,
+                    top_k: text.uint("num_experts_per_tok")?,
+                    shared_experts: shared_experts(text, "shared_intermediate_size", expert_ffn)?,
+                    expert_ffn,
+                    dense_layers: layers - moe_layers,
                 }),
             )
         }
@@ -364,6 +383,50 @@ fn kda_flags(text: &Fields<'_>, layers: u32) -> Result<Vec<bool>, Error> {
         .collect()
 }
 
+/// How many layers a per-layer list of 0s and 1s (`field`, one entry a layer) marks 1.
+fn flagged_layers(text: &Fields<'_>, field: &str, layers: u32) -> Result<u32, Error> {
+    let list = text
+        .uint_list(field)?
+        .ok_or_else(|| text.error(field, "missing (one 0 or 1 per layer)"))?;
+    if list.len() != layers as usize || list.iter().any(|&f| f > 1) {
+        return Err(text.error(
+            field,
+            format!(
+                "must give one 0 or 1 per layer ({layers}); has {} entries",
+                list.len()
+            ),
+        ));
+    }
+    Ok(u32::try_from(list.iter().filter(|&&f| f == 1).count()).unwrap_or(u32::MAX))
+}
+
+/// MiniMax Sparse Attention (MiniMax-M3 `sparse_attention_config`, when `use_sparse_attention`): an indexer
+/// of `sparse_num_index_heads` × `sparse_index_dim` on the layers `sparse_attention_freq` marks, each query
+/// reading the keys of its top `sparse_topk_blocks` blocks of `sparse_block_size` (its local block among
+/// them); the other layers attend to every key.
+pub(super) fn minimax_sparse_attention(
+    text: &Fields<'_>,
+    layers: u32,
+) -> Result<Option<SparseIndexer>, Error> {
+    let Some(sparse) = text.nested("sparse_attention_config")? else {
+        return Ok(None);
+    };
+    if !sparse.bool_or("use_sparse_attention", false)? {
+        return Ok(None);
+    }
+    let blocks = sparse.uint("sparse_topk_blocks")?;
+    let block_size = sparse.uint("sparse_block_size")?;
+    Ok(Some(SparseIndexer {
+        heads: sparse.uint("sparse_num_index_heads")?,
+        head_dim: sparse.uint("sparse_index_dim")?,
+        top_k: blocks
+            .checked_mul(block_size)
+            .ok_or_else(|| sparse.error("sparse_topk_blocks", "times sparse_block_size overflows"))?,
+        msa: true,
+        dense_layers: layers - flagged_layers(&sparse, "sparse_attention_freq", layers)?,
+    }))
+}
+
 /// Where the config's dense-FFN layers sit, for matching a checkpoint's patterns to layers (built only for a
 /// config with a `quantization_config`): Llama 4's interleaved experts and Qwen3-MoE's `mlp_only_layers` and
 /// `decoder_sparse_step` where they are, DeepSeek's dense layers first; the Qwen hybrids' linear-attention
@@ -422,6 +485,7 @@ pub(super) fn sliding_window(
         | Family::DeepseekDsa
         | Family::Glm4Moe
         | Family::MiniMaxM2
+        | Family::MiniMaxM3
         | Family::KimiLinear
         | Family::QwenHybrid => (None, 0, false),
         // DeepSeek-V4: every layer attends to its last `sliding_window` tokens (beside compressed entries).
@@ -532,6 +596,8 @@ pub(super) fn compressed_attention(
             heads: text.uint("index_n_heads")?,
             head_dim: text.uint("index_head_dim")?,
             top_k: text.uint("index_topk")?,
+            msa: false,
+            dense_layers: 0,
         },
         o_groups: text.uint("o_groups")?,
         o_lora_rank: text.uint("o_lora_rank")?,

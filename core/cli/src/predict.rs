@@ -174,8 +174,8 @@ pub struct ModelArgs {
     #[arg(long, value_parser = parse_model, required_unless_present = "model_file")]
     pub model: Option<String>,
     /// A Hugging Face `config.json` instead of a preset (Llama, Mistral, Mixtral, Qwen2/3, Qwen3-MoE,
-    /// Qwen3-Next, Qwen3.5/3.6, DeepSeek-V3/V3.2, Kimi-K2.5, GLM-4.x, GLM-5, MiniMax-M2, gpt-oss, Gemma 3,
-    /// Llama 4); given twice, the second (either order) may be the NVIDIA ModelOpt `hf_quant_config.json`
+    /// Qwen3-Next, Qwen3.5/3.6, DeepSeek-V3/V3.2/V4, Kimi-K2.5, Kimi-K3, GLM-4.x, GLM-5, MiniMax-M2/M3,
+    /// gpt-oss, Gemma 3, Llama 4); given twice, the second (either order) may be the NVIDIA ModelOpt `hf_quant_config.json`
     /// beside it. The model's key is the first file's stem, or the config's `_name_or_path` when the file is
     /// called `config.json`. Each file is read up to 16 MiB.
     #[arg(long, value_name = "FILE", conflicts_with = "model", num_args = 1, action = clap::ArgAction::Append)]

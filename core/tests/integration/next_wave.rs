@@ -1,6 +1,7 @@
 //! The next wave of served models (issue 35, item 4) from their published `config.json`: DeepSeek-V4 Flash
-//! and Pro (compressed sparse and heavily compressed attention beside a sliding window); their parameter
-//! counts against the published ones and their per-sequence cache bytes against hand derivations.
+//! and Pro (compressed sparse and heavily compressed attention beside a sliding window), Kimi-K3 (Kimi Delta
+//! Attention beside gated MLA, LatentMoE), MiniMax-M3 (MiniMax Sparse Attention); their parameter counts
+//! against the published ones and their per-sequence cache bytes against hand derivations.
 #![cfg(feature = "serde")]
 
 use crate::hf_config::{assert_same_structure, edited, module_formats, parse};
@@ -9,6 +10,8 @@ use serde_json::json;
 
 const DEEPSEEK_V4_FLASH: &str = include_str!("../data/hf/deepseek-v4-flash.json");
 const DEEPSEEK_V4_PRO: &str = include_str!("../data/hf/deepseek-v4-pro.json");
+const KIMI_K3: &str = include_str!("../data/hf/kimi-k3.json");
+const MINIMAX_M3: &str = include_str!("../data/hf/minimax-m3.json");
 
 #[test]
 fn deepseek_v4_configs_parse_to_the_presets_with_fp4_experts() {
@@ -71,15 +74,17 @@ fn deepseek_v4_flash_caches_a_window_and_compressed_entries() {
     );
 }
 
-#[test]
-fn deepseek_v4_without_its_fields_is_an_error_naming_them() {
-    let error = |edit: fn(&mut serde_json::Value)| match ModelConfig::from_hf_config_json(
-        "x",
-        &edited(DEEPSEEK_V4_FLASH, edit),
-    ) {
+/// The field the import of `json` edited by `edit` names in its error.
+fn error_field(json: &str, edit: fn(&mut serde_json::Value)) -> String {
+    match ModelConfig::from_hf_config_json("x", &edited(json, edit)) {
         Err(Error::InvalidModelConfig { field, .. }) => field,
         other => panic!("{other:?}"),
-    };
+    }
+}
+
+#[test]
+fn deepseek_v4_without_its_fields_is_an_error_naming_them() {
+    let error = |edit| error_field(DEEPSEEK_V4_FLASH, edit);
     assert_eq!(error(|v| v["compress_ratios"] = json!([0, 4])), "compress_ratios");
     assert_eq!(error(|v| v["compress_ratios"][5] = json!(64)), "compress_ratios");
     assert_eq!(
@@ -89,4 +94,162 @@ fn deepseek_v4_without_its_fields_is_an_error_naming_them() {
         "o_groups"
     );
     assert_eq!(error(|v| v["expert_dtype"] = json!("int2")), "expert_dtype");
+}
+
+#[test]
+fn kimi_k3_config_parses_to_the_preset_with_mxfp4_experts() {
+    let model = parse(KIMI_K3);
+    assert_same_structure(&model, "kimi-k3");
+    // 69 KDA layers (`kda_layers`, numbered from 1), 24 MLA layers; layer 1 dense (first_k_dense_replace).
+    assert_eq!(
+        (model.linear_attention_layers(), model.attention_layers()),
+        (69, 24)
+    );
+    assert_eq!((model.dense_layers(), model.moe_layers()), (1, 92));
+    // compressed-tensors mxfp4-pack-quantized on every Linear but `ignore`'s attention, shared experts,
+    // dense MLP and head: MXFP4 routed experts with BF16 activations.
+    assert_eq!(
+        module_formats(&model),
+        [
+            (Module::Attention, Precision::Bf16, Precision::Bf16),
+            (Module::DenseMlp, Precision::Bf16, Precision::Bf16),
+            (Module::RoutedExperts, Precision::Mxfp4, Precision::Bf16),
+            (Module::SharedExperts, Precision::Bf16, Precision::Bf16),
+            (Module::Router, Precision::Bf16, Precision::Bf16),
+            (Module::Embeddings, Precision::Bf16, Precision::Bf16),
+            (Module::Head, Precision::Bf16, Precision::Bf16),
+        ]
+    );
+}
+
+#[test]
+fn kimi_k3_parameter_count_matches_the_published_size_within_2_percent() {
+    // "Kimi K3 2.8T" (SemiAnalysisAI/InferenceX README, 2026/07; aiconfigurator 095f58a kimi_k3.py "2.8T").
+    // By hand: embedding and head 2 · 163,840 · 7168 = 2,348,810,240; dense layer 3 · 7168 · 33,792 =
+    // 726,663,168; 92 MoE layers of 896 experts 3 · 3584 · 3072 (2,722,740,830,208), 2 shared 3 · 7168 ·
+    // 3072 (12,155,092,992), router and latent pair 7168 · (896 + 2 · 3584) (5,317,853,184), latent norm
+    // 3584 (329,728); 69 KDA layers of 7168 · (4 · 12,288 + 96 + 128) in, 128 · 12,288 f_b, 12,288 · 7168
+    // out, 36,864 · 4 conv + 96 + 12,288 + 128 (30,618,086,496); 24 MLA layers of 232,194,048 with the
+    // 7168 → 12,288 gate, and 2048 of norms (5,572,706,304); 93 · 2 · 7168 + 7168 norms (1,340,416).
+    // No active count is published; 16 of 896 experts: 105.4B.
+    assert_parameters(KIMI_K3, (2_779_481_712_736.0, 105_361_254_496.0), (2.8e12, None));
+}
+
+/// `json`'s parameter counts are `derived` (total, active) exactly, within 2 % of `published`.
+fn assert_parameters(json: &str, derived: (f64, f64), published: (f64, Option<f64>)) {
+    let p = parse(json).parameters();
+    assert_eq!((p.total, p.active), derived);
+    assert!((p.total / published.0 - 1.0).abs() < 0.02, "{}", p.total);
+    if let Some(active) = published.1 {
+        assert!((p.active / active - 1.0).abs() < 0.02, "{}", p.active);
+    }
+}
+
+#[test]
+fn kimi_k3_keeps_kda_state_and_an_mla_latent_per_token() {
+    let k3 = parse(KIMI_K3);
+    // Each of 69 KDA layers: 96 heads · 128 · 128 FP32 = 6,291,456 B of state and q, k, v's 3 · 12,288
+    // channels · 3 taps · 2 B = 221,184 B of convolution window (vLLM kda_state_shape; aiconfigurator's
+    // per-slot figure): 449,372,160 B a sequence.
+    assert_eq!(k3.state_bytes_per_sequence(), 69.0 * (6_291_456.0 + 221_184.0));
+    // 24 MLA layers cache 512 + 64 elements a token: 27,648 B in BF16.
+    assert_eq!(k3.kv_bytes_per_token(Precision::Bf16), 27_648.0);
+    assert_eq!(
+        k3.kv_cache_bytes(Precision::Bf16, 131_072),
+        131_072.0 * 27_648.0 + 449_372_160.0
+    );
+}
+
+#[test]
+fn kimi_k3_without_its_fields_is_an_error_naming_them() {
+    let error = |edit| error_field(KIMI_K3, edit);
+    assert_eq!(
+        error(|v| {
+            v["text_config"]["linear_attn_config"].take();
+        }),
+        "text_config.linear_attn_config"
+    );
+    assert_eq!(
+        error(|v| v["text_config"]["linear_attn_config"]["use_full_rank_gate"] = json!(false)),
+        "text_config.linear_attn_config.use_full_rank_gate"
+    );
+    // Layer 93 in both lists (full_attn_layers names it second), then layer 94 beyond the 93.
+    assert_eq!(
+        error(|v| v["text_config"]["linear_attn_config"]["kda_layers"][0] = json!(93)),
+        "text_config.linear_attn_config.full_attn_layers"
+    );
+    assert_eq!(
+        error(|v| v["text_config"]["linear_attn_config"]["full_attn_layers"][23] = json!(94)),
+        "text_config.linear_attn_config.full_attn_layers"
+    );
+}
+
+#[test]
+fn minimax_m3_config_parses_to_the_preset_inside_its_multimodal_wrapper_too() {
+    let model = parse(MINIMAX_M3);
+    assert_same_structure(&model, "minimax-m3");
+    assert_eq!(
+        (model.dense_layers(), model.moe_layers(), model.mtp_layers),
+        (3, 57, 7)
+    );
+    // NVIDIA's NVFP4 release names the text model `MiniMaxM3SparseForCausalLM` inside
+    // `MiniMaxM3SparseForConditionalGeneration` (aiconfigurator's nvidia--MiniMax-M3-NVFP4_config.json); the
+    // same fields there parse to the same structure.
+    let wrapped = json!({
+        "architectures": ["MiniMaxM3SparseForConditionalGeneration"],
+        "text_config": serde_json::from_str::<serde_json::Value>(MINIMAX_M3).unwrap(),
+    });
+    assert_same_structure(&parse(&wrapped.to_string()), "minimax-m3");
+    // Its checkpoint is ModelOpt MIXED_PRECISION (NVFP4 experts, MXFP8 elsewhere, layer by layer): an error
+    // naming the algorithm, never a guess.
+    let quant = r#"{"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "MIXED_PRECISION",
+        "kv_cache_quant_algo": null, "exclude_modules": ["lm_head"]}}"#;
+    match ModelConfig::from_hf_files("x", &[&wrapped.to_string(), quant]) {
+        Err(Error::InvalidModelConfig { message, .. }) => {
+            assert!(message.contains("MIXED_PRECISION"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn minimax_m3_parameter_counts_match_the_published_ones_within_2_percent() {
+    // "427B/26B-active" (SemiAnalysisAI/InferenceX benchmarks, from the vLLM recipe; the model card says
+    // "~428B" and "~23B" activated, the latter without the embedding and head). By hand: embedding and head
+    // 2 · 200,064 · 6144 = 2,458,386,432; 60 attention layers of 6144 · (64 + 2 · 4) · 128 + 8192 · 6144
+    // (6,417,285,120); 57 MSA indexers of 6144 · (4 + 1) · 128 (224,133,120); 3 dense FFNs 3 · 6144 · 12,288
+    // (679,477,248); 57 layers of 128 experts 3 · 6144 · 3072 (413,122,166,784), one shared
+    // (3,227,516,928) and the router 6144 · 128 (44,826,624); 60 · 2 · 6144 + 6144 norms (743,424).
+    // 4 of 128 experts: 25.96B active, 23.50B without the embedding and head.
+    assert_parameters(
+        MINIMAX_M3,
+        (426_174_535_680.0, 25_962_436_608.0),
+        (427e9, Some(26e9)),
+    );
+}
+
+#[test]
+fn minimax_m3_caches_gqa_keys_and_an_index_key_per_token() {
+    let m3 = parse(MINIMAX_M3);
+    // 60 layers of 2 (K, V) · 4 KV heads · 128 BF16 = 122,880 B, and on the 57 MSA layers one index key of
+    // 128 FP8 and a 4 B scale (DSA's format; MSA's own is not published): 7,524 B a token. No constant state.
+    assert_eq!(m3.kv_bytes_per_token(Precision::Bf16), 122_880.0 + 7_524.0);
+    assert_eq!(m3.state_bytes_per_sequence(), 0.0);
+    assert_eq!(m3.kv_cache_bytes(Precision::Bf16, 131_072), 131_072.0 * 130_404.0);
+}
+
+#[test]
+fn minimax_m3_without_its_fields_is_an_error_naming_them() {
+    let error = |edit| error_field(MINIMAX_M3, edit);
+    assert_eq!(
+        error(|v| v["sparse_attention_config"]["sparse_attention_freq"] = json!([1, 0])),
+        "sparse_attention_config.sparse_attention_freq"
+    );
+    assert_eq!(error(|v| v["moe_layer_freq"][0] = json!(2)), "moe_layer_freq");
+    assert_eq!(
+        error(|v| {
+            v.as_object_mut().unwrap().remove("dense_intermediate_size");
+        }),
+        "dense_intermediate_size"
+    );
 }

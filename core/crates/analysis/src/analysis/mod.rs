@@ -409,17 +409,27 @@ fn approximations(hardware: &HardwareSpec, models: &Models<'_>) -> Vec<String> {
         )
     });
     let sparse = model.sparse_indexer.map(|i| {
+        let (kind, attention) = if i.msa {
+            ("MiniMax Sparse Attention", "GQA")
+        } else {
+            ("DeepSeek Sparse Attention", "MLA")
+        };
         format!(
-            "DeepSeek Sparse Attention: the indexer's FP8 logits over every cached key and a top-{} selection, \
-             then MLA over at most {} keys (a window of that size: keys counted exactly, their scattered reads \
-             at full bandwidth)",
+            "{kind}: the indexer's FP8 logits over every cached key and a top-{} selection, then {attention} over \
+             at most {} keys (a window of that size: keys counted exactly, their scattered reads at full \
+             bandwidth)",
             i.top_k, i.top_k
         )
     });
     let linear = model.linear_attention.map(|l| {
+        let (kind, rope) = if l.kda {
+            ("Kimi Delta Attention (Gated DeltaNet's costs, a decay per key channel)", "")
+        } else {
+            ("Gated DeltaNet", "; partial RoPE analysed on the whole head")
+        };
         format!(
-            "Gated DeltaNet on {} layers: the {} state read and written every decode step; prefill's chunked \
-             delta rule in chunks of {} tokens; partial RoPE analysed on the whole head",
+            "{kind} on {} layers: the {} state read and written every decode step; prefill's chunked delta rule \
+             in chunks of {} tokens{rope}",
             model.linear_attention_layers(),
             l.state,
             crate::ops::DELTA_RULE_CHUNK

@@ -212,6 +212,21 @@ impl StepOps<'_> {
         ops.into_iter().try_for_each(|op| self.add(op, count))
     }
 
+    /// The operators of attention over `shape` in `precisions`, each named with `prefix`, run `count` times.
+    fn add_attention(
+        &mut self,
+        shape: &AttentionShape,
+        precisions: OperandPrecisions,
+        prefix: &str,
+        count: u32,
+    ) -> Result<(), Error> {
+        for op in Operator::attention(shape, precisions)? {
+            let name = format!("{prefix}{}", op.name);
+            self.add(op.named(&name), count)?;
+        }
+        Ok(())
+    }
+
     fn lin(&self, module: Module) -> OperandPrecisions {
         self.config.linear_for(module)
     }
@@ -304,20 +319,30 @@ impl StepOps<'_> {
         } else {
             ""
         };
+        // MiniMax-M3's attention layers without the indexer read every key.
+        let dense = model.sparse_indexer.map_or(0, |i| i.dense_layers.min(full));
         for (prefix, shape) in step_parts(step, |b, q, kv| layer_attention(model, b, q, kv)) {
-            for op in Operator::attention(&shape, attention_precisions)? {
-                let name = format!("{prefix}{sparse}{}", op.name);
-                self.add(op.named(&name), full - model.window_layers().min(full))?;
+            let sparse_layers = full - model.window_layers().min(full) - dense;
+            self.add_attention(
+                &shape,
+                attention_precisions,
+                &format!("{prefix}{sparse}"),
+                sparse_layers,
+            )?;
+            if dense > 0 {
+                let every_key = AttentionShape {
+                    window: None,
+                    ..shape
+                };
+                self.add_attention(&every_key, attention_precisions, prefix, dense)?;
             }
             if let Some(window) = model.sliding_window {
                 let windowed = AttentionShape {
                     window: Some(window.window),
                     ..shape
                 };
-                for op in Operator::attention(&windowed, attention_precisions)? {
-                    let name = format!("window_{prefix}{}", op.name);
-                    self.add(op.named(&name), window.layers)?;
-                }
+                let name = format!("window_{prefix}");
+                self.add_attention(&windowed, attention_precisions, &name, window.layers)?;
             }
         }
         let attention_width = model.attention_width();
@@ -400,6 +425,11 @@ impl StepOps<'_> {
                 count,
             )?;
         }
+        if model.attention_output_gate {
+            // Kimi-K3's output gate: its own projection from the hidden state.
+            let gate = Operator::matmul(tokens, model.attention_width(), h, linear)?;
+            self.add(gate.named("gate_proj"), count)?;
+        }
         Ok((model.heads, 1, m.rope_head_dim))
     }
 
@@ -418,24 +448,35 @@ impl StepOps<'_> {
         let dense = (model.ffn_dim, Module::DenseMlp, self.lin(Module::DenseMlp));
         self.mlp(dense, "", model.dense_layers())?;
         if let Some(moe) = model.moe {
+            let width = model.expert_width();
             let shape = MoeShape {
                 tokens,
                 experts: moe.experts,
                 top_k: moe.top_k,
-                hidden: h,
+                hidden: width,
                 expert_ffn: moe.expert_ffn,
                 gated: model.gated_ffn,
             };
+            let router = self.lin(Module::Router);
+            if let Some(latent) = model.latent_moe {
+                let down = Operator::matmul(tokens, latent, h, router)?.named("latent_down_proj");
+                self.add(down, model.moe_layers())?;
+            }
             // Expert parallel: each GPU dispatches the routed rows of the tokens / e it owns, and gets them back.
             let rows = (tokens * moe.top_k).div_ceil(u64::from(ep));
             let all_to_all = (ep > 1)
-                .then(|| Operator::collective(Collective::AllToAll, rows, h, hidden, ep))
+                .then(|| Operator::collective(Collective::AllToAll, rows, width, hidden, ep))
                 .transpose()?;
             if let Some(op) = &all_to_all {
                 self.add(op.clone().named("moe_dispatch_all_to_all"), model.moe_layers())?;
             }
-            let experts =
-                Operator::moe_experts(&shape, self.lin(Module::RoutedExperts), self.lin(Module::Router))?;
+            let mut experts = Operator::moe_experts(&shape, self.lin(Module::RoutedExperts), router)?;
+            if model.latent_moe.is_some() {
+                // LatentMoE routes from the hidden state, not the latent.
+                experts[0] = Operator::gemm(tokens, moe.experts, h, router)?.named("router");
+                let up = Operator::matmul(tokens, h, width, router)?.named("latent_up_proj");
+                self.add(up, model.moe_layers())?;
+            }
             self.add_all(experts, model.moe_layers())?;
             if let Some(op) = all_to_all {
                 self.add(op.named("moe_combine_all_to_all"), model.moe_layers())?;
@@ -563,15 +604,16 @@ fn layer_attention(model: &ModelConfig, batch: u64, query_len: u64, kv_len: u64)
         shared_kv: false,
         window: None,
     };
+    let window = model.sparse_indexer.map(|i| i.top_k);
     match model.mla {
         Some(m) => AttentionShape {
             kv_heads: 1,
             head_dim: m.kv_lora_rank + m.rope_head_dim,
             shared_kv: true,
-            window: model.sparse_indexer.map(|i| i.top_k),
+            window,
             ..base
         },
-        None => base,
+        None => AttentionShape { window, ..base },
     }
 }
 

@@ -27,6 +27,12 @@ pub struct LinearAttention {
     pub conv_kernel: u64,
     /// Format of the recurrent state (Qwen3.5's `mamba_ssm_dtype` float32; FP32 in the FLA kernels).
     pub state: Precision,
+    /// Kimi Delta Attention (Kimi-K3, vLLM `KimiDeltaAttention` with `use_full_rank_gate`) instead of Gated
+    /// DeltaNet: the same state and convolution, but a decay per key channel from a low-rank pair (`f_a`
+    /// hidden → key_head_dim, `f_b` key_head_dim → key width) instead of one α per head, and a full-rank
+    /// output gate. Absent in models serialized before the field existed.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "std::ops::Not::not"))]
+    pub kda: bool,
 }
 
 impl LinearAttention {
@@ -52,17 +58,38 @@ impl LinearAttention {
 
     /// Output width of the input projection (`in_proj_qkvz` and `in_proj_ba`, or Qwen3.5's
     /// `in_proj_qkv`, `in_proj_z`, `in_proj_b`, `in_proj_a`): q, k, v, the gate z, and β and α (one per
-    /// value head each).
+    /// value head each); for KDA q, k, v, the gate, β per head and the decay's `f_a` (key_head_dim).
     #[must_use]
     pub fn in_proj_width(&self) -> u64 {
-        self.conv_channels() + self.value_width() + 2 * self.value_heads
+        if self.kda {
+            self.conv_channels() + self.value_width() + self.value_heads + self.key_head_dim
+        } else {
+            self.conv_channels() + self.value_width() + 2 * self.value_heads
+        }
     }
 
-    /// Parameters of one layer besides its two projections: the depthwise convolution (channels · taps),
-    /// `A_log` and `dt_bias` (one per value head each) and the gated RMSNorm (value_head_dim).
+    /// Output width of KDA's decay up-projection `f_b` (key_head_dim → key_heads · key_head_dim, one decay
+    /// per key channel); 0 for Gated DeltaNet.
+    #[must_use]
+    pub fn decay_width(&self) -> u64 {
+        if self.kda {
+            self.key_heads * self.key_head_dim
+        } else {
+            0
+        }
+    }
+
+    /// Parameters of one layer besides its projections: the depthwise convolution (channels · taps), `A_log`
+    /// (one per value head), `dt_bias` (one per value head, KDA's one per key channel) and the gated RMSNorm
+    /// (value_head_dim).
     #[must_use]
     pub fn small_params(&self) -> f64 {
-        (self.conv_channels() * self.conv_kernel + 2 * self.value_heads + self.value_head_dim) as f64
+        let dt_bias = if self.kda {
+            self.decay_width()
+        } else {
+            self.value_heads
+        };
+        (self.conv_channels() * self.conv_kernel + self.value_heads + dt_bias + self.value_head_dim) as f64
     }
 
     /// Bytes one sequence keeps in one layer: the recurrent state (value_heads · key_head_dim ·
@@ -78,7 +105,8 @@ impl LinearAttention {
 
 /// DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5; transformers `deepseek_v32`,
 /// vLLM `Indexer`): for every new token, FP8 logits of `heads` heads over every cached index key pick the
-/// `top_k` keys the MLA attention then reads.
+/// `top_k` keys the MLA attention then reads. MiniMax Sparse Attention (MiniMax-M3, `msa`) is the same
+/// beside GQA: per-token logits, their maximum per block, the top blocks' keys read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SparseIndexer {
@@ -86,8 +114,23 @@ pub struct SparseIndexer {
     pub heads: u64,
     /// Dimension of an indexer head and of its one cached key per token (`index_head_dim`), in elements.
     pub head_dim: u64,
-    /// Keys each query attends to (`index_topk`).
+    /// Keys each query attends to (`index_topk`; MSA's `sparse_topk_blocks` · `sparse_block_size`).
     pub top_k: u64,
+    /// MiniMax Sparse Attention (sglang `MiniMaxM3Attention`): the index query (`heads` · head_dim) and key
+    /// (head_dim) come from the layer input in the fused q, k, v projection, with no head weights. Absent in
+    /// models serialized before the field existed.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "std::ops::Not::not"))]
+    pub msa: bool,
+    /// Attention layers without the indexer, attending to every key (MiniMax-M3's first 3,
+    /// `sparse_attention_freq` 0). Absent in models serialized before the field existed.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "is_zero"))]
+    pub dense_layers: u32,
+}
+
+#[cfg(feature = "serde")]
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl SparseIndexer {
@@ -96,16 +139,30 @@ impl SparseIndexer {
     pub const CACHE: Precision = Precision::Fp8Group128;
 
     /// Projection elements of one layer: `wq_b` (q_lora_rank → heads · head_dim), `wk` (hidden →
-    /// head_dim) and `weights_proj` (hidden → heads).
+    /// head_dim) and `weights_proj` (hidden → heads); MSA's index q and k (hidden → (heads + 1) · head_dim).
     #[must_use]
     pub fn projection_elements(&self, hidden: u64, q_lora_rank: u64) -> f64 {
+        if self.msa {
+            return (hidden * (self.heads + 1) * self.head_dim) as f64;
+        }
         (q_lora_rank * self.heads * self.head_dim + hidden * (self.head_dim + self.heads)) as f64
     }
 
-    /// Output width of the projections from the hidden state (`wk` and `weights_proj`, one GEMM).
+    /// Output width of the projections from the hidden state (`wk` and `weights_proj`, one GEMM; MSA's
+    /// index query and key).
     #[must_use]
     pub fn key_weights_width(&self) -> u64 {
-        self.head_dim + self.heads
+        if self.msa {
+            (self.heads + 1) * self.head_dim
+        } else {
+            self.head_dim + self.heads
+        }
+    }
+
+    /// Of `attention` attention layers, those with the indexer.
+    #[must_use]
+    pub fn sparse_layers(&self, attention: u32) -> u32 {
+        attention.saturating_sub(self.dense_layers)
     }
 
     /// Cache bytes per token and layer: one key of head_dim in [`SparseIndexer::CACHE`] (128 + 4 = 132 B
@@ -214,6 +271,7 @@ mod tests {
             value_head_dim: 128,
             conv_kernel: 4,
             state: Precision::Fp32,
+            kda: false,
         };
         assert_eq!(gdn.state_bytes(), 4_194_304.0 + 73_728.0);
         // 45 layers: 188,743,680 B of state (189 MB) and 3,317,760 B of windows.
@@ -228,6 +286,8 @@ mod tests {
             heads: 64,
             head_dim: 128,
             top_k: 2048,
+            msa: false,
+            dense_layers: 0,
         };
         assert_eq!(dsa.cache_bytes_per_token(), 132.0);
         // DeepSeek-V3.2: 1536 · 64 · 128 + 7168 · (128 + 64) = 12,582,912 + 1,376,256.

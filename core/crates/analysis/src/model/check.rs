@@ -69,9 +69,9 @@ impl ModelConfig {
                 ("index_head_dim", i.head_dim),
                 ("index_topk", i.top_k),
             ])?;
-            if self.mla.is_none() {
+            if self.mla.is_none() && !i.msa {
                 return Err(Error::InvalidInput(format!(
-                    "{}: a sparse-attention indexer needs multi-head latent attention",
+                    "{}: DeepSeek Sparse Attention's indexer needs multi-head latent attention",
                     self.key
                 )));
             }

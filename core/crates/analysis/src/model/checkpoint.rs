@@ -328,7 +328,7 @@ fn tensor_args(q: &Fields<'_>, weights: bool) -> Result<(Precision, ActivationSc
             "num_bits",
             format!(
                 "{bits}-bit {kind} with strategy '{strategy}'{} is not modelled for {} (supported: FP8 \
-                 tensor/channel/token/block, FP8 groups of 128, NVFP4 tensor_group 16, INT8 \
+                 tensor/channel/token/block, FP8 groups of 128, NVFP4 tensor_group 16, MXFP4 group 32, INT8 \
                  channel/tensor/token, INT4 groups of 32 or 128)",
                 group.map_or(String::new(), |g| format!(", group_size {g}")),
                 if weights { "weights" } else { "input activations" }
@@ -350,6 +350,8 @@ fn tensor_args(q: &Fields<'_>, weights: bool) -> Result<(Precision, ActivationSc
         }
         ("float", 8, "group", Some(128)) if !weights => Precision::Fp8Group128,
         ("float", 4, "tensor_group", Some(16)) => Precision::Nvfp4,
+        // MXFP4 (`mxfp4-pack-quantized`): E2M1 with a UE8M0 scale per 32.
+        ("float", 4, "group", Some(32)) if weights => Precision::Mxfp4,
         ("int", 8, "tensor" | "channel" | "token", _) => Precision::Int8,
         ("int", 4, "group", Some(g)) if weights => int4_group(q, "group_size", g, !symmetric)?,
         _ => return Err(unsupported()),

@@ -45,10 +45,16 @@ enum Family {
     /// DeepSeek-V4 Flash and Pro: compressed sparse and heavily compressed attention beside a sliding
     /// window, mHC residual streams, DeepSeek MoE.
     DeepseekV4,
+    /// MiniMax-M3: GQA with MiniMax Sparse Attention's block indexer, dense layers first, then 128 experts
+    /// and a shared one.
+    MiniMaxM3,
+    /// Kimi-K3 (`KimiLinearForCausalLM` inside `KimiK3ForConditionalGeneration`): Kimi Delta Attention
+    /// beside gated MLA, LatentMoE.
+    KimiLinear,
 }
 
 /// `architectures` names, their family, and whether the text model's fields sit under `text_config`.
-const ARCHITECTURES: [(&str, Family, bool); 23] = [
+const ARCHITECTURES: [(&str, Family, bool); 27] = [
     ("LlamaForCausalLM", Family::Llama, false),
     ("MistralForCausalLM", Family::Mistral, false),
     ("Qwen2ForCausalLM", Family::Qwen2, false),
@@ -72,14 +78,19 @@ const ARCHITECTURES: [(&str, Family, bool); 23] = [
     ("Glm4MoeForCausalLM", Family::Glm4Moe, false),
     ("MiniMaxM2ForCausalLM", Family::MiniMaxM2, false),
     ("DeepseekV4ForCausalLM", Family::DeepseekV4, false),
+    ("KimiK3ForConditionalGeneration", Family::KimiLinear, true),
+    ("MiniMaxM3ForCausalLM", Family::MiniMaxM3, false),
+    ("MiniMaxM3SparseForCausalLM", Family::MiniMaxM3, false),
+    ("MiniMaxM3SparseForConditionalGeneration", Family::MiniMaxM3, true),
 ];
 
 /// How the family's transformers classes name the linear layers, relative to the config object: the whole
 /// model's (`root`) and the text model's, which differ where the text model sits inside a multimodal wrapper.
 fn namings(family: Family, architecture: &str) -> (Naming, Naming) {
     let text = match family {
-        Family::Mixtral | Family::MiniMaxM2 => Naming::MIXTRAL,
+        Family::Mixtral | Family::MiniMaxM2 | Family::MiniMaxM3 => Naming::MIXTRAL,
         Family::DeepseekV3 | Family::DeepseekDsa | Family::DeepseekV4 => Naming::DEEPSEEK,
+        Family::KimiLinear => Naming::KIMI_LINEAR,
         Family::GptOss => Naming::GPT_OSS,
         Family::Llama4 => Naming::LLAMA4,
         Family::Glm4Moe => Naming::GLM4_MOE,
@@ -92,10 +103,10 @@ fn namings(family: Family, architecture: &str) -> (Naming, Naming) {
             layers: "model.language_model.layers",
             ..Naming::QWEN3_5
         },
-        "KimiK25ForConditionalGeneration" => Naming {
+        "KimiK25ForConditionalGeneration" | "KimiK3ForConditionalGeneration" => Naming {
             layers: "language_model.model.layers",
             head: "language_model.lm_head",
-            ..Naming::DEEPSEEK
+            ..text
         },
         _ => text,
     };
@@ -262,6 +273,10 @@ fn parse(
     let tied_embeddings = text.bool_or("tie_word_embeddings", tied_default)?;
 
     let (head_dim, mla, sparse_indexer) = layers::head_dim(family, text, hidden, heads)?;
+    let sparse_indexer = match family {
+        Family::MiniMaxM3 => layers::minimax_sparse_attention(text, layers)?,
+        _ => sparse_indexer,
+    };
     let (ffn_dim, moe) = layers::ffn(family, text, layers)?;
     let sliding_window = layers::sliding_window(family, text, layers)?;
     let linear_attention = layers::linear_attention(family, text, layers)?;
@@ -280,8 +295,18 @@ fn parse(
         linear_attention,
         sparse_indexer,
         compressed_attention,
-        // Qwen3NextAttention always gates its output; Qwen3.5 configs say `attn_output_gate`.
-        attention_output_gate: family == Family::QwenHybrid && text.bool_or("attn_output_gate", true)?,
+        // Qwen3NextAttention always gates its output; Qwen3.5 configs say `attn_output_gate`, Kimi-K3's MLA
+        // `mla_use_output_gate`.
+        attention_output_gate: match family {
+            Family::QwenHybrid => text.bool_or("attn_output_gate", true)?,
+            Family::KimiLinear => text.bool_or("mla_use_output_gate", false)?,
+            Family::MiniMaxM3 => text.bool_or("attention_output_gate", false)?,
+            _ => false,
+        },
+        latent_moe: match family {
+            Family::KimiLinear => text.optional_uint("routed_expert_hidden_size")?,
+            _ => None,
+        },
         mtp_layers: mtp_layers(family, text)?,
         ..dense(
             key,
@@ -294,15 +319,18 @@ fn parse(
     })
 }
 
-/// Multi-token-prediction layers: DeepSeek's and GLM's `num_nextn_predict_layers`, Qwen's
-/// `mtp_num_hidden_layers`, MiniMax's `num_mtp_modules` of `mtp_transformer_layers` each when `use_mtp`;
-/// 0 when absent.
+/// Multi-token-prediction layers: DeepSeek's, GLM's and Kimi-K3's `num_nextn_predict_layers`, Qwen's
+/// `mtp_num_hidden_layers`, MiniMax-M2's `num_mtp_modules` of `mtp_transformer_layers` each when `use_mtp`,
+/// MiniMax-M3's `num_mtp_modules`; 0 when absent.
 fn mtp_layers(family: Family, text: &Fields<'_>) -> Result<u32, Error> {
     let layers = match family {
-        Family::DeepseekV3 | Family::DeepseekDsa | Family::DeepseekV4 | Family::Glm4Moe => {
-            text.uint_or("num_nextn_predict_layers", 0)?
-        }
+        Family::DeepseekV3
+        | Family::DeepseekDsa
+        | Family::DeepseekV4
+        | Family::Glm4Moe
+        | Family::KimiLinear => text.uint_or("num_nextn_predict_layers", 0)?,
         Family::QwenHybrid => text.uint_or("mtp_num_hidden_layers", 0)?,
+        Family::MiniMaxM3 => text.uint_or("num_mtp_modules", 0)?,
         Family::MiniMaxM2 if text.bool_or("use_mtp", false)? => text
             .uint_or("num_mtp_modules", 1)?
             .saturating_mul(text.uint_or("mtp_transformer_layers", 1)?),

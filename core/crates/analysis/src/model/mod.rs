@@ -127,6 +127,12 @@ pub struct ModelConfig {
     /// q_proj twice as wide.
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "std::ops::Not::not"))]
     pub attention_output_gate: bool,
+    /// LatentMoE (Kimi-K3 `routed_expert_hidden_size`): the routed experts run in a latent space this wide,
+    /// between a down projection from the hidden state and an up projection back (with an RMSNorm on the
+    /// latent), both replicated and in the router's format; the router and the shared experts stay in the
+    /// hidden space. Absent in models serialized before the field existed.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub latent_moe: Option<u64>,
     /// Multi-token-prediction layers beside the model (DeepSeek `num_nextn_predict_layers`, Qwen
     /// `mtp_num_hidden_layers`, MiniMax `num_mtp_modules`): the drafter of speculative decoding
     /// ([`ModelConfig::mtp_drafter`]), in neither `layers` nor the parameters.
@@ -229,7 +235,7 @@ impl ModelConfig {
     #[must_use]
     pub fn indexer_bytes_per_token(&self) -> f64 {
         self.sparse_indexer.map_or(0.0, |i| {
-            f64::from(self.attention_layers()) * i.cache_bytes_per_token()
+            f64::from(i.sparse_layers(self.attention_layers())) * i.cache_bytes_per_token()
         })
     }
 
@@ -306,8 +312,19 @@ impl ModelConfig {
 
     /// Elements of the up (and gate) projection of one FFN `ffn` wide: (2 or 1)·H·F, and of the down: H·F.
     fn ffn_elements(&self, ffn: u64) -> f64 {
+        self.ffn_elements_at(self.hidden, ffn)
+    }
+
+    /// [`ModelConfig::ffn_elements`] of an FFN on inputs `width` wide (LatentMoE's experts).
+    fn ffn_elements_at(&self, width: u64, ffn: u64) -> f64 {
         let matrices = if self.gated_ffn { 3.0 } else { 2.0 };
-        matrices * self.hidden as f64 * ffn as f64
+        matrices * width as f64 * ffn as f64
+    }
+
+    /// Width of the routed experts' inputs and outputs: the LatentMoE latent, else the hidden size.
+    #[must_use]
+    pub fn expert_width(&self) -> u64 {
+        self.latent_moe.unwrap_or(self.hidden)
     }
 
     /// Elements of the attention projections of one softmax-attention layer (MLA's, or Q with its output
@@ -334,7 +351,14 @@ impl ModelConfig {
                 } else {
                     kv_rank * heads * (nope + v)
                 };
+                // Kimi-K3's output gate: hidden → heads · v_head_dim.
+                let gate = if self.attention_output_gate {
+                    h * heads * v
+                } else {
+                    0.0
+                };
                 h * q_rank
+                    + gate
                     + q_rank * heads * (nope + rope)
                     + h * (kv_rank + rope)
                     + kv_b
@@ -369,7 +393,7 @@ impl ModelConfig {
     /// (hidden → [`LinearAttention::in_proj_width`]) and the output projection (value width → hidden).
     fn linear_attention_elements(&self) -> f64 {
         self.linear_attention.map_or(0.0, |l| {
-            (self.hidden * (l.in_proj_width() + l.value_width())) as f64
+            (self.hidden * (l.in_proj_width() + l.value_width()) + l.key_head_dim * l.decay_width()) as f64
         })
     }
 
@@ -389,7 +413,11 @@ impl ModelConfig {
             .map_or(0.0, |m| m.q_lora_rank as f64 + m.kv_lora_rank as f64);
         // The indexer's key LayerNorm (γ and β) on every attention layer; linear attention's convolution,
         // decay and gated norm on every linear layer.
-        let small = attention * self.sparse_indexer.map_or(0.0, |i| 2.0 * i.head_dim as f64)
+        let small = attention
+            * self
+                .sparse_indexer
+                .filter(|i| !i.msa)
+                .map_or(0.0, |i| 2.0 * i.head_dim as f64)
             + self.linear_attention.map_or(0.0, |l| linear * l.small_params())
             + self.compressed_attention.map_or(0.0, |c| {
                 c.small_params((self.layers, self.hidden, self.heads, self.kv_elements_per_token()))
@@ -399,9 +427,14 @@ impl ModelConfig {
                 c.projection_elements(self.hidden, self.kv_elements_per_token(), m.q_lora_rank)
             }
             _ => 0.0,
-        };
-        let layer_norms =
-            f64::from(self.layers) * (2.0 * self.hidden as f64) + attention * mla_norms + self.hidden as f64;
+        } + self.sparse_indexer.filter(|i| i.msa).map_or(0.0, |i| {
+            f64::from(i.sparse_layers(self.attention_layers())) * i.projection_elements(self.hidden, 0)
+        });
+        let latent = self.latent_moe.unwrap_or(0) as f64;
+        let layer_norms = f64::from(self.layers) * (2.0 * self.hidden as f64)
+            + attention * mla_norms
+            + moe_layers * latent
+            + self.hidden as f64;
         let embedding = self.vocab as f64 * self.hidden as f64;
         let group = |elements, copies, active_copies, module| WeightGroup {
             elements,
@@ -413,7 +446,7 @@ impl ModelConfig {
         let (routed, shared, router) = match self.moe {
             Some(m) => (
                 group(
-                    self.ffn_elements(m.expert_ffn),
+                    self.ffn_elements_at(self.expert_width(), m.expert_ffn),
                     moe_layers * m.experts as f64,
                     moe_layers * m.top_k as f64,
                     Some(Module::RoutedExperts),
@@ -424,8 +457,9 @@ impl ModelConfig {
                     moe_layers * m.shared_experts as f64,
                     Some(Module::SharedExperts),
                 ),
+                // The router, and LatentMoE's down and up projections beside it.
                 group(
-                    self.hidden as f64 * m.experts as f64,
+                    self.hidden as f64 * (m.experts as f64 + 2.0 * latent),
                     moe_layers,
                     moe_layers,
                     Some(Module::Router),
@@ -590,7 +624,7 @@ impl ModelConfig {
 /// # Examples
 /// ```
 /// let presets = roofline_analysis::model_presets();
-/// assert_eq!(presets.len(), 36);
+/// assert_eq!(presets.len(), 38);
 /// assert!(presets.iter().all(|m| m.check().is_ok()));
 /// ```
 #[must_use]

@@ -76,6 +76,7 @@ pub(super) fn dense(
         sparse_indexer: None,
         compressed_attention: None,
         attention_output_gate: false,
+        latent_moe: None,
         mtp_layers: 0,
         published_params,
         published_active_params: None,
@@ -532,7 +533,7 @@ fn served_in_2026() -> Vec<ModelConfig> {
     ]
 }
 
-/// The next wave (issue 35, item 4): DeepSeek-V4 Flash and Pro.
+/// The next wave (issue 35, item 4): DeepSeek-V4 Flash and Pro, Kimi-K3, MiniMax-M3.
 fn next_wave() -> Vec<ModelConfig> {
     vec![
         deepseek_v4(
@@ -547,6 +548,59 @@ fn next_wave() -> Vec<ModelConfig> {
             (30, 31, 1024, 16),
             (384, 1.6e12, 49e9),
         ),
+        ModelConfig {
+            checkpoint: w4a16_experts_checkpoint("mxfp4-pack-quantized", Precision::Mxfp4),
+            moe: moe(896, 16, 2, 3072, 1),
+            mla: Some(DEEPSEEK_V3_MLA),
+            linear_attention: Some(LinearAttention {
+                layers: 69,
+                key_heads: 96,
+                value_heads: 96,
+                key_head_dim: 128,
+                value_head_dim: 128,
+                conv_kernel: 4,
+                state: Precision::Fp32,
+                kda: true,
+            }),
+            attention_output_gate: true,
+            latent_moe: Some(3584),
+            ..dense(
+                "kimi-k3",
+                "Kimi-K3 (text, KDA + gated MLA, LatentMoE)",
+                (93, 7168, 96, 96, 128),
+                (33_792, 163_840, false),
+                2.8e12,
+                "moonshotai/Kimi-K3 config.json text_config as ai-dynamo/aiconfigurator 095f58a copies it (69 Kimi \
+                 Delta Attention layers of 96 × 128, 24 MLA layers with an output gate, 896 experts of 3072 in a \
+                 3584 latent, 2 shared; routed experts in compressed-tensors MXFP4); '2.8T' per InferenceX \
+                 (README, 2026/07) and aiconfigurator's kimi_k3.py; no published active count; AttnRes, SiTU \
+                 and the vision tower not modelled",
+            )
+        },
+        ModelConfig {
+            moe: moe(128, 4, 1, 3072, 3),
+            sparse_indexer: Some(SparseIndexer {
+                heads: 4,
+                head_dim: 128,
+                top_k: 2048,
+                msa: true,
+                dense_layers: 3,
+            }),
+            mtp_layers: 7,
+            published_active_params: Some(26e9),
+            ..dense(
+                "minimax-m3",
+                "MiniMax-M3 (text, MiniMax Sparse Attention)",
+                (60, 6144, 64, 4, 128),
+                (12_288, 200_064, false),
+                427e9,
+                "MiniMaxAI/MiniMax-M3 config.json as ai-dynamo/aiconfigurator 095f58a copies it (GQA 64/4 with \
+                 MSA's 4 × 128 indexer and top 16 blocks of 128 on 57 layers, 3 dense layers of 12,288, 128 \
+                 experts of 3072 and 1 shared, 7 MTP modules); '427B/26B-active' per SemiAnalysisAI/InferenceX \
+                 (vLLM recipe, benchmarks/single_node/fixed_seq_len/deprecated/minimaxm3_fp8_h200.sh); QK norms \
+                 and the vision tower not modelled",
+            )
+        },
     ]
 }
 
@@ -593,6 +647,8 @@ fn deepseek_v4(
                 heads: 64,
                 head_dim: 128,
                 top_k,
+                msa: false,
+                dense_layers: 0,
             },
             o_groups,
             o_lora_rank: 1024,
@@ -633,6 +689,7 @@ const fn gated_delta_net(layers: u32, value_heads: u64) -> Option<LinearAttentio
         value_head_dim: 128,
         conv_kernel: 4,
         state: Precision::Fp32,
+        kda: false,
     })
 }
 
@@ -642,6 +699,8 @@ const fn indexer(heads: u64) -> Option<SparseIndexer> {
         heads,
         head_dim: 128,
         top_k: 2048,
+        msa: false,
+        dense_layers: 0,
     })
 }
 
@@ -649,11 +708,17 @@ const fn indexer(heads: u64) -> Option<SparseIndexer> {
 /// symmetric), run W4A16 in BF16; attention, shared experts, the dense layer and the head in BF16 (its
 /// `ignore` list).
 fn int4_experts_checkpoint() -> Option<QuantConfig> {
+    w4a16_experts_checkpoint("pack-quantized", Precision::Int4G32)
+}
+
+/// Kimi's compressed-tensors checkpoints: routed experts in `weights` (W4A16, compressed-tensors `format`),
+/// attention, dense MLP and shared experts in BF16.
+fn w4a16_experts_checkpoint(format: &str, weights: Precision) -> Option<QuantConfig> {
     let bf16 = LinearFormat::plain(Precision::Bf16);
     Some(QuantConfig::checkpoint(
-        "compressed-tensors (pack-quantized)",
+        &format!("compressed-tensors ({format})"),
         LinearFormat {
-            weights: Precision::Int4G32,
+            weights,
             activations: Precision::Bf16,
             activation_scale: ActivationScale::DynamicPerTensor,
         },

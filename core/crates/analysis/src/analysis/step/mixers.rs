@@ -26,17 +26,22 @@ impl StepOps<'_> {
         self.add(projection.named("mtp_eh_proj"), count)
     }
 
-    /// The sparse-attention indexer of `count` layers: its projections (the query from MLA's compressed query,
-    /// the key and the head weights from the layer input, in the attention's format), the write of each
-    /// token's index key, and per part of the step the FP8 logits over every cached key and their top-k.
-    pub(super) fn indexer(&mut self, step: &StepBatch, count: u32) -> Result<(), Error> {
+    /// The sparse-attention indexer on those of `attention` layers that have it: its projections (the query
+    /// from MLA's compressed query, the key and the head weights from the layer input; MSA's query and key
+    /// from the layer input; in the attention's format), the write of each token's index key, and per part
+    /// of the step the FP8 logits over every cached key and their top-k.
+    pub(super) fn indexer(&mut self, step: &StepBatch, attention: u32) -> Result<(), Error> {
         let (model, tokens) = (self.model, self.tokens);
-        let (Some(ix), Some(mla)) = (model.sparse_indexer, model.mla) else {
+        let Some(ix) = model.sparse_indexer else {
             return Ok(());
         };
+        let count = ix.sparse_layers(attention);
         let linear = self.lin(Module::Attention);
-        let q_proj = Operator::matmul(tokens, ix.heads * ix.head_dim, mla.q_lora_rank, linear)?;
-        self.add(q_proj.named("indexer_q_proj"), count)?;
+        // DSA's query from MLA's compressed query; MSA's with its key from the layer input.
+        if let (Some(mla), false) = (model.mla, ix.msa) {
+            let q_proj = Operator::matmul(tokens, ix.heads * ix.head_dim, mla.q_lora_rank, linear)?;
+            self.add(q_proj.named("indexer_q_proj"), count)?;
+        }
         let k_proj = Operator::matmul(tokens, ix.key_weights_width(), model.hidden, linear)?;
         self.add(k_proj.named("indexer_k_proj"), count)?;
         let write =
@@ -131,10 +136,7 @@ impl StepOps<'_> {
                     kv_len: entries,
                     ..part
                 };
-                for op in Operator::attention(&read, precisions)? {
-                    let name = format!("{prefix}{kind}_{}", op.name);
-                    self.add(op.named(&name), count)?;
-                }
+                self.add_attention(&read, precisions, &format!("{prefix}{kind}_"), count)?;
             }
         }
         Ok(())
@@ -152,6 +154,11 @@ impl StepOps<'_> {
         let linear = self.lin(Module::Attention);
         let in_proj = Operator::matmul(tokens, l.in_proj_width(), model.hidden, linear)?;
         self.add(in_proj.named("linear_in_proj"), count)?;
+        if l.kda {
+            // KDA's per-channel decay: f_b from the f_a output of the input projection.
+            let decay = Operator::matmul(tokens, l.decay_width(), l.key_head_dim, linear)?;
+            self.add(decay.named("linear_decay_proj"), count)?;
+        }
         let mixed = step.is_mixed();
         let parts = [
             (step.decode_seqs, 1, "decode_"),
@@ -334,5 +341,38 @@ mod tests {
         assert!(a.ops.iter().all(|o| o.name != "kv_b_proj"));
         assert_eq!(row(&a, "o_a_proj"), (43 * 8, 0.0, 2.0 * 1024.0 * 4096.0));
         assert_eq!(row(&a, "o_b_proj").2, 2.0 * 4096.0 * 8192.0);
+    }
+
+    #[test]
+    fn kimi_k3_decode_reads_kda_state_gated_mla_and_latent_experts() {
+        let a = step("kimi-k3", "bf16", &StepBatch::of(&Workload::decode(1, 4096)));
+        // 69 KDA layers read and write one 96 · 128 · 128 FP32 state: 2 · 6,291,456 B; 7 · 96 · 128² FLOPs.
+        assert_eq!(row(&a, "recurrent_delta_rule"), (69, 12_582_912.0, 11_010_048.0));
+        // The input projection q, k, v, gate (4 · 12,288), β (96) and f_a (128); f_b 128 → 12,288.
+        assert_eq!(row(&a, "linear_in_proj").2, 2.0 * 7168.0 * 49_376.0);
+        assert_eq!(row(&a, "linear_decay_proj").2, 2.0 * 128.0 * 12_288.0);
+        // 24 MLA layers: the output gate 7168 → 96 · 128, and 4096 latents of 576 BF16 elements.
+        assert_eq!(row(&a, "gate_proj"), (24, 0.0, 2.0 * 7168.0 * 12_288.0));
+        assert_eq!(row(&a, "attention").1, 4096.0 * 576.0 * 2.0);
+        // 92 LatentMoE layers: router from the hidden state, 16 experts of 3072 on the 3584 latent.
+        assert_eq!(row(&a, "router"), (92, 0.0, 2.0 * 896.0 * 7168.0));
+        assert_eq!(row(&a, "latent_down_proj").2, 2.0 * 3584.0 * 7168.0);
+        assert_eq!(row(&a, "latent_up_proj").2, 2.0 * 7168.0 * 3584.0);
+        assert_eq!(row(&a, "expert_gate_up").2, 2.0 * 16.0 * 6144.0 * 3584.0);
+    }
+
+    #[test]
+    fn minimax_m3_decode_reads_top_blocks_on_57_layers_and_every_key_on_3() {
+        let a = step("minimax-m3", "bf16", &StepBatch::of(&Workload::decode(1, 32_768)));
+        // 57 MSA layers: 16 blocks of 128 = 2048 keys of 2 · 4 · 128 BF16; the first 3 layers all 32,768.
+        assert_eq!(row(&a, "sparse_attention").0, 57);
+        assert_eq!(row(&a, "sparse_attention").1, 2048.0 * 2048.0);
+        assert_eq!(row(&a, "attention").0, 3);
+        assert_eq!(row(&a, "attention").1, 32_768.0 * 2048.0);
+        // The indexer scores every cached key (128 FP8 and a 4 B scale) with 4 heads; its query and key come
+        // from the layer input: 6144 → 5 · 128.
+        assert_eq!(row(&a, "indexer_logits").1, 32_768.0 * 132.0);
+        assert_eq!(row(&a, "indexer_k_proj"), (57, 0.0, 2.0 * 640.0 * 6144.0));
+        assert!(a.ops.iter().all(|o| o.name != "indexer_q_proj"));
     }
 }

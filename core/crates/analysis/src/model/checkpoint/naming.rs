@@ -92,6 +92,11 @@ impl Naming {
         linear_attention: &["linear_attn.in_proj_qkvz", "linear_attn.out_proj"],
         ..Naming::LLAMA
     };
+    /// Kimi-K3 (`KimiLinearForCausalLM`): DeepSeek's MLA and experts, and KDA's `self_attn.{q,k,v,o}_proj`.
+    pub(crate) const KIMI_LINEAR: Naming = Naming {
+        linear_attention: &QKVO,
+        ..Naming::DEEPSEEK
+    };
     /// Qwen3.5 and Qwen3.6 (the text model; within the multimodal wrapper the layers are
     /// `model.language_model.layers`): `linear_attn.in_proj_qkv`, `in_proj_z` and `out_proj`, fused experts.
     pub(crate) const QWEN3_5: Naming = Naming {

@@ -26,11 +26,13 @@ pub(super) fn head_dim(
             heads: text.uint("index_n_heads")?,
             head_dim: text.uint("index_head_dim")?,
             top_k: text.uint("index_topk")?,
+            msa: false,
+            dense_layers: 0,
         }),
         _ => None,
     };
     let head_dim = match family {
-        Family::DeepseekV3 | Family::DeepseekDsa => {
+        Family::DeepseekV3 | Family::DeepseekDsa | Family::KimiLinear => {
             let m = MlaConfig {
                 q_lora_rank: text.optional_uint("q_lora_rank")?.ok_or_else(|| {
                     text.error(
@@ -128,6 +130,39 @@ pub(super) fn ffn(family: Family, text: &Fields<'_>, layers: u32) -> Result<(u64
                     shared_experts: text.uint("n_shared_experts")?,
                     expert_ffn,
                     dense_layers: 0,
+                }),
+            )
+        }
+        Family::KimiLinear => {
+            // KimiLinearConfig: experts from layer first_k_dense_replace on, every moe_layer_freq-th (1).
+            let first_dense = text.uint("first_k_dense_replace")?;
+            let frequency = text.uint_or("moe_layer_freq", 1)?.max(1);
+            let moe_layers = multiples_in(first_dense.min(layers_u64), layers_u64, frequency);
+            (
+                text.uint("intermediate_size")?,
+                Some(MoeConfig {
+                    experts: text.uint("num_experts")?,
+                    top_k: text.uint("num_experts_per_token")?,
+                    shared_experts: text.uint_or("num_shared_experts", 0)?,
+                    expert_ffn: text.uint("moe_intermediate_size")?,
+                    dense_layers: layers.saturating_sub(moe_layers),
+                }),
+            )
+        }
+        Family::MiniMaxM3 => {
+            // MiniMax-M3: `moe_layer_freq` marks each layer's FFN (1 experts, 0 a dense one
+            // `dense_intermediate_size` wide); the experts `moe_intermediate_size` wide, with shared ones
+            // `shared_intermediate_size` wide in all.
+            let moe_layers = flagged_layers(text, "moe_layer_freq", layers)?;
+            let expert_ffn = text.uint("moe_intermediate_size")?;
+            (
+                text.uint("dense_intermediate_size")?,
+                Some(MoeConfig {
+                    experts: text.uint("num_local_experts")?,
+                    top_k: text.uint("num_experts_per_tok")?,
+                    shared_experts: shared_experts(text, "shared_intermediate_size", expert_ffn)?,
+                    expert_ffn,
+                    dense_layers: layers - moe_layers,
                 }),
             )
         }
@@ -245,6 +280,9 @@ pub(super) fn linear_attention(
     text: &Fields<'_>,
     layers: u32,
 ) -> Result<Option<LinearAttention>, Error> {
+    if family == Family::KimiLinear {
+        return kimi_delta_attention(text, layers).map(Some);
+    }
     if family != Family::QwenHybrid {
         return Ok(None);
     }
@@ -278,6 +316,114 @@ pub(super) fn linear_attention(
         value_head_dim: text.uint("linear_value_head_dim")?,
         conv_kernel: text.uint("linear_conv_kernel_dim")?,
         state,
+        kda: false,
+    }))
+}
+
+/// Kimi Delta Attention (Kimi-K3's `linear_attn_config`): `num_heads` heads of `head_dim` for q, k and v
+/// alike, a `short_conv_kernel_size`-tap convolution, the state in FP32 (vLLM's `kda_state_dtype`), on the
+/// layers `kda_layers` names.
+fn kimi_delta_attention(text: &Fields<'_>, layers: u32) -> Result<LinearAttention, Error> {
+    let config = text
+        .nested("linear_attn_config")?
+        .ok_or_else(|| text.error("linear_attn_config", "missing (the KDA layers' config)"))?;
+    if !config.bool_or("use_full_rank_gate", false)? {
+        return Err(config.error(
+            "use_full_rank_gate",
+            "false (Kimi-Linear's low-rank output gate) is not modelled; Kimi-K3's full-rank gate is",
+        ));
+    }
+    let linear = kda_flags(text, layers)?.iter().filter(|&&l| l).count();
+    let (heads, head_dim) = (config.uint("num_heads")?, config.uint("head_dim")?);
+    Ok(LinearAttention {
+        layers: u32::try_from(linear).unwrap_or(u32::MAX),
+        key_heads: heads,
+        value_heads: heads,
+        key_head_dim: head_dim,
+        value_head_dim: head_dim,
+        conv_kernel: config.uint("short_conv_kernel_size")?,
+        state: Precision::Fp32,
+        kda: true,
+    })
+}
+
+/// Which layers have KDA: `linear_attn_config.kda_layers` and `full_attn_layers` number the layers from 1
+/// and together must name each once.
+fn kda_flags(text: &Fields<'_>, layers: u32) -> Result<Vec<bool>, Error> {
+    let config = text
+        .nested("linear_attn_config")?
+        .ok_or_else(|| text.error("linear_attn_config", "missing (the KDA layers' config)"))?;
+    let mut kinds: Vec<Option<bool>> = vec![None; layers as usize];
+    for (field, kda) in [("kda_layers", true), ("full_attn_layers", false)] {
+        let list = config
+            .uint_list(field)?
+            .ok_or_else(|| config.error(field, "missing (layer numbers from 1)"))?;
+        for n in list {
+            let slot = usize::try_from(n)
+                .ok()
+                .and_then(|n| n.checked_sub(1))
+                .and_then(|i| kinds.get_mut(i))
+                .ok_or_else(|| config.error(field, format!("layer {n} is not in 1..={layers}")))?;
+            if slot.replace(kda).is_some() {
+                return Err(config.error(field, format!("layer {n} is named twice")));
+            }
+        }
+    }
+    kinds
+        .into_iter()
+        .enumerate()
+        .map(|(i, kind)| {
+            kind.ok_or_else(|| {
+                config.error(
+                    "kda_layers",
+                    format!("layer {} is in neither kda_layers nor full_attn_layers", i + 1),
+                )
+            })
+        })
+        .collect()
+}
+
+/// How many layers a per-layer list of 0s and 1s (`field`, one entry a layer) marks 1.
+fn flagged_layers(text: &Fields<'_>, field: &str, layers: u32) -> Result<u32, Error> {
+    let list = text
+        .uint_list(field)?
+        .ok_or_else(|| text.error(field, "missing (one 0 or 1 per layer)"))?;
+    if list.len() != layers as usize || list.iter().any(|&f| f > 1) {
+        return Err(text.error(
+            field,
+            format!(
+                "must give one 0 or 1 per layer ({layers}); has {} entries",
+                list.len()
+            ),
+        ));
+    }
+    Ok(u32::try_from(list.iter().filter(|&&f| f == 1).count()).unwrap_or(u32::MAX))
+}
+
+/// MiniMax Sparse Attention (MiniMax-M3 `sparse_attention_config`, when `use_sparse_attention`): an indexer
+/// of `sparse_num_index_heads` × `sparse_index_dim` on the layers `sparse_attention_freq` marks, each query
+/// reading the keys of its top `sparse_topk_blocks` blocks of `sparse_block_size` (its local block among
+/// them); the other layers attend to every key.
+pub(super) fn minimax_sparse_attention(
+    text: &Fields<'_>,
+    layers: u32,
+) -> Result<Option<SparseIndexer>, Error> {
+    let Some(sparse) = text.nested("sparse_attention_config")? else {
+        return Ok(None);
+    };
+    if !sparse.bool_or("use_sparse_attention", false)? {
+        return Ok(None);
+    }
+    let blocks = sparse.uint("sparse_topk_blocks")?;
+    let block_size = sparse.uint("sparse_block_size")?;
+    Ok(Some(SparseIndexer {
+        heads: sparse.uint("sparse_num_index_heads")?,
+        head_dim: sparse.uint("sparse_index_dim")?,
+        top_k: blocks
+            .checked_mul(block_size)
+            .ok_or_else(|| sparse.error("sparse_topk_blocks", "times sparse_block_size overflows"))?,
+        msa: true,
+        dense_layers: layers - flagged_layers(&sparse, "sparse_attention_freq", layers)?,
     }))
 }
 
@@ -320,6 +466,7 @@ pub(super) fn layout(
             let interval = text.uint_or("full_attention_interval", 4)?.max(1);
             LayerSet::every_nth(u32::try_from(interval).unwrap_or(u32::MAX), layers).others()
         }
+        (Family::KimiLinear, _) => LayerSet::listed(kda_flags(text, layers)?),
         _ => LayerSet::below(0, layers),
     };
     Ok(LayerLayout { dense, linear })
@@ -338,6 +485,8 @@ pub(super) fn sliding_window(
         | Family::DeepseekDsa
         | Family::Glm4Moe
         | Family::MiniMaxM2
+        | Family::MiniMaxM3
+        | Family::KimiLinear
         | Family::QwenHybrid => (None, 0, false),
         // DeepSeek-V4: every layer attends to its last `sliding_window` tokens (beside compressed entries).
         Family::DeepseekV4 => (Some(text.uint("sliding_window")?), layers, false),
@@ -447,6 +596,8 @@ pub(super) fn compressed_attention(
             heads: text.uint("index_n_heads")?,
             head_dim: text.uint("index_head_dim")?,
             top_k: text.uint("index_topk")?,
+            msa: false,
+            dense_layers: 0,
         },
         o_groups: text.uint("o_groups")?,
         o_lora_rank: text.uint("o_lora_rank")?,

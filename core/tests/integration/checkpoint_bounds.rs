@@ -1,13 +1,13 @@
 //! The checkpoint reader bounded before any work that grows with the input (issue 37): a `config.json` of
-//! 2^24 layers with a `quantization_config`, and lists of 10,000 patterns, are read or refused in well under a
-//! second and 256 MiB, because each pattern is evaluated per layer class, never per layer × pattern.
+//! 2^24 layers with a `quantization_config`, and lists of 10,000 patterns, are read or refused within 256 MiB,
+//! because each pattern is evaluated per layer class, never per layer × pattern. Their time is a benchmark
+//! (`cargo bench -p roofline-core --bench imports`), not a test.
 #![cfg(feature = "serde")]
 // The one unsafe: a counting global allocator, so the test can state the reader's peak memory.
 #![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::time::{Duration, Instant};
 
 use roofline_core::{Error, MAX_CONFIG_JSON_BYTES, ModelConfig, Module, Precision};
 use serde_json::{Value, json};
@@ -41,19 +41,14 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// Imports `json` and returns the result, asserting it took under a second and 256 MiB on this thread
-/// beyond the text itself (the JSON values it is read into included).
-fn import_bounded(json: &str) -> Result<ModelConfig, Error> {
+/// Imports `json` and returns the result, asserting it held under 256 MiB on this thread beyond the text
+/// itself (the JSON values it is read into included).
+pub(crate) fn import_bounded(json: &str) -> Result<ModelConfig, Error> {
     let held = HELD.with(Cell::get);
     PEAK.with(|p| p.set(held));
-    let start = Instant::now();
     let result = ModelConfig::from_hf_config_json("bounded", json);
-    let (elapsed, peak) = (start.elapsed(), PEAK.with(Cell::get) - held);
-    assert!(
-        elapsed < Duration::from_secs(1) && peak < 256 << 20,
-        "import took {elapsed:?} and {} MiB (limits: 1 s, 256 MiB)",
-        peak >> 20
-    );
+    let peak = PEAK.with(Cell::get) - held;
+    assert!(peak < 256 << 20, "import held {} MiB (limit 256 MiB)", peak >> 20);
     result
 }
 
@@ -86,7 +81,7 @@ fn nvfp4_ignoring(ignore: Vec<String>) -> Value {
 }
 
 #[test]
-fn a_checkpoint_of_2_pow_24_layers_is_read_in_a_second() {
+fn a_checkpoint_of_2_pow_24_layers_is_read_not_walked() {
     // Kimi-K2.5's INT4 experts (its `ignore` regular expressions) on 2^24 layers: read, not walked.
     let deep = edited(KIMI, |v| v["num_hidden_layers"] = json!(1u64 << 24));
     let model = import_bounded(&deep).unwrap();
@@ -113,7 +108,7 @@ fn a_checkpoint_of_2_pow_24_layers_is_read_in_a_second() {
 }
 
 #[test]
-fn ten_thousand_ignore_entries_at_36_layers_take_milliseconds() {
+fn ten_thousand_ignore_entries_at_36_layers_are_read_per_layer_class() {
     // Qwen3-8B with the attention of layers 0..2500 ignored one projection at a time: 10,000 entries, the
     // 36 layers' attention BF16 (FP16 beside FP4 activations), the MLP NVFP4.
     let ignore: Vec<String> = (0..2500)
@@ -121,13 +116,7 @@ fn ten_thousand_ignore_entries_at_36_layers_take_milliseconds() {
         .collect();
     assert_eq!(ignore.len(), 10_000);
     let json = edited(QWEN3_8B, |v| v["quantization_config"] = nvfp4_ignoring(ignore));
-    let start = Instant::now();
     let config = import_bounded(&json).unwrap().checkpoint.unwrap();
-    assert!(
-        start.elapsed() < Duration::from_millis(500),
-        "{:?}",
-        start.elapsed()
-    );
     assert_eq!(config.format(Module::DenseMlp).weights, Precision::Nvfp4);
     assert_eq!(config.format(Module::Attention).weights, Precision::Fp16);
     // Half the layers named: the attention in two formats, an error.

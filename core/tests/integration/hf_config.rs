@@ -3,6 +3,7 @@
 //! a checkpoint's `quantization_config` gives its own precisions, module by module, or an error naming it.
 #![cfg(feature = "serde")]
 
+use crate::checkpoint_bounds::import_bounded;
 use roofline_core::{ActivationScale, Error, ModelConfig, Module, Precision, find_model};
 use serde_json::{Value, json};
 
@@ -414,29 +415,12 @@ fn unknown_or_partial_quantization_is_an_error_naming_it() {
     assert!(message.contains("attention"), "{message}");
 }
 
-/// Imports `json`, asserting the importer spends under 100 ms beyond reading the text into JSON values (issue
-/// 27: a hostile count took seconds to hours; reading the 2 MB of a 10^6-entry list alone takes ~80 ms in a
-/// debug build, ~10 ms in release).
-fn import_quickly(json: &str) -> Result<ModelConfig, Error> {
-    let start = std::time::Instant::now();
-    drop(serde_json::from_str::<Value>(json));
-    let read = start.elapsed();
-    let start = std::time::Instant::now();
-    let result = ModelConfig::from_hf_config_json("hostile", json);
-    let import = start.elapsed();
-    assert!(
-        import < read + std::time::Duration::from_millis(100),
-        "import {import:?}, reading the JSON {read:?}"
-    );
-    result
-}
-
 #[test]
 fn hostile_counts_are_refused_or_counted_without_iterating() {
     // 2^32 − 1 layers fits a u32: refused before anything counts layers, naming the field and the limit.
     let qwen3_moe = FILES[1].2;
     let deep = edited(qwen3_moe, |v| v["num_hidden_layers"] = json!(u32::MAX));
-    match import_quickly(&deep) {
+    match import_bounded(&deep) {
         Err(Error::InvalidModelConfig { field, message }) => {
             assert_eq!(field, "num_hidden_layers");
             assert!(message.contains("16777216"), "{message}");
@@ -449,7 +433,7 @@ fn hostile_counts_are_refused_or_counted_without_iterating() {
         v["text_config"]["num_hidden_layers"] = json!(1u64 << 24);
         v["text_config"].as_object_mut().unwrap().remove("layer_types");
     });
-    let model = import_quickly(&gemma).unwrap();
+    let model = import_bounded(&gemma).unwrap();
     assert_eq!(model.sliding_window.unwrap().layers, 13_981_014);
     // A 10^6-entry mlp_only_layers on 2^24 layers (the old importer scanned the list once per layer: 10^13
     // comparisons): each named layer loses its experts, repeats counted once. Entries 0, 1, …, 9 repeated
@@ -459,7 +443,7 @@ fn hostile_counts_are_refused_or_counted_without_iterating() {
         v["num_hidden_layers"] = json!(1u64 << 24);
         v["mlp_only_layers"] = json!(exempt);
     });
-    let model = import_quickly(&long_list).unwrap();
+    let model = import_bounded(&long_list).unwrap();
     assert_eq!(model.moe.unwrap().dense_layers, 10);
     // A list longer than the layers is refused before it is read.
     let too_long = edited(qwen3_moe, |v| v["mlp_only_layers"] = json!(vec![0; 1000]));
@@ -473,7 +457,7 @@ fn control_characters_are_stripped_from_every_name_read() {
     let json = edited(FILES[0].2, |v| {
         v["_name_or_path"] = json!(hostile);
     });
-    let model = import_quickly(&json).unwrap();
+    let model = import_bounded(&json).unwrap();
     assert_eq!(model.name, "[2J]0;pwnedQwen/31mQwen3-8B");
     let key = ModelConfig::from_hf_config_json("my\u{1b}[31m-qwen", &json)
         .unwrap()

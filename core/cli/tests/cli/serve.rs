@@ -379,9 +379,7 @@ fn list_flags_are_bounded_and_their_repeats_dropped() {
     // The probe's 10,000 `--tp` values (23–27 s and 577 MiB of sweeping before): refused before any work.
     let tp = vec!["1"; 10_000].join(",");
     for (flag, values) in [("--tp", tp.as_str()), ("--concurrency", &vec!["8"; 65].join(","))] {
-        let start = std::time::Instant::now();
         let out = roofline(&[&LLAMA_8B_ON_H100[..], &[flag, values]].concat());
-        let took = start.elapsed();
         assert_eq!(out.status.code(), Some(2), "{flag}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.lines().count(), 1, "{err}");
@@ -390,7 +388,6 @@ fn list_flags_are_bounded_and_their_repeats_dropped() {
             err.starts_with(&format!("error: {flag} takes at most 64 values, got {given}")),
             "{err}"
         );
-        assert!(took < std::time::Duration::from_millis(100), "{flag}: {took:?}");
     }
     // Repeats are swept once: the same points as the list without them.
     let points = |extra: &[&str]| serve_json(extra)["points"].clone();

@@ -4,7 +4,7 @@
 #![cfg(feature = "serde")]
 
 use crate::checkpoint_bounds::import_bounded;
-use crate::hf_config::edited;
+use crate::hf_config::{assert_same_structure, edited, parse};
 use roofline_core::{Error, ModelConfig, Module, Precision};
 use serde_json::{Value, json};
 
@@ -81,6 +81,15 @@ fn nvidia_minimax_m3_nvfp4_reads_nvfp4_experts_and_mxfp8_elsewhere() {
         assert_eq!(map.len(), 22_422);
     });
     assert_eq!(import(&full).unwrap().checkpoint, Some(config));
+    // NVIDIA's copy of the text config leaves out `moe_intermediate_size` (its `intermediate_size`, 3072 in
+    // both files, is the experts' width) and `first_k_dense_replace` (`moe_layer_freq` says it): the same
+    // structure.
+    let nvidia = edited(&minimax_m3_wrapped(), |v| {
+        let text = v["text_config"].as_object_mut().unwrap();
+        text.remove("moe_intermediate_size");
+        text.remove("first_k_dense_replace");
+    });
+    assert_same_structure(&parse(&nvidia), "minimax-m3");
 }
 
 #[test]

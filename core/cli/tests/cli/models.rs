@@ -123,6 +123,16 @@ fn serve_finds_operating_points_for_every_new_preset() {
     }
 }
 
+/// The weight format `predict --json` output `out` lists for `module`, where it lists one apart.
+fn weights(out: &serde_json::Value, module: &str) -> Option<String> {
+    out["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["module"] == module)
+        .map(|m| m["format"]["weights"].as_str().unwrap().to_owned())
+}
+
 #[test]
 fn a_config_json_reads_with_its_modelopt_file() {
     let hf = |name: &str| format!("{}/../tests/data/hf/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -143,16 +153,8 @@ fn a_config_json_reads_with_its_modelopt_file() {
         "--json",
     ];
     let out = json(&args);
-    let module = |name: &str| {
-        out["modules"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["module"] == name)
-            .map(|m| m["format"]["weights"].as_str().unwrap().to_owned())
-    };
-    assert_eq!(module("routed_experts").as_deref(), Some("NVFP4"));
-    assert_eq!(module("attention").as_deref(), Some("FP16"));
+    assert_eq!(weights(&out, "routed_experts").as_deref(), Some("NVFP4"));
+    assert_eq!(weights(&out, "attention").as_deref(), Some("FP16"));
     // A third file is a usage error naming the limit.
     let three = roofline(&[
         "predict",
@@ -191,16 +193,8 @@ fn nvidia_minimax_m3_nvfp4_mixed_precision_runs_on_blackwell_and_is_refused_on_h
         roofline(&args)
     };
     let out: serde_json::Value = serde_json::from_slice(&predict("b200").stdout).unwrap();
-    let weights = |name: &str| {
-        out["modules"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["module"] == name)
-            .map(|m| m["format"]["weights"].as_str().unwrap().to_owned())
-    };
-    assert_eq!(weights("routed_experts").as_deref(), Some("NVFP4"));
-    assert_eq!(weights("attention").as_deref(), Some("MXFP8_E4M3"));
+    assert_eq!(weights(&out, "routed_experts").as_deref(), Some("NVFP4"));
+    assert_eq!(weights(&out, "attention").as_deref(), Some("MXFP8_E4M3"));
     let mut serve = vec![
         "serve",
         "--hardware",

@@ -3,6 +3,7 @@
 
 mod checkpoint_bounds;
 mod hf_config;
+mod mixed_precision;
 mod model_step;
 mod next_wave;
 mod served_models;

@@ -245,12 +245,12 @@ fn unusable_file_pairs_and_formats_are_errors_naming_them() {
             .1
             .contains("not 0 files")
     );
-    // ModelOpt's per-layer MIXED_PRECISION (NVIDIA's Qwen3.6-35B-A3B-NVFP4) is refused, naming it.
+    // ModelOpt's MIXED_PRECISION without its per-layer `quantized_layers` is refused, naming them.
     let mixed = edited(QWEN3_5_NVFP4, |v| {
         v["quantization"]["quant_algo"] = json!("MIXED_PRECISION")
     });
     let (name, message) = field(with_quant_file(QWEN3_5, &mixed));
-    assert_eq!(name, "quantization_config.quant_algo");
+    assert_eq!(name, "quantization_config.quantized_layers");
     assert!(message.contains("MIXED_PRECISION"), "{message}");
     // An unknown architecture lists the new ones among those supported.
     let unknown = edited(QWEN3_NEXT, |v| {

@@ -123,6 +123,16 @@ fn serve_finds_operating_points_for_every_new_preset() {
     }
 }
 
+/// The weight format `predict --json` output `out` lists for `module`, where it lists one apart.
+fn weights(out: &serde_json::Value, module: &str) -> Option<String> {
+    out["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["module"] == module)
+        .map(|m| m["format"]["weights"].as_str().unwrap().to_owned())
+}
+
 #[test]
 fn a_config_json_reads_with_its_modelopt_file() {
     let hf = |name: &str| format!("{}/../tests/data/hf/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -143,16 +153,8 @@ fn a_config_json_reads_with_its_modelopt_file() {
         "--json",
     ];
     let out = json(&args);
-    let module = |name: &str| {
-        out["modules"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["module"] == name)
-            .map(|m| m["format"]["weights"].as_str().unwrap().to_owned())
-    };
-    assert_eq!(module("routed_experts").as_deref(), Some("NVFP4"));
-    assert_eq!(module("attention").as_deref(), Some("FP16"));
+    assert_eq!(weights(&out, "routed_experts").as_deref(), Some("NVFP4"));
+    assert_eq!(weights(&out, "attention").as_deref(), Some("FP16"));
     // A third file is a usage error naming the limit.
     let three = roofline(&[
         "predict",
@@ -167,4 +169,58 @@ fn a_config_json_reads_with_its_modelopt_file() {
     ]);
     assert_eq!(three.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&three.stderr).contains("at most one hf_quant_config.json"));
+}
+
+#[test]
+fn nvidia_minimax_m3_nvfp4_mixed_precision_runs_on_blackwell_and_is_refused_on_hopper() {
+    // NVIDIA's MiniMax-M3 NVFP4 (ModelOpt MIXED_PRECISION: NVFP4 routed experts, MXFP8 elsewhere): the
+    // published text config inside NVIDIA's wrapper, with the trimmed hf_quant_config.json beside it.
+    let hf = |name: &str| format!("{}/../tests/data/hf/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(hf("minimax-m3.json")).unwrap()).unwrap();
+    let wrapped = serde_json::json!({
+        "architectures": ["MiniMaxM3SparseForConditionalGeneration"], "text_config": text,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("minimax-m3-nvfp4.json");
+    std::fs::write(&config, wrapped.to_string()).unwrap();
+    let config = config.to_str().unwrap();
+    let quant = hf("modelopt/minimax-m3-nvfp4-hf_quant_config.json");
+    let files = ["--model-file", config, "--model-file", &quant];
+    let predict = |hardware: &str| {
+        let mut args = vec!["predict", "--hardware", hardware, "--tp", "8", "--json"];
+        args.extend(files);
+        roofline(&args)
+    };
+    let out: serde_json::Value = serde_json::from_slice(&predict("b200").stdout).unwrap();
+    assert_eq!(weights(&out, "routed_experts").as_deref(), Some("NVFP4"));
+    assert_eq!(weights(&out, "attention").as_deref(), Some("MXFP8_E4M3"));
+    let mut serve = vec![
+        "serve",
+        "--hardware",
+        "b200",
+        "--tp",
+        "8",
+        "--rate",
+        "1",
+        "--isl",
+        "1024",
+        "--osl",
+        "256",
+        "--configs",
+        "checkpoint",
+        "--json",
+    ];
+    serve.extend(files);
+    assert_eq!(roofline(&serve).status.code(), Some(0));
+    // Hopper has no FP4 path: an error naming the architecture, never a stand-in format.
+    for hardware in ["h100_sxm", "h200_sxm"] {
+        let refused = predict(hardware);
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(2), "{hardware}: {stderr}");
+        assert!(
+            stderr.contains("NVFP4") && stderr.contains("Hopper sm_90"),
+            "{stderr}"
+        );
+    }
 }

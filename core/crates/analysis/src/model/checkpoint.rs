@@ -3,6 +3,7 @@
 //!
 //! Its rules and derivations: docs/design/core.md, in the section on this file.
 
+mod modelopt;
 mod naming;
 mod patterns;
 
@@ -66,6 +67,9 @@ struct Plan {
     method: String,
     /// Layer numbers the plan's patterns name, and those its sampled patterns name.
     named: (Vec<u32>, Vec<u32>),
+    /// A layer name of a plan that lists its layers by name (ModelOpt `MIXED_PRECISION`): a plan that then
+    /// quantizes none of the model's layers names layers the model lacks.
+    listed: Option<String>,
 }
 
 /// The layer numbers `lists` name, and those their sampled patterns name, each sorted once.
@@ -111,6 +115,7 @@ fn uniform_plan(
         assign: Box::new(move |name| (!excluded.matches(name)).then_some(format)),
         kv_cache,
         method,
+        listed: None,
     }
 }
 
@@ -256,58 +261,6 @@ fn bitsandbytes(q: &Fields<'_>, activations: Precision) -> Result<Plan, Error> {
     ))
 }
 
-fn modelopt(q: &Fields<'_>) -> Result<Plan, Error> {
-    let algo = q
-        .optional_str("quant_algo")?
-        .ok_or_else(|| q.error("quant_algo", "missing"))?;
-    let format = match algo {
-        "FP8" => LinearFormat {
-            weights: Precision::Fp8E4M3,
-            activations: Precision::Fp8E4M3,
-            activation_scale: ActivationScale::StaticPerTensor,
-        },
-        "NVFP4" => LinearFormat::plain(Precision::Nvfp4),
-        other => {
-            return Err(q.error(
-                "quant_algo",
-                format!(
-                    "'{other}' is not modelled (supported: FP8, NVFP4; MIXED_PRECISION's per-layer \
-                     `quantized_layers` are not read)"
-                ),
-            ));
-        }
-    };
-    // `kv_cache_quant_algo` in hf_quant_config.json; NVIDIA's config.json copies write a compressed-tensors
-    // style `kv_cache_scheme` instead.
-    let kv_cache = match (
-        q.optional_str("kv_cache_quant_algo")?,
-        q.nested("kv_cache_scheme")?,
-    ) {
-        (None, None) => None,
-        (Some("FP8"), _) => Some(Precision::Fp8E4M3),
-        (None, Some(scheme)) => Some(tensor_args(&scheme, false)?.0),
-        (Some(other), _) => {
-            return Err(q.error(
-                "kv_cache_quant_algo",
-                format!("'{other}' is not modelled (supported: FP8)"),
-            ));
-        }
-    };
-    // `exclude_modules` in hf_quant_config.json, `ignore` in NVIDIA's config.json copies: the same globs.
-    let excluded = if q.get("exclude_modules").is_some() {
-        "exclude_modules"
-    } else {
-        "ignore"
-    };
-    Ok(uniform_plan(
-        DECODER_AND_HEAD,
-        format,
-        patterns(q, excluded, Syntax::ModelOpt)?,
-        kv_cache,
-        format!("modelopt ({algo})"),
-    ))
-}
-
 /// One compressed-tensors quantization args object (`weights`, `input_activations`) as a format and scale.
 fn tensor_args(q: &Fields<'_>, weights: bool) -> Result<(Precision, ActivationScale), Error> {
     let bits = q
@@ -421,6 +374,7 @@ fn compressed_tensors(q: &Fields<'_>, hidden: Precision) -> Result<Plan, Error> 
         }),
         kv_cache,
         method,
+        listed: None,
     })
 }
 
@@ -510,7 +464,7 @@ pub(super) fn checkpoint_config(
         "fp8" => fp8(&q)?,
         "awq" | "gptq" => awq_gptq(&q, method)?,
         "bitsandbytes" => bitsandbytes(&q, activations)?,
-        "modelopt" => modelopt(&q)?,
+        "modelopt" => modelopt::plan(&q, activations)?,
         "compressed-tensors" => compressed_tensors(&q, activations)?,
         other => {
             return Err(q.error(
@@ -529,6 +483,15 @@ pub(super) fn checkpoint_config(
         if let Some(format) = module_format((&plan, naming), &groups, activations, &q, module)? {
             formats.push((module, format));
         }
+    }
+    if let (Some(name), true) = (&plan.listed, formats.is_empty()) {
+        return Err(q.error(
+            "quantized_layers",
+            format!(
+                "names no linear layer of this model ('{name}'; its layers are {}.<i>.…)",
+                naming.layers
+            ),
+        ));
     }
     // The default linear format: the routed experts' where they are quantized, else the first quantized
     // module's; the others differ from it by module entries.

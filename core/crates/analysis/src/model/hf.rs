@@ -88,7 +88,8 @@ const ARCHITECTURES: [(&str, Family, bool); 27] = [
 /// model's (`root`) and the text model's, which differ where the text model sits inside a multimodal wrapper.
 fn namings(family: Family, architecture: &str) -> (Naming, Naming) {
     let text = match family {
-        Family::Mixtral | Family::MiniMaxM2 | Family::MiniMaxM3 => Naming::MIXTRAL,
+        Family::Mixtral | Family::MiniMaxM2 => Naming::MIXTRAL,
+        Family::MiniMaxM3 => Naming::MINIMAX_M3,
         Family::DeepseekV3 | Family::DeepseekDsa | Family::DeepseekV4 => Naming::DEEPSEEK,
         Family::KimiLinear => Naming::KIMI_LINEAR,
         Family::GptOss => Naming::GPT_OSS,
@@ -103,7 +104,9 @@ fn namings(family: Family, architecture: &str) -> (Naming, Naming) {
             layers: "model.language_model.layers",
             ..Naming::QWEN3_5
         },
-        "KimiK25ForConditionalGeneration" | "KimiK3ForConditionalGeneration" => Naming {
+        "KimiK25ForConditionalGeneration"
+        | "KimiK3ForConditionalGeneration"
+        | "MiniMaxM3SparseForConditionalGeneration" => Naming {
             layers: "language_model.model.layers",
             head: "language_model.lm_head",
             ..text

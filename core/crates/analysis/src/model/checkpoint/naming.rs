@@ -60,6 +60,16 @@ impl Naming {
         expert_projections: &["w1", "w2", "w3"],
         ..Naming::LLAMA
     };
+    /// MiniMax-M3: Mixtral's experts and `block_sparse_moe.shared_experts` (the MSA indexer's projections
+    /// take the attention's format).
+    pub(crate) const MINIMAX_M3: Naming = Naming {
+        shared: &[
+            "block_sparse_moe.shared_experts.gate_proj",
+            "block_sparse_moe.shared_experts.up_proj",
+            "block_sparse_moe.shared_experts.down_proj",
+        ],
+        ..Naming::MIXTRAL
+    };
     /// DeepSeek-V3, Kimi K2, DeepSeek-V3.2, GLM-5: MLA projections, experts and `mlp.shared_experts` (the
     /// sparse-attention indexer's projections take the attention's format).
     pub(crate) const DEEPSEEK: Naming = Naming {

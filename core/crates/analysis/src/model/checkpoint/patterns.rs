@@ -85,7 +85,7 @@ impl Matcher {
 }
 
 /// The maximal runs of ASCII digits in `text`, each with whether it touches the text's start and end.
-fn digit_runs(text: &str) -> Vec<(&str, bool, bool)> {
+pub(super) fn digit_runs(text: &str) -> Vec<(&str, bool, bool)> {
     let mut runs = Vec::new();
     let mut start = None;
     for (i, c) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {

@@ -152,9 +152,13 @@ pub(super) fn ffn(family: Family, text: &Fields<'_>, layers: u32) -> Result<(u64
         Family::MiniMaxM3 => {
             // MiniMax-M3: `moe_layer_freq` marks each layer's FFN (1 experts, 0 a dense one
             // `dense_intermediate_size` wide); the experts `moe_intermediate_size` wide, with shared ones
-            // `shared_intermediate_size` wide in all.
+            // `shared_intermediate_size` wide in all. NVIDIA's NVFP4 copy leaves `moe_intermediate_size`
+            // out: its `intermediate_size` (3072 in both) is the experts' width, as MiniMax-M2's is.
             let moe_layers = flagged_layers(text, "moe_layer_freq", layers)?;
-            let expert_ffn = text.uint("moe_intermediate_size")?;
+            let expert_ffn = match text.optional_uint("moe_intermediate_size")? {
+                Some(width) => width,
+                None => text.uint("intermediate_size")?,
+            };
             (
                 text.uint("dense_intermediate_size")?,
                 Some(MoeConfig {

@@ -46,7 +46,16 @@ fn core_sizing(
         )
     })
     .unwrap();
-    let sizing = Sizing::new(&swept, model, &hardware, &SizingSpec { sla, gpus: &[] });
+    let sizing = Sizing::new(
+        &swept,
+        model,
+        &hardware,
+        &SizingSpec {
+            sla,
+            percentile: roofline_core::Percentile::P90,
+            gpus: &[],
+        },
+    );
     (swept, sizing, hardware, model)
 }
 

@@ -154,7 +154,12 @@ fn subset(sweep: &Sweep, keep: impl Fn(&str, u32) -> bool) -> Sweep {
             .filter(|f: &&ConfigFit| keep(&f.config, f.gpus))
             .cloned()
             .collect(),
-        ..sweep.clone()
+        // Field by field: `..sweep.clone()` would clone every point and fit only to drop them.
+        hardware: sweep.hardware.clone(),
+        model: sweep.model.clone(),
+        workload: sweep.workload,
+        unstable: sweep.unstable.clone(),
+        unsupported: sweep.unsupported.clone(),
     }
 }
 
@@ -166,10 +171,13 @@ impl Sizing {
         let engine = sweep.fits.first().map_or(Engine::Vllm, |f| f.preset.engine);
         let mut not_served: Vec<NotServed> = Vec::new();
         if matrices_cover(hardware.arch) {
+            // Each config once, not once per layout: the SLA's every change sizes again.
+            let mut seen: Vec<&str> = Vec::new();
             for fit in &sweep.fits {
-                if not_served.iter().any(|n| n.config == fit.config) {
+                if seen.contains(&fit.config.as_str()) {
                     continue;
                 }
+                seen.push(&fit.config);
                 let verdict = model
                     .config(&fit.config)
                     .map_err(|e| e.to_string())

@@ -73,7 +73,7 @@ async fn wait_recommendation(browser: &Browser, expected: &ServingPoint) -> Stri
 }
 
 /// Chooses `path` in the serving file input.
-async fn choose_file(browser: &Browser, path: &std::path::Path) {
+pub(crate) async fn choose_file(browser: &Browser, path: &std::path::Path) {
     browser
         .element("[data-testid=serving-file]")
         .await

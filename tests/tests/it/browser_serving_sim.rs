@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use crate::browser_serving::choose_file;
 use roofline_core::{
     Corrections, Engine, EngineFeatures, LatencyMetric, Parallelism, Percentile, QuantConfig, SchedulerKind,
     ServingScenario, ServingWorkload, Sizing, SizingSpec, Sla, SpecDecoding, SpecMethod, Sweep, SweepSpec,
@@ -84,15 +85,6 @@ async fn sweeps(browser: &Browser) -> String {
         .as_str()
         .unwrap()
         .to_owned()
-}
-
-async fn choose_file(browser: &Browser, path: &std::path::Path) {
-    browser
-        .element("[data-testid=serving-file]")
-        .await
-        .send_keys(&path.display().to_string())
-        .await
-        .unwrap();
 }
 
 /// Imports `name` from core's samples, confirmed as run with the current scenario, and waits for `runs` kept.

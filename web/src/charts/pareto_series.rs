@@ -382,6 +382,35 @@ fn stop_words(sweep: &Sweep, series: &Series) -> Option<String> {
     ))
 }
 
+/// The measured runs at the view's lengths onto `data` (`order`: the sweep's configs, for their colours),
+/// at x on `axis` read at `at`; those the axis cannot place are counted in a note.
+fn push_measured(data: &mut ParetoData, measured: &Compared, order: &[&str], axis: XAxis, at: Percentile) {
+    let mut unplaced = 0;
+    for row in measured.rows.iter().filter(|r| r.on_chart) {
+        let index = order
+            .iter()
+            .position(|c| *c == row.run.ran_on.config)
+            .unwrap_or(0);
+        let Some((x, exact)) = measured_x(row, axis, at) else {
+            unplaced += 1;
+            continue;
+        };
+        data.points.push(ParetoPoint {
+            x,
+            y: row.run.output_tokens_per_s_per_gpu(),
+            color: config_rgb(index),
+            marker: Marker::Circle,
+            kind: PointKind::Measured,
+            tooltip: measured_tooltip(row, exact),
+        });
+    }
+    if unplaced > 0 {
+        data.stops.push(format!(
+            "{unplaced} measured run(s) not drawn on the interactivity axis: the file has no P90 E2E latency"
+        ));
+    }
+}
+
 /// The chart of `inputs`.
 #[must_use]
 pub fn pareto_data(inputs: &ChartInputs<'_>) -> ParetoData {
@@ -498,30 +527,7 @@ pub fn pareto_data(inputs: &ChartInputs<'_>) -> ParetoData {
             line: line.iter().map(xy).collect(),
         });
     }
-    let mut unplaced = 0;
-    for row in inputs.measured.rows.iter().filter(|r| r.on_chart) {
-        let index = order
-            .iter()
-            .position(|c| *c == row.run.ran_on.config)
-            .unwrap_or(0);
-        let Some((x, exact)) = measured_x(row, axis, at) else {
-            unplaced += 1;
-            continue;
-        };
-        data.points.push(ParetoPoint {
-            x,
-            y: row.run.output_tokens_per_s_per_gpu(),
-            color: config_rgb(index),
-            marker: Marker::Circle,
-            kind: PointKind::Measured,
-            tooltip: measured_tooltip(row, exact),
-        });
-    }
-    if unplaced > 0 {
-        data.stops.push(format!(
-            "{unplaced} measured run(s) not drawn on the interactivity axis: the file has no P90 E2E latency"
-        ));
-    }
+    push_measured(&mut data, inputs.measured, &order, axis, at);
     if axis == XAxis::TokensPerUser {
         data.limits = [
             sla.tpot_max_s

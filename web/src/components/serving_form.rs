@@ -81,27 +81,32 @@ fn setter<T: 'static, E: std::fmt::Display>(
     )
 }
 
-/// A `<select>` (`testid`) of `options` (value, text), the one `current` reads selected; `pick` takes the
-/// chosen value.
+/// A `<select>` (`testid`) of `options` (value, text), the one `current` names selected; `pick` takes the
+/// chosen value. Not generic: every select of the form shares its code.
 fn choice(
     label: &'static str,
     testid: &'static str,
-    options: Vec<(&'static str, String)>,
-    current: impl Fn() -> &'static str + Copy + Send + Sync + 'static,
-    pick: impl Fn(String) + 'static,
-) -> impl IntoView {
+    options: Vec<(String, String)>,
+    current: Signal<String>,
+    pick: Callback<String>,
+) -> AnyView {
     let options = options
         .into_iter()
-        .map(
-            |(value, text)| view! { <option value=value selected=move || current() == value>{text}</option> },
-        )
+        .map(|(value, text)| {
+            let selected = Signal::derive({
+                let value = value.clone();
+                move || current.with(|c| *c == value)
+            });
+            view! { <option value=value selected=selected>{text}</option> }
+        })
         .collect_view();
     view! {
         <div class="field">
             <label for=testid>{label}</label>
-            <select id=testid data-testid=testid on:change=move |ev| pick(event_target_value(&ev))>{options}</select>
+            <select id=testid data-testid=testid on:change=move |ev| pick.run(event_target_value(&ev))>{options}</select>
         </div>
     }
+    .into_any()
 }
 
 /// The statistic the SLA reads (`serving-percentile`: `p90` default, `p50`, `p99`) and the chart's x axis
@@ -109,25 +114,29 @@ fn choice(
 fn percentile_and_axis(scenario: RwSignal<Scenario>) -> impl IntoView {
     let percentiles = PERCENTILES
         .iter()
-        .map(|p| (p.key(), format!("{} of requests", p.name())))
+        .map(|p| (p.key().to_owned(), format!("{} of requests", p.name())))
         .collect();
     let axes = vec![
-        (XAxis::TokensPerUser.key(), "tokens/s per user".to_owned()),
         (
-            XAxis::Interactivity.key(),
+            XAxis::TokensPerUser.key().to_owned(),
+            "tokens/s per user".to_owned(),
+        ),
+        (
+            XAxis::Interactivity.key().to_owned(),
             "E2E-normalized interactivity".to_owned(),
         ),
     ];
+    let read = move |f: fn(&ServingInputs) -> &'static str| {
+        Signal::derive(move || scenario.with(|s| f(&s.serving).to_owned()))
+    };
     view! {
-        {choice("SLA and table read", "serving-percentile", percentiles,
-            move || scenario.with(|s| s.serving.percentile.key()),
-            move |v| if let Some(p) = parse_percentile(&v) { scenario.update(|s| s.serving.percentile = p) })}
-        {choice("Chart x axis", "serving-x-axis", axes,
-            move || scenario.with(|s| s.serving.x_axis.key()),
-            move |v| {
+        {choice("SLA and table read", "serving-percentile", percentiles, read(|i| i.percentile.key()),
+            Callback::new(move |v: String| if let Some(p) = parse_percentile(&v) { scenario.update(|s| s.serving.percentile = p) }))}
+        {choice("Chart x axis", "serving-x-axis", axes, read(|i| i.x_axis.key()),
+            Callback::new(move |v: String| {
                 let axis = if v == XAxis::Interactivity.key() { XAxis::Interactivity } else { XAxis::TokensPerUser };
                 scenario.update(|s| s.serving.x_axis = axis);
-            })}
+            }))}
     }
 }
 
@@ -139,10 +148,10 @@ fn speculative_and_prefix(
     models: RwSignal<Vec<roofline_core::ModelConfig>>,
 ) -> impl IntoView {
     let spec = move || scenario.with(|s| s.serving.speculative.clone());
-    let methods = std::iter::once(("off", "off".to_owned()))
-        .chain(SpecMethod::ALL.map(|m| (m.key(), method_name(m).to_owned())))
+    let methods = std::iter::once(("off".to_owned(), "off".to_owned()))
+        .chain(SpecMethod::ALL.map(|m| (m.key().to_owned(), method_name(m).to_owned())))
         .collect();
-    let pick_method = move |v: String| {
+    let pick_method = Callback::new(move |v: String| {
         scenario.update(|s| {
             s.serving.speculative = SpecMethod::parse(&v).ok().map(|method| SpecInputs {
                 method,
@@ -150,30 +159,29 @@ fn speculative_and_prefix(
                 ..s.serving.speculative.clone().unwrap_or(SpecInputs::of(method))
             });
         });
-    };
+    });
     let on = move || {
         let p = spec()?;
         let draft_model = (p.method == SpecMethod::DraftModel).then(|| {
-            let current = p.draft_model.clone().unwrap_or_default();
             let options = models.with(|m| {
-                model_presets().iter().chain(m.iter()).map(|x| (x.key.clone(), x.name.clone())).collect::<Vec<_>>()
+                std::iter::once((String::new(), "choose…".to_owned()))
+                    .chain(
+                        model_presets()
+                            .iter()
+                            .chain(m.iter())
+                            .map(|x| (x.key.clone(), x.name.clone())),
+                    )
+                    .collect()
             });
-            view! {
-                <div class="field">
-                    <label for="spec-draft-model">"Draft model"</label>
-                    <select id="spec-draft-model" data-testid="spec-draft-model"
-                        on:change=move |ev| {
-                            let key = event_target_value(&ev);
-                            scenario.update(|s| if let Some(p) = s.serving.speculative.as_mut() { p.draft_model = Some(key) });
-                        }>
-                        <option value="" selected=current.is_empty()>"choose…"</option>
-                        {options.into_iter().map(|(key, name)| {
-                            let selected = key == current;
-                            view! { <option value=key selected=selected>{name}</option> }
-                        }).collect_view()}
-                    </select>
-                </div>
-            }
+            let current = Signal::derive(move || spec().and_then(|p| p.draft_model).unwrap_or_default());
+            let pick = Callback::new(move |key: String| {
+                scenario.update(|s| {
+                    if let Some(p) = s.serving.speculative.as_mut() {
+                        p.draft_model = (!key.is_empty()).then_some(key);
+                    }
+                });
+            });
+            choice("Draft model", "spec-draft-model", options, current, pick)
         });
         let published = p.published();
         Some(view! {
@@ -194,7 +202,7 @@ fn speculative_and_prefix(
     };
     view! {
         {choice("Speculative decoding", "spec-method", methods,
-            move || scenario.with(|s| s.serving.speculative.as_ref().map_or("off", |p| p.method.key())),
+            Signal::derive(move || scenario.with(|s| s.serving.speculative.as_ref().map_or("off", |p| p.method.key()).to_owned())),
             pick_method)}
         {on}
         <Typed label="Prefix cache hit rate (%)" testid="prefix-hit-rate"

@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use crate::browser_serving::choose_file;
+use crate::browser_sizing::attr;
 use roofline_core::{
     Corrections, Engine, EngineFeatures, LatencyMetric, Parallelism, Percentile, QuantConfig, SchedulerKind,
     ServingScenario, ServingWorkload, Sizing, SizingSpec, Sla, SpecDecoding, SpecMethod, Sweep, SweepSpec,
@@ -159,15 +160,7 @@ async fn imports(browser: &Browser) -> usize {
             "{row} [data-testid=pct-ratios] span[data-metric={}][data-percentile=p90]",
             metric.name().to_ascii_lowercase()
         );
-        let shown: f64 = browser
-            .element(&css)
-            .await
-            .attr("data-value")
-            .await
-            .unwrap()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let shown: f64 = attr(browser, &css, "data-value").await.parse().unwrap();
         assert!(
             (shown / ratio - 1.0).abs() < 1e-9,
             "{css}: {shown} vs core's {ratio}"

@@ -60,7 +60,7 @@ fn core_sizing(
 }
 
 /// A data attribute of the element matching `css`.
-async fn attr(browser: &Browser, css: &str, name: &str) -> String {
+pub(crate) async fn attr(browser: &Browser, css: &str, name: &str) -> String {
     browser
         .element(css)
         .await

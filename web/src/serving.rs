@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use roofline_core::{
     BenchClient, Corrections, Engine, EngineFeatures, EnginePreset, Error, HardwareSpec, Load, ModelConfig,
-    Parallelism, QuantConfig, SchedulerKind, ServingWorkload, Sla, Sweep, SweepSpec, layouts, quant_configs,
-    sweep,
+    Parallelism, QuantConfig, SchedulerKind, ServingWorkload, Sla, SpecDecoding, SpecMethod, Sweep,
+    SweepSpec, layouts, quant_configs, sweep,
 };
 
 use crate::calibration::mode_label;
@@ -22,11 +22,13 @@ use crate::format;
 use crate::models::resolve_model;
 use crate::palette::Rgb;
 use crate::scenario::Scenario;
-use crate::serving_inputs::{engine_name, scheduler_name};
+use crate::serving_inputs::{engine_name, method_name, scheduler_name};
 
 /// Everything a sweep depends on, and nothing else: the device spec in its mode, the model, its layouts on
-/// the device, the request lengths, the engine, its scheduler and limits, and the corrections of the mode.
-/// Every precision config is swept (those the device cannot run are listed as unsupported).
+/// the device, the request lengths, the engine, its scheduler and limits, speculative decoding and the
+/// prefix cache, and the corrections of the mode. Every precision config is swept (those the device cannot
+/// run are listed as unsupported). The SLA, its percentile and the chart's axes are not in it: changing them
+/// runs no simulation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepKey {
     /// The device, in the mode predictions use.
@@ -49,6 +51,12 @@ pub struct SweepKey {
     pub memory_fraction: Option<f64>,
     /// The corrections of every step.
     pub corrections: Corrections,
+    /// Speculative decoding, if on.
+    pub speculative: Option<SpecDecoding>,
+    /// The draft model of [`SpecMethod::DraftModel`].
+    pub draft_model: Option<ModelConfig>,
+    /// Share of every prompt served from the prefix cache.
+    pub prefix_hit_rate: f64,
 }
 
 impl SweepKey {
@@ -56,10 +64,25 @@ impl SweepKey {
     /// imported models.
     ///
     /// # Errors
-    /// An unknown model key.
+    /// An unknown model or draft model key, or core's refusal of the speculative settings (no published
+    /// acceptance length for the method and none typed).
     pub fn of(s: &Scenario, hw: &HardwareSpec, models: &[ModelConfig]) -> Result<SweepKey, Error> {
         let model = resolve_model(&s.model, models)?.clone();
+        let spec = s.serving.speculative.as_ref();
+        let draft_model = match spec.filter(|p| p.method == SpecMethod::DraftModel) {
+            Some(p) => Some(
+                resolve_model(p.draft_model.as_deref().unwrap_or_default(), models)
+                    .map_err(|_| {
+                        Error::InvalidInput("speculative method draft model: choose the draft model".into())
+                    })?
+                    .clone(),
+            ),
+            None => None,
+        };
         Ok(SweepKey {
+            speculative: spec.map(|p| p.decoding()).transpose()?,
+            draft_model,
+            prefix_hit_rate: s.serving.prefix_hit_rate,
             hardware: hw.clone(),
             layouts: layouts(&model, hw),
             model,
@@ -97,8 +120,42 @@ impl SweepKey {
             scheduler: self.scheduler,
             corrections: self.corrections,
             client: BenchClient::default(),
-            features: EngineFeatures::default(),
+            features: self.features(),
         })
+    }
+
+    /// Speculative decoding and the prefix cache, as core's sweep takes them.
+    #[must_use]
+    pub fn features(&self) -> EngineFeatures<'_> {
+        EngineFeatures {
+            speculative: self.speculative,
+            draft_model: self.draft_model.as_ref(),
+            prefix_hit_rate: self.prefix_hit_rate,
+        }
+    }
+
+    /// Speculative decoding and the prefix cache in words, e.g. `MTP, 3 drafts, acceptance 2.49 · prefix
+    /// cache 50 %`; empty when neither is on.
+    #[must_use]
+    pub fn features_words(&self) -> String {
+        let spec = self.speculative.map(|p| {
+            let method = match &self.draft_model {
+                Some(m) if p.method == SpecMethod::DraftModel => format!("draft model {}", m.name),
+                _ => method_name(p.method).to_owned(),
+            };
+            format!(
+                "{method}, {} drafts, acceptance {}",
+                p.draft_tokens,
+                format::number(p.acceptance_length)
+            )
+        });
+        let prefix = (self.prefix_hit_rate > 0.0)
+            .then(|| format!("prefix cache {} %", format::number(self.prefix_hit_rate * 100.0)));
+        [spec, prefix]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" · ")
     }
 
     /// The engine's own defaults on this device on one GPU (the limits the inputs' placeholders name).
@@ -128,18 +185,20 @@ impl SweepKey {
     }
 
     /// What every number of the view is about: mode, device, model, GPU counts, request lengths, engine and
-    /// scheduler, e.g. `reference · NVIDIA H100 SXM · Llama-3.1-8B · 1, 2, 4 or 8 GPUs · ISL 1024 / OSL
+    /// scheduler, then speculative decoding and the prefix cache when on, e.g. `reference · NVIDIA H100 SXM · Llama-3.1-8B · 1, 2, 4 or 8 GPUs · ISL 1024 / OSL
     /// 1024 · vLLM, in-flight batching`.
     #[must_use]
     pub fn context(&self) -> String {
+        let features = self.features_words();
         format!(
-            "{} · {} · ISL {} / OSL {} · {}, {}",
+            "{} · {} · ISL {} / OSL {} · {}, {}{}{features}",
             self.title(),
             self.gpus(),
             self.workload.isl,
             self.workload.osl,
             engine_name(self.engine),
-            scheduler_name(self.scheduler)
+            scheduler_name(self.scheduler),
+            if features.is_empty() { "" } else { " · " }
         )
     }
 }
@@ -297,6 +356,58 @@ pub(crate) mod tests {
             key.context(),
             "reference · NVIDIA H100 SXM5 80GB · Llama 3.1 8B · 1, 2, 4 or 8 GPUs · ISL 1024 / OSL 1024 · vLLM, \
              in-flight batching"
+        );
+    }
+
+    #[test]
+    fn speculative_decoding_and_the_prefix_cache_are_swept_as_core_sweeps_them() {
+        use crate::serving_inputs::SpecInputs;
+        let (mut s, hw) = h100_llama();
+        s.serving.speculative = Some(SpecInputs::of(SpecMethod::Mtp));
+        s.serving.prefix_hit_rate = 0.5;
+        let key = SweepKey::of(&s, &hw, &[]).unwrap();
+        // `roofline serve … --tp 1,2,4,8 --spec-method mtp --prefix-hit-rate 0.5`: k = 3 drafts at InferenceX's
+        // golden 2.49.
+        let spec = SpecDecoding::new(SpecMethod::Mtp, 3, None).unwrap();
+        assert_eq!(spec.acceptance_length, 2.49);
+        let configs: Vec<&QuantConfig> = quant_configs().iter().collect();
+        let model = roofline_core::find_model("llama-3.1-8b").unwrap();
+        let tp = [1, 2, 4, 8].map(Parallelism::tensor);
+        let core = sweep(&SweepSpec {
+            parallelisms: &tp,
+            features: EngineFeatures {
+                speculative: Some(spec),
+                draft_model: None,
+                prefix_hit_rate: 0.5,
+            },
+            ..SweepSpec::new(&hw, model, &configs, ServingWorkload { isl: 1024, osl: 1024 })
+        })
+        .unwrap();
+        assert_eq!(key.sweep().unwrap(), core);
+        assert!(
+            key.context()
+                .ends_with("vLLM, in-flight batching · MTP, 3 drafts, acceptance 2.49 · prefix cache 50 %"),
+            "{}",
+            key.context()
+        );
+        // n-gram has no published acceptance: core says so until one is typed; a draft model must be chosen.
+        s.serving.speculative = Some(SpecInputs::of(SpecMethod::Ngram));
+        let err = SweepKey::of(&s, &hw, &[]).unwrap_err().to_string();
+        assert!(err.contains("no published acceptance length for ngram"), "{err}");
+        s.serving.speculative = Some(SpecInputs {
+            acceptance: Some(1.5),
+            ..SpecInputs::of(SpecMethod::DraftModel)
+        });
+        let err = SweepKey::of(&s, &hw, &[]).unwrap_err().to_string();
+        assert!(err.contains("choose the draft model"), "{err}");
+        s.serving.speculative.as_mut().unwrap().draft_model = Some("llama-3.2-1b".into());
+        let key = SweepKey::of(&s, &hw, &[]).unwrap();
+        assert_eq!(key.draft_model.as_ref().unwrap().key, "llama-3.2-1b");
+        assert!(
+            key.context()
+                .contains("draft model Llama 3.2 1B, 3 drafts, acceptance 1.5"),
+            "{}",
+            key.context()
         );
     }
 

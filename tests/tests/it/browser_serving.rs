@@ -39,7 +39,17 @@ fn core_sweep() -> Sweep {
 fn core_answer(sweep: &Sweep, sla: Sla) -> roofline_core::SlaOutcome {
     let hardware = find_hardware("h100_sxm").unwrap().reference().unwrap();
     let model = find_model("llama-3.1-8b").unwrap();
-    Sizing::new(sweep, model, &hardware, &SizingSpec { sla, gpus: &[] }).outcome
+    Sizing::new(
+        sweep,
+        model,
+        &hardware,
+        &SizingSpec {
+            sla,
+            percentile: roofline_core::Percentile::P90,
+            gpus: &[],
+        },
+    )
+    .outcome
 }
 
 /// Waits until the page's recommendation is `expected` (config, concurrency, output tokens/s per GPU within
@@ -63,7 +73,7 @@ async fn wait_recommendation(browser: &Browser, expected: &ServingPoint) -> Stri
 }
 
 /// Chooses `path` in the serving file input.
-async fn choose_file(browser: &Browser, path: &std::path::Path) {
+pub(crate) async fn choose_file(browser: &Browser, path: &std::path::Path) {
     browser
         .element("[data-testid=serving-file]")
         .await

@@ -46,12 +46,21 @@ fn core_sizing(
         )
     })
     .unwrap();
-    let sizing = Sizing::new(&swept, model, &hardware, &SizingSpec { sla, gpus: &[] });
+    let sizing = Sizing::new(
+        &swept,
+        model,
+        &hardware,
+        &SizingSpec {
+            sla,
+            percentile: roofline_core::Percentile::P90,
+            gpus: &[],
+        },
+    );
     (swept, sizing, hardware, model)
 }
 
 /// A data attribute of the element matching `css`.
-async fn attr(browser: &Browser, css: &str, name: &str) -> String {
+pub(crate) async fn attr(browser: &Browser, css: &str, name: &str) -> String {
     browser
         .element(css)
         .await

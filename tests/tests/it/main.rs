@@ -14,6 +14,7 @@ mod browser_page;
 mod browser_polish;
 mod browser_roofline;
 mod browser_serving;
+mod browser_serving_sim;
 mod browser_sizing;
 mod browser_step;
 mod catalog_sources;

@@ -2,8 +2,8 @@
 
 use crate::charts::pareto_series::ParetoData;
 
-/// The chart as CSV: one record per point of each shown series and of each front, with `caption` (mode,
-/// device, model, lengths, engine) on every record.
+/// The chart as CSV: one record per point of each shown series and of each front (the x column named for
+/// what the x axis shows), with `caption` (mode, device, model, lengths, engine) on every record.
 #[must_use]
 pub fn chart_csv(data: &ParetoData, caption: &str) -> String {
     let mut writer = csv::WriterBuilder::new()
@@ -15,7 +15,7 @@ pub fn chart_csv(data: &ParetoData, caption: &str) -> String {
         "tensor_parallel",
         "expert_parallel",
         "concurrency",
-        "tokens_per_s_per_user",
+        data.x_name.1.as_str(),
         "output_tokens_per_s_per_gpu",
         "scenario",
     ];

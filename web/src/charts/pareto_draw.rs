@@ -15,8 +15,8 @@ use crate::charts::series::Marker;
 use crate::format;
 use crate::palette::Rgb;
 
-/// Axis names.
-pub const AXIS_NAMES: (&str, &str) = ("tokens/s per user (1 / TPOT)", "output tokens/s per GPU");
+/// The y axis's name (the x axis's is the data's).
+pub const Y_AXIS_NAME: &str = "output tokens/s per GPU";
 
 /// Ticks of one axis: each value with its label.
 type Ticks = [(f64, String)];
@@ -133,6 +133,7 @@ fn draw_axes<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     frame: &Frame,
     (x_ticks, y_ticks): (&Ticks, &Ticks),
+    x_name: &str,
     theme: &Theme,
     scale: f64,
 ) -> Result<Vec<XLabel>, DrawingAreaErrorKind<DB::ErrorType>> {
@@ -172,18 +173,18 @@ fn draw_axes<DB: DrawingBackend>(
         ],
         axis,
     ))?;
-    let x_name = font(13.0).pos(Pos::new(HPos::Center, VPos::Bottom));
+    let x_style = font(13.0).pos(Pos::new(HPos::Center, VPos::Bottom));
     let (_, h) = root.dim_in_pixel();
     root.draw(&Text::new(
-        AXIS_NAMES.0,
-        ((frame.left + frame.right) / 2, h as i32 - px(4.0, scale)),
         x_name,
+        ((frame.left + frame.right) / 2, h as i32 - px(4.0, scale)),
+        x_style,
     ))?;
     let y_name = font(13.0)
         .transform(FontTransform::Rotate270)
         .pos(Pos::new(HPos::Center, VPos::Top));
     root.draw(&Text::new(
-        AXIS_NAMES.1,
+        Y_AXIS_NAME,
         (px(4.0, scale), (frame.top + frame.bottom) / 2),
         y_name,
     ))?;
@@ -231,7 +232,7 @@ pub fn draw_pareto<DB: DrawingBackend>(
         x: data.x,
         y: data.y,
     };
-    let x_labels = draw_axes(root, &frame, (&x_ticks, &y_ticks), theme, scale)?;
+    let x_labels = draw_axes(root, &frame, (&x_ticks, &y_ticks), &data.x_name.0, theme, scale)?;
 
     // Each limit shades the side that misses it and draws its line; labels stack at the top, never touching.
     let mut taken: Vec<BoxPx> = Vec::new();
@@ -497,7 +498,16 @@ mod tests {
             ..Sla::default()
         };
         let model = find_model("llama-3.1-8b").unwrap();
-        let sizing = Sizing::new(&sweep, model, &hw, &SizingSpec { sla, gpus: &[] });
+        let sizing = Sizing::new(
+            &sweep,
+            model,
+            &hw,
+            &SizingSpec {
+                sla,
+                percentile: roofline_core::Percentile::P90,
+                gpus: &[],
+            },
+        );
         for log in [false, true] {
             let data = pareto_data(&ChartInputs {
                 sweep: &sweep,
@@ -506,6 +516,7 @@ mod tests {
                 device: "reference · NVIDIA H100",
                 title: &key.title(),
                 log,
+                x_axis: crate::serving_inputs::XAxis::TokensPerUser,
                 shown: &BTreeMap::new(),
                 allowed: &[],
                 others: &[],
@@ -525,8 +536,8 @@ mod tests {
                         .all(|h| (0..size.0 as i32).contains(&h.x) && (0..size.1 as i32).contains(&h.y))
                 );
                 for text in [
-                    AXIS_NAMES.0,
-                    AXIS_NAMES.1,
+                    data.x_name.0.as_str(),
+                    Y_AXIS_NAME,
                     "TPOT ≤ 20.0 ms",
                     "≥ 45 tok/s/user",
                     "★ recommended",

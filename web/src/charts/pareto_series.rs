@@ -1,12 +1,15 @@
 //! The serving Pareto chart's data: one series per precision config × GPU layout (output tokens/s per GPU
-//! against tokens/s per user along the concurrency grid), shown by default when it reaches the front or
-//! holds the answer, toggled from the legend; the front of the configs the engine serves and of each
-//! compared device, labelled with its device; the SLA limits on the x axis; the recommended and fewest-GPU
-//! points; the measured runs; and where each curve stops and why. Pure and natively testable.
+//! against tokens/s per user at the SLA's percentile, or E2E-normalized interactivity, along the
+//! concurrency grid), shown by default when it reaches the front or holds the answer, toggled from the
+//! legend; the front of the configs the engine serves and of each compared device, labelled with its device;
+//! the SLA limits on the x axis; the recommended and fewest-GPU points; the measured runs; and where each
+//! curve stops and why. Pure and natively testable.
 
 use std::collections::BTreeMap;
 
-use roofline_core::{Load, Parallelism, ServingPoint, Sizing, Sla, Sweep, layout_name};
+use roofline_core::{
+    LatencyMetric, Load, Parallelism, Percentile, ServingPoint, Sizing, Sla, Sweep, layout_name,
+};
 
 use crate::charts::axis::Scale;
 use crate::charts::series::Marker;
@@ -14,7 +17,49 @@ use crate::format;
 use crate::palette::Rgb;
 use crate::serving::measured::{Compared, MeasuredRow};
 use crate::serving::{config_order, config_rgb, load_words};
+use crate::serving_inputs::XAxis;
 use crate::summary::config_name;
+
+/// What the x axis shows at statistic `at`: its name on the chart and its CSV column.
+#[must_use]
+pub fn x_axis_name(axis: XAxis, at: Percentile) -> (String, String) {
+    match axis {
+        XAxis::TokensPerUser => (
+            format!("tokens/s per user (1 / {} TPOT)", at.name()),
+            format!("tokens_per_s_per_user_{}", at.key()),
+        ),
+        XAxis::Interactivity => (
+            "E2E-normalized interactivity, tokens/s (1 / P90 of E2E / OSL)".to_owned(),
+            "normalized_interactivity".to_owned(),
+        ),
+    }
+}
+
+/// A predicted point's x on `axis` at statistic `at`.
+#[must_use]
+pub fn point_x(p: &ServingPoint, axis: XAxis, at: Percentile) -> f64 {
+    match axis {
+        XAxis::TokensPerUser => p.tokens_per_s_per_user_at(at),
+        XAxis::Interactivity => p.normalized_interactivity,
+    }
+}
+
+/// A measured run's x on `axis` at statistic `at`, and whether it is that statistic: 1 / its TPOT at `at`
+/// (its mean TPOT when the file has not that percentile), or its OSL over its P90 E2E (none without both).
+fn measured_x(row: &MeasuredRow, axis: XAxis, at: Percentile) -> Option<(f64, bool)> {
+    let m = &row.run.measured;
+    match axis {
+        XAxis::TokensPerUser => Some(match m.measured(LatencyMetric::Tpot, at) {
+            Some(t) => (1.0 / t, true),
+            None => (1.0 / m.tpot_s, at == Percentile::Mean),
+        }),
+        XAxis::Interactivity => {
+            let e2e = m.measured(LatencyMetric::E2e, Percentile::P90)?;
+            let osl = row.comparison.as_ref().map(|c| f64::from(c.workload.osl)).ok()?;
+            Some((osl / e2e, true))
+        }
+    }
+}
 
 /// What a point on the Pareto chart is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,15 +152,18 @@ pub struct Limit {
 pub struct ParetoData {
     /// Mode, device and model.
     pub title: String,
+    /// The x axis's name, and its CSV column.
+    pub x_name: (String, String),
     /// Every series, shown or not, config by config.
     pub series: Vec<Series>,
     /// The scenario's front, then the compared devices'.
     pub fronts: Vec<Front>,
     /// Markers drawn: the shown series', the compared fronts', then the measured runs (on top).
     pub points: Vec<ParetoPoint>,
-    /// SLA limits on tokens/s per user (TPOT ≤ t is 1/t; TTFT has no place on these axes).
+    /// SLA limits on tokens/s per user (TPOT ≤ t is 1/t; TTFT has no place on these axes, nor any limit on
+    /// the interactivity axis).
     pub limits: Vec<Limit>,
-    /// Tokens/s per user.
+    /// Tokens/s per user, or interactivity.
     pub x: Scale,
     /// Output tokens/s per GPU.
     pub y: Scale,
@@ -132,6 +180,7 @@ impl Default for ParetoData {
         };
         ParetoData {
             title: String::new(),
+            x_name: x_axis_name(XAxis::TokensPerUser, Percentile::P90),
             series: Vec::new(),
             fronts: Vec::new(),
             points: Vec::new(),
@@ -161,6 +210,8 @@ pub struct ChartInputs<'a> {
     pub title: &'a str,
     /// Log axes.
     pub log: bool,
+    /// What the x axis shows (at the sizing's percentile).
+    pub x_axis: XAxis,
     /// Series shown or hidden from the legend, by id.
     pub shown: &'a BTreeMap<String, bool>,
     /// GPU counts the answer may use (empty: all).
@@ -191,11 +242,14 @@ const fn layout_marker(gpus: u32) -> Marker {
     }
 }
 
-/// The Pareto front of `points` (fitting ones): those no other beats in both coordinates, by x.
-fn front<'a>(points: impl Iterator<Item = &'a ServingPoint>) -> Vec<&'a ServingPoint> {
+/// The Pareto front of `points` (fitting ones) on x = `x`: those no other beats in both coordinates, by x.
+fn front<'a>(
+    points: impl Iterator<Item = &'a ServingPoint>,
+    x: impl Fn(&ServingPoint) -> f64,
+) -> Vec<&'a ServingPoint> {
     let mut all: Vec<&ServingPoint> = points.filter(|p| p.fits).collect();
     all.sort_by(|a, b| {
-        b.tokens_per_s_per_user.total_cmp(&a.tokens_per_s_per_user).then(
+        x(b).total_cmp(&x(a)).then(
             b.output_tokens_per_s_per_gpu
                 .total_cmp(&a.output_tokens_per_s_per_gpu),
         )
@@ -213,9 +267,15 @@ fn front<'a>(points: impl Iterator<Item = &'a ServingPoint>) -> Vec<&'a ServingP
     out
 }
 
-/// Tooltip lines of a predicted point: config, layout and load, latencies, throughput, memory, regime, the
-/// mode and device, and what marks it.
-fn predicted_tooltip(p: &ServingPoint, device: &str, sla: &Sla, notes: &[&str]) -> Vec<String> {
+/// Tooltip lines of a predicted point: config, layout and load, latencies at statistic `at`, throughput,
+/// interactivity, memory, regime, the mode and device, and what marks it.
+fn predicted_tooltip(
+    p: &ServingPoint,
+    at: Percentile,
+    device: &str,
+    sla: &Sla,
+    notes: &[&str],
+) -> Vec<String> {
     let mut lines = vec![
         format!(
             "{} · {} · {}",
@@ -224,14 +284,17 @@ fn predicted_tooltip(p: &ServingPoint, device: &str, sla: &Sla, notes: &[&str]) 
             load_words(p.load)
         ),
         format!(
-            "TTFT {} · TPOT {}",
-            format::duration(p.ttft_s),
-            format::duration(p.tpot_s)
+            "{at} TTFT {} · {at} TPOT {}",
+            format::duration(p.ttft_at(at)),
+            format::duration(p.tpot_at(at)),
+            at = at.name()
         ),
         format!(
-            "{} output tok/s per GPU · {} tok/s per user",
+            "{} output tok/s per GPU · {} tok/s per user ({}) · interactivity {}",
             format::number(p.output_tokens_per_s_per_gpu),
-            format::number(p.tokens_per_s_per_user)
+            format::number(p.tokens_per_s_per_user_at(at)),
+            at.name(),
+            format::number(p.normalized_interactivity)
         ),
         format!(
             "memory per GPU {} · {}",
@@ -240,15 +303,20 @@ fn predicted_tooltip(p: &ServingPoint, device: &str, sla: &Sla, notes: &[&str]) 
         ),
         device.to_owned(),
     ];
-    if let Some(limit) = sla.ttft_max_s.filter(|l| p.ttft_s > *l) {
-        lines.push(format!("misses TTFT ≤ {}", format::duration(limit)));
+    if let Some(limit) = sla.ttft_max_s.filter(|l| p.ttft_at(at) > *l) {
+        lines.push(format!(
+            "misses TTFT ≤ {} at {}",
+            format::duration(limit),
+            at.name()
+        ));
     }
     lines.extend(notes.iter().map(|n| (*n).to_owned()));
     lines
 }
 
-/// Tooltip lines of a measured run: what ran, its figures and their error against the prediction.
-fn measured_tooltip(row: &MeasuredRow) -> Vec<String> {
+/// Tooltip lines of a measured run: what ran, its figures and their error against the prediction, and
+/// whether its x is the statistic the axis shows.
+fn measured_tooltip(row: &MeasuredRow, exact: bool) -> Vec<String> {
     let (run, m) = (&row.run, &row.run.measured);
     let ratio = |r: Option<f64>| r.map_or_else(|| "—".to_owned(), |r| format!("{r:.2}×"));
     let mut lines = vec![
@@ -277,6 +345,9 @@ fn measured_tooltip(row: &MeasuredRow) -> Vec<String> {
             format::number(run.output_tokens_per_s_per_gpu()),
             ratio(c.output_throughput_ratio)
         ));
+    }
+    if !exact {
+        lines.push("placed at its mean TPOT: the file has not this percentile".to_owned());
     }
     lines.push(format!("ran on {}", run.ran_on.label()));
     lines
@@ -311,11 +382,41 @@ fn stop_words(sweep: &Sweep, series: &Series) -> Option<String> {
     ))
 }
 
+/// The measured runs at the view's lengths onto `data` (`order`: the sweep's configs, for their colours),
+/// at x on `axis` read at `at`; those the axis cannot place are counted in a note.
+fn push_measured(data: &mut ParetoData, measured: &Compared, order: &[&str], axis: XAxis, at: Percentile) {
+    let mut unplaced = 0;
+    for row in measured.rows.iter().filter(|r| r.on_chart) {
+        let index = order
+            .iter()
+            .position(|c| *c == row.run.ran_on.config)
+            .unwrap_or(0);
+        let Some((x, exact)) = measured_x(row, axis, at) else {
+            unplaced += 1;
+            continue;
+        };
+        data.points.push(ParetoPoint {
+            x,
+            y: row.run.output_tokens_per_s_per_gpu(),
+            color: config_rgb(index),
+            marker: Marker::Circle,
+            kind: PointKind::Measured,
+            tooltip: measured_tooltip(row, exact),
+        });
+    }
+    if unplaced > 0 {
+        data.stops.push(format!(
+            "{unplaced} measured run(s) not drawn on the interactivity axis: the file has no P90 E2E latency"
+        ));
+    }
+}
+
 /// The chart of `inputs`.
 #[must_use]
 pub fn pareto_data(inputs: &ChartInputs<'_>) -> ParetoData {
     let ChartInputs { sweep, sizing, .. } = *inputs;
-    let sla = &sizing.outcome.sla;
+    let (sla, at, axis) = (&sizing.outcome.sla, sizing.outcome.percentile, inputs.x_axis);
+    let x = |p: &ServingPoint| point_x(p, axis, at);
     let allowed = |gpus: u32| inputs.allowed.is_empty() || inputs.allowed.contains(&gpus);
     let served = |config: &str| !sizing.not_served.iter().any(|n| n.config == config);
     let own_front = front(
@@ -323,12 +424,14 @@ pub fn pareto_data(inputs: &ChartInputs<'_>) -> ParetoData {
             .points
             .iter()
             .filter(|p| served(&p.config) && allowed(p.gpus)),
+        x,
     );
     let on_front = |p: &ServingPoint| own_front.iter().any(|f| std::ptr::eq(*f, p));
     let (recommended, fewest) = (sizing.outcome.recommendation.as_ref(), sizing.fewest.as_ref());
     let order = config_order(sweep);
     let mut data = ParetoData {
         title: inputs.title.to_owned(),
+        x_name: x_axis_name(axis, at),
         ..ParetoData::default()
     };
     for fit in sweep.fits.iter().filter(|f| f.memory.fits() && allowed(f.gpus)) {
@@ -353,7 +456,7 @@ pub fn pareto_data(inputs: &ChartInputs<'_>) -> ParetoData {
             visible,
             line: points
                 .iter()
-                .map(|p| (p.tokens_per_s_per_user, p.output_tokens_per_s_per_gpu))
+                .map(|p| (x(p), p.output_tokens_per_s_per_gpu))
                 .collect(),
             concurrency: points.iter().map(|p| p.concurrency).collect(),
             id,
@@ -367,18 +470,18 @@ pub fn pareto_data(inputs: &ChartInputs<'_>) -> ParetoData {
                 notes.push(caveat);
             }
             for p in &points {
-                let mut tooltip = predicted_tooltip(p, inputs.device, sla, &notes);
+                let mut tooltip = predicted_tooltip(p, at, inputs.device, sla, &notes);
                 if on_front(p) {
                     tooltip.push("on the front".to_owned());
                 }
                 data.points.push(ParetoPoint {
-                    x: p.tokens_per_s_per_user,
+                    x: x(p),
                     y: p.output_tokens_per_s_per_gpu,
                     color: series.color,
                     marker: series.marker,
                     kind: PointKind::Predicted {
                         front: on_front(p),
-                        meets_ttft: sla.ttft_max_s.is_none_or(|l| p.ttft_s <= l),
+                        meets_ttft: sla.ttft_max_s.is_none_or(|l| p.ttft_at(at) <= l),
                         recommended: recommended == Some(*p),
                         fewest: fewest == Some(*p) && recommended != Some(*p),
                     },
@@ -389,7 +492,7 @@ pub fn pareto_data(inputs: &ChartInputs<'_>) -> ParetoData {
         }
         data.series.push(series);
     }
-    let xy = |p: &&ServingPoint| (p.tokens_per_s_per_user, p.output_tokens_per_s_per_gpu);
+    let xy = |p: &&ServingPoint| (x(p), p.output_tokens_per_s_per_gpu);
     data.fronts.push(Front {
         label: format!("front · {}", inputs.device),
         color: (0x33, 0x41, 0x55),
@@ -404,16 +507,17 @@ pub fn pareto_data(inputs: &ChartInputs<'_>) -> ParetoData {
                 .points
                 .iter()
                 .filter(|p| theirs(&p.config) && allowed(p.gpus)),
+            x,
         );
         let color = COMPARED_RGB[i % COMPARED_RGB.len()];
         for p in &line {
             data.points.push(ParetoPoint {
-                x: p.tokens_per_s_per_user,
+                x: x(p),
                 y: p.output_tokens_per_s_per_gpu,
                 color,
                 marker: layout_marker(p.gpus),
                 kind: PointKind::Compared,
-                tooltip: predicted_tooltip(p, label, &other_sizing.outcome.sla, &["on the front"]),
+                tooltip: predicted_tooltip(p, at, label, &other_sizing.outcome.sla, &["on the front"]),
             });
         }
         data.fronts.push(Front {
@@ -423,30 +527,19 @@ pub fn pareto_data(inputs: &ChartInputs<'_>) -> ParetoData {
             line: line.iter().map(xy).collect(),
         });
     }
-    for row in inputs.measured.rows.iter().filter(|r| r.on_chart) {
-        let index = order
-            .iter()
-            .position(|c| *c == row.run.ran_on.config)
-            .unwrap_or(0);
-        data.points.push(ParetoPoint {
-            x: 1.0 / row.run.measured.tpot_s,
-            y: row.run.output_tokens_per_s_per_gpu(),
-            color: config_rgb(index),
-            marker: Marker::Circle,
-            kind: PointKind::Measured,
-            tooltip: measured_tooltip(row),
-        });
+    push_measured(&mut data, inputs.measured, &order, axis, at);
+    if axis == XAxis::TokensPerUser {
+        data.limits = [
+            sla.tpot_max_s
+                .map(|t| (1.0 / t, format!("TPOT ≤ {} ({})", format::duration(t), at.name()))),
+            sla.tokens_per_user_min
+                .map(|u| (u, format!("≥ {} tok/s/user ({})", format::number(u), at.name()))),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|(x, label)| Limit { x, label })
+        .collect();
     }
-    data.limits = [
-        sla.tpot_max_s
-            .map(|t| (1.0 / t, format!("TPOT ≤ {}", format::duration(t)))),
-        sla.tokens_per_user_min
-            .map(|u| (u, format!("≥ {} tok/s/user", format::number(u)))),
-    ]
-    .into_iter()
-    .flatten()
-    .map(|(x, label)| Limit { x, label })
-    .collect();
     let front_points = || data.fronts.iter().flat_map(|f| f.line.iter().copied());
     let xs = data.points.iter().map(|p| p.x).chain(front_points().map(|p| p.0));
     data.x = Scale::around(xs.chain(data.limits.iter().map(|l| l.x)), inputs.log);
@@ -458,176 +551,4 @@ pub fn pareto_data(inputs: &ChartInputs<'_>) -> ParetoData {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use roofline_core::{SizingSpec, find_model};
-
-    use crate::serving::measured::{RanOn, add, compare, read};
-    use crate::serving::tests::{h100_llama, swept};
-
-    /// Llama-3.1-8B's sizing over `sweep` with no SLA.
-    fn open_sizing(sweep: &Sweep, hw: &roofline_core::HardwareSpec) -> Sizing {
-        let model = find_model("llama-3.1-8b").unwrap();
-        Sizing::new(
-            sweep,
-            model,
-            hw,
-            &SizingSpec {
-                sla: Sla::default(),
-                gpus: &[],
-            },
-        )
-    }
-
-    fn chart(sweep: &Sweep, sizing: &Sizing, shown: &BTreeMap<String, bool>, log: bool) -> ParetoData {
-        chart_with(sweep, sizing, shown, log, &Compared::default())
-    }
-
-    fn chart_with(
-        sweep: &Sweep,
-        sizing: &Sizing,
-        shown: &BTreeMap<String, bool>,
-        log: bool,
-        measured: &Compared,
-    ) -> ParetoData {
-        pareto_data(&ChartInputs {
-            sweep,
-            sizing,
-            measured,
-            device: "reference · NVIDIA H100",
-            title: "title",
-            log,
-            shown,
-            allowed: &[],
-            others: &[],
-            caveats: &BTreeMap::new(),
-        })
-    }
-
-    #[test]
-    fn series_per_config_and_layout_with_the_front_shown_and_the_rest_toggled() {
-        let (s, hw) = h100_llama();
-        let (_, sweep) = swept(&s, &hw);
-        let sla = Sla {
-            ttft_max_s: Some(0.2),
-            tpot_max_s: Some(0.025),
-            tokens_per_user_min: Some(30.0),
-        };
-        let model = find_model("llama-3.1-8b").unwrap();
-        let sizing = Sizing::new(&sweep, model, &hw, &SizingSpec { sla, gpus: &[] });
-        let data = chart(&sweep, &sizing, &BTreeMap::new(), false);
-        let fitting = sweep.fits.iter().filter(|f| f.memory.fits()).count();
-        assert_eq!(data.series.len(), fitting);
-        // Shown by default: the series that reach the front or hold the answer; the others are listed.
-        let shown: Vec<&Series> = data.series.iter().filter(|s| s.visible).collect();
-        assert!(
-            !shown.is_empty() && shown.len() < data.series.len(),
-            "{}",
-            shown.len()
-        );
-        let drawn: usize = shown.iter().map(|s| s.line.len()).sum();
-        assert_eq!(data.points.len(), drawn);
-        let best = sizing.outcome.recommendation.clone().unwrap();
-        assert!(
-            shown
-                .iter()
-                .any(|s| s.id == series_id(&best.config, &best.parallelism))
-        );
-        // TPOT ≤ 25 ms is 40 tokens/s per user; the tokens/s limit is drawn where it is.
-        let xs: Vec<f64> = data.limits.iter().map(|l| l.x).collect();
-        assert!((xs[0] - 40.0).abs() < 1e-9 && xs[1] == 30.0, "{xs:?}");
-        // Exactly one recommended point, the SLA's; a linear x axis from 0.
-        let picked = data
-            .points
-            .iter()
-            .filter(|p| {
-                matches!(
-                    p.kind,
-                    PointKind::Predicted {
-                        recommended: true,
-                        ..
-                    }
-                )
-            })
-            .count();
-        assert_eq!(picked, 1);
-        assert_eq!(data.x.lo, 0.0);
-        // Hiding the recommended series from the legend drops its points; showing a hidden one adds its own.
-        let hidden_id = series_id(&best.config, &best.parallelism);
-        let off = BTreeMap::from([(hidden_id.clone(), false)]);
-        let without = chart(&sweep, &sizing, &off, false);
-        let n = data.series.iter().find(|s| s.id == hidden_id).unwrap().line.len();
-        assert_eq!(without.points.len(), data.points.len() - n);
-        let extra = data.series.iter().find(|s| !s.visible).unwrap();
-        let on = BTreeMap::from([(extra.id.clone(), true)]);
-        assert_eq!(
-            chart(&sweep, &sizing, &on, false).points.len(),
-            data.points.len() + extra.line.len()
-        );
-        // The CSV holds every drawn series point and the front, each with the caption.
-        let csv = crate::charts::pareto_csv::chart_csv(&data, "reference · NVIDIA H100");
-        assert_eq!(csv.lines().count(), 1 + drawn + data.fronts[0].line.len());
-        assert!(
-            csv.lines()
-                .skip(1)
-                .all(|l| l.ends_with("reference · NVIDIA H100"))
-        );
-        // Every shown curve says where it stops.
-        assert_eq!(data.stops.len(), shown.len());
-        assert!(
-            data.stops.iter().all(|s| s.contains(" stops at ")),
-            "{:?}",
-            data.stops
-        );
-        // Layouts take shapes; series of one config share its colour.
-        let bf16: Vec<&Series> = data.series.iter().filter(|s| s.config == "bf16").collect();
-        assert!(bf16.len() >= 2 && bf16[0].marker != bf16[1].marker && bf16[0].color == bf16[1].color);
-    }
-
-    #[test]
-    fn the_front_is_undominated_and_log_axes_hold_every_point() {
-        let (s, hw) = h100_llama();
-        let (_, sweep) = swept(&s, &hw);
-        let sizing = open_sizing(&sweep, &hw);
-        let data = chart(&sweep, &sizing, &BTreeMap::new(), true);
-        let line = &data.fronts[0].line;
-        assert!(
-            line.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 > w[1].1),
-            "{line:?}"
-        );
-        assert!(
-            data.points
-                .iter()
-                .all(|p| { (data.x.lo..data.x.hi).contains(&p.x) && (data.y.lo..data.y.hi).contains(&p.y) })
-        );
-    }
-
-    #[test]
-    fn measured_runs_sit_at_their_own_figures() {
-        let (mut s, hw) = h100_llama();
-        s.config = "bf16".into();
-        let (key, sweep) = swept(&s, &hw);
-        let mut runs = Vec::new();
-        add(
-            &mut runs,
-            &read("run.json", crate::serving::measured::tests::VLLM, &s).unwrap(),
-        );
-        let compared = compare(&runs, &RanOn::of(&s), &key, &sweep);
-        let sizing = open_sizing(&sweep, &hw);
-        let data = chart_with(&sweep, &sizing, &BTreeMap::new(), false, &compared);
-        let measured: Vec<_> = data
-            .points
-            .iter()
-            .filter(|p| p.kind == PointKind::Measured)
-            .collect();
-        assert_eq!(measured.len(), 1);
-        // 1 / 11.62 ms = 86.06 tokens/s per user; 1361.4 tokens/s on one GPU.
-        assert!((measured[0].x - 1.0 / 0.01162).abs() < 1e-9);
-        assert_eq!(measured[0].y, 1361.4);
-        assert!(
-            measured[0].tooltip[2].starts_with("TTFT 85.3 ms ("),
-            "{:?}",
-            measured[0].tooltip
-        );
-    }
-}
+mod tests;

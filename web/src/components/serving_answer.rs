@@ -46,6 +46,7 @@ fn by_gpus_table() -> impl IntoView {
     move || {
         sizing.with(|z| {
             z.as_ref().filter(|z| z.by_gpus.len() > 1).map(|z| {
+                let at = z.outcome.percentile;
                 let rows = z
                     .by_gpus
                     .iter()
@@ -55,7 +56,7 @@ fn by_gpus_table() -> impl IntoView {
                                 <td>{config_name(&p.config)}" · "{layout_name(&p.parallelism)}</td>
                                 <td class="num">{format::number(p.output_tokens_per_s_per_gpu)}</td>
                                 <td class="num">{load_words(p.load)}</td>
-                                <td class="num">{format::number(p.tokens_per_s_per_user)}</td>
+                                <td class="num">{format::number(p.tokens_per_s_per_user_at(at))}</td>
                             }
                             .into_any(),
                             None => view! { <td colspan="4" class="hint">"nothing meets the SLA"</td> }.into_any(),
@@ -74,7 +75,7 @@ fn by_gpus_table() -> impl IntoView {
                     <div class="table-wrap"><table class="serving-sizing" data-testid="serving-sizing">
                         <caption>"Best under the SLA per GPU count"</caption>
                         <thead><tr><th class="num">"GPUs"</th><th>"config"</th><th class="num">"out tok/s/GPU"</th>
-                            <th class="num">"load"</th><th class="num">"tok/s/user"</th></tr></thead>
+                            <th class="num">"load"</th><th class="num">{format!("{} tok/s/user", at.name())}</th></tr></thead>
                         <tbody>{rows}</tbody>
                     </table></div>
                 }
@@ -130,7 +131,7 @@ fn advisor_note(best: &ServingPoint) -> impl IntoView + use<> {
 
 /// The recommendation (`serving-recommendation`): `data-kind` `recommended` (with `data-config`,
 /// `data-concurrency`, `data-gpus`, `data-tp`, `data-ep`, `data-value` = its output tokens/s per GPU,
-/// `data-tpot`, `data-ttft`), `none` (what would meet it, `serving-alternatives`) or `error` (why there is no
+/// `data-percentile` and the `data-tpot`, `data-ttft` at it), `none` (what would meet it, `serving-alternatives`) or `error` (why there is no
 /// sweep); then the fewest GPUs (`serving-fewest`, `data-gpus`, `data-config`, `data-value`) when fewer
 /// than the recommendation's, the table per GPU count, the caveat when the pick rests on unmeasured
 /// ceilings (`serving-caveat`), the configs not served, and the launch commands.
@@ -192,6 +193,9 @@ pub fn ServingAnswer(
             return ().into_any();
         };
         let caveat = caveats.with(|c| c.get(&best.config).cloned());
+        let at = state
+            .sizing
+            .with(|z| z.as_ref().map(|z| z.outcome.percentile).unwrap_or_default());
         let fewest = fewest.map(|(p, words)| {
             view! {
                 <p class="fewest" data-testid="serving-fewest" data-gpus=p.gpus.to_string() data-config=p.config.clone()
@@ -206,7 +210,7 @@ pub fn ServingAnswer(
                 data-gpus=best.gpus.to_string() data-tp=best.parallelism.tensor.to_string()
                 data-ep=best.parallelism.expert.to_string()
                 data-value=best.output_tokens_per_s_per_gpu.to_string()
-                data-tpot=best.tpot_s.to_string() data-ttft=best.ttft_s.to_string()>
+                data-percentile=at.key() data-tpot=best.tpot_at(at).to_string() data-ttft=best.ttft_at(at).to_string()>
                 <h3>"Most output per GPU"</h3>
                 <p class="pick">{text}" "{use_button(&best, "serving-use")}</p>
                 {fewest}

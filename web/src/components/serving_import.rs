@@ -1,10 +1,12 @@
-//! Measured serving runs: import a `vllm bench serve --save-result` JSON, SGLang `bench_serving` JSONL or
-//! CSV file (chosen or dropped), say which scenario it ran with, and see each run's error against the
-//! prediction of that scenario.
+//! Measured serving runs: import any file core's `parse_measured` reads (chosen or dropped; one over its size
+//! cap refused before it is read), say which scenario it ran with, and see each run's error against the
+//! simulation of that scenario, percentile by percentile.
 
 use leptos::prelude::*;
 use roofline_core::validation::Band;
-use roofline_core::{Engine, ServingOutcome, model_presets, quant_configs};
+use roofline_core::{
+    Engine, LatencyMetric, ServingComparison, ServingOutcome, check_bench_size, model_presets, quant_configs,
+};
 
 use crate::browser;
 use crate::format;
@@ -30,8 +32,33 @@ fn ratio_cell(testid: &'static str, ratio: Option<f64>) -> impl IntoView {
     }
 }
 
+/// Every statistic the file has, measured ÷ simulated, metric by metric (`pct-ratios`: one
+/// `span[data-metric][data-percentile]` each, `data-value` = the ratio), e.g. `TTFT mean 1.10× P90 1.32×`.
+fn percentile_cell(c: &ServingComparison) -> impl IntoView + use<> {
+    let metrics = LatencyMetric::ALL.into_iter().filter_map(|metric| {
+        let mine: Vec<_> = c.percentiles.iter().filter(|r| r.metric == metric).collect();
+        (!mine.is_empty()).then(|| {
+            let spans = mine
+                .into_iter()
+                .map(|r| {
+                    view! {
+                        <span data-metric=metric.name().to_ascii_lowercase() data-percentile=r.percentile.key()
+                            data-value=r.ratio.to_string() class=band_class(Band::of((r.ratio - 1.0) * 100.0))
+                            title=format!("measured {} ÷ simulated {}", format::duration(r.measured_s), format::duration(r.predicted_s))>
+                            {format!(" {} {:.2}×", r.percentile.name(), r.ratio)}
+                        </span>
+                    }
+                })
+                .collect_view();
+            view! { <div>{metric.name()}{spans}</div> }
+        })
+    });
+    view! { <td class="pct-ratios" data-testid="pct-ratios">{metrics.collect_view()}</td> }
+}
+
 /// A measured run's row (`tr[data-file][data-line]`): its figures and measured ÷ predicted TTFT, TPOT and
-/// output tokens/s per GPU (`ttft-ratio`, `tpot-ratio`, `throughput-ratio`), or why it has no prediction.
+/// output tokens/s per GPU (`ttft-ratio`, `tpot-ratio`, `throughput-ratio`), every statistic the file has
+/// (`pct-ratios`), or why it has no prediction.
 fn measured_row(row: MeasuredRow) -> impl IntoView {
     let (run, m) = (&row.run, &row.run.measured);
     let head = view! {
@@ -53,11 +80,12 @@ fn measured_row(row: MeasuredRow) -> impl IntoView {
                 {ratio_cell("tpot-ratio", c.tpot_ratio)}
                 <td class="num">{format::number(run.output_tokens_per_s_per_gpu())}</td>
                 {ratio_cell("throughput-ratio", c.output_throughput_ratio)}
+                {percentile_cell(c)}
                 <td>{if row.on_chart { "yes".to_owned() } else { "no: other ISL/OSL".to_owned() }}</td>
             }
             .into_any()
         }
-        Err(e) => view! { <td colspan="9" class="error">{format::failure(e)}</td> }.into_any(),
+        Err(e) => view! { <td colspan="10" class="error">{format::failure(e)}</td> }.into_any(),
     };
     view! {
         <tr data-file=run.file.clone() data-line=m.line.to_string() data-config=run.ran_on.config.clone()>
@@ -184,29 +212,29 @@ fn ConfirmRuns(
 fn KeptRuns() -> impl IntoView {
     let app = use_app();
     let (scenario, state) = (app.scenario, app.serving);
-    let table =
-        move || {
-            let rows: Vec<MeasuredRow> = state.compared.with(|c| c.rows.clone());
-            let notes: Vec<String> = rows
-                .iter()
-                .filter_map(|r| r.comparison.as_ref().ok())
-                .flat_map(|c| c.notes.iter().cloned())
-                .collect();
-            (!rows.is_empty()).then(|| view! {
+    let table = move || {
+        let rows: Vec<MeasuredRow> = state.compared.with(|c| c.rows.clone());
+        let notes: Vec<String> = rows
+            .iter()
+            .filter_map(|r| r.comparison.as_ref().ok())
+            .flat_map(|c| c.notes.iter().cloned())
+            .collect();
+        (!rows.is_empty()).then(|| view! {
             <table data-testid="serving-measured">
-                <caption>{move || format!("Measured ÷ predicted at each run's load and mean ISL/OSL · {}",
+                <caption>{move || format!("Measured ÷ simulated with each run's client, load and mean ISL/OSL · {}",
                     state.key.with(|k| k.as_ref().map(|k| k.context()).unwrap_or_default()))}</caption>
                 <thead><tr>
                     <th>"Run"</th><th>"Config"</th><th>"Load"</th><th class="num">"ISL/OSL"</th>
                     <th class="num">"TTFT"</th><th class="num">"÷ pred."</th>
                     <th class="num">"TPOT"</th><th class="num">"÷ pred."</th>
-                    <th class="num">"out tok/s/GPU"</th><th class="num">"÷ pred."</th><th>"On chart"</th>
+                    <th class="num">"out tok/s/GPU"</th><th class="num">"÷ pred."</th>
+                    <th>"Measured ÷ simulated by statistic"</th><th>"On chart"</th>
                 </tr></thead>
                 <tbody>{rows.into_iter().map(measured_row).collect_view()}</tbody>
             </table>
             {notes.into_iter().map(|n| view! { <p class="hint">{n}</p> }).collect_view()}
         })
-        };
+    };
     let open = move |to: RanOn| scenario.update(|s| to.apply(s));
     let elsewhere = move || {
         let groups: Vec<Elsewhere> = state.compared.with(|c| c.elsewhere.clone());
@@ -265,6 +293,12 @@ pub fn ServingImport() -> impl IntoView {
         }
     };
     let read_file = move |file: web_sys::File| {
+        // Refused from its size alone, before a byte is read: nothing kept changes.
+        if let Err(e) = check_bench_size(file.size() as u64) {
+            pending.set(None);
+            message.set(Some((false, format!("Not imported: {}: {e}", file.name()))));
+            return;
+        }
         leptos::task::spawn_local(async move {
             match browser::read_file_text(file).await {
                 Ok((name, text)) => take(name, text),
@@ -300,8 +334,11 @@ pub fn ServingImport() -> impl IntoView {
             on:drop=on_drop>
             <h3>"Measured serving runs"</h3>
             <p class="hint">"Choose or drop a "<code>"vllm bench serve --save-result"</code>" JSON, SGLang "
-                <code>"bench_serving"</code>" JSONL or a CSV (concurrency, ttft_ms, tpot_ms, output_tokens_per_s, gpus). "
-                "Each run is compared only with the scenario it ran with."</p>
+                <code>"bench_serving"</code>" JSONL, AIPerf "<code>"profile_export_aiperf.json"</code>", "
+                <code>"vllm bench sweep"</code>" summary.csv, InferenceX "<code>"agg_bmk.json"</code>" rows or a CSV "
+                "(concurrency, ttft_ms, tpot_ms, output_tokens_per_s, gpus), up to "
+                {(roofline_core::MAX_BENCH_FILE_BYTES >> 20).to_string()}" MiB. "
+                "Each run is compared only with the scenario it ran with, simulated with the run's own client."</p>
             <div class="row">
                 <label class="file-button">
                     "Choose file… "

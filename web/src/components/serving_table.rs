@@ -4,7 +4,7 @@
 //! run, with why.
 
 use leptos::prelude::*;
-use roofline_core::{Load, ServingPoint, UnsupportedConfig, layout_name};
+use roofline_core::{Load, Percentile, ServingPoint, UnsupportedConfig, layout_name};
 
 use crate::components::serving_form::metric_definition;
 use crate::format;
@@ -26,21 +26,22 @@ fn cell(testid: &'static str, text: String, value: f64) -> impl IntoView {
 }
 
 /// A config's row (`tr[data-config=<key>]`, `data-recommended`, `data-served`, `data-gpus` = the layout's
-/// GPUs): the layout (`layout`), best point under the SLA (`best-load`, `best-throughput`, `best-tpu`,
-/// `best-tpot`, `best-ttft`; or `why-none`), the most output per GPU (`top-throughput` at `top-load`), the
+/// GPUs): the layout (`layout`), best point under the SLA (`best-load`, `best-throughput`, and at statistic
+/// `at` `best-tpu`, `best-tpot`, `best-ttft`; or `why-none`), the most output per GPU (`top-throughput` at `top-load`), the
 /// sequences that fit (`max-fit`) and one GPU's weights and KV cache on that layout. A config the engine does
 /// not serve says so (`not-served`, the reason as its tooltip); one whose ranking rests on unmeasured
 /// ceilings is marked `caveat` (the ceilings as its tooltip).
-fn row_view(row: ConfigRow) -> impl IntoView {
+fn row_view(row: ConfigRow, at: Percentile) -> impl IntoView {
     let best = match &row.best {
         Some(p) => {
             let (load, value) = load_cell(p);
+            let (tpu, tpot, ttft) = (p.tokens_per_s_per_user_at(at), p.tpot_at(at), p.ttft_at(at));
             view! {
                 {cell("best-load", load, value)}
                 {cell("best-throughput", format::number(p.output_tokens_per_s_per_gpu), p.output_tokens_per_s_per_gpu)}
-                {cell("best-tpu", format::number(p.tokens_per_s_per_user), p.tokens_per_s_per_user)}
-                {cell("best-tpot", format::duration(p.tpot_s), p.tpot_s)}
-                {cell("best-ttft", format::duration(p.ttft_s), p.ttft_s)}
+                {cell("best-tpu", format::number(tpu), tpu)}
+                {cell("best-tpot", format::duration(tpot), tpot)}
+                {cell("best-ttft", format::duration(ttft), ttft)}
             }
             .into_any()
         }
@@ -93,12 +94,15 @@ fn row_view(row: ConfigRow) -> impl IntoView {
 
 /// The per-config table (`serving-table`, captioned with the mode, device and workload) and the list of
 /// configs the device cannot run (`serving-unsupported`, each `li[data-config]` with core's reason naming
-/// the architecture). Column headers carry core's metric definitions as tooltips.
+/// the architecture). Column headers carry core's metric definitions as tooltips and name the statistic.
 #[component]
 pub fn ServingTable(
     /// One row per config that ran.
     #[prop(into)]
     rows: Signal<Vec<ConfigRow>>,
+    /// The statistic the SLA and the latencies are read at.
+    #[prop(into)]
+    percentile: Signal<Percentile>,
     /// Configs the device cannot run.
     #[prop(into)]
     unsupported: Signal<Vec<UnsupportedConfig>>,
@@ -108,6 +112,9 @@ pub fn ServingTable(
 ) -> impl IntoView {
     let head = |text: &'static str, key: &'static str| {
         view! { <th class="num" title=metric_definition(key)>{text}</th> }
+    };
+    let at = move |text: &'static str, key: &'static str| {
+        view! { <th class="num" title=metric_definition(key)>{move || format!("{} {text}", percentile.get().name())}</th> }
     };
     view! {
         <div class="serving-table">
@@ -125,14 +132,17 @@ pub fn ServingTable(
                     <tr>
                         {head("concurrency", "concurrency")}
                         {head("out tok/s/GPU", "output_tokens_per_s_per_gpu")}
-                        {head("tok/s/user", "tokens_per_s_per_user")}
-                        {head("TPOT", "tpot_s")}
-                        {head("TTFT", "ttft_s")}
+                        {at("tok/s/user", "tokens_per_s_per_user")}
+                        {at("TPOT", "tpot_s")}
+                        {at("TTFT", "ttft_s")}
                         {head("out tok/s/GPU", "output_tokens_per_s_per_gpu")}
                         {head("at concurrency", "concurrency")}
                     </tr>
                 </thead>
-                <tbody>{move || rows.get().into_iter().map(row_view).collect_view()}</tbody>
+                <tbody>{move || {
+                    let at = percentile.get();
+                    rows.get().into_iter().map(|r| row_view(r, at)).collect_view()
+                }}</tbody>
             </table>
             {move || unsupported.with(|u| (!u.is_empty()).then(|| view! {
                 <details class="serving-unsupported" open=true>

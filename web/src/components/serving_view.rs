@@ -48,7 +48,9 @@ pub fn ServingView() -> impl IntoView {
             })
         })
     });
-    let view_inputs = Memo::new(move |_| scenario.with(|s| (s.serving.log_axes, s.serving.gpus.clone())));
+    let view_inputs =
+        Memo::new(move |_| scenario.with(|s| (s.serving.log_axes, s.serving.gpus.clone(), s.serving.x_axis)));
+    let percentile = Memo::new(move |_| scenario.with(|s| s.serving.percentile));
     let data = Memo::new(move |_| {
         state.sweep.with(|s| {
             let Ok(sweep) = s.as_ref() else {
@@ -73,7 +75,7 @@ pub fn ServingView() -> impl IntoView {
                             ))
                         })
                         .collect();
-                    view_inputs.with(|(log, allowed)| {
+                    view_inputs.with(|(log, allowed, x_axis)| {
                         state.shown.with(|shown| {
                             state.compared.with(|measured| {
                                 caveats.with(|caveats| {
@@ -84,6 +86,7 @@ pub fn ServingView() -> impl IntoView {
                                         device: &device,
                                         title: &title,
                                         log: *log,
+                                        x_axis: *x_axis,
                                         shown,
                                         allowed,
                                         others: &others,
@@ -102,7 +105,7 @@ pub fn ServingView() -> impl IntoView {
             s.as_ref().as_ref().ok().map_or_else(Vec::new, |sweep| {
                 state.sizing.with(|z| {
                     z.as_ref().map_or_else(Vec::new, |z| {
-                        view_inputs.with(|(_, allowed)| {
+                        view_inputs.with(|(_, allowed, _)| {
                             caveats.with(|c| config_rows(sweep, z, allowed, |config| c.get(config).cloned()))
                         })
                     })
@@ -151,7 +154,7 @@ pub fn ServingView() -> impl IntoView {
             <ServingCompare />
             <ParetoChart data=data caption=context shown=state.shown />
             {notes}
-            <ServingTable rows=rows unsupported=unsupported context=context />
+            <ServingTable rows=rows percentile=percentile unsupported=unsupported context=context />
             <ServingImport />
         </section>
     }

@@ -3,7 +3,8 @@
 //! meets, the per-config table, and which rankings rest on reference ceilings no measurement backs.
 
 use roofline_core::{
-    Alternative, ConfigFit, HardwareSpec, ModelConfig, ServingPoint, Sizing, Sla, Sweep, layout_name,
+    Alternative, ConfigFit, HardwareSpec, ModelConfig, Percentile, ServingPoint, Sizing, Sla, Sweep,
+    layout_name,
 };
 
 use crate::format;
@@ -12,19 +13,20 @@ use crate::scenario::Scenario;
 use crate::serving::{config_order, config_rgb, load_words, sla_words};
 use crate::summary::config_name;
 
-/// A point in words, names not keys: `FP8 E4M3 on 2 GPUs (TP 2): 2175 output tokens/s per GPU at 192
-/// users, 22.7 tokens/s per user, TTFT 133 ms, TPOT 44.1 ms`.
+/// A point in words at statistic `at`, names not keys: `FP8 E4M3 on 2 GPUs (TP 2): 2175 output tokens/s per
+/// GPU at 192 users, P90: 22.7 tokens/s per user, TTFT 133 ms, TPOT 44.1 ms`.
 #[must_use]
-pub fn point_words(p: &ServingPoint) -> String {
+pub fn point_words(p: &ServingPoint, at: Percentile) -> String {
     format!(
-        "{} on {}: {} output tokens/s per GPU at {}, {} tokens/s per user, TTFT {}, TPOT {}",
+        "{} on {}: {} output tokens/s per GPU at {}, {}: {} tokens/s per user, TTFT {}, TPOT {}",
         config_name(&p.config),
         layout_name(&p.parallelism),
         format::number(p.output_tokens_per_s_per_gpu),
         load_words(p.load),
-        format::number(p.tokens_per_s_per_user),
-        format::duration(p.ttft_s),
-        format::duration(p.tpot_s)
+        at.name(),
+        format::number(p.tokens_per_s_per_user_at(at)),
+        format::duration(p.ttft_at(at)),
+        format::duration(p.tpot_at(at))
     )
 }
 
@@ -39,21 +41,22 @@ pub struct Answer {
     pub nothing: Option<(String, String, Vec<String>)>,
 }
 
-/// The answer of `sizing` (over `gpus`, the GPU counts swept, e.g. `1, 2, 4 or 8 GPUs`) in words.
+/// The answer of `sizing` (over `gpus`, the GPU counts swept, e.g. `1, 2, 4 or 8 GPUs`) in words, at the
+/// statistic its SLA was checked at.
 #[must_use]
 pub fn answer(sizing: &Sizing, gpus: &str) -> Answer {
-    let sla = &sizing.outcome.sla;
+    let (sla, at) = (&sizing.outcome.sla, sizing.outcome.percentile);
     let limits = sla_words(sla);
     let meets = if limits.is_empty() {
         "the most output tokens/s per GPU (no SLA set)".to_owned()
     } else {
-        format!("meets {}", limits.join(" and "))
+        format!("meets {} at {}", limits.join(" and "), at.name())
     };
     let recommended = sizing
         .outcome
         .recommendation
         .clone()
-        .map(|p| (p.clone(), format!("{} — {meets}", point_words(&p))));
+        .map(|p| (p.clone(), format!("{} — {meets}", point_words(&p, at))));
     let fewest = sizing
         .fewest
         .clone()
@@ -70,8 +73,9 @@ pub fn answer(sizing: &Sizing, gpus: &str) -> Answer {
         });
     let nothing = recommended.is_none().then(|| {
         let headline = format!(
-            "Nothing the engine serves on {gpus} meets {}",
-            limits.join(" and ")
+            "Nothing the engine serves on {gpus} meets {} at {}",
+            limits.join(" and "),
+            at.name()
         );
         let reason = sizing.outcome.reason.clone().unwrap_or_default();
         let what = sizing.alternatives.iter().map(alternative_words).collect();
@@ -141,7 +145,7 @@ pub fn config_rows(
     allowed: &[u32],
     unmeasured: impl Fn(&str) -> Option<String>,
 ) -> Vec<ConfigRow> {
-    let sla: &Sla = &sizing.outcome.sla;
+    let (sla, at): (&Sla, Percentile) = (&sizing.outcome.sla, sizing.outcome.percentile);
     let in_scope = |gpus: u32| allowed.is_empty() || allowed.contains(&gpus);
     let most = |points: &mut dyn Iterator<Item = &ServingPoint>| {
         points
@@ -166,7 +170,7 @@ pub fn config_rows(
                     .iter()
                     .filter(move |p| p.config == config && in_scope(p.gpus) && p.fits)
             };
-            let best = most(&mut points().filter(|p| sla.meets(p)));
+            let best = most(&mut points().filter(|p| sla.meets_at(p, at)));
             let top = most(&mut points());
             let layout = best.as_ref().or(top.as_ref()).map(|p| p.parallelism);
             let fit = fits
@@ -260,7 +264,16 @@ mod tests {
 
     fn sizing(s: &Scenario, hw: &HardwareSpec, sweep: &Sweep, sla: Sla, gpus: &[u32]) -> Sizing {
         let model = roofline_core::find_model(&s.model).unwrap();
-        Sizing::new(sweep, model, hw, &SizingSpec { sla, gpus })
+        Sizing::new(
+            sweep,
+            model,
+            hw,
+            &SizingSpec {
+                sla,
+                percentile: roofline_core::Percentile::P90,
+                gpus,
+            },
+        )
     }
 
     #[test]
@@ -278,7 +291,9 @@ mod tests {
             text.contains(&format!("on {}:", layout_name(&best.parallelism))),
             "{text}"
         );
-        assert!(text.ends_with("— meets ≥ 20 tok/s/user"), "{text}");
+        assert!(text.ends_with("— meets ≥ 20 tok/s/user at P90"), "{text}");
+        let p90 = format!("P90: {} tokens/s per user", format::number(1.0 / best.tpot_p90_s));
+        assert!(text.contains(&p90), "{text}");
         assert!(
             !text.contains(&best.config) || config_name(&best.config) == best.config,
             "{text}"
@@ -300,7 +315,7 @@ mod tests {
         let (headline, _, what) = a.nothing.unwrap();
         assert_eq!(
             headline,
-            "Nothing the engine serves on 1 or 2 GPUs meets ≥ 100 tok/s/user"
+            "Nothing the engine serves on 1 or 2 GPUs meets ≥ 100 tok/s/user at P90"
         );
         assert!(what.iter().any(|w| w.starts_with("More GPUs: ")), "{what:?}");
         assert!(

@@ -1,11 +1,11 @@
-//! Measured serving runs beside the prediction: a `vllm bench serve --save-result` JSON, SGLang
-//! `bench_serving` JSONL or CSV file read by core's `parse_measured` ([`read`]), the scenario it ran with
+//! Measured serving runs beside the prediction: any file core's `parse_measured` reads (`vllm bench serve`
+//! JSON, SGLang JSONL, AIPerf, `vllm bench sweep` CSV, InferenceX rows, plain CSV; [`read`]), the scenario it ran with
 //! ([`RanOn`], asked on import), the runs kept in local storage without duplicates ([`add`]), and their
 //! comparison with core's prediction — only against the scenario they ran with ([`compare`]).
 
 use roofline_core::{
-    BenchFormat, Engine, Error, MeasuredServingPoint, Parallelism, SchedulerKind, ServingComparison, Sweep,
-    VLLM_GPU_MEMORY_UTILIZATION, compare_measured, find_quant_config, parse_measured,
+    BenchFormat, Engine, Error, MeasuredServingPoint, Parallelism, SchedulerKind, ServingComparison,
+    ServingScenario, Sweep, VLLM_GPU_MEMORY_UTILIZATION, compare_measured, find_quant_config, parse_measured,
 };
 use serde::{Deserialize, Serialize};
 
@@ -258,9 +258,10 @@ pub struct Compared {
 }
 
 /// Compares each kept run that ran with the view's scenario `view` (device, model, engine and its limits; any
-/// config and layout the sweep predicts) with core's prediction under the sweep's engine preset for its
-/// config and layout, at the run's load and mean lengths (`key.workload` where the file gives none); the
-/// others are counted per scenario with what differs.
+/// config and layout the sweep predicts) with core's simulation of its own client under the sweep's engine
+/// preset for its config and layout, with the view's speculative decoding and prefix cache, at the run's
+/// load and mean lengths (`key.workload` where the file gives none), percentile by percentile; the others are
+/// counted per scenario with what differs.
 #[must_use]
 pub fn compare(runs: &[ServingRun], view: &RanOn, key: &SweepKey, sweep: &Sweep) -> Compared {
     let mut out = Compared::default();
@@ -306,14 +307,17 @@ pub fn compare(runs: &[ServingRun], view: &RanOn, key: &SweepKey, sweep: &Sweep)
         if mine.is_empty() {
             continue;
         }
-        let scenario = fit.preset.scenario(
-            &key.hardware,
-            &key.model,
-            config,
-            fit.parallelism,
-            key.corrections,
-            key.scheduler,
-        );
+        let scenario = ServingScenario {
+            features: key.features(),
+            ..fit.preset.scenario(
+                &key.hardware,
+                &key.model,
+                config,
+                fit.parallelism,
+                key.corrections,
+                key.scheduler,
+            )
+        };
         let points: Vec<MeasuredServingPoint> = mine.iter().map(|r| r.measured.clone()).collect();
         match compare_measured(scenario, key.workload, &points) {
             Ok(comparisons) => out

@@ -57,6 +57,7 @@ fn size(sweep: &Result<Sweep, Error>, key: &SweepKey, s: &Scenario) -> Option<Si
     let sweep = sweep.as_ref().ok()?;
     let spec = SizingSpec {
         sla: s.serving.sla,
+        percentile: s.serving.percentile,
         gpus: &s.serving.gpus,
     };
     Some(Sizing::new(sweep, &key.model, &key.hardware, &spec))
@@ -85,7 +86,9 @@ impl ServingState {
             },
             |old, new| !matches!((old, new), (Some(a), Some(b)) if Arc::ptr_eq(a, b)),
         );
-        let sla = Memo::new(move |_| scenario.with(|s| (s.serving.sla, s.serving.gpus.clone())));
+        let sla = Memo::new(move |_| {
+            scenario.with(|s| (s.serving.sla, s.serving.percentile, s.serving.gpus.clone()))
+        });
         let sizing = Memo::new(move |_| {
             sla.track();
             sweep.with(|w| {

@@ -325,6 +325,12 @@ impl ServingPoint {
         }
     }
 
+    /// Tokens/s per user at `p`: 1 / TPOT at `p` (what an SLA's tokens/s-per-user limit is checked against).
+    #[must_use]
+    pub fn tokens_per_s_per_user_at(&self, p: Percentile) -> f64 {
+        1.0 / self.tpot_at(p)
+    }
+
     /// ITL at `p`, in s.
     #[must_use]
     pub const fn itl_at(&self, p: Percentile) -> f64 {

@@ -7,7 +7,7 @@ use roofline_analysis::model::ModelConfig;
 use roofline_base::format;
 use roofline_base::hardware::HardwareSpec;
 
-use super::{ConfigFit, Engine, ServingPoint, Sla, SlaOutcome, Sweep, matrices_cover, serves};
+use super::{ConfigFit, Engine, Percentile, ServingPoint, Sla, SlaOutcome, Sweep, matrices_cover, serves};
 
 /// A config the device runs but the engine does not serve: drawn and tabled, never recommended.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,15 +60,17 @@ pub enum Alternative {
     LooserLimit {
         /// Which limit.
         limit: SlaLimit,
-        /// The value it would need (s for TTFT and TPOT, tokens/s per user).
+        /// The value it would need (s for TTFT and TPOT, tokens/s per user) at `percentile`.
         value: f64,
+        /// The statistic the limits are checked against.
+        percentile: Percentile,
         /// The point that meets the relaxed SLA with the most output tokens/s per GPU.
         point: ServingPoint,
     },
 }
 
 impl Alternative {
-    /// The alternative in words, e.g. `TPOT ≤ 52.1 ms: fp8 on 8 GPUs at concurrency 1`.
+    /// The alternative in words, e.g. `TPOT ≤ 52.1 ms (P90) would be met by fp8 on 8 GPUs at 1 requests`.
     #[must_use]
     pub fn words(&self) -> String {
         let at = |p: &ServingPoint| {
@@ -83,23 +85,31 @@ impl Alternative {
         match self {
             Alternative::OtherLayout(p) => format!("{} GPUs meet it: {}", p.gpus, at(p)),
             Alternative::NotServed { point, reason } => format!("{} meets it, but {reason}", at(point)),
-            Alternative::LooserLimit { limit, value, point } => {
+            Alternative::LooserLimit {
+                limit,
+                value,
+                percentile,
+                point,
+            } => {
                 let limit = match limit {
                     SlaLimit::Ttft => format!("TTFT ≤ {}", format::duration(*value)),
                     SlaLimit::Tpot => format!("TPOT ≤ {}", format::duration(*value)),
                     SlaLimit::TokensPerUser => format!("≥ {} tok/s/user", format::number(*value)),
                 };
-                format!("{limit} would be met by {}", at(point))
+                format!("{limit} ({}) would be met by {}", percentile.name(), at(point))
             }
         }
     }
 }
 
-/// What the answer may use: the SLA, and the GPU counts (empty: every count the sweep ran).
+/// What the answer may use: the SLA, the statistic it is checked against, and the GPU counts (empty: every
+/// count the sweep ran).
 #[derive(Debug, Clone, Copy)]
 pub struct SizingSpec<'a> {
     /// The limits.
     pub sla: Sla,
+    /// The statistic of each point the limits are checked against (P90 in `roofline serve` and the page).
+    pub percentile: Percentile,
     /// GPU counts the answer may pick from; empty: all.
     pub gpus: &'a [u32],
 }
@@ -144,7 +154,12 @@ fn subset(sweep: &Sweep, keep: impl Fn(&str, u32) -> bool) -> Sweep {
             .filter(|f: &&ConfigFit| keep(&f.config, f.gpus))
             .cloned()
             .collect(),
-        ..sweep.clone()
+        // Field by field: `..sweep.clone()` would clone every point and fit only to drop them.
+        hardware: sweep.hardware.clone(),
+        model: sweep.model.clone(),
+        workload: sweep.workload,
+        unstable: sweep.unstable.clone(),
+        unsupported: sweep.unsupported.clone(),
     }
 }
 
@@ -156,10 +171,13 @@ impl Sizing {
         let engine = sweep.fits.first().map_or(Engine::Vllm, |f| f.preset.engine);
         let mut not_served: Vec<NotServed> = Vec::new();
         if matrices_cover(hardware.arch) {
+            // Each config once, not once per layout: the SLA's every change sizes again.
+            let mut seen: Vec<&str> = Vec::new();
             for fit in &sweep.fits {
-                if not_served.iter().any(|n| n.config == fit.config) {
+                if seen.contains(&fit.config.as_str()) {
                     continue;
                 }
+                seen.push(&fit.config);
                 let verdict = model
                     .config(&fit.config)
                     .map_err(|e| e.to_string())
@@ -175,8 +193,9 @@ impl Sizing {
         let served = |config: &str| !not_served.iter().any(|n| n.config == config);
         let allowed = |gpus: u32| spec.gpus.is_empty() || spec.gpus.contains(&gpus);
         let scope = subset(sweep, |c, g| served(c) && allowed(g));
-        let outcome = spec.sla.evaluate(&scope);
-        let meeting: Vec<&ServingPoint> = scope.points.iter().filter(|p| spec.sla.meets(p)).collect();
+        let at = spec.percentile;
+        let outcome = spec.sla.evaluate_at(&scope, at);
+        let meeting: Vec<&ServingPoint> = scope.points.iter().filter(|p| spec.sla.meets_at(p, at)).collect();
         let fewest_gpus = meeting.iter().map(|p| p.gpus).min();
         let fewest = most_output(meeting.iter().copied().filter(|p| Some(p.gpus) == fewest_gpus)).cloned();
         let mut counts: Vec<u32> = scope.fits.iter().map(|f| f.gpus).collect();
@@ -192,7 +211,7 @@ impl Sizing {
         let alternatives = if outcome.recommendation.is_some() {
             Vec::new()
         } else {
-            alternatives(sweep, &spec.sla, &not_served, &served, &allowed)
+            alternatives(sweep, &spec.sla, at, &not_served, &served, &allowed)
         };
         Sizing {
             outcome,
@@ -204,18 +223,19 @@ impl Sizing {
     }
 }
 
-/// What would meet `sla` when nothing served on the allowed layouts does: the fewest GPUs among the layouts
-/// left out, the best config the engine does not serve, and each limit relaxed alone to what the best point
-/// meeting the other limits reaches.
+/// What would meet `sla` at statistic `at` when nothing served on the allowed layouts does: the fewest GPUs
+/// among the layouts left out, the best config the engine does not serve, and each limit relaxed alone to
+/// what the best point meeting the other limits reaches.
 fn alternatives(
     sweep: &Sweep,
     sla: &Sla,
+    at: Percentile,
     not_served: &[NotServed],
     served: &dyn Fn(&str) -> bool,
     allowed: &dyn Fn(u32) -> bool,
 ) -> Vec<Alternative> {
     let mut out = Vec::new();
-    let meets = |p: &&ServingPoint| sla.meets(p);
+    let meets = |p: &&ServingPoint| sla.meets_at(p, at);
     let other_layouts = sweep
         .points
         .iter()
@@ -274,13 +294,13 @@ fn alternatives(
             },
         };
         let value = |p: &ServingPoint| match limit {
-            SlaLimit::Ttft => p.ttft_s,
-            SlaLimit::Tpot => p.tpot_s,
-            SlaLimit::TokensPerUser => p.tokens_per_s_per_user,
+            SlaLimit::Ttft => p.ttft_at(at),
+            SlaLimit::Tpot => p.tpot_at(at),
+            SlaLimit::TokensPerUser => p.tokens_per_s_per_user_at(at),
         };
         let closest = candidates
             .iter()
-            .filter(|p| others.meets(p))
+            .filter(|p| others.meets_at(p, at))
             .min_by(|a, b| match limit {
                 SlaLimit::TokensPerUser => value(b).total_cmp(&value(a)),
                 _ => value(a).total_cmp(&value(b)),
@@ -301,10 +321,11 @@ fn alternatives(
                 ..*sla
             },
         };
-        if let Some(point) = most_output(candidates.iter().copied().filter(|p| relaxed.meets(p))) {
+        if let Some(point) = most_output(candidates.iter().copied().filter(|p| relaxed.meets_at(p, at))) {
             out.push(Alternative::LooserLimit {
                 limit,
                 value: needed,
+                percentile: at,
                 point: point.clone(),
             });
         }
@@ -351,7 +372,16 @@ pub(crate) mod tests {
             tokens_per_user_min: Some(20.0),
             ..Sla::default()
         };
-        let sizing = Sizing::new(&sweep, model, hw, &SizingSpec { sla, gpus: &[] });
+        let sizing = Sizing::new(
+            &sweep,
+            model,
+            hw,
+            &SizingSpec {
+                sla,
+                percentile: Percentile::Mean,
+                gpus: &[],
+            },
+        );
         let best = sizing.outcome.recommendation.clone().unwrap();
         // Every point meeting the SLA on a served config: the recommendation has the most output per GPU,
         // the fewest-GPU answer the smallest replica.
@@ -377,10 +407,97 @@ pub(crate) mod tests {
         assert_eq!(of(best.gpus).best.as_ref(), Some(&best));
         assert!(sizing.alternatives.is_empty());
         // Only 4 and 8 GPUs allowed: the recommendation comes from them.
-        let some = Sizing::new(&sweep, model, hw, &SizingSpec { sla, gpus: &[4, 8] });
+        let some = Sizing::new(
+            &sweep,
+            model,
+            hw,
+            &SizingSpec {
+                sla,
+                percentile: Percentile::Mean,
+                gpus: &[4, 8],
+            },
+        );
         let r = some.outcome.recommendation.unwrap();
         assert!(r.gpus == 4 || r.gpus == 8);
         assert_eq!(some.by_gpus.len(), 2);
+    }
+
+    #[test]
+    fn the_answer_checks_the_sla_at_the_percentile_asked() {
+        let (sweep, model, hw) = layout_sweep("llama-3.1-70b", "h100_sxm");
+        // TTFT ≤ 500 ms and ≥ 20 tokens/s per user, checked on P90 then on P99 of each point.
+        let sla = Sla {
+            ttft_max_s: Some(0.5),
+            tokens_per_user_min: Some(20.0),
+            ..Sla::default()
+        };
+        for at in [Percentile::P90, Percentile::P99] {
+            let sizing = Sizing::new(
+                &sweep,
+                model,
+                hw,
+                &SizingSpec {
+                    sla,
+                    percentile: at,
+                    gpus: &[],
+                },
+            );
+            assert_eq!(sizing.outcome.percentile, at);
+            // Independently: the served points whose P90 (P99) TTFT and 1 / TPOT meet the limits.
+            let served = |c: &str| !sizing.not_served.iter().any(|n| n.config == c);
+            let meeting: Vec<&ServingPoint> = sweep
+                .points
+                .iter()
+                .filter(|p| served(&p.config) && p.ttft_at(at) <= 0.5 && 1.0 / p.tpot_at(at) >= 20.0)
+                .collect();
+            let best = sizing.outcome.recommendation.clone().unwrap();
+            let top = meeting
+                .iter()
+                .map(|p| p.output_tokens_per_s_per_gpu)
+                .fold(0.0, f64::max);
+            assert_eq!(best.output_tokens_per_s_per_gpu, top, "{}", at.name());
+            assert!(best.ttft_at(at) <= 0.5 && best.tokens_per_s_per_user_at(at) >= 20.0);
+            let fewest = sizing.fewest.unwrap();
+            assert_eq!(fewest.gpus, meeting.iter().map(|p| p.gpus).min().unwrap());
+        }
+        // A limit nothing meets at P99: the looser limit is what the best point reaches at P99, and says so.
+        let strict = Sla {
+            tokens_per_user_min: Some(1000.0),
+            ..Sla::default()
+        };
+        let sizing = Sizing::new(
+            &sweep,
+            model,
+            hw,
+            &SizingSpec {
+                sla: strict,
+                percentile: Percentile::P99,
+                gpus: &[],
+            },
+        );
+        let (value, point) = sizing
+            .alternatives
+            .iter()
+            .find_map(|a| match a {
+                Alternative::LooserLimit { value, point, .. } => Some((*value, point.clone())),
+                _ => None,
+            })
+            .unwrap();
+        let fastest = sweep
+            .points
+            .iter()
+            .filter(|p| p.fits && !sizing.not_served.iter().any(|n| n.config == p.config))
+            .map(|p| 1.0 / p.tpot_p99_s)
+            .fold(0.0, f64::max);
+        assert_eq!(value, fastest);
+        assert!(point.tokens_per_s_per_user_at(Percentile::P99) >= value);
+        let words: Vec<String> = sizing.alternatives.iter().map(Alternative::words).collect();
+        assert!(
+            words
+                .iter()
+                .any(|w| w.contains("tok/s/user (P99) would be met by")),
+            "{words:?}"
+        );
     }
 
     #[test]
@@ -393,6 +510,7 @@ pub(crate) mod tests {
             hw,
             &SizingSpec {
                 sla: Sla::default(),
+                percentile: Percentile::P90,
                 gpus: &[],
             },
         );
@@ -436,7 +554,16 @@ pub(crate) mod tests {
             "{}",
             fastest(&[8])
         );
-        let sizing = Sizing::new(&sweep, model, hw, &SizingSpec { sla, gpus: &allowed });
+        let sizing = Sizing::new(
+            &sweep,
+            model,
+            hw,
+            &SizingSpec {
+                sla,
+                percentile: Percentile::Mean,
+                gpus: &allowed,
+            },
+        );
         assert!(sizing.outcome.recommendation.is_none() && sizing.fewest.is_none());
         let words: Vec<String> = sizing.alternatives.iter().map(Alternative::words).collect();
         // More GPUs: the fewest that meet it, left out by the layouts allowed.
@@ -455,7 +582,9 @@ pub(crate) mod tests {
             .unwrap();
         assert_eq!(looser, fastest(&allowed));
         assert!(
-            words.iter().any(|w| w.contains("tok/s/user would be met by")),
+            words
+                .iter()
+                .any(|w| w.contains("tok/s/user (mean) would be met by")),
             "{words:?}"
         );
     }

@@ -428,7 +428,7 @@ impl Sla {
             (self.tpot_max_s, point.tpot_at(p), true, tpot, time),
             (
                 self.tokens_per_user_min,
-                1.0 / point.tpot_at(p),
+                point.tokens_per_s_per_user_at(p),
                 false,
                 user,
                 format::number as fn(f64) -> String,

@@ -43,6 +43,17 @@ impl Percentile {
         }
     }
 
+    /// Its display name: `mean`, `P50`, `P90` or `P99`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Percentile::Mean => "mean",
+            Percentile::P50 => "P50",
+            Percentile::P90 => "P90",
+            Percentile::P99 => "P99",
+        }
+    }
+
     /// This statistic of `summary`.
     #[must_use]
     pub const fn of(self, summary: &Summary) -> f64 {

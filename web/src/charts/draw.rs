@@ -195,7 +195,7 @@ fn draw_line<'a, 'c, DB: DrawingBackend>(
 /// Draws the roofline onto `root` and returns where each point landed (backend pixels). `scale` is the
 /// number of backend pixels per CSS pixel (the device pixel ratio on a canvas, 1 for SVG): text, lines and
 /// markers keep their size on high-density screens. The legend is never drawn over the data: the page lists
-/// it beside the chart, an export under it ([`draw_captioned`]); `title` draws the title above the plot
+/// it beside the chart, an export under it ([`Captioned`]); `title` draws the title above the plot
 /// (exports; the page shows it as text, where it wraps instead of being clipped).
 ///
 /// # Errors
@@ -259,40 +259,62 @@ pub(crate) fn split_footer<DB: DrawingBackend>(
     Ok([chart, below])
 }
 
+/// A chart's data that draws with a caption under the chart.
+pub trait Captioned {
+    /// CSS pixels the export adds under the on-screen chart (its legend and caption).
+    const EXTRA_CSS_PX: f64;
+    /// Draws the chart on `root` with `caption` under it; `scale` is backend pixels per CSS pixel.
+    ///
+    /// # Errors
+    /// The backend's drawing error.
+    fn draw_captioned<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        theme: &Theme,
+        scale: f64,
+        caption: &str,
+    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>;
+}
+
 /// Height of an export's footer (the caption and the legend), in CSS pixels.
 pub const EXPORT_FOOTER_CSS_PX: f64 = 44.0;
 
-/// Draws the chart with its title above and a footer under it: the caption (device, model, config, mode)
-/// and the legend as text, so the exported image says what it shows.
-///
-/// # Errors
-/// The backend's drawing error.
-pub fn draw_captioned<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    data: &PlotData,
-    theme: &Theme,
-    scale: f64,
-    caption: &str,
-) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let [chart, below] = split_footer(root, EXPORT_FOOTER_CSS_PX, theme, scale)?;
-    draw(&chart, data, theme, scale, true)?;
-    let font = |size: f64| {
-        ("sans-serif", size * scale)
-            .into_font()
-            .color(&rgb(theme.foreground))
-    };
-    below.draw(&Text::new(
-        caption.to_owned(),
-        (px(10.0, scale), px(4.0, scale)),
-        font(13.0),
-    ))?;
-    let (entries, key) = legend(data);
-    let text = std::iter::once(key)
-        .chain(entries.into_iter().map(|e| e.label))
-        .collect::<Vec<_>>()
-        .join(" · ");
-    below.draw(&Text::new(text, (px(10.0, scale), px(24.0, scale)), font(11.0)))?;
-    root.present()
+impl Captioned for PlotData {
+    const EXTRA_CSS_PX: f64 = 30.0 + EXPORT_FOOTER_CSS_PX;
+
+    /// Draws the chart with its title above and a footer under it: the caption (device, model, config, mode)
+    /// and the legend as text, so the exported image says what it shows.
+    ///
+    /// # Errors
+    /// The backend's drawing error.
+    fn draw_captioned<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        theme: &Theme,
+        scale: f64,
+        caption: &str,
+    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        let data = self;
+        let [chart, below] = split_footer(root, EXPORT_FOOTER_CSS_PX, theme, scale)?;
+        draw(&chart, data, theme, scale, true)?;
+        let font = |size: f64| {
+            ("sans-serif", size * scale)
+                .into_font()
+                .color(&rgb(theme.foreground))
+        };
+        below.draw(&Text::new(
+            caption.to_owned(),
+            (px(10.0, scale), px(4.0, scale)),
+            font(13.0),
+        ))?;
+        let (entries, key) = legend(data);
+        let text = std::iter::once(key)
+            .chain(entries.into_iter().map(|e| e.label))
+            .collect::<Vec<_>>()
+            .join(" · ");
+        below.draw(&Text::new(text, (px(10.0, scale), px(24.0, scale)), font(11.0)))?;
+        root.present()
+    }
 }
 
 #[cfg(test)]
@@ -345,9 +367,8 @@ mod tests {
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, (900, 600)).into_drawing_area();
-            draw_captioned(
+            data.draw_captioned(
                 &root,
-                &data,
                 &Theme::LIGHT,
                 2.0,
                 "reference · NVIDIA GB10 · Llama 3.1 8B · BF16",

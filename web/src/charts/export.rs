@@ -1,32 +1,14 @@
-//! Chart exports: a chart that can draw itself with a caption under it ([`Captioned`]) downloads as a PNG
+//! Chart exports: a chart that draws itself with a caption under it ([`Captioned`]) downloads as a PNG
 //! (an offscreen canvas at twice the device pixel ratio or more) or as an SVG the size of its canvas.
 
 use leptos::prelude::*;
-use plotters::coord::Shift;
-use plotters::prelude::{DrawingArea, DrawingAreaErrorKind, DrawingBackend, IntoDrawingArea};
+use plotters::prelude::IntoDrawingArea;
 use plotters_canvas::CanvasBackend;
 use plotters_svg::SVGBackend;
 
 use crate::browser;
 use crate::charts::canvas::theme;
-use crate::charts::draw::Theme;
-
-/// A chart's data that draws with a caption under the chart.
-pub trait Captioned {
-    /// CSS pixels the export adds under the on-screen chart (its legend and caption).
-    const EXTRA_CSS_PX: f64;
-    /// Draws the chart on `root` with `caption` under it; `scale` is backend pixels per CSS pixel.
-    ///
-    /// # Errors
-    /// The backend's drawing error.
-    fn draw_captioned<DB: DrawingBackend>(
-        &self,
-        root: &DrawingArea<DB, Shift>,
-        theme: &Theme,
-        scale: f64,
-        caption: &str,
-    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>;
-}
+use crate::charts::draw::Captioned;
 
 /// Why a chart export failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -3,16 +3,14 @@
 //! PNG, SVG and CSV export.
 
 use leptos::prelude::*;
-use plotters::coord::Shift;
-use plotters::prelude::{DrawingArea, DrawingAreaErrorKind, DrawingBackend, IntoDrawingArea};
+use plotters::prelude::IntoDrawingArea;
 use plotters_canvas::CanvasBackend;
 
 use crate::browser;
 use crate::charts::canvas::{ChartCanvas, theme};
-use crate::charts::draw::Theme;
-use crate::charts::export::{Captioned, export_png, export_svg};
+use crate::charts::export::{export_png, export_svg};
 use crate::charts::pareto_csv::chart_csv;
-use crate::charts::pareto_draw::{EXPORT_FOOTER_CSS_PX, draw_pareto, draw_pareto_captioned};
+use crate::charts::pareto_draw::draw_pareto;
 use crate::charts::pareto_series::{ParetoData, Series};
 use crate::palette::css;
 
@@ -191,19 +189,5 @@ pub fn ParetoChart(
                 <span>"shaded: misses TPOT or tokens/s per user"</span>
             </p>
         </div>
-    }
-}
-
-impl Captioned for ParetoData {
-    const EXTRA_CSS_PX: f64 = EXPORT_FOOTER_CSS_PX;
-
-    fn draw_captioned<DB: DrawingBackend>(
-        &self,
-        root: &DrawingArea<DB, Shift>,
-        theme: &Theme,
-        scale: f64,
-        caption: &str,
-    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-        draw_pareto_captioned(root, self, theme, scale, caption)
     }
 }

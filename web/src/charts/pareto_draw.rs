@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::charts::axis::{Scale, ticks};
-use crate::charts::draw::{Hit, Theme, px, rgb, split_footer};
+use crate::charts::draw::{Captioned, Hit, Theme, px, rgb, split_footer};
 use crate::charts::pareto_series::{ParetoData, PointKind};
 use crate::charts::series::Marker;
 use crate::format;
@@ -338,48 +338,53 @@ pub fn draw_pareto<DB: DrawingBackend>(
 /// Height of an export's footer (the title, the scenario and the legend), in CSS pixels.
 pub const EXPORT_FOOTER_CSS_PX: f64 = 62.0;
 
-/// Draws the chart with a footer under it: `data`'s title, `caption` (lengths, engine, GPUs) and the shown
-/// series, so an exported image says what it shows.
-///
-/// # Errors
-/// The backend's drawing error.
-pub fn draw_pareto_captioned<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    data: &ParetoData,
-    theme: &Theme,
-    scale: f64,
-    caption: &str,
-) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let [chart, below] = split_footer(root, EXPORT_FOOTER_CSS_PX, theme, scale)?;
-    draw_pareto(&chart, data, theme, scale)?;
-    let font = |size: f64| {
-        ("sans-serif", size * scale)
-            .into_font()
-            .color(&rgb(theme.foreground))
-    };
-    below.draw(&Text::new(
-        data.title.clone(),
-        (px(10.0, scale), px(4.0, scale)),
-        font(13.0),
-    ))?;
-    below.draw(&Text::new(
-        caption.to_owned(),
-        (px(10.0, scale), px(22.0, scale)),
-        font(11.0),
-    ))?;
-    let shown: Vec<String> = data
-        .series
-        .iter()
-        .filter(|s| s.visible)
-        .map(|s| format!("{} {}", s.label, roofline_core::layout_name(&s.layout)))
-        .chain(data.fronts.iter().map(|f| f.label.clone()))
-        .collect();
-    below.draw(&Text::new(
-        shown.join(" · "),
-        (px(10.0, scale), px(40.0, scale)),
-        font(11.0),
-    ))?;
-    root.present()
+impl Captioned for ParetoData {
+    const EXTRA_CSS_PX: f64 = EXPORT_FOOTER_CSS_PX;
+
+    /// Draws the chart with a footer under it: `data`'s title, `caption` (lengths, engine, GPUs) and the shown
+    /// series, so an exported image says what it shows.
+    ///
+    /// # Errors
+    /// The backend's drawing error.
+    fn draw_captioned<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        theme: &Theme,
+        scale: f64,
+        caption: &str,
+    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        let data = self;
+        let [chart, below] = split_footer(root, EXPORT_FOOTER_CSS_PX, theme, scale)?;
+        draw_pareto(&chart, data, theme, scale)?;
+        let font = |size: f64| {
+            ("sans-serif", size * scale)
+                .into_font()
+                .color(&rgb(theme.foreground))
+        };
+        below.draw(&Text::new(
+            data.title.clone(),
+            (px(10.0, scale), px(4.0, scale)),
+            font(13.0),
+        ))?;
+        below.draw(&Text::new(
+            caption.to_owned(),
+            (px(10.0, scale), px(22.0, scale)),
+            font(11.0),
+        ))?;
+        let shown: Vec<String> = data
+            .series
+            .iter()
+            .filter(|s| s.visible)
+            .map(|s| format!("{} {}", s.label, roofline_core::layout_name(&s.layout)))
+            .chain(data.fronts.iter().map(|f| f.label.clone()))
+            .collect();
+        below.draw(&Text::new(
+            shown.join(" · "),
+            (px(10.0, scale), px(40.0, scale)),
+            font(11.0),
+        ))?;
+        root.present()
+    }
 }
 
 /// Draws one point: a predicted one in its series' shape (hollow when it misses TTFT, ringed on the front,
@@ -549,7 +554,7 @@ mod tests {
                 {
                     let root =
                         SVGBackend::with_string(&mut exported, (size.0, size.1 + 62)).into_drawing_area();
-                    draw_pareto_captioned(&root, &data, &Theme::LIGHT, 1.0, "ISL 1024 / OSL 1024 · vLLM")
+                    data.draw_captioned(&root, &Theme::LIGHT, 1.0, "ISL 1024 / OSL 1024 · vLLM")
                         .unwrap();
                 }
                 assert!(exported.contains(&key.title()) && exported.contains("ISL 1024 / OSL 1024 · vLLM"));

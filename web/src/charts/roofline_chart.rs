@@ -1,15 +1,13 @@
 //! The roofline canvas: redraws whenever its data or the window size changes, with hover tooltips and export.
 
 use leptos::prelude::*;
-use plotters::coord::Shift;
-use plotters::prelude::{DrawingArea, DrawingAreaErrorKind, DrawingBackend, IntoDrawingArea};
+use plotters::prelude::IntoDrawingArea;
 use plotters_canvas::CanvasBackend;
 
 use crate::browser;
 use crate::charts::canvas::{ChartCanvas, theme};
-use crate::charts::draw::Theme;
-use crate::charts::draw::{EXPORT_FOOTER_CSS_PX, draw, draw_captioned};
-use crate::charts::export::{Captioned, export_png, export_svg};
+use crate::charts::draw::draw;
+use crate::charts::export::{export_png, export_svg};
 use crate::charts::series::{PlotData, PointKinds, legend};
 
 /// A log-log roofline drawn on a canvas (`data-testid="roofline-canvas"`, `data-points` = the points drawn) that fills its frame (at least
@@ -142,19 +140,5 @@ pub fn RooflineChart(
                 {move || error.get().map(|e| view! { <span class="error">{e}</span> })}
             </div>
         </div>
-    }
-}
-
-impl Captioned for PlotData {
-    const EXTRA_CSS_PX: f64 = 30.0 + EXPORT_FOOTER_CSS_PX;
-
-    fn draw_captioned<DB: DrawingBackend>(
-        &self,
-        root: &DrawingArea<DB, Shift>,
-        theme: &Theme,
-        scale: f64,
-        caption: &str,
-    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-        draw_captioned(root, self, theme, scale, caption)
     }
 }

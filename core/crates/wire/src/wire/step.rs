@@ -50,8 +50,8 @@ pub const MAX_STEP_LAYERS: u32 = 1024;
 /// sequences at Llama 3.1's 131,072-token context.
 pub const MAX_STEP_TOKENS: u64 = 1 << 20;
 /// Most kernels one measured step launches (Σ count of its operator rows, the length of its launch order):
-/// 2^16, 64 per layer at [`MAX_STEP_LAYERS`] (a preset layer launches at most about 20: attention, MLA and
-/// MoE rows included).
+/// 2^16, 64 per layer at [`MAX_STEP_LAYERS`] (a preset layer launches at most 38: DeepSeek-V4-Pro's window,
+/// compressed and indexed attention beside its projections and MoE rows).
 pub const MAX_STEP_KERNELS: u32 = 1 << 16;
 
 impl StepRequest {
@@ -329,11 +329,12 @@ mod tests {
 
     #[test]
     fn every_preset_step_launches_far_fewer_kernels_per_layer_than_the_bound_allows() {
-        // MAX_STEP_KERNELS allows 64 kernels per layer at MAX_STEP_LAYERS; the presets launch at most about
-        // 20 (printed), so a model at the layer bound stays under the kernel bound.
+        // MAX_STEP_KERNELS allows 64 kernels per layer at MAX_STEP_LAYERS; the presets launch at most 38
+        // (DeepSeek-V4-Pro, printed), so a model of their kind at the layer bound stays under the kernel
+        // bound with a 1.5× margin.
         let h100 = roofline_base::hardware::find_hardware("h100_sxm").unwrap();
         let bf16 = roofline_analysis::quant_config::find_quant_config("bf16").unwrap();
-        let mut most = 0.0f64;
+        let (mut most, mut deepest) = (0.0f64, "");
         for model in roofline_analysis::model::model_presets() {
             for phase in [Phase::Prefill, Phase::Decode] {
                 let workload = roofline_analysis::analysis::Workload {
@@ -349,11 +350,14 @@ mod tests {
                     &roofline_analysis::corrections::Corrections::NONE,
                 )
                 .unwrap();
-                most = most.max(f64::from(analysis.kernel_launches) / f64::from(model.layers));
+                let per_layer = f64::from(analysis.kernel_launches) / f64::from(model.layers);
+                if per_layer > most {
+                    (most, deepest) = (per_layer, &model.key);
+                }
             }
         }
-        println!("most kernels per layer of a preset: {most:.1}");
-        assert!(most <= 24.0, "{most}");
-        assert!(f64::from(MAX_STEP_KERNELS) / f64::from(MAX_STEP_LAYERS) >= 2.5 * most);
+        println!("most kernels per layer of a preset: {most:.1} ({deepest})");
+        assert!(most <= 40.0, "{most} ({deepest})");
+        assert!(f64::from(MAX_STEP_KERNELS) / f64::from(MAX_STEP_LAYERS) >= 1.5 * most);
     }
 }

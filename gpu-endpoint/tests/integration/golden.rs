@@ -115,7 +115,7 @@ async fn measured_points_predictions_and_step_events_are_the_golden_json() {
 #[actix_web::test]
 async fn a_store_written_in_the_seed_units_lists_every_point_the_same() {
     // `store-v3.sql`: the dump of a version-3 store written by the endpoint before measured values moved to
-    // base units (f5b441e): real CPU GEMVs, GEMMs and a TinyLlama FP32 step, fake H200 points (W4A16 among
+    // base units (be32554): real CPU GEMVs, GEMMs and a TinyLlama FP32 step, fake H200 points (W4A16 among
     // them), a fake step and a point without a prediction. `store-v3-results.json`: that endpoint's
     // `GET /api/results?limit=1000` of it.
     let dir = tempfile::tempdir().unwrap();

@@ -365,23 +365,34 @@ pub(crate) mod tests {
         (s, model, hardware)
     }
 
+    /// `run` (a [`layout_sweep`]) sized for `sla` read at `percentile` on the GPU counts `gpus` (all when empty).
+    fn sized(
+        run: &(Sweep, &ModelConfig, &HardwareSpec),
+        sla: Sla,
+        percentile: Percentile,
+        gpus: &[u32],
+    ) -> Sizing {
+        Sizing::new(
+            &run.0,
+            run.1,
+            run.2,
+            &SizingSpec {
+                sla,
+                percentile,
+                gpus,
+            },
+        )
+    }
+
     #[test]
     fn the_answer_names_the_fewest_gpus_and_the_most_output_per_gpu() {
-        let (sweep, model, hw) = layout_sweep("llama-3.1-70b", "h100_sxm");
+        let run = layout_sweep("llama-3.1-70b", "h100_sxm");
+        let sweep = &run.0;
         let sla = Sla {
             tokens_per_user_min: Some(20.0),
             ..Sla::default()
         };
-        let sizing = Sizing::new(
-            &sweep,
-            model,
-            hw,
-            &SizingSpec {
-                sla,
-                percentile: Percentile::Mean,
-                gpus: &[],
-            },
-        );
+        let sizing = sized(&run, sla, Percentile::Mean, &[]);
         let best = sizing.outcome.recommendation.clone().unwrap();
         // Every point meeting the SLA on a served config: the recommendation has the most output per GPU,
         // the fewest-GPU answer the smallest replica.
@@ -407,16 +418,7 @@ pub(crate) mod tests {
         assert_eq!(of(best.gpus).best.as_ref(), Some(&best));
         assert!(sizing.alternatives.is_empty());
         // Only 4 and 8 GPUs allowed: the recommendation comes from them.
-        let some = Sizing::new(
-            &sweep,
-            model,
-            hw,
-            &SizingSpec {
-                sla,
-                percentile: Percentile::Mean,
-                gpus: &[4, 8],
-            },
-        );
+        let some = sized(&run, sla, Percentile::Mean, &[4, 8]);
         let r = some.outcome.recommendation.unwrap();
         assert!(r.gpus == 4 || r.gpus == 8);
         assert_eq!(some.by_gpus.len(), 2);
@@ -424,7 +426,8 @@ pub(crate) mod tests {
 
     #[test]
     fn the_answer_checks_the_sla_at_the_percentile_asked() {
-        let (sweep, model, hw) = layout_sweep("llama-3.1-70b", "h100_sxm");
+        let run = layout_sweep("llama-3.1-70b", "h100_sxm");
+        let sweep = &run.0;
         // TTFT ≤ 500 ms and ≥ 20 tokens/s per user, checked on P90 then on P99 of each point.
         let sla = Sla {
             ttft_max_s: Some(0.5),
@@ -432,16 +435,7 @@ pub(crate) mod tests {
             ..Sla::default()
         };
         for at in [Percentile::P90, Percentile::P99] {
-            let sizing = Sizing::new(
-                &sweep,
-                model,
-                hw,
-                &SizingSpec {
-                    sla,
-                    percentile: at,
-                    gpus: &[],
-                },
-            );
+            let sizing = sized(&run, sla, at, &[]);
             assert_eq!(sizing.outcome.percentile, at);
             // Independently: the served points whose P90 (P99) TTFT and 1 / TPOT meet the limits.
             let served = |c: &str| !sizing.not_served.iter().any(|n| n.config == c);
@@ -465,16 +459,7 @@ pub(crate) mod tests {
             tokens_per_user_min: Some(1000.0),
             ..Sla::default()
         };
-        let sizing = Sizing::new(
-            &sweep,
-            model,
-            hw,
-            &SizingSpec {
-                sla: strict,
-                percentile: Percentile::P99,
-                gpus: &[],
-            },
-        );
+        let sizing = sized(&run, strict, Percentile::P99, &[]);
         let (value, point) = sizing
             .alternatives
             .iter()
@@ -503,17 +488,8 @@ pub(crate) mod tests {
     #[test]
     fn configs_the_engine_does_not_serve_are_never_recommended() {
         // DeepSeek-R1 on B200s: MXFP6 runs on the device, but no engine serves it natively.
-        let (sweep, model, hw) = layout_sweep("deepseek-r1", "b200");
-        let sizing = Sizing::new(
-            &sweep,
-            model,
-            hw,
-            &SizingSpec {
-                sla: Sla::default(),
-                percentile: Percentile::P90,
-                gpus: &[],
-            },
-        );
+        let run = layout_sweep("deepseek-r1", "b200");
+        let sizing = sized(&run, Sla::default(), Percentile::P90, &[]);
         let mxfp6 = sizing
             .not_served
             .iter()
@@ -534,7 +510,8 @@ pub(crate) mod tests {
 
     #[test]
     fn nothing_meeting_the_sla_says_what_would() {
-        let (sweep, model, hw) = layout_sweep("llama-3.1-70b", "h100_sxm");
+        let run = layout_sweep("llama-3.1-70b", "h100_sxm");
+        let sweep = &run.0;
         // 100 tokens/s per user: more than any point reaches at these lengths on one, two or four GPUs.
         let sla = Sla {
             tokens_per_user_min: Some(100.0),
@@ -554,16 +531,7 @@ pub(crate) mod tests {
             "{}",
             fastest(&[8])
         );
-        let sizing = Sizing::new(
-            &sweep,
-            model,
-            hw,
-            &SizingSpec {
-                sla,
-                percentile: Percentile::Mean,
-                gpus: &allowed,
-            },
-        );
+        let sizing = sized(&run, sla, Percentile::Mean, &allowed);
         assert!(sizing.outcome.recommendation.is_none() && sizing.fewest.is_none());
         let words: Vec<String> = sizing.alternatives.iter().map(Alternative::words).collect();
         // More GPUs: the fewest that meet it, left out by the layouts allowed.

@@ -135,7 +135,6 @@ fn weights(out: &serde_json::Value, module: &str) -> Option<String> {
 
 #[test]
 fn a_config_json_reads_with_its_modelopt_file() {
-    let hf = |name: &str| format!("{}/../tests/data/hf/{name}", env!("CARGO_MANIFEST_DIR"));
     let (config, quant) = (
         hf("qwen3.5-397b-a17b.json"),
         hf("modelopt/qwen3.5-397b-a17b-nvfp4-hf_quant_config.json"),
@@ -171,22 +170,10 @@ fn a_config_json_reads_with_its_modelopt_file() {
     assert!(String::from_utf8_lossy(&three.stderr).contains("at most one hf_quant_config.json"));
 }
 
-#[test]
-fn nvidia_minimax_m3_nvfp4_mixed_precision_runs_on_blackwell_and_is_refused_on_hopper() {
-    // NVIDIA's MiniMax-M3 NVFP4 (ModelOpt MIXED_PRECISION: NVFP4 routed experts, MXFP8 elsewhere): the
-    // published text config inside NVIDIA's wrapper, with the trimmed hf_quant_config.json beside it.
-    let hf = |name: &str| format!("{}/../tests/data/hf/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(hf("minimax-m3.json")).unwrap()).unwrap();
-    let wrapped = serde_json::json!({
-        "architectures": ["MiniMaxM3SparseForConditionalGeneration"], "text_config": text,
-    });
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("minimax-m3-nvfp4.json");
-    std::fs::write(&config, wrapped.to_string()).unwrap();
-    let config = config.to_str().unwrap();
-    let quant = hf("modelopt/minimax-m3-nvfp4-hf_quant_config.json");
-    let files = ["--model-file", config, "--model-file", &quant];
+/// `predict` and `serve --configs checkpoint` of the model `files` describe on 8 B200s (its routed experts
+/// NVFP4, its attention `attention`), and `predict` refused on H100 and H200 naming the architecture: Hopper
+/// has no FP4 path, and no stand-in format is taken.
+fn runs_nvfp4_on_blackwell_refused_on_hopper(files: &[&str], attention: &str) {
     let predict = |hardware: &str| {
         let mut args = vec!["predict", "--hardware", hardware, "--tp", "8", "--json"];
         args.extend(files);
@@ -194,7 +181,7 @@ fn nvidia_minimax_m3_nvfp4_mixed_precision_runs_on_blackwell_and_is_refused_on_h
     };
     let out: serde_json::Value = serde_json::from_slice(&predict("b200").stdout).unwrap();
     assert_eq!(weights(&out, "routed_experts").as_deref(), Some("NVFP4"));
-    assert_eq!(weights(&out, "attention").as_deref(), Some("MXFP8_E4M3"));
+    assert_eq!(weights(&out, "attention").as_deref(), Some(attention));
     let mut serve = vec![
         "serve",
         "--hardware",
@@ -213,7 +200,6 @@ fn nvidia_minimax_m3_nvfp4_mixed_precision_runs_on_blackwell_and_is_refused_on_h
     ];
     serve.extend(files);
     assert_eq!(roofline(&serve).status.code(), Some(0));
-    // Hopper has no FP4 path: an error naming the architecture, never a stand-in format.
     for hardware in ["h100_sxm", "h200_sxm"] {
         let refused = predict(hardware);
         let stderr = String::from_utf8_lossy(&refused.stderr);
@@ -223,4 +209,40 @@ fn nvidia_minimax_m3_nvfp4_mixed_precision_runs_on_blackwell_and_is_refused_on_h
             "{stderr}"
         );
     }
+}
+
+fn hf(name: &str) -> String {
+    format!("{}/../tests/data/hf/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn nvidia_minimax_m3_nvfp4_mixed_precision_runs_on_blackwell_and_is_refused_on_hopper() {
+    // NVIDIA's MiniMax-M3 NVFP4 (ModelOpt MIXED_PRECISION: NVFP4 routed experts, MXFP8 elsewhere): the
+    // published text config inside NVIDIA's wrapper, with the trimmed hf_quant_config.json beside it.
+    let text: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(hf("minimax-m3.json")).unwrap()).unwrap();
+    let wrapped = serde_json::json!({
+        "architectures": ["MiniMaxM3SparseForConditionalGeneration"], "text_config": text,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("minimax-m3-nvfp4.json");
+    std::fs::write(&config, wrapped.to_string()).unwrap();
+    let quant = hf("modelopt/minimax-m3-nvfp4-hf_quant_config.json");
+    let files = ["--model-file", config.to_str().unwrap(), "--model-file", &quant];
+    runs_nvfp4_on_blackwell_refused_on_hopper(&files, "MXFP8_E4M3");
+}
+
+#[test]
+fn nvidia_deepseek_v4_nvfp4_runs_on_blackwell_and_is_refused_on_hopper() {
+    // NVIDIA's DeepSeek-V4-Flash NVFP4 (DeepSeek's block FP8, ModelOpt's NVFP4 routed experts): its
+    // config.json alone, and with its hf_quant_config.json beside it.
+    let (config, quant) = (
+        hf("deepseek-v4-flash-nvfp4.json"),
+        hf("modelopt/deepseek-v4-flash-nvfp4-hf_quant_config.json"),
+    );
+    runs_nvfp4_on_blackwell_refused_on_hopper(&["--model-file", &config], "FP8_BLOCK128");
+    runs_nvfp4_on_blackwell_refused_on_hopper(
+        &["--model-file", &config, "--model-file", &quant],
+        "FP8_BLOCK128",
+    );
 }

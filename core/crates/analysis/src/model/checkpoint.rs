@@ -461,6 +461,10 @@ pub(super) fn checkpoint_config(
         .ok_or_else(|| q.error("quant_method", "missing"))?;
     let plan = match method {
         "mxfp4" => mxfp4(&q, activations)?,
+        // NVIDIA's NVFP4 DeepSeek-V4: ModelOpt's routed experts beside DeepSeek's block FP8.
+        "fp8" if q.get("moe_quant_algo").is_some() => {
+            modelopt::fp8_with_moe(&q, activations, fp8(&q)?, naming.experts.0)?
+        }
         "fp8" => fp8(&q)?,
         "awq" | "gptq" => awq_gptq(&q, method)?,
         "bitsandbytes" => bitsandbytes(&q, activations)?,

@@ -90,7 +90,8 @@ fn namings(family: Family, architecture: &str) -> (Naming, Naming) {
     let text = match family {
         Family::Mixtral | Family::MiniMaxM2 => Naming::MIXTRAL,
         Family::MiniMaxM3 => Naming::MINIMAX_M3,
-        Family::DeepseekV3 | Family::DeepseekDsa | Family::DeepseekV4 => Naming::DEEPSEEK,
+        Family::DeepseekV3 | Family::DeepseekDsa => Naming::DEEPSEEK,
+        Family::DeepseekV4 => Naming::DEEPSEEK_V4,
         Family::KimiLinear => Naming::KIMI_LINEAR,
         Family::GptOss => Naming::GPT_OSS,
         Family::Llama4 => Naming::LLAMA4,

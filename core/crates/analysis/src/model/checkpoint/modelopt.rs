@@ -16,8 +16,12 @@ pub(super) const MAX_QUANTIZED_LAYERS: usize = 1 << 18;
 
 const SUPPORTED: &str = "FP8, NVFP4, MXFP8, W4A16_NVFP4";
 
-/// The format of ModelOpt's `quant_algo` `algo` in `q`, `activations` the checkpoint's unquantized dtype.
-fn algo_format(q: &Fields<'_>, algo: &str, activations: Precision) -> Result<LinearFormat, Error> {
+/// The format of ModelOpt's `algo` (read from `q`'s `field`), `activations` the checkpoint's unquantized dtype.
+fn algo_format(
+    q: &Fields<'_>,
+    (field, algo): (&str, &str),
+    activations: Precision,
+) -> Result<LinearFormat, Error> {
     let nvfp4_groups = || match q.optional_uint("group_size")? {
         None | Some(16) => Ok(()),
         Some(g) => Err(q.error(
@@ -47,11 +51,32 @@ fn algo_format(q: &Fields<'_>, algo: &str, activations: Precision) -> Result<Lin
         }
         other => {
             return Err(q.error(
-                "quant_algo",
+                field,
                 format!("'{other}' is not modelled (supported: {SUPPORTED}, MIXED_PRECISION)"),
             ));
         }
     })
+}
+
+/// The KV-cache format of `q`: `kv_cache_quant_algo` in hf_quant_config.json; NVIDIA's config.json copies
+/// write a compressed-tensors style `kv_cache_scheme` instead.
+fn kv_cache(q: &Fields<'_>) -> Result<Option<Precision>, Error> {
+    Ok(
+        match (
+            q.optional_str("kv_cache_quant_algo")?,
+            q.nested("kv_cache_scheme")?,
+        ) {
+            (None, None) => None,
+            (Some("FP8"), _) => Some(Precision::Fp8E4M3),
+            (None, Some(scheme)) => Some(tensor_args(&scheme, false)?.0),
+            (Some(other), _) => {
+                return Err(q.error(
+                    "kv_cache_quant_algo",
+                    format!("'{other}' is not modelled (supported: FP8)"),
+                ));
+            }
+        },
+    )
 }
 
 /// The plan of a ModelOpt config `q`.
@@ -59,22 +84,7 @@ pub(super) fn plan(q: &Fields<'_>, activations: Precision) -> Result<Plan, Error
     let algo = q
         .optional_str("quant_algo")?
         .ok_or_else(|| q.error("quant_algo", "missing"))?;
-    // `kv_cache_quant_algo` in hf_quant_config.json; NVIDIA's config.json copies write a compressed-tensors
-    // style `kv_cache_scheme` instead.
-    let kv_cache = match (
-        q.optional_str("kv_cache_quant_algo")?,
-        q.nested("kv_cache_scheme")?,
-    ) {
-        (None, None) => None,
-        (Some("FP8"), _) => Some(Precision::Fp8E4M3),
-        (None, Some(scheme)) => Some(tensor_args(&scheme, false)?.0),
-        (Some(other), _) => {
-            return Err(q.error(
-                "kv_cache_quant_algo",
-                format!("'{other}' is not modelled (supported: FP8)"),
-            ));
-        }
-    };
+    let kv_cache = kv_cache(q)?;
     // `exclude_modules` in hf_quant_config.json, `ignore` in NVIDIA's config.json copies: the same globs.
     let field = if q.get("exclude_modules").is_some() {
         "exclude_modules"
@@ -86,7 +96,7 @@ pub(super) fn plan(q: &Fields<'_>, activations: Precision) -> Result<Plan, Error
     if algo == "MIXED_PRECISION" {
         return mixed(q, activations, excluded, kv_cache, method);
     }
-    let format = algo_format(q, algo, activations)?;
+    let format = algo_format(q, ("quant_algo", algo), activations)?;
     Ok(uniform_plan(DECODER_AND_HEAD, format, excluded, kv_cache, method))
 }
 
@@ -127,7 +137,10 @@ fn mixed(
         if algo == "MIXED_PRECISION" {
             return Err(entry.error("quant_algo", format!("must be one format ({SUPPORTED})")));
         }
-        formats.insert(name.clone(), algo_format(&entry, algo, activations)?);
+        formats.insert(
+            name.clone(),
+            algo_format(&entry, ("quant_algo", algo), activations)?,
+        );
         named.extend(
             digit_runs(name)
                 .iter()
@@ -153,5 +166,65 @@ fn mixed(
         kv_cache,
         method,
         listed,
+    })
+}
+
+/// NVIDIA's NVFP4 files of DeepSeek-V4 (`quant_method` `fp8` with ModelOpt's `moe_quant_algo`): DeepSeek's
+/// block FP8 (`base`) on every decoder layer, except that a layer `ignore` leaves out takes the
+/// `quantized_layers` entry naming it or a parent (the nearest, as in `MIXED_PRECISION`), else, for the
+/// routed experts under `experts`, `moe_quant_algo`; the head stays unquantized unless an entry names it.
+pub(super) fn fp8_with_moe(
+    q: &Fields<'_>,
+    activations: Precision,
+    base: Plan,
+    experts: &str,
+) -> Result<Plan, Error> {
+    let algo = q
+        .optional_str("moe_quant_algo")?
+        .ok_or_else(|| q.error("moe_quant_algo", "must be a string"))?;
+    let moe = algo_format(q, ("moe_quant_algo", algo), activations)?;
+    let excluded = patterns(q, "ignore", Syntax::ModelOpt)?;
+    let listed = match q.get("quantized_layers") {
+        Some(_) => Some(mixed(
+            q,
+            activations,
+            Patterns::new(&[], Syntax::ModelOpt, |m| q.error("ignore", m))?,
+            None,
+            String::new(),
+        )?),
+        None => None,
+    };
+    let mut named: (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+    let lists = [base.named, named_layers(&[&excluded])]
+        .into_iter()
+        .chain(listed.as_ref().map(|p| p.named.clone()));
+    for (all, sampled) in lists {
+        named.0.extend(all);
+        named.1.extend(sampled);
+    }
+    for list in [&mut named.0, &mut named.1] {
+        list.sort_unstable();
+        list.dedup();
+    }
+    let experts = format!("{experts}.");
+    let method = format!("{} + modelopt {algo} routed experts", base.method);
+    let fp8 = base.assign;
+    Ok(Plan {
+        candidates: DECODER_AND_HEAD,
+        named,
+        assign: Box::new(move |name: &Name<'_>| {
+            let modelopt = (!excluded.matches(name))
+                .then(|| {
+                    listed
+                        .as_ref()
+                        .and_then(|plan| (plan.assign)(name))
+                        .or_else(|| name.suffix.starts_with(&experts).then_some(moe))
+                })
+                .flatten();
+            modelopt.or_else(|| name.layer.and_then(|_| fp8(name)))
+        }),
+        kv_cache: kv_cache(q)?,
+        method,
+        listed: None,
     })
 }

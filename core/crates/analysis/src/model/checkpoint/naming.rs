@@ -87,6 +87,33 @@ impl Naming {
         ],
         ..Naming::LLAMA
     };
+    /// DeepSeek-V4, as its own modeling code and checkpoints name it (no `model.` prefix): `attn.{wq_a, wq_b,
+    /// wkv}`, the compressor's and indexer's projections, the grouped output `attn.{wo_a, wo_b}`,
+    /// `ffn.experts.{j}.{w1, w2, w3}`, `ffn.shared_experts.{w1, w2, w3}`, `head`.
+    pub(crate) const DEEPSEEK_V4: Naming = Naming {
+        layers: "layers",
+        attention: &[
+            "attn.wq_a",
+            "attn.wq_b",
+            "attn.wkv",
+            "attn.compressor.wkv",
+            "attn.compressor.wgate",
+            "attn.indexer.wq_b",
+            "attn.indexer.weights_proj",
+            "attn.wo_a",
+            "attn.wo_b",
+        ],
+        dense: &["ffn.w1", "ffn.w2", "ffn.w3"],
+        experts: ("ffn.experts", false),
+        expert_projections: &["w1", "w2", "w3"],
+        shared: &[
+            "ffn.shared_experts.w1",
+            "ffn.shared_experts.w2",
+            "ffn.shared_experts.w3",
+        ],
+        linear_attention: &[],
+        head: "head",
+    };
     /// GLM-4.5/4.6/4.7: Llama attention, DeepSeek's experts and `mlp.shared_experts`.
     pub(crate) const GLM4_MOE: Naming = Naming {
         attention: &QKVO,
@@ -316,13 +343,18 @@ pub(super) fn groups(
     let moe = layout.dense.others();
     match module {
         Module::Attention | Module::AttentionOutput => {
-            // The output projections (`o_proj`, `out_proj`) are the attention output's, the rest the
-            // attention's.
+            // The output projections (`o_proj`, `out_proj`, DeepSeek-V4's grouped `wo_a`, `wo_b`) are the
+            // attention output's, the rest the attention's.
             let output = module == Module::AttentionOutput;
+            let is_output = |n: &str| {
+                ["o_proj", "out_proj", ".wo_a", ".wo_b"]
+                    .iter()
+                    .any(|end| n.ends_with(end))
+            };
             let part = |names: &[&str]| -> Vec<String> {
                 names
                     .iter()
-                    .filter(|n| (n.ends_with("o_proj") || n.ends_with("out_proj")) == output)
+                    .filter(|n| is_output(n) == output)
                     .map(|n| (*n).to_owned())
                     .collect()
             };

@@ -612,20 +612,18 @@ pub(super) fn compressed_attention(
 /// DeepSeek-V4's routed experts in FP4 where `expert_dtype` says `fp4` (the published checkpoints, whose
 /// `quantization_config` gives the other layers' FP8): MXFP4 weights (E2M1, a UE8M0 scale per 32) run
 /// weight-only with BF16 activations, as gpt-oss's MXFP4 experts, the path every GPU here has (an FP8 × FP4
-/// kernel on Blackwell computes faster; decode reads the same bytes).
+/// kernel on Blackwell computes faster; decode reads the same bytes). NVIDIA's NVFP4 files, whose
+/// `moe_quant_algo` the checkpoint reader applies, are left as it read them.
 pub(super) fn fp4_experts(
     text: &Fields<'_>,
     checkpoint: Option<QuantConfig>,
 ) -> Result<Option<QuantConfig>, Error> {
-    if let Some(q) = text.nested("quantization_config")?
-        && q.get("moe_quant_algo").is_some()
+    // NVIDIA's NVFP4 files: the checkpoint reader gave the experts ModelOpt's `moe_quant_algo`.
+    if text
+        .nested("quantization_config")?
+        .is_some_and(|q| q.get("moe_quant_algo").is_some())
     {
-        // NVIDIA's NVFP4 files: ModelOpt's per-layer expert formats under an `fp8` method.
-        return Err(q.error(
-            "moe_quant_algo",
-            "DeepSeek-V4 experts in ModelOpt's per-layer formats are not modelled (the published FP8 + FP4 \
-             checkpoint is)",
-        ));
+        return Ok(checkpoint);
     }
     match (text.optional_str("expert_dtype")?, checkpoint) {
         (Some("fp4"), Some(mut config)) => {

@@ -123,6 +123,27 @@ pub fn ParetoChart(
         let ids: Vec<String> = data.with_untracked(|d| d.series.iter().map(|s| s.id.clone()).collect());
         toggle(ids, true);
     };
+    // The legend reads the series without their lines: an SLA change that moves points redraws no chip.
+    let legend_series = Memo::new(move |_| {
+        data.with(|d| {
+            d.series
+                .iter()
+                .map(|s| Series {
+                    line: Vec::new(),
+                    concurrency: Vec::new(),
+                    ..s.clone()
+                })
+                .collect::<Vec<_>>()
+        })
+    });
+    let fronts = Memo::new(move |_| {
+        data.with(|d| {
+            d.fronts
+                .iter()
+                .map(|f| (f.label.clone(), f.color))
+                .collect::<Vec<_>>()
+        })
+    });
     let error = RwSignal::new(None::<String>);
     // What the last export held (`data-exported`): its kind, size and whether the caption is in it.
     let exported = RwSignal::new(String::new());
@@ -173,10 +194,10 @@ pub fn ParetoChart(
                 {move || error.get().map(|e| view! { <span class="error">{e}</span> })}
             </div>
             <ul class="roof-legend shown serving-legend" data-testid="serving-legend">
-                {move || data.with(|d| legend(&d.series, toggle))}
-                {move || data.with(|d| d.fronts.iter().map(|f| view! {
-                    <li class="front" data-front=f.label.clone()>
-                        <i class="line" style=format!("border-color:{}", css(f.color))></i>{f.label.clone()}
+                {move || legend_series.with(|s| legend(s, toggle))}
+                {move || fronts.with(|f| f.iter().map(|(label, color)| view! {
+                    <li class="front" data-front=label.clone()>
+                        <i class="line" style=format!("border-color:{}", css(*color))></i>{label.clone()}
                     </li>
                 }).collect_view())}
             </ul>

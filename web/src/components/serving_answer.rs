@@ -7,7 +7,7 @@ use roofline_core::{Load, Recommendation, ServingPoint, layout_name};
 
 use crate::components::serving_launch::ServingLaunch;
 use crate::format;
-use crate::serving::answer::{Answer, answer};
+use crate::serving::answer::answer;
 use crate::serving::load_words;
 use crate::state::use_app;
 use crate::summary::config_name;
@@ -88,10 +88,10 @@ fn by_gpus_table() -> impl IntoView {
 /// left panel's GPUs, this view the most output per GPU under the SLA over every layout. The Advisor's own
 /// pick (`serving-advisor-pick`, `data-advisor`) is worked out only when the note is opened: ranking every
 /// config's step costs a large model a second.
-fn advisor_note(best: &ServingPoint) -> impl IntoView + use<> {
+fn advisor_note(best: &str) -> impl IntoView + use<> {
     let app = use_app();
     let open = RwSignal::new(false);
-    let best_name = config_name(&best.config);
+    let best_name = config_name(best);
     let pick = move || {
         open.get().then(|| {
             let advisor = app.analyses.recommendation.with(|r| match r {
@@ -158,11 +158,32 @@ pub fn ServingAnswer(
             })
         })
     });
-    let verdict = move || {
-        let sweep_error = state
+    // The recommendation is rebuilt (its launch commands and Advisor note with it) only when its point or
+    // statistic moves; an SLA change that leaves the point redraws its sentence and the fewest GPUs only.
+    let error = Memo::new(move |_| {
+        state
             .sweep
-            .with(|s| s.as_ref().as_ref().err().map(format::failure));
-        if let Some(e) = sweep_error {
+            .with(|s| s.as_ref().as_ref().err().map(format::failure))
+    });
+    let nothing = Memo::new(move |_| answer.with(|a| a.as_ref().and_then(|a| a.nothing.clone())));
+    let text = Memo::new(move |_| {
+        answer.with(|a| {
+            a.as_ref()
+                .and_then(|a| a.recommended.as_ref().map(|r| r.1.clone()))
+        })
+    });
+    let fewest = Memo::new(move |_| answer.with(|a| a.as_ref().and_then(|a| a.fewest.clone())));
+    let point = Memo::new(move |_| {
+        let at = state
+            .sizing
+            .with(|z| z.as_ref().map(|z| z.outcome.percentile).unwrap_or_default());
+        answer.with(|a| {
+            a.as_ref()
+                .and_then(|a| a.recommended.as_ref().map(|r| (r.0.clone(), at)))
+        })
+    });
+    let verdict = move || {
+        if let Some(e) = error.get() {
             return view! {
                 <div class="recommendation over" data-testid="serving-recommendation" data-kind="error">
                     <h3>"No serving prediction"</h3>
@@ -171,15 +192,7 @@ pub fn ServingAnswer(
             }
             .into_any();
         }
-        let Some(Answer {
-            recommended,
-            fewest,
-            nothing,
-        }) = answer.get()
-        else {
-            return ().into_any();
-        };
-        if let Some((headline, reason, what)) = nothing {
+        if let Some((headline, reason, what)) = nothing.get() {
             return view! {
                 <div class="recommendation over" data-testid="serving-recommendation" data-kind="none">
                     <h3>{headline}</h3>
@@ -189,21 +202,20 @@ pub fn ServingAnswer(
             }
             .into_any();
         }
-        let Some((best, text)) = recommended else {
+        let Some((best, at)) = point.get() else {
             return ().into_any();
         };
         let caveat = caveats.with(|c| c.get(&best.config).cloned());
-        let at = state
-            .sizing
-            .with(|z| z.as_ref().map(|z| z.outcome.percentile).unwrap_or_default());
-        let fewest = fewest.map(|(p, words)| {
-            view! {
-                <p class="fewest" data-testid="serving-fewest" data-gpus=p.gpus.to_string() data-config=p.config.clone()
-                    data-value=p.output_tokens_per_s_per_gpu.to_string() data-concurrency=concurrency(&p)>
-                    <strong>"Fewest GPUs: "</strong>{words}" "{use_button(&p, "serving-use-fewest")}
-                </p>
-            }
-        });
+        let fewest = move || {
+            fewest.get().map(|(p, words)| {
+                view! {
+                    <p class="fewest" data-testid="serving-fewest" data-gpus=p.gpus.to_string() data-config=p.config.clone()
+                        data-value=p.output_tokens_per_s_per_gpu.to_string() data-concurrency=concurrency(&p)>
+                        <strong>"Fewest GPUs: "</strong>{words}" "{use_button(&p, "serving-use-fewest")}
+                    </p>
+                }
+            })
+        };
         view! {
             <div class="recommendation" data-testid="serving-recommendation" data-kind="recommended"
                 data-config=best.config.clone() data-concurrency=concurrency(&best)
@@ -212,21 +224,32 @@ pub fn ServingAnswer(
                 data-value=best.output_tokens_per_s_per_gpu.to_string()
                 data-percentile=at.key() data-tpot=best.tpot_at(at).to_string() data-ttft=best.ttft_at(at).to_string()>
                 <h3>"Most output per GPU"</h3>
-                <p class="pick">{text}" "{use_button(&best, "serving-use")}</p>
+                <p class="pick">{move || text.get()}" "{use_button(&best, "serving-use")}</p>
                 {fewest}
                 {caveat.map(|c| view! { <p class="warning" data-testid="serving-caveat">{c}</p> })}
-                {advisor_note(&best)}
+                {advisor_note(&best.config)}
                 <ServingLaunch point=best.clone() />
             </div>
         }
         .into_any()
     };
-    let not_served = move || {
+    let names = Memo::new(move |_| {
         state.sizing.with(|z| {
-            z.as_ref().filter(|z| !z.not_served.is_empty()).map(|z| {
-                let names: Vec<String> = z.not_served.iter().map(|n| config_name(&n.config)).collect();
+            z.as_ref()
+                .map(|z| {
+                    z.not_served
+                        .iter()
+                        .map(|n| config_name(&n.config))
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        })
+    });
+    let not_served = move || {
+        names.with(|names| {
+            (!names.is_empty()).then(|| {
                 view! {
-                    <p class="hint" data-testid="serving-not-served" data-count=z.not_served.len().to_string()>
+                    <p class="hint" data-testid="serving-not-served" data-count=names.len().to_string()>
                         {format!("Never recommended here, the engine does not serve them (the table says why): {}.", names.join(", "))}
                     </p>
                 }

@@ -96,11 +96,13 @@ pub fn ServingCompare() -> impl IntoView {
             })
             .collect_view()
     };
+    // The devices on offer change with the device and those compared only, not with each serving input.
+    let taken = Memo::new(move |_| scenario.with(|s| (s.hardware.clone(), s.serving.compare.clone())));
     let options = move || {
         custom.with(|c| {
-            scenario.with(|s| {
+            taken.with(|(own, compared)| {
                 all_hardware(c)
-                    .filter(|h| h.key != s.hardware && !s.serving.compare.contains(&h.key))
+                    .filter(|h| h.key != *own && !compared.contains(&h.key))
                     .map(|h| view! { <option value=h.key.clone()>{h.name.clone()}</option> })
                     .collect_view()
             })

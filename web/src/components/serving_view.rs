@@ -51,6 +51,8 @@ pub fn ServingView() -> impl IntoView {
     let view_inputs =
         Memo::new(move |_| scenario.with(|s| (s.serving.log_axes, s.serving.gpus.clone(), s.serving.x_axis)));
     let percentile = Memo::new(move |_| scenario.with(|s| s.serving.percentile));
+    // The table reads the GPU counts allowed only: an axis change leaves its rows as they are.
+    let allowed = Memo::new(move |_| scenario.with(|s| s.serving.gpus.clone()));
     let data = Memo::new(move |_| {
         state.sweep.with(|s| {
             let Ok(sweep) = s.as_ref() else {
@@ -105,7 +107,7 @@ pub fn ServingView() -> impl IntoView {
             s.as_ref().as_ref().ok().map_or_else(Vec::new, |sweep| {
                 state.sizing.with(|z| {
                     z.as_ref().map_or_else(Vec::new, |z| {
-                        view_inputs.with(|(_, allowed, _)| {
+                        allowed.with(|allowed| {
                             caveats.with(|c| config_rows(sweep, z, allowed, |config| c.get(config).cloned()))
                         })
                     })

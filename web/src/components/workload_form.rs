@@ -172,12 +172,14 @@ fn ModelSelect() -> impl IntoView {
 fn ConfigSelect() -> impl IntoView {
     let app = use_app();
     let (scenario, models, hardware) = (app.scenario, app.models, app.device.hardware);
+    // The options change with the model and device only: another input rebuilds none of them.
+    let model = Memo::new(move |_| scenario.with(|s| s.model.clone()));
     let configs = move || {
         hardware.with(|hw| {
             // The model's own checkpoint precisions first, where it has them (an imported config.json's
             // quantization_config, gpt-oss, DeepSeek, Kimi).
-            let checkpoint = scenario.with(|s| {
-                models.with(|m| resolve_model(&s.model, m).ok().and_then(|m| m.checkpoint.clone()))
+            let checkpoint = model.with(|model| {
+                models.with(|m| resolve_model(model, m).ok().and_then(|m| m.checkpoint.clone()))
             });
             checkpoint
                 .iter()

@@ -7,20 +7,20 @@ use roofline_tests::{require_dist, workspace_root};
 /// The served wasm's budget, brotli-compressed (the `.br` scripts/precompress.sh writes). Issue 26's target is
 /// 450 KB; the page is not there. It was 606,101 B after issue 26 item 8's first cut, 576,497 B once every
 /// type had one serde instance (2026-11-24, `trunk build --release`; ARCHITECTURE.md's invariant, checked by
-/// `tidy.rs`), 616,477 B after issue 36's sizing answer, device comparison and exports, and 681,296 B on
-/// 2026-11-28 after issues 34 and 35 (+64.8 KB): the request-level serving simulation and its sweeps run in
-/// the page, the bench-file readers (AIPerf, SGLang JSONL, sweep CSV, InferenceX), the Serving view's
-/// percentile, speculative-decoding, prefix-cache and x-axis inputs (+10.4 KB together), twelve new model
-/// presets with their cost terms and ModelOpt checkpoints (analysis +23 KB raw, presets +13 KB of
-/// data). By twiggy on the pre-wasm-bindgen module: the page's own code 548 KB raw, Leptos' reactive and
-/// view code 656 KB, core's crates 363 KB, data 252 KB. The 450 KB target needs the right panel's tabs, the
+/// `tidy.rs`), 616,477 B after issue 36's sizing answer, device comparison and exports, and 688,892 B on
+/// 2026-11-28 after issues 34–36 (+72.4 KB): the request-level serving simulation and its sweeps run in the
+/// page with the bench-file readers (AIPerf, SGLang JSONL, sweep CSV, InferenceX) (+43 KB); the Serving
+/// view's percentile, speculative-decoding, prefix-cache and x-axis inputs (+10.4 KB); twelve new model
+/// presets with their cost terms and ModelOpt checkpoints (+13.9 KB); narrower Serving updates (+5.1 KB). By
+/// twiggy on the pre-wasm-bindgen module: the page's own code 548 KB raw, Leptos' reactive and view code
+/// 656 KB, core's crates 363 KB, data 252 KB. The 450 KB target needs the right panel's tabs, the
 /// serving view and the model import loaded on demand, which trunk cannot build (wasm splitting must
 /// happen before wasm-bindgen: trunk-rs/trunk#1022). This budget is that size plus 1 %, so growth fails
 /// the test while the 450 KB target stands.
-const WASM_BROTLI_BUDGET_BYTES: u64 = 688_100;
-/// The wasm's budget uncompressed (what the browser compiles): 2,222,344 B, plus 1 %; the issue's raw target
+const WASM_BROTLI_BUDGET_BYTES: u64 = 695_800;
+/// The wasm's budget uncompressed (what the browser compiles): 2,248,386 B, plus 1 %; the issue's raw target
 /// was 1.5 MB.
-const WASM_RAW_BUDGET_BYTES: u64 = 2_244_600;
+const WASM_RAW_BUDGET_BYTES: u64 = 2_270_900;
 
 fn dist_file(suffix: &str) -> std::path::PathBuf {
     let dist = workspace_root().join("dist");

@@ -59,7 +59,8 @@ pub(super) fn vllm_like(row: &impl Fields, format: BenchFormat) -> Result<Measur
         ));
     }
     let completed = row.required("completed")?;
-    // SGLang's random dataset records its nominal lengths and range ratio; otherwise the run's means.
+    // SGLang's random dataset records its nominal lengths and range ratio (absent: the tool's default);
+    // otherwise the run's means.
     let nominal = match (
         row.text("dataset_name").as_deref(),
         row.optional("random_input_len")?,
@@ -68,7 +69,14 @@ pub(super) fn vllm_like(row: &impl Fields, format: BenchFormat) -> Result<Measur
         _ => None,
     };
     let (isl, osl, range_ratio) = match nominal {
-        Some((isl, osl)) => (isl, osl, Some(row.optional("random_range_ratio")?.unwrap_or(0.0))),
+        Some((isl, osl)) => {
+            let ratio = row.optional("random_range_ratio")?;
+            (
+                isl,
+                osl,
+                Some(ratio.unwrap_or(format.client_kind().default_range_ratio())),
+            )
+        }
         None => (
             row.required("total_input_tokens")? / completed,
             row.required("total_output_tokens")? / completed,

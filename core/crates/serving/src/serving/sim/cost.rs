@@ -235,8 +235,9 @@ impl<'a> StepCost<'a> {
         )
     }
 
-    /// Analyses grid point `j` of `part` (filling the other part the same analysis gives).
-    fn sample(&mut self, part: Part, j: usize) -> Result<(), Error> {
+    /// Analyses grid point `j` of `part` (filling the other part the same analysis gives): `part`'s value
+    /// there and the fixed time of the analysis' attention kernels.
+    fn sample(&mut self, part: Part, j: usize) -> Result<(f64, f64), Error> {
         let x = grid_point(j) as u32;
         match part {
             Part::Body | Part::PromptAttention => {
@@ -249,6 +250,12 @@ impl<'a> StepCost<'a> {
                 self.prefill_overhead_s = Some(fixed);
                 self.body.set(j, rest);
                 self.prompt_attention.set(j, attention - fixed);
+                let value = if part == Part::Body {
+                    rest
+                } else {
+                    attention - fixed
+                };
+                Ok((value, fixed))
             }
             Part::Rows | Part::Head => {
                 let a = self.analyze(&StepBatch {
@@ -256,8 +263,11 @@ impl<'a> StepCost<'a> {
                     decode_context: 1,
                     ..StepBatch::default()
                 })?;
-                self.rows.set(j, split(&a).0);
-                self.head.set(j, head(&a));
+                let (rows, _, fixed) = split(&a);
+                let logits = head(&a);
+                self.rows.set(j, rows);
+                self.head.set(j, logits);
+                Ok((if part == Part::Rows { rows } else { logits }, fixed))
             }
             Part::DecodeAttention => {
                 let a = self.analyze(&StepBatch {
@@ -270,9 +280,9 @@ impl<'a> StepCost<'a> {
                 self.rows.set(0, rest);
                 self.head.set(0, head(&a));
                 self.decode_attention.set(j, attention - fixed);
+                Ok((attention - fixed, fixed))
             }
         }
-        Ok(())
     }
 
     fn grid(&self, part: Part) -> &Grid {
@@ -296,11 +306,10 @@ impl<'a> StepCost<'a> {
     }
 
     fn point(&mut self, part: Part, j: usize) -> Result<f64, Error> {
-        if let Some(v) = self.grid(part).get(j) {
-            return Ok(v);
+        match self.grid(part).get(j) {
+            Some(v) => Ok(v),
+            None => Ok(self.sample(part, j)?.0),
         }
-        self.sample(part, j)?;
-        Ok(self.grid(part).get(j).unwrap_or(0.0))
     }
 
     /// `part` at `x` (at least 1), interpolated linearly between its grid points (every second from
@@ -384,17 +393,17 @@ impl<'a> StepCost<'a> {
     }
 
     fn decode_overhead(&mut self) -> Result<f64, Error> {
-        if self.decode_overhead_s.is_none() {
-            self.sample(Part::DecodeAttention, 0)?;
+        match self.decode_overhead_s {
+            Some(v) => Ok(v),
+            None => Ok(self.sample(Part::DecodeAttention, 0)?.1),
         }
-        Ok(self.decode_overhead_s.unwrap_or(0.0))
     }
 
     fn prefill_overhead(&mut self) -> Result<f64, Error> {
-        if self.prefill_overhead_s.is_none() {
-            self.sample(Part::Body, 0)?;
+        match self.prefill_overhead_s {
+            Some(v) => Ok(v),
+            None => Ok(self.sample(Part::Body, 0)?.1),
         }
-        Ok(self.prefill_overhead_s.unwrap_or(0.0))
     }
 
     /// The time of a step, in seconds.

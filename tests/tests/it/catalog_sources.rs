@@ -195,11 +195,11 @@ fn every_family_ceiling_and_floor_is_measured_or_a_stated_rule() {
             match d
                 .measured_gemm
                 .iter()
-                .find(|m| m.family == family && m.floor_us.is_some())
+                .filter(|m| m.family == family)
+                .find_map(|m| m.floor_us.map(|published| (m, published)))
             {
                 // A floor fitted with the device's own small-M measurement: that figure and its source.
-                Some(m) if floor.basis.starts_with("measured: ") => {
-                    let published = m.floor_us.unwrap_or_default();
+                Some((m, published)) if floor.basis.starts_with("measured: ") => {
                     assert!(
                         (floor.value * 1e6 - published).abs() < 1e-9,
                         "{key} {family} floor"

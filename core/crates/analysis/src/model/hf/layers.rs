@@ -577,8 +577,8 @@ pub(super) fn compressed_attention(
             format!("has {} entries for {layers} layers", ratios.len()),
         )
     })?;
-    let count =
-        |f: &dyn Fn(u64) -> bool| u32::try_from(ratios.iter().filter(|&&r| f(r)).count()).unwrap_or(0);
+    // At most `layers` entries (a u32), so each count fits.
+    let count = |f: &dyn Fn(u64) -> bool| ratios.iter().filter(|&&r| f(r)).fold(0u32, |n, _| n + 1);
     let heavy: Vec<u64> = ratios
         .iter()
         .copied()

@@ -74,9 +74,10 @@ impl Sim<'_, '_> {
         self.chunks.push((id, Chunk { tokens: chunk, prior }));
     }
 
-    /// Moves the head of the waiting queue into the running requests.
-    fn admit(&mut self) -> u32 {
-        let id = self.waiting.pop_front().unwrap_or_default();
+    /// Moves `id`, the head of the waiting queue (as the caller read it), into the running requests.
+    fn admit(&mut self, id: u32) {
+        let head = self.waiting.pop_front();
+        debug_assert_eq!(head, Some(id), "admit takes the head of the waiting queue");
         let now = self.now;
         let r = &mut self.reqs[id as usize];
         r.state = State::Prefilling;
@@ -88,7 +89,6 @@ impl Sim<'_, '_> {
         self.running.push(id);
         self.live += 1;
         self.prefilling.push_back(id);
-        id
     }
 
     /// Preempts the last admitted running request (vLLM V1 `Scheduler.schedule`: `self.running.pop()`;
@@ -205,7 +205,7 @@ impl Sim<'_, '_> {
                 self.acc.kv_limited = true;
                 break;
             }
-            let id = self.admit();
+            self.admit(id);
             self.take_chunk(id, chunk);
             budget -= i64::from(chunk);
         }
@@ -267,7 +267,7 @@ impl Sim<'_, '_> {
                 break;
             }
             offset += need;
-            let id = self.admit();
+            self.admit(id);
             let chunk = remaining.min(budget);
             self.take_chunk(id, chunk);
             budget -= chunk;
@@ -316,7 +316,7 @@ impl Sim<'_, '_> {
                 self.acc.kv_limited = true;
                 break;
             }
-            let id = self.admit();
+            self.admit(id);
             self.take_chunk(id, remaining);
             tokens += remaining;
         }

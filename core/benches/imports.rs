@@ -5,17 +5,15 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use roofline_core::ModelConfig;
-use serde_json::{Value, json};
+use serde_json::json;
+
+#[path = "../tests/integration/edits.rs"]
+mod edits;
+use edits::{edited, nvfp4_ignoring};
 
 const QWEN3_8B: &str = include_str!("../tests/data/hf/qwen3-8b.json");
 const QWEN3_MOE: &str = include_str!("../tests/data/hf/qwen3-30b-a3b.json");
 const KIMI: &str = include_str!("../tests/data/hf/kimi-k2.5-style.json");
-
-fn edited(json: &str, edit: impl FnOnce(&mut Value)) -> String {
-    let mut value: Value = serde_json::from_str(json).unwrap();
-    edit(&mut value);
-    value.to_string()
-}
 
 fn imports(c: &mut Criterion) {
     let cases = [
@@ -38,14 +36,7 @@ fn imports(c: &mut Criterion) {
                         ["q", "k", "v", "o"].map(|p| format!("model.layers.{i}.self_attn.{p}_proj"))
                     })
                     .collect();
-                v["quantization_config"] = json!({
-                    "quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
-                    "config_groups": {"group_0": {"targets": ["Linear"],
-                        "weights": {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16},
-                        "input_activations": {"num_bits": 4, "type": "float", "strategy": "tensor_group",
-                                              "group_size": 16, "dynamic": "local"}}},
-                    "ignore": ignore
-                });
+                v["quantization_config"] = nvfp4_ignoring(ignore);
             }),
         ),
     ];

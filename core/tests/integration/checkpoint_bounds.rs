@@ -9,8 +9,9 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
+use crate::edits::{edited, nvfp4_ignoring};
 use roofline_core::{Error, MAX_CONFIG_JSON_BYTES, ModelConfig, Module, Precision};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// The system allocator, counting the bytes this thread holds and their peak.
 struct Counting;
@@ -55,29 +56,11 @@ pub(crate) fn import_bounded(json: &str) -> Result<ModelConfig, Error> {
 const KIMI: &str = include_str!("../data/hf/kimi-k2.5-style.json");
 const QWEN3_8B: &str = include_str!("../data/hf/qwen3-8b.json");
 
-fn edited(json: &str, edit: impl FnOnce(&mut Value)) -> String {
-    let mut value: Value = serde_json::from_str(json).unwrap();
-    edit(&mut value);
-    value.to_string()
-}
-
 fn error_of(result: Result<ModelConfig, Error>) -> (String, String) {
     match result {
         Err(Error::InvalidModelConfig { field, message }) => (field, message),
         other => panic!("expected InvalidModelConfig, got {other:?}"),
     }
-}
-
-/// The compressed-tensors NVFP4 scheme on every linear layer, ignoring `ignore`.
-fn nvfp4_ignoring(ignore: Vec<String>) -> Value {
-    json!({
-        "quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
-        "config_groups": {"group_0": {"targets": ["Linear"],
-            "weights": {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16},
-            "input_activations": {"num_bits": 4, "type": "float", "strategy": "tensor_group",
-                                  "group_size": 16, "dynamic": "local"}}},
-        "ignore": ignore
-    })
 }
 
 #[test]

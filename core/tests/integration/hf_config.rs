@@ -4,6 +4,7 @@
 #![cfg(feature = "serde")]
 
 use crate::checkpoint_bounds::import_bounded;
+use crate::edits::edited;
 use roofline_core::{ActivationScale, Error, ModelConfig, Module, Precision, find_model};
 use serde_json::{Value, json};
 
@@ -59,12 +60,6 @@ pub fn assert_same_structure(imported: &ModelConfig, preset_key: &str) {
         ..imported.clone()
     };
     assert_eq!(&structure, preset, "{preset_key}");
-}
-
-pub fn edited(json: &str, edit: impl FnOnce(&mut Value)) -> String {
-    let mut value: Value = serde_json::from_str(json).unwrap();
-    edit(&mut value);
-    value.to_string()
 }
 
 fn field_error(json: &str) -> String {

@@ -2,6 +2,8 @@
 //! through the public API (the layering of the crate's modules is checked by roofline-tests' tidy test).
 
 mod checkpoint_bounds;
+#[cfg(feature = "serde")]
+mod edits;
 mod hf_config;
 mod mixed_precision;
 mod model_step;

@@ -5,7 +5,8 @@
 #![cfg(feature = "serde")]
 
 use crate::checkpoint_bounds::import_bounded;
-use crate::hf_config::{assert_same_structure, edited, parse};
+use crate::edits::edited;
+use crate::hf_config::{assert_same_structure, parse};
 use roofline_core::{Error, ModelConfig, Module, Precision, QuantConfig};
 use serde_json::{Value, json};
 

@@ -4,7 +4,8 @@
 //! against the published ones and their per-sequence cache bytes against hand derivations.
 #![cfg(feature = "serde")]
 
-use crate::hf_config::{assert_same_structure, edited, module_formats, parse};
+use crate::edits::edited;
+use crate::hf_config::{assert_same_structure, module_formats, parse};
 use roofline_core::{Error, ModelConfig, Module, Precision};
 use serde_json::json;
 

@@ -4,7 +4,8 @@
 //! against hand derivations, and their checkpoints, NVIDIA ModelOpt's `hf_quant_config.json` included.
 #![cfg(feature = "serde")]
 
-use crate::hf_config::{assert_same_structure, edited, module_formats, parse};
+use crate::edits::edited;
+use crate::hf_config::{assert_same_structure, module_formats, parse};
 use roofline_core::{Error, ModelConfig, Module, Precision};
 use serde_json::json;
 
